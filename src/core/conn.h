@@ -1,0 +1,183 @@
+/*
+ * conn.h: one HTTP/1.1 connection, the layer under http_client.c and http_server.c. Internal to the
+ * HTTP module: nothing outside src/core/http_*.c includes it.
+ *
+ * Layering, as in knot-resolver:
+ *
+ *   uv_read -> [gs_tls_feed / gs_tls_read] -> framing guard -> llhttp -> owner's llhttp callbacks
+ *   owner   -> gs_conn__write -> [gs_tls_write / gs_tls_flush] -> uv_write
+ *
+ * A struct gs_conn is embedded in the owner's connection struct (client or server side) and found
+ * again with GS_CONTAINER_OF; parser.data points at the gs_conn. The conn owns a uv_tcp_t, a
+ * uv_timer_t, an optional TLS session (taken over by gs_conn__connect/accept) and the llhttp parser.
+ *
+ * Messages end in a pause: when llhttp completes a message, reading stops and cbs->on_message runs
+ * after llhttp has returned (never from inside llhttp). Bytes already received behind the message
+ * (pipelining, junk) are kept and parsed only after gs_conn__resume. That is the backpressure rule:
+ * one message at a time, no reading while its answer is being produced.
+ *
+ * Framing guard: llhttp 8.1.0 takes a CR followed by any byte as a line end and accepts obs-fold
+ * continuation lines (fixed upstream in 8.1.1 and 8.1.2). The conn checks every byte that is not
+ * body data itself, before llhttp sees the head: each CR must be followed by LF, each LF preceded
+ * by CR, no header line may start with SP/HTAB, the head is at most max_head bytes and a chunk-size
+ * or trailer line at most GS_CONN_MAX_LINE bytes.
+ *
+ * Lifetime: gs_conn__close closes both handles (after a pending getaddrinfo returns); cbs->on_close
+ * runs from the last close callback, and only then may the owner free the memory. Every other
+ * callback may call gs_conn__close; the conn stops delivering anything but on_close afterwards.
+ * Loop thread only: the read buffers are per thread.
+ */
+#ifndef GS_CORE_CONN_H
+#define GS_CORE_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include "core/buf.h"
+#include "core/tls.h"
+
+#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Longest chunk-size, chunk-extension or trailer line accepted (llhttp 8.1.0 does not bound them). */
+#define GS_CONN_MAX_LINE 4096
+/* After a graceful close, how long unread input is drained so that the peer sees our last answer
+ * rather than a reset, and how many bytes at most. */
+#define GS_CONN_LINGER_MS 2000
+#define GS_CONN_LINGER_BYTES (1024 * 1024)
+
+struct gs_conn;
+
+/* Callbacks from the conn to its owner. Each may call gs_conn__close. */
+struct gs_conn_cbs {
+	/* Client: connected (and TLS handshake done), or err < 0 (DNS, connect, TLS: -EACCES/-EPROTO).
+	 * Server: TLS handshake done or failed; not called for plain connections. */
+	void (*on_ready)(struct gs_conn *c, int err);
+	/* A message is complete. Reading is paused until gs_conn__resume (which may be called from here). */
+	void (*on_message)(struct gs_conn *c);
+	/* Every queued write has reached the kernel. */
+	void (*on_drain)(struct gs_conn *c);
+	/* After ready: UV_EOF (peer closed; also TLS close_notify), -EPROTO (bad HTTP or TLS: see
+	 * gs_conn__error, parse_errno), -E2BIG (head or framing line over its cap), or a libuv code
+	 * from read/write. Reading has stopped; the owner normally closes. */
+	void (*on_error)(struct gs_conn *c, int err);
+	/* The timer set with gs_conn__timer fired. */
+	void (*on_timeout)(struct gs_conn *c);
+	/* Both handles are closed: the owner may free the struct holding c. Always the last callback. */
+	void (*on_close)(struct gs_conn *c);
+};
+
+struct gs_conn_wreq;
+
+struct gs_conn {
+	uv_tcp_t tcp;
+	uv_timer_t timer;
+	uv_connect_t connect_req;
+	uv_getaddrinfo_t gai_req;
+	uv_shutdown_t shutdown_req;
+	uv_loop_t *loop;
+	struct gs_tls *tls;
+	const struct gs_conn_cbs *cbs;
+
+	llhttp_t parser;
+	llhttp_settings_t settings;      /* the owner's, with on_body and on_message_complete wrapped */
+	const llhttp_settings_t *owner;  /* the owner's, as given */
+	int parse_errno;                 /* llhttp_errno_t of the last parse failure, HPE_OK if none */
+	struct gs_buf pending;           /* plaintext received behind a completed message */
+
+	/* framing guard */
+	size_t max_head;                 /* cap on the bytes of one message head */
+	size_t head_bytes;               /* bytes of the current head so far */
+	size_t line_len;                 /* bytes of the current line so far */
+	const char *body_mark;           /* framing bytes before this point in the current input are checked */
+	unsigned in_head : 1;            /* scanning a head (else: body framing between on_body spans) */
+	unsigned head_lines : 1;         /* a non-empty head line was seen (later empty line ends the head) */
+	unsigned prev_cr : 1;
+
+	unsigned id;                     /* for logs: "conn 7 10.0.0.1:443" */
+	char peer[64];
+	const char *reason;              /* static text for the last failure, or NULL */
+
+	unsigned writes_pending;
+	unsigned handles_open;           /* tcp + timer, until their close callbacks */
+	size_t linger_bytes;
+	unsigned reading : 1, paused : 1, closing : 1, ready : 1, gai_pending : 1, connecting : 1,
+		lingering : 1, shutting : 1, closed_cb_done : 1;
+	void *data;                      /* owner's use */
+};
+
+/*
+ * Initializes c (which the caller allocated, zeroed or not) and its two handles. type is HTTP_REQUEST
+ * (server side) or HTTP_RESPONSE (client side); settings must outlive c (a static table). max_head
+ * caps one message head. 0, or a libuv code (no handle was left open: the owner frees c directly).
+ */
+int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
+		  const struct gs_conn_cbs *cbs, size_t max_head);
+
+/*
+ * Client side: resolves host (IP literals directly, names through uv_getaddrinfo; the first address
+ * is used), connects, sets TCP_NODELAY, starts reading and, with tls (taken over, also on failure),
+ * runs the handshake. cbs->on_ready reports the outcome, never synchronously. 0 or <0 (then
+ * on_ready will not run; the caller still closes c).
+ */
+int gs_conn__connect(struct gs_conn *c, const char *host, int port, struct gs_tls *tls);
+
+/* Server side: accepts from server, sets TCP_NODELAY, starts reading. tls is taken over. 0 or <0. */
+int gs_conn__accept(struct gs_conn *c, uv_stream_t *server, struct gs_tls *tls);
+
+/* Queues plaintext (encrypted first with TLS). Copied. 0 or <0 (the owner closes). */
+int gs_conn__write(struct gs_conn *c, const char *data, size_t len);
+
+/* Ends the pause that followed a message: parses what is pending, then reads again. */
+void gs_conn__resume(struct gs_conn *c);
+
+/* (Re)starts the timer; 0 stops it. */
+void gs_conn__timer(struct gs_conn *c, uint64_t ms);
+
+/*
+ * Graceful end: after queued writes, TLS close_notify, TCP shutdown, then discards input until EOF
+ * (at most GS_CONN_LINGER_MS / GS_CONN_LINGER_BYTES) and closes. Only on_close follows.
+ */
+void gs_conn__shutdown(struct gs_conn *c);
+
+/* Closes at once. Idempotent. on_close follows, always asynchronously. */
+void gs_conn__close(struct gs_conn *c);
+
+/* Readable reason for the last failure (TLS, parse, framing), "" if none. */
+const char *gs_conn__error(const struct gs_conn *c);
+
+/* ---- a doubly linked list for the owners' bookkeeping ----------------------------------------- */
+
+struct gs_conn_link {
+	struct gs_conn_link *prev, *next;
+};
+
+static inline void gs_conn__list_init(struct gs_conn_link *head)
+{
+	head->prev = head->next = head;
+}
+
+static inline int gs_conn__list_empty(const struct gs_conn_link *head)
+{
+	return head->next == head;
+}
+
+/* Inserts l before at (at == head: at the tail). */
+static inline void gs_conn__list_insert(struct gs_conn_link *at, struct gs_conn_link *l)
+{
+	l->next = at;
+	l->prev = at->prev;
+	at->prev->next = l;
+	at->prev = l;
+}
+
+static inline void gs_conn__list_remove(struct gs_conn_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+#endif

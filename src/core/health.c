@@ -1,0 +1,149 @@
+#include "core/health.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/http.h"
+#include "core/log.h"
+
+#define GS_HEALTH_TICK_MS 1000
+#define GS_HEALTH_METRICS_MAX (4 * 1024 * 1024)
+
+struct gs_health {
+	uv_loop_t *loop;
+	struct gs_http_server *server;
+	struct gs_metrics *metrics;
+	gs_health_ready_cb ready;
+	void *ud;
+	uv_timer_t tick;
+	uint64_t last_tick;
+	uint64_t lag_ms; /* how late the last heartbeat ran */
+	int pending;
+	void (*close_cb)(void *ud);
+	void *close_ud;
+};
+
+static void on_tick(uv_timer_t *t)
+{
+	struct gs_health *h = t->data;
+	uint64_t now = uv_now(h->loop);
+	uint64_t late = now - h->last_tick;
+	h->lag_ms = late > GS_HEALTH_TICK_MS ? late - GS_HEALTH_TICK_MS : 0;
+	h->last_tick = now;
+}
+
+static void respond_text(struct gs_http_server_req *r, int status, const char *text)
+{
+	gs_http_respond(r, status, "text/plain; charset=utf-8", text, strlen(text), NULL, 0);
+}
+
+static void on_request(struct gs_http_server_req *r, void *ud)
+{
+	struct gs_health *h = ud;
+	const char *path = gs_http_req_path(r), *method = gs_http_req_method(r);
+	char msg[512];
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		respond_text(r, 405, "method not allowed\n");
+		return;
+	}
+	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
+		/* The heartbeat may not have run for a while if the loop was blocked; measure now too. */
+		uint64_t since = uv_now(h->loop) - h->last_tick;
+		uint64_t lag = since > GS_HEALTH_TICK_MS ? since - GS_HEALTH_TICK_MS : 0;
+		if (h->lag_ms > lag)
+			lag = h->lag_ms;
+		if (lag > GS_HEALTH_MAX_LAG_MS) {
+			snprintf(msg, sizeof(msg), "event loop lagging %llu ms\n", (unsigned long long)lag);
+			respond_text(r, 500, msg);
+		} else {
+			respond_text(r, 200, "ok\n");
+		}
+	} else if (strcmp(path, "/readyz") == 0) {
+		char why[400] = "not ready";
+		if (!h->ready || h->ready(why, sizeof(why), h->ud)) {
+			respond_text(r, 200, "ok\n");
+		} else {
+			snprintf(msg, sizeof(msg), "%s\n", why);
+			respond_text(r, 503, msg);
+		}
+	} else if (strcmp(path, "/metrics") == 0 && h->metrics) {
+		struct gs_buf b;
+		gs_buf_init(&b, GS_HEALTH_METRICS_MAX);
+		if (gs_metrics_render(h->metrics, &b) == 0) {
+			gs_http_respond(r, 200, GS_METRICS_CONTENT_TYPE, b.data ? b.data : "", b.len, NULL, 0);
+		} else {
+			gs_log_error("metrics: rendering failed");
+			respond_text(r, 500, "metrics rendering failed\n");
+		}
+		gs_buf_free(&b);
+	} else {
+		respond_text(r, 404, "not found\n");
+	}
+}
+
+int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
+		    void *ud, struct gs_health **out)
+{
+	struct gs_health *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->loop = loop;
+	h->metrics = metrics;
+	h->ready = ready;
+	h->ud = ud;
+	struct gs_http_server_opts o = {
+		.addr = addr,
+		.max_body = 4096,
+		.max_conns = 64,
+	};
+	int r = gs_http_server_start(loop, &o, on_request, h, &h->server);
+	if (r < 0) {
+		free(h);
+		return r;
+	}
+	uv_timer_init(loop, &h->tick);
+	h->tick.data = h;
+	h->last_tick = uv_now(loop);
+	uv_timer_start(&h->tick, on_tick, GS_HEALTH_TICK_MS, GS_HEALTH_TICK_MS);
+	uv_unref((uv_handle_t *)&h->tick);
+	*out = h;
+	return 0;
+}
+
+int gs_health_port(const struct gs_health *h)
+{
+	return gs_http_server_port(h->server);
+}
+
+static void close_step(struct gs_health *h)
+{
+	if (--h->pending > 0)
+		return;
+	void (*cb)(void *) = h->close_cb;
+	void *ud = h->close_ud;
+	free(h);
+	if (cb)
+		cb(ud);
+}
+
+static void on_tick_closed(uv_handle_t *t)
+{
+	close_step(t->data);
+}
+
+static void on_server_closed(void *ud)
+{
+	close_step(ud);
+}
+
+void gs_health_close(struct gs_health *h, void (*close_cb)(void *ud), void *ud)
+{
+	h->close_cb = close_cb;
+	h->close_ud = ud;
+	h->pending = 2;
+	uv_close((uv_handle_t *)&h->tick, on_tick_closed);
+	gs_http_server_close(h->server, on_server_closed, h);
+}

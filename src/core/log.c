@@ -1,0 +1,118 @@
+/*
+ * log.c: see log.h. Lines are formatted into one stack buffer and written with a single write(2),
+ * so lines from a crashing process or a shared stderr are never interleaved mid-line.
+ */
+#include "core/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GS_LOG_LINE_MAX 4096
+
+enum gs_log_level gs_log_level_current = GS_LOG_INFO;
+static enum gs_log_format log_format = GS_LOG_TEXT;
+static gs_log_sink_cb log_sink;
+static void *log_sink_data;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
+
+int gs_log_level_parse(const char *s, enum gs_log_level *out)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum gs_log_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int gs_log_format_parse(const char *s, enum gs_log_format *out)
+{
+	if (strcmp(s, "text") == 0)
+		*out = GS_LOG_TEXT;
+	else if (strcmp(s, "json") == 0)
+		*out = GS_LOG_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void gs_log_setup(enum gs_log_level level, enum gs_log_format format)
+{
+	gs_log_level_current = level;
+	log_format = format;
+}
+
+void gs_log_set_sink(gs_log_sink_cb cb, void *data)
+{
+	log_sink = cb;
+	log_sink_data = data;
+}
+
+/* Appends s to out as the inside of a JSON string. Returns the new length, capped at cap - 1. */
+static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (; *s && len + 7 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			out[len++] = '\\';
+			out[len++] = (char)c;
+		} else if (c < 0x20) {
+			memcpy(out + len, "\\u00", 4);
+			out[len + 4] = hex[c >> 4];
+			out[len + 5] = hex[c & 15];
+			len += 6;
+		} else {
+			out[len++] = (char)c;
+		}
+	}
+	out[len] = '\0';
+	return len;
+}
+
+void gs_log_emit(enum gs_log_level level, const char *file, int line, const char *fmt, ...)
+{
+	char msg[GS_LOG_LINE_MAX];
+	char out[GS_LOG_LINE_MAX * 2];
+	char ts[40];
+	struct timespec now;
+	struct tm tm;
+	va_list ap;
+	size_t n;
+	int saved_errno = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
+
+	const char *base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+
+	if (log_format == GS_LOG_JSON) {
+		n = (size_t)snprintf(out, sizeof(out), "{\"ts\":\"%s\",\"level\":\"%s\",\"src\":\"%s:%d\",\"msg\":\"",
+				     ts, level_names[level], base, line);
+		n = json_escape(out, n, sizeof(out) - 3, msg);
+		memcpy(out + n, "\"}\n", 3);
+		n += 3;
+	} else {
+		int r = snprintf(out, sizeof(out), "%s %-5s %s (%s:%d)\n", ts, level_names[level], msg, base, line);
+		n = r < 0 ? 0 : (size_t)r >= sizeof(out) ? sizeof(out) - 1 : (size_t)r;
+	}
+
+	ssize_t w = write(STDERR_FILENO, out, n);
+	(void)w;
+	if (log_sink)
+		log_sink(level, msg, log_sink_data);
+	errno = saved_errno;
+}

@@ -1,0 +1,168 @@
+#include "k8s/api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "core/buf.h"
+
+/* Names and messages come from users: every request body is a bounded JSON document. */
+#define GS_API_BODY_MAX (64 * 1024)
+
+enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp)
+{
+	if (err || !resp)
+		return GS_API_RETRY;
+	if (resp->status >= 200 && resp->status < 300)
+		return GS_API_OK;
+	if (resp->status == 404 || resp->status == 409)
+		return GS_API_GONE;
+	if (resp->status == 429 || resp->status >= 500)
+		return GS_API_RETRY;
+	return GS_API_REJECTED;
+}
+
+void gs_api_time(int64_t ms, char *out, size_t outlen)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int pod_path(char *out, size_t outlen, const struct gs_api_pod_ref *pod, const char *sub)
+{
+	/* Namespaces and pod names are DNS labels/subdomains: no escaping needed, but refuse anything else. */
+	for (const char *s = pod->ns; *s; s++)
+		if (*s == '/' || *s == '?' || *s == '%' || *s == '#')
+			return -EINVAL;
+	for (const char *s = pod->name; *s; s++)
+		if (*s == '/' || *s == '?' || *s == '%' || *s == '#')
+			return -EINVAL;
+	int n = snprintf(out, outlen, "/api/v1/namespaces/%s/pods/%s%s", pod->ns, pod->name, sub);
+	return n < 0 || (size_t)n >= outlen ? -E2BIG : 0;
+}
+
+static int api_send(struct gs_kube *k, const char *method, const char *path, struct gs_buf *body,
+		const char *content_type, enum gs_kube_prio prio, gs_kube_done_cb done, void *ud)
+{
+	struct gs_kube_req req = {
+		.method = method,
+		.path = path,
+		.body = body->data,
+		.body_len = body->len,
+		.content_type = content_type,
+		.prio = prio,
+	};
+	return gs_kube_send(k, &req, done, ud, NULL);
+}
+
+int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,
+		gs_kube_done_cb done, void *ud)
+{
+	char path[768], assigned[512];
+	struct gs_buf b;
+	int r;
+
+	if ((r = pod_path(path, sizeof(path), pod, "/binding")) < 0)
+		return r;
+	snprintf(assigned, sizeof(assigned), "%s:%s", node, devices);
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->name);
+	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
+	r = r ? r : gs_buf_append_str(&b, ",\"uid\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
+	r = r ? r : gs_buf_append_str(&b, ",\"annotations\":{\"" GS_ASSIGNED_ANNOTATION "\":");
+	r = r ? r : gs_buf_append_json_str(&b, assigned);
+	r = r ? r : gs_buf_append_str(&b, "}},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
+	r = r ? r : gs_buf_append_json_str(&b, node);
+	r = r ? r : gs_buf_append_str(&b, "}}");
+	if (r == 0)
+		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_HIGH, done, ud);
+	gs_buf_free(&b);
+	return r;
+}
+
+int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_event_type type, const char *reason,
+		 const char *message, const char *component, int64_t now_ms, gs_kube_done_cb done, void *ud)
+{
+	char path[512], ts[40], gen[300];
+	struct gs_buf b;
+	int r;
+
+	if (snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", pod->ns) >= (int)sizeof(path))
+		return -E2BIG;
+	gs_api_time(now_ms, ts, sizeof(ts));
+	snprintf(gen, sizeof(gen), "%s.", pod->name);
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"generateName\":");
+	r = r ? r : gs_buf_append_json_str(&b, gen);
+	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
+	r = r ? r : gs_buf_append_str(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
+	r = r ? r : gs_buf_append_str(&b, ",\"name\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->name);
+	r = r ? r : gs_buf_append_str(&b, ",\"uid\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
+	r = r ? r : gs_buf_append_str(&b, "},\"reason\":");
+	r = r ? r : gs_buf_append_json_str(&b, reason);
+	r = r ? r : gs_buf_append_str(&b, ",\"message\":");
+	r = r ? r : gs_buf_append_json_str(&b, message);
+	r = r ? r : gs_buf_printf(&b, ",\"type\":\"%s\",\"count\":1,\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\","
+				  "\"source\":{\"component\":",
+				  type == GS_EVENT_WARNING ? "Warning" : "Normal", ts, ts);
+	r = r ? r : gs_buf_append_json_str(&b, component);
+	r = r ? r : gs_buf_append_str(&b, "},\"reportingComponent\":");
+	r = r ? r : gs_buf_append_json_str(&b, component);
+	r = r ? r : gs_buf_append_str(&b, "}");
+	if (r == 0)
+		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_LOW, done, ud);
+	gs_buf_free(&b);
+	return r;
+}
+
+int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
+			 gs_kube_done_cb done, void *ud)
+{
+	char path[768], ts[40];
+	struct gs_buf b;
+	int r;
+
+	if ((r = pod_path(path, sizeof(path), pod, "/status")) < 0)
+		return r;
+	gs_api_time(now_ms, ts, sizeof(ts));
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"metadata\":{\"uid\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
+	r = r ? r : gs_buf_printf(&b, "},\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+				  "\"reason\":\"Unschedulable\",\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\","
+				  "\"message\":",
+				  ts);
+	r = r ? r : gs_buf_append_json_str(&b, message);
+	r = r ? r : gs_buf_append_str(&b, "}]}}");
+	if (r == 0)
+		r = api_send(k, "PATCH", path, &b, "application/strategic-merge-patch+json", GS_KUBE_LOW, done, ud);
+	gs_buf_free(&b);
+	return r;
+}
+
+int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_kube_done_cb done, void *ud)
+{
+	char path[768];
+	struct gs_buf b;
+	int r;
+
+	if ((r = pod_path(path, sizeof(path), pod, "")) < 0)
+		return r;
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"preconditions\":{\"uid\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
+	r = r ? r : gs_buf_append_str(&b, "}}");
+	if (r == 0)
+		r = api_send(k, "DELETE", path, &b, NULL, GS_KUBE_LOW, done, ud);
+	gs_buf_free(&b);
+	return r;
+}

@@ -1,0 +1,56 @@
+/*
+ * api.h: the write calls the scheduler makes, each one request built from a few strings.
+ *
+ *   bind     POST   /api/v1/namespaces/NS/pods/NAME/binding       (high priority)
+ *            the Binding carries the pod's UID (a recreated pod of the same name gets 409, never our
+ *            node) and the annotation gpu-scheduler.io/assigned=NODE:DEVICES, which the binding
+ *            subresource copies onto the pod: the assignment survives our restarts.
+ *   event    POST   /api/v1/namespaces/NS/events                  (low priority)
+ *   condition PATCH /api/v1/namespaces/NS/pods/NAME/status        (low priority, strategic merge:
+ *            PodScheduled=False, reason Unschedulable, with our message)
+ *   delete   DELETE /api/v1/namespaces/NS/pods/NAME               (low priority, UID precondition)
+ *
+ * done receives the HTTP status (0 for a transport failure, with err < 0) like gs_kube_done_cb.
+ */
+#ifndef GS_K8S_API_H
+#define GS_K8S_API_H
+
+#include "k8s/client.h"
+
+#define GS_ASSIGNED_ANNOTATION "gpu-scheduler.io/assigned"
+
+struct gs_api_pod_ref {
+	const char *ns;
+	const char *name;
+	const char *uid;
+};
+
+/* Result classes shared by the callers. */
+enum gs_api_result {
+	GS_API_OK,        /* 2xx */
+	GS_API_GONE,      /* 404, 409: final for this object */
+	GS_API_RETRY,     /* transport failure, 429, 5xx */
+	GS_API_REJECTED,  /* any other 4xx: a bug or missing RBAC; logged, not retried */
+};
+enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp);
+
+int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,
+		gs_kube_done_cb done, void *ud);
+
+enum gs_event_type {
+	GS_EVENT_NORMAL,
+	GS_EVENT_WARNING,
+};
+/* now_ms: the event's timestamps. component: reportingComponent and source. */
+int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_event_type type, const char *reason,
+		 const char *message, const char *component, int64_t now_ms, gs_kube_done_cb done, void *ud);
+
+int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
+			 gs_kube_done_cb done, void *ud);
+
+int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_kube_done_cb done, void *ud);
+
+/* RFC 3339 UTC with seconds ("2026-11-22T10:00:00Z") into out (>= 21 bytes). */
+void gs_api_time(int64_t ms, char *out, size_t outlen);
+
+#endif

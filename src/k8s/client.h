@@ -1,0 +1,87 @@
+/*
+ * client.h: the kube-apiserver client: authentication, rate limiting and priorities over the core
+ * HTTP pool (src/core/http.h).
+ *
+ * Two pools to one apiserver: one for long-lived watches (a connection each, never queued behind
+ * requests), one for requests. Requests have a priority: GS_KUBE_HIGH (bindings, lists) are always
+ * dispatched before GS_KUBE_LOW (events, status patches), and low-priority requests may hold at most
+ * a quarter of the request connections, so events never steal binding throughput.
+ *
+ * Authentication: a bearer token (static, or re-read from token_file every minute and at once after a
+ * 401, as service-account tokens rotate) or a client certificate. A request answered 401 is retried
+ * once after the token is re-read.
+ *
+ * Rate limit: --kube-api-qps/--kube-api-burst as a token bucket; qps 0 means unlimited. Watches are not
+ * rate limited (kube-scheduler's client does the same for its informers' long requests).
+ */
+#ifndef GS_K8S_CLIENT_H
+#define GS_K8S_CLIENT_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/http.h"
+#include "k8s/kubeconfig.h"
+
+struct gs_kube;
+struct gs_kube_call;
+
+enum gs_kube_prio {
+	GS_KUBE_HIGH = 0,
+	GS_KUBE_LOW = 1,
+};
+
+struct gs_kube_opts {
+	const struct gs_kubeconfig *kc; /* copied what is needed; may be freed after gs_kube_new */
+	unsigned max_conns;             /* request connections (watches have their own) */
+	double qps;                     /* 0: unlimited */
+	unsigned burst;
+	const char *user_agent;
+};
+
+/* Body bytes of a streamed 2xx response, as they arrive. */
+typedef void (*gs_kube_data_cb)(const char *data, size_t len, void *ud);
+
+struct gs_kube_req {
+	const char *method;
+	const char *path;          /* path and query, escaped */
+	const char *body;          /* copied */
+	size_t body_len;
+	const char *content_type;  /* default application/json when there is a body */
+	unsigned timeout_ms;       /* 0: the client default (30 s) for requests, none for watches */
+	enum gs_kube_prio prio;
+	int watch;                 /* long-lived streaming request on the watch pool, on_data required */
+	gs_kube_data_cb on_data;   /* streams a 2xx body; may call gs_kube_cancel */
+};
+
+/*
+ * Exactly once per accepted call, never synchronously. err: 0 with resp (any HTTP status), or a
+ * negative code as in gs_http_done_cb. msg: a readable reason for err ("" if none).
+ */
+typedef void (*gs_kube_done_cb)(int err, const struct gs_http_response *resp, const char *msg, void *ud);
+
+int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube **out, char *err, size_t errlen);
+
+/* 0 (done will run) or <0 (it will not). *out, if given, is valid until done returns. */
+int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_cb done, void *ud,
+		 struct gs_kube_call **out);
+/* done runs later with -ECANCELED. */
+void gs_kube_cancel(struct gs_kube_call *call);
+
+struct gs_kube_stats {
+	unsigned queued_high, queued_low, inflight_high, inflight_low;
+	uint64_t requests_total, auth_retries_total, throttled_total;
+	struct gs_http_client_stats http, watch;
+};
+void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st);
+
+/* The server URL, for logs. */
+const char *gs_kube_server(const struct gs_kube *k);
+
+/* Cancels every call and closes every handle; close_cb once all are closed. */
+void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud);
+
+/* Percent-escapes a query value (RFC 3986 unreserved kept). Returns 0 or -E2BIG. */
+int gs_kube_escape(const char *s, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,632 @@
+/*
+ * controller.c: see controller.h. Everything here is glue: the engine decides, the API module writes,
+ * this file moves records between them, measures, and keeps the number of requests bounded.
+ */
+#include "k8s/controller.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "core/log.h"
+#include "k8s/api.h"
+#include "k8s/watch.h"
+#include "sched/sched.h"
+
+/* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
+ * rest of its reports until there is room; Scheduled events beyond the cap are dropped and counted. */
+#define GS_CTRL_REPORTS_MAX   64
+#define GS_CTRL_LOW_MAX       4096
+#define GS_CTRL_COMPONENT     "gpu-scheduler"
+
+enum result_label {
+	RES_SUCCESS,
+	RES_GONE,
+	RES_RETRY,
+	RES_REJECTED,
+	RES__COUNT
+};
+static const char *const result_labels[RES__COUNT] = {"result=\"success\"", "result=\"gone\"", "result=\"retry\"",
+						      "result=\"rejected\""};
+
+struct gs_controller {
+	uv_loop_t *loop;
+	struct gs_kube *kube;
+	struct gs_metrics *metrics;
+	struct gs_sched *sched;
+	struct gs_watch *pods, *nodes;
+	char *scheduler_name;
+	char *annotation;
+	unsigned max_inflight;
+	int events;
+	uv_prepare_t pump;    /* runs the pump once per loop iteration when something changed */
+	uv_timer_t retry;     /* wakes the pump when the engine's next retry is due */
+	uv_timer_t grace;     /* bounds the shutdown */
+	unsigned binds_inflight;
+	unsigned low_inflight;
+	int stopping;
+	int handles_open;
+	int watches_open;
+	void (*stop_cb)(void *ud);
+	void *stop_ud;
+	int freed_wanted;
+
+	/* metrics */
+	struct gs_counter bind_results[RES__COUNT];
+	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
+	struct gs_histogram bind_latency;
+	struct gs_histogram e2e_latency;
+};
+
+static double wall_s(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void on_pump(uv_prepare_t *p);
+static void stop_check(struct gs_controller *c);
+
+/* Asks for one pump before the loop next waits for I/O: all events of this iteration are in by then. */
+static void want_pump(struct gs_controller *c)
+{
+	if (!c->stopping)
+		uv_prepare_start(&c->pump, on_pump);
+}
+
+/* ---- low-priority writes ----------------------------------------------------------------------- */
+
+struct low_req {
+	struct gs_controller *c;
+	char what[16];
+	char ref[300]; /* ns/name, for the log */
+};
+
+static void on_low_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct low_req *q = ud;
+	struct gs_controller *c = q->c;
+	enum gs_api_result res = gs_api_classify(err, resp);
+
+	c->low_inflight--;
+	if (err != -ECANCELED && res != GS_API_OK && !(strcmp(q->what, "delete") == 0 && res == GS_API_GONE)) {
+		if (strcmp(q->what, "event") == 0)
+			c->events_failed.v++;
+		else if (strcmp(q->what, "condition") == 0)
+			c->conditions_failed.v++;
+		gs_log_warn("pod %s: %s failed: %s", q->ref, q->what,
+			    err ? msg : resp->body_len ? resp->body : "(no body)");
+	} else if (res == GS_API_OK && strcmp(q->what, "event") == 0) {
+		c->events_sent.v++;
+	}
+	free(q);
+	if (!c->stopping)
+		want_pump(c);
+}
+
+static struct low_req *low_req_new(struct gs_controller *c, const char *what, const struct gs_api_pod_ref *pod)
+{
+	struct low_req *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->c = c;
+	snprintf(q->what, sizeof(q->what), "%s", what);
+	snprintf(q->ref, sizeof(q->ref), "%s/%s", pod->ns, pod->name);
+	return q;
+}
+
+static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod, enum gs_event_type type,
+		       const char *reason, const char *message)
+{
+	if (!c->events || c->stopping)
+		return;
+	if (c->low_inflight >= GS_CTRL_LOW_MAX) {
+		c->events_dropped.v++;
+		return;
+	}
+	struct low_req *q = low_req_new(c, "event", pod);
+	if (!q || gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT,
+			       (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
+		free(q);
+		c->events_dropped.v++;
+		return;
+	}
+	c->low_inflight++;
+}
+
+static void send_condition(struct gs_controller *c, const struct gs_api_pod_ref *pod, const char *message)
+{
+	struct low_req *q = low_req_new(c, "condition", pod);
+	if (!q || gs_api_unschedulable(c->kube, pod, message, (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
+		free(q);
+		c->conditions_failed.v++;
+		return;
+	}
+	c->low_inflight++;
+}
+
+static void send_delete(struct gs_controller *c, const struct gs_api_pod_ref *pod)
+{
+	struct low_req *q = low_req_new(c, "delete", pod);
+	if (!q || gs_api_delete_pod(c->kube, pod, on_low_done, q) < 0) {
+		free(q);
+		return;
+	}
+	c->low_inflight++;
+	c->recreated.v++;
+}
+
+static void handle_report(struct gs_controller *c, const struct gs_report *r)
+{
+	struct gs_api_pod_ref pod = {.ns = r->ns, .name = r->name, .uid = r->uid};
+
+	gs_log_info("pod %s/%s waits: %s", r->ns, r->name, r->message);
+	send_condition(c, &pod, r->message);
+	send_event(c, &pod, GS_EVENT_WARNING, "FailedScheduling", r->message);
+	if (r->recreate) {
+		gs_log_info("pod %s/%s was not mutated by the webhook; deleting it so its controller recreates it",
+			    r->ns, r->name);
+		send_delete(c, &pod);
+	}
+}
+
+/* ---- bindings ---------------------------------------------------------------------------------- */
+
+struct bind_req {
+	struct gs_controller *c;
+	uint64_t started;    /* uv_now at send */
+	int64_t created_ms;
+	char *uid, *ns, *name, *node, *devices;
+	long index;
+	enum gs_index_source source;
+	int line;
+};
+
+static void bind_req_free(struct bind_req *b)
+{
+	free(b->uid);
+	free(b->ns);
+	free(b->name);
+	free(b->node);
+	free(b->devices);
+	free(b);
+}
+
+static void on_bind_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct bind_req *b = ud;
+	struct gs_controller *c = b->c;
+	enum gs_api_result res = gs_api_classify(err, resp);
+	int64_t now = (int64_t)uv_now(c->loop);
+
+	c->binds_inflight--;
+	if (c->stopping && err == -ECANCELED) {
+		bind_req_free(b);
+		return;
+	}
+	gs_histogram_observe(&c->bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
+	switch (res) {
+	case GS_API_OK: {
+		char message[768];
+		struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
+		c->bind_results[RES_SUCCESS].v++;
+		if (b->created_ms > 0) {
+			double e2e = wall_s() - (double)b->created_ms / 1000.0;
+			gs_histogram_observe(&c->e2e_latency, e2e < 0 ? 0 : e2e);
+		}
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
+		gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->node,
+			    b->devices, b->index, gs_index_source_name(b->source));
+		snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
+			 "(index %ld, map line %d)", b->ns, b->name, b->node, b->devices, b->index, b->line);
+		send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
+		break;
+	}
+	case GS_API_GONE:
+		c->bind_results[RES_GONE].v++;
+		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; forgetting it", b->ns,
+			    b->name, resp ? resp->status : 0);
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_GONE, now);
+		break;
+	case GS_API_RETRY:
+		c->bind_results[RES_RETRY].v++;
+		gs_log_warn("pod %s/%s: binding failed (%s); will retry", b->ns, b->name,
+			    err ? msg : resp->status == 429 ? "429 Too Many Requests" : "server error");
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		break;
+	case GS_API_REJECTED:
+		/* A 4xx we do not expect (403: RBAC). Retrying with backoff keeps the pod visible as pending
+		 * and recovers once the cause is fixed. */
+		c->bind_results[RES_REJECTED].v++;
+		gs_log_error("pod %s/%s: binding rejected with %d: %s", b->ns, b->name, resp->status,
+			     resp->body_len ? resp->body : "(no body)");
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		break;
+	}
+	bind_req_free(b);
+	if (c->stopping)
+		stop_check(c);
+	want_pump(c);
+}
+
+static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d)
+{
+	struct gs_api_pod_ref pod = {.ns = d->ns, .name = d->name, .uid = d->uid};
+	struct bind_req *b = calloc(1, sizeof(*b));
+	int r = -ENOMEM;
+
+	if (b) {
+		b->c = c;
+		b->started = uv_now(c->loop);
+		b->created_ms = d->created_ms;
+		b->index = d->index;
+		b->source = d->index_source;
+		b->line = d->map_line;
+		b->uid = strdup(d->uid);
+		b->ns = strdup(d->ns);
+		b->name = strdup(d->name);
+		b->node = strdup(d->node);
+		b->devices = strdup(d->devices);
+		if (b->uid && b->ns && b->name && b->node && b->devices)
+			r = gs_api_bind(c->kube, &pod, d->node, d->devices, on_bind_done, b);
+	}
+	if (r < 0) {
+		gs_log_error("pod %s/%s: cannot send the binding: %s", d->ns, d->name, uv_strerror(r));
+		if (b)
+			bind_req_free(b);
+		gs_sched_bind_done(c->sched, d->uid, GS_BIND_RETRY, (int64_t)uv_now(c->loop));
+		return;
+	}
+	gs_log_debug("pod %s/%s: binding to %s (index %ld from %s, attempt %u)", d->ns, d->name, d->node, d->index,
+		     gs_index_source_name(d->index_source), d->attempt);
+	c->binds_inflight++;
+}
+
+/* ---- the pump ---------------------------------------------------------------------------------- */
+
+static void on_retry_timer(uv_timer_t *t)
+{
+	want_pump(t->data);
+}
+
+static void on_pump(uv_prepare_t *p)
+{
+	struct gs_controller *c = p->data;
+	int64_t now = (int64_t)uv_now(c->loop);
+	struct gs_bind_decision d;
+	struct gs_report r;
+
+	uv_prepare_stop(p);
+	if (c->stopping)
+		return;
+	while (c->binds_inflight < c->max_inflight && gs_sched_next_bind(c->sched, now, &d))
+		start_bind(c, &d);
+	while (c->low_inflight < GS_CTRL_REPORTS_MAX && gs_sched_next_report(c->sched, now, &r))
+		handle_report(c, &r);
+	int64_t due = gs_sched_next_deadline(c->sched);
+	if (due >= 0)
+		uv_timer_start(&c->retry, on_retry_timer, (uint64_t)(due > now ? due - now : 0), 0);
+	else
+		uv_timer_stop(&c->retry);
+}
+
+/* ---- watch handlers ---------------------------------------------------------------------------- */
+
+static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	struct gs_controller *c = ud;
+	int64_t now = (int64_t)uv_now(c->loop);
+	(void)w;
+	if (kind == GS_OBJ_POD)
+		gs_sched_pod_upsert(c->sched, obj, now);
+	else
+		gs_sched_node_upsert(c->sched, obj, now);
+	want_pump(c);
+}
+
+static void on_remove(struct gs_watch *w, enum gs_obj_kind kind, const char *key, void *ud)
+{
+	struct gs_controller *c = ud;
+	int64_t now = (int64_t)uv_now(c->loop);
+	(void)w;
+	if (kind == GS_OBJ_POD)
+		gs_sched_pod_delete(c->sched, key, now);
+	else
+		gs_sched_node_delete(c->sched, key, now);
+	want_pump(c);
+}
+
+static void on_synced(struct gs_watch *w, void *ud)
+{
+	struct gs_controller *c = ud;
+	struct gs_sched_stats st;
+	gs_sched_stats(c->sched, &st);
+	gs_log_info("%s synced: %zu pods of ours (%zu pending), %zu nodes (%zu schedulable)", gs_watch_name(w), st.pods,
+		    st.pending, st.nodes, st.nodes_schedulable);
+	want_pump(c);
+}
+
+/* ---- metrics ----------------------------------------------------------------------------------- */
+
+static struct gs_sched_stats sched_stats(void *ud)
+{
+	struct gs_sched_stats st;
+	gs_sched_stats(((struct gs_controller *)ud)->sched, &st);
+	return st;
+}
+
+static double m_pending(void *ud)
+{
+	return (double)sched_stats(ud).pending;
+}
+
+static double m_waiting(void *ud)
+{
+	return (double)sched_stats(ud).by_state[GS_POD_WAITING];
+}
+
+static double m_bound(void *ud)
+{
+	return (double)sched_stats(ud).by_state[GS_POD_BOUND];
+}
+
+static double m_cache_pods(void *ud)
+{
+	return (double)sched_stats(ud).pods;
+}
+
+static double m_cache_nodes(void *ud)
+{
+	return (double)sched_stats(ud).nodes;
+}
+
+static double m_maps(void *ud)
+{
+	return (double)sched_stats(ud).maps_cached;
+}
+
+static double m_inflight(void *ud)
+{
+	return (double)((struct gs_controller *)ud)->binds_inflight;
+}
+
+static struct gs_watch_stats watch_stats(struct gs_watch *w)
+{
+	struct gs_watch_stats st;
+	gs_watch_stats(w, &st);
+	return st;
+}
+
+static double m_pod_restarts(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->pods).restarts_total;
+}
+
+static double m_node_restarts(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->nodes).restarts_total;
+}
+
+static double m_pod_relists(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->pods).relists_total;
+}
+
+static double m_node_relists(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->nodes).relists_total;
+}
+
+static double m_requests(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
+	return (double)st.requests_total;
+}
+
+static void register_metrics(struct gs_controller *c)
+{
+	struct gs_metrics *m = c->metrics;
+
+	gs_metrics_gauge_fn(m, "gpu_scheduler_pending_pods", "Pods of ours not yet bound (waiting, queued, binding or in backoff).",
+			    NULL, m_pending, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods", "Pending pods blocked by a reason (see their events).", NULL,
+			    m_waiting, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_bound_pods", "Pods of ours known to be bound.", NULL, m_bound, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_bindings_inflight", "Binding requests in flight.", NULL, m_inflight, c);
+	for (int i = 0; i < RES__COUNT; i++)
+		gs_metrics_counter(m, "gpu_scheduler_binding_attempts_total", "Binding requests by result.",
+				   result_labels[i], &c->bind_results[i]);
+	gs_histogram_init(&c->bind_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_metrics_histogram(m, "gpu_scheduler_binding_duration_seconds", "Time from sending a binding to its answer.",
+			     NULL, &c->bind_latency);
+	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
+			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
+			      "resource=\"pods\"", m_pod_restarts, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
+			      "resource=\"nodes\"", m_node_restarts, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
+			      "resource=\"pods\"", m_pod_relists, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
+			      "resource=\"nodes\"", m_node_relists, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"pod\"",
+			    m_cache_pods, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node\"",
+			    m_cache_nodes, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"map\"", m_maps,
+			    c);
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
+			   &c->events_sent);
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
+			   &c->events_failed);
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"dropped\"",
+			   &c->events_dropped);
+	gs_metrics_counter(m, "gpu_scheduler_condition_failures_total", "PodScheduled condition updates that failed.",
+			   NULL, &c->conditions_failed);
+	gs_metrics_counter(m, "gpu_scheduler_unmutated_deleted_total",
+			   "Pods deleted because the webhook missed them (their controller recreates them).", NULL,
+			   &c->recreated);
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_requests_total", "Requests sent to the apiserver.", NULL,
+			      m_requests, c);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------------- */
+
+int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
+			const struct gs_controller_opts *opts, struct gs_controller **out)
+{
+	char selector[512];
+	struct gs_sched_config sc;
+	struct gs_controller *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->kube = kube;
+	c->metrics = metrics;
+	c->max_inflight = opts->max_inflight_binds ? opts->max_inflight_binds : 64;
+	c->events = opts->events;
+	c->scheduler_name = strdup(opts->scheduler_name);
+	c->annotation = strdup(opts->annotation);
+	gs_sched_config_init(&sc);
+	sc.scheduler_name = opts->scheduler_name;
+	sc.annotation = opts->annotation;
+	sc.check_env = opts->check_env;
+	sc.recreate_unmutated = opts->recreate_unmutated;
+	sc.seed = opts->seed;
+	c->sched = gs_sched_new(&sc);
+	if (!c->scheduler_name || !c->annotation || !c->sched) {
+		gs_sched_free(c->sched);
+		free(c->scheduler_name);
+		free(c->annotation);
+		free(c);
+		return -ENOMEM;
+	}
+	uv_prepare_init(loop, &c->pump);
+	c->pump.data = c;
+	uv_timer_init(loop, &c->retry);
+	c->retry.data = c;
+	uv_timer_init(loop, &c->grace);
+	c->grace.data = c;
+	c->handles_open = 3;
+	register_metrics(c);
+
+	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
+	/* Terminal pods need no placement; the apiserver sends DELETED when a pod leaves the selector. */
+	snprintf(selector, sizeof(selector), "spec.schedulerName=%s,status.phase!=Succeeded,status.phase!=Failed",
+		 opts->scheduler_name);
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_NODE,
+		.path = "/api/v1/nodes",
+		.seed = opts->seed ^ 0x6e6f646573ull,
+	};
+	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->nodes)) < 0)
+		return r;
+	c->watches_open++;
+	wo.kind = GS_OBJ_POD;
+	wo.path = "/api/v1/pods";
+	wo.field_selector = selector;
+	wo.map_annotation = opts->annotation;
+	wo.seed = opts->seed ^ 0x706f6473ull;
+	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
+		return r;
+	c->watches_open++;
+	*out = c;
+	return 0;
+}
+
+int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
+{
+	struct gs_watch_stats p, n;
+	gs_watch_stats(c->pods, &p);
+	gs_watch_stats(c->nodes, &n);
+	if (!n.synced || !p.synced) {
+		snprintf(why, whylen, "caches not synced yet (nodes %s, pods %s)", n.synced ? "synced" : "listing",
+			 p.synced ? "synced" : "listing");
+		return 0;
+	}
+	if (!n.healthy || !p.healthy) {
+		snprintf(why, whylen, "apiserver unreachable: the %s watch is reconnecting", !p.healthy ? "pod" : "node");
+		return 0;
+	}
+	return 1;
+}
+
+/* The stop is complete when the handles are closed and both watches have stopped. */
+static void stop_done_check(struct gs_controller *c)
+{
+	if (c->handles_open > 0 || c->watches_open > 0 || !c->stop_cb)
+		return;
+	void (*cb)(void *) = c->stop_cb;
+	c->stop_cb = NULL;
+	cb(c->stop_ud);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct gs_controller *c = h->data;
+	c->handles_open--;
+	stop_done_check(c);
+}
+
+static void on_watch_stopped(void *ud)
+{
+	struct gs_controller *c = ud;
+	c->watches_open--;
+	stop_done_check(c);
+}
+
+/* Finishes the stop once the watches are gone and no binding is in flight (or the grace ran out). */
+static void stop_check(struct gs_controller *c)
+{
+	if (c->binds_inflight > 0 && uv_is_active((uv_handle_t *)&c->grace))
+		return;
+	if (uv_is_closing((uv_handle_t *)&c->grace))
+		return;
+	if (c->binds_inflight > 0)
+		gs_log_warn("shutdown: %u binding(s) still in flight after the grace period; cancelling them",
+			    c->binds_inflight);
+	uv_close((uv_handle_t *)&c->pump, on_handle_closed);
+	uv_close((uv_handle_t *)&c->retry, on_handle_closed);
+	uv_close((uv_handle_t *)&c->grace, on_handle_closed);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+	stop_check(t->data);
+}
+
+void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_cb)(void *ud), void *ud)
+{
+	c->stopping = 1;
+	c->stop_cb = done_cb;
+	c->stop_ud = ud;
+	uv_prepare_stop(&c->pump);
+	uv_timer_stop(&c->retry);
+	gs_watch_stop(c->pods, on_watch_stopped, c);
+	gs_watch_stop(c->nodes, on_watch_stopped, c);
+	if (c->binds_inflight > 0) {
+		gs_log_info("shutdown: waiting for %u binding(s) in flight", c->binds_inflight);
+		uv_timer_start(&c->grace, on_grace, grace_ms, 0);
+		return;
+	}
+	stop_check(c);
+}
+
+void gs_controller_free(struct gs_controller *c)
+{
+	if (!c)
+		return;
+	gs_sched_free(c->sched);
+	gs_histogram_free(&c->bind_latency);
+	gs_histogram_free(&c->e2e_latency);
+	free(c->scheduler_name);
+	free(c->annotation);
+	free(c);
+}

@@ -1,0 +1,48 @@
+/*
+ * controller.h: the scheduling loop. Wires the pod and node watches into the placement engine
+ * (src/sched/sched.h) and the engine's decisions out to the apiserver (src/k8s/api.h):
+ *
+ *   watch events --> gs_sched_*_upsert/delete --> pump(): pull binds while fewer than
+ *   max_inflight_binds are in flight, then reports (events, PodScheduled=False, deletions of pods the
+ *   webhook missed) at low priority --> results back into the engine (gs_sched_bind_done).
+ *
+ * The pump runs after every batch of watch events and after every completed request, and a timer
+ * wakes it when the engine's next retry is due: no polling.
+ */
+#ifndef GS_K8S_CONTROLLER_H
+#define GS_K8S_CONTROLLER_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "core/metrics.h"
+#include "k8s/client.h"
+
+struct gs_controller;
+
+struct gs_controller_opts {
+	const char *scheduler_name;
+	const char *annotation;        /* the scheduling-map annotation */
+	unsigned max_inflight_binds;
+	int check_env;                 /* refuse pods whose containers lack the map's CUDA_VISIBLE_DEVICES */
+	int recreate_unmutated;        /* and delete them when a StatefulSet or Job will recreate them */
+	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
+	uint64_t seed;
+};
+
+int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
+			const struct gs_controller_opts *opts, struct gs_controller **out);
+
+/* 1 when both caches are synced and the apiserver answered recently; else 0 and a reason. */
+int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen);
+
+/*
+ * Shutdown, in two steps. gs_controller_stop stops the watches and takes no new work; bindings in
+ * flight may finish for up to grace_ms; then done_cb runs. Requests still outstanding then are
+ * cancelled by closing the client (gs_kube_close); their callbacks only count down. Once the client
+ * is closed, gs_controller_free releases the rest.
+ */
+void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_cb)(void *ud), void *ud);
+void gs_controller_free(struct gs_controller *c);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * decode.h: apiserver JSON -> the compact records of src/sched/objects.h. No I/O.
+ *
+ * Only the fields the daemon needs are read; whole objects are never kept. Decoding is strict about
+ * types and lenient about absence: a field that is missing or JSON null is "absent" (NULL string,
+ * 0 flag), a field of the wrong type (a number where a string belongs, an object where a list does)
+ * fails the object with a message naming the field, never a crash and never a silent default.
+ * See docs/k8s-decode.md for the field list and the CUDA_VISIBLE_DEVICES rules.
+ *
+ * Errors: 0, or a negative errno-style code (-EINVAL bad or unexpected content, -ENOMEM), with a
+ * one-line reason in err (err may be NULL). On failure every output is left zeroed/NULL: nothing to free.
+ */
+#ifndef GS_K8S_DECODE_H
+#define GS_K8S_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sched/objects.h"
+
+enum gs_obj_kind {
+	GS_OBJ_POD = 0,
+	GS_OBJ_NODE,
+};
+
+/* Annotation and label names read from pods. */
+#define GS_ANN_ASSIGNED  "gpu-scheduler.io/assigned"
+#define GS_ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
+#define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
+#define GS_RES_GPU       "nvidia.com/gpu"
+
+/*
+ * A pod (a cJSON object) into *out. map_annotation names the scheduling-map annotation (NULL: not read).
+ * metadata.uid, .namespace and .name are required. On success the caller owns *out and releases it
+ * with gs_pod_obj_free().
+ */
+int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err,
+		  size_t errlen);
+
+/* A node into *out. metadata.name is required. Release with gs_node_obj_free(). */
+int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t errlen);
+
+/*
+ * A Kubernetes quantity ("4", "1k", "2Ki", "500m", "1e3") as a whole number, rounded up as
+ * resource.Quantity.Value() does. Negative or over INT64_MAX is -ERANGE; bad syntax -EINVAL.
+ */
+int gs_decode_quantity(const char *s, int64_t *out);
+
+/* RFC 3339 ("2024-05-01T10:20:30Z", fractions and +hh:mm offsets too) -> ms since the epoch. */
+int gs_decode_time(const char *s, int64_t *ms);
+
+/* ---- watch events -------------------------------------------------------------------------------- */
+
+enum gs_watch_type {
+	GS_WATCH_ADDED = 0,
+	GS_WATCH_MODIFIED,
+	GS_WATCH_DELETED,
+	GS_WATCH_BOOKMARK,
+	GS_WATCH_ERROR,
+};
+
+/*
+ * One line of a watch stream: {"type": ..., "object": {...}}.
+ *   ADDED/MODIFIED/DELETED: pod or node (by kind) is filled; resource_version is the object's.
+ *   BOOKMARK: only resource_version (the object carries nothing else worth reading).
+ *   ERROR: the object is a metav1.Status: status_code (410 = the resourceVersion is too old: relist),
+ *          status_reason ("Expired", "Gone"), status_message; any of them may be 0/NULL.
+ * All strings are owned by the event; gs_watch_event_free() releases them (safe after a failure too).
+ */
+struct gs_watch_event {
+	enum gs_watch_type type;
+	enum gs_obj_kind kind;
+	struct gs_pod_obj pod;
+	struct gs_node_obj node;
+	char *resource_version;
+	int status_code;
+	char *status_reason;
+	char *status_message;
+};
+
+/* json[0..len) need not be NUL-terminated. Trailing bytes other than blanks are an error. */
+int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			  struct gs_watch_event *ev, char *err, size_t errlen);
+void gs_watch_event_free(struct gs_watch_event *ev);
+
+/* The name of a watch type, for logs ("ADDED"). */
+const char *gs_watch_type_name(enum gs_watch_type t);
+
+/* ---- lists --------------------------------------------------------------------------------------- */
+
+/*
+ * Called synchronously for every item of a list that decoded, in order. obj is a const struct
+ * gs_pod_obj * or gs_node_obj * (by kind), valid only during the call: copy what you keep. Return 0 to
+ * go on, <0 to stop (gs_decode_list then returns that code).
+ */
+typedef int (*gs_decode_item_cb)(enum gs_obj_kind kind, const void *obj, void *ud);
+
+/*
+ * A PodList/NodeList: calls cb for every item, then sets *resource_version (metadata.resourceVersion)
+ * and *continue_token (metadata.continue; NULL or "" on the last page), both malloc'ed for the caller.
+ * An item that fails to decode is logged (gs_log_warn, naming the item and the field) and skipped, so
+ * one odd object cannot hide the others; *skipped (if non-NULL) counts them. The list itself being
+ * malformed (bad JSON, no items array) fails the call before any callback.
+ */
+int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
+		      unsigned *skipped, char *err, size_t errlen);
+
+/* gs_decode_list_ex without the skipped count. */
+int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+		   gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, char *err,
+		   size_t errlen);
+
+/*
+ * An error body (metav1.Status): {"kind":"Status","code":410,"reason":"Expired","message":"..."}.
+ * Returns 0 with whatever of the three was present (others 0/NULL), or -EINVAL if the body is not a JSON
+ * object (the outputs are then 0/NULL too, so callers may ignore the return). reason/message malloc'ed.
+ */
+int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message);
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * watch.c: see watch.h. One request at a time per watch: a list page, or the watch stream. All state
+ * changes happen in the request's done callback or the backoff timer, never inside on_data, except the
+ * event handlers themselves.
+ */
+#include "k8s/watch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backoff.h"
+#include "core/buf.h"
+#include "core/hmap.h"
+#include "core/lines.h"
+#include "core/log.h"
+
+#define GS_WATCH_PAGE_SIZE        500
+#define GS_WATCH_TIMEOUT_MIN_S    300
+#define GS_WATCH_TIMEOUT_MAX_S    600
+#define GS_WATCH_BACKOFF_MIN_MS   800
+#define GS_WATCH_BACKOFF_MAX_MS   30000
+/* A watch that says nothing (no event, no bookmark) this long past its timeout is presumed dead. */
+#define GS_WATCH_SILENCE_GRACE_MS 60000
+#define GS_WATCH_LIST_TIMEOUT_MS  60000
+
+enum state {
+	ST_LISTING,
+	ST_WATCHING,
+	ST_BACKOFF,
+	ST_STOPPING,
+};
+
+struct gs_watch {
+	uv_loop_t *loop;
+	struct gs_kube *kube;
+	struct gs_watch_handlers h;
+	void *ud;
+	enum gs_obj_kind kind;
+	char *path;
+	char *field_selector; /* escaped */
+	char *map_annotation;
+	unsigned page_size;
+	enum state state;
+	char *rv;             /* resourceVersion to watch from */
+	char *cont;           /* continue token of the list in progress */
+	uint64_t epoch;       /* the current list's number; keys seen in it carry it */
+	int relist_wanted;
+	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
+	struct gs_kube_call *call;
+	struct gs_line_splitter lines;
+	int stream_err;       /* set by the stream: -ESTALE for 410, other <0 for garbage */
+	uv_timer_t timer;     /* backoff, and the silence guard while watching */
+	struct gs_backoff backoff;
+	struct gs_watch_stats st;
+	void (*close_cb)(void *ud);
+	void *close_ud;
+	int stop_pending;     /* the timer's close and the cancelled call's done, while stopping */
+};
+
+static void stop_step(struct gs_watch *w);
+
+static void list_page(struct gs_watch *w);
+static void watch_start(struct gs_watch *w);
+
+const char *gs_watch_name(const struct gs_watch *w)
+{
+	return w->kind == GS_OBJ_POD ? "pods" : "nodes";
+}
+
+static void set_str(char **dst, const char *s)
+{
+	char *n = s ? strdup(s) : NULL;
+	if (s && !n)
+		return; /* keep the old value: a stale version only costs a relist */
+	free(*dst);
+	*dst = n;
+}
+
+/* ---- objects to handlers --------------------------------------------------------------------- */
+
+static const char *obj_key(enum gs_obj_kind kind, const void *obj)
+{
+	return kind == GS_OBJ_POD ? ((const struct gs_pod_obj *)obj)->uid : ((const struct gs_node_obj *)obj)->name;
+}
+
+static void upsert(struct gs_watch *w, const void *obj)
+{
+	const char *key = obj_key(w->kind, obj);
+	if (gs_hmap_put_str(&w->known, key, (void *)(uintptr_t)w->epoch, NULL) < 0)
+		gs_log_error("%s: out of memory tracking %s", gs_watch_name(w), key);
+	w->h.upsert(w, w->kind, obj, w->ud);
+}
+
+static void removed(struct gs_watch *w, const char *key)
+{
+	if (gs_hmap_del_str(&w->known, key, NULL) == 0)
+		w->h.remove(w, w->kind, key, w->ud);
+}
+
+/* After a complete list: whatever it did not show is gone. */
+static void sweep(struct gs_watch *w)
+{
+	struct gs_hmap_iter it = {0};
+	unsigned n = 0;
+	while (gs_hmap_next(&w->known, &it)) {
+		if ((uintptr_t)it.val == w->epoch)
+			continue;
+		/* The key is a copy owned by the map: report before deleting. */
+		w->h.remove(w, w->kind, it.key, w->ud);
+		gs_hmap_del(&w->known, it.key, it.klen, NULL);
+		n++;
+	}
+	if (n)
+		gs_log_info("%s: relist found %u object(s) deleted while not watching", gs_watch_name(w), n);
+}
+
+/* ---- scheduling the next step ------------------------------------------------------------------ */
+
+static void on_timer(uv_timer_t *t)
+{
+	struct gs_watch *w = t->data;
+	if (w->state == ST_WATCHING && w->call) {
+		gs_log_warn("%s: watch silent for too long; restarting it", gs_watch_name(w));
+		gs_kube_cancel(w->call);
+		return;
+	}
+	if (w->state != ST_BACKOFF)
+		return;
+	if (w->rv && !w->relist_wanted) {
+		watch_start(w);
+	} else {
+		w->state = ST_LISTING;
+		list_page(w);
+	}
+}
+
+static void back_off(struct gs_watch *w, const char *why)
+{
+	uint64_t d = gs_backoff_next(&w->backoff);
+	w->st.errors_total++;
+	w->state = ST_BACKOFF;
+	gs_log_warn("%s: %s; retrying in %.1f s", gs_watch_name(w), why, (double)d / 1000.0);
+	uv_timer_start(&w->timer, on_timer, d, 0);
+}
+
+static void relist(struct gs_watch *w, const char *why)
+{
+	gs_log_info("%s: %s; listing again", gs_watch_name(w), why);
+	w->relist_wanted = 1;
+	w->state = ST_LISTING;
+	set_str(&w->cont, NULL);
+	list_page(w);
+}
+
+/* ---- list ---------------------------------------------------------------------------------------- */
+
+static int on_list_item(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	(void)kind;
+	upsert(ud, obj);
+	return 0;
+}
+
+static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct gs_watch *w = ud;
+	char why[320], derr[256] = "";
+	char *rv = NULL, *cont = NULL;
+
+	w->call = NULL;
+	if (w->state == ST_STOPPING) {
+		stop_step(w);
+		return;
+	}
+	if (err) {
+		w->st.healthy = 0;
+		snprintf(why, sizeof(why), "list failed: %s", msg);
+		back_off(w, why);
+		return;
+	}
+	w->st.healthy = 1;
+	if (resp->status == 410 && w->cont) {
+		/* The continue token expired mid-list: start the list over. */
+		relist(w, "list continue token expired");
+		return;
+	}
+	if (resp->status != 200) {
+		int code = 0;
+		char *reason = NULL, *message = NULL;
+		gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
+		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "", message ? message : "");
+		free(reason);
+		free(message);
+		back_off(w, why);
+		return;
+	}
+	int r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
+			       derr, sizeof(derr));
+	if (r < 0) {
+		snprintf(why, sizeof(why), "list reply not understood: %s", derr);
+		free(rv);
+		free(cont);
+		back_off(w, why);
+		return;
+	}
+	set_str(&w->rv, rv);
+	set_str(&w->cont, cont && *cont ? cont : NULL);
+	free(rv);
+	free(cont);
+	if (w->cont) {
+		list_page(w);
+		return;
+	}
+	sweep(w);
+	if (w->st.lists_total++ > 0)
+		w->st.relists_total++;
+	w->relist_wanted = 0;
+	w->st.synced = 1;
+	gs_backoff_reset(&w->backoff);
+	gs_log_info("%s: listed %u at resourceVersion %s", gs_watch_name(w), (unsigned)gs_hmap_len(&w->known),
+		    w->rv ? w->rv : "?");
+	if (w->h.synced)
+		w->h.synced(w, w->ud);
+	if (w->state == ST_LISTING)
+		watch_start(w);
+}
+
+static void list_page(struct gs_watch *w)
+{
+	char path[4096];
+	int n;
+
+	if (!w->cont)
+		w->epoch++;
+	n = snprintf(path, sizeof(path), "%s?limit=%u%s%s", w->path, w->page_size,
+		     w->field_selector ? "&fieldSelector=" : "", w->field_selector ? w->field_selector : "");
+	if (w->cont) {
+		char esc[2048];
+		if (gs_kube_escape(w->cont, esc, sizeof(esc)) == 0)
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "&continue=%s", esc);
+	}
+	struct gs_kube_req req = {
+		.method = "GET",
+		.path = path,
+		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
+		.prio = GS_KUBE_HIGH,
+	};
+	int r = gs_kube_send(w->kube, &req, on_list_done, w, &w->call);
+	if (r < 0) {
+		w->call = NULL;
+		back_off(w, "cannot send the list request");
+	}
+}
+
+/* ---- watch ----------------------------------------------------------------------------------- */
+
+static int on_line(const char *line, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	struct gs_watch_event ev;
+	char derr[256] = "";
+
+	if (gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr)) < 0) {
+		/* One bad event must not lose the others: count it, log it, go on. */
+		w->st.errors_total++;
+		gs_log_warn("%s: watch event not understood: %s", gs_watch_name(w), derr);
+		return 0;
+	}
+	w->st.events_total++;
+	switch (ev.type) {
+	case GS_WATCH_ADDED:
+	case GS_WATCH_MODIFIED:
+		upsert(w, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node);
+		set_str(&w->rv, ev.resource_version);
+		break;
+	case GS_WATCH_DELETED:
+		removed(w, obj_key(w->kind, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node));
+		set_str(&w->rv, ev.resource_version);
+		break;
+	case GS_WATCH_BOOKMARK:
+		set_str(&w->rv, ev.resource_version);
+		break;
+	case GS_WATCH_ERROR:
+		gs_log_info("%s: watch error event %d %s: %s", gs_watch_name(w), ev.status_code,
+			    ev.status_reason ? ev.status_reason : "", ev.status_message ? ev.status_message : "");
+		w->stream_err = ev.status_code == 410 ? -ESTALE : -EPROTO;
+		gs_watch_event_free(&ev);
+		return -ECANCELED; /* stop feeding; the done callback decides */
+	}
+	gs_watch_event_free(&ev);
+	return 0;
+}
+
+static void on_watch_data(const char *data, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	w->st.healthy = 1;
+	if (w->stream_err)
+		return;
+	int r = gs_line_splitter_feed(&w->lines, data, len);
+	if (r < 0) {
+		if (!w->stream_err)
+			w->stream_err = r;
+		if (w->call)
+			gs_kube_cancel(w->call);
+	}
+}
+
+static void on_watch_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct gs_watch *w = ud;
+	char why[320];
+	int stream_err = w->stream_err;
+
+	w->call = NULL;
+	w->st.restarts_total++;
+	uv_timer_stop(&w->timer);
+	gs_line_splitter_reset(&w->lines);
+	w->stream_err = 0;
+	if (w->state == ST_STOPPING) {
+		stop_step(w);
+		return;
+	}
+	if (stream_err == -ESTALE) {
+		relist(w, "watch resourceVersion too old (410 Gone)");
+		return;
+	}
+	if (stream_err) {
+		snprintf(why, sizeof(why), "watch stream broken: %s",
+			 stream_err == -E2BIG ? "event over the size cap" : "error event");
+		back_off(w, why);
+		return;
+	}
+	if (err) {
+		w->st.healthy = 0;
+		snprintf(why, sizeof(why), "watch failed: %s", msg);
+		back_off(w, why);
+		return;
+	}
+	if (resp->status == 410) {
+		relist(w, "watch answered 410 Gone");
+		return;
+	}
+	if (resp->status != 200) {
+		snprintf(why, sizeof(why), "watch answered %d", resp->status);
+		back_off(w, why);
+		return;
+	}
+	/* The server's timeout ended it: carry on from where we are. */
+	gs_backoff_reset(&w->backoff);
+	watch_start(w);
+}
+
+static void watch_start(struct gs_watch *w)
+{
+	char path[4096];
+	uint64_t timeout_s = gs_backoff_rand(&w->backoff, GS_WATCH_TIMEOUT_MIN_S, GS_WATCH_TIMEOUT_MAX_S);
+
+	snprintf(path, sizeof(path),
+		 "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%llu%s%s", w->path,
+		 w->rv ? w->rv : "", (unsigned long long)timeout_s, w->field_selector ? "&fieldSelector=" : "",
+		 w->field_selector ? w->field_selector : "");
+	struct gs_kube_req req = {
+		.method = "GET",
+		.path = path,
+		.watch = 1,
+		.on_data = on_watch_data,
+		.prio = GS_KUBE_HIGH,
+	};
+	w->state = ST_WATCHING;
+	w->stream_err = 0;
+	w->st.watches_total++;
+	if (gs_kube_send(w->kube, &req, on_watch_done, w, &w->call) < 0) {
+		w->call = NULL;
+		back_off(w, "cannot send the watch request");
+		return;
+	}
+	uv_timer_start(&w->timer, on_timer, timeout_s * 1000 + GS_WATCH_SILENCE_GRACE_MS, 0);
+}
+
+/* ---- public ---------------------------------------------------------------------------------- */
+
+int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
+		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out)
+{
+	struct gs_watch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->loop = loop;
+	w->kube = kube;
+	w->h = *h;
+	w->ud = ud;
+	w->kind = opts->kind;
+	w->page_size = opts->page_size ? opts->page_size : GS_WATCH_PAGE_SIZE;
+	w->path = strdup(opts->path);
+	w->map_annotation = strdup(opts->map_annotation ? opts->map_annotation : "");
+	if (opts->field_selector) {
+		size_t cap = strlen(opts->field_selector) * 3 + 1;
+		w->field_selector = malloc(cap);
+		if (w->field_selector)
+			gs_kube_escape(opts->field_selector, w->field_selector, cap);
+	}
+	if (!w->path || !w->map_annotation || (opts->field_selector && !w->field_selector)) {
+		free(w->path);
+		free(w->map_annotation);
+		free(w->field_selector);
+		free(w);
+		return -ENOMEM;
+	}
+	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
+	gs_line_splitter_init(&w->lines, 0, on_line, w);
+	gs_backoff_init(&w->backoff, GS_WATCH_BACKOFF_MIN_MS, GS_WATCH_BACKOFF_MAX_MS, opts->seed);
+	uv_timer_init(loop, &w->timer);
+	w->timer.data = w;
+	w->state = ST_LISTING;
+	list_page(w);
+	*out = w;
+	return 0;
+}
+
+void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st)
+{
+	*st = w->st;
+	st->known = (unsigned)gs_hmap_len(&w->known);
+}
+
+static void stop_step(struct gs_watch *w)
+{
+	if (--w->stop_pending > 0)
+		return;
+	void (*cb)(void *) = w->close_cb;
+	void *ud = w->close_ud;
+	gs_hmap_free(&w->known);
+	gs_line_splitter_free(&w->lines);
+	free(w->path);
+	free(w->field_selector);
+	free(w->map_annotation);
+	free(w->rv);
+	free(w->cont);
+	free(w);
+	if (cb)
+		cb(ud);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	stop_step(h->data);
+}
+
+void gs_watch_stop(struct gs_watch *w, void (*close_cb)(void *ud), void *ud)
+{
+	w->state = ST_STOPPING;
+	w->close_cb = close_cb;
+	w->close_ud = ud;
+	w->stop_pending = 1;
+	if (w->call) {
+		w->stop_pending++;
+		gs_kube_cancel(w->call); /* its done callback runs later and calls stop_step */
+	}
+	uv_timer_stop(&w->timer);
+	uv_close((uv_handle_t *)&w->timer, on_closed);
+}

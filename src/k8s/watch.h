@@ -1,0 +1,65 @@
+/*
+ * watch.h: list-then-watch of one resource (pods or nodes), the reflector of client-go in C.
+ *
+ *   1. LIST in pages (limit=page_size, continue=...) -> upsert every item; once the last page is in,
+ *      remove what was known before but is gone now (the relist sweep), then synced() fires.
+ *   2. WATCH from the list's resourceVersion with allowWatchBookmarks=true and a randomised
+ *      timeoutSeconds (5-10 min), decoding the chunked stream line by line.
+ *   3. A normal end re-watches from the last resourceVersion seen (bookmarks keep it fresh);
+ *      410 Gone (as a status or an ERROR event) relists; an unreachable apiserver, 429 or 5xx backs off
+ *      with jitter (0.8 s doubling to 30 s) and then resumes.
+ *
+ * Only compact records (src/sched/objects.h) reach the handlers; whole objects are never kept. The
+ * watch keeps the set of keys it has reported (pod UIDs, node names) for the relist sweep.
+ */
+#ifndef GS_K8S_WATCH_H
+#define GS_K8S_WATCH_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "k8s/client.h"
+#include "k8s/decode.h"
+
+struct gs_watch;
+
+struct gs_watch_handlers {
+	/* An object was added or changed. obj is a struct gs_pod_obj or gs_node_obj, valid during the call. */
+	void (*upsert)(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud);
+	/* An object is gone. key is the pod's UID or the node's name. */
+	void (*remove)(struct gs_watch *w, enum gs_obj_kind kind, const char *key, void *ud);
+	/* A complete list was applied (the first one means the cache is synced). May be NULL. */
+	void (*synced)(struct gs_watch *w, void *ud);
+};
+
+struct gs_watch_opts {
+	enum gs_obj_kind kind;
+	const char *path;           /* collection path, e.g. "/api/v1/pods" */
+	const char *field_selector; /* unescaped, may be NULL */
+	const char *map_annotation; /* for pods */
+	unsigned page_size;         /* 0: 500 */
+	uint64_t seed;              /* for jitter */
+};
+
+struct gs_watch_stats {
+	uint64_t lists_total;       /* complete lists (the first included) */
+	uint64_t relists_total;     /* lists after the first: 410 Gone or a failed watch without a version */
+	uint64_t watches_total;     /* watch requests started */
+	uint64_t restarts_total;    /* watches that ended, for any reason */
+	uint64_t errors_total;      /* failed requests and undecodable events */
+	uint64_t events_total;
+	unsigned known;             /* keys currently known */
+	int synced;                 /* a list has completed */
+	int healthy;                /* the last request reached the apiserver */
+};
+
+/* Starts listing at once. Returns 0 or <0 (-ENOMEM). opts strings are copied. */
+int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
+		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out);
+void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st);
+/* The resource's name for logs ("pods", "nodes"). */
+const char *gs_watch_name(const struct gs_watch *w);
+/* Stops: cancels the request in flight, closes the timer; close_cb once everything is closed. */
+void gs_watch_stop(struct gs_watch *w, void (*close_cb)(void *ud), void *ud);
+
+#endif

@@ -1,0 +1,348 @@
+/*
+ * main.c: wires the daemon. Parse and validate the configuration, load the kubeconfig, create the loop,
+ * start the modules, run, and on SIGTERM/SIGINT tear them down in order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "core/health.h"
+#include "core/hmap.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/options.h"
+#include "k8s/client.h"
+#include "k8s/controller.h"
+#include "k8s/kubeconfig.h"
+#include "webhook/server.h"
+
+#define GS_SHUTDOWN_GRACE_MS 10000
+
+struct config {
+	const char *kubeconfig;
+	const char *scheduler_name;
+	const char *annotation;
+	const char *health_addr;
+	long qps;
+	long burst;
+	long max_inflight_binds;
+	const char *log_level;
+	const char *log_format;
+	int events;
+	int require_env;
+	int recreate_unmutated;
+	int no_webhook;
+	const char *webhook_addr;
+	const char *tls_cert_file;
+	const char *tls_key_file;
+};
+
+static int validate_name(const char *v, char *err, size_t errlen)
+{
+	/* A scheduler name is free text in Kubernetes, but ours appears in field selectors: keep it plain. */
+	if (!*v || strlen(v) > 253 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._/") != strlen(v)) {
+		snprintf(err, errlen, "\"%s\" must be 1-253 characters of letters, digits, '-', '.', '_' or '/'", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int validate_level(const char *v, char *err, size_t errlen)
+{
+	enum gs_log_level l;
+	if (gs_log_level_parse(v, &l) < 0) {
+		snprintf(err, errlen, "\"%s\" is not one of error, warn, info, debug, trace", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int validate_format(const char *v, char *err, size_t errlen)
+{
+	enum gs_log_format f;
+	if (gs_log_format_parse(v, &f) < 0) {
+		snprintf(err, errlen, "\"%s\" is not text or json", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int validate_readable(const char *v, char *err, size_t errlen)
+{
+	if (access(v, R_OK) != 0) {
+		snprintf(err, errlen, "cannot read %s: %s", v, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define OPT(f) offsetof(struct config, f)
+static const struct gs_opt options[] = {
+	{"kubeconfig", "KUBECONFIG_PATH", GS_OPT_STRING, NULL, 0, 0, OPT(kubeconfig), validate_readable,
+	 "kubeconfig file; without it, the in-cluster service account is used"},
+	{"scheduler-name", "SCHEDULER_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0, OPT(scheduler_name), validate_name,
+	 "schedule pods whose spec.schedulerName is this"},
+	{"annotation", "GS_ANNOTATION", GS_OPT_STRING, "gpu-scheduling-map", 0, 0, OPT(annotation), validate_name,
+	 "the annotation holding the scheduling map"},
+	{"health-addr", "GS_HEALTH_ADDR", GS_OPT_STRING, "0.0.0.0:8080", 0, 0, OPT(health_addr),
+	 gs_opt_validate_hostport, "plain HTTP address of /healthz, /livez, /readyz and /metrics"},
+	{"kube-api-qps", "GS_KUBE_API_QPS", GS_OPT_INT, "0", 0, 1000000, OPT(qps), NULL,
+	 "requests per second to the apiserver, 0 for unlimited"},
+	{"kube-api-burst", "GS_KUBE_API_BURST", GS_OPT_INT, "0", 0, 1000000, OPT(burst), NULL,
+	 "burst over --kube-api-qps (0: equal to the qps)"},
+	{"max-inflight-binds", "GS_MAX_INFLIGHT_BINDS", GS_OPT_INT, "64", 1, 4096, OPT(max_inflight_binds), NULL,
+	 "bindings in flight at once"},
+	{"events", "GS_EVENTS", GS_OPT_BOOL, "true", 0, 0, OPT(events), NULL,
+	 "record Scheduled and FailedScheduling events"},
+	{"require-env", "GS_REQUIRE_ENV", GS_OPT_BOOL, "true", 0, 0, OPT(require_env), NULL,
+	 "bind only pods whose containers carry the map's CUDA_VISIBLE_DEVICES (set by the webhook)"},
+	{"recreate-unmutated", "GS_RECREATE_UNMUTATED", GS_OPT_BOOL, "true", 0, 0, OPT(recreate_unmutated), NULL,
+	 "delete StatefulSet/Job pods the webhook missed so their controller recreates them"},
+	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
+	 "do not serve the admission webhook"},
+	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
+	 gs_opt_validate_hostport, "HTTPS address of the admission webhook (POST /mutate)"},
+	{"tls-cert-file", "GS_TLS_CERT_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_cert_file), validate_readable,
+	 "webhook serving certificate (PEM), reloaded when it changes"},
+	{"tls-private-key-file", "GS_TLS_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_key_file),
+	 validate_readable, "webhook serving key (PEM), reloaded when it changes"},
+	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
+	 "error, warn, info, debug or trace"},
+	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
+	 "text or json"},
+};
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+struct daemon {
+	uv_loop_t loop;
+	uv_signal_t sigterm, sigint;
+	struct config cfg;
+	struct gs_metrics *metrics;
+	struct gs_kube *kube;
+	struct gs_controller *ctrl;
+	struct gs_health *health;
+	struct gs_webhook *webhook;
+	int stopping;
+	int exit_code;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n\n"
+		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
+		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
+		   "Options (a flag wins over its environment variable, which wins over the default):\n");
+	gs_options_usage(f, options, N_OPTIONS);
+	fprintf(f, "  %-32s %s\n  %-32s %s\n", "--help", "this text", "--version", "print the version");
+}
+
+static int ready_cb(char *why, size_t whylen, void *ud)
+{
+	struct daemon *d = ud;
+	if (d->stopping) {
+		snprintf(why, whylen, "shutting down");
+		return 0;
+	}
+	return gs_controller_ready(d->ctrl, why, whylen);
+}
+
+/* ---- shutdown, in dependency order: servers, controller, client ------------------------------- */
+
+static void on_kube_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->kube = NULL;
+	gs_controller_free(d->ctrl);
+	d->ctrl = NULL;
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	gs_log_info("shutdown complete");
+}
+
+static void on_ctrl_stopped(void *ud)
+{
+	struct daemon *d = ud;
+	gs_kube_close(d->kube, on_kube_closed, d);
+}
+
+static void on_servers_closed(void *ud)
+{
+	struct daemon *d = ud;
+	if (d->health || d->webhook)
+		return;
+	gs_controller_stop(d->ctrl, GS_SHUTDOWN_GRACE_MS, on_ctrl_stopped, d);
+}
+
+static void on_health_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->health = NULL;
+	on_servers_closed(d);
+}
+
+static void on_webhook_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->webhook = NULL;
+	on_servers_closed(d);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	struct daemon *d = s->data;
+	if (d->stopping) {
+		gs_log_warn("second %s: exiting at once", strsignal(signum));
+		_exit(1);
+	}
+	d->stopping = 1;
+	gs_log_info("%s: stopping (bindings in flight get %d s to finish)", strsignal(signum),
+		    GS_SHUTDOWN_GRACE_MS / 1000);
+	struct gs_health *h = d->health;
+	struct gs_webhook *w = d->webhook;
+	if (h)
+		gs_health_close(h, on_health_closed, d);
+	if (w)
+		gs_webhook_close(w, on_webhook_closed, d);
+	if (!h && !w)
+		on_servers_closed(d);
+}
+
+/* ---- startup ------------------------------------------------------------------------------------ */
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed = 0;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	return seed;
+}
+
+static int start(struct daemon *d, struct gs_kubeconfig *kc)
+{
+	char err[512] = "";
+	int r;
+
+	d->metrics = gs_metrics_new();
+	gs_metrics_process(d->metrics);
+
+	struct gs_kube_opts ko = {
+		.kc = kc,
+		.max_conns = (unsigned)d->cfg.max_inflight_binds + 8,
+		.qps = (double)d->cfg.qps,
+		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
+		.user_agent = "gpu-scheduler/" GS_VERSION,
+	};
+	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
+		gs_log_error("apiserver client: %s", err);
+		return r;
+	}
+	struct gs_controller_opts co = {
+		.scheduler_name = d->cfg.scheduler_name,
+		.annotation = d->cfg.annotation,
+		.max_inflight_binds = (unsigned)d->cfg.max_inflight_binds,
+		.check_env = d->cfg.require_env,
+		.recreate_unmutated = d->cfg.recreate_unmutated,
+		.events = d->cfg.events,
+		.seed = random_seed(),
+	};
+	if ((r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl)) < 0) {
+		gs_log_error("scheduler: cannot start: %s", uv_strerror(r));
+		return r;
+	}
+	if ((r = gs_health_start(&d->loop, d->cfg.health_addr, d->metrics, ready_cb, d, &d->health)) < 0) {
+		gs_log_error("--health-addr %s: %s", d->cfg.health_addr, uv_strerror(r));
+		return r;
+	}
+	gs_log_info("health, readiness and metrics on http://%s", d->cfg.health_addr);
+	if (!d->cfg.no_webhook) {
+		struct gs_webhook_opts wo = {
+			.addr = d->cfg.webhook_addr,
+			.cert_file = d->cfg.tls_cert_file,
+			.key_file = d->cfg.tls_key_file,
+			.scheduler_name = d->cfg.scheduler_name,
+			.annotation = d->cfg.annotation,
+			.metrics = d->metrics,
+		};
+		if ((r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err))) < 0) {
+			gs_log_error("webhook: %s", err);
+			return r;
+		}
+		gs_log_info("admission webhook on https://%s/mutate", d->cfg.webhook_addr);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d;
+	struct gs_kubeconfig kc;
+	char err[512] = "";
+	enum gs_log_level level;
+	enum gs_log_format format;
+	int r;
+
+	memset(&kc, 0, sizeof(kc));
+	r = gs_options_parse(options, N_OPTIONS, argc, argv, &d.cfg, err, sizeof(err));
+	if (r == GS_OPTIONS_HELP) {
+		usage(stdout);
+		return 0;
+	}
+	if (r == GS_OPTIONS_VERSION) {
+		printf("gpu-scheduler %s\n", GS_VERSION);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler: %s\n", err);
+		return 2;
+	}
+	if (!d.cfg.no_webhook && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
+		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
+				"(or turn it off with --no-webhook)\n");
+		return 2;
+	}
+	gs_log_level_parse(d.cfg.log_level, &level);
+	gs_log_format_parse(d.cfg.log_format, &format);
+	gs_log_setup(level, format);
+	gs_hmap_set_seed(random_seed());
+	signal(SIGPIPE, SIG_IGN);
+
+	if (d.cfg.kubeconfig)
+		r = gs_kubeconfig_load(d.cfg.kubeconfig, &kc, err, sizeof(err));
+	else
+		r = gs_kubeconfig_in_cluster(NULL, &kc, err, sizeof(err));
+	if (r < 0) {
+		gs_log_error("%s", err);
+		return 1;
+	}
+	gs_log_info("gpu-scheduler %s: scheduler %s, annotation %s, apiserver %s", GS_VERSION, d.cfg.scheduler_name,
+		    d.cfg.annotation, kc.server);
+
+	uv_loop_init(&d.loop);
+	uv_signal_init(&d.loop, &d.sigterm);
+	uv_signal_init(&d.loop, &d.sigint);
+	d.sigterm.data = d.sigint.data = &d;
+	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d.sigint, on_signal, SIGINT);
+
+	if (start(&d, &kc) < 0) {
+		/* A startup failure is fatal; the handles already made die with the process. */
+		gs_kubeconfig_free(&kc);
+		return 1;
+	}
+	gs_kubeconfig_free(&kc);
+
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+	r = uv_loop_close(&d.loop);
+	if (r != 0)
+		gs_log_warn("event loop closed with handles still open: %s", uv_strerror(r));
+	gs_metrics_free(d.metrics);
+	return d.exit_code;
+}

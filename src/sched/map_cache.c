@@ -1,0 +1,199 @@
+/*
+ * map_cache.c: the cache of parsed maps by annotation content. See map.h.
+ *
+ * Each entry owns a copy of the text (the hash key) and either one reference to the parsed map or the
+ * parse error. An entry is "idle" when nothing outside the cache references it: a failed parse always,
+ * a map whose only reference is the cache's. Idle entries sit on an LRU list (most recent first); only
+ * they are evicted, from the tail, and only inside gs_map_cache_get, so an error pointer handed out
+ * stays valid until the next call on the cache as map.h promises. gs_map_ref/unref tell the cache
+ * when a map crosses between one and two references, which keeps the list exact in O(1).
+ *
+ * Text over GS_MAP_MAX_BYTES is rejected without being hashed or copied: such an entry could only
+ * ever hold an error, and holding it would let one pod pin 64 KiB of garbage per distinct value.
+ *
+ * Besides -EINVAL, gs_map_cache_get may return -ENOMEM with *err set to NULL (map.h lists -EINVAL
+ * only; out of memory is the one other outcome).
+ */
+#include "sched/map.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hmap.h"
+#include "sched/map_int.h"
+
+struct lru_link {
+	struct lru_link *prev, *next;
+};
+
+struct gs_map__cache_ent {
+	struct lru_link lru;                   /* idle LRU list, while idle; first member */
+	struct gs_map_cache *cache;
+	int idle;
+	struct gs_map *map;                    /* NULL for a failed parse */
+	struct gs_map_error err;               /* with map == NULL */
+	size_t len;
+	char text[];                           /* the key, NUL-terminated for debugging */
+};
+
+struct gs_map_cache {
+	struct gs_hmap by_text;          /* text -> entry; keys borrowed from the entries */
+	struct lru_link lru;             /* sentinel: lru.next is the most recently idle */
+	size_t max;
+	size_t idle;
+	uint64_t hits, misses;
+	struct gs_map_error too_big;     /* the error for uncached oversize text */
+};
+
+static void lru_unlink(struct gs_map__cache_ent *e)
+{
+	e->lru.prev->next = e->lru.next;
+	e->lru.next->prev = e->lru.prev;
+	e->lru.prev = e->lru.next = NULL;
+}
+
+/* Puts e at the head of the idle list (moving it there if it is already idle). */
+static void make_idle(struct gs_map__cache_ent *e)
+{
+	struct gs_map_cache *c = e->cache;
+
+	if (e->idle)
+		lru_unlink(e);
+	else
+		c->idle++;
+	e->idle = 1;
+	e->lru.prev = &c->lru;
+	e->lru.next = c->lru.next;
+	c->lru.next->prev = &e->lru;
+	c->lru.next = &e->lru;
+}
+
+void gs_map__cache_busy(struct gs_map__cache_ent *e)
+{
+	if (!e->idle)
+		return;
+	lru_unlink(e);
+	e->idle = 0;
+	e->cache->idle--;
+}
+
+void gs_map__cache_idle(struct gs_map__cache_ent *e)
+{
+	make_idle(e);
+}
+
+/* Removes e from the cache and frees it; its map lives on while others reference it. */
+static void ent_free(struct gs_map__cache_ent *e)
+{
+	struct gs_map_cache *c = e->cache;
+
+	gs_hmap_del(&c->by_text, e->text, e->len, NULL);
+	if (e->idle) {
+		lru_unlink(e);
+		c->idle--;
+	}
+	if (e->map) {
+		e->map->ce = NULL;
+		gs_map_unref(e->map);
+	}
+	free(e);
+}
+
+struct gs_map_cache *gs_map_cache_new(size_t max_entries)
+{
+	struct gs_map_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	gs_hmap_init(&c->by_text, 0);
+	c->lru.prev = c->lru.next = &c->lru;
+	c->max = max_entries;
+	return c;
+}
+
+void gs_map_cache_free(struct gs_map_cache *c)
+{
+	struct gs_hmap_iter it = {0};
+
+	if (!c)
+		return;
+	while (gs_hmap_next(&c->by_text, &it))
+		ent_free(it.val);
+	gs_hmap_free(&c->by_text);
+	free(c);
+}
+
+/* Evicts idle entries from the LRU tail until the cache holds at most max entries; keeps `keep`. */
+static void evict(struct gs_map_cache *c, const struct gs_map__cache_ent *keep)
+{
+	struct lru_link *l = c->lru.prev;
+
+	while (gs_hmap_len(&c->by_text) > c->max && l != &c->lru) {
+		struct lru_link *prev = l->prev;
+		if ((struct gs_map__cache_ent *)l != keep)
+			ent_free((struct gs_map__cache_ent *)l); /* lru is the first member */
+		l = prev;
+	}
+}
+
+int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struct gs_map **out,
+		     const struct gs_map_error **err)
+{
+	struct gs_map__cache_ent *e;
+	int rc;
+
+	*out = NULL;
+	*err = NULL;
+	if (len > GS_MAP_MAX_BYTES) {
+		c->misses++;
+		rc = gs_map_parse(text, len, out, &c->too_big);
+		*err = &c->too_big;
+		return rc;
+	}
+
+	e = gs_hmap_get(&c->by_text, text, len);
+	if (e) {
+		c->hits++;
+		if (e->map) {
+			gs_map_ref(e->map);
+			*out = e->map;
+			return 0;
+		}
+		make_idle(e); /* refresh its place in the LRU */
+		*err = &e->err;
+		return -EINVAL;
+	}
+
+	c->misses++;
+	e = calloc(1, sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	e->cache = c;
+	e->len = len;
+	memcpy(e->text, text, len);
+	rc = gs_map_parse(text, len, &e->map, &e->err);
+	if (rc == -ENOMEM || gs_hmap_put(&c->by_text, e->text, e->len, e, NULL) < 0) {
+		gs_map_unref(e->map);
+		free(e);
+		return -ENOMEM;
+	}
+	if (e->map) {
+		e->map->ce = e;
+		gs_map_ref(e->map); /* the caller's; the parse's one is the cache's */
+		*out = e->map;
+	} else {
+		make_idle(e);
+		*err = &e->err;
+	}
+	evict(c, e);
+	return e->map ? 0 : -EINVAL;
+}
+
+void gs_map__cache_stats(const struct gs_map_cache *c, struct gs_map__cache_stats *st)
+{
+	st->entries = gs_hmap_len(&c->by_text);
+	st->idle = c->idle;
+	st->hits = c->hits;
+	st->misses = c->misses;
+}

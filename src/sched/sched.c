@@ -1,0 +1,395 @@
+/*
+ * sched.c: the engine's lifecycle, its inputs (node and pod events) and introspection. Placement,
+ * queues and pulls are in sched_place.c; docs/sched.md tells the whole story.
+ *
+ * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
+ * are found by uid (and ns/name), nodes by name, and each node slot lists exactly the pods waiting for
+ * it, so nothing ever scans all pods.
+ */
+#include "sched/sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "sched/map_int.h"
+#include "sched/sched_int.h"
+
+#define DEFAULT_SEED 0x6a09e667f3bcc908ull
+
+void *gs_sched__xmalloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p) {
+		gs_log_error("sched: out of memory (%zu bytes)", n);
+		abort();
+	}
+	return p;
+}
+
+char *gs_sched__xstrdup(const char *str)
+{
+	size_t n = strlen(str) + 1;
+	return memcpy(gs_sched__xmalloc(n), str, n);
+}
+
+const char *gs_wait_reason_name(enum gs_wait_reason r)
+{
+	static const char *const names[GS_WAIT__COUNT] = {
+		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
+		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED",
+	};
+	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
+}
+
+const char *gs_pod_state_name(enum gs_pod_state st)
+{
+	static const char *const names[GS_POD__COUNT] = {
+		"WAITING", "QUEUED", "BINDING", "BACKOFF", "BOUND", "GONE", "FINISHED",
+	};
+	return (unsigned)st < GS_POD__COUNT ? names[st] : "?";
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------------- */
+
+void gs_sched_config_init(struct gs_sched_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->scheduler_name = "gpu-scheduler";
+	cfg->annotation = "gpu-scheduling-map";
+	cfg->check_env = 1;
+	cfg->recreate_unmutated = 0;
+	cfg->backoff_min_ms = 200;
+	cfg->backoff_max_ms = 10000;
+	cfg->map_cache_size = 256;
+}
+
+struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
+{
+	struct gs_sched *s;
+
+	if (!cfg->scheduler_name || !*cfg->scheduler_name)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->cfg.scheduler_name = gs_sched__xstrdup(cfg->scheduler_name);
+	s->cfg.annotation = gs_sched__xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
+										  : "gpu-scheduling-map");
+	if (s->cfg.backoff_min_ms <= 0)
+		s->cfg.backoff_min_ms = 200;
+	if (s->cfg.backoff_max_ms <= 0)
+		s->cfg.backoff_max_ms = 10000;
+	if (s->cfg.backoff_max_ms < s->cfg.backoff_min_ms)
+		s->cfg.backoff_max_ms = s->cfg.backoff_min_ms;
+	if (s->cfg.map_cache_size == 0)
+		s->cfg.map_cache_size = 256;
+	s->rng = cfg->seed ? cfg->seed : DEFAULT_SEED;
+	gs_hmap_init(&s->pods, 0);
+	gs_hmap_init(&s->pods_by_name, 0);
+	gs_hmap_init(&s->nodes, 0);
+	gs_sched__list_init(&s->bindq);
+	gs_sched__list_init(&s->reportq);
+	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
+	if (!s->maps) {
+		gs_sched_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void pod_free(struct gs_sched__pod *p)
+{
+	gs_map_unref(p->map);
+	free(p->msg);
+	free(p->reported);
+	free(p->imsg);
+	free(p->rv);
+	free(p->uid);
+	free(p);
+}
+
+void gs_sched_free(struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+
+	if (!s)
+		return;
+	while (gs_hmap_next(&s->pods, &it))
+		pod_free(it.val);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->nodes, &it))
+		free(it.val);
+	gs_hmap_free(&s->pods);
+	gs_hmap_free(&s->pods_by_name);
+	gs_hmap_free(&s->nodes);
+	gs_map_cache_free(s->maps);
+	free(s->heap);
+	free((char *)s->cfg.scheduler_name);
+	free((char *)s->cfg.annotation);
+	free(s);
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------- */
+
+static void hmap_put_or_die(struct gs_hmap *m, const char *key, void *val)
+{
+	if (gs_hmap_put_str(m, key, val, NULL) < 0) {
+		gs_log_error("sched: out of memory");
+		abort();
+	}
+}
+
+struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
+{
+	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
+	size_t len;
+
+	if (n)
+		return n;
+	len = strlen(name);
+	n = gs_sched__xmalloc(sizeof(*n) + len + 1);
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, name, len + 1);
+	gs_sched__list_init(&n->waiters);
+	n->gpus = -1;
+	hmap_put_or_die(&s->nodes, n->name, n);
+	return n;
+}
+
+void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
+{
+	if (n->present || n->n_waiters)
+		return;
+	gs_hmap_del_str(&s->nodes, n->name, NULL);
+	free(n);
+}
+
+/*
+ * Re-places every pod waiting for n: all of them go to the bind queue when n became schedulable,
+ * otherwise each one's reason and message follow the node's new state. O(waiters of n).
+ */
+static void node_changed(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_sched__link *l = n->waiters.next, *next;
+
+	for (; l != &n->waiters; l = next) {
+		next = l->next;
+		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
+	}
+}
+
+int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_t now_ms)
+{
+	struct gs_sched__node *n;
+	enum gs_wait_reason before, after;
+
+	if (!o->name || !*o->name)
+		return -EINVAL;
+	n = gs_sched__node_slot(s, o->name);
+	before = gs_sched__node_block(n);
+	if (!n->present) {
+		n->present = 1;
+		s->nodes_present++;
+	}
+	n->ready = !!o->ready;
+	n->unschedulable = !!o->unschedulable;
+	n->gpus = o->gpus;
+	after = gs_sched__node_block(n);
+	if (before == after)
+		return 0;
+	if (before == GS_WAIT_NONE)
+		s->nodes_schedulable--;
+	if (after == GS_WAIT_NONE)
+		s->nodes_schedulable++;
+	gs_log_debug("node %s: %s -> %s, %zu pods wait for it", n->name,
+		     before == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(before),
+		     after == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(after), n->n_waiters);
+	node_changed(s, n);
+	return 0;
+}
+
+int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
+{
+	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
+
+	if (!n || !n->present)
+		return -ENOENT;
+	if (gs_sched__node_block(n) == GS_WAIT_NONE)
+		s->nodes_schedulable--;
+	n->present = 0;
+	s->nodes_present--;
+	gs_log_debug("node %s: deleted, %zu pods wait for it", n->name, n->n_waiters);
+	node_changed(s, n);
+	gs_sched__node_gc(s, n);
+	return 0;
+}
+
+/* ---- pods -------------------------------------------------------------------------------------- */
+
+static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj *o)
+{
+	size_t lu = strlen(o->uid) + 1, ln = strlen(o->ns) + 1, lm = strlen(o->name) + 1;
+	struct gs_sched__pod *p = gs_sched__xmalloc(sizeof(*p));
+	char *str = gs_sched__xmalloc(lu + ln + lm + ln + lm);
+
+	memset(p, 0, sizeof(*p));
+	p->state = GS_POD__COUNT; /* none yet: the first set_state counts it */
+	p->index = -1;
+	gs_sched__list_init(&p->qlink);
+	gs_sched__list_init(&p->rlink);
+	p->uid = memcpy(str, o->uid, lu);
+	p->ns = memcpy(str + lu, o->ns, ln);
+	p->name = memcpy(str + lu + ln, o->name, lm);
+	p->key = str + lu + ln + lm;
+	snprintf(p->key, ln + lm, "%s/%s", o->ns, o->name);
+	hmap_put_or_die(&s->pods, p->uid, p);
+	hmap_put_or_die(&s->pods_by_name, p->key, p);
+	return p;
+}
+
+static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	gs_sched__detach(s, p);
+	if (p->rlink.next != &p->rlink)
+		gs_sched__list_del(&p->rlink);
+	if (p->state < GS_POD__COUNT)
+		s->by_state[p->state]--;
+	gs_hmap_del_str(&s->pods, p->uid, NULL);
+	if (gs_hmap_get_str(&s->pods_by_name, p->key) == p)
+		gs_hmap_del_str(&s->pods_by_name, p->key, NULL);
+	pod_free(p);
+}
+
+/* Leaves the pending set for good (or as bound): out of every queue, list and heap. */
+static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st)
+{
+	if (p->state == st)
+		return;
+	gs_sched__detach(s, p);
+	gs_sched__set_state(s, p, st);
+	gs_log_debug("pod %s/%s: %s", p->ns, p->name, gs_pod_state_name(st));
+}
+
+int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t now_ms)
+{
+	struct gs_sched__pod *p;
+
+	if (!o->uid || !o->ns || !o->name || !*o->uid)
+		return -EINVAL;
+	p = gs_hmap_get_str(&s->pods, o->uid);
+	if (!o->scheduler_name || strcmp(o->scheduler_name, s->cfg.scheduler_name) != 0) {
+		if (p)
+			pod_remove(s, p);
+		return 0;
+	}
+	if (!p)
+		p = pod_new(s, o);
+
+	if (o->deleting || o->terminal || p->state == GS_POD_FINISHED) {
+		pod_settle(s, p, GS_POD_FINISHED);
+		return 0;
+	}
+	if (o->node_name || p->state == GS_POD_BOUND) {
+		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
+		return 0;
+	}
+	if (p->state == GS_POD_GONE && o->resource_version && p->rv && strcmp(o->resource_version, p->rv) == 0)
+		return 0;
+
+	free(p->rv);
+	p->rv = o->resource_version ? gs_sched__xstrdup(o->resource_version) : NULL;
+	gs_sched__pod_inputs(s, p, o);
+	switch (p->state) {
+	case GS_POD_BINDING:
+	case GS_POD_BACKOFF:
+		return 0; /* the new inputs count when the result arrives or the retry is due */
+	case GS_POD_GONE:
+		p->attempts = 0;
+		break;
+	default:
+		break;
+	}
+	gs_sched__place(s, p);
+	return 0;
+}
+
+int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
+{
+	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
+
+	if (!p)
+		return -ENOENT;
+	pod_remove(s, p);
+	return 0;
+}
+
+/* ---- introspection ----------------------------------------------------------------------------- */
+
+static void pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
+{
+	*out = (struct gs_sched_pod_info){
+		.uid = p->uid,
+		.ns = p->ns,
+		.name = p->name,
+		.state = p->state,
+		.reason = p->state == GS_POD_WAITING ? p->reason : GS_WAIT_NONE,
+		.message = p->state == GS_POD_WAITING ? p->msg : NULL,
+		.index = p->index,
+		.index_source = p->index_source,
+		.node = p->entry ? p->entry->node : NULL,
+		.devices = p->entry ? p->entry->devices : NULL,
+		.attempts = p->attempts,
+		.due_ms = p->state == GS_POD_BACKOFF ? p->due_ms : 0,
+	};
+}
+
+int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched_pod_info *out)
+{
+	const struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
+
+	if (!p)
+		return -ENOENT;
+	pod_info(p, out);
+	return 0;
+}
+
+int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name,
+		      struct gs_sched_pod_info *out)
+{
+	char key[600];
+	const struct gs_sched__pod *p;
+	int n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return -ENOENT; /* longer than any valid namespace/name */
+	p = gs_hmap_get(&s->pods_by_name, key, (size_t)n);
+	if (!p)
+		return -ENOENT;
+	pod_info(p, out);
+	return 0;
+}
+
+void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
+{
+	struct gs_map__cache_stats cs;
+
+	memset(st, 0, sizeof(*st));
+	st->pods = gs_hmap_len(&s->pods);
+	memcpy(st->by_state, s->by_state, sizeof(st->by_state));
+	memcpy(st->waiting_by, s->waiting_by, sizeof(st->waiting_by));
+	st->pending = s->by_state[GS_POD_WAITING] + s->by_state[GS_POD_QUEUED] + s->by_state[GS_POD_BINDING] +
+		      s->by_state[GS_POD_BACKOFF];
+	st->nodes = s->nodes_present;
+	st->nodes_schedulable = s->nodes_schedulable;
+	gs_map__cache_stats(s->maps, &cs);
+	st->maps_cached = cs.entries;
+	st->binds_ok = s->binds_ok;
+	st->binds_gone = s->binds_gone;
+	st->binds_retry = s->binds_retry;
+	st->reports = s->reports;
+}

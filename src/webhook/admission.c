@@ -1,0 +1,463 @@
+#include "webhook/admission.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "webhook/jsonpatch.h"
+
+#define ADMISSION_API_VERSION "admission.k8s.io/v1"
+#define LABEL_POD_INDEX       "apps.kubernetes.io/pod-index"
+#define ANNOTATION_JOB_INDEX  "batch.kubernetes.io/job-completion-index"
+/* Our own cache when the caller shares none: a handful of workloads is the common case. */
+#define OWN_CACHE_ENTRIES 64
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x)  STRINGIFY_(x)
+
+struct gs_admission {
+	char *scheduler_name;
+	char *annotation;
+	struct gs_map_cache *cache;
+	int own_cache;
+};
+
+/* What the response will say; filled by decide(), written by write_response(). */
+struct verdict {
+	int allowed;
+	int deny_code;          /* with !allowed */
+	const char *deny_reason;
+	const struct gs_jsonpatch *patch; /* non-NULL with at least one operation */
+};
+
+static const char *const outcome_names[GS_ADMISSION_OUTCOME_COUNT] = {
+	[GS_ADMISSION_PATCHED] = "patched",
+	[GS_ADMISSION_UNCHANGED] = "unchanged",
+	[GS_ADMISSION_DENIED] = "denied",
+	[GS_ADMISSION_WARNED] = "warned",
+	[GS_ADMISSION_SKIPPED] = "skipped",
+	[GS_ADMISSION_BAD_REQUEST] = "bad_request",
+};
+
+const char *gs_admission_outcome_name(enum gs_admission_outcome o)
+{
+	if ((unsigned)o >= GS_ADMISSION_OUTCOME_COUNT)
+		return "unknown";
+	return outcome_names[o];
+}
+
+int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out)
+{
+	*out = NULL;
+	if (!o->scheduler_name || !*o->scheduler_name || !o->annotation || !*o->annotation)
+		return -EINVAL;
+	struct gs_admission *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->scheduler_name = strdup(o->scheduler_name);
+	a->annotation = strdup(o->annotation);
+	a->cache = o->cache;
+	if (!a->cache) {
+		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
+		a->own_cache = 1;
+	}
+	if (!a->scheduler_name || !a->annotation || !a->cache) {
+		gs_admission_free(a);
+		return -ENOMEM;
+	}
+	*out = a;
+	return 0;
+}
+
+void gs_admission_free(struct gs_admission *a)
+{
+	if (!a)
+		return;
+	if (a->own_cache)
+		gs_map_cache_free(a->cache);
+	free(a->scheduler_name);
+	free(a->annotation);
+	free(a);
+}
+
+/* ---- small helpers ------------------------------------------------------------------------------ */
+
+/* Copies src into dst[size], marking a cut with "..." so a truncated value is never mistaken. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	if (!src)
+		src = "";
+	size_t n = strlen(src);
+	if (n < size) {
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	memcpy(dst, src, size - 4);
+	memcpy(dst + size - 4, "...", 4);
+}
+
+/* The string value of obj[key], or NULL when absent or not a string. */
+static const char *get_str(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static const cJSON *get_obj(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsObject(it) ? it : NULL;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/*
+ * An upper bound on the values cJSON would allocate for body: every value but the first follows a
+ * ',' or opens with '[' or '{'. Bytes inside strings do not count. Stops counting past limit.
+ */
+static size_t count_json_values(const char *body, size_t len, size_t limit)
+{
+	size_t n = 1;
+	int in_str = 0;
+	for (size_t i = 0; i < len && n <= limit; i++) {
+		char c = body[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == ',' || c == '[' || c == '{') {
+			n++;
+		}
+	}
+	return n;
+}
+
+static int is_json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* ---- the patch for one container ---------------------------------------------------------------- */
+
+/*
+ * Appends to p what makes container c (at /spec/<field>/<ci>) carry CUDA_VISIBLE_DEVICES=devices:
+ * nothing when it already does, else add the env array, append to it, or fix each occurrence of
+ * the variable (the kubelet takes the last of duplicates; fixing all of them is simplest to reason
+ * about). elem is the JSON of the whole env element. Sets *changed when an operation was added.
+ */
+static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci, const cJSON *c,
+			   const char *devices, const char *elem, int *changed)
+{
+	struct gs_buf path, val;
+	gs_buf_init(&path, 0);
+	gs_buf_init(&val, 0);
+	int r = gs_jsonptr_append(&path, "spec");
+	if (r == 0)
+		r = gs_jsonptr_append(&path, field);
+	if (r == 0)
+		r = gs_jsonptr_append_index(&path, ci);
+	if (r == 0)
+		r = gs_jsonptr_append(&path, "env");
+	if (r < 0)
+		goto out;
+	size_t base = path.len;
+
+	*changed = 0;
+	const cJSON *env = cJSON_GetObjectItemCaseSensitive(c, "env");
+	if (!cJSON_IsArray(env)) {
+		/* Absent (or null): "add" creates the member, and would also replace a non-array. */
+		r = gs_buf_printf(&val, "[%s]", elem);
+		if (r == 0)
+			r = gs_jsonpatch_op(p, "add", path.data, val.data);
+		*changed = 1;
+		goto out;
+	}
+
+	int found = 0;
+	size_t k = 0;
+	for (const cJSON *e = env->child; e; e = e->next, k++) {
+		if (!str_eq(get_str(e, "name"), GS_ADMISSION_CUDA_ENV))
+			continue;
+		found = 1;
+		const cJSON *value = cJSON_GetObjectItemCaseSensitive(e, "value");
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(e, "valueFrom");
+		int literal = cJSON_IsString(value) && (!from || cJSON_IsNull(from));
+		if (literal && strcmp(value->valuestring, devices) == 0)
+			continue; /* already right: the second delivery of a request changes nothing */
+		path.len = base;
+		path.data[base] = '\0';
+		r = gs_jsonptr_append_index(&path, k);
+		if (r < 0)
+			goto out;
+		if (literal) {
+			r = gs_jsonptr_append(&path, "value");
+			gs_buf_reset(&val);
+			if (r == 0)
+				r = gs_buf_append_json_str(&val, devices);
+			if (r == 0)
+				r = gs_jsonpatch_op(p, "replace", path.data, val.data);
+		} else {
+			/* valueFrom, or no usable value: the whole element goes, so no valueFrom survives. */
+			r = gs_jsonpatch_op(p, "replace", path.data, elem);
+		}
+		if (r < 0)
+			goto out;
+		*changed = 1;
+	}
+	if (!found) {
+		r = gs_jsonptr_append(&path, "-");
+		if (r == 0)
+			r = gs_jsonpatch_op(p, "add", path.data, elem);
+		*changed = 1;
+	}
+out:
+	gs_buf_free(&path);
+	gs_buf_free(&val);
+	return r;
+}
+
+static int patch_pod(struct gs_jsonpatch *p, const cJSON *spec, const char *devices, int *n_changed)
+{
+	static const char *const fields[] = { "containers", "initContainers" };
+	struct gs_buf elem;
+	gs_buf_init(&elem, 0);
+	int r = gs_buf_append_str(&elem, "{\"name\":\"" GS_ADMISSION_CUDA_ENV "\",\"value\":");
+	if (r == 0)
+		r = gs_buf_append_json_str(&elem, devices);
+	if (r == 0)
+		r = gs_buf_append_str(&elem, "}");
+	*n_changed = 0;
+	for (size_t f = 0; r == 0 && f < sizeof(fields) / sizeof(fields[0]); f++) {
+		const cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, fields[f]);
+		if (!cJSON_IsArray(list))
+			continue;
+		size_t ci = 0;
+		for (const cJSON *c = list->child; r == 0 && c; c = c->next, ci++) {
+			int changed = 0;
+			if (!cJSON_IsObject(c))
+				continue;
+			r = patch_container(p, fields[f], ci, c, devices, elem.data, &changed);
+			*n_changed += changed;
+		}
+	}
+	if (r == 0)
+		r = gs_jsonpatch_finish(p);
+	gs_buf_free(&elem);
+	return r;
+}
+
+/* ---- the decision ------------------------------------------------------------------------------- */
+
+static int is_pod_create(const cJSON *req)
+{
+	const cJSON *kind = get_obj(req, "kind");
+	const char *sub = get_str(req, "subResource");
+	return kind && str_eq(get_str(kind, "group"), "") && str_eq(get_str(kind, "version"), "v1") &&
+	       str_eq(get_str(kind, "kind"), "Pod") && str_eq(get_str(req, "operation"), "CREATE") &&
+	       (!sub || !*sub);
+}
+
+/*
+ * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
+ * (a protocol violation, not a pod to judge), or an allocation error.
+ */
+static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch *patch,
+		  struct gs_admission_result *res, struct verdict *v)
+{
+	v->allowed = 1;
+	res->outcome = GS_ADMISSION_SKIPPED;
+	if (!is_pod_create(req))
+		return 0;
+	const cJSON *obj = get_obj(req, "object");
+	if (!obj) {
+		copy_str(res->message, sizeof(res->message), "Pod CREATE without request.object");
+		return -EINVAL;
+	}
+	const cJSON *meta = get_obj(obj, "metadata");
+	const cJSON *spec = get_obj(obj, "spec");
+	const cJSON *labels = get_obj(meta, "labels");
+	const cJSON *annotations = get_obj(meta, "annotations");
+	const char *name = get_str(meta, "name");
+	if (!name || !*name)
+		name = get_str(req, "name");
+	if (!name || !*name)
+		name = get_str(meta, "generateName");
+	copy_str(res->name, sizeof(res->name), name);
+	if (!res->ns[0])
+		copy_str(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+
+	if (!str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
+		return 0;
+	const char *text = get_str(annotations, a->annotation);
+	if (!text)
+		return 0;
+
+	struct gs_map *map = NULL;
+	const struct gs_map_error *err = NULL;
+	int r = gs_map_cache_get(a->cache, text, strlen(text), &map, &err);
+	if (r < 0 && r != -EINVAL)
+		return r;
+	if (r < 0) {
+		res->outcome = GS_ADMISSION_DENIED;
+		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
+			 err ? err->msg : "cannot be parsed");
+		v->allowed = 0;
+		v->deny_code = 400;
+		v->deny_reason = "BadRequest";
+		return 0;
+	}
+
+	/* The pod's own name only: metadata.name, never a generateName prefix ("job-3-" is no index). */
+	const char *pod_name = get_str(meta, "name");
+	if (!pod_name || !*pod_name)
+		pod_name = get_str(req, "name");
+	if (gs_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
+			 &res->index, &res->index_source) < 0) {
+		res->index = -1;
+		res->outcome = GS_ADMISSION_WARNED;
+		snprintf(res->message, sizeof(res->message),
+			 "%s: cannot tell the pod's index (no pod-index label, job completion index or -N name "
+			 "suffix); " GS_ADMISSION_CUDA_ENV " not set",
+			 a->annotation);
+		goto out;
+	}
+	const struct gs_map_entry *e = gs_map_lookup(map, res->index);
+	if (!e) {
+		res->outcome = GS_ADMISSION_WARNED;
+		snprintf(res->message, sizeof(res->message),
+			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", a->annotation,
+			 res->index);
+		goto out;
+	}
+	copy_str(res->node, sizeof(res->node), e->node);
+	copy_str(res->devices, sizeof(res->devices), e->devices);
+	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
+	if (r < 0)
+		goto out;
+	res->outcome = res->containers_patched ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
+	if (patch->n_ops)
+		v->patch = patch;
+out:
+	gs_map_unref(map);
+	return r;
+}
+
+/* ---- the answer --------------------------------------------------------------------------------- */
+
+static int write_response(struct gs_buf *out, const char *uid, const struct verdict *v,
+			  const struct gs_admission_result *res)
+{
+	int r = gs_buf_append_str(out, "{\"apiVersion\":\"" ADMISSION_API_VERSION "\",\"kind\":\"AdmissionReview\","
+				       "\"response\":{\"uid\":");
+	if (r == 0)
+		r = gs_buf_append_json_str(out, uid);
+	if (r == 0)
+		r = gs_buf_append_str(out, v->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
+	if (r == 0 && v->patch) {
+		r = gs_buf_append_str(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+		if (r == 0)
+			r = gs_base64_append(out, v->patch->buf.data, v->patch->buf.len);
+		if (r == 0)
+			r = gs_buf_append_str(out, "\"");
+	}
+	if (r == 0 && !v->allowed) {
+		r = gs_buf_printf(out, ",\"status\":{\"status\":\"Failure\",\"code\":%d,\"reason\":\"%s\",\"message\":",
+				  v->deny_code, v->deny_reason);
+		if (r == 0)
+			r = gs_buf_append_json_str(out, res->message);
+		if (r == 0)
+			r = gs_buf_append_str(out, "}");
+	}
+	if (r == 0 && res->outcome == GS_ADMISSION_WARNED) {
+		r = gs_buf_append_str(out, ",\"warnings\":[");
+		if (r == 0)
+			r = gs_buf_append_json_str(out, res->message);
+		if (r == 0)
+			r = gs_buf_append_str(out, "]");
+	}
+	if (r == 0)
+		r = gs_buf_append_str(out, "}}");
+	return r;
+}
+
+static int bad_request(struct gs_admission_result *res, const char *why)
+{
+	res->outcome = GS_ADMISSION_BAD_REQUEST;
+	copy_str(res->message, sizeof(res->message), why);
+	return -EINVAL;
+}
+
+int gs_admission_review(struct gs_admission *a, const char *body, size_t len, struct gs_buf *out,
+			struct gs_admission_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->index = -1;
+
+	if (len == 0 || !body)
+		return bad_request(res, "empty body");
+	if (count_json_values(body, len, GS_ADMISSION_MAX_VALUES) > GS_ADMISSION_MAX_VALUES)
+		return bad_request(res, "too many JSON values");
+
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+	if (!root)
+		return bad_request(res, "not JSON, or nested deeper than " STRINGIFY(CJSON_NESTING_LIMIT));
+	/* cJSON stops after the first value; anything but blanks after it makes the body not JSON. */
+	while (end && end < body + len && is_json_space(*end))
+		end++;
+
+	struct gs_jsonpatch patch;
+	gs_jsonpatch_init(&patch, GS_ADMISSION_PATCH_MAX);
+	int r;
+	const cJSON *req = get_obj(root, "request");
+	const char *uid = get_str(req, "uid");
+	if (!end || end != body + len) {
+		r = bad_request(res, "trailing bytes after the JSON value");
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		r = bad_request(res, "not a JSON object");
+		goto out;
+	}
+	if (!str_eq(get_str(root, "apiVersion"), ADMISSION_API_VERSION) ||
+	    !str_eq(get_str(root, "kind"), "AdmissionReview")) {
+		r = bad_request(res, "not an " ADMISSION_API_VERSION " AdmissionReview");
+		goto out;
+	}
+	if (!req || !uid || !*uid) {
+		r = bad_request(res, "AdmissionReview without request or request.uid");
+		goto out;
+	}
+	copy_str(res->uid, sizeof(res->uid), uid);
+	copy_str(res->ns, sizeof(res->ns), get_str(req, "namespace"));
+	copy_str(res->name, sizeof(res->name), get_str(req, "name"));
+	res->dry_run = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "dryRun"));
+
+	struct verdict v = { 0 };
+	r = decide(a, req, &patch, res, &v);
+	if (r == -EINVAL) {
+		res->outcome = GS_ADMISSION_BAD_REQUEST;
+		goto out;
+	}
+	if (r == 0) {
+		size_t mark = out->len;
+		r = write_response(out, uid, &v, res);
+		if (r < 0 && out->data) {
+			out->len = mark;
+			out->data[mark] = '\0';
+		}
+	}
+out:
+	gs_jsonpatch_free(&patch);
+	cJSON_Delete(root);
+	return r;
+}

@@ -1,0 +1,100 @@
+/*
+ * admission.h: the mutating admission decision, bytes in and bytes out, with no I/O.
+ *
+ * Input is an AdmissionReview (admission.k8s.io/v1) as the apiserver POSTs it; output is the
+ * AdmissionReview answer. For a Pod CREATE with spec.schedulerName equal to ours and the map
+ * annotation present, the answer carries a JSON Patch setting CUDA_VISIBLE_DEVICES to the devices of
+ * the pod's entry in every container and init container. The map and the pod index come from
+ * src/sched/map.h, so the webhook and the scheduler can never read one annotation two ways.
+ *
+ * Decisions (docs/webhook.md has the patch shapes and the reasoning):
+ *   not a Pod CREATE, another scheduler, no annotation  -> allowed, no patch          (SKIPPED)
+ *   malformed map                                        -> denied, code 400           (DENIED)
+ *   no index, or no entry for it                         -> allowed, a warning         (WARNED)
+ *   every container already correct                     -> allowed, no patch          (UNCHANGED)
+ *   otherwise                                            -> allowed, JSONPatch         (PATCHED)
+ * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
+ *
+ * Everything runs on the caller's thread; a struct gs_admission is not thread-safe (its map cache
+ * is not).
+ */
+#ifndef GS_WEBHOOK_ADMISSION_H
+#define GS_WEBHOOK_ADMISSION_H
+
+#include <stddef.h>
+
+#include "core/buf.h"
+#include "sched/map.h"
+
+/* Bytes of JSON Patch at most (before base64): 4096 containers' worth of operations, far above any pod. */
+#define GS_ADMISSION_PATCH_MAX (1024 * 1024)
+/*
+ * JSON values (objects, arrays, scalars) at most in one AdmissionReview. cJSON spends about 64 bytes
+ * per value, so without this a body of "[1,1,1,...]" would cost some 30 times its size in memory.
+ * A real pod holds a few thousand values; 1,000,000 keeps the worst case near 100 MB.
+ */
+#define GS_ADMISSION_MAX_VALUES 1000000
+
+#define GS_ADMISSION_CUDA_ENV "CUDA_VISIBLE_DEVICES"
+
+struct gs_admission; /* opaque */
+
+struct gs_admission_opts {
+	const char *scheduler_name; /* spec.schedulerName that marks our pods; copied; required */
+	const char *annotation;     /* name of the map annotation; copied; required */
+	/*
+	 * Parsed-map cache to use, e.g. the scheduler's own (both sides run on the loop thread).
+	 * Borrowed: it must outlive the admission. NULL: the admission makes and owns one.
+	 */
+	struct gs_map_cache *cache;
+};
+
+/* 0, -EINVAL (a required option is missing or empty), -ENOMEM. */
+int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out);
+void gs_admission_free(struct gs_admission *a); /* NULL is fine */
+
+enum gs_admission_outcome {
+	GS_ADMISSION_PATCHED = 0, /* allowed with a patch setting the variable somewhere */
+	GS_ADMISSION_UNCHANGED,   /* ours, every container already has the right value: no patch */
+	GS_ADMISSION_DENIED,      /* ours, the map does not parse: allowed=false */
+	GS_ADMISSION_WARNED,      /* ours, no index or no entry: allowed with a warning, no patch */
+	GS_ADMISSION_SKIPPED,     /* not ours (other kind, operation, scheduler, no annotation) */
+	GS_ADMISSION_BAD_REQUEST, /* not an AdmissionReview we can answer: HTTP 400, no response JSON */
+	GS_ADMISSION_OUTCOME_COUNT
+};
+
+/* "patched", "unchanged", "denied", "warned", "skipped", "bad_request" (metric label values). */
+const char *gs_admission_outcome_name(enum gs_admission_outcome o);
+
+/*
+ * What happened, for logs and metrics. Strings are truncated copies (never NULL, "" when unknown):
+ * the result does not point into the request or the map.
+ */
+struct gs_admission_result {
+	enum gs_admission_outcome outcome;
+	char uid[64];             /* request.uid */
+	char ns[64];              /* request.namespace, else metadata.namespace */
+	char name[254];           /* metadata.name, else request.name, else metadata.generateName */
+	long index;               /* the pod's index, -1 when none was determined */
+	enum gs_index_source index_source;
+	char node[254];           /* node of the entry */
+	char devices[256];        /* devices of the entry, "..." at the end when truncated */
+	int containers_patched;   /* containers and init containers that got an operation */
+	int dry_run;              /* request.dryRun was true */
+	char message[320];        /* denial message, warning, or why the request is bad; "" otherwise */
+};
+
+/*
+ * Decides one AdmissionReview. body[0..len) need not be NUL-terminated.
+ *
+ * Returns 0 with the response JSON appended to out (answer it with HTTP 200, application/json), or
+ *   -EINVAL  the body is not an AdmissionReview v1 request (not JSON, too deep or too big for the
+ *            decoder, wrong apiVersion or kind, no request, no uid): answer HTTP 400; out unchanged;
+ *            res->outcome is GS_ADMISSION_BAD_REQUEST and res->message says why;
+ *   -ENOMEM, -E2BIG (out's cap): answer HTTP 500; out unchanged, res->outcome meaningless.
+ * res is always filled (res may not be NULL).
+ */
+int gs_admission_review(struct gs_admission *a, const char *body, size_t len, struct gs_buf *out,
+			struct gs_admission_result *res);
+
+#endif

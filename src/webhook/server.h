@@ -1,0 +1,104 @@
+/*
+ * server.h: the mutating admission webhook over HTTPS: routing, certificate rotation, counters.
+ *
+ * Routes:
+ *   POST /mutate   Content-Type application/json (parameters allowed) -> gs_admission_review:
+ *                  200 + AdmissionReview JSON; 400 text for a body that is no AdmissionReview;
+ *                  500 text on allocation failure
+ *   /mutate with another method -> 405 (Allow: POST);  wrong Content-Type -> 400;  any other path -> 404
+ * Limits on the request (head size, body size GS_WEBHOOK_MAX_BODY, timeouts) are the HTTP server's.
+ *
+ * Certificates: the PEM files named by cert_file and key_file are read at start (a failure there is
+ * fatal for the caller: gs_webhook_start returns an error and a readable reason). Every
+ * reload_interval_ms the webhook stat()s both paths (following symlinks, so a Kubernetes Secret
+ * volume's "..data" swap shows as a new inode), and when device, inode, size, mtime or ctime changed,
+ * reads both, compares a SHA-256 of the content with the one being served, and on a difference builds
+ * a new TLS config and hands it to the server: new connections use it, live ones finish with the
+ * old one, so no request fails across a rotation. A pair that does not load (mismatched key, a half-
+ * written file) is logged and counted, the old certificate stays, and it is retried when the files
+ * change again. The file reads are synchronous on the loop thread: a few KiB, once per change.
+ *
+ * Loop thread only. No callback runs from inside gs_webhook_start.
+ */
+#ifndef GS_WEBHOOK_SERVER_H
+#define GS_WEBHOOK_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/metrics.h"
+#include "webhook/admission.h"
+
+#define GS_WEBHOOK_PATH               "/mutate"
+/* An AdmissionReview holds the object (and oldObject on UPDATE); the apiserver caps a request body at
+ * 3 MiB, so twice that plus the envelope. */
+#define GS_WEBHOOK_MAX_BODY           (7 * 1024 * 1024)
+#define GS_WEBHOOK_MAX_RESPONSE       (2 * 1024 * 1024) /* base64 of GS_ADMISSION_PATCH_MAX, and some */
+#define GS_WEBHOOK_CERT_MAX           (1024 * 1024)     /* bytes per certificate or key file */
+#define GS_WEBHOOK_RELOAD_INTERVAL_MS 10000
+
+/*
+ * Counters, updated on the loop thread; a caller may register them with a gs_metrics registry
+ * (gs_webhook_stats_register), which then must not outlive the struct.
+ */
+struct gs_webhook_stats {
+	struct gs_counter reviews[GS_ADMISSION_OUTCOME_COUNT]; /* POST /mutate answered, by outcome */
+	struct gs_counter internal_errors;      /* 500 answers (allocation failures) */
+	struct gs_counter http_rejected;        /* 404, 405, wrong Content-Type */
+	struct gs_counter cert_reloads;         /* certificate pairs loaded after the start */
+	struct gs_counter cert_reload_failures; /* pairs that changed on disk but did not load */
+	struct gs_gauge cert_not_after;         /* expiry of the served leaf, seconds since the epoch */
+	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
+};
+
+/* Sets everything to zero and allocates the histogram (gs_latency_buckets). Cannot fail. */
+void gs_webhook_stats_init(struct gs_webhook_stats *st);
+void gs_webhook_stats_free(struct gs_webhook_stats *st);
+/*
+ * Registers the series as gpu_scheduler_webhook_reviews_total{result="..."},
+ * gpu_scheduler_webhook_errors_total{kind="internal|rejected"},
+ * gpu_scheduler_webhook_cert_reloads_total{result="success|failure"},
+ * gpu_scheduler_webhook_cert_not_after_seconds and gpu_scheduler_webhook_review_duration_seconds.
+ */
+void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);
+
+struct gs_webhook_opts {
+	const char *addr;               /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
+	const char *cert_file;          /* PEM chain, leaf first */
+	const char *key_file;           /* PEM key */
+	struct gs_admission *admission; /* borrowed: must outlive the webhook */
+	struct gs_webhook_stats *stats; /* borrowed, initialised by the caller; NULL: the webhook keeps its own */
+	unsigned reload_interval_ms;    /* 0: GS_WEBHOOK_RELOAD_INTERVAL_MS */
+	size_t max_body;                /* 0: GS_WEBHOOK_MAX_BODY */
+	unsigned max_conns;             /* 0: the HTTP server's default */
+};
+
+struct gs_webhook; /* opaque */
+
+/*
+ * Loads the certificate, listens, starts the reload timer. Returns 0, or <0 with a readable reason in
+ * err: -ENOENT/-EACCES (a file cannot be read), -EINVAL (bad PEM, key does not match, bad options),
+ * or the listen error (-EADDRINUSE, ...).
+ */
+int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
+		     size_t errlen);
+
+/* The bound port (for "host:0"). */
+int gs_webhook_port(const struct gs_webhook *w);
+
+/* The counters in use (the caller's, or the webhook's own). */
+struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w);
+
+/*
+ * Checks the files now, as the timer does (e.g. on SIGHUP). Returns 1 when a new pair is being
+ * served, 0 when nothing changed (or the content is the same), <0 when a changed pair failed to load
+ * (the old one stays; logged and counted).
+ */
+int gs_webhook_check_certs(struct gs_webhook *w);
+
+/* Stops the timer and the server, closes every connection; close_cb (may be NULL) runs once all
+ * handles are closed, after which w is freed. No other call on w afterwards. */
+void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud);
+
+#endif

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler and kubelet from Debian's
+# `kubernetes` source package and caches them outside the repository, keyed by version.
+#
+#   tests/cluster/build-k8s.sh            # prints the directory holding the binaries
+#
+# Environment:
+#   GS_K8S_CACHE   cache root (default /var/cache/gpu-scheduler)
+#   K8S_VERSION    Debian source version to expect (default 1.20.2)
+#
+# The vendored modern-go/reflect2 1.0.1 crashes the apiserver under Go >= 1.18 as soon as a mutating
+# webhook returns a patch; it is replaced with Debian's 1.0.2 before building (see
+# ../shared/notes/local-cluster.md).
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-1.20.2}
+CACHE=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}
+OUT="$CACHE/k8s-$K8S_VERSION/bin"
+WANT="kube-apiserver kube-controller-manager kube-scheduler kubelet"
+
+have_all() {
+	local b
+	for b in $WANT; do [ -x "$OUT/$b" ] || return 1; done
+}
+
+if have_all; then
+	echo "$OUT"
+	exit 0
+fi
+
+log() { printf 'build-k8s: %s\n' "$*" >&2; }
+
+need_pkgs=()
+[ -x /usr/lib/go-1.19/bin/go ] || need_pkgs+=(golang-1.19-go)
+command -v rsync >/dev/null || need_pkgs+=(rsync)
+command -v dpkg-source >/dev/null || need_pkgs+=(dpkg-dev)
+[ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+	log "installing ${need_pkgs[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >&2
+fi
+
+SRC_LIST=/etc/apt/sources.list.d/gpu-scheduler-src.sources
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+	log "adding a deb-src entry for bookworm"
+	cat > "$SRC_LIST" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	apt-get update -qq >&2
+fi
+
+WORK="$CACHE/k8s-$K8S_VERSION/src"
+mkdir -p "$WORK"
+cd "$WORK"
+if ! ls kubernetes_*.dsc >/dev/null 2>&1; then
+	log "fetching the kubernetes source package"
+	apt-get source --download-only kubernetes >&2
+fi
+TREE=$(find "$WORK" -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
+if [ -z "$TREE" ]; then
+	dpkg-source --no-check -x kubernetes_*.dsc >&2
+	TREE=$(find "$WORK" -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
+fi
+
+R2="$TREE/vendor/github.com/modern-go/reflect2"
+if ! grep -qs 'gpu-scheduler: reflect2 1.0.2' "$R2/.patched"; then
+	log "replacing vendored reflect2 with Debian's 1.0.2"
+	rm -f "$R2"/*.go "$R2"/*.s
+	cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.go "$R2/"
+	cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.s "$R2/" 2>/dev/null || true
+	rm -f "$R2"/*_test.go
+	echo 'gpu-scheduler: reflect2 1.0.2' > "$R2/.patched"
+	rm -rf "$TREE/_output"
+fi
+
+mkdir -p "$TREE/.go/src/k8s.io" "$TREE/.home"
+ln -sfn "$TREE" "$TREE/.go/src/k8s.io/kubernetes"
+# A generator binary left empty by an earlier failed build breaks every later one.
+find "$TREE/_output" -type f -size 0 -path '*bin*' -delete 2>/dev/null || true
+
+log "building $WANT (about 11 minutes on 2 cores)"
+(
+	cd "$TREE/.go/src/k8s.io/kubernetes"
+	PATH=/usr/lib/go-1.19/bin:$PATH CGO_ENABLED=0 HOME="$TREE/.home" GOPATH="$TREE/.go" \
+		GOFLAGS=-mod=vendor make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet" >&2
+)
+mkdir -p "$OUT"
+for b in $WANT; do
+	install -m 0755 "$TREE/_output/bin/$b" "$OUT/$b"
+done
+# Keep the cache small: the binaries are all we need again, plus pause.c for the node image.
+install -m 0644 "$TREE/build/pause/linux/pause.c" "$OUT/../pause.c" 2>/dev/null || true
+echo "$OUT"

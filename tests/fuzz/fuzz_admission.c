@@ -1,0 +1,105 @@
+/*
+ * fuzz_admission.c: libFuzzer driver for gs_admission_review.
+ *
+ * The first byte picks where the rest of the input goes, so that the fuzzer reaches past the JSON
+ * syntax check:
+ *   0..127   the whole input is the request body (seeds: tests/golden/admission/<case>.request.json)
+ *   128..191 the map annotation of a fixed Pod CREATE
+ *   192..255 the raw JSON of the "env" of its first container
+ * Every answer must be valid JSON, and a patch must decode from base64 to a JSON array.
+ *
+ * Build and run (from the repository root):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
+ *     tests/fuzz/fuzz_admission.c src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c \
+ *     src/sched/map_cache.c src/core/buf.c src/core/log.c src/core/hmap.c \
+ *     -lcjson -lmbedcrypto -o build/fuzz_admission
+ *   mkdir -p build/corpus/admission
+ *   build/fuzz_admission -max_total_time=60 -dict=tests/fuzz/admission.dict \
+ *     build/corpus/admission tests/golden/admission
+ * (a seed file from the golden directory gets mode "whole body" through its first byte '{' or '[').
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <mbedtls/base64.h>
+
+#include "core/buf.h"
+#include "webhook/admission.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct gs_admission *adm;
+
+#define HEAD                                                                                                   \
+	"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"f\","          \
+	"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"namespace\":\"d\"," \
+	"\"object\":{\"metadata\":{\"name\":\"w-2\",\"annotations\":{\"gpu-scheduling-map\":"
+
+static void check_answer(const struct gs_buf *out)
+{
+	cJSON *j = cJSON_ParseWithLength(out->data, out->len);
+	if (!j)
+		abort();
+	const cJSON *resp = cJSON_GetObjectItemCaseSensitive(j, "response");
+	const cJSON *patch = cJSON_GetObjectItemCaseSensitive(resp, "patch");
+	if (patch) {
+		size_t n = strlen(patch->valuestring), olen = 0;
+		unsigned char *dec = malloc(n + 1);
+		if (!dec || mbedtls_base64_decode(dec, n + 1, &olen, (const unsigned char *)patch->valuestring, n) != 0)
+			abort();
+		cJSON *ops = cJSON_ParseWithLength((const char *)dec, olen);
+		if (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) == 0)
+			abort();
+		cJSON_Delete(ops);
+		free(dec);
+	}
+	cJSON_Delete(j);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!adm) {
+		struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map" };
+		if (gs_admission_new(&o, &adm) < 0)
+			abort();
+	}
+	struct gs_buf body, out;
+	gs_buf_init(&body, 0);
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	int r;
+	if (size == 0 || data[0] < 128) {
+		r = gs_admission_review(adm, (const char *)data, size, &out, &res);
+	} else {
+		char *text = malloc(size);
+		if (!text)
+			abort();
+		memcpy(text, data + 1, size - 1);
+		text[size - 1] = '\0'; /* JSON strings end at a NUL anyway */
+		gs_buf_append_str(&body, HEAD);
+		if (data[0] < 192) {
+			gs_buf_append_json_str(&body, text);
+			gs_buf_append_str(&body, "}},\"spec\":{\"schedulerName\":\"gpu-scheduler\","
+						 "\"containers\":[{\"name\":\"c\"}]}}}}");
+		} else {
+			gs_buf_append_str(&body, "\"0=n:0\\n2=m:1,2\"}},\"spec\":{\"schedulerName\":\"gpu-scheduler\","
+						 "\"initContainers\":[{\"name\":\"i\",\"env\":");
+			gs_buf_append(&body, data + 1, size - 1);
+			gs_buf_append_str(&body, "}],\"containers\":[{\"name\":\"c\",\"env\":");
+			gs_buf_append(&body, data + 1, size - 1);
+			gs_buf_append_str(&body, "}]}}}}");
+		}
+		free(text);
+		r = gs_admission_review(adm, body.data, body.len, &out, &res);
+	}
+	if (r == 0)
+		check_answer(&out);
+	else if (r == -EINVAL && (out.len != 0 || res.outcome != GS_ADMISSION_BAD_REQUEST || !res.message[0]))
+		abort();
+	gs_buf_free(&body);
+	gs_buf_free(&out);
+	return 0;
+}

@@ -1,0 +1,618 @@
+/*
+ * test_admission.c: the admission decision, the JSON Patch / JSON Pointer / base64 encoders, and the
+ * golden transcripts in tests/golden/admission.
+ *
+ * Golden cases: every <case>.request.json is reviewed and the answer rendered as <case>.expected.txt,
+ * a readable transcript (outcome, HTTP status, allowed, warnings, status, and the JSON Patch decoded
+ * from base64, one operation per line). GS_GOLDEN_UPDATE=1 rewrites the transcripts instead of
+ * comparing; review the diff. GS_GOLDEN_DIR overrides the directory (default: relative to the cwd).
+ *
+ * Every patched case is also applied (a small RFC 6902 add/replace applier below) and the patched
+ * pod reviewed again: it must come back UNCHANGED with no patch, which is what a retried admission
+ * call sees.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <mbedtls/base64.h>
+
+#include "core/buf.h"
+#include "sched/map.h"
+#include "webhook/admission.h"
+#include "webhook/jsonpatch.h"
+
+#define MAP_TEXT "0=node1:0,1\n1=node2:2\n2=node3:0,1,2\n3=node4:3\n4=node4:3"
+
+static struct gs_admission *new_admission(void)
+{
+	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map" };
+	struct gs_admission *a = NULL;
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	assert_non_null(a);
+	return a;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		assert_int_equal(gs_buf_append(&b, chunk, n), 0);
+	fclose(f);
+	if (!b.data)
+		assert_int_equal(gs_buf_append(&b, "", 0), 0);
+	return gs_buf_steal(&b, len);
+}
+
+/* ---- a minimal JSON Patch applier: add and replace, enough to replay our own patches ---------- */
+
+/* Decodes the next reference token of *p into tok; 0 at the end of the pointer. */
+static int next_token(const char **p, char *tok, size_t size)
+{
+	if (**p != '/')
+		return 0;
+	(*p)++;
+	size_t n = 0;
+	while (**p && **p != '/') {
+		char c = **p;
+		if (c == '~') {
+			(*p)++;
+			assert_true(**p == '0' || **p == '1');
+			c = **p == '0' ? '~' : '/';
+		}
+		assert_true(n + 1 < size);
+		tok[n++] = c;
+		(*p)++;
+	}
+	tok[n] = '\0';
+	return 1;
+}
+
+static cJSON *child(cJSON *node, const char *tok)
+{
+	if (cJSON_IsArray(node)) {
+		char *end;
+		long i = strtol(tok, &end, 10);
+		return *end || i < 0 ? NULL : cJSON_GetArrayItem(node, (int)i);
+	}
+	return cJSON_GetObjectItemCaseSensitive(node, tok);
+}
+
+static void apply_op(cJSON *doc, const cJSON *op)
+{
+	const char *kind = cJSON_GetObjectItemCaseSensitive(op, "op")->valuestring;
+	const char *p = cJSON_GetObjectItemCaseSensitive(op, "path")->valuestring;
+	cJSON *value = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(op, "value"), 1);
+	assert_non_null(value);
+	char tok[512], last[512];
+	cJSON *parent = doc;
+	assert_true(next_token(&p, last, sizeof(last)));
+	while (next_token(&p, tok, sizeof(tok))) {
+		parent = child(parent, last);
+		assert_non_null(parent); /* RFC 6902: the parent must exist for add and replace */
+		strcpy(last, tok);
+	}
+	if (strcmp(kind, "replace") == 0) {
+		assert_non_null(child(parent, last)); /* replace needs an existing target */
+		if (cJSON_IsArray(parent))
+			cJSON_ReplaceItemInArray(parent, atoi(last), value);
+		else
+			cJSON_ReplaceItemInObjectCaseSensitive(parent, last, value);
+	} else {
+		assert_string_equal(kind, "add");
+		if (cJSON_IsArray(parent)) {
+			assert_string_equal(last, "-"); /* we only ever append */
+			cJSON_AddItemToArray(parent, value);
+		} else {
+			if (cJSON_GetObjectItemCaseSensitive(parent, last))
+				cJSON_ReplaceItemInObjectCaseSensitive(parent, last, value);
+			else
+				cJSON_AddItemToObject(parent, last, value);
+		}
+	}
+}
+
+/* ---- rendering one case ------------------------------------------------------------------------ */
+
+/* Decodes the base64 patch of a response; the caller frees. */
+static char *decode_patch(const char *b64)
+{
+	size_t olen = 0, n = strlen(b64);
+	char *out = malloc(n + 1);
+	assert_non_null(out);
+	assert_int_equal(mbedtls_base64_decode((unsigned char *)out, n + 1, &olen, (const unsigned char *)b64, n), 0);
+	out[olen] = '\0';
+	return out;
+}
+
+/*
+ * Reviews body, checks the answer's invariants and renders the transcript into txt. When the answer
+ * has a patch, *patched (if given) receives the request with the patch applied to its object.
+ */
+static void render_case(struct gs_admission *a, const char *body, size_t len, struct gs_buf *txt, char **patched,
+			enum gs_admission_outcome *outcome)
+{
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	int r = gs_admission_review(a, body, len, &out, &res);
+	*outcome = res.outcome;
+	if (patched)
+		*patched = NULL;
+	gs_buf_printf(txt, "outcome: %s\n", gs_admission_outcome_name(res.outcome));
+	if (r < 0) {
+		assert_int_equal(r, -EINVAL);
+		assert_int_equal(res.outcome, GS_ADMISSION_BAD_REQUEST);
+		assert_int_equal(out.len, 0);
+		assert_true(res.message[0] != '\0');
+		gs_buf_printf(txt, "http: 400\nmessage: %s\n", res.message);
+		gs_buf_free(&out);
+		return;
+	}
+	assert_int_not_equal(res.outcome, GS_ADMISSION_BAD_REQUEST);
+	gs_buf_printf(txt, "http: 200\n");
+
+	/* The answer must be one valid AdmissionReview echoing the uid. */
+	cJSON *resp = cJSON_ParseWithLength(out.data, out.len);
+	assert_non_null(resp);
+	cJSON *req = cJSON_ParseWithLength(body, len);
+	assert_non_null(req);
+	const char *uid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "uid")->valuestring;
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(resp, "apiVersion")->valuestring, "admission.k8s.io/v1");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(resp, "kind")->valuestring, "AdmissionReview");
+	cJSON *response = cJSON_GetObjectItemCaseSensitive(resp, "response");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(response, "uid")->valuestring, uid);
+	assert_string_equal(res.uid, uid);
+	cJSON *allowed = cJSON_GetObjectItemCaseSensitive(response, "allowed");
+	assert_true(cJSON_IsBool(allowed));
+	assert_int_equal(cJSON_IsTrue(allowed), res.outcome != GS_ADMISSION_DENIED);
+	gs_buf_printf(txt, "allowed: %s\n", cJSON_IsTrue(allowed) ? "true" : "false");
+	if (res.ns[0] || res.name[0])
+		gs_buf_printf(txt, "pod: %s/%s\n", res.ns, res.name);
+	if (res.dry_run)
+		gs_buf_printf(txt, "dry run: true\n");
+	if (res.index >= 0)
+		gs_buf_printf(txt, "index: %ld from %s\n", res.index, gs_index_source_name(res.index_source));
+	if (res.node[0])
+		gs_buf_printf(txt, "entry: node %s, devices %s\n", res.node, res.devices);
+	if (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED)
+		gs_buf_printf(txt, "containers patched: %d\n", res.containers_patched);
+
+	cJSON *status = cJSON_GetObjectItemCaseSensitive(response, "status");
+	assert_int_equal(status != NULL, res.outcome == GS_ADMISSION_DENIED);
+	if (status) {
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(status, "status")->valuestring, "Failure");
+		gs_buf_printf(txt, "status: %d %s: %s\n", cJSON_GetObjectItemCaseSensitive(status, "code")->valueint,
+			      cJSON_GetObjectItemCaseSensitive(status, "reason")->valuestring,
+			      cJSON_GetObjectItemCaseSensitive(status, "message")->valuestring);
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(status, "message")->valuestring, res.message);
+	}
+	cJSON *warnings = cJSON_GetObjectItemCaseSensitive(response, "warnings");
+	assert_int_equal(warnings != NULL, res.outcome == GS_ADMISSION_WARNED);
+	cJSON *w;
+	cJSON_ArrayForEach(w, warnings)
+		gs_buf_printf(txt, "warning: %s\n", w->valuestring);
+
+	cJSON *patch64 = cJSON_GetObjectItemCaseSensitive(response, "patch");
+	assert_int_equal(patch64 != NULL, res.outcome == GS_ADMISSION_PATCHED);
+	if (patch64) {
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(response, "patchType")->valuestring, "JSONPatch");
+		char *text = decode_patch(patch64->valuestring);
+		cJSON *ops = cJSON_Parse(text);
+		assert_true(cJSON_IsArray(ops));
+		assert_true(cJSON_GetArraySize(ops) > 0);
+		gs_buf_printf(txt, "patch:\n");
+		cJSON *obj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "object");
+		cJSON *op;
+		cJSON_ArrayForEach(op, ops) {
+			char *v = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(op, "value"));
+			gs_buf_printf(txt, "  %s %s %s\n", cJSON_GetObjectItemCaseSensitive(op, "op")->valuestring,
+				      cJSON_GetObjectItemCaseSensitive(op, "path")->valuestring, v ? v : "");
+			free(v);
+			apply_op(obj, op);
+		}
+		if (patched)
+			*patched = cJSON_PrintUnformatted(req);
+		cJSON_Delete(ops);
+		free(text);
+	} else {
+		assert_null(cJSON_GetObjectItemCaseSensitive(response, "patchType"));
+	}
+	cJSON_Delete(req);
+	cJSON_Delete(resp);
+	gs_buf_free(&out);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static void test_golden(void **state)
+{
+	const char *dir = getenv("GS_GOLDEN_DIR");
+	if (!dir)
+		dir = "tests/golden/admission";
+	int update = getenv("GS_GOLDEN_UPDATE") && strcmp(getenv("GS_GOLDEN_UPDATE"), "1") == 0;
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		fail_msg("cannot read %s (run from the repository root or set GS_GOLDEN_DIR): %s", dir, strerror(errno));
+	struct gs_admission *a = new_admission();
+	int cases = 0, failed = 0, replayed = 0;
+	for (int i = 0; i < n; i++) {
+		const char *fn = names[i]->d_name;
+		if (!has_suffix(fn, ".request.json"))
+			continue;
+		char path[1024], expected_path[1024];
+		snprintf(path, sizeof(path), "%s/%s", dir, fn);
+		snprintf(expected_path, sizeof(expected_path), "%s/%.*s.expected.txt", dir,
+			 (int)(strlen(fn) - strlen(".request.json")), fn);
+		size_t len = 0;
+		char *body = read_file(path, &len);
+		assert_non_null(body);
+		/* The decoder must not need a terminator: hand it an exact-size copy (ASan sees over-reads). */
+		char *exact = malloc(len ? len : 1);
+		memcpy(exact, body, len);
+
+		struct gs_buf txt;
+		gs_buf_init(&txt, 0);
+		char *patched = NULL;
+		enum gs_admission_outcome outcome;
+		render_case(a, exact, len, &txt, &patched, &outcome);
+		cases++;
+
+		if (patched) {
+			/* The same pod, patched, reviewed again: nothing left to do. */
+			struct gs_buf again;
+			gs_buf_init(&again, 0);
+			enum gs_admission_outcome o2;
+			render_case(a, patched, strlen(patched), &again, NULL, &o2);
+			if (o2 != GS_ADMISSION_UNCHANGED)
+				fail_msg("%s: after applying its patch the pod is %s, not unchanged:\n%s", fn,
+					 gs_admission_outcome_name(o2), again.data);
+			replayed++;
+			gs_buf_free(&again);
+			free(patched);
+		}
+
+		if (update) {
+			FILE *f = fopen(expected_path, "wb");
+			assert_non_null(f);
+			fwrite(txt.data, 1, txt.len, f);
+			fclose(f);
+		} else {
+			size_t elen = 0;
+			char *expected = read_file(expected_path, &elen);
+			if (!expected || elen != txt.len || memcmp(expected, txt.data, elen) != 0) {
+				fprintf(stderr, "golden %s differs\n--- expected (%s)\n%s--- got\n%s", fn, expected_path,
+					expected ? expected : "(missing)\n", txt.data);
+				failed++;
+			}
+			free(expected);
+		}
+		gs_buf_free(&txt);
+		free(exact);
+		free(body);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	gs_admission_free(a);
+	fprintf(stderr, "golden admission: %d cases, %d replayed, %d differ%s\n", cases, replayed, failed,
+		update ? " (updated)" : "");
+	assert_true(cases >= 30);
+	assert_true(replayed >= 10);
+	assert_int_equal(failed, 0);
+}
+
+/* ---- encoders ---------------------------------------------------------------------------------- */
+
+static void test_jsonptr_escaping(void **state)
+{
+	struct gs_buf p;
+	gs_buf_init(&p, 0);
+	assert_int_equal(gs_jsonptr_append(&p, "spec"), 0);
+	assert_int_equal(gs_jsonptr_append(&p, "a/b~c"), 0);
+	assert_int_equal(gs_jsonptr_append(&p, "~1"), 0);
+	assert_int_equal(gs_jsonptr_append_index(&p, 12), 0);
+	assert_int_equal(gs_jsonptr_append(&p, ""), 0);
+	assert_string_equal(p.data, "/spec/a~1b~0c/~01/12/");
+	gs_buf_free(&p);
+}
+
+static void test_base64(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = { { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
+		  { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct gs_buf b;
+		gs_buf_init(&b, 0);
+		assert_int_equal(gs_buf_append_str(&b, "x:"), 0);
+		assert_int_equal(gs_base64_append(&b, v[i].in, strlen(v[i].in)), 0);
+		assert_int_equal(b.len, 2 + strlen(v[i].out));
+		assert_string_equal(b.data + 2, v[i].out);
+		gs_buf_free(&b);
+	}
+	/* Past the cap: an error and the buffer as it was. */
+	struct gs_buf b;
+	gs_buf_init(&b, 8);
+	assert_int_equal(gs_buf_append_str(&b, "ab"), 0);
+	assert_int_equal(gs_base64_append(&b, "foobar", 6), -E2BIG);
+	assert_int_equal(b.len, 2);
+	assert_string_equal(b.data, "ab");
+	gs_buf_free(&b);
+}
+
+static void test_jsonpatch_document(void **state)
+{
+	struct gs_jsonpatch p;
+	gs_jsonpatch_init(&p, 0);
+	assert_int_equal(gs_jsonpatch_finish(&p), 0);
+	assert_string_equal(p.buf.data, "[]");
+	gs_jsonpatch_free(&p);
+
+	gs_jsonpatch_init(&p, 0);
+	assert_int_equal(gs_jsonpatch_op(&p, "add", "/a/\"q\"", "[1]"), 0);
+	assert_int_equal(gs_jsonpatch_op(&p, "remove", "/b", NULL), 0);
+	assert_int_equal(gs_jsonpatch_finish(&p), 0);
+	assert_int_equal(gs_jsonpatch_finish(&p), 0); /* idempotent */
+	assert_int_equal(gs_jsonpatch_op(&p, "add", "/c", "1"), -EINVAL);
+	assert_string_equal(p.buf.data,
+			    "[{\"op\":\"add\",\"path\":\"/a/\\\"q\\\"\",\"value\":[1]},{\"op\":\"remove\",\"path\":\"/b\"}]");
+	assert_int_equal(p.n_ops, 2);
+	gs_jsonpatch_free(&p);
+
+	/* A failed op leaves no half operation behind. */
+	gs_jsonpatch_init(&p, 48);
+	assert_int_equal(gs_jsonpatch_op(&p, "add", "/a", "1"), 0);
+	size_t before = p.buf.len;
+	assert_int_equal(gs_jsonpatch_op(&p, "add", "/a-much-longer-path", "\"value\""), -E2BIG);
+	assert_int_equal(p.buf.len, before);
+	assert_int_equal(p.n_ops, 1);
+	assert_int_equal(gs_jsonpatch_finish(&p), 0);
+	cJSON *j = cJSON_Parse(p.buf.data);
+	assert_true(cJSON_IsArray(j));
+	assert_int_equal(cJSON_GetArraySize(j), 1);
+	cJSON_Delete(j);
+	gs_jsonpatch_free(&p);
+}
+
+/* ---- decisions beyond the golden files --------------------------------------------------------- */
+
+static int review_str(struct gs_admission *a, const char *body, struct gs_buf *out, struct gs_admission_result *res)
+{
+	return gs_admission_review(a, body, strlen(body), out, res);
+}
+
+static char *pod_review(const char *name, const char *map, const char *env_json)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	gs_buf_printf(&b,
+		      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		      "\"uid\":\"u-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+		      "\"operation\":\"CREATE\",\"namespace\":\"ns1\",\"object\":{\"metadata\":{\"name\":\"%s\","
+		      "\"annotations\":{\"gpu-scheduling-map\":",
+		      name);
+	gs_buf_append_json_str(&b, map);
+	gs_buf_printf(&b, "}},\"spec\":{\"schedulerName\":\"gpu-scheduler\",\"containers\":[{\"name\":\"c\"%s%s}]}}}}",
+		      env_json ? ",\"env\":" : "", env_json ? env_json : "");
+	size_t len;
+	return gs_buf_steal(&b, &len);
+}
+
+static void test_result_fields(void **state)
+{
+	struct gs_admission *a = new_admission();
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	char *body = pod_review("webhook-test-2", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_string_equal(res.uid, "u-1");
+	assert_string_equal(res.ns, "ns1");
+	assert_string_equal(res.name, "webhook-test-2");
+	assert_int_equal(res.index, 2);
+	assert_int_equal(res.index_source, GS_INDEX_NAME);
+	assert_string_equal(res.node, "node3");
+	assert_string_equal(res.devices, "0,1,2");
+	assert_int_equal(res.containers_patched, 1);
+	assert_int_equal(res.dry_run, 0);
+	assert_string_equal(res.message, "");
+
+	/* The answer is appended: what was in out stays in front. */
+	gs_buf_reset(&out);
+	assert_int_equal(gs_buf_append_str(&out, "PREFIX"), 0);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_memory_equal(out.data, "PREFIX{", 7);
+	free(body);
+
+	/* Many long UUIDs: the result keeps a marked prefix, the patch keeps everything. */
+	struct gs_buf map;
+	gs_buf_init(&map, 0);
+	gs_buf_append_str(&map, "0=node1:");
+	for (int i = 0; i < 20; i++)
+		gs_buf_printf(&map, "%sGPU-8f2c6a1e-0b6d-4a55-9f3e-0c1d2e3f4a%02d", i ? "," : "", i);
+	body = pod_review("w-0", map.data, NULL);
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_int_equal(strlen(res.devices), sizeof(res.devices) - 1);
+	assert_string_equal(res.devices + sizeof(res.devices) - 4, "...");
+	cJSON *j = cJSON_Parse(out.data);
+	char *patch = decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")->valuestring);
+	assert_non_null(strstr(patch, "0c1d2e3f4a19\"}]"));
+	free(patch);
+	cJSON_Delete(j);
+	free(body);
+	gs_buf_free(&map);
+
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
+static void test_output_cap(void **state)
+{
+	struct gs_admission *a = new_admission();
+	struct gs_buf out;
+	gs_buf_init(&out, 40);
+	assert_int_equal(gs_buf_append_str(&out, "keep"), 0);
+	struct gs_admission_result res;
+	char *body = pod_review("w-1", MAP_TEXT, "[]");
+	assert_int_equal(review_str(a, body, &out, &res), -E2BIG);
+	assert_int_equal(out.len, 4);
+	assert_string_equal(out.data, "keep");
+	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
+static void test_options(void **state)
+{
+	struct gs_admission *a = (struct gs_admission *)1;
+	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "" };
+	assert_int_equal(gs_admission_new(&o, &a), -EINVAL);
+	assert_null(a);
+	o.annotation = NULL;
+	assert_int_equal(gs_admission_new(&o, &a), -EINVAL);
+	o.annotation = "x";
+	o.scheduler_name = NULL;
+	assert_int_equal(gs_admission_new(&o, &a), -EINVAL);
+	gs_admission_free(NULL);
+
+	/* A configured annotation name and a shared cache. */
+	struct gs_map_cache *cache = gs_map_cache_new(4);
+	assert_non_null(cache);
+	char name[] = "example.com/gpus"; /* copied: changing it afterwards must not matter */
+	o = (struct gs_admission_opts){ .scheduler_name = "gpu-scheduler", .annotation = name, .cache = cache };
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	name[0] = 'X';
+	char *body = pod_review("w-3", MAP_TEXT, NULL);
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_SKIPPED); /* the annotation has the default name */
+	free(body);
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	gs_buf_append_str(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+			      "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+			      "\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"3=n:7\"}},"
+			      "\"spec\":{\"schedulerName\":\"gpu-scheduler\",\"containers\":[{\"name\":\"c\"}]}}}}");
+	gs_buf_reset(&out);
+	assert_int_equal(gs_admission_review(a, b.data, b.len, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_string_equal(res.devices, "7");
+	gs_buf_free(&b);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+	gs_map_cache_free(cache); /* borrowed: still ours to free, after the admission */
+}
+
+/* Bodies the decoder must refuse without crashing or allocating without bound. */
+static void test_hostile_bodies(void **state)
+{
+	struct gs_admission *a = new_admission();
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	size_t big = 7u * 1024 * 1024;
+	char *body = malloc(big);
+	assert_non_null(body);
+
+	/* 7 MiB of '[': more values than the pre-scan allows. */
+	memset(body, '[', big);
+	assert_int_equal(gs_admission_review(a, body, big, &out, &res), -EINVAL);
+	assert_int_equal(res.outcome, GS_ADMISSION_BAD_REQUEST);
+	assert_string_equal(res.message, "too many JSON values");
+
+	/* 7 MiB of {"0123456789":{"0123456789":... (under the value cap): cJSON stops at its nesting limit. */
+	for (size_t i = 0; i + 15 <= big; i += 15)
+		memcpy(body + i, "{\"0123456789\":", 15);
+	assert_int_equal(gs_admission_review(a, body, big, &out, &res), -EINVAL);
+	assert_non_null(strstr(res.message, "nested deeper than 1000"));
+
+	/* Just over the limit, small. */
+	memset(body, '[', 1001);
+	memset(body + 1001, ']', 1001);
+	assert_int_equal(gs_admission_review(a, body, 2002, &out, &res), -EINVAL);
+	assert_non_null(strstr(res.message, "nested deeper than 1000"));
+
+	/* Nesting just under the limit parses, and is still no AdmissionReview. */
+	size_t depth = 999;
+	memset(body, '[', depth);
+	memset(body + depth, ']', depth);
+	assert_int_equal(gs_admission_review(a, body, 2 * depth, &out, &res), -EINVAL);
+	assert_string_equal(res.message, "not a JSON object");
+
+	/* Millions of tiny values: refused before cJSON builds them. */
+	body[0] = '[';
+	size_t n = 1;
+	while (n + 4 < big) {
+		body[n++] = '1';
+		body[n++] = ',';
+	}
+	body[n++] = '1';
+	body[n++] = ']';
+	assert_int_equal(gs_admission_review(a, body, n, &out, &res), -EINVAL);
+	assert_string_equal(res.message, "too many JSON values");
+
+	/* Commas inside strings are not values. */
+	struct gs_buf s;
+	gs_buf_init(&s, 0);
+	gs_buf_append_str(&s, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"x\":\"");
+	for (int i = 0; i < 1100000; i++)
+		gs_buf_append_str(&s, ",\\\"");
+	gs_buf_append_str(&s, "\"}}");
+	assert_int_equal(gs_admission_review(a, s.data, s.len, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_SKIPPED);
+	gs_buf_free(&s);
+	gs_buf_reset(&out);
+
+	/* NUL bytes and a lone surrogate inside the body. */
+	static const char nul[] = "{\"apiVersion\":\"admission.k8s.io/v1\"\0, \"kind\":1}";
+	assert_int_equal(gs_admission_review(a, nul, sizeof(nul) - 1, &out, &res), -EINVAL);
+	assert_int_equal(review_str(a, "\"\\ud800\"", &out, &res), -EINVAL);
+	assert_int_equal(gs_admission_review(a, NULL, 0, &out, &res), -EINVAL);
+	assert_int_equal(out.len, 0);
+
+	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jsonptr_escaping),
+		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_jsonpatch_document),
+		cmocka_unit_test(test_result_fields),
+		cmocka_unit_test(test_output_cap),
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_hostile_bodies),
+		cmocka_unit_test(test_golden),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
