@@ -43,7 +43,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check
 
-.PHONY: all unit test check clean integration layering
+.PHONY: all unit test check clean integration layering images kind-demo
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -98,6 +98,14 @@ layering:
 	@! grep -nE '#include\s*"(k8s|sched|webhook)/' src/core/*.c src/core/*.h 2>/dev/null || { echo 'layering: src/core must not know Kubernetes'; exit 1; }
 	@! grep -nE '#include\s*"(k8s|webhook)/' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched depends on core only'; exit 1; }
 	@echo 'layering: ok'
+
+# Images with buildah on a debootstrap base (no Docker needed); docker-archive tars under build/images/.
+images:
+	tests/cluster/images.sh all
+
+# For machines with docker and kind: a kind cluster with workers node1..node4 (deploy/kind/).
+kind-demo:
+	deploy/kind/demo.sh
 
 clean:
 	rm -rf $(B) build-asan

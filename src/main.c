@@ -130,6 +130,8 @@ struct daemon {
 	struct gs_controller *ctrl;
 	struct gs_health *health;
 	struct gs_webhook *webhook;
+	struct gs_admission *admission;
+	struct gs_webhook_stats wstats;
 	int stopping;
 	int exit_code;
 };
@@ -263,13 +265,22 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 	}
 	gs_log_info("health, readiness and metrics on http://%s", d->cfg.health_addr);
 	if (!d->cfg.no_webhook) {
+		struct gs_admission_opts ao = {
+			.scheduler_name = d->cfg.scheduler_name,
+			.annotation = d->cfg.annotation,
+		};
+		if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
+			gs_log_error("webhook: %s", uv_strerror(r));
+			return r;
+		}
+		gs_webhook_stats_init(&d->wstats);
+		gs_webhook_stats_register(&d->wstats, d->metrics);
 		struct gs_webhook_opts wo = {
 			.addr = d->cfg.webhook_addr,
 			.cert_file = d->cfg.tls_cert_file,
 			.key_file = d->cfg.tls_key_file,
-			.scheduler_name = d->cfg.scheduler_name,
-			.annotation = d->cfg.annotation,
-			.metrics = d->metrics,
+			.admission = d->admission,
+			.stats = &d->wstats,
 		};
 		if ((r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err))) < 0) {
 			gs_log_error("webhook: %s", err);
@@ -344,5 +355,9 @@ int main(int argc, char **argv)
 	if (r != 0)
 		gs_log_warn("event loop closed with handles still open: %s", uv_strerror(r));
 	gs_metrics_free(d.metrics);
+	if (d.admission) {
+		gs_admission_free(d.admission);
+		gs_webhook_stats_free(&d.wstats);
+	}
 	return d.exit_code;
 }

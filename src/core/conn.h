@@ -17,10 +17,12 @@
  * one message at a time, no reading while its answer is being produced.
  *
  * Framing guard: llhttp 8.1.0 takes a CR followed by any byte as a line end and accepts obs-fold
- * continuation lines (fixed upstream in 8.1.1 and 8.1.2). The conn checks every byte that is not
- * body data itself, before llhttp sees the head: each CR must be followed by LF, each LF preceded
- * by CR, no header line may start with SP/HTAB, the head is at most max_head bytes and a chunk-size
- * or trailer line at most GS_CONN_MAX_LINE bytes.
+ * continuation lines (fixed upstream in 8.1.1 and 8.1.2). The conn checks every byte of a message
+ * head itself, before llhttp sees it: each CR must be followed by LF, each LF preceded by CR, no
+ * header line may start with SP/HTAB, the head is at most max_head bytes. Since every message end
+ * pauses the parser, bytes behind a body are scanned as the next head before llhttp sees them.
+ * Chunk-size and trailer lines are left to llhttp (it bounds chunk sizes; trailers are rare and
+ * only our own peers send bodies that large).
  *
  * Lifetime: gs_conn__close closes both handles (after a pending getaddrinfo returns); cbs->on_close
  * runs from the last close callback, and only then may the owner free the memory. Every other
@@ -41,8 +43,9 @@
 
 #define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* Longest chunk-size, chunk-extension or trailer line accepted (llhttp 8.1.0 does not bound them). */
-#define GS_CONN_MAX_LINE 4096
+/* Plaintext kept behind a completed message while its answer is produced (reading is paused, so
+ * this holds at most one socket read and the TLS records already received). */
+#define GS_CONN_PENDING_MAX (1024 * 1024)
 /* After a graceful close, how long unread input is drained so that the peer sees our last answer
  * rather than a reset, and how many bytes at most. */
 #define GS_CONN_LINGER_MS 2000
@@ -91,7 +94,6 @@ struct gs_conn {
 	size_t max_head;                 /* cap on the bytes of one message head */
 	size_t head_bytes;               /* bytes of the current head so far */
 	size_t line_len;                 /* bytes of the current line so far */
-	const char *body_mark;           /* framing bytes before this point in the current input are checked */
 	unsigned in_head : 1;            /* scanning a head (else: body framing between on_body spans) */
 	unsigned head_lines : 1;         /* a non-empty head line was seen (later empty line ends the head) */
 	unsigned prev_cr : 1;
@@ -104,14 +106,16 @@ struct gs_conn {
 	unsigned handles_open;           /* tcp + timer, until their close callbacks */
 	size_t linger_bytes;
 	unsigned reading : 1, paused : 1, closing : 1, ready : 1, gai_pending : 1, connecting : 1,
-		lingering : 1, shutting : 1, closed_cb_done : 1;
+		lingering : 1, shutting : 1, closed_cb_done : 1, eof : 1, dispatching : 1, delivered : 1,
+		failed : 1;
 	void *data;                      /* owner's use */
 };
 
 /*
  * Initializes c (which the caller allocated, zeroed or not) and its two handles. type is HTTP_REQUEST
  * (server side) or HTTP_RESPONSE (client side); settings must outlive c (a static table). max_head
- * caps one message head. 0, or a libuv code (no handle was left open: the owner frees c directly).
+ * caps one message head. Returns 0 (the handles cannot fail to initialise on Unix; if libuv ever said
+ * otherwise the process aborts rather than leave a half-registered handle).
  */
 int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
 		  const struct gs_conn_cbs *cbs, size_t max_head);

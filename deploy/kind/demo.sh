@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The demo on kind: a five-node cluster (node1..node4 as workers), the scheduler deployed with
+# `kubectl apply -k deploy/`, the five-replica check StatefulSet placed by it, and a check that every
+# pod landed where the map says with the CUDA_VISIBLE_DEVICES it says.
+#
+#   make kind-demo                      (= deploy/kind/demo.sh)
+#   KIND_CLUSTER=name deploy/kind/demo.sh
+#   kind delete cluster --name gpu-scheduler     (to clean up)
+#
+# Needs kind, kubectl and a container engine kind can use (Docker, or Podman with
+# KIND_EXPERIMENTAL_PROVIDER=podman). The images are taken from build/images/*.tar when present
+# (`make images` builds them with buildah); otherwise they are built here with docker or podman from the
+# Containerfiles. Exits non-zero when a pod is missing or misplaced.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+CLUSTER=${KIND_CLUSTER:-gpu-scheduler}
+CTX="kind-$CLUSTER"
+K="kubectl --context $CTX"
+IMAGES=build/images
+TIMEOUT=${DEMO_TIMEOUT:-180s}
+
+log() { printf '\n== %s\n' "$*" >&2; }
+die() { printf 'kind-demo: error: %s\n' "$*" >&2; exit 1; }
+
+command -v kind >/dev/null || die "kind is not installed (https://kind.sigs.k8s.io/docs/user/quick-start/)"
+command -v kubectl >/dev/null || die "kubectl is not installed"
+
+# --- images ---------------------------------------------------------------------------------------
+engine=
+if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+	engine=docker
+elif command -v podman >/dev/null; then
+	engine=podman
+fi
+build_archive() { # NAME CONTAINERFILE
+	local name=$1 file=$2
+	[ -s "$IMAGES/$name.tar" ] && return 0
+	[ -n "$engine" ] || die "$IMAGES/$name.tar is missing and there is no docker or podman to build it (run make images)"
+	log "building $name:latest with $engine"
+	mkdir -p "$IMAGES"
+	"$engine" build -f "$file" -t "$name:latest" .
+	# docker-archive format with the tag kind's containerd will look up (docker.io/library/NAME:latest).
+	if [ "$engine" = podman ]; then
+		podman tag "localhost/$name:latest" "docker.io/library/$name:latest"
+		podman save --format docker-archive -o "$IMAGES/$name.tar" "docker.io/library/$name:latest"
+	else
+		docker save -o "$IMAGES/$name.tar" "$name:latest"
+	fi
+}
+build_archive gpu-scheduler Containerfile
+build_archive gpu-scheduler-check check/Containerfile
+
+# --- cluster --------------------------------------------------------------------------------------
+if kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
+	log "reusing kind cluster $CLUSTER"
+else
+	log "creating kind cluster $CLUSTER (1 control plane, node1..node4)"
+	kind create cluster --name "$CLUSTER" --config deploy/kind/kind-config.yaml --wait "$TIMEOUT"
+fi
+$K wait --for=condition=Ready node --all --timeout="$TIMEOUT"
+
+log "loading the images into every node"
+kind load image-archive "$IMAGES/gpu-scheduler.tar" --name "$CLUSTER"
+kind load image-archive "$IMAGES/gpu-scheduler-check.tar" --name "$CLUSTER"
+
+# --- scheduler ------------------------------------------------------------------------------------
+log "deploying the scheduler (kubectl apply -k deploy/)"
+# Clusters before 1.21 do not label namespaces with their name; the webhook's selector needs it.
+$K label namespace kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
+$K apply -k deploy/
+KUBECTL="$K" deploy/webhook-cert.sh
+# A reused cluster runs the old image under the same tag: restart to pick up the one just loaded.
+$K -n kube-system rollout restart deployment/gpu-scheduler >/dev/null
+$K -n kube-system rollout status deployment/gpu-scheduler --timeout="$TIMEOUT"
+
+# --- the check service ----------------------------------------------------------------------------
+log "running the check StatefulSet"
+# Recreated from scratch, so that every pod goes through the webhook and the scheduler again.
+$K delete statefulset gpu-scheduler-check --ignore-not-found --wait=true >/dev/null
+$K delete pod -l app.kubernetes.io/name=gpu-scheduler-check --ignore-not-found --wait=true >/dev/null
+$K apply -f deploy/examples/gpu-scheduler-check.yaml
+$K rollout status statefulset/gpu-scheduler-check --timeout="$TIMEOUT" || true
+$K wait --for=condition=Ready pod -l app.kubernetes.io/name=gpu-scheduler-check --timeout="$TIMEOUT" || true
+sleep 2 # the first report line is printed at start; give the log a moment to reach the kubelet
+
+log "kubectl get pod -o wide -A"
+$K get pod -o wide -A
+
+for node in node3 node4; do
+	for pod in $($K get pod -l app.kubernetes.io/name=gpu-scheduler-check \
+			--field-selector "spec.nodeName=$node" -o name); do
+		log "kubectl logs $pod (on $node)"
+		$K logs "$pod" --tail=3
+	done
+done
+
+log "scheduler log (last 20 lines)"
+$K -n kube-system logs deployment/gpu-scheduler --tail=20 || true
+
+# --- verdict --------------------------------------------------------------------------------------
+# index node devices, as in the annotation of deploy/examples/gpu-scheduler-check.yaml.
+fail=0
+log "verdict"
+while read -r i want_node want_dev; do
+	pod=gpu-scheduler-check-$i
+	node=$($K get pod "$pod" -o jsonpath='{.spec.nodeName}' 2>/dev/null || true)
+	dev=$($K get pod "$pod" -o \
+		jsonpath='{.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}' 2>/dev/null || true)
+	if [ "$node" = "$want_node" ] && [ "$dev" = "$want_dev" ]; then
+		printf 'ok    %s on %s with CUDA_VISIBLE_DEVICES=%s\n' "$pod" "$node" "$dev"
+	else
+		printf 'FAIL  %s on %s with CUDA_VISIBLE_DEVICES=%s (want %s with %s)\n' "$pod" "${node:-nothing}" \
+			"${dev:-unset}" "$want_node" "$want_dev"
+		fail=1
+	fi
+done <<'MAP'
+0 node1 0,1
+1 node2 2
+2 node3 0,1,2
+3 node4 3
+4 node4 3
+MAP
+[ "$fail" = 0 ] || die "some pods are not where the map puts them"
+printf '\nkind-demo: all 5 pods placed as mapped. Clean up with: kind delete cluster --name %s\n' "$CLUSTER"

@@ -1,0 +1,432 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on loopback for the integration tests: etcd, kube-apiserver and
+# kube-controller-manager, plus GS_NODES Node objects (no kubelet) that are Ready and advertise
+# nvidia.com/gpu. See docs/cluster.md.
+#
+#   tests/cluster/cluster.sh up                 start, wait for /readyz, nodes and service accounts
+#   tests/cluster/cluster.sh down               stop exactly the processes `up` started, remove state
+#   tests/cluster/cluster.sh restart-apiserver  stop and start kube-apiserver only (same ports, certs)
+#   tests/cluster/cluster.sh env                print `export ...` lines: eval "$(cluster.sh env)"
+#   tests/cluster/cluster.sh status             which of the processes are alive
+#
+# Environment (defaults in brackets):
+#   GS_CLUSTER_DIR        state, certs, kubeconfig, logs          [<repo>/build/cluster]
+#   GS_APISERVER_PORT     kube-apiserver secure port              [16443]
+#   GS_ETCD_PORT          etcd client port                        [12379]
+#   GS_ETCD_PEER_PORT     etcd peer port                          [GS_ETCD_PORT + 1]
+#   GS_NODES              number of nodes node1..nodeN            [4]
+#   GS_NODE_GPUS          nvidia.com/gpu per node                 [4]
+#   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
+#   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
+#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
+#                         override single binaries (the envtest convention)
+# Two clusters coexist when they differ in GS_CLUSTER_DIR and the three ports.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+DIR=${GS_CLUSTER_DIR:-$repo/build/cluster}
+case $DIR in /*) ;; *) DIR=$PWD/$DIR ;; esac
+API_PORT=${GS_APISERVER_PORT:-16443}
+ETCD_PORT=${GS_ETCD_PORT:-12379}
+ETCD_PEER_PORT=${GS_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}
+NODES=${GS_NODES:-4}
+NODE_GPUS=${GS_NODE_GPUS:-4}
+TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
+K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-${K8S_VERSION:-1.20.2}/bin}
+APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
+CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
+ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
+
+SERVER=https://127.0.0.1:$API_PORT
+PIDS=$DIR/pids
+LOGS=$DIR/logs
+PKI=$DIR/pki
+# The order `down` stops them in: dependents first.
+PROCS="kube-controller-manager kube-apiserver etcd"
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---- processes ---------------------------------------------------------------------------------
+
+# A PID file is only trusted while the process it names still carries our cluster directory in its
+# command line: a recycled PID, or a process of another cluster, is never signalled.
+proc_pid() {
+	local f=$PIDS/$1.pid pid
+	[ -s "$f" ] || return 1
+	pid=$(cat "$f")
+	[ -r "/proc/$pid/cmdline" ] || return 1
+	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR" || return 1
+	echo "$pid"
+}
+
+# start NAME BINARY ARGS...: in the background, stdin closed, output to logs/NAME.log.
+start() {
+	local name=$1
+	shift
+	mkdir -p "$PIDS" "$LOGS"
+	printf '%q ' "$@" >"$DIR/$name.cmd"
+	echo >>"$DIR/$name.cmd"
+	"$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
+	echo $! >"$PIDS/$name.pid"
+}
+
+stop() {
+	local name=$1 pid i
+	if pid=$(proc_pid "$name"); then
+		kill -TERM "$pid" 2>/dev/null || true
+		for i in $(seq 1 100); do
+			[ -d "/proc/$pid" ] || break
+			# Our own child (started by this invocation) must be reaped to leave /proc.
+			wait "$pid" 2>/dev/null || true
+			sleep 0.1
+		done
+		if [ -d "/proc/$pid" ]; then
+			log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			sleep 0.2
+		fi
+	fi
+	rm -f "$PIDS/$name.pid"
+}
+
+port_busy() {
+	# /dev/tcp connects: a listener answers, nothing else does.
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+tail_log() {
+	log "last lines of $LOGS/$1.log:"
+	tail -n 25 "$LOGS/$1.log" >&2 || true
+}
+
+# wait_until DESC PROC CMD...: polls CMD every 0.5 s for TIMEOUT s; fails early when PROC died.
+wait_until() {
+	local desc=$1 proc=$2 deadline=$((SECONDS + TIMEOUT))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		if ! proc_pid "$proc" >/dev/null; then
+			tail_log "$proc"
+			die "$proc exited while waiting for $desc"
+		fi
+		if [ $SECONDS -ge $deadline ]; then
+			tail_log "$proc"
+			die "timed out after ${TIMEOUT}s waiting for $desc"
+		fi
+		sleep 0.5
+	done
+}
+
+# ---- API access without kubectl version concerns: curl with the admin token --------------------
+
+api() {
+	local method=$1 path=$2 body=${3:-} ctype=${4:-application/json} out code
+	local args=(-sS --max-time 15 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$DIR/admin.token")"
+		-X "$method" -w '\n%{http_code}')
+	[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
+	out=$(curl "${args[@]}" "$SERVER$path") || return 1
+	code=${out##*$'\n'}
+	out=${out%$'\n'*}
+	case $code in
+	2??) printf '%s\n' "$out" ;;
+	*) log "$method $path: HTTP $code: ${out:0:400}"; return 1 ;;
+	esac
+}
+
+readyz() { [ "$(api GET /readyz 2>/dev/null)" = ok ]; }
+
+# ---- certificates ------------------------------------------------------------------------------
+
+# sign NAME SUBJECT EXT: a 2048-bit RSA key and a certificate signed by the cluster CA.
+sign() {
+	openssl req -new -nodes -newkey rsa:2048 -keyout "$PKI/$1.key" -subj "$2" -out "$PKI/$1.csr" \
+		-config "$PKI/openssl.cnf" 2>/dev/null
+	openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial -days 30 \
+		-sha256 -extfile "$PKI/openssl.cnf" -extensions "$3" -out "$PKI/$1.crt" 2>/dev/null
+	rm -f "$PKI/$1.csr"
+}
+
+make_pki() {
+	mkdir -p "$PKI"
+	chmod 700 "$PKI"
+	cat >"$PKI/openssl.cnf" <<'EOF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca_ext]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign,digitalSignature
+subjectKeyIdentifier = hash
+[server_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+authorityKeyIdentifier = keyid
+subjectAltName = IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+[client_ext]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = clientAuth
+authorityKeyIdentifier = keyid
+EOF
+	openssl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -days 30 -sha256 \
+		-subj /CN=gpu-scheduler-test-ca -config "$PKI/openssl.cnf" -extensions ca_ext 2>/dev/null
+	sign apiserver /CN=kube-apiserver server_ext
+	sign admin "/O=system:masters/CN=gs-admin" client_ext
+	sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" client_ext
+	openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+	openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+	openssl rand -hex 24 >"$DIR/admin.token"
+	echo "$(cat "$DIR/admin.token"),gs-admin,gs-admin,system:masters" >"$PKI/tokens.csv"
+}
+
+write_kubeconfigs() {
+	local ca
+	ca=$(base64 -w0 <"$PKI/ca.crt")
+	# Token auth, inline CA: what most clusters hand out, and self-contained.
+	cat >"$DIR/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+current-context: gs-test
+clusters:
+- name: gs-test
+  cluster:
+    server: $SERVER
+    certificate-authority-data: $ca
+contexts:
+- name: gs-test
+  context:
+    cluster: gs-test
+    user: gs-admin
+    namespace: default
+users:
+- name: gs-admin
+  user:
+    token: $(cat "$DIR/admin.token")
+EOF
+	# The same identity by client certificate, with file references, for tests of that path.
+	cat >"$DIR/kubeconfig-cert" <<EOF
+apiVersion: v1
+kind: Config
+current-context: gs-test
+clusters:
+- name: gs-test
+  cluster:
+    server: $SERVER
+    certificate-authority: $PKI/ca.crt
+contexts:
+- name: gs-test
+  context:
+    cluster: gs-test
+    user: gs-admin-cert
+users:
+- name: gs-admin-cert
+  user:
+    client-certificate: $PKI/admin.crt
+    client-key: $PKI/admin.key
+EOF
+	chmod 600 "$DIR/kubeconfig" "$DIR/kubeconfig-cert"
+}
+
+env_lines() {
+	cat <<EOF
+export GS_CLUSTER_DIR=$(printf %q "$DIR")
+export KUBECONFIG=$(printf %q "$DIR/kubeconfig")
+export GS_APISERVER_URL=$SERVER
+export GS_APISERVER_PORT=$API_PORT
+export GS_ETCD_PORT=$ETCD_PORT
+export GS_ETCD_PEER_PORT=$ETCD_PEER_PORT
+export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
+export GS_NODES=$NODES
+export GS_NODE_GPUS=$NODE_GPUS
+EOF
+}
+
+# ---- the processes -----------------------------------------------------------------------------
+
+start_etcd() {
+	mkdir -p "$DIR/etcd"
+	chmod 700 "$DIR/etcd"
+	start etcd "$ETCD" --name gs-etcd --data-dir "$DIR/etcd" \
+		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-cluster "gs-etcd=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new \
+		--quota-backend-bytes 1073741824 --log-level warn
+	wait_until "etcd on port $ETCD_PORT" etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+}
+
+start_apiserver() {
+	# Node,RBAC as in production: the tests see the same 403s a real cluster gives. The admission
+	# plugins are the 1.20 defaults plus NodeRestriction; MutatingAdmissionWebhook is spelled out so a
+	# change of defaults in another Kubernetes version (TEST_ASSET_KUBE_APISERVER) cannot drop it.
+	start kube-apiserver "$APISERVER" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+		--cert-dir "$PKI" --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
+		--service-account-issuer https://kubernetes.default.svc \
+		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+		--api-audiences https://kubernetes.default.svc \
+		--service-cluster-ip-range 10.0.0.0/24 \
+		--authorization-mode Node,RBAC \
+		--enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
+		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
+		--kubelet-preferred-address-types InternalIP \
+		--allow-privileged=true --profiling=false --v=1
+	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz
+}
+
+start_controller_manager() {
+	# nodelifecycle is off: with no kubelet to renew node Leases it would mark every node NotReady
+	# and taint it unreachable after --node-monitor-grace-period (docs/cluster.md, "Nodes").
+	# No serving ports (--port/--secure-port 0) so that two clusters never collide.
+	start kube-controller-manager "$CONTROLLER_MANAGER" \
+		--kubeconfig "$DIR/kubeconfig" --leader-elect=false \
+		--controllers '*,-nodelifecycle' \
+		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+		--use-service-account-credentials=false \
+		--cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+		--port 0 --secure-port 0 --v=1
+}
+
+# ---- nodes -------------------------------------------------------------------------------------
+
+make_nodes() {
+	local i name now res
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	res="{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\",\"ephemeral-storage\":\"500Gi\",\"nvidia.com/gpu\":\"$NODE_GPUS\"}"
+	for i in $(seq 1 "$NODES"); do
+		name=node$i
+		api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$name\",
+			\"labels\":{\"kubernetes.io/hostname\":\"$name\",\"kubernetes.io/os\":\"linux\",
+			\"kubernetes.io/arch\":\"amd64\",\"gpu-scheduler.test/fake\":\"true\"}}}" >/dev/null
+		# TaintNodesByCondition adds node.kubernetes.io/not-ready at creation; the node lifecycle
+		# controller would lift it, and it is off.
+		api PATCH "/api/v1/nodes/$name" '{"spec":{"taints":null}}' application/merge-patch+json >/dev/null
+		# Status only changes through the status subresource.
+		api PATCH "/api/v1/nodes/$name/status" "{\"status\":{\"capacity\":$res,\"allocatable\":$res,
+			\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
+			\"message\":\"gpu-scheduler test node, no kubelet\",
+			\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}],
+			\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"127.0.0.1\"},{\"type\":\"Hostname\",\"address\":\"$name\"}],
+			\"nodeInfo\":{\"architecture\":\"amd64\",\"operatingSystem\":\"linux\",\"kubeletVersion\":\"v1.20.2\",
+			\"kubeProxyVersion\":\"v1.20.2\",\"containerRuntimeVersion\":\"none://0\",\"kernelVersion\":\"\",
+			\"osImage\":\"\",\"machineID\":\"\",\"systemUUID\":\"\",\"bootID\":\"\"}}}" \
+			application/merge-patch+json >/dev/null
+	done
+}
+
+nodes_ready() {
+	local out n
+	out=$(api GET /api/v1/nodes) || return 1
+	# One line per node that is Ready and advertises the GPUs; grep keeps jq out of the dependencies.
+	n=$(printf '%s' "$out" | tr -d ' \n' | grep -o "\"allocatable\":{[^}]*\"nvidia.com/gpu\":\"$NODE_GPUS\"" | wc -l)
+	[ "$n" -ge "$NODES" ]
+}
+
+# The service-account and token controllers have run once the default namespace has its account
+# with a token secret: proof that the controller manager is up and talking to the apiserver.
+default_sa_ready() {
+	api GET /api/v1/namespaces/default/serviceaccounts/default 2>/dev/null | tr -d ' \n' |
+		grep -q '"secrets":\[{'
+}
+
+# ---- subcommands -------------------------------------------------------------------------------
+
+any_alive() {
+	local p
+	for p in $PROCS; do proc_pid "$p" >/dev/null && return 0; done
+	return 1
+}
+
+check_binaries() {
+	local b
+	for b in "$ETCD" "$APISERVER" "$CONTROLLER_MANAGER"; do
+		[ -x "$b" ] || die "$b is missing: run tests/cluster/build-k8s.sh (or set TEST_ASSET_*, GS_K8S_BIN)"
+	done
+	for b in openssl curl; do
+		command -v $b >/dev/null || die "$b is needed"
+	done
+}
+
+cmd_up() {
+	if any_alive; then
+		die "a cluster is already up in $DIR ($(cmd_status | tr '\n' ' ')); run '$0 down' first"
+	fi
+	check_binaries
+	local p
+	for p in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT"; do
+		port_busy "$p" && die "port $p is in use (another cluster? set GS_APISERVER_PORT, GS_ETCD_PORT, GS_ETCD_PEER_PORT)"
+	done
+	# Leftovers of a cluster that died without `down`.
+	rm -rf "$DIR/etcd" "$PKI" "$PIDS" "$LOGS"
+	mkdir -p "$DIR" "$LOGS"
+	# A failure half-way must not leave processes behind.
+	trap 'rc=$?; if [ $rc -ne 0 ]; then log "up failed: stopping what it started"; cmd_down 2>/dev/null || true; fi' EXIT
+	local t0=$SECONDS
+	make_pki
+	write_kubeconfigs
+	env_lines >"$DIR/env"
+	start_etcd
+	start_apiserver
+	log "kube-apiserver ready on $SERVER after $((SECONDS - t0)) s"
+	start_controller_manager
+	make_nodes
+	wait_until "$NODES Ready nodes with nvidia.com/gpu=$NODE_GPUS" kube-apiserver nodes_ready
+	wait_until "the default service account and its token (controller manager)" kube-controller-manager default_sa_ready
+	trap - EXIT
+	log "up in $((SECONDS - t0)) s: $NODES nodes, KUBECONFIG=$DIR/kubeconfig"
+	log "  . $DIR/env   # to use it from a shell"
+}
+
+cmd_down() {
+	local p
+	for p in $PROCS; do stop "$p"; done
+	# State goes; logs stay for a post-mortem until the next `up`.
+	rm -rf "$DIR/etcd" "$PKI" "$PIDS" "$DIR"/*.cmd "$DIR/kubeconfig" "$DIR/kubeconfig-cert" \
+		"$DIR/admin.token" "$DIR/env"
+	log "down ($DIR)"
+}
+
+cmd_restart_apiserver() {
+	proc_pid kube-apiserver >/dev/null || die "kube-apiserver is not running in $DIR"
+	proc_pid etcd >/dev/null || die "etcd is not running in $DIR"
+	stop kube-apiserver
+	local t0=$SECONDS
+	# The flags are those `up` used, replayed from the saved command line.
+	local -a argv
+	eval "argv=($(cat "$DIR/kube-apiserver.cmd"))"
+	start kube-apiserver "${argv[@]}"
+	wait_until "kube-apiserver /readyz after restart" kube-apiserver readyz
+	log "kube-apiserver restarted, ready after $((SECONDS - t0)) s"
+}
+
+cmd_status() {
+	local p pid rc=0
+	for p in $PROCS; do
+		if pid=$(proc_pid "$p"); then echo "$p $pid"; else echo "$p down"; rc=1; fi
+	done
+	return $rc
+}
+
+cmd_env() {
+	# What `up` recorded wins: it names the ports the running cluster really uses.
+	if [ -f "$DIR/env" ]; then cat "$DIR/env"; else env_lines; fi
+}
+
+case ${1:-} in
+up) cmd_up ;;
+down) cmd_down ;;
+restart-apiserver) cmd_restart_apiserver ;;
+env) cmd_env ;;
+status) cmd_status ;;
+*)
+	sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac
