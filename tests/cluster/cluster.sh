@@ -17,6 +17,7 @@
 #   GS_NODES              number of nodes node1..nodeN            [4]
 #   GS_NODE_GPUS          nvidia.com/gpu per node                 [4]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
+#   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
 #                         override single binaries (the envtest convention)
@@ -34,6 +35,7 @@ ETCD_PEER_PORT=${GS_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}
 NODES=${GS_NODES:-4}
 NODE_GPUS=${GS_NODE_GPUS:-4}
 TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
+STOP_GRACE=${GS_APISERVER_STOP_GRACE:-2}
 K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-${K8S_VERSION:-1.20.2}/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
@@ -73,18 +75,19 @@ start() {
 	echo $! >"$PIDS/$name.pid"
 }
 
+# stop NAME [GRACE]: SIGTERM, then SIGKILL after GRACE seconds (default 10).
 stop() {
-	local name=$1 pid i
+	local name=$1 grace=${2:-10} pid i
 	if pid=$(proc_pid "$name"); then
 		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq 1 100); do
+		for i in $(seq 1 $((grace * 10))); do
 			[ -d "/proc/$pid" ] || break
 			# Our own child (started by this invocation) must be reaped to leave /proc.
 			wait "$pid" 2>/dev/null || true
 			sleep 0.1
 		done
 		if [ -d "/proc/$pid" ]; then
-			log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
+			[ "$grace" -gt 0 ] && log "$name ($pid) still running ${grace} s after SIGTERM: SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
 			sleep 0.2
 		fi
@@ -396,7 +399,10 @@ cmd_down() {
 cmd_restart_apiserver() {
 	proc_pid kube-apiserver >/dev/null || die "kube-apiserver is not running in $DIR"
 	proc_pid etcd >/dev/null || die "etcd is not running in $DIR"
-	stop kube-apiserver
+	# A 1.20 apiserver stops listening at once on SIGTERM but then waits up to a minute for requests
+	# in flight, open watches included; clients would see a minute of refused connections with their
+	# watches hanging. A short grace, then SIGKILL, makes it a restart.
+	stop kube-apiserver "$STOP_GRACE"
 	local t0=$SECONDS
 	# The flags are those `up` used, replayed from the saved command line.
 	local -a argv

@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# tests/integration/common.sh: scheduler-specific helpers on top of tests/lib.sh, sourced by the
+# scheduler's integration tests (lib.sh first).
+#
+#   node_make NAME [Ready]        a kubelet-less Node like cluster.sh's, Ready True unless told
+#   node_set_ready NAME True|False|Unknown
+#   node_delete NAME
+#   pod_yaml NAME [ENTRY...]      a bare pod with schedulerName $SCHEDULER_NAME and the map
+#                                 (POD_ENV=VALUE gives the container CUDA_VISIBLE_DEVICES=VALUE)
+#   pod_node POD                  spec.nodeName ("" while pending)
+#   pod_on POD NODE               test form
+#   pod_assigned POD              the gpu-scheduler.io/assigned annotation
+#   pod_condition POD             "status reason" of PodScheduled
+#   pod_events POD                messages of the events about POD, one per line
+#   metric NAME[{LABELS}]         the value of one series on /metrics (0 when absent)
+
+node_make() {
+	local name=$1 now res
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	res='{"cpu":"32","memory":"256Gi","pods":"110","nvidia.com/gpu":"4"}'
+	api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$name\",
+		\"labels\":{\"kubernetes.io/hostname\":\"$name\",\"gpu-scheduler.test/fake\":\"true\"}}}" >/dev/null || return 1
+	api PATCH "/api/v1/nodes/$name" '{"spec":{"taints":null}}' application/merge-patch+json >/dev/null
+	api PATCH "/api/v1/nodes/$name/status" "{\"status\":{\"capacity\":$res,\"allocatable\":$res,
+		\"conditions\":[{\"type\":\"Ready\",\"status\":\"${2:-True}\",\"reason\":\"Test\",
+		\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" application/merge-patch+json >/dev/null
+}
+
+node_set_ready() {
+	local now
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	api PATCH "/api/v1/nodes/$1/status" "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",
+		\"reason\":\"Test\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" \
+		application/strategic-merge-patch+json >/dev/null
+}
+
+node_delete() { api DELETE "/api/v1/nodes/$1" >/dev/null; }
+
+pod_yaml() {
+	local name=$1
+	shift
+	printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n' "$name"
+	[ -n "${POD_LABELS:-}" ] && printf '  labels:\n%s\n' "$POD_LABELS"
+	if [ $# -gt 0 ] || [ -n "${POD_ANNOTATIONS:-}" ]; then
+		printf '  annotations:\n'
+		[ -n "${POD_ANNOTATIONS:-}" ] && printf '%s\n' "$POD_ANNOTATIONS"
+		[ $# -gt 0 ] && INDENT=4 map_annotation "$@"
+	fi
+	cat <<YAML
+spec:
+  schedulerName: $SCHEDULER_NAME
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: busybox:stable
+    command: ["sleep", "3600"]
+YAML
+	if [ -n "${POD_ENV:-}" ]; then
+		printf '    env:\n    - name: CUDA_VISIBLE_DEVICES\n      value: "%s"\n' "$POD_ENV"
+	fi
+}
+
+pod_node() { kc get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+
+pod_on() {
+	local n
+	n=$(pod_node "$1")
+	[ "$n" = "$2" ] || { echo "pod $1 is on '${n}', want $2"; return 1; }
+}
+
+pod_assigned() { kc get pod "$1" -o jsonpath='{.metadata.annotations.gpu-scheduler\.io/assigned}' 2>/dev/null; }
+
+pod_condition() {
+	kc get pod "$1" -o jsonpath='{range .status.conditions[?(@.type=="PodScheduled")]}{.status} {.reason}{end}' 2>/dev/null
+}
+
+pod_events() {
+	kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null
+}
+
+# pod_event_has POD REGEX: an event about POD matches (grep -E).
+pod_event_has() {
+	pod_events "$1" | grep -qE "$2" || { echo "events of $1:"; pod_events "$1"; return 1; }
+}
+
+metric() {
+	daemon_http /metrics | awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Trust and identity: a wrong CA, a server name the certificate does not carry, and an IP the
+# certificate does not name are refused with a clear error (never a bind); a daemon running with a
+# ServiceAccount token bound to the ClusterRole shipped in deploy/ does its whole job (the RBAC is
+# enough), and that role cannot do more than it needs (the RBAC is minimal).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+work=$GS_TEST_LOGS/$T_NAME
+mkdir -p "$work"
+token=$(cat "$GS_CLUSTER_DIR/admin.token")
+
+# kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]
+kubeconfig_with() {
+	cat <<YAML
+apiVersion: v1
+kind: Config
+current-context: t
+clusters:
+- name: t
+  cluster:
+    server: $1
+    certificate-authority: $2
+${4:+    tls-server-name: $4}
+contexts:
+- name: t
+  context: {cluster: t, user: u}
+users:
+- name: u
+  user:
+    token: $3
+YAML
+}
+
+# refused KUBECONFIG WHAT REGEX: the daemon never gets ready, logs REGEX, binds nothing, stays up.
+refused() {
+	local kcfg=$1 what=$2 re=$3
+	kc apply -f - >/dev/null <<<"$(pod_yaml "refused-$T_N" '0=node1:0' "$T_N=node1:0")"
+	KUBECONFIG_SAVED=$KUBECONFIG
+	KUBECONFIG=$kcfg daemon_start --require-env=false || return
+	sleep 3
+	check "$what: not ready" test "$(daemon_http /readyz)" != ok
+	check "$what: a clear error in the log" grep -qE "$re" "$DAEMON_LOG"
+	check "$what: still running (retrying with backoff)" daemon_alive
+	check "$what: nothing bound" test -z "$(pod_node "refused-$T_N")"
+	daemon_stop TERM 15
+	KUBECONFIG=$KUBECONFIG_SAVED
+	T_N=$((T_N + 1))
+}
+T_N=1
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=wrong-ca \
+	-keyout "$work/wrong-ca.key" -out "$work/wrong-ca.crt" 2>/dev/null
+kubeconfig_with "$GS_APISERVER_URL" "$work/wrong-ca.crt" "$token" >"$work/wrong-ca.kubeconfig"
+refused "$work/wrong-ca.kubeconfig" "wrong CA" 'certificate|verif'
+
+kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$token" wrong.example.com >"$work/wrong-name.kubeconfig"
+refused "$work/wrong-name.kubeconfig" "tls-server-name not in the certificate" 'certificate|name|CN'
+
+# 127.0.0.2 reaches the same listener, but the certificate names 127.0.0.1 only.
+if openssl x509 -in "$GS_CLUSTER_DIR/pki/apiserver.crt" -noout -text | grep -q 'IP Address:127.0.0.2'; then
+	fail "IP SAN check" "the test apiserver certificate names 127.0.0.2; cannot test"
+else
+	kubeconfig_with "https://127.0.0.2:$GS_APISERVER_PORT" "$GS_CLUSTER_CA" "$token" >"$work/wrong-ip.kubeconfig"
+	refused "$work/wrong-ip.kubeconfig" "an IP address not in the certificate" 'IP|certificate'
+fi
+
+# --- the shipped ClusterRole is enough ----------------------------------------------------------------
+# The role from deploy/ under a test name, bound to a ServiceAccount of the test namespace.
+role=gs-test-$NS
+sed -e "s/^  name: gpu-scheduler$/  name: $role/" "$GS_ROOT/deploy/rbac.yaml" |
+	awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$work/role.yaml"
+check "the ClusterRole from deploy/rbac.yaml applies" eval 'NS= kc apply -f "$work/role.yaml" >/dev/null'
+defer "NS= kc delete clusterrole $role >/dev/null 2>&1"
+defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1"
+kc create serviceaccount sched >/dev/null
+NS= kc create clusterrolebinding "$role" --clusterrole "$role" --serviceaccount "$NS:sched" >/dev/null
+sa_token() {
+	local s
+	s=$(kc get serviceaccount sched -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
+		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
+}
+check_eventually "a ServiceAccount token was minted" 30 sa_token
+sat=$(sa_token)
+kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$sat" >"$work/sa.kubeconfig"
+
+can() { API_TOKEN=$sat NS= kc --token "$sat" auth can-i "$@" 2>/dev/null | grep -qx yes; }
+for v in "list pods" "watch pods" "create pods --subresource=binding" "patch pods --subresource=status" \
+	"list nodes" "watch nodes" "create events"; do
+	check "RBAC allows: $v" can $v --all-namespaces
+done
+for v in "create pods" "update pods" "delete nodes" "update nodes" "list secrets" "create clusterroles"; do
+	check "RBAC refuses: $v" eval "! can $v --all-namespaces"
+done
+
+KUBECONFIG_SAVED=$KUBECONFIG
+KUBECONFIG=$work/sa.kubeconfig daemon_start --require-env=false || exit 1
+KUBECONFIG=$KUBECONFIG_SAVED
+check_eventually "ServiceAccount daemon ready" 30 test "$(daemon_http /readyz)" = ok
+kc apply -f - >/dev/null <<<"$(pod_yaml rbac-2 '2=node3:1')"
+kc apply -f - >/dev/null <<<"$(pod_yaml rbac-wait-0 '0=gs-no-such-node:1')"
+check_eventually "ServiceAccount daemon binds" 20 pod_on rbac-2 node3
+check_eventually "ServiceAccount daemon records Scheduled events" 20 pod_event_has rbac-2 Scheduled
+check_eventually "ServiceAccount daemon records FailedScheduling" 20 pod_event_has rbac-wait-0 FailedScheduling
+check_eventually "ServiceAccount daemon sets PodScheduled=False" 20 test "$(pod_condition rbac-wait-0)" = "False Unschedulable"
+check "no request was forbidden" eval "! grep -q ' 403' '$DAEMON_LOG'"
+check "SIGTERM: exit 0" daemon_stop TERM 15
+test_end
