@@ -19,10 +19,12 @@
 #   api METHOD PATH [BODY [TYPE]]   curl to the apiserver as admin (API_TOKEN=... for another identity);
 #                                   prints the body; returns 0 on 2xx, 1 otherwise (body still printed)
 #   api_code METHOD PATH [BODY [TYPE]]  prints only the HTTP status code
+#   as_token TOKEN CMD...           CMD's api/api_code calls use TOKEN: as_token "$t" api_code GET /api
 #   pass WHAT / fail WHAT [WHY]     record a result
 #   check WHAT CMD...               run CMD once: pass or fail (with CMD's last output lines)
 #   wait_for WHAT TIMEOUT CMD...    poll CMD every $GS_POLL s (0.5) until it succeeds; 0 or 1, records nothing
 #   check_eventually WHAT TIMEOUT CMD...   wait_for, then pass or fail
+#   equals WANT CMD...              CMD prints exactly WANT: check "x" equals 3 pod_count
 #   defer 'SHELL CODE'              run at exit, last registered first (cluster-scoped objects, ...)
 #   daemon_start [ARGS...]          build/gpu-scheduler in the background; sets DAEMON_PID, DAEMON_LOG,
 #                                   DAEMON_URL (health address); waits for /healthz
@@ -132,6 +134,14 @@ check_eventually() {
 
 defer() { T_DEFERRED+=("$1"); }
 
+# equals WANT CMD...: CMD's output is WANT (for check and check_eventually; says what it got).
+equals() {
+	local want=$1 got
+	shift
+	got=$("$@" 2>&1)
+	[ "$got" = "$want" ] || { printf 'got "%s", want "%s"\n' "$got" "$want"; return 1; }
+}
+
 # ---- the apiserver ---------------------------------------------------------------------------
 
 kc() {
@@ -156,6 +166,14 @@ api() {
 	code=${out##*$'\n'}
 	printf '%s\n' "${out%$'\n'*}"
 	case $code in 2??) return 0 ;; *) return 1 ;; esac
+}
+
+# as_token TOKEN CMD...: CMD with API_TOKEN set, so api/api_code inside it speak as that identity.
+as_token() {
+	# shellcheck disable=SC2034 # read by api_raw
+	local API_TOKEN=$1
+	shift
+	"$@"
 }
 
 api_code() {
@@ -371,7 +389,7 @@ test_begin() {
 	echo "  namespace $NS"
 }
 
-ns_gone() { ! NS= kc get namespace "$1" >/dev/null 2>&1; }
+ns_gone() { ! NS='' kc get namespace "$1" >/dev/null 2>&1; }
 
 test_cleanup() {
 	local i ns=$NS
@@ -387,9 +405,9 @@ test_cleanup() {
 	# Deleting the namespace first stops controllers from recreating pods (a terminating namespace
 	# refuses new objects); then the pods go with grace period 0, since no kubelet confirms a graceful
 	# deletion of a bound pod.
-	NS= kc delete namespace "$ns" --wait=false >/dev/null 2>&1
+	NS='' kc delete namespace "$ns" --wait=false >/dev/null 2>&1
 	for i in $(seq 1 60); do
-		NS=$ns force_delete_pods
+		NS=$ns force_delete_pods ''
 		ns_gone "$ns" && return 0
 		sleep 0.5
 	done

@@ -60,7 +60,7 @@ proc_pid() {
 	[ -s "$f" ] || return 1
 	pid=$(cat "$f")
 	[ -r "/proc/$pid/cmdline" ] || return 1
-	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR" || return 1
+	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/" || return 1
 	echo "$pid"
 }
 
@@ -399,6 +399,9 @@ cmd_down() {
 cmd_restart_apiserver() {
 	proc_pid kube-apiserver >/dev/null || die "kube-apiserver is not running in $DIR"
 	proc_pid etcd >/dev/null || die "etcd is not running in $DIR"
+	# The port is the one `up` used, whatever this shell's environment says.
+	API_PORT=$(sed -n 's/^export GS_APISERVER_PORT=//p' "$DIR/env")
+	SERVER=https://127.0.0.1:$API_PORT
 	# A 1.20 apiserver stops listening at once on SIGTERM but then waits up to a minute for requests
 	# in flight, open watches included; clients would see a minute of refused connections with their
 	# watches hanging. A short grace, then SIGKILL, makes it a restart.

@@ -13,8 +13,10 @@ node_ok() {
 	gpu=$(kc get node "$n" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')
 	cap=$(kc get node "$n" -o jsonpath='{.status.capacity.nvidia\.com/gpu}')
 	taints=$(kc get node "$n" -o jsonpath='{.spec.taints}')
-	[ "$ready" = True ] && [ "$gpu" = "$GS_NODE_GPUS" ] && [ "$cap" = "$GS_NODE_GPUS" ] && [ -z "$taints" ] ||
-		{ echo "$n: Ready=$ready gpu=$gpu/$cap taints=$taints"; return 1; }
+	if [ "$ready" != True ] || [ "$gpu" != "$GS_NODE_GPUS" ] || [ "$cap" != "$GS_NODE_GPUS" ] || [ -n "$taints" ]; then
+		echo "$n: Ready=$ready gpu=$gpu/$cap taints=$taints"
+		return 1
+	fi
 }
 
 all_nodes_ok() {
@@ -37,20 +39,20 @@ check "StatefulSet created" kc apply -f - <<<"$(statefulset_yaml web 3 '0=node1:
 check_eventually "StatefulSet pods web-0..2 exist, Pending, schedulerName $SCHEDULER_NAME" 30 \
 	pods_pending_for_us app=web 3
 check "the template's $GS_ANNOTATION annotation is on the pods" \
-	eval '[ "$(kc get pod web-1 -o jsonpath="{.metadata.annotations.$GS_ANNOTATION}")" = "$(printf "0=node1:0,1\n1=node2:0\n2=node3:2,3")" ]'
+	equals "$(printf '0=node1:0,1\n1=node2:0\n2=node3:2,3')" kc get pod web-1 -o "jsonpath={.metadata.annotations.$GS_ANNOTATION}"
 
 check "Job created" kc apply -f - <<<"$(POD_GPUS=1 job_yaml train 2 2)"
 check_eventually "Job pods exist, Pending, schedulerName $SCHEDULER_NAME" 30 pods_pending_for_us app=train 2
 check "Job pods carry the nvidia.com/gpu limit" \
-	eval '[ "$(kc get pods -l app=train -o jsonpath="{.items[0].spec.containers[0].resources.limits.nvidia\.com/gpu}")" = 1 ]'
+	equals 1 kc get pods -l app=train -o 'jsonpath={.items[0].spec.containers[0].resources.limits.nvidia\.com/gpu}'
 
 # ---- binding as a scheduler does, and the cleanup of bound pods ------------------------------
 
 check "binding web-0 to node1" bind_pod web-0 node1
-check "web-0 is bound to node1 with PodScheduled=True" eval \
-	'[ "$(kc get pod web-0 -o jsonpath="{.spec.nodeName}/{.status.conditions[?(@.type==\"PodScheduled\")].status}")" = node1/True ]'
-check "a second binding answers 409" eval '[ "$(api_code POST /api/v1/namespaces/$NS/pods/web-0/binding \
-	"{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-0\"},\"target\":{\"kind\":\"Node\",\"name\":\"node2\"}}")" = 409 ]'
+check "web-0 is bound to node1 with PodScheduled=True" equals node1/True \
+	kc get pod web-0 -o 'jsonpath={.spec.nodeName}/{.status.conditions[?(@.type=="PodScheduled")].status}'
+check "a second binding answers 409" equals 409 api_code POST "/api/v1/namespaces/$NS/pods/web-0/binding" \
+	'{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web-0"},"target":{"kind":"Node","name":"node2"}}'
 kc scale statefulset web --replicas 0 >/dev/null
 force_delete_pods app=web
 check_eventually "bound pods go with grace period 0" 20 pod_count_is 0 app=web
@@ -72,17 +74,16 @@ sa_secret_token() {
 
 check "ServiceAccount robot created" kc create serviceaccount robot
 check_eventually "the token controller gives robot a token secret" 20 sa_secret_token
-tok=$(sa_secret_token)
 check "robot's secret token authenticates as system:serviceaccount:$NS:robot" \
-	eval '[ "$(token_user "$tok")" = "system:serviceaccount:$NS:robot" ]'
+	equals "system:serviceaccount:$NS:robot" token_user "$(sa_secret_token)"
 minted=$(api POST "/api/v1/namespaces/$NS/serviceaccounts/robot/token" \
 	'{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":600}}' |
 	jq -r .status.token)
 check "TokenRequest mints a bound token" test -n "$minted" -a "$minted" != null
-check "the minted token authenticates as robot" eval '[ "$(token_user "$minted")" = "system:serviceaccount:$NS:robot" ]'
+check "the minted token authenticates as robot" equals "system:serviceaccount:$NS:robot" token_user "$minted"
 check "robot is authenticated but not authorized to list pods (403, not 401)" \
-	eval '[ "$(API_TOKEN=$minted api_code GET /api/v1/namespaces/$NS/pods)" = 403 ]'
-check "an unknown token is refused with 401" eval '[ "$(API_TOKEN=nope api_code GET /api/v1/namespaces/$NS/pods)" = 401 ]'
+	equals 403 as_token "$minted" api_code GET "/api/v1/namespaces/$NS/pods"
+check "an unknown token is refused with 401" equals 401 as_token nope api_code GET "/api/v1/namespaces/$NS/pods"
 check_eventually "the default ServiceAccount appears in a new namespace" 20 kc get serviceaccount default -o name
 check_eventually "kube-root-ca.crt is published" 20 kc get configmap kube-root-ca.crt -o name
 
@@ -91,7 +92,7 @@ check_eventually "kube-root-ca.crt is published" 20 kc get configmap kube-root-c
 # labelled pod must fail because the apiserver called it.
 
 hook=gs-test-$NS
-defer "NS= kc delete mutatingwebhookconfiguration $hook --ignore-not-found >/dev/null"
+defer "NS='' kc delete mutatingwebhookconfiguration $hook --ignore-not-found >/dev/null"
 check "MutatingWebhookConfiguration created" kc apply -f - <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -133,7 +134,7 @@ check_eventually "the apiserver calls the mutating webhook (MutatingAdmissionWeb
 
 if [ "${GS_SKIP_RESTART:-0}" != 1 ]; then
 	check "cluster.sh restart-apiserver" restart_apiserver
-	check "the apiserver answers after the restart" eval '[ "$(api GET /readyz)" = ok ]'
+	check "the apiserver answers after the restart" equals ok api GET /readyz
 	check "nodes survive the restart" all_nodes_ok
 	check "the Job's pods survive the restart" pods_pending_for_us app=train 2
 fi
