@@ -21,7 +21,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all,)
-CPPFLAGS += -Isrc -I$(LLHTTP_INC) -DGS_VERSION='"$(VERSION)"' -MMD -MP
+CPPFLAGS += -Isrc -I$(LLHTTP_INC) -MMD -MP
 CFLAGS   += $(CSTD) $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
 LDLIBS   += -luv -lmbedtls -lmbedx509 -lmbedcrypto -lyaml -lcjson -lm
@@ -51,6 +51,13 @@ $(B)/.flags: FORCE
 	@mkdir -p $(B)
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
 FORCE:
+
+# Only main.c sees the version, so a new commit rebuilds one object, not all of them.
+$(B)/.version: FORCE
+	@mkdir -p $(B)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(MAIN_OBJ): $(B)/.version
+$(MAIN_OBJ): CPPFLAGS += -DGS_VERSION='"$(VERSION)"'
 
 $(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(@D)

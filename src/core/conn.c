@@ -560,7 +560,8 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 int gs_conn__write(struct gs_conn *c, const char *data, size_t len)
 {
-	if (c->closing || c->failed || c->shutting)
+	/* Allowed after a parse failure, so a server can still answer 400 before it shuts down. */
+	if (c->closing || c->shutting)
 		return -EPIPE;
 	if (!c->tls)
 		return conn_write_raw(c, data, len);

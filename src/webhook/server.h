@@ -12,7 +12,7 @@
  * fatal for the caller: gs_webhook_start returns an error and a readable reason). Every
  * reload_interval_ms the webhook stat()s both paths (following symlinks, so a Kubernetes Secret
  * volume's "..data" swap shows as a new inode), and when device, inode, size, mtime or ctime changed,
- * reads both, compares a SHA-256 of the content with the one being served, and on a difference builds
+ * reads both, compares the content with the one being served, and on a difference builds
  * a new TLS config and hands it to the server: new connections use it, live ones finish with the
  * old one, so no request fails across a rotation. A pair that does not load (mismatched key, a half-
  * written file) is logged and counted, the old certificate stays, and it is retried when the files
@@ -49,6 +49,7 @@ struct gs_webhook_stats {
 	struct gs_counter cert_reloads;         /* certificate pairs loaded after the start */
 	struct gs_counter cert_reload_failures; /* pairs that changed on disk but did not load */
 	struct gs_gauge cert_not_after;         /* expiry of the served leaf, seconds since the epoch */
+	struct gs_counter tls_failures;         /* TLS handshakes that failed (refreshed every reload tick) */
 	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
 };
 
@@ -59,6 +60,7 @@ void gs_webhook_stats_free(struct gs_webhook_stats *st);
  * Registers the series as gpu_scheduler_webhook_reviews_total{result="..."},
  * gpu_scheduler_webhook_errors_total{kind="internal|rejected"},
  * gpu_scheduler_webhook_cert_reloads_total{result="success|failure"},
+ * gpu_scheduler_webhook_tls_handshake_failures_total,
  * gpu_scheduler_webhook_cert_not_after_seconds and gpu_scheduler_webhook_review_duration_seconds.
  */
 void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);

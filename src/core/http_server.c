@@ -1,0 +1,558 @@
+/*
+ * http_server.c: HTTP/1.1 server on top of conn.c, one request at a time per connection.
+ *
+ * A connection reads one request, pauses (conn.c's rule), hands it to the handler, and only after
+ * gs_http_respond parses what the client pipelined behind it. A request lives in its own allocation
+ * so that a handler answering later survives the connection going away: the request is then
+ * orphaned (r->sc == NULL) and gs_http_respond just frees it.
+ *
+ * Every limit has a named default below and answers the status RFC 9110 gives it, then closes:
+ * the request head is not trusted after a limit was hit, so the connection is not reused.
+ */
+#include "core/http.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/conn.h"
+#include "core/log.h"
+#include "core/options.h"
+
+#define HTTP_SERVER_MAX_HEADER_BYTES (16 * 1024) /* request line + headers: 431 */
+#define HTTP_SERVER_MAX_HEADERS      64          /* header fields: 431 */
+#define HTTP_SERVER_MAX_URL          2048        /* request target: 414 */
+#define HTTP_SERVER_MAX_BODY         (1024 * 1024) /* body: 413 */
+#define HTTP_SERVER_MAX_CONNS        256
+#define HTTP_SERVER_HANDSHAKE_MS     5000
+#define HTTP_SERVER_REQUEST_MS       10000
+#define HTTP_SERVER_IDLE_MS          60000
+#define HTTP_SERVER_BACKLOG          128
+
+struct server_conn {
+	struct gs_conn conn;
+	struct gs_http_server *s;
+	struct gs_conn_link link;
+	struct gs_http_server_req *req; /* being read, or held by the handler */
+	unsigned held : 1;              /* the handler has req */
+};
+
+struct gs_http_server_req {
+	struct server_conn *sc; /* NULL once the connection is gone */
+	char method[24];
+	struct gs_buf url;      /* request target; '?' replaced by NUL once complete */
+	const char *query;
+	struct gs_buf hdrs;     /* "name\0value\0" pairs */
+	unsigned n_headers;
+	unsigned in_value : 1, keep_alive : 1, head : 1;
+	int reject;             /* status to answer instead of calling the handler */
+	struct gs_buf body;
+};
+
+struct gs_http_server {
+	uv_loop_t *loop;
+	uv_tcp_t listener;
+	struct gs_tls_config *tls;
+	struct gs_http_server_opts o;
+	gs_http_handler_cb handler;
+	void *ud;
+	struct gs_conn_link conns;
+	unsigned n_conns;
+	uint64_t requests_total, tls_failures_total, rejected_total;
+	int port;
+	unsigned closing : 1;
+	int listener_closed; /* 0 open, 1 closing, 2 closed */
+	void (*close_cb)(void *ud);
+	void *close_ud;
+};
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "Unknown";
+	}
+}
+
+/* ---- requests ---------------------------------------------------------------------------------- */
+
+static struct gs_http_server_req *req_new(struct server_conn *sc)
+{
+	struct gs_http_server_req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->sc = sc;
+	gs_buf_init(&r->url, sc->s->o.max_url);
+	gs_buf_init(&r->hdrs, sc->s->o.max_header_bytes);
+	gs_buf_init(&r->body, sc->s->o.max_body);
+	return r;
+}
+
+static void req_free(struct gs_http_server_req *r)
+{
+	if (!r)
+		return;
+	gs_buf_free(&r->url);
+	gs_buf_free(&r->hdrs);
+	gs_buf_free(&r->body);
+	free(r);
+}
+
+static struct server_conn *parser_conn(llhttp_t *p)
+{
+	return GS_CONTAINER_OF(p->data, struct server_conn, conn);
+}
+
+static int reject(struct gs_http_server_req *r, int status)
+{
+	if (!r->reject)
+		r->reject = status;
+	return -1; /* stops llhttp: HPE_USER */
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+	struct server_conn *sc = parser_conn(p);
+	req_free(sc->req);
+	sc->req = req_new(sc);
+	if (!sc->req)
+		return -1;
+	gs_conn__timer(&sc->conn, sc->s->o.request_timeout_ms);
+	return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	return gs_buf_append(&r->url, at, len) < 0 ? reject(r, 414) : 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	if (r->in_value || r->hdrs.len == 0) {
+		if (r->n_headers >= parser_conn(p)->s->o.max_headers)
+			return reject(r, 431);
+		r->in_value = 0;
+	}
+	return gs_buf_append(&r->hdrs, at, len) < 0 ? reject(r, 431) : 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	r->in_value = 1;
+	return gs_buf_append(&r->hdrs, "", 1) < 0 ? reject(r, 431) : 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	return gs_buf_append(&r->hdrs, at, len) < 0 ? reject(r, 431) : 0;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	r->n_headers++;
+	return gs_buf_append(&r->hdrs, "", 1) < 0 ? reject(r, 431) : 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	struct server_conn *sc = parser_conn(p);
+	struct gs_http_server_req *r = sc->req;
+	snprintf(r->method, sizeof(r->method), "%s", llhttp_method_name(p->method));
+	r->head = p->method == HTTP_HEAD;
+	/* A declared body over the cap is refused before a byte of it is read. */
+	if ((p->flags & F_CONTENT_LENGTH) && p->content_length > sc->s->o.max_body)
+		return reject(r, 413);
+	const char *expect = gs_http_req_header(r, "Expect");
+	if (expect && strcasecmp(expect, "100-continue") == 0)
+		gs_conn__write(&sc->conn, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	return gs_buf_append(&r->body, at, len) < 0 ? reject(r, 413) : 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+	struct gs_http_server_req *r = parser_conn(p)->req;
+	r->keep_alive = llhttp_should_keep_alive(p);
+	if (gs_buf_append(&r->url, "", 0) < 0) /* makes sure url.data exists */
+		return reject(r, 414);
+	char *q = strchr(r->url.data ? r->url.data : "", '?');
+	if (q) {
+		*q = '\0';
+		r->query = q + 1;
+	}
+	return 0;
+}
+
+static const llhttp_settings_t server_settings = {
+	.on_message_begin = on_message_begin,
+	.on_url = on_url,
+	.on_header_field = on_header_field,
+	.on_header_field_complete = on_header_field_complete,
+	.on_header_value = on_header_value,
+	.on_header_value_complete = on_header_value_complete,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_message_complete,
+};
+
+/* ---- responding -------------------------------------------------------------------------------- */
+
+static int write_response(struct server_conn *sc, int status, const char *ctype, const char *body, size_t len,
+			  const struct gs_http_header *extra, size_t n_extra, int keep, int head)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	int r = gs_buf_printf(&b, "HTTP/1.1 %d %s\r\n", status, status_text(status));
+	if (r == 0 && ctype)
+		r = gs_buf_printf(&b, "Content-Type: %s\r\n", ctype);
+	if (r == 0)
+		r = gs_buf_printf(&b, "Content-Length: %zu\r\n%s", len, keep ? "" : "Connection: close\r\n");
+	for (size_t i = 0; r == 0 && i < n_extra; i++)
+		r = gs_buf_printf(&b, "%s: %s\r\n", extra[i].name, extra[i].value);
+	if (r == 0)
+		r = gs_buf_append_str(&b, "\r\n");
+	if (r == 0 && len && !head)
+		r = gs_buf_append(&b, body, len);
+	if (r == 0)
+		r = gs_conn__write(&sc->conn, b.data, b.len);
+	gs_buf_free(&b);
+	return r;
+}
+
+/* Answers a request the handler never saw (a limit, a parse error) and ends the connection. */
+static void respond_error(struct server_conn *sc, int status, const char *why)
+{
+	struct gs_http_server *s = sc->s;
+	s->rejected_total++;
+	gs_log_debug("http server conn %u %s: %d (%s)", sc->conn.id, sc->conn.peer, status, why);
+	char text[160];
+	int n = snprintf(text, sizeof(text), "%s\n", why);
+	write_response(sc, status, "text/plain; charset=utf-8", text, (size_t)n, NULL, 0, 0, 0);
+	gs_conn__shutdown(&sc->conn);
+}
+
+int gs_http_respond(struct gs_http_server_req *r, int status, const char *content_type, const char *body,
+		    size_t len, const struct gs_http_header *extra, size_t n_extra)
+{
+	struct server_conn *sc = r->sc;
+	if (!sc) {
+		req_free(r);
+		return -ECONNRESET;
+	}
+	struct gs_http_server *s = sc->s;
+	int keep = r->keep_alive && !s->closing;
+	int rc = write_response(sc, status, content_type, body, len, extra, n_extra, keep, r->head);
+	sc->req = NULL;
+	sc->held = 0;
+	req_free(r);
+	if (rc < 0 || !keep) {
+		gs_conn__shutdown(&sc->conn);
+		return rc;
+	}
+	gs_conn__timer(&sc->conn, s->o.idle_timeout_ms);
+	gs_conn__resume(&sc->conn);
+	return 0;
+}
+
+/* ---- connection callbacks ----------------------------------------------------------------------- */
+
+static void sc_on_ready(struct gs_conn *c, int err)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	if (err < 0) {
+		sc->s->tls_failures_total++;
+		gs_log_debug("http server conn %u %s: TLS handshake failed: %s", c->id, c->peer, gs_conn__error(c));
+		gs_conn__close(c);
+		return;
+	}
+	gs_conn__timer(c, sc->s->o.idle_timeout_ms);
+}
+
+static void sc_on_message(struct gs_conn *c)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	struct gs_http_server *s = sc->s;
+	struct gs_http_server_req *r = sc->req;
+	gs_conn__timer(c, 0);
+	s->requests_total++;
+	if (s->closing) {
+		respond_error(sc, 503, "shutting down");
+		return;
+	}
+	sc->held = 1;
+	s->handler(r, s->ud); /* may respond (and resume) right here */
+}
+
+static void sc_on_error(struct gs_conn *c, int err)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	struct gs_http_server_req *r = sc->req;
+	if (err == UV_EOF || sc->held) {
+		gs_conn__close(c);
+		return;
+	}
+	if (err == -E2BIG) /* the head passed max_header_bytes */
+		respond_error(sc, 431, "request header fields too large");
+	else if (r && r->reject == 413)
+		respond_error(sc, 413, "request body too large");
+	else if (r && r->reject)
+		respond_error(sc, r->reject, r->reject == 414 ? "request target too long" : "request header fields too large");
+	else if (err == -EPROTO)
+		respond_error(sc, 400, *gs_conn__error(c) ? gs_conn__error(c) : "bad request");
+	else
+		gs_conn__close(c);
+}
+
+static void sc_on_timeout(struct gs_conn *c)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	if (sc->held)
+		return; /* the handler's time; it answers */
+	if (sc->req && c->ready) {
+		respond_error(sc, 408, "request not complete in time");
+		return;
+	}
+	gs_log_debug("http server conn %u %s: %s timeout", c->id, c->peer, c->ready ? "idle" : "handshake");
+	gs_conn__close(c);
+}
+
+static void server_maybe_closed(struct gs_http_server *s);
+
+static void sc_on_close(struct gs_conn *c)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	struct gs_http_server *s = sc->s;
+	if (sc->req) {
+		if (sc->held)
+			sc->req->sc = NULL; /* the handler answers into the void */
+		else
+			req_free(sc->req);
+	}
+	gs_conn__list_remove(&sc->link);
+	s->n_conns--;
+	free(sc);
+	if (s->closing)
+		server_maybe_closed(s);
+}
+
+static const struct gs_conn_cbs sc_cbs = {
+	.on_ready = sc_on_ready,
+	.on_message = sc_on_message,
+	.on_error = sc_on_error,
+	.on_timeout = sc_on_timeout,
+	.on_close = sc_on_close,
+};
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+	struct gs_http_server *s = listener->data;
+	if (status < 0 || s->closing)
+		return;
+	struct server_conn *sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return; /* the connection waits in the backlog for the next attempt */
+	sc->s = s;
+	gs_conn__init(&sc->conn, s->loop, HTTP_REQUEST, &server_settings, &sc_cbs, s->o.max_header_bytes);
+	gs_conn__list_insert(&s->conns, &sc->link);
+	s->n_conns++;
+
+	struct gs_tls *tls = NULL;
+	if (s->tls && gs_tls_server_new(s->tls, &tls) < 0) {
+		gs_conn__close(&sc->conn);
+		return;
+	}
+	if (gs_conn__accept(&sc->conn, listener, tls) < 0) {
+		gs_conn__close(&sc->conn);
+		return;
+	}
+	if (s->n_conns > s->o.max_conns) {
+		s->rejected_total++;
+		gs_log_warn("http server %s: %u connections, refusing %s", s->o.addr, s->o.max_conns, sc->conn.peer);
+		gs_conn__close(&sc->conn);
+		return;
+	}
+	gs_conn__timer(&sc->conn, tls ? s->o.handshake_timeout_ms : s->o.idle_timeout_ms);
+}
+
+/* ---- the server --------------------------------------------------------------------------------- */
+
+int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, gs_http_handler_cb handler,
+			 void *ud, struct gs_http_server **out)
+{
+	char host[256];
+	int port;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} addr;
+	if (!o->addr || gs_split_hostport(o->addr, host, sizeof(host), &port) < 0)
+		return -EINVAL;
+	if (uv_ip4_addr(host, port, &addr.in4) != 0 && uv_ip6_addr(host, port, &addr.in6) != 0)
+		return -EINVAL;
+
+	struct gs_http_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = loop;
+	s->o = *o;
+	s->o.addr = NULL;
+	if (!s->o.max_header_bytes)
+		s->o.max_header_bytes = HTTP_SERVER_MAX_HEADER_BYTES;
+	if (!s->o.max_headers)
+		s->o.max_headers = HTTP_SERVER_MAX_HEADERS;
+	if (!s->o.max_url)
+		s->o.max_url = HTTP_SERVER_MAX_URL;
+	if (!s->o.max_body)
+		s->o.max_body = HTTP_SERVER_MAX_BODY;
+	if (!s->o.max_conns)
+		s->o.max_conns = HTTP_SERVER_MAX_CONNS;
+	if (!s->o.handshake_timeout_ms)
+		s->o.handshake_timeout_ms = HTTP_SERVER_HANDSHAKE_MS;
+	if (!s->o.request_timeout_ms)
+		s->o.request_timeout_ms = HTTP_SERVER_REQUEST_MS;
+	if (!s->o.idle_timeout_ms)
+		s->o.idle_timeout_ms = HTTP_SERVER_IDLE_MS;
+	s->handler = handler;
+	s->ud = ud;
+	gs_conn__list_init(&s->conns);
+	uv_tcp_init(loop, &s->listener);
+	s->listener.data = s;
+	int r = uv_tcp_bind(&s->listener, &addr.sa, 0);
+	if (r == 0)
+		r = uv_listen((uv_stream_t *)&s->listener, HTTP_SERVER_BACKLOG, on_connection);
+	if (r < 0) {
+		/* The handle is registered: it goes through a close; s is freed in its callback. */
+		s->closing = 1;
+		server_maybe_closed(s);
+		return r;
+	}
+	struct sockaddr_storage ss;
+	int len = sizeof(ss);
+	uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len);
+	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						  : ((struct sockaddr_in *)&ss)->sin_port);
+	s->o.addr = "";
+	if (o->tls)
+		gs_http_server_set_tls(s, o->tls);
+	*out = s;
+	return 0;
+}
+
+int gs_http_server_port(const struct gs_http_server *s)
+{
+	return s->port;
+}
+
+const char *gs_http_req_method(const struct gs_http_server_req *r)
+{
+	return r->method;
+}
+
+const char *gs_http_req_path(const struct gs_http_server_req *r)
+{
+	return r->url.data ? r->url.data : "";
+}
+
+const char *gs_http_req_query(const struct gs_http_server_req *r)
+{
+	return r->query ? r->query : "";
+}
+
+const char *gs_http_req_header(const struct gs_http_server_req *r, const char *name)
+{
+	const char *p = r->hdrs.data, *end = p + r->hdrs.len;
+	for (unsigned i = 0; p && i < r->n_headers && p < end; i++) {
+		const char *v = p + strlen(p) + 1;
+		if (v >= end)
+			break;
+		if (strcasecmp(p, name) == 0)
+			return v;
+		p = v + strlen(v) + 1;
+	}
+	return NULL;
+}
+
+const char *gs_http_req_body(const struct gs_http_server_req *r, size_t *len)
+{
+	if (len)
+		*len = r->body.len;
+	return r->body.data ? r->body.data : "";
+}
+
+void gs_http_server_set_tls(struct gs_http_server *s, struct gs_tls_config *tls)
+{
+	if (tls)
+		gs_tls_config_ref(tls);
+	gs_tls_config_unref(s->tls);
+	s->tls = tls;
+}
+
+void gs_http_server_stats(const struct gs_http_server *s, struct gs_http_server_stats *st)
+{
+	st->conns_open = s->n_conns;
+	st->requests_total = s->requests_total;
+	st->tls_failures_total = s->tls_failures_total;
+	st->rejected_total = s->rejected_total;
+}
+
+static void listener_closed(uv_handle_t *h)
+{
+	struct gs_http_server *s = h->data;
+	s->listener_closed = 2;
+	server_maybe_closed(s);
+}
+
+static void server_maybe_closed(struct gs_http_server *s)
+{
+	if (!s->listener_closed) {
+		s->listener_closed = 1;
+		uv_close((uv_handle_t *)&s->listener, listener_closed);
+		return;
+	}
+	if (s->listener_closed != 2 || s->n_conns)
+		return;
+	void (*cb)(void *) = s->close_cb;
+	void *ud = s->close_ud;
+	gs_tls_config_unref(s->tls);
+	free(s);
+	if (cb)
+		cb(ud);
+}
+
+void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)
+{
+	s->closing = 1;
+	s->close_cb = close_cb;
+	s->close_ud = ud;
+	for (struct gs_conn_link *l = s->conns.next; l != &s->conns;) {
+		struct server_conn *sc = GS_CONTAINER_OF(l, struct server_conn, link);
+		l = l->next;
+		gs_conn__close(&sc->conn);
+	}
+	server_maybe_closed(s);
+}

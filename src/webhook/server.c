@@ -1,0 +1,401 @@
+/*
+ * server.c: the admission webhook's HTTPS front: routing, the certificate files and their reload.
+ *
+ * The decision itself is admission.c (no I/O); the transport is core/http_server.c. What is left
+ * here is small on purpose: route, time, count, and keep the served certificate in step with the
+ * files without ever serving a broken pair.
+ */
+#include "webhook/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/http.h"
+#include "core/log.h"
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct gs_webhook {
+	uv_loop_t *loop;
+	struct gs_http_server *server;
+	uv_timer_t reload;
+	struct gs_admission *admission;
+	struct gs_webhook_stats own_stats, *stats;
+	char *cert_file, *key_file;
+	struct file_id cert_id, key_id;
+	char *cert, *key; /* the content being served */
+	size_t cert_len, key_len;
+	int closing;
+	int pending_closes;
+	void (*close_cb)(void *ud);
+	void *close_ud;
+	struct gs_buf out;
+};
+
+/* ---- stats -------------------------------------------------------------------------------------- */
+
+void gs_webhook_stats_init(struct gs_webhook_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	gs_histogram_init(&st->latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+}
+
+void gs_webhook_stats_free(struct gs_webhook_stats *st)
+{
+	gs_histogram_free(&st->latency);
+}
+
+void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m)
+{
+	static char labels[GS_ADMISSION_OUTCOME_COUNT][48];
+	for (int i = 0; i < GS_ADMISSION_OUTCOME_COUNT; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "result=\"%s\"", gs_admission_outcome_name((enum gs_admission_outcome)i));
+		gs_metrics_counter(m, "gpu_scheduler_webhook_reviews_total", "Admission reviews answered, by result.",
+				   labels[i], &st->reviews[i]);
+	}
+	gs_metrics_counter(m, "gpu_scheduler_webhook_errors_total", "Webhook requests answered with an error, by kind.",
+			   "kind=\"internal\"", &st->internal_errors);
+	gs_metrics_counter(m, "gpu_scheduler_webhook_errors_total", "Webhook requests answered with an error, by kind.",
+			   "kind=\"rejected\"", &st->http_rejected);
+	gs_metrics_counter(m, "gpu_scheduler_webhook_cert_reloads_total", "Serving certificate reloads, by result.",
+			   "result=\"success\"", &st->cert_reloads);
+	gs_metrics_counter(m, "gpu_scheduler_webhook_cert_reloads_total", "Serving certificate reloads, by result.",
+			   "result=\"failure\"", &st->cert_reload_failures);
+	gs_metrics_counter(m, "gpu_scheduler_webhook_tls_handshake_failures_total",
+			   "TLS handshakes on the webhook port that failed.", NULL, &st->tls_failures);
+	gs_metrics_gauge(m, "gpu_scheduler_webhook_cert_not_after_seconds",
+			 "Expiry of the served webhook certificate, seconds since the epoch.", NULL, &st->cert_not_after);
+	gs_metrics_histogram(m, "gpu_scheduler_webhook_review_duration_seconds",
+			     "Time to decide one admission review, in seconds.", NULL, &st->latency);
+}
+
+/* ---- certificates ------------------------------------------------------------------------------- */
+
+static int file_stat(const char *path, struct file_id *id)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	id->ctime = st.st_ctim;
+	return 0;
+}
+
+static int file_id_eq(const struct file_id *a, const struct file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec && a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* Reads a whole file (at most GS_WEBHOOK_CERT_MAX bytes), NUL-terminated. 0 or -errno. */
+static int file_read(const char *path, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char *buf = malloc(GS_WEBHOOK_CERT_MAX + 1);
+	size_t n = 0;
+	int r = buf ? 0 : -ENOMEM;
+	while (r == 0 && n <= GS_WEBHOOK_CERT_MAX) {
+		ssize_t k = read(fd, buf + n, GS_WEBHOOK_CERT_MAX + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			r = -errno;
+		else if (k == 0)
+			break;
+		else
+			n += (size_t)k;
+	}
+	close(fd);
+	if (r == 0 && n > GS_WEBHOOK_CERT_MAX)
+		r = -EFBIG;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/*
+ * Loads the pair if it differs from the one served. 1 a new pair is served, 0 unchanged, <0 failed
+ * (err says why; the old pair stays).
+ */
+static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
+{
+	struct file_id cid, kid;
+	char *cert = NULL, *key = NULL;
+	size_t cert_len = 0, key_len = 0;
+	struct gs_tls_config *cfg = NULL;
+	int r;
+
+	if ((r = file_stat(w->cert_file, &cid)) < 0 || (r = file_read(w->cert_file, &cert, &cert_len)) < 0) {
+		snprintf(err, errlen, "%s: %s", w->cert_file, strerror(-r));
+		goto out;
+	}
+	if ((r = file_stat(w->key_file, &kid)) < 0 || (r = file_read(w->key_file, &key, &key_len)) < 0) {
+		snprintf(err, errlen, "%s: %s", w->key_file, strerror(-r));
+		goto out;
+	}
+	if (w->cert && cert_len == w->cert_len && key_len == w->key_len && !memcmp(cert, w->cert, cert_len) &&
+	    !memcmp(key, w->key, key_len)) {
+		w->cert_id = cid; /* same content under a new inode (a Secret update with equal data) */
+		w->key_id = kid;
+		r = 0;
+		goto out;
+	}
+	char why[256];
+	if ((r = gs_tls_server_config_new(cert, cert_len, key, key_len, &cfg, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s, %s: %s", w->cert_file, w->key_file, why);
+		r = -EINVAL;
+		goto out;
+	}
+	if (w->server)
+		gs_http_server_set_tls(w->server, cfg);
+	w->stats->cert_not_after.v = (double)gs_tls_config_not_after(cfg);
+	gs_tls_config_unref(cfg);
+	free(w->cert);
+	free(w->key);
+	w->cert = cert;
+	w->key = key;
+	w->cert_len = cert_len;
+	w->key_len = key_len;
+	cert = key = NULL;
+	w->cert_id = cid;
+	w->key_id = kid;
+	r = 1;
+out:
+	free(cert);
+	free(key);
+	return r;
+}
+
+int gs_webhook_check_certs(struct gs_webhook *w)
+{
+	struct file_id cid, kid;
+	if (file_stat(w->cert_file, &cid) == 0 && file_stat(w->key_file, &kid) == 0 && file_id_eq(&cid, &w->cert_id) &&
+	    file_id_eq(&kid, &w->key_id))
+		return 0;
+	char err[512];
+	int r = load_certs(w, err, sizeof(err));
+	if (r > 0) {
+		w->stats->cert_reloads.v++;
+		gs_log_info("webhook: serving the new certificate from %s (expires %.0f)", w->cert_file,
+			    w->stats->cert_not_after.v);
+	} else if (r < 0) {
+		w->stats->cert_reload_failures.v++;
+		gs_log_warn("webhook: certificate files changed but do not load, keeping the old pair: %s", err);
+		/* Retried on the next change only: remember what failed. */
+		file_stat(w->cert_file, &w->cert_id);
+		file_stat(w->key_file, &w->key_id);
+	}
+	return r;
+}
+
+static void on_reload_tick(uv_timer_t *t)
+{
+	struct gs_webhook *w = t->data;
+	struct gs_http_server_stats st;
+	gs_http_server_stats(w->server, &st);
+	w->stats->tls_failures.v = st.tls_failures_total;
+	gs_webhook_check_certs(w);
+}
+
+/* ---- requests ----------------------------------------------------------------------------------- */
+
+static void respond_text(struct gs_http_server_req *req, int status, const char *text)
+{
+	gs_http_respond(req, status, "text/plain; charset=utf-8", text, strlen(text), NULL, 0);
+}
+
+static int is_json(const char *ct)
+{
+	if (!ct)
+		return 0;
+	size_t n = strlen("application/json");
+	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+static void on_request(struct gs_http_server_req *req, void *ud)
+{
+	struct gs_webhook *w = ud;
+	const char *path = gs_http_req_path(req), *method = gs_http_req_method(req);
+
+	if (strcmp(path, GS_WEBHOOK_PATH) != 0) {
+		w->stats->http_rejected.v++;
+		respond_text(req, 404, "not found\n");
+		return;
+	}
+	if (strcmp(method, "POST") != 0) {
+		struct gs_http_header allow = {"Allow", "POST"};
+		w->stats->http_rejected.v++;
+		gs_http_respond(req, 405, "text/plain; charset=utf-8", "POST only\n", 10, &allow, 1);
+		return;
+	}
+	if (!is_json(gs_http_req_header(req, "Content-Type"))) {
+		w->stats->http_rejected.v++;
+		respond_text(req, 400, "Content-Type must be application/json\n");
+		return;
+	}
+
+	size_t len;
+	const char *body = gs_http_req_body(req, &len);
+	struct gs_admission_result res;
+	uint64_t t0 = uv_hrtime();
+	gs_buf_reset(&w->out);
+	int r = gs_admission_review(w->admission, body, len, &w->out, &res);
+	gs_histogram_observe(&w->stats->latency, (double)(uv_hrtime() - t0) / 1e9);
+
+	if (r == -EINVAL) {
+		w->stats->reviews[GS_ADMISSION_BAD_REQUEST].v++;
+		gs_log_warn("webhook: bad AdmissionReview: %s", res.message);
+		char text[400];
+		snprintf(text, sizeof(text), "bad AdmissionReview: %s\n", res.message);
+		respond_text(req, 400, text);
+		return;
+	}
+	if (r < 0) {
+		w->stats->internal_errors.v++;
+		gs_log_error("webhook: cannot answer review %s: %s", res.uid, strerror(-r));
+		respond_text(req, 500, "internal error\n");
+		return;
+	}
+	w->stats->reviews[res.outcome].v++;
+	if (res.outcome == GS_ADMISSION_SKIPPED)
+		gs_log_trace("webhook: %s %s/%s: skipped", res.uid, res.ns, res.name);
+	else
+		gs_log_info("webhook: pod %s/%s index %ld: %s%s%s%s%s", res.ns, res.name, res.index,
+			    gs_admission_outcome_name(res.outcome), res.node[0] ? " " : "", res.node,
+			    res.devices[0] ? ":" : "", res.message[0] ? res.message : res.devices);
+	gs_http_respond(req, 200, "application/json", w->out.data, w->out.len, NULL, 0);
+}
+
+/* ---- life --------------------------------------------------------------------------------------- */
+
+static void webhook_free(struct gs_webhook *w)
+{
+	void (*cb)(void *) = w->close_cb;
+	void *ud = w->close_ud;
+	if (w->stats == &w->own_stats)
+		gs_webhook_stats_free(&w->own_stats);
+	gs_buf_free(&w->out);
+	free(w->cert);
+	free(w->key);
+	free(w->cert_file);
+	free(w->key_file);
+	free(w);
+	if (cb)
+		cb(ud);
+}
+
+static void on_part_closed(struct gs_webhook *w)
+{
+	if (--w->pending_closes == 0)
+		webhook_free(w);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	on_part_closed(h->data);
+}
+
+static void on_server_closed(void *ud)
+{
+	on_part_closed(ud);
+}
+
+int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
+		     size_t errlen)
+{
+	if (!o->addr || !o->cert_file || !o->key_file || !o->admission) {
+		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
+		return -EINVAL;
+	}
+	struct gs_webhook *w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	w->loop = loop;
+	w->admission = o->admission;
+	w->cert_file = strdup(o->cert_file);
+	w->key_file = strdup(o->key_file);
+	if (o->stats) {
+		w->stats = o->stats;
+	} else {
+		gs_webhook_stats_init(&w->own_stats);
+		w->stats = &w->own_stats;
+	}
+	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
+	int r = w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM;
+	if (r < 0) {
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		webhook_free(w);
+		return r;
+	}
+	struct gs_tls_config *cfg = NULL;
+	char why[256];
+	if ((r = gs_tls_server_config_new(w->cert, w->cert_len, w->key, w->key_len, &cfg, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s", why);
+		webhook_free(w);
+		return r;
+	}
+	struct gs_http_server_opts so = {
+		.addr = o->addr,
+		.tls = cfg,
+		.max_body = o->max_body ? o->max_body : GS_WEBHOOK_MAX_BODY,
+		.max_conns = o->max_conns,
+	};
+	r = gs_http_server_start(loop, &so, on_request, w, &w->server);
+	gs_tls_config_unref(cfg);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", o->addr, uv_strerror(r));
+		webhook_free(w);
+		return r;
+	}
+	uv_timer_init(loop, &w->reload);
+	w->reload.data = w;
+	unsigned every = o->reload_interval_ms ? o->reload_interval_ms : GS_WEBHOOK_RELOAD_INTERVAL_MS;
+	uv_timer_start(&w->reload, on_reload_tick, every, every);
+	*out = w;
+	return 0;
+}
+
+int gs_webhook_port(const struct gs_webhook *w)
+{
+	return gs_http_server_port(w->server);
+}
+
+struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
+{
+	return w->stats;
+}
+
+void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud)
+{
+	w->closing = 1;
+	w->close_cb = close_cb;
+	w->close_ud = ud;
+	w->pending_closes = 2;
+	uv_close((uv_handle_t *)&w->reload, on_timer_closed);
+	gs_http_server_close(w->server, on_server_closed, w);
+}
