@@ -198,7 +198,13 @@ static void cc_lost_call(struct client_conn *cc, int err)
 		return;
 	}
 	const char *why = gs_conn__error(&cc->conn);
-	call_fail_now(call, err, *why ? why : uv_strerror(err));
+	char text[160];
+	/* TLS reasons say it all; the static ones ("connect failed") want the errno after them. */
+	if (*why && (err == -EACCES || err == -EPROTO || err == -E2BIG || err == -ETIMEDOUT))
+		snprintf(text, sizeof(text), "%s", why);
+	else
+		snprintf(text, sizeof(text), "%s%s%s", why, *why ? ": " : "", uv_strerror(err));
+	call_fail_now(call, err, text);
 }
 
 static void cc_on_ready(struct gs_conn *c, int err)
@@ -208,7 +214,7 @@ static void cc_on_ready(struct gs_conn *c, int err)
 	if (err < 0) {
 		if (err == -EACCES || (cl->tls && c->tls && gs_tls_error(c->tls)[0]))
 			cl->tls_failures_total++;
-		gs_log_warn("http %s: conn %u failed: %s", c->peer, c->id, *gs_conn__error(c) ? gs_conn__error(c) : uv_strerror(err));
+		gs_log_debug("http %s: conn %u failed: %s (%s)", c->peer, c->id, gs_conn__error(c), uv_strerror(err));
 		cc_lost_call(cc, err);
 		cc_close(cc);
 		return;

@@ -49,6 +49,7 @@ refused() {
 	T_N=$((T_N + 1))
 }
 T_N=1
+port_free_on() { ! (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=wrong-ca \
 	-keyout "$work/wrong-ca.key" -out "$work/wrong-ca.crt" 2>/dev/null
@@ -58,12 +59,17 @@ refused "$work/wrong-ca.kubeconfig" "wrong CA" 'certificate|verif'
 kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$token" wrong.example.com >"$work/wrong-name.kubeconfig"
 refused "$work/wrong-name.kubeconfig" "tls-server-name not in the certificate" 'certificate|name|CN'
 
-# 127.0.0.2 reaches the same listener, but the certificate names 127.0.0.1 only.
+# The apiserver reached at 127.0.0.2 (through a relay): its certificate names 127.0.0.1 only.
 if openssl x509 -in "$GS_CLUSTER_DIR/pki/apiserver.crt" -noout -text | grep -q 'IP Address:127.0.0.2'; then
 	fail "IP SAN check" "the test apiserver certificate names 127.0.0.2; cannot test"
 else
-	kubeconfig_with "https://127.0.0.2:$GS_APISERVER_PORT" "$GS_CLUSTER_CA" "$token" >"$work/wrong-ip.kubeconfig"
-	refused "$work/wrong-ip.kubeconfig" "an IP address not in the certificate" 'IP|certificate'
+	fport=$(free_port)
+	python3 "$GS_ROOT/tests/integration/forward.py" 127.0.0.2 "$fport" 127.0.0.1 "$GS_APISERVER_PORT" &
+	relay=$!
+	defer "kill $relay 2>/dev/null || true"
+	wait_for "relay listening" 10 eval "! port_free_on 127.0.0.2 $fport"
+	kubeconfig_with "https://127.0.0.2:$fport" "$GS_CLUSTER_CA" "$token" >"$work/wrong-ip.kubeconfig"
+	refused "$work/wrong-ip.kubeconfig" "an IP address not in the certificate" 'does not name IP address 127.0.0.2'
 fi
 
 # --- the shipped ClusterRole is enough ----------------------------------------------------------------
