@@ -47,9 +47,11 @@ BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check
 all: $(BIN)
 
 # Rebuild everything when the flags change.
+# (Expanded once, at parse time: target-specific additions such as main.o's version must not leak in.)
+FLAGS_LINE := $(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
 $(B)/.flags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' | cmp -s - $@ || echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)' > $@
+	@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@
 FORCE:
 
 # Only main.c sees the version, so a new commit rebuilds one object, not all of them.

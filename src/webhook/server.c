@@ -282,9 +282,9 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 	if (res.outcome == GS_ADMISSION_SKIPPED)
 		gs_log_trace("webhook: %s %s/%s: skipped", res.uid, res.ns, res.name);
 	else
-		gs_log_info("webhook: pod %s/%s index %ld: %s%s%s%s%s", res.ns, res.name, res.index,
+		gs_log_info("webhook: pod %s/%s index %ld: %s%s%s%s%s%s%s", res.ns, res.name, res.index,
 			    gs_admission_outcome_name(res.outcome), res.node[0] ? " " : "", res.node,
-			    res.devices[0] ? ":" : "", res.message[0] ? res.message : res.devices);
+			    res.devices[0] ? ":" : "", res.devices, res.message[0] ? ": " : "", res.message);
 	gs_http_respond(req, 200, "application/json", w->out.data, w->out.len, NULL, 0);
 }
 

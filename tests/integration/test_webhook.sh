@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The admission webhook against the real kube-apiserver: a MutatingWebhookConfiguration pointing at
+# https://127.0.0.1:PORT/mutate. CUDA_VISIBLE_DEVICES lands in every container and init container;
+# a malformed map is refused with its line number in the StatefulSet's events; certificate files
+# swapped while pods are created fail no admission; pods created while the webhook was down are never
+# bound without the variable, and end bound with it; old TLS versions and weak suites are refused.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+work=$GS_TEST_LOGS/$T_NAME
+rm -rf "$work"
+mkdir -p "$work"
+kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" >/dev/null
+
+# --- certificates, laid out like a Kubernetes Secret volume (tls.crt -> ..data/tls.crt) -------------
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=gs-test-webhook-ca \
+	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+make_pair() { # DIR
+	mkdir -p "$1"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+		-keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$1/ext"
+	openssl x509 -req -in "$1/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
+		-extfile "$1/ext" -out "$1/tls.crt" 2>/dev/null
+}
+vol=$work/secret
+make_pair "$vol/..v1"
+make_pair "$vol/..v2"
+ln -s ..v1 "$vol/..data"
+ln -s ..data/tls.crt "$vol/tls.crt"
+ln -s ..data/tls.key "$vol/tls.key"
+swap_secret() { ln -sfn "$1" "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/..data"; }
+
+WPORT=$(free_port)
+cfg=gs-test-$NS
+defer "NS= kc delete mutatingwebhookconfiguration $cfg >/dev/null 2>&1"
+NS= kc apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $cfg
+webhooks:
+- name: gpu-scheduler.gpu-scheduler.io
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Ignore
+  timeoutSeconds: 5
+  reinvocationPolicy: Never
+  clientConfig:
+    url: https://127.0.0.1:$WPORT/mutate
+    caBundle: $(base64 -w0 "$work/ca.crt")
+  rules:
+  - operations: ["CREATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["pods"]
+  namespaceSelector:
+    matchLabels:
+      gpu-scheduler.test/webhook: $NS
+YAML
+
+WEBHOOK_ARGS=(--webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$vol/tls.crt" --tls-private-key-file "$vol/tls.key")
+DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_ARGS[@]}" || exit 1
+check "daemon ready" daemon_ready 30
+
+# envs POD: CUDA_VISIBLE_DEVICES of every init container, then every container, space-separated.
+envs() {
+	kc get pod "$1" -o jsonpath='{range .spec.initContainers[*]}{.env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}{" "}{end}{range .spec.containers[*]}{.env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}{" "}{end}'
+}
+# cuda_count POD: how many CUDA_VISIBLE_DEVICES entries the pod has in all (a duplicate shows).
+cuda_count() {
+	kc get pod "$1" -o json | grep -c '"name": "CUDA_VISIBLE_DEVICES"'
+}
+
+sts_yaml() { # NAME REPLICAS ENTRY...
+	local name=$1 replicas=$2
+	shift 2
+	cat <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: $name
+spec:
+  serviceName: $name
+  replicas: $replicas
+  podManagementPolicy: Parallel
+  selector:
+    matchLabels: {app: $name}
+  template:
+    metadata:
+      labels: {app: $name}
+      annotations:
+$(INDENT=8 map_annotation "$@")
+    spec:
+      schedulerName: $SCHEDULER_NAME
+      terminationGracePeriodSeconds: 0
+      initContainers:
+      - name: init
+        image: busybox:stable
+        command: ["true"]
+      containers:
+      - name: check
+        image: busybox:stable
+        command: ["sleep", "3600"]
+      - name: sidecar
+        image: busybox:stable
+        command: ["sleep", "3600"]
+        env:
+        - name: OTHER
+          value: kept
+        - name: CUDA_VISIBLE_DEVICES
+          value: "9"
+YAML
+}
+
+# --- the task's StatefulSet, through the webhook -------------------------------------------------------
+kc apply -f - >/dev/null <<<"$(sts_yaml gpu-scheduler-check 5 '0=node1:0,1' '1=node2:2' '2=node3:0,1,2' '3=node4:3' '4=node4:3')"
+check_eventually "5 pods created" 60 pod_count_is 5 app=gpu-scheduler-check
+want_nodes=(node1 node2 node3 node4 node4)
+want_devs=(0,1 2 0,1,2 3 3)
+for i in 0 1 2 3 4; do
+	p=gpu-scheduler-check-$i
+	d=${want_devs[i]}
+	check "$p: CUDA_VISIBLE_DEVICES=$d in every container and init container" test "$(envs "$p")" = "$d $d $d "
+	check "$p: the existing variable replaced, not duplicated" test "$(cuda_count "$p")" = 3
+	check "$p: other variables kept" test "$(kc get pod "$p" -o jsonpath='{.spec.containers[1].env[?(@.name=="OTHER")].value}')" = kept
+	check_eventually "$p: bound to ${want_nodes[i]}" 30 pod_on "$p" "${want_nodes[i]}"
+done
+
+# --- a bare pod without env and with no entry ------------------------------------------------------
+kc apply -f - >/dev/null <<<"$(pod_yaml webhook-test-1 '0=node1:0' '1=node3:1,2')"
+check "webhook-test-1: env added where there was none" test "$(envs webhook-test-1)" = "1,2 "
+check_eventually "webhook-test-1: bound to node3" 20 pod_on webhook-test-1 node3
+kout=$(kc apply -f - 2>&1 <<<"$(pod_yaml no-entry-7 '0=node1:0')")
+check "no entry: admitted with a warning naming the index" eval "printf '%s' \"\$kout\" | grep -qi 'warning.*7'"
+check "no entry: no variable set" test "$(envs no-entry-7)" = " "
+
+# --- a malformed map: refused, the line in the StatefulSet's events and in kubectl's output ----------
+kc apply -f - >/dev/null <<<"$(sts_yaml bad-map 2 '0=node1:0' '1 node2:1')"
+sts_event() { kc get events --field-selector involvedObject.name=bad-map,involvedObject.kind=StatefulSet \
+	-o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -E 'denied.*line 2'; }
+check_eventually "malformed map: the StatefulSet's events name line 2" 30 sts_event
+check "malformed map: no pod created" pod_count_is 0 app=bad-map
+kout=$(kc apply -f - 2>&1 <<<"$(pod_yaml bad-pod-0 '0=node1:0' '1=node2:1' 'x=node3:1')")
+check "malformed map: kubectl apply shows the line" eval "printf '%s' \"\$kout\" | grep -q 'line 3'"
+
+# --- TLS policy ---------------------------------------------------------------------------------------
+tls_ok() { openssl s_client -connect "127.0.0.1:$WPORT" "$@" </dev/null >/dev/null 2>&1; }
+check "TLS 1.2 with ECDHE-AEAD accepted" tls_ok -tls1_2 -CAfile "$work/ca.crt" -verify_return_error
+check "TLS 1.1 refused" eval "! tls_ok -tls1_1 -cipher DEFAULT@SECLEVEL=0"
+check "TLS 1.0 refused" eval "! tls_ok -tls1 -cipher DEFAULT@SECLEVEL=0"
+check "a CBC suite refused" eval "! tls_ok -tls1_2 -cipher ECDHE-ECDSA-AES128-SHA"
+check "a static-RSA suite refused" eval "! tls_ok -tls1_2 -cipher AES128-GCM-SHA256"
+
+# --- certificates swapped while pods are created ---------------------------------------------------------
+served_serial() { openssl s_client -connect "127.0.0.1:$WPORT" </dev/null 2>/dev/null | openssl x509 -noout -serial; }
+v2_serial=$(openssl x509 -in "$vol/..v2/tls.crt" -noout -serial)
+mapfile -t M30 < <(for i in $(seq 0 29); do echo "$i=node$((i % 4 + 1)):$((i % 4))"; done)
+creators=()
+for i in $(seq 0 29); do
+	kc apply -f - >/dev/null 2>&1 <<<"$(pod_yaml "rot-$i" "${M30[@]}")" &
+	creators+=($!)
+	[ "$i" = 5 ] && swap_secret ..v2
+	sleep 0.5
+done
+wait "${creators[@]}"
+check "rotation: all 30 pods admitted" pod_count_is 30 ""
+bad=0
+for i in $(seq 0 29); do [ "$(envs "rot-$i")" = "$((i % 4)) " ] || bad=$((bad + 1)); done
+check "rotation: every pod got its variable ($bad without)" test "$bad" = 0
+check_eventually "rotation: the new certificate is served" 15 eval '[ "$(served_serial)" = "$v2_serial" ]'
+check "rotation: counted as a reload" test "$(metric 'gpu_scheduler_webhook_cert_reloads_total{result="success"}')" = 1
+check "rotation: no admission failed" test "$(metric 'gpu_scheduler_webhook_errors_total{kind="internal"}')" = 0
+
+# --- the webhook down while pods are created -----------------------------------------------------------
+daemon_stop TERM 15
+kc apply -f - >/dev/null <<<"$(sts_yaml down 3 '0=node1:1' '1=node2:1' '2=node3:1')"
+kc apply -f - >/dev/null <<<"$(pod_yaml down-bare-0 '0=node4:2')"
+check_eventually "webhook down: 3 pods created anyway (failurePolicy Ignore)" 60 pod_count_is 3 app=down
+check "webhook down: created without the variable" test "$(envs down-0)" = "  "
+DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_ARGS[@]}" || exit 1
+down_ok() {
+	local i
+	for i in 0 1 2; do
+		[ "$(envs "down-$i")" = "1 1 1 " ] && [ "$(pod_node "down-$i")" = "node$((i + 1))" ] || return 1
+	done
+}
+check_eventually "webhook back: the StatefulSet's pods recreated through it and bound" 60 down_ok
+check "webhook back: the unmutated pods were deleted, not bound" \
+	test "$(metric gpu_scheduler_unmutated_deleted_total)" -ge 3
+check_eventually "a bare unmutated pod waits with an event" 20 pod_event_has down-bare-0 'FailedScheduling: .*CUDA_VISIBLE_DEVICES'
+check "and is not bound" test -z "$(pod_node down-bare-0)"
+unbound_without() { kc get pods -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.name}{"\n"}{end}' |
+	while read -r p; do [ -n "$(envs "$p" | tr -d ' ')" ] || echo "$p"; done; }
+check "no pod was bound without the variable" test -z "$(unbound_without | grep -v '^no-entry' || true)"
+
+scrape=$(daemon_http /metrics)
+for m in gpu_scheduler_webhook_reviews_total gpu_scheduler_webhook_review_duration_seconds_bucket \
+	gpu_scheduler_webhook_cert_not_after_seconds gpu_scheduler_webhook_tls_handshake_failures_total; do
+	check "/metrics has $m" grep -q "^$m" <<<"$scrape"
+done
+daemon_stop TERM 15 && pass "SIGTERM: exit 0"
+test_end
