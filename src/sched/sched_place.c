@@ -328,8 +328,9 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	}
 	if (r == GS_WAIT_NONE && !(e = gs_map_lookup(m, index))) {
 		r = GS_WAIT_NO_ENTRY;
-		snprintf(msg, sizeof(msg), "%s has no entry for index %ld (index from %s; the map has %zu entries)",
-			 s->cfg.annotation, index, gs_index_source_name(src), gs_map_count(m));
+		size_t n = gs_map_count(m);
+		snprintf(msg, sizeof(msg), "%s has no entry for index %ld (index from %s; the map has %zu %s)",
+			 s->cfg.annotation, index, gs_index_source_name(src), n, n == 1 ? "entry" : "entries");
 	}
 	if (r == GS_WAIT_NONE && s->cfg.check_env)
 		r = cuda_check(s, o, e, msg, sizeof(msg));

@@ -1,0 +1,182 @@
+/*
+ * test_map.c: the gpu-scheduling-map grammar, its limits and error messages, the cache by content and
+ * the pod index sources.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/map.h"
+
+static struct gs_map *parse_ok(const char *text)
+{
+	struct gs_map *m = NULL;
+	struct gs_map_error err;
+	int r = gs_map_parse(text, strlen(text), &m, &err);
+	if (r != 0)
+		fail_msg("parse of \"%s\" failed: %s", text, err.msg);
+	return m;
+}
+
+/* Parses text expecting a failure on line `line` with a message containing `want`. */
+static void parse_bad(const char *text, int line, const char *want)
+{
+	struct gs_map *m = NULL;
+	struct gs_map_error err;
+	assert_int_equal(gs_map_parse(text, strlen(text), &m, &err), -EINVAL);
+	assert_null(m);
+	assert_int_equal(err.line, line);
+	if (!strstr(err.msg, want))
+		fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+	if (line > 0) {
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "line %d: ", line);
+		assert_memory_equal(err.msg, prefix, strlen(prefix));
+	}
+}
+
+static void test_task_map(void **state)
+{
+	struct gs_map *m = parse_ok("0=node1:0,1\n1=node2:2\n2=node3:0,1,2\n3=node4:3\n4=node4:3\n");
+	assert_int_equal(gs_map_count(m), 5);
+	const struct gs_map_entry *e = gs_map_lookup(m, 2);
+	assert_non_null(e);
+	assert_string_equal(e->node, "node3");
+	assert_string_equal(e->devices, "0,1,2");
+	assert_int_equal(e->n_devices, 3);
+	assert_int_equal(e->line, 3);
+	assert_string_equal(gs_map_lookup(m, 4)->node, "node4");
+	assert_null(gs_map_lookup(m, 5));
+	assert_null(gs_map_lookup(m, -1));
+	assert_string_equal(gs_map_entry_at(m, 0)->node, "node1");
+	gs_map_unref(m);
+}
+
+static void test_blanks_comments_uuids(void **state)
+{
+	struct gs_map *m = parse_ok("# header\n\n  7 = gpu-a.example.com : GPU-8f2c0a7e-1d2b-4c3d-9e8f-0123456789ab , 3  # two\n"
+				    "\t\n8=n:MIG-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809\r\n");
+	assert_int_equal(gs_map_count(m), 2);
+	const struct gs_map_entry *e = gs_map_lookup(m, 7);
+	assert_string_equal(e->node, "gpu-a.example.com");
+	assert_string_equal(e->devices, "GPU-8f2c0a7e-1d2b-4c3d-9e8f-0123456789ab,3");
+	assert_int_equal(e->line, 3);
+	assert_string_equal(gs_map_lookup(m, 8)->devices, "MIG-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809");
+	gs_map_unref(m);
+}
+
+static void test_errors_name_the_line(void **state)
+{
+	parse_bad("0=node1:0\n1 node2:1\n", 2, "missing '='");
+	parse_bad("0=node1:0\n\n1=node2\n", 3, "':'");
+	parse_bad("x=node1:0\n", 1, "\"x\"");
+	parse_bad("-1=node1:0\n", 1, "-1");
+	parse_bad("0=node1:0\n0=node2:1\n", 2, "duplicate index 0 (first on line 1)");
+	parse_bad("0=:0\n", 1, "node");
+	parse_bad("0=Node_1:0\n", 1, "Node_1");
+	parse_bad("0=node1:\n", 1, "empty device list");
+	parse_bad("0=node1:0,,1\n", 1, "device");
+	parse_bad("0=node1:zero\n", 1, "zero");
+	parse_bad("", 0, "");
+}
+
+static void test_limits(void **state)
+{
+	struct gs_buf_like {
+		char *p;
+		size_t n;
+	} b = {malloc(GS_MAP_MAX_BYTES + 64), 0};
+	/* 4096 entries parse; 4097 do not. */
+	for (int i = 0; i < GS_MAP_MAX_ENTRIES; i++)
+		b.n += (size_t)sprintf(b.p + b.n, "%d=n:%d\n", i, i % 8);
+	struct gs_map *m = parse_ok(b.p);
+	assert_int_equal(gs_map_count(m), GS_MAP_MAX_ENTRIES);
+	gs_map_unref(m);
+	sprintf(b.p + b.n, "%d=n:0\n", GS_MAP_MAX_ENTRIES);
+	parse_bad(b.p, GS_MAP_MAX_ENTRIES + 1, "entries");
+
+	/* 64 devices per entry parse; 65 do not. */
+	b.n = (size_t)sprintf(b.p, "0=n:0");
+	for (int i = 1; i < GS_MAP_MAX_DEVICES; i++)
+		b.n += (size_t)sprintf(b.p + b.n, ",%d", i);
+	m = parse_ok(b.p);
+	assert_int_equal(gs_map_lookup(m, 0)->n_devices, GS_MAP_MAX_DEVICES);
+	gs_map_unref(m);
+	sprintf(b.p + b.n, ",64");
+	parse_bad(b.p, 1, "devices");
+
+	/* Past 64 KiB of text: refused as a whole. */
+	memset(b.p, ' ', GS_MAP_MAX_BYTES + 1);
+	b.p[GS_MAP_MAX_BYTES + 1] = '\0';
+	parse_bad(b.p, 0, "over the limit of 65536");
+	free(b.p);
+}
+
+static void test_cache_by_content(void **state)
+{
+	struct gs_map_cache *c = gs_map_cache_new(4);
+	const char *t = "0=node1:0\n1=node2:1\n";
+	struct gs_map *a, *b;
+	const struct gs_map_error *err;
+	assert_int_equal(gs_map_cache_get(c, t, strlen(t), &a, &err), 0);
+	char copy[64];
+	strcpy(copy, t);
+	assert_int_equal(gs_map_cache_get(c, copy, strlen(copy), &b, &err), 0);
+	assert_ptr_equal(a, b); /* the same string parsed once */
+	gs_map_unref(a);
+	gs_map_unref(b);
+	const char *bad = "0 node1:0\n";
+	assert_int_equal(gs_map_cache_get(c, bad, strlen(bad), &a, &err), -EINVAL);
+	assert_int_equal(err->line, 1);
+	assert_non_null(strstr(err->msg, "missing '='"));
+	/* Filling the cache past its size evicts unreferenced maps without harm. */
+	for (int i = 0; i < 20; i++) {
+		char tx[32];
+		snprintf(tx, sizeof(tx), "%d=n:0\n", i);
+		assert_int_equal(gs_map_cache_get(c, tx, strlen(tx), &a, &err), 0);
+		assert_non_null(gs_map_lookup(a, i));
+		gs_map_unref(a);
+	}
+	gs_map_cache_free(c);
+}
+
+static void test_pod_index_sources(void **state)
+{
+	long idx;
+	enum gs_index_source src;
+	assert_int_equal(gs_pod_index("3", "5", "web-7", &idx, &src), 0);
+	assert_int_equal(idx, 3);
+	assert_int_equal(src, GS_INDEX_LABEL);
+	assert_int_equal(gs_pod_index(NULL, "5", "web-7", &idx, &src), 0);
+	assert_int_equal(idx, 5);
+	assert_int_equal(src, GS_INDEX_JOB_ANNOTATION);
+	assert_int_equal(gs_pod_index(NULL, NULL, "web-7", &idx, &src), 0);
+	assert_int_equal(idx, 7);
+	assert_int_equal(src, GS_INDEX_NAME);
+	assert_int_equal(gs_pod_index("x", "-1", "webhook-test-12", &idx, &src), 0); /* bad ones skipped */
+	assert_int_equal(idx, 12);
+	assert_int_equal(src, GS_INDEX_NAME);
+	assert_int_equal(gs_pod_index(NULL, NULL, "train-abcde", &idx, &src), -ENOENT);
+	assert_int_equal(gs_pod_index(NULL, NULL, "web-", &idx, &src), -ENOENT);
+	assert_int_equal(gs_pod_index(NULL, NULL, NULL, &idx, &src), -ENOENT);
+	assert_string_equal(gs_index_source_name(GS_INDEX_LABEL), "label apps.kubernetes.io/pod-index");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_task_map),
+		cmocka_unit_test(test_blanks_comments_uuids),
+		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_cache_by_content),
+		cmocka_unit_test(test_pod_index_sources),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
