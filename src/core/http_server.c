@@ -62,6 +62,7 @@ struct gs_http_server {
 	unsigned n_conns;
 	uint64_t requests_total, tls_failures_total, rejected_total;
 	int port;
+	char addr[64];
 	unsigned closing : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
 	void (*close_cb)(void *ud);
@@ -456,7 +457,8 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len);
 	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						  : ((struct sockaddr_in *)&ss)->sin_port);
-	s->o.addr = "";
+	snprintf(s->addr, sizeof(s->addr), "%s", o->addr);
+	s->o.addr = s->addr;
 	if (o->tls)
 		gs_http_server_set_tls(s, o->tls);
 	*out = s;

@@ -1,0 +1,383 @@
+/*
+ * test_http_server.c: the HTTP/1.1 server's limits, keep-alive, pipelining and timeouts, with raw
+ * TCP clients in the same loop (so what goes over the wire is exactly what the test wrote).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/http.h"
+#include "core/tls.h"
+
+struct raw {
+	uv_tcp_t tcp;
+	uv_connect_t creq;
+	char buf[64 * 1024];
+	size_t len;
+	const char *send;
+	size_t send_len;
+	int closed;     /* the server closed (EOF or reset) */
+	int connected;
+};
+
+static uv_loop_t loop;
+static struct gs_http_server *srv;
+static int port;
+static struct gs_http_server_req *held; /* for the async handler test */
+static int handled;
+
+static void on_request(struct gs_http_server_req *r, void *ud)
+{
+	handled++;
+	const char *path = gs_http_req_path(r);
+	if (!strcmp(path, "/later")) {
+		held = r; /* answered by the test, maybe after the client left */
+		return;
+	}
+	char body[256];
+	size_t blen;
+	gs_http_req_body(r, &blen);
+	const char *h = gs_http_req_header(r, "x-test");
+	int n = snprintf(body, sizeof(body), "%s %s q=%s body=%zu x=%s", gs_http_req_method(r), path, gs_http_req_query(r),
+			 blen, h ? h : "-");
+	gs_http_respond(r, 200, "text/plain", body, (size_t)n, NULL, 0);
+}
+
+static void start_server(const struct gs_http_server_opts *o)
+{
+	assert_int_equal(gs_http_server_start(&loop, o, on_request, NULL, &srv), 0);
+	port = gs_http_server_port(srv);
+	assert_true(port > 0);
+}
+
+static int setup(void **state)
+{
+	uv_loop_init(&loop);
+	handled = 0;
+	held = NULL;
+	struct gs_http_server_opts o = {
+		.addr = "127.0.0.1:0",
+		.max_header_bytes = 1024,
+		.max_headers = 8,
+		.max_url = 64,
+		.max_body = 100,
+		.max_conns = 3,
+		.request_timeout_ms = 150,
+		.idle_timeout_ms = 300,
+	};
+	start_server(&o);
+	return 0;
+}
+
+static int closed_server;
+static void on_srv_closed(void *ud)
+{
+	closed_server = 1;
+}
+
+static void walk_close(uv_handle_t *h, void *arg)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static int teardown(void **state)
+{
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	uv_walk(&loop, walk_close, NULL); /* the raw clients */
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_true(closed_server);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	return 0;
+}
+
+static void raw_alloc(uv_handle_t *h, size_t s, uv_buf_t *b)
+{
+	struct raw *c = h->data;
+	b->base = c->buf + c->len;
+	b->len = sizeof(c->buf) - 1 - c->len;
+}
+
+static void raw_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct raw *c = s->data;
+	if (n < 0) {
+		c->closed = 1;
+		uv_read_stop(s);
+		return;
+	}
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+}
+
+static void raw_written(uv_write_t *w, int status)
+{
+	free(w);
+}
+
+static void raw_write(struct raw *c, const char *data, size_t len)
+{
+	uv_write_t *w = malloc(sizeof(*w));
+	uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+	assert_int_equal(uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, raw_written), 0);
+}
+
+static void raw_connected(uv_connect_t *req, int status)
+{
+	struct raw *c = req->data;
+	assert_int_equal(status, 0);
+	c->connected = 1;
+	uv_read_start((uv_stream_t *)&c->tcp, raw_alloc, raw_read);
+	if (c->send_len)
+		raw_write(c, c->send, c->send_len);
+}
+
+/* Connects a raw client that sends data (may be NULL) once connected. */
+static struct raw *raw_open(const char *data, size_t len)
+{
+	struct raw *c = calloc(1, sizeof(*c));
+	uv_tcp_init(&loop, &c->tcp);
+	c->tcp.data = c;
+	c->creq.data = c;
+	c->send = data;
+	c->send_len = len;
+	struct sockaddr_in a;
+	uv_ip4_addr("127.0.0.1", port, &a);
+	assert_int_equal(uv_tcp_connect(&c->creq, &c->tcp, (struct sockaddr *)&a, raw_connected), 0);
+	return c;
+}
+
+static void raw_free_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void raw_close(struct raw *c)
+{
+	uv_close((uv_handle_t *)&c->tcp, raw_free_cb);
+}
+
+static uint64_t ms_now(void)
+{
+	return uv_hrtime() / 1000000;
+}
+
+/* Runs the loop until pred(c) or ms pass. */
+static int run_until(struct raw *c, int (*pred)(struct raw *), unsigned ms)
+{
+	uint64_t end = ms_now() + ms;
+	while (!pred(c) && ms_now() < end)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	return pred(c);
+}
+
+static int is_closed(struct raw *c)
+{
+	return c->closed;
+}
+
+static int count_responses(const struct raw *c)
+{
+	int n = 0;
+	for (const char *p = c->buf; (p = strstr(p, "HTTP/1.1 ")) != NULL; p++)
+		n++;
+	return n;
+}
+
+static int two_responses(struct raw *c)
+{
+	return count_responses(c) >= 2 && strstr(strstr(c->buf, "HTTP/1.1 ") + 1, "x=");
+}
+
+static void expect_status_and_close(const char *req, size_t len, const char *status)
+{
+	struct raw *c = raw_open(req, len);
+	assert_true(run_until(c, is_closed, 2000));
+	if (strncmp(c->buf, status, strlen(status)) != 0)
+		fail_msg("want \"%s\", got \"%.60s\"", status, c->buf);
+	assert_non_null(strstr(c->buf, "Connection: close"));
+	raw_close(c);
+}
+
+static void test_keepalive_and_pipelining(void **state)
+{
+	const char *req = "GET /a?x=1 HTTP/1.1\r\nHost: t\r\nX-Test: one\r\n\r\n"
+			  "POST /b HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello";
+	struct raw *c = raw_open(req, strlen(req));
+	assert_true(run_until(c, two_responses, 2000));
+	assert_non_null(strstr(c->buf, "GET /a q=x=1 body=0 x=one"));
+	assert_non_null(strstr(c->buf, "POST /b q= body=5 x=-"));
+	assert_true(strstr(c->buf, "GET /a") < strstr(c->buf, "POST /b")); /* in order */
+	assert_false(c->closed);                                            /* kept alive */
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.requests_total, 2);
+	raw_close(c);
+}
+
+static void test_head_has_no_body(void **state)
+{
+	const char *req = "HEAD /h HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	struct raw *c = raw_open(req, strlen(req));
+	assert_true(run_until(c, is_closed, 2000));
+	assert_non_null(strstr(c->buf, "Content-Length: "));
+	assert_null(strstr(c->buf, "HEAD /h q="));
+	raw_close(c);
+}
+
+static void test_limits(void **state)
+{
+	char big[2048];
+	/* header bytes */
+	int n = snprintf(big, sizeof(big), "GET / HTTP/1.1\r\nX-Big: %01500d\r\n\r\n", 0);
+	expect_status_and_close(big, (size_t)n, "HTTP/1.1 431");
+	/* header count */
+	n = snprintf(big, sizeof(big), "GET / HTTP/1.1\r\n");
+	for (int i = 0; i < 12; i++)
+		n += snprintf(big + n, sizeof(big) - (size_t)n, "X-%d: v\r\n", i);
+	n += snprintf(big + n, sizeof(big) - (size_t)n, "\r\n");
+	expect_status_and_close(big, (size_t)n, "HTTP/1.1 431");
+	/* URL */
+	n = snprintf(big, sizeof(big), "GET /%0100d HTTP/1.1\r\n\r\n", 0);
+	expect_status_and_close(big, (size_t)n, "HTTP/1.1 414");
+	/* declared body over the cap: refused before the body is sent */
+	const char *cl = "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n";
+	expect_status_and_close(cl, strlen(cl), "HTTP/1.1 413");
+	/* chunked body over the cap, counted as it comes */
+	n = snprintf(big, sizeof(big), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n%0100d\r\n1\r\nx\r\n0\r\n\r\n", 0);
+	expect_status_and_close(big, (size_t)n, "HTTP/1.1 413");
+	/* bad framing: bare LF, obs-fold, garbage */
+	const char *lf = "GET / HTTP/1.1\nHost: t\n\n";
+	expect_status_and_close(lf, strlen(lf), "HTTP/1.1 400");
+	const char *fold = "GET / HTTP/1.1\r\nX-A: 1\r\n  folded\r\n\r\n";
+	expect_status_and_close(fold, strlen(fold), "HTTP/1.1 400");
+	const char *junk = "\x16\x03\x01\x02\x00garbage\r\n\r\n";
+	expect_status_and_close(junk, strlen(junk), "HTTP/1.1 400");
+	assert_int_equal(handled, 0); /* the handler saw none of them */
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.rejected_total, 8);
+}
+
+static void test_request_and_idle_timeouts(void **state)
+{
+	/* A request that never completes: 408 after request_timeout_ms, then closed. */
+	const char *part = "GET / HTTP/1.1\r\nHost:";
+	uint64_t t0 = ms_now();
+	expect_status_and_close(part, strlen(part), "HTTP/1.1 408");
+	assert_true(ms_now() - t0 >= 100);
+	/* A silent client is dropped after idle_timeout_ms. */
+	t0 = ms_now();
+	struct raw *c = raw_open(NULL, 0);
+	assert_true(run_until(c, is_closed, 2000));
+	assert_true(ms_now() - t0 >= 250);
+	assert_int_equal(c->len, 0);
+	raw_close(c);
+}
+
+static void test_connection_cap(void **state)
+{
+	struct raw *c[4];
+	for (int i = 0; i < 4; i++)
+		c[i] = raw_open(NULL, 0);
+	uint64_t end = ms_now() + 200;
+	while (ms_now() < end)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	int closed = 0;
+	for (int i = 0; i < 4; i++)
+		closed += c[i]->closed;
+	assert_int_equal(closed, 1); /* max_conns = 3: the fourth is accepted and closed */
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.conns_open, 3);
+	for (int i = 0; i < 4; i++)
+		raw_close(c[i]);
+}
+
+static int got_held(struct raw *c)
+{
+	return held != NULL;
+}
+
+static void test_answer_after_client_left(void **state)
+{
+	/* The client leaves while the handler holds its request: the answer goes into a dead socket. */
+	const char *req = "GET /later HTTP/1.1\r\n\r\n";
+	struct raw *c = raw_open(req, strlen(req));
+	assert_true(run_until(c, got_held, 2000));
+	raw_close(c);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	int r = gs_http_respond(held, 200, "text/plain", "late", 4, NULL, 0);
+	assert_true(r == 0 || r == -ECONNRESET || r == UV_EPIPE);
+
+	/* The server closes while a request is held: the request outlives its connection. */
+	held = NULL;
+	c = raw_open(req, strlen(req));
+	assert_true(run_until(c, got_held, 2000));
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_int_equal(gs_http_respond(held, 200, "text/plain", "late", 4, NULL, 0), -ECONNRESET);
+	held = NULL;
+	raw_close(c);
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0"};
+	start_server(&o); /* for teardown */
+}
+
+static void test_tls_handshake_timeout(void **state)
+{
+	static const char *const names[] = {"localhost", "127.0.0.1", NULL};
+	struct gs_tls_cert_req cr = {.common_name = "t", .dns_names = names, .not_before = 0, .not_after = 4102444800LL};
+	char *cert, *key, err[256];
+	assert_int_equal(gs_tls_generate(&cr, NULL, NULL, &cert, &key, err, sizeof(err)), 0);
+	struct gs_tls_config *cfg;
+	assert_int_equal(gs_tls_server_config_new(cert, strlen(cert), key, strlen(key), &cfg, err, sizeof(err)), 0);
+	free(cert);
+	free(key);
+	struct gs_http_server *plain = srv;
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .tls = cfg, .handshake_timeout_ms = 150};
+	start_server(&o);
+	gs_tls_config_unref(cfg);
+	/* Connected, never says hello: dropped after the handshake timeout. */
+	uint64_t t0 = ms_now();
+	struct raw *c = raw_open(NULL, 0);
+	assert_true(run_until(c, is_closed, 2000));
+	assert_true(ms_now() - t0 >= 100);
+	raw_close(c);
+	/* Plain HTTP to the TLS port: a failed handshake, counted. */
+	const char *req = "GET / HTTP/1.1\r\n\r\n";
+	c = raw_open(req, strlen(req));
+	assert_true(run_until(c, is_closed, 2000));
+	raw_close(c);
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.tls_failures_total, 1);
+	assert_int_equal(handled, 0);
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+	srv = plain;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_keepalive_and_pipelining, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_and_idle_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_after_client_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls_handshake_timeout, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
