@@ -305,6 +305,21 @@ static int render_series(const struct series *s, struct gs_buf *out)
 	return -EINVAL;
 }
 
+/* HELP text escapes backslash and newline (text format 0.0.4). */
+static int append_help(struct gs_buf *out, const char *help)
+{
+	int r = 0;
+	for (const char *p = help; r == 0 && *p; p++) {
+		if (*p == '\\')
+			r = gs_buf_append(out, "\\\\", 2);
+		else if (*p == '\n')
+			r = gs_buf_append(out, "\\n", 2);
+		else
+			r = gs_buf_append(out, p, 1);
+	}
+	return r;
+}
+
 int gs_metrics_render(const struct gs_metrics *m, struct gs_buf *out)
 {
 	static const char *const type_names[] = {"counter", "gauge", "histogram"};
@@ -319,7 +334,11 @@ int gs_metrics_render(const struct gs_metrics *m, struct gs_buf *out)
 				break;
 		if (j < i)
 			continue;
-		r = gs_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", s->name, s->help, s->name, type_names[s->type]);
+		r = gs_buf_printf(out, "# HELP %s ", s->name);
+		if (r == 0)
+			r = append_help(out, s->help);
+		if (r == 0)
+			r = gs_buf_printf(out, "\n# TYPE %s %s\n", s->name, type_names[s->type]);
 		for (j = i; r == 0 && j < m->n; j++)
 			if (strcmp(m->v[j].name, s->name) == 0)
 				r = render_series(&m->v[j], out);

@@ -1,0 +1,301 @@
+/*
+ * test_core.c: the small core modules: buf (caps, JSON strings), log (levels, JSON lines), metrics (the
+ * exposition format, and promtool on it when installed), options (precedence, bounds, messages) and
+ * backoff (bounds and growth).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/backoff.h"
+#include "core/buf.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/options.h"
+
+/* ---- buf ---------------------------------------------------------------------------------------- */
+
+static void test_buf_cap(void **state)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 8);
+	assert_int_equal(gs_buf_append_str(&b, "12345"), 0);
+	assert_int_equal(gs_buf_append_str(&b, "6789"), -E2BIG); /* would pass the cap: unchanged */
+	assert_int_equal(b.len, 5);
+	assert_string_equal(b.data, "12345");
+	assert_int_equal(gs_buf_printf(&b, "%d", 678), 0);
+	assert_string_equal(b.data, "12345678");
+	gs_buf_consume(&b, 3);
+	assert_string_equal(b.data, "45678");
+	size_t n;
+	char *p = gs_buf_steal(&b, &n);
+	assert_int_equal(n, 5);
+	assert_string_equal(p, "45678");
+	free(p);
+	assert_int_equal(b.len, 0);
+	gs_buf_free(&b);
+	gs_buf_free(&b); /* twice is fine */
+}
+
+static void test_buf_json_string(void **state)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	const char *in = "a\"b\\c\n\t\x01 é";
+	assert_int_equal(gs_buf_append_json_str(&b, in), 0);
+	assert_null(strchr(b.data, '\n')); /* control characters escaped */
+	cJSON *j = cJSON_Parse(b.data);    /* a valid JSON string that decodes to the input */
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetStringValue(j), in);
+	cJSON_Delete(j);
+	gs_buf_free(&b);
+}
+
+/* ---- log ---------------------------------------------------------------------------------------- */
+
+static char last_line[1024];
+static int lines;
+static void sink(enum gs_log_level level, const char *msg, void *data)
+{
+	snprintf(last_line, sizeof(last_line), "%s", msg);
+	lines++;
+}
+
+static int evaluated;
+static int side_effect(void)
+{
+	return ++evaluated;
+}
+
+static void test_log_levels_and_json(void **state)
+{
+	char path[] = "/tmp/gs-log-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	gs_log_set_sink(sink, NULL);
+	gs_log_setup(GS_LOG_INFO, GS_LOG_TEXT);
+	lines = 0;
+	evaluated = 0;
+	gs_log_debug("hidden %d", side_effect());
+	gs_log_info("pod %s/%s bound", "ns", "p");
+	gs_log_setup(GS_LOG_DEBUG, GS_LOG_JSON);
+	gs_log_warn("quote \" and newline \n here");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	gs_log_set_sink(NULL, NULL);
+	gs_log_setup(GS_LOG_INFO, GS_LOG_TEXT);
+
+	assert_int_equal(evaluated, 0); /* arguments of a disabled level are not evaluated */
+	assert_int_equal(lines, 2);
+	assert_string_equal(last_line, "quote \" and newline \n here");
+	char text[2048] = "";
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	unlink(path);
+	assert_true(n > 0);
+	char *second = strchr(text, '\n');
+	assert_non_null(second);
+	*second++ = '\0';
+	assert_non_null(strstr(text, " info "));
+	assert_non_null(strstr(text, "pod ns/p bound"));
+	second[strcspn(second, "\n")] = '\0'; /* the JSON event is one line, and valid JSON */
+	cJSON *j = cJSON_Parse(second);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "level")), "warn");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "msg")), "quote \" and newline \n here");
+	cJSON_Delete(j);
+
+	enum gs_log_level l;
+	assert_int_equal(gs_log_level_parse("trace", &l), 0);
+	assert_int_equal(l, GS_LOG_TRACE);
+	assert_int_equal(gs_log_level_parse("loud", &l), -EINVAL);
+	enum gs_log_format f;
+	assert_int_equal(gs_log_format_parse("json", &f), 0);
+	assert_int_equal(gs_log_format_parse("xml", &f), -EINVAL);
+}
+
+/* ---- metrics ------------------------------------------------------------------------------------ */
+
+static double seven(void *ud)
+{
+	return 7;
+}
+
+static void test_metrics_exposition(void **state)
+{
+	struct gs_metrics *m = gs_metrics_new();
+	struct gs_counter ok = {3}, bad = {1};
+	struct gs_gauge g = {2.5};
+	struct gs_histogram h;
+	static const double bounds[] = {0.1, 1};
+	gs_histogram_init(&h, bounds, 2);
+	gs_histogram_observe(&h, 0.05);
+	gs_histogram_observe(&h, 0.5);
+	gs_histogram_observe(&h, 5);
+	gs_metrics_counter(m, "t_requests_total", "Requests by result.", "result=\"ok\"", &ok);
+	gs_metrics_counter(m, "t_requests_total", "Requests by result.", "result=\"bad\"", &bad);
+	gs_metrics_gauge(m, "t_level", "A level with a \\ backslash.", NULL, &g);
+	gs_metrics_gauge_fn(m, "t_fn", "From a callback.", NULL, seven, NULL);
+	gs_metrics_histogram(m, "t_seconds", "Latency.", NULL, &h);
+	gs_metrics_process(m);
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_metrics_render(m, &b), 0);
+	const char *t = b.data;
+	assert_non_null(strstr(t, "# HELP t_requests_total Requests by result.\n# TYPE t_requests_total counter\n"
+				  "t_requests_total{result=\"ok\"} 3\nt_requests_total{result=\"bad\"} 1\n"));
+	assert_non_null(strstr(t, "# HELP t_level A level with a \\\\ backslash.\n"));
+	assert_non_null(strstr(t, "t_level 2.5\n"));
+	assert_non_null(strstr(t, "t_fn 7\n"));
+	assert_non_null(strstr(t, "# TYPE t_seconds histogram\n"));
+	assert_non_null(strstr(t, "t_seconds_bucket{le=\"0.1\"} 1\n"));
+	assert_non_null(strstr(t, "t_seconds_bucket{le=\"1\"} 2\n")); /* cumulative */
+	assert_non_null(strstr(t, "t_seconds_bucket{le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(t, "t_seconds_sum 5.55\n"));
+	assert_non_null(strstr(t, "t_seconds_count 3\n"));
+	assert_non_null(strstr(t, "process_resident_memory_bytes "));
+	assert_non_null(strstr(t, "process_open_fds "));
+
+	/* The format checked by Prometheus' own linter, when the Debian package is installed. */
+	if (access("/usr/bin/promtool", X_OK) == 0) {
+		char path[] = "/tmp/gs-metrics-XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, b.data, b.len), (ssize_t)b.len);
+		close(fd);
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics < %s > /dev/null 2>&1", path);
+		int rc = system(cmd);
+		unlink(path);
+		assert_int_equal(rc, 0);
+	}
+	gs_buf_free(&b);
+	gs_metrics_free(m);
+	gs_histogram_free(&h);
+}
+
+/* ---- options ------------------------------------------------------------------------------------ */
+
+struct cfg {
+	const char *name;
+	long n;
+	int flag;
+	const char *addr;
+};
+
+static const struct gs_opt table[] = {
+	{"name", "GS_T_NAME", GS_OPT_STRING, "dflt", 0, 0, offsetof(struct cfg, name), NULL, "a name"},
+	{"n", "GS_T_N", GS_OPT_INT, "5", 1, 10, offsetof(struct cfg, n), NULL, "a number"},
+	{"flag", "GS_T_FLAG", GS_OPT_BOOL, "false", 0, 0, offsetof(struct cfg, flag), NULL, "a switch"},
+	{"addr", NULL, GS_OPT_STRING, "0.0.0.0:80", 0, 0, offsetof(struct cfg, addr), gs_opt_validate_hostport,
+	 "an address"},
+};
+
+static int parse(struct cfg *c, char *err, int argc, ...)
+{
+	char *argv[16] = {"prog"};
+	va_list ap;
+	va_start(ap, argc);
+	for (int i = 1; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	memset(c, 0, sizeof(*c));
+	return gs_options_parse(table, 4, argc, argv, c, err, 256);
+}
+
+static void test_options(void **state)
+{
+	struct cfg c;
+	char err[256];
+	unsetenv("GS_T_NAME");
+	unsetenv("GS_T_N");
+	assert_int_equal(parse(&c, err, 1), 0);
+	assert_string_equal(c.name, "dflt");
+	assert_int_equal(c.n, 5);
+	assert_int_equal(c.flag, 0);
+	setenv("GS_T_NAME", "env", 1);
+	setenv("GS_T_N", "7", 1);
+	assert_int_equal(parse(&c, err, 1), 0);
+	assert_string_equal(c.name, "env");
+	assert_int_equal(c.n, 7);
+	assert_int_equal(parse(&c, err, 4, "--name", "flag", "--n=9"), 0); /* the flag wins */
+	assert_string_equal(c.name, "flag");
+	assert_int_equal(c.n, 9);
+	assert_int_equal(parse(&c, err, 2, "--flag"), 0);
+	assert_int_equal(c.flag, 1);
+	assert_int_equal(parse(&c, err, 2, "--flag=false"), 0);
+	assert_int_equal(c.flag, 0);
+	unsetenv("GS_T_NAME");
+	unsetenv("GS_T_N");
+
+	assert_int_equal(parse(&c, err, 2, "--n=0"), -EINVAL);
+	assert_non_null(strstr(err, "--n"));
+	assert_int_equal(parse(&c, err, 2, "--n=x"), -EINVAL);
+	assert_int_equal(parse(&c, err, 2, "--flag=maybe"), -EINVAL);
+	assert_int_equal(parse(&c, err, 2, "--nope"), -EINVAL);
+	assert_non_null(strstr(err, "nope"));
+	assert_int_equal(parse(&c, err, 2, "--name"), -EINVAL); /* missing value */
+	assert_int_equal(parse(&c, err, 2, "--addr=host:99999"), -EINVAL);
+	assert_non_null(strstr(err, "--addr"));
+	assert_int_equal(parse(&c, err, 2, "--help"), GS_OPTIONS_HELP);
+	assert_int_equal(parse(&c, err, 2, "--version"), GS_OPTIONS_VERSION);
+
+	char host[64];
+	int port;
+	assert_int_equal(gs_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "::1");
+	assert_int_equal(port, 8443);
+	assert_int_equal(gs_split_hostport(":8080", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(gs_split_hostport("nohost", host, sizeof(host), &port), -EINVAL);
+}
+
+/* ---- backoff ------------------------------------------------------------------------------------ */
+
+static void test_backoff(void **state)
+{
+	struct gs_backoff b;
+	gs_backoff_init(&b, 800, 30000, 42);
+	uint64_t ceiling = 800, max_seen = 0;
+	for (int i = 0; i < 40; i++) {
+		uint64_t d = gs_backoff_next(&b);
+		assert_true(d <= ceiling);
+		assert_true(d <= 30000);
+		if (d > max_seen)
+			max_seen = d;
+		ceiling = ceiling * 2 > 30000 ? 30000 : ceiling * 2;
+	}
+	assert_true(max_seen > 15000); /* it does grow to the cap's region */
+	gs_backoff_reset(&b);
+	assert_true(gs_backoff_next(&b) <= 800);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t r = gs_backoff_rand(&b, 10, 20);
+		assert_true(r >= 10 && r <= 20);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_buf_json_string),
+		cmocka_unit_test(test_log_levels_and_json),
+		cmocka_unit_test(test_metrics_exposition),
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_backoff),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
