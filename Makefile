@@ -43,7 +43,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check
 
-.PHONY: all unit test check clean integration layering images kind-demo
+.PHONY: all unit test check clean integration layering images kind-demo demo demo-down
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -107,6 +107,13 @@ layering:
 	@! grep -nE '#include\s*"(k8s|sched|webhook)/' src/core/*.c src/core/*.h 2>/dev/null || { echo 'layering: src/core must not know Kubernetes'; exit 1; }
 	@! grep -nE '#include\s*"(k8s|webhook)/' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched depends on core only'; exit 1; }
 	@echo 'layering: ok'
+
+# The local demo (README): a real control plane, nodes node1..node4, the daemon and the example StatefulSet.
+demo:
+	tests/cluster/demo.sh up
+
+demo-down:
+	tests/cluster/demo.sh down
 
 # Images with buildah on a debootstrap base (no Docker needed); docker-archive tars under build/images/.
 images:

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs with apt-get what building, testing and the demo need on Debian bookworm (as root). Only
+# Debian's mirror is used. Skipped when GS_NO_APT=1 (or GS_CI_NO_APT=1), or when all are installed.
+set -euo pipefail
+pkgs=(
+	build-essential clang make pkg-config git ca-certificates
+	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libcmocka-dev valgrind
+	prometheus etcd-server openssl curl jq procps iproute2 python3
+	golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
+)
+# Debian ships kubectl as kubernetes-client (1.20, the version of our apiserver). A kubectl already on
+# PATH (e.g. Google's `kubectl` package, which owns the same file) is kept.
+command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
+
+[ "${GS_NO_APT:-${GS_CI_NO_APT:-0}}" = 1 ] && exit 0
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+[ "$(id -u)" = 0 ] || { echo "deps: need root to apt-get install ${missing[*]} (or set GS_NO_APT=1)" >&2; exit 2; }
+echo "deps: apt-get install ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
