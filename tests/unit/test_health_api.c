@@ -1,0 +1,134 @@
+/*
+ * test_health_api.c: the operational endpoints (core/health.c) over a real socket, and the pure parts
+ * of the apiserver calls (k8s/api.c result classes, k8s/client.c path escaping, timestamps).
+ * Binding, events, conditions and deletion themselves run against the real apiserver in
+ * tests/integration/.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/health.h"
+#include "core/http.h"
+#include "k8s/api.h"
+#include "k8s/client.h"
+
+static uv_loop_t loop;
+static int ready;
+static int done;
+static int status;
+static char body[8192];
+static char ctype[128];
+
+static int ready_cb(char *why, size_t whylen, void *ud)
+{
+	if (!ready)
+		snprintf(why, whylen, "caches not synced");
+	return ready;
+}
+
+static void on_done(struct gs_http_call *c, int err, const struct gs_http_response *r, void *ud)
+{
+	assert_int_equal(err, 0);
+	status = r->status;
+	snprintf(body, sizeof(body), "%s", r->body);
+	snprintf(ctype, sizeof(ctype), "%s", r->content_type);
+	done = 1;
+}
+
+static void get(struct gs_http_client *c, const char *method, const char *path)
+{
+	struct gs_http_request req = {.method = method, .path = path};
+	done = 0;
+	assert_int_equal(gs_http_send(c, &req, on_done, NULL, NULL), 0);
+	while (!done)
+		uv_run(&loop, UV_RUN_ONCE);
+}
+
+static int closed;
+static void on_closed(void *ud)
+{
+	closed++;
+}
+
+static void test_endpoints(void **state)
+{
+	uv_loop_init(&loop);
+	struct gs_metrics *m = gs_metrics_new();
+	struct gs_counter c = {42};
+	gs_metrics_counter(m, "t_total", "A counter.", NULL, &c);
+	struct gs_health *h;
+	assert_int_equal(gs_health_start(&loop, "127.0.0.1:0", m, ready_cb, NULL, &h), 0);
+	struct gs_http_client_opts o = {.host = "127.0.0.1", .port = gs_health_port(h), .max_conns = 1};
+	struct gs_http_client *cl;
+	assert_int_equal(gs_http_client_new(&loop, &o, &cl), 0);
+
+	get(cl, "GET", "/healthz");
+	assert_int_equal(status, 200);
+	assert_string_equal(body, "ok\n");
+	get(cl, "GET", "/livez");
+	assert_int_equal(status, 200);
+	ready = 0;
+	get(cl, "GET", "/readyz");
+	assert_int_equal(status, 503);
+	assert_non_null(strstr(body, "caches not synced"));
+	ready = 1;
+	get(cl, "GET", "/readyz");
+	assert_int_equal(status, 200);
+	get(cl, "GET", "/metrics");
+	assert_int_equal(status, 200);
+	assert_string_equal(ctype, GS_METRICS_CONTENT_TYPE);
+	assert_non_null(strstr(body, "t_total 42\n"));
+	get(cl, "GET", "/nope");
+	assert_int_equal(status, 404);
+	get(cl, "POST", "/healthz");
+	assert_int_equal(status, 405);
+
+	gs_http_client_close(cl, on_closed, NULL);
+	gs_health_close(h, on_closed, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(closed, 2);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	gs_metrics_free(m);
+}
+
+static void test_classify(void **state)
+{
+	struct gs_http_response r = {0};
+	assert_int_equal(gs_api_classify(-ECONNREFUSED, NULL), GS_API_RETRY);
+	int codes[][2] = {{200, GS_API_OK}, {201, GS_API_OK}, {404, GS_API_GONE}, {409, GS_API_GONE},
+			  {429, GS_API_RETRY}, {500, GS_API_RETRY}, {503, GS_API_RETRY}, {400, GS_API_REJECTED},
+			  {403, GS_API_REJECTED}, {422, GS_API_REJECTED}};
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		r.status = codes[i][0];
+		assert_int_equal(gs_api_classify(0, &r), codes[i][1]);
+	}
+}
+
+static void test_escape_and_time(void **state)
+{
+	char out[64];
+	assert_int_equal(gs_kube_escape("web-0", out, sizeof(out)), 0);
+	assert_string_equal(out, "web-0");
+	assert_int_equal(gs_kube_escape("a b/c?d", out, sizeof(out)), 0);
+	assert_string_equal(out, "a%20b%2Fc%3Fd");
+	assert_int_equal(gs_kube_escape("0123456789", out, 8), -E2BIG);
+	gs_api_time(1714558830123LL, out, sizeof(out));
+	assert_non_null(strstr(out, "2024-05-01T10:20:30"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_endpoints),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_escape_and_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
