@@ -22,6 +22,7 @@
 #include "k8s/client.h"
 #include "k8s/controller.h"
 #include "k8s/kubeconfig.h"
+#include "k8s/certs.h"
 #include "webhook/server.h"
 
 #define GS_SHUTDOWN_GRACE_MS 10000
@@ -43,6 +44,11 @@ struct config {
 	const char *webhook_addr;
 	const char *tls_cert_file;
 	const char *tls_key_file;
+	int self_signed;
+	const char *namespace_;
+	const char *webhook_secret;
+	const char *webhook_service;
+	const char *webhook_config_name;
 };
 
 static int validate_name(const char *v, char *err, size_t errlen)
@@ -114,6 +120,17 @@ static const struct gs_opt options[] = {
 	 "webhook serving certificate (PEM), reloaded when it changes"},
 	{"tls-private-key-file", "GS_TLS_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_key_file),
 	 validate_readable, "webhook serving key (PEM), reloaded when it changes"},
+	{"webhook-self-signed", "GS_WEBHOOK_SELF_SIGNED", GS_OPT_BOOL, "false", 0, 0, OPT(self_signed), NULL,
+	 "make and renew the webhook certificate, kept in --webhook-secret, CA put in --webhook-config-name"},
+	{"namespace", "POD_NAMESPACE", GS_OPT_STRING, "kube-system", 0, 0, OPT(namespace_), validate_name,
+	 "the scheduler's namespace (its webhook Service and Secret)"},
+	{"webhook-secret", "GS_WEBHOOK_SECRET", GS_OPT_STRING, "gpu-scheduler-webhook-tls", 0, 0, OPT(webhook_secret),
+	 validate_name, "self-signed mode: the Secret holding the webhook's CA and certificate"},
+	{"webhook-service", "GS_WEBHOOK_SERVICE", GS_OPT_STRING, "gpu-scheduler", 0, 0, OPT(webhook_service),
+	 validate_name, "self-signed mode: the webhook Service the certificate names"},
+	{"webhook-config-name", "GS_WEBHOOK_CONFIG_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0,
+	 OPT(webhook_config_name), validate_name,
+	 "self-signed mode: the MutatingWebhookConfiguration whose caBundle is kept current"},
 	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
 	 "error, warn, info, debug or trace"},
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
@@ -132,6 +149,7 @@ struct daemon {
 	struct gs_webhook *webhook;
 	struct gs_admission *admission;
 	struct gs_webhook_stats wstats;
+	struct gs_certs *certs;
 	int stopping;
 	int exit_code;
 };
@@ -209,6 +227,10 @@ static void on_signal(uv_signal_t *s, int signum)
 		    GS_SHUTDOWN_GRACE_MS / 1000);
 	struct gs_health *h = d->health;
 	struct gs_webhook *w = d->webhook;
+	if (d->certs) {
+		gs_certs_close(d->certs); /* freed once its request (if any) is answered or cancelled */
+		d->certs = NULL;
+	}
 	if (h)
 		gs_health_close(h, on_health_closed, d);
 	if (w)
@@ -225,6 +247,48 @@ static uint64_t random_seed(void)
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	return seed;
+}
+
+static int webhook_start(struct daemon *d, const char *cert_pem, const char *key_pem)
+{
+	char err[512] = "";
+	struct gs_webhook_opts wo = {
+		.addr = d->cfg.webhook_addr,
+		.cert_file = cert_pem ? NULL : d->cfg.tls_cert_file,
+		.key_file = cert_pem ? NULL : d->cfg.tls_key_file,
+		.cert_pem = cert_pem,
+		.key_pem = key_pem,
+		.admission = d->admission,
+		.stats = &d->wstats,
+	};
+	int r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err));
+	if (r < 0) {
+		gs_log_error("webhook: %s", err);
+		return r;
+	}
+	gs_log_info("admission webhook on https://%s/mutate", d->cfg.webhook_addr);
+	return 0;
+}
+
+/* Self-signed mode: a pair is ready (the first, or a renewal). */
+static void on_pair(const char *cert, const char *key, int64_t not_after, void *ud)
+{
+	struct daemon *d = ud;
+	char err[256];
+	if (d->stopping)
+		return;
+	if (!d->webhook) {
+		if (webhook_start(d, cert, key) < 0) {
+			/* the address is taken or the pair is bad: nothing will get better by waiting */
+			d->exit_code = 1;
+			uv_kill(getpid(), SIGTERM);
+		}
+		return;
+	}
+	if (gs_webhook_set_pair(d->webhook, cert, key, err, sizeof(err)) < 0)
+		gs_log_error("webhook: the renewed certificate does not load, keeping the old one: %s", err);
+	else
+		gs_log_info("webhook: serving the renewed certificate");
 }
 
 static int start(struct daemon *d, struct gs_kubeconfig *kc)
@@ -275,18 +339,25 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		}
 		gs_webhook_stats_init(&d->wstats);
 		gs_webhook_stats_register(&d->wstats, d->metrics);
-		struct gs_webhook_opts wo = {
-			.addr = d->cfg.webhook_addr,
-			.cert_file = d->cfg.tls_cert_file,
-			.key_file = d->cfg.tls_key_file,
-			.admission = d->admission,
-			.stats = &d->wstats,
-		};
-		if ((r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err))) < 0) {
-			gs_log_error("webhook: %s", err);
-			return r;
+		if (d->cfg.self_signed) {
+			struct gs_certs_opts co2 = {
+				.ns = d->cfg.namespace_,
+				.secret = d->cfg.webhook_secret,
+				.service = d->cfg.webhook_service,
+				.config_name = d->cfg.webhook_config_name,
+				.on_pair = on_pair,
+				.ud = d,
+			};
+			if ((r = gs_certs_start(&d->loop, d->kube, &co2, &d->certs)) < 0) {
+				gs_log_error("webhook: self-signed mode: %s", uv_strerror(r));
+				return r;
+			}
+			gs_log_info("webhook: self-signed mode, certificate in Secret %s/%s; serving once it is ready",
+				    d->cfg.namespace_, d->cfg.webhook_secret);
+			return 0;
 		}
-		gs_log_info("admission webhook on https://%s/mutate", d->cfg.webhook_addr);
+		if ((r = webhook_start(d, NULL, NULL)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -314,9 +385,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu-scheduler: %s\n", err);
 		return 2;
 	}
-	if (!d.cfg.no_webhook && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
+	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
 		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
-				"(or turn it off with --no-webhook)\n");
+				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
 		return 2;
 	}
 	gs_log_level_parse(d.cfg.log_level, &level);

@@ -82,6 +82,17 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 
 /* ---- certificates ------------------------------------------------------------------------------- */
 
+static int64_t pem_not_after(const char *cert, size_t cl, const char *key, size_t kl)
+{
+	struct gs_tls_config *cfg;
+	char why[64];
+	if (gs_tls_server_config_new(cert, cl, key, kl, &cfg, why, sizeof(why)) < 0)
+		return 0;
+	int64_t t = gs_tls_config_not_after(cfg);
+	gs_tls_config_unref(cfg);
+	return t;
+}
+
 static int file_stat(const char *path, struct file_id *id)
 {
 	struct stat st;
@@ -191,6 +202,8 @@ out:
 int gs_webhook_check_certs(struct gs_webhook *w)
 {
 	struct file_id cid, kid;
+	if (!w->cert_file)
+		return 0; /* self-signed mode: gs_webhook_set_pair brings new pairs */
 	if (file_stat(w->cert_file, &cid) == 0 && file_stat(w->key_file, &kid) == 0 && file_id_eq(&cid, &w->cert_id) &&
 	    file_id_eq(&kid, &w->key_id))
 		return 0;
@@ -325,7 +338,8 @@ static void on_server_closed(void *ud)
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
 		     size_t errlen)
 {
-	if (!o->addr || !o->cert_file || !o->key_file || !o->admission) {
+	int from_files = o->cert_file && o->key_file;
+	if (!o->addr || !o->admission || (!from_files && (!o->cert_pem || !o->key_pem))) {
 		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
 		return -EINVAL;
 	}
@@ -336,8 +350,15 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	}
 	w->loop = loop;
 	w->admission = o->admission;
-	w->cert_file = strdup(o->cert_file);
-	w->key_file = strdup(o->key_file);
+	if (from_files) {
+		w->cert_file = strdup(o->cert_file);
+		w->key_file = strdup(o->key_file);
+	} else {
+		w->cert = strdup(o->cert_pem);
+		w->key = strdup(o->key_pem);
+		w->cert_len = w->cert ? strlen(w->cert) : 0;
+		w->key_len = w->key ? strlen(w->key) : 0;
+	}
 	if (o->stats) {
 		w->stats = o->stats;
 	} else {
@@ -345,7 +366,8 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 		w->stats = &w->own_stats;
 	}
 	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
-	int r = w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM;
+	int r = from_files ? (w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM)
+			   : (w->cert && w->key ? 0 : -ENOMEM);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
@@ -372,11 +394,43 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 		webhook_free(w);
 		return r;
 	}
+	w->stats->cert_not_after.v = (double)pem_not_after(w->cert, w->cert_len, w->key, w->key_len);
 	uv_timer_init(loop, &w->reload);
 	w->reload.data = w;
 	unsigned every = o->reload_interval_ms ? o->reload_interval_ms : GS_WEBHOOK_RELOAD_INTERVAL_MS;
 	uv_timer_start(&w->reload, on_reload_tick, every, every);
 	*out = w;
+	return 0;
+}
+
+int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
+{
+	struct gs_tls_config *cfg;
+	char why[256];
+	size_t cl = strlen(cert_pem), kl = strlen(key_pem);
+	if (gs_tls_server_config_new(cert_pem, cl, key_pem, kl, &cfg, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s", why);
+		w->stats->cert_reload_failures.v++;
+		return -EINVAL;
+	}
+	char *c = strdup(cert_pem), *k = strdup(key_pem);
+	if (!c || !k) {
+		free(c);
+		free(k);
+		gs_tls_config_unref(cfg);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	gs_http_server_set_tls(w->server, cfg);
+	w->stats->cert_not_after.v = (double)gs_tls_config_not_after(cfg);
+	w->stats->cert_reloads.v++;
+	gs_tls_config_unref(cfg);
+	free(w->cert);
+	free(w->key);
+	w->cert = c;
+	w->key = k;
+	w->cert_len = cl;
+	w->key_len = kl;
 	return 0;
 }
 

@@ -67,8 +67,10 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 
 struct gs_webhook_opts {
 	const char *addr;               /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
-	const char *cert_file;          /* PEM chain, leaf first */
+	const char *cert_file;          /* PEM chain, leaf first; NULL: cert_pem/key_pem (self-signed mode) */
 	const char *key_file;           /* PEM key */
+	const char *cert_pem;           /* with cert_file NULL: the pair itself (copied); no file polling */
+	const char *key_pem;
 	struct gs_admission *admission; /* borrowed: must outlive the webhook */
 	struct gs_webhook_stats *stats; /* borrowed, initialised by the caller; NULL: the webhook keeps its own */
 	unsigned reload_interval_ms;    /* 0: GS_WEBHOOK_RELOAD_INTERVAL_MS */
@@ -85,6 +87,12 @@ struct gs_webhook; /* opaque */
  */
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
 		     size_t errlen);
+
+/*
+ * Serves a new pair from memory (self-signed mode): new connections use it, live ones keep theirs.
+ * 0, or -EINVAL with a reason in err (the old pair stays).
+ */
+int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen);
 
 /* The bound port (for "host:0"). */
 int gs_webhook_port(const struct gs_webhook *w);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# --webhook-self-signed against the real apiserver: the daemon makes a CA and a serving certificate,
+# keeps them in a Secret, puts the CA in the MutatingWebhookConfiguration's caBundle, and the apiserver
+# then calls it and trusts it. A restart reuses the Secret; a pair close to expiry is renewed, with
+# both CAs in the bundle. (The Service name is "localhost" here so that the certificate's DNS names
+# match the webhook URL the test apiserver calls: https://localhost:PORT/mutate.)
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+work=$GS_TEST_LOGS/$T_NAME
+rm -rf "$work"
+mkdir -p "$work"
+kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" >/dev/null
+WPORT=$(free_port)
+cfg=gs-test-$NS
+secret=wh-tls
+defer "NS= kc delete mutatingwebhookconfiguration $cfg >/dev/null 2>&1"
+NS= kc apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $cfg
+webhooks:
+- name: gpu-scheduler.gpu-scheduler.io
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Ignore
+  timeoutSeconds: 5
+  clientConfig:
+    url: https://localhost:$WPORT/mutate
+  rules:
+  - {operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}
+  namespaceSelector:
+    matchLabels:
+      gpu-scheduler.test/webhook: $NS
+YAML
+ARGS=(--webhook-self-signed --namespace "$NS" --webhook-secret "$secret" --webhook-service localhost
+	--webhook-config-name "$cfg" --webhook-addr "127.0.0.1:$WPORT")
+
+secret_cert() { kc get secret "$secret" -o jsonpath='{.data.tls\.crt}' 2>/dev/null | base64 -d 2>/dev/null; }
+secret_serial() { secret_cert | openssl x509 -noout -serial 2>/dev/null; }
+bundle() { NS= kc get mutatingwebhookconfiguration "$cfg" -o jsonpath='{.webhooks[0].clientConfig.caBundle}' | base64 -d; }
+served_serial() { openssl s_client -connect "127.0.0.1:$WPORT" -servername localhost </dev/null 2>/dev/null | openssl x509 -noout -serial; }
+envs() { kc get pod "$1" -o jsonpath='{.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}'; }
+
+DAEMON_WEBHOOK=1 daemon_start "${ARGS[@]}" || exit 1
+check_eventually "the Secret was created with a certificate" 20 eval '[ -n "$(secret_serial)" ]'
+check "it is a kubernetes.io/tls Secret with ca.crt" \
+	eval '[ "$(kc get secret $secret -o jsonpath={.type})" = kubernetes.io/tls ] && [ -n "$(kc get secret $secret -o jsonpath={.data.ca\\.crt})" ]'
+check "the certificate names the Service" eval 'secret_cert | openssl x509 -noout -text | grep -q "DNS:localhost.$NS.svc"'
+check_eventually "the caBundle holds the CA" 20 eval 'bundle | grep -q "BEGIN CERTIFICATE"'
+check_eventually "the webhook serves the Secret's certificate" 20 eval '[ "$(served_serial)" = "$(secret_serial)" ]'
+check "the bundle verifies it" eval 'secret_cert >"$work/leaf.pem"; bundle >"$work/bundle.pem"; openssl verify -CAfile "$work/bundle.pem" "$work/leaf.pem" >/dev/null'
+kc apply -f - >/dev/null <<<"$(pod_yaml ss-1 '0=node1:0' '1=node2:1,3')"
+check "the apiserver called it and trusted it: the pod got its variable" test "$(envs ss-1)" = "1,3"
+check_eventually "and it was bound" 20 pod_on ss-1 node2
+na=$(metric gpu_scheduler_webhook_cert_not_after_seconds)
+check "certificate expiry exported (about a year ahead)" awk -v t="$na" -v now="$(date +%s)" 'BEGIN { exit !(t > now + 300*86400) }'
+
+# --- restart: the same pair ---------------------------------------------------------------------------
+first=$(secret_serial)
+daemon_stop TERM 15
+DAEMON_WEBHOOK=1 daemon_start "${ARGS[@]}" || exit 1
+check_eventually "after a restart the same certificate is served" 20 eval '[ "$(served_serial)" = "$first" ]'
+check "and the Secret was not rewritten" test "$(secret_serial)" = "$first"
+
+# --- renewal of a pair close to expiry ------------------------------------------------------------------
+daemon_stop TERM 15
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3 -subj /CN=old-ca \
+	-keyout "$work/old-ca.key" -out "$work/old-ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+	-keyout "$work/old.key" -out "$work/old.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\n' >"$work/ext"
+openssl x509 -req -in "$work/old.csr" -CA "$work/old-ca.crt" -CAkey "$work/old-ca.key" -CAcreateserial -days 2 \
+	-extfile "$work/ext" -out "$work/old.crt" 2>/dev/null
+kc create secret tls "$secret" --cert "$work/old.crt" --key "$work/old.key" --dry-run=client -o json |
+	jq --arg ca "$(base64 -w0 "$work/old-ca.crt")" '.data["ca.crt"] = $ca' | kc replace -f - >/dev/null
+old=$(secret_serial)
+DAEMON_WEBHOOK=1 daemon_start "${ARGS[@]}" || exit 1
+check_eventually "a pair expiring in 2 days is renewed in the Secret" 20 eval '[ -n "$(secret_serial)" ] && [ "$(secret_serial)" != "$old" ]'
+check_eventually "the renewed certificate is served" 20 eval '[ "$(served_serial)" = "$(secret_serial)" ]'
+check "the bundle trusts the new CA and still the old one" eval '[ "$(bundle | grep -c "BEGIN CERTIFICATE")" = 2 ] && bundle | openssl x509 -noout -subject | grep -q .'
+kc apply -f - >/dev/null <<<"$(pod_yaml ss-0 '0=node1:0,2')"
+check "pods are still mutated after the renewal" test "$(envs ss-0)" = "0,2"
+daemon_stop TERM 15 && pass "SIGTERM: exit 0"
+test_end
