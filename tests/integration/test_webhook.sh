@@ -145,6 +145,18 @@ check "malformed map: no pod created" pod_count_is 0 app=bad-map
 kout=$(kc apply -f - 2>&1 <<<"$(pod_yaml bad-pod-0 '0=node1:0' '1=node2:1' 'x=node3:1')")
 check "malformed map: kubectl apply shows the line" eval "printf '%s' \"\$kout\" | grep -q 'line 3'"
 
+# --- bad requests to /mutate: clear HTTP errors, never a crash or a hang ---------------------------
+wcurl() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$work/ca.crt" "$@"; }
+U=https://127.0.0.1:$WPORT/mutate
+check "garbage body: 400" test "$(wcurl -H 'Content-Type: application/json' --data-binary 'not json' "$U")" = 400
+check "truncated AdmissionReview: 400" test "$(wcurl -H 'Content-Type: application/json' --data-binary '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1"' "$U")" = 400
+check "wrong content type: 400" test "$(wcurl -H 'Content-Type: text/plain' --data-binary '{}' "$U")" = 400
+check "GET /mutate: 405" test "$(wcurl "$U")" = 405
+check "another path: 404" test "$(wcurl "https://127.0.0.1:$WPORT/other")" = 404
+head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$work/big.json"
+check "an 8 MiB body: 413" test "$(wcurl -H 'Content-Type: application/json' --data-binary "@$work/big.json" "$U")" = 413
+check "the daemon is still alive" daemon_alive
+
 # --- TLS policy ---------------------------------------------------------------------------------------
 tls_ok() { openssl s_client -connect "127.0.0.1:$WPORT" "$@" </dev/null >/dev/null 2>&1; }
 check "TLS 1.2 with ECDHE-AEAD accepted" tls_ok -tls1_2 -CAfile "$work/ca.crt" -verify_return_error
