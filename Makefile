@@ -41,9 +41,9 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECK_SRC   := $(sort $(wildcard check/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
-BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check
+BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
 
-.PHONY: all unit test check clean integration layering images kind-demo demo demo-down
+.PHONY: all unit test check clean integration layering images kind-demo demo demo-down bench bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -77,6 +77,9 @@ $(B)/libgs.a: $(LIB_OBJ) $(LLHTTP_OBJ)
 $(B)/gpu-scheduler: $(MAIN_OBJ) $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(B)/gpu-scheduler-bench: $(B)/bench/bench.o $(B)/libgs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The check service is standalone: libc only, linked statically when the toolchain allows it.
 CHECK_STATIC := $(if $(SANITIZE),,-static)
 $(B)/gpu-scheduler-check: $(CHECK_SRC) $(B)/.flags
@@ -107,6 +110,14 @@ layering:
 	@! grep -nE '#include\s*"(k8s|sched|webhook)/' src/core/*.c src/core/*.h 2>/dev/null || { echo 'layering: src/core must not know Kubernetes'; exit 1; }
 	@! grep -nE '#include\s*"(k8s|webhook)/' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched depends on core only'; exit 1; }
 	@echo 'layering: ok'
+
+# bench/: each contender on the same pending pods, against the local control plane (docs/performance.md).
+BENCH_ARGS ?=
+bench: all
+	tests/cluster/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
+
+bench-smoke: all
+	tests/cluster/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)
 
 # The local demo (README): a real control plane, nodes node1..node4, the daemon and the example StatefulSet.
 demo:

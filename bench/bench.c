@@ -1,0 +1,637 @@
+/*
+ * bench.c: gpu-scheduler-bench, thousands of pending pods bound by each contender in turn, measured
+ * from a watch, on one apiserver, in one run (only same-run ratios mean anything).
+ *
+ *   build/gpu-scheduler-bench --kubeconfig build/cluster/kubeconfig --nodes 100 --pods 2000 \
+ *       [--shape sts|per-pod|mixed] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
+ *       [--raw-conns 32] [--kube-scheduler PATH] [--apiserver-pid PID] [--events=false] [--out DIR]
+ *
+ * Contenders:
+ *   raw                 the bench POSTs the Bindings itself over --raw-conns connections, no logic:
+ *                       the ceiling of this apiserver on this machine
+ *   gpu-scheduler       build/gpu-scheduler started by the bench (its CPU and peak RSS from /proc)
+ *   kube-scheduler      kube-scheduler 1.20 with its default client QPS, pods pinned by nodeSelector
+ *   kube-scheduler-qps  the same with --kube-api-qps 10000 --kube-api-burst 10000
+ * Each gets a fresh namespace with the same pods (created before it starts, not timed), and the
+ * clock runs from its start to the last pod seen bound. Fake Ready nodes bn-0..bn-N-1 are made (and
+ * deleted at the end). Output: a table on stdout, DIR/results.json, DIR/bound.csv (bound pods over
+ * time per contender) and DIR/bound.png (gnuplot, when installed).
+ *
+ * Shapes: sts (groups of 1,000 pods named gK-I sharing one map, like StatefulSets), per-pod (each pod
+ * its own one-line map), mixed (sts, with every tenth entry naming a node that does not exist: those
+ * pods wait, the rest must all bind).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/log.h"
+#include "k8s/client.h"
+#include "k8s/kubeconfig.h"
+#include "k8s/watch.h"
+
+#define GROUP 1000
+
+struct cfg {
+	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon;
+	int nodes, pods, raw_conns, apiserver_pid, events;
+};
+
+struct run {
+	const char *name;
+	char ns[64];
+	int expected;          /* pods that can bind */
+	int64_t *created_ns;   /* per pod: when its POST returned */
+	int64_t *bound_ns;     /* per pod: when the watch first showed spec.nodeName */
+	int bound;
+	int wrong;             /* pods bound to a node other than their map's, or that should wait */
+	int64_t t0, t_end;
+	double cpu_s, apiserver_cpu_s;
+	long rss_kb;
+	int ok;
+	int *series;           /* bound count per 100 ms since t0 */
+	int n_series;
+};
+
+static uv_loop_t loop;
+static struct gs_kube *kube;
+static struct cfg C;
+static int pending; /* requests in flight */
+static int failures;
+static char last_err[256];
+
+static int64_t now_ns(void)
+{
+	return (int64_t)uv_hrtime();
+}
+
+static void progress(const char *what, int done, int total)
+{
+	static int64_t last;
+	int64_t t = now_ns();
+	if (t - last < 200000000 && done < total)
+		return;
+	last = t;
+	int w = 40, fill = total ? done * w / total : w;
+	fprintf(stderr, "\r%-28s [%.*s%*s] %d/%d", what, fill, "########################################", w - fill, "",
+		done, total);
+	if (done >= total)
+		fputc('\n', stderr);
+}
+
+/* ---- requests ----------------------------------------------------------------------------------- */
+
+static void on_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	int64_t *stamp = ud;
+	pending--;
+	if (err || resp->status / 100 != 2) {
+		if (!(resp && resp->status == 409)) { /* 409: already there (a re-run) */
+			failures++;
+			snprintf(last_err, sizeof(last_err), "%s", err ? msg : resp->body);
+		}
+	}
+	if (stamp)
+		*stamp = now_ns();
+}
+
+static void send_json(const char *method, const char *path, const char *body, const char *ctype, int64_t *stamp)
+{
+	struct gs_kube_req req = {
+		.method = method,
+		.path = path,
+		.body = body,
+		.body_len = body ? strlen(body) : 0,
+		.content_type = ctype,
+		.timeout_ms = 60000,
+	};
+	if (gs_kube_send(kube, &req, on_done, stamp, NULL) == 0)
+		pending++;
+	else
+		failures++;
+}
+
+static void wait_all(const char *what, int total)
+{
+	while (pending > 0) {
+		uv_run(&loop, UV_RUN_ONCE);
+		progress(what, total - pending, total);
+	}
+	progress(what, total, total);
+}
+
+/* ---- nodes and pods ----------------------------------------------------------------------------- */
+
+static void make_nodes(void)
+{
+	char path[256], body[1024];
+	for (int i = 0; i < C.nodes; i++) {
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"bn-%d\",\"labels\":"
+			 "{\"kubernetes.io/hostname\":\"bn-%d\",\"gpu-scheduler.bench/fake\":\"true\"}}}",
+			 i, i);
+		send_json("POST", "/api/v1/nodes", body, NULL, NULL);
+	}
+	wait_all("nodes", C.nodes);
+	for (int i = 0; i < C.nodes; i++) {
+		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d", i);
+		send_json("PATCH", path, "{\"spec\":{\"taints\":null}}", "application/merge-patch+json", NULL);
+		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d/status", i);
+		snprintf(body, sizeof(body),
+			 "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			 "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Bench\"}]}}");
+		send_json("PATCH", path, body, "application/merge-patch+json", NULL);
+	}
+	wait_all("node status", 2 * C.nodes);
+}
+
+/* The node and device of pod i, and whether the map points it at a node that does not exist. */
+static int pod_target(int i, char *node, size_t nl, int *dev)
+{
+	int missing = !strcmp(C.shape, "mixed") && i % 10 == 9;
+	if (missing)
+		snprintf(node, nl, "bn-missing-%d", i % C.nodes);
+	else
+		snprintf(node, nl, "bn-%d", i % C.nodes);
+	*dev = i % 8;
+	return missing;
+}
+
+static void append_map_line(struct gs_buf *b, int j, int i)
+{
+	char node[64];
+	int dev;
+	pod_target(i, node, sizeof(node), &dev);
+	gs_buf_printf(b, "%d=%s:%d\\n", j, node, dev);
+}
+
+static void make_pods(struct run *r, int kube_sched)
+{
+	char path[256];
+	struct gs_buf map, body;
+	gs_buf_init(&map, 0);
+	gs_buf_init(&body, 0);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", r->ns);
+	r->expected = 0;
+	for (int i = 0; i < C.pods; i++) {
+		int g = i / GROUP, j = i % GROUP;
+		char node[64];
+		int dev;
+		int missing = pod_target(i, node, sizeof(node), &dev);
+		r->expected += !missing;
+		gs_buf_reset(&map);
+		if (!strcmp(C.shape, "per-pod")) {
+			append_map_line(&map, j, i);
+		} else {
+			int first = g * GROUP, last = first + GROUP < C.pods ? first + GROUP : C.pods;
+			for (int k = first; k < last; k++)
+				append_map_line(&map, k - first, k);
+		}
+		gs_buf_reset(&body);
+		gs_buf_printf(&body,
+			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\",\"annotations\":"
+			      "{\"gpu-scheduling-map\":\"%s\"}},\"spec\":{\"schedulerName\":\"%s\","
+			      "\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
+			      "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
+			      "\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
+			      g, j, map.data, kube_sched ? "default-scheduler" : !strcmp(r->name, "raw") ? "gsb-nobody" : "gpu-scheduler",
+			      kube_sched ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"" : "", kube_sched ? node : "",
+			      kube_sched ? "\"}," : "", dev);
+		send_json("POST", path, body.data, NULL, &r->created_ns[i]);
+		if (pending >= 256) /* keep memory flat: at most 256 bodies queued */
+			while (pending >= 128)
+				uv_run(&loop, UV_RUN_ONCE);
+		progress("pods", i + 1 - pending, C.pods);
+	}
+	wait_all("pods", C.pods);
+	gs_buf_free(&map);
+	gs_buf_free(&body);
+}
+
+/* ---- the watch that measures ---------------------------------------------------------------------- */
+
+static struct run *watching;
+
+static void w_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	const struct gs_pod_obj *p = obj;
+	struct run *r = watching;
+	int g, j;
+	if (!r || !p->node_name || sscanf(p->name, "g%d-%d", &g, &j) != 2)
+		return;
+	int i = g * GROUP + j;
+	if (i < 0 || i >= C.pods || r->bound_ns[i])
+		return;
+	r->bound_ns[i] = now_ns();
+	r->bound++;
+	char node[64];
+	int dev;
+	if (pod_target(i, node, sizeof(node), &dev) || strcmp(node, p->node_name) != 0)
+		r->wrong++;
+}
+
+static void w_remove(struct gs_watch *w, enum gs_obj_kind kind, const char *key, void *ud)
+{
+}
+
+static int synced;
+static void w_synced(struct gs_watch *w, void *ud)
+{
+	synced = 1;
+}
+
+/* ---- contenders --------------------------------------------------------------------------------- */
+
+static void on_proc_exit(uv_process_t *p, int64_t status, int sig);
+
+static int spawn_contender(const struct run *r, uv_process_t *proc, const char *log)
+{
+	char *args[16];
+	int n = 0;
+	char qps_arg[] = "--kube-api-qps=10000", burst_arg[] = "--kube-api-burst=10000";
+	char events_arg[32];
+	snprintf(events_arg, sizeof(events_arg), "--events=%s", C.events ? "true" : "false");
+	if (!strcmp(r->name, "gpu-scheduler")) {
+		args[n++] = (char *)C.daemon;
+		args[n++] = "--kubeconfig";
+		args[n++] = (char *)C.kubeconfig;
+		args[n++] = "--no-webhook";
+		args[n++] = "--health-addr=127.0.0.1:0";
+		args[n++] = events_arg;
+	} else {
+		args[n++] = (char *)C.kube_scheduler;
+		args[n++] = "--kubeconfig";
+		args[n++] = (char *)C.kubeconfig;
+		args[n++] = "--leader-elect=false";
+		args[n++] = "--port=0";
+		args[n++] = "--secure-port=0";
+		if (!strcmp(r->name, "kube-scheduler-qps")) {
+			args[n++] = qps_arg;
+			args[n++] = burst_arg;
+		}
+	}
+	args[n] = NULL;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	uv_stdio_container_t stdio[3] = {
+		{.flags = UV_IGNORE},
+		{.flags = UV_INHERIT_FD, .data.fd = fd},
+		{.flags = UV_INHERIT_FD, .data.fd = fd},
+	};
+	uv_process_options_t po = {.file = args[0], .args = args, .stdio = stdio, .stdio_count = 3, .exit_cb = on_proc_exit};
+	int rc = uv_spawn(&loop, proc, &po);
+	close(fd);
+	return rc;
+}
+
+/* utime+stime of a process in seconds, and its VmHWM in KiB. */
+static void proc_usage(int pid, double *cpu_s, long *hwm_kb)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(buf, sizeof(buf), f)) {
+		char *p = strrchr(buf, ')');
+		unsigned long ut = 0, st = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+			*cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	}
+	if (f)
+		fclose(f);
+	if (!hwm_kb)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "VmHWM: %ld", hwm_kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+}
+
+static void raw_bind_all(struct run *r)
+{
+	char path[256], body[512];
+	for (int i = 0; i < C.pods; i++) {
+		char node[64];
+		int dev;
+		if (pod_target(i, node, sizeof(node), &dev))
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/g%d-%d/binding", r->ns, i / GROUP, i % GROUP);
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"g%d-%d\"},"
+			 "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"%s\"}}",
+			 i / GROUP, i % GROUP, node);
+		send_json("POST", path, body, NULL, NULL);
+	}
+}
+
+static void on_proc_exit(uv_process_t *p, int64_t status, int sig)
+{
+	uv_close((uv_handle_t *)p, NULL);
+}
+
+static void delete_ns(const char *ns)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0", ns);
+	send_json("DELETE", path, NULL, NULL, NULL);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
+	send_json("DELETE", path, NULL, NULL, NULL);
+	wait_all("cleanup", 2);
+}
+
+static void run_one(struct run *r)
+{
+	char body[256], log[512];
+	snprintf(r->ns, sizeof(r->ns), "gsb-%s-%04x", r->name, (unsigned)(now_ns() & 0xffff));
+	snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", r->ns);
+	send_json("POST", "/api/v1/namespaces", body, NULL, NULL);
+	wait_all("namespace", 1);
+	/* Pods are refused until the namespace's default ServiceAccount exists (its controller makes it). */
+	char sa[256];
+	snprintf(sa, sizeof(sa), "/api/v1/namespaces/%s/serviceaccounts/default", r->ns);
+	for (int tries = 0; tries < 100; tries++) {
+		int before = failures;
+		send_json("GET", sa, NULL, NULL, NULL);
+		wait_all("service account", 1);
+		if (failures == before)
+			break;
+		failures = before;
+		usleep(100000);
+	}
+	r->created_ns = calloc((size_t)C.pods, sizeof(int64_t));
+	r->bound_ns = calloc((size_t)C.pods, sizeof(int64_t));
+	int kube_sched = !strncmp(r->name, "kube-scheduler", 14);
+	fprintf(stderr, "== %s: namespace %s\n", r->name, r->ns);
+	make_pods(r, kube_sched);
+
+	char wpath[128];
+	snprintf(wpath, sizeof(wpath), "/api/v1/namespaces/%s/pods", r->ns);
+	struct gs_watch_opts wo = {.kind = GS_OBJ_POD, .path = wpath, .map_annotation = "gpu-scheduling-map", .seed = 1};
+	struct gs_watch_handlers wh = {.upsert = w_upsert, .remove = w_remove, .synced = w_synced};
+	struct gs_watch *w;
+	watching = r;
+	synced = 0;
+	gs_watch_start(&loop, kube, &wo, &wh, NULL, &w);
+	while (!synced)
+		uv_run(&loop, UV_RUN_ONCE);
+
+	double api_cpu0 = 0, api_cpu1 = 0;
+	if (C.apiserver_pid)
+		proc_usage(C.apiserver_pid, &api_cpu0, NULL);
+	uv_process_t proc;
+	int spawned = 0;
+	r->t0 = now_ns();
+	if (!strcmp(r->name, "raw")) {
+		raw_bind_all(r);
+	} else {
+		snprintf(log, sizeof(log), "%s/%s.log", C.out, r->name);
+		int rc = spawn_contender(r, &proc, log);
+		if (rc < 0) {
+			fprintf(stderr, "%s: cannot start: %s\n", r->name, uv_strerror(rc));
+			r->ok = 0;
+			goto out;
+		}
+		spawned = 1;
+	}
+	int64_t deadline = r->t0 + (int64_t)(60 + C.pods / 20) * 1000000000LL;
+	r->n_series = 0;
+	r->series = calloc(100000, sizeof(int));
+	while (r->bound < r->expected && now_ns() < deadline) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		int slot = (int)((now_ns() - r->t0) / 100000000);
+		while (r->n_series <= slot && r->n_series < 100000)
+			r->series[r->n_series++] = r->bound;
+		if (spawned)
+			proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+		progress(r->name, r->bound, r->expected);
+		usleep(2000);
+	}
+	r->t_end = now_ns();
+	/* A second more: anything bound now was bound wrongly (the pods left wait for missing nodes). */
+	for (int64_t until = now_ns() + 1000000000LL; now_ns() < until;) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		usleep(2000);
+	}
+	r->ok = r->bound == r->expected && r->wrong == 0;
+	if (r->wrong)
+		fprintf(stderr, "\n%s: %d pods bound where their map does not say\n", r->name, r->wrong);
+	if (!r->ok)
+		fprintf(stderr, "\n%s: only %d of %d bound before the deadline\n", r->name, r->bound, r->expected);
+	if (C.apiserver_pid) {
+		proc_usage(C.apiserver_pid, &api_cpu1, NULL);
+		r->apiserver_cpu_s = api_cpu1 - api_cpu0;
+	}
+	if (spawned) {
+		proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+		uv_process_kill(&proc, SIGTERM);
+		uv_run(&loop, UV_RUN_NOWAIT);
+	}
+	wait_all("binds", C.pods);
+out:
+	watching = NULL;
+	gs_watch_stop(w, NULL, NULL);
+	delete_ns(r->ns);
+	if (spawned)
+		while (uv_is_active((uv_handle_t *)&proc))
+			uv_run(&loop, UV_RUN_ONCE);
+}
+
+/* ---- report ------------------------------------------------------------------------------------- */
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(int64_t *v, int n, double p)
+{
+	if (n == 0)
+		return 0;
+	int i = (int)(p * (n - 1));
+	return (double)v[i] / 1e6;
+}
+
+static void report(struct run *runs, int n)
+{
+	char path[512];
+	double raw_tp = 0, ks_tp = 0;
+	double tp[8];
+	int64_t *lat = malloc(sizeof(int64_t) * (size_t)C.pods);
+	snprintf(path, sizeof(path), "%s/results.json", C.out);
+	FILE *js = fopen(path, "w");
+	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes, C.pods, C.shape,
+		C.events ? "true" : "false");
+	printf("\n%d pods (%s), %d nodes, %s\n", C.pods, C.shape, C.nodes, C.events ? "events on" : "events off");
+	printf("%-20s %8s %10s %9s %9s %9s %10s %9s %10s %8s %8s\n", "contender", "ok", "seconds", "pods/s", "p50 ms",
+	       "p99 ms", "cpu us/pod", "rss MiB", "api us/pod", "x raw", "x k-s");
+	for (int k = 0; k < n; k++) {
+		struct run *r = &runs[k];
+		double secs = (double)(r->t_end - r->t0) / 1e9;
+		tp[k] = secs > 0 ? r->bound / secs : 0;
+		if (!strcmp(r->name, "raw"))
+			raw_tp = tp[k];
+		if (!strcmp(r->name, "kube-scheduler-qps") || (!ks_tp && !strcmp(r->name, "kube-scheduler")))
+			ks_tp = tp[k];
+	}
+	for (int k = 0; k < n; k++) {
+		struct run *r = &runs[k];
+		int m = 0;
+		for (int i = 0; i < C.pods; i++)
+			if (r->bound_ns[i] && r->created_ns[i])
+				lat[m++] = r->bound_ns[i] - (r->created_ns[i] > r->t0 ? r->created_ns[i] : r->t0);
+		qsort(lat, (size_t)m, sizeof(int64_t), cmp64);
+		double secs = (double)(r->t_end - r->t0) / 1e9;
+		double cpu_us = r->bound ? r->cpu_s / r->bound * 1e6 : 0;
+		double api_us = r->bound ? r->apiserver_cpu_s / r->bound * 1e6 : 0;
+		printf("%-20s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %8.2f %8.2f\n", r->name,
+		       r->ok ? "yes" : "NO", secs, tp[k], pct(lat, m, 0.5), pct(lat, m, 0.99), cpu_us,
+		       (double)r->rss_kb / 1024, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
+		fprintf(js,
+			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
+			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
+			"\"apiserver_cpu_s\":%.3f}",
+			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], pct(lat, m, 0.5),
+			pct(lat, m, 0.9), pct(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s);
+	}
+	fprintf(js, "]}\n");
+	fclose(js);
+	free(lat);
+
+	snprintf(path, sizeof(path), "%s/bound.csv", C.out);
+	FILE *csv = fopen(path, "w");
+	int longest = 0;
+	fprintf(csv, "seconds");
+	for (int k = 0; k < n; k++) {
+		fprintf(csv, ",%s", runs[k].name);
+		if (runs[k].n_series > longest)
+			longest = runs[k].n_series;
+	}
+	fprintf(csv, "\n");
+	for (int t = 0; t < longest; t++) {
+		fprintf(csv, "%.1f", t / 10.0);
+		for (int k = 0; k < n; k++)
+			fprintf(csv, ",%d", runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1]);
+		fprintf(csv, "\n");
+	}
+	fclose(csv);
+
+	if (access("/usr/bin/gnuplot", X_OK) == 0) {
+		char cmd[2048];
+		int len = snprintf(cmd, sizeof(cmd),
+				   "gnuplot -e \"set terminal png size 900,500; set output '%s/bound.png'; set datafile separator ',';"
+				   " set key autotitle columnhead left top; set xlabel 'seconds'; set ylabel 'pods bound';"
+				   " set title '%d pods, %d nodes (%s)'; plot ",
+				   C.out, C.pods, C.nodes, C.shape);
+		for (int k = 0; k < n; k++)
+			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, "%s'%s/bound.csv' using 1:%d with lines lw 2",
+					k ? ", " : "", C.out, k + 2);
+		snprintf(cmd + len, sizeof(cmd) - (size_t)len, "\"");
+		if (system(cmd) != 0)
+			fprintf(stderr, "gnuplot failed\n");
+	}
+	printf("results: %s/results.json, %s/bound.csv%s\n", C.out, C.out,
+	       access("/usr/bin/gnuplot", X_OK) == 0 ? ", bound.png" : "");
+}
+
+/* ---- main --------------------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
+			"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
+			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n");
+}
+
+int main(int argc, char **argv)
+{
+	C = (struct cfg){.shape = "sts", .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
+			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler", .out = "build/bench",
+			 .daemon = "build/gpu-scheduler", .nodes = 100, .pods = 1000, .raw_conns = 32, .events = 1};
+	static const struct option lo[] = {
+		{"kubeconfig", 1, 0, 'k'}, {"nodes", 1, 0, 'n'},  {"pods", 1, 0, 'p'},          {"shape", 1, 0, 's'},
+		{"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'}, {"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},
+		{"apiserver-pid", 1, 0, 'a'}, {"events", 1, 0, 'e'}, {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
+		{0, 0, 0, 0}};
+	int o;
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (o) {
+		case 'k': C.kubeconfig = optarg; break;
+		case 'n': C.nodes = atoi(optarg); break;
+		case 'p': C.pods = atoi(optarg); break;
+		case 's': C.shape = optarg; break;
+		case 'c': C.contenders = optarg; break;
+		case 'r': C.raw_conns = atoi(optarg); break;
+		case 'K': C.kube_scheduler = optarg; break;
+		case 'd': C.daemon = optarg; break;
+		case 'a': C.apiserver_pid = atoi(optarg); break;
+		case 'e': C.events = strcmp(optarg, "false") != 0; break;
+		case 'o': C.out = optarg; break;
+		default: usage(); return o == 'h' ? 0 : 2;
+		}
+	}
+	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 ||
+	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed"))) {
+		usage();
+		return 2;
+	}
+	gs_log_setup(GS_LOG_WARN, GS_LOG_TEXT);
+	signal(SIGPIPE, SIG_IGN);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", C.out);
+	if (system(cmd) != 0)
+		return 1;
+	struct gs_kubeconfig kc;
+	char err[512];
+	if (gs_kubeconfig_load(C.kubeconfig, &kc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	uv_loop_init(&loop);
+	struct gs_kube_opts ko = {.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench"};
+	if (gs_kube_new(&loop, &ko, &kube, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	gs_kubeconfig_free(&kc);
+
+	make_nodes();
+	struct run runs[8];
+	int n = 0;
+	char list[256];
+	snprintf(list, sizeof(list), "%s", C.contenders);
+	for (char *t = strtok(list, ","); t && n < 8; t = strtok(NULL, ",")) {
+		if (!strncmp(t, "kube-scheduler", 14) && access(C.kube_scheduler, X_OK) != 0) {
+			fprintf(stderr, "%s: %s not found, skipped\n", t, C.kube_scheduler);
+			continue;
+		}
+		memset(&runs[n], 0, sizeof(runs[n]));
+		runs[n].name = strdup(t);
+		run_one(&runs[n]);
+		n++;
+	}
+	report(runs, n);
+
+	char path[128];
+	for (int i = 0; i < C.nodes; i++) {
+		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d", i);
+		send_json("DELETE", path, NULL, NULL, NULL);
+	}
+	wait_all("node cleanup", C.nodes);
+	int all_ok = 1;
+	for (int k = 0; k < n; k++)
+		all_ok &= runs[k].ok;
+	if (failures)
+		fprintf(stderr, "%d requests failed; last: %.200s\n", failures, last_err);
+	return all_ok ? 0 : 1;
+}

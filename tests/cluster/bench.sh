@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# make bench / bench-smoke: starts a control plane of its own (own directory and ports, so it never
+# meets the test cluster), runs build/gpu-scheduler-bench on it with the apiserver's PID for its CPU
+# figures, and takes it down. Arguments go to the bench (see bench/bench.c).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export GS_CLUSTER_DIR=${GS_BENCH_DIR:-$PWD/build/bench-cluster}
+export GS_APISERVER_PORT=${GS_BENCH_APISERVER_PORT:-36443}
+export GS_ETCD_PORT=${GS_BENCH_ETCD_PORT:-32379}
+export GS_NODES=0
+tests/cluster/cluster.sh down >/dev/null 2>&1 || true
+tests/cluster/cluster.sh up
+trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+pid=$(cat "$GS_CLUSTER_DIR/pids/kube-apiserver.pid" 2>/dev/null || pgrep -f "kube-apiserver.*--secure-port $GS_APISERVER_PORT" | head -n 1)
+build/gpu-scheduler-bench --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "$@"
