@@ -487,8 +487,10 @@ const char *gs_http_req_query(const struct gs_http_server_req *r)
 
 const char *gs_http_req_header(const struct gs_http_server_req *r, const char *name)
 {
+	if (!r->hdrs.data)
+		return NULL; /* no header at all */
 	const char *p = r->hdrs.data, *end = p + r->hdrs.len;
-	for (unsigned i = 0; p && i < r->n_headers && p < end; i++) {
+	for (unsigned i = 0; i < r->n_headers && p < end; i++) {
 		const char *v = p + strlen(p) + 1;
 		if (v >= end)
 			break;
