@@ -147,6 +147,24 @@ static int certs_send(struct gs_certs *c, const char *method, const char *path, 
 	return r;
 }
 
+/*
+ * Every response handler starts the same way: one request fewer in flight, nothing more to do when
+ * closing, a transport error retried later. Returns 1 when the response was dealt with here.
+ */
+static int response_handled(struct gs_certs *c, int err, const char *msg, const char *what)
+{
+	c->pending--;
+	if (c->closing) {
+		maybe_free(c);
+		return 1;
+	}
+	if (err) {
+		retry_later(c, what, msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- the Secret --------------------------------------------------------------------------------- */
 
 /* Generates a new CA and serving certificate into c (the old CA is kept for the bundle). */
@@ -197,15 +215,8 @@ static int generate(struct gs_certs *c)
 static void on_secret_written(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_certs *c = ud;
-	c->pending--;
-	if (c->closing) {
-		maybe_free(c);
+	if (response_handled(c, err, msg, "writing the Secret"))
 		return;
-	}
-	if (err) {
-		retry_later(c, "writing the Secret", msg);
-		return;
-	}
 	if (resp->status == 409) { /* another replica wrote first: take theirs */
 		gs_log_info("webhook certificates: Secret %s/%s changed under us; reading it again", c->ns, c->secret);
 		cycle(c);
@@ -297,15 +308,8 @@ static int take_secret(struct gs_certs *c, const cJSON *secret)
 static void on_secret(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_certs *c = ud;
-	c->pending--;
-	if (c->closing) {
-		maybe_free(c);
+	if (response_handled(c, err, msg, "reading the Secret"))
 		return;
-	}
-	if (err) {
-		retry_later(c, "reading the Secret", msg);
-		return;
-	}
 	if (resp->status == 404) {
 		if (generate(c) == 0)
 			write_secret(c, NULL);
@@ -367,18 +371,15 @@ static void deliver(struct gs_certs *c)
 static void on_config_written(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_certs *c = ud;
-	c->pending--;
-	if (c->closing) {
-		maybe_free(c);
+	if (response_handled(c, err, msg, "setting the caBundle"))
+		return;
+	if (resp->status == 409) {
+		patch_config(c); /* someone else updated it: read it again */
 		return;
 	}
-	if (err || resp->status / 100 != 2) {
-		char why[200];
-		snprintf(why, sizeof(why), "%s", err ? msg : resp->status == 409 ? "conflict" : "rejected");
-		if (!err && resp->status == 409) {
-			patch_config(c); /* someone else updated it: read it again */
-			return;
-		}
+	if (resp->status / 100 != 2) {
+		char why[64];
+		snprintf(why, sizeof(why), "HTTP %d", resp->status);
 		retry_later(c, "setting the caBundle", why);
 		return;
 	}
@@ -389,15 +390,8 @@ static void on_config_written(int err, const struct gs_http_response *resp, cons
 static void on_config(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_certs *c = ud;
-	c->pending--;
-	if (c->closing) {
-		maybe_free(c);
+	if (response_handled(c, err, msg, "reading the MutatingWebhookConfiguration"))
 		return;
-	}
-	if (err) {
-		retry_later(c, "reading the MutatingWebhookConfiguration", msg);
-		return;
-	}
 	if (resp->status == 404) {
 		gs_log_warn("webhook certificates: MutatingWebhookConfiguration %s not found: its caBundle is not set "
 			    "(apply deploy/webhook.yaml)", c->config_name);
