@@ -523,7 +523,7 @@ static void report(struct run *runs, int n)
 	for (int t = 0; t < longest; t++) {
 		fprintf(csv, "%.1f", t / 10.0);
 		for (int k = 0; k < n; k++)
-			fprintf(csv, ",%d", runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1]);
+			fprintf(csv, ",%d", runs[k].n_series ? runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1] : 0);
 		fprintf(csv, "\n");
 	}
 	fclose(csv);
@@ -631,8 +631,16 @@ int main(int argc, char **argv)
 	}
 	wait_all("node cleanup", C.nodes);
 	int all_ok = 1;
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		all_ok &= runs[k].ok;
+		free(runs[k].created_ns);
+		free(runs[k].bound_ns);
+		free(runs[k].series);
+		free((char *)runs[k].name);
+	}
+	gs_kube_close(kube, NULL, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	uv_loop_close(&loop);
 	if (failures)
 		fprintf(stderr, "%d requests failed; last: %.200s\n", failures, last_err);
 	return all_ok ? 0 : 1;
