@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# deploy/: the kustomize base and both certificate Components render, and the apiserver accepts them
+# (server-side dry run: schemas, RBAC objects, webhook configuration), and so does the example.
+. "$(dirname "$0")/../lib.sh"
+test_begin
+ov=$GS_BUILD_DIR/test-overlays
+rm -rf "$ov"
+for c in self-signed cert-manager; do
+	mkdir -p "$ov/$c"
+	printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/%s]\n' "$c" >"$ov/$c/kustomization.yaml"
+done
+# kubectl embeds kustomize v4 (labels:, Components) from 1.21; Debian's kubernetes-client is 1.20.
+minor=$(kc version --client -o json 2>/dev/null | grep -o '"minor": *"[0-9]*' | grep -o '[0-9]*$')
+if [ "${minor:-0}" -lt 21 ]; then
+	echo "  kubectl 1.${minor:-?} embeds kustomize v2: the kustomize checks are skipped (not counted)"
+	check "the example StatefulSet is accepted (dry run)" \
+		eval 'kc apply --dry-run=server -f "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml" >/dev/null'
+	test_end
+fi
+check "the base renders" eval 'NS= kc kustomize "$GS_ROOT/deploy" >"$ov/base.yaml"'
+check "the apiserver accepts the base (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/base.yaml" >/dev/null'
+check "the self-signed overlay renders" eval 'NS= kc kustomize "$ov/self-signed" >"$ov/self-signed.yaml"'
+check "it runs --webhook-self-signed without a certificate volume" \
+	eval 'grep -q -- "--webhook-self-signed" "$ov/self-signed.yaml" && ! grep -q "mountPath: /etc/gpu-scheduler/tls" "$ov/self-signed.yaml"'
+check "the apiserver accepts it (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/self-signed.yaml" >/dev/null'
+check "the cert-manager overlay renders" eval 'NS= kc kustomize "$ov/cert-manager" >"$ov/cert-manager.yaml"'
+check "the example StatefulSet is accepted (dry run)" \
+	eval 'kc apply --dry-run=server -f "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml" >/dev/null'
+test_end
