@@ -53,7 +53,7 @@ check "and stays pending" test -z "$(pod_node "$jp")"
 kc apply -f - >/dev/null <<<"$(pod_yaml bad-map-0 '0=node1:0' '1 node2:1' '2=node3:')"
 check_eventually "a malformed map gives an event naming the line" 20 \
 	pod_event_has bad-map-0 'FailedScheduling: .*line 2'
-check_eventually "and PodScheduled=False Unschedulable" 10 test "$(pod_condition bad-map-0)" = "False Unschedulable"
+check_eventually "and PodScheduled=False Unschedulable" 10 eval '[ "$(pod_condition bad-map-0)" = "False Unschedulable" ]'
 check "the malformed pod is not bound" test -z "$(pod_node bad-map-0)"
 kc apply -f - >/dev/null <<<"$(pod_yaml no-entry-5 '0=node1:0' '1=node2:1')"
 check_eventually "no entry for index 5: an event says so" 20 pod_event_has no-entry-5 'FailedScheduling: .*5'

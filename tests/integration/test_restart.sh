@@ -64,6 +64,6 @@ check "apiserver restarted" restart_apiserver
 check_eventually "after the apiserver restart all 200 bound where mapped" 180 all_bound ap 200
 check "the daemon survived" daemon_alive
 check "its watches were restarted" test "$(daemon_http /metrics | awk '/^gpu_scheduler_watch_restarts_total/ { s += $2 } END { print s + 0 }')" -gt 0
-check_eventually "ready again" 30 test "$(daemon_http /readyz)" = ok
+check_eventually "ready again" 30 eval '[ "$(daemon_http /readyz)" = ok ]'
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

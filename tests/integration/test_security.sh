@@ -103,13 +103,13 @@ done
 KUBECONFIG_SAVED=$KUBECONFIG
 KUBECONFIG=$work/sa.kubeconfig daemon_start --require-env=false || exit 1
 KUBECONFIG=$KUBECONFIG_SAVED
-check_eventually "ServiceAccount daemon ready" 30 test "$(daemon_http /readyz)" = ok
+check_eventually "ServiceAccount daemon ready" 30 eval '[ "$(daemon_http /readyz)" = ok ]'
 kc apply -f - >/dev/null <<<"$(pod_yaml rbac-2 '2=node3:1')"
 kc apply -f - >/dev/null <<<"$(pod_yaml rbac-wait-0 '0=gs-no-such-node:1')"
 check_eventually "ServiceAccount daemon binds" 20 pod_on rbac-2 node3
 check_eventually "ServiceAccount daemon records Scheduled events" 20 pod_event_has rbac-2 Scheduled
 check_eventually "ServiceAccount daemon records FailedScheduling" 20 pod_event_has rbac-wait-0 FailedScheduling
-check_eventually "ServiceAccount daemon sets PodScheduled=False" 20 test "$(pod_condition rbac-wait-0)" = "False Unschedulable"
+check_eventually "ServiceAccount daemon sets PodScheduled=False" 20 eval '[ "$(pod_condition rbac-wait-0)" = "False Unschedulable" ]'
 check "no request was forbidden" eval "! grep -q ' 403' '$DAEMON_LOG'"
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

@@ -14,7 +14,7 @@ check "daemon ready" daemon_ready 30
 # --- a missing node --------------------------------------------------------------------------------
 kc apply -f - >/dev/null <<<"$(pod_yaml late-0 "0=$N5:0,1")"
 check_eventually "missing node: FailedScheduling names it" 20 pod_event_has late-0 "FailedScheduling: .*$N5"
-check_eventually "missing node: PodScheduled=False Unschedulable" 10 test "$(pod_condition late-0)" = "False Unschedulable"
+check_eventually "missing node: PodScheduled=False Unschedulable" 10 eval '[ "$(pod_condition late-0)" = "False Unschedulable" ]'
 check "missing node: not bound" test -z "$(pod_node late-0)"
 
 # Watch the pod, stamping each change, then create the node: the bind must follow within a second.
