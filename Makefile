@@ -43,7 +43,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
 
-.PHONY: all unit test check clean integration layering images kind-demo demo demo-down bench bench-smoke
+.PHONY: all unit test prepare check clean integration layering images kind-demo demo demo-down bench bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -93,7 +93,14 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgs.a $(B)/.flags
 unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
 
-test: all $(UNIT_BIN)
+# What the tests need, installed when missing (apt-get, as root) and the Kubernetes 1.20.2 binaries built
+# once into /var/cache/gpu-scheduler: `make test` is the README's test command on a fresh machine.
+prepare:
+	@tests/deps.sh
+	@tests/cluster/build-k8s.sh >/dev/null
+
+test: prepare
+	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@tests/run-all.sh "$(B)"
 
 integration: all
