@@ -330,15 +330,23 @@ static int on_message_begin(llhttp_t *p)
 	return 0;
 }
 
+/* Appends a header span to a fixed buffer, truncating (only short names and values matter here). */
+static void append_span(char *buf, size_t size, size_t *len, const char *at, size_t n)
+{
+	size_t room = size - 1 - *len;
+	if (n > room)
+		n = room;
+	memcpy(buf + *len, at, n);
+	*len += n;
+	buf[*len] = '\0';
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
 	struct gs_http_call *call = parser_call(p);
 	if (!call)
 		return -1;
-	size_t room = sizeof(call->hname) - 1 - call->hname_len;
-	memcpy(call->hname + call->hname_len, at, len < room ? len : room);
-	call->hname_len += len < room ? len : room;
-	call->hname[call->hname_len] = '\0';
+	append_span(call->hname, sizeof(call->hname), &call->hname_len, at, len);
 	return 0;
 }
 
@@ -347,10 +355,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 	struct gs_http_call *call = parser_call(p);
 	if (!call)
 		return -1;
-	size_t room = sizeof(call->hvalue) - 1 - call->hvalue_len;
-	memcpy(call->hvalue + call->hvalue_len, at, len < room ? len : room);
-	call->hvalue_len += len < room ? len : room;
-	call->hvalue[call->hvalue_len] = '\0';
+	append_span(call->hvalue, sizeof(call->hvalue), &call->hvalue_len, at, len);
 	return 0;
 }
 

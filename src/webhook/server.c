@@ -35,6 +35,7 @@ struct gs_webhook {
 	char *cert_file, *key_file;
 	struct file_id cert_id, key_id;
 	char *cert, *key; /* the content being served */
+	struct gs_tls_config *cfg; /* built from it (a reference); the server holds its own */
 	size_t cert_len, key_len;
 	int closing;
 	int pending_closes;
@@ -81,17 +82,6 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 }
 
 /* ---- certificates ------------------------------------------------------------------------------- */
-
-static int64_t pem_not_after(const char *cert, size_t cl, const char *key, size_t kl)
-{
-	struct gs_tls_config *cfg;
-	char why[64];
-	if (gs_tls_server_config_new(cert, cl, key, kl, &cfg, why, sizeof(why)) < 0)
-		return 0;
-	int64_t t = gs_tls_config_not_after(cfg);
-	gs_tls_config_unref(cfg);
-	return t;
-}
 
 static int file_stat(const char *path, struct file_id *id)
 {
@@ -147,6 +137,35 @@ static int file_read(const char *path, char **out, size_t *len)
 }
 
 /*
+ * Builds a TLS config from a pair and serves it: the one place a pair becomes current. Takes cert and
+ * key over on success (freed on failure too). 0, or -EINVAL with a reason in err.
+ */
+static int adopt_pair(struct gs_webhook *w, char *cert, size_t cert_len, char *key, size_t key_len, char *err,
+		      size_t errlen)
+{
+	struct gs_tls_config *cfg;
+	char why[256];
+	if (gs_tls_server_config_new(cert, cert_len, key, key_len, &cfg, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s", why);
+		free(cert);
+		free(key);
+		return -EINVAL;
+	}
+	if (w->server)
+		gs_http_server_set_tls(w->server, cfg);
+	gs_tls_config_unref(w->cfg);
+	w->cfg = cfg;
+	w->stats->cert_not_after.v = (double)gs_tls_config_not_after(cfg);
+	free(w->cert);
+	free(w->key);
+	w->cert = cert;
+	w->key = key;
+	w->cert_len = cert_len;
+	w->key_len = key_len;
+	return 0;
+}
+
+/*
  * Loads the pair if it differs from the one served. 1 a new pair is served, 0 unchanged, <0 failed
  * (err says why; the old pair stays).
  */
@@ -155,7 +174,6 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 	struct file_id cid, kid;
 	char *cert = NULL, *key = NULL;
 	size_t cert_len = 0, key_len = 0;
-	struct gs_tls_config *cfg = NULL;
 	int r;
 
 	if ((r = file_stat(w->cert_file, &cid)) < 0 || (r = file_read(w->cert_file, &cert, &cert_len)) < 0) {
@@ -174,22 +192,12 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 		goto out;
 	}
 	char why[256];
-	if ((r = gs_tls_server_config_new(cert, cert_len, key, key_len, &cfg, why, sizeof(why))) < 0) {
+	r = adopt_pair(w, cert, cert_len, key, key_len, why, sizeof(why));
+	cert = key = NULL; /* adopted or freed */
+	if (r < 0) {
 		snprintf(err, errlen, "%s, %s: %s", w->cert_file, w->key_file, why);
-		r = -EINVAL;
 		goto out;
 	}
-	if (w->server)
-		gs_http_server_set_tls(w->server, cfg);
-	w->stats->cert_not_after.v = (double)gs_tls_config_not_after(cfg);
-	gs_tls_config_unref(cfg);
-	free(w->cert);
-	free(w->key);
-	w->cert = cert;
-	w->key = key;
-	w->cert_len = cert_len;
-	w->key_len = key_len;
-	cert = key = NULL;
 	w->cert_id = cid;
 	w->key_id = kid;
 	r = 1;
@@ -310,6 +318,7 @@ static void webhook_free(struct gs_webhook *w)
 	if (w->stats == &w->own_stats)
 		gs_webhook_stats_free(&w->own_stats);
 	gs_buf_free(&w->out);
+	gs_tls_config_unref(w->cfg);
 	free(w->cert);
 	free(w->key);
 	free(w->cert_file);
@@ -350,15 +359,6 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	}
 	w->loop = loop;
 	w->admission = o->admission;
-	if (from_files) {
-		w->cert_file = strdup(o->cert_file);
-		w->key_file = strdup(o->key_file);
-	} else {
-		w->cert = strdup(o->cert_pem);
-		w->key = strdup(o->key_pem);
-		w->cert_len = w->cert ? strlen(w->cert) : 0;
-		w->key_len = w->key ? strlen(w->key) : 0;
-	}
 	if (o->stats) {
 		w->stats = o->stats;
 	} else {
@@ -366,35 +366,37 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 		w->stats = &w->own_stats;
 	}
 	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
-	int r = from_files ? (w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM)
-			   : (w->cert && w->key ? 0 : -ENOMEM);
+	int r;
+	if (from_files) {
+		w->cert_file = strdup(o->cert_file);
+		w->key_file = strdup(o->key_file);
+		r = w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM;
+	} else {
+		char *c = strdup(o->cert_pem), *k = strdup(o->key_pem);
+		r = c && k ? adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen) : -ENOMEM;
+		if (r == -ENOMEM) {
+			free(c);
+			free(k);
+		}
+	}
 	if (r < 0) {
 		if (r == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
 		webhook_free(w);
 		return r;
 	}
-	struct gs_tls_config *cfg = NULL;
-	char why[256];
-	if ((r = gs_tls_server_config_new(w->cert, w->cert_len, w->key, w->key_len, &cfg, why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "%s", why);
-		webhook_free(w);
-		return r;
-	}
 	struct gs_http_server_opts so = {
 		.addr = o->addr,
-		.tls = cfg,
+		.tls = w->cfg,
 		.max_body = o->max_body ? o->max_body : GS_WEBHOOK_MAX_BODY,
 		.max_conns = o->max_conns,
 	};
 	r = gs_http_server_start(loop, &so, on_request, w, &w->server);
-	gs_tls_config_unref(cfg);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", o->addr, uv_strerror(r));
 		webhook_free(w);
 		return r;
 	}
-	w->stats->cert_not_after.v = (double)pem_not_after(w->cert, w->cert_len, w->key, w->key_len);
 	uv_timer_init(loop, &w->reload);
 	w->reload.data = w;
 	unsigned every = o->reload_interval_ms ? o->reload_interval_ms : GS_WEBHOOK_RELOAD_INTERVAL_MS;
@@ -405,33 +407,19 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
-	struct gs_tls_config *cfg;
-	char why[256];
-	size_t cl = strlen(cert_pem), kl = strlen(key_pem);
-	if (gs_tls_server_config_new(cert_pem, cl, key_pem, kl, &cfg, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s", why);
-		w->stats->cert_reload_failures.v++;
-		return -EINVAL;
-	}
 	char *c = strdup(cert_pem), *k = strdup(key_pem);
 	if (!c || !k) {
 		free(c);
 		free(k);
-		gs_tls_config_unref(cfg);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	gs_http_server_set_tls(w->server, cfg);
-	w->stats->cert_not_after.v = (double)gs_tls_config_not_after(cfg);
-	w->stats->cert_reloads.v++;
-	gs_tls_config_unref(cfg);
-	free(w->cert);
-	free(w->key);
-	w->cert = c;
-	w->key = k;
-	w->cert_len = cl;
-	w->key_len = kl;
-	return 0;
+	int r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
+	if (r < 0)
+		w->stats->cert_reload_failures.v++;
+	else
+		w->stats->cert_reloads.v++;
+	return r;
 }
 
 int gs_webhook_port(const struct gs_webhook *w)

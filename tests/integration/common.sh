@@ -13,6 +13,8 @@
 #   pod_condition POD             "status reason" of PodScheduled
 #   pod_events POD                messages of the events about POD, one per line
 #   metric NAME[{LABELS}]         the value of one series on /metrics (0 when absent)
+#   webhook_register URL [CA_FILE]  a MutatingWebhookConfiguration gs-test-$NS for pods CREATE in $NS
+#                                 only (failurePolicy Ignore), deleted at exit; sets WEBHOOK_CONFIG
 
 node_make() {
 	local name=$1 now res
@@ -85,4 +87,32 @@ pod_event_has() {
 
 metric() {
 	daemon_http /metrics | awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'
+}
+
+webhook_register() {
+	local url=$1 ca=${2:-}
+	WEBHOOK_CONFIG=gs-test-$NS
+	kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" --overwrite >/dev/null
+	defer "NS= kc delete mutatingwebhookconfiguration $WEBHOOK_CONFIG >/dev/null 2>&1"
+	NS= kc apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $WEBHOOK_CONFIG
+webhooks:
+- name: gpu-scheduler.gpu-scheduler.io
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Ignore
+  timeoutSeconds: 5
+  reinvocationPolicy: Never
+  clientConfig:
+    url: $url
+${ca:+    caBundle: $(base64 -w0 "$ca")}
+  rules:
+  - {operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}
+  namespaceSelector:
+    matchLabels:
+      gpu-scheduler.test/webhook: $NS
+YAML
 }

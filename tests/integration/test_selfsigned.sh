@@ -11,30 +11,10 @@ test_begin
 work=$GS_TEST_LOGS/$T_NAME
 rm -rf "$work"
 mkdir -p "$work"
-kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" >/dev/null
 WPORT=$(free_port)
-cfg=gs-test-$NS
 secret=wh-tls
-defer "NS= kc delete mutatingwebhookconfiguration $cfg >/dev/null 2>&1"
-NS= kc apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: $cfg
-webhooks:
-- name: gpu-scheduler.gpu-scheduler.io
-  admissionReviewVersions: ["v1"]
-  sideEffects: None
-  failurePolicy: Ignore
-  timeoutSeconds: 5
-  clientConfig:
-    url: https://localhost:$WPORT/mutate
-  rules:
-  - {operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}
-  namespaceSelector:
-    matchLabels:
-      gpu-scheduler.test/webhook: $NS
-YAML
+webhook_register "https://localhost:$WPORT/mutate"
+cfg=$WEBHOOK_CONFIG
 ARGS=(--webhook-self-signed --namespace "$NS" --webhook-secret "$secret" --webhook-service localhost
 	--webhook-config-name "$cfg" --webhook-addr "127.0.0.1:$WPORT")
 

@@ -11,7 +11,6 @@ test_begin
 work=$GS_TEST_LOGS/$T_NAME
 rm -rf "$work"
 mkdir -p "$work"
-kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" >/dev/null
 
 # --- certificates, laid out like a Kubernetes Secret volume (tls.crt -> ..data/tls.crt) -------------
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=gs-test-webhook-ca \
@@ -33,32 +32,7 @@ ln -s ..data/tls.key "$vol/tls.key"
 swap_secret() { ln -sfn "$1" "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/..data"; }
 
 WPORT=$(free_port)
-cfg=gs-test-$NS
-defer "NS= kc delete mutatingwebhookconfiguration $cfg >/dev/null 2>&1"
-NS= kc apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: $cfg
-webhooks:
-- name: gpu-scheduler.gpu-scheduler.io
-  admissionReviewVersions: ["v1"]
-  sideEffects: None
-  failurePolicy: Ignore
-  timeoutSeconds: 5
-  reinvocationPolicy: Never
-  clientConfig:
-    url: https://127.0.0.1:$WPORT/mutate
-    caBundle: $(base64 -w0 "$work/ca.crt")
-  rules:
-  - operations: ["CREATE"]
-    apiGroups: [""]
-    apiVersions: ["v1"]
-    resources: ["pods"]
-  namespaceSelector:
-    matchLabels:
-      gpu-scheduler.test/webhook: $NS
-YAML
+webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
 
 WEBHOOK_ARGS=(--webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$vol/tls.crt" --tls-private-key-file "$vol/tls.key")
 DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_ARGS[@]}" || exit 1

@@ -232,6 +232,29 @@ static void test_head_has_no_body(void **state)
 	raw_close(c);
 }
 
+static int got_continue(struct raw *c)
+{
+	return strstr(c->buf, "HTTP/1.1 100 Continue\r\n\r\n") != NULL;
+}
+
+static int got_final(struct raw *c)
+{
+	return strstr(c->buf, "body=5") != NULL;
+}
+
+static void test_expect_continue(void **state)
+{
+	/* A client that waits for 100 Continue before its body gets it at once, then the answer. */
+	const char *head = "POST /e HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+	struct raw *c = raw_open(head, strlen(head));
+	assert_true(run_until(c, got_continue, 2000));
+	assert_int_equal(handled, 0);
+	raw_write(c, "hello", 5);
+	assert_true(run_until(c, got_final, 2000));
+	assert_true(strstr(c->buf, "HTTP/1.1 100") < strstr(c->buf, "HTTP/1.1 200"));
+	raw_close(c);
+}
+
 static void test_limits(void **state)
 {
 	char big[2048];
@@ -373,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keepalive_and_pipelining, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_and_idle_timeouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
