@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler and kubelet from Debian's
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy from Debian's
 # `kubernetes` source package and caches them outside the repository, keyed by version.
 #
 #   tests/cluster/build-k8s.sh            # prints the directory holding the binaries
@@ -16,7 +16,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-1.20.2}
 CACHE=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}
 OUT="$CACHE/k8s-$K8S_VERSION/bin"
-WANT="kube-apiserver kube-controller-manager kube-scheduler kubelet"
+WANT="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy"
 
 have_all() {
 	local b
@@ -86,7 +86,7 @@ log "building $WANT (about 11 minutes on 2 cores)"
 (
 	cd "$TREE/.go/src/k8s.io/kubernetes"
 	PATH=/usr/lib/go-1.19/bin:$PATH CGO_ENABLED=0 HOME="$TREE/.home" GOPATH="$TREE/.go" \
-		GOFLAGS=-mod=vendor make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet" >&2
+		GOFLAGS=-mod=vendor make WHAT="$(printf 'cmd/%s ' $WANT)" >&2
 )
 mkdir -p "$OUT"
 for b in $WANT; do

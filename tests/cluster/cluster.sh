@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# A real Kubernetes control plane on loopback for the integration tests: etcd, kube-apiserver and
-# kube-controller-manager, plus GS_NODES Node objects (no kubelet) that are Ready and advertise
-# nvidia.com/gpu. See docs/cluster.md.
+# A real Kubernetes control plane for the tests and the demo: etcd, kube-apiserver and
+# kube-controller-manager, plus GS_NODES nodes node1..nodeN that are Ready and advertise nvidia.com/gpu.
+# The nodes are Node objects without kubelets (GS_NODE_MODE=fake, the default: on loopback, seconds to
+# start), or real kubelets, each with its own containerd, with kube-scheduler and kube-proxy
+# (GS_NODE_MODE=kubelet: as root; see nodes.sh). See docs/cluster.md.
 #
 #   tests/cluster/cluster.sh up                 start, wait for /readyz, nodes and service accounts
 #   tests/cluster/cluster.sh down               stop exactly the processes `up` started, remove state
@@ -16,6 +18,9 @@
 #   GS_ETCD_PEER_PORT     etcd peer port                          [GS_ETCD_PORT + 1]
 #   GS_NODES              number of nodes node1..nodeN            [4]
 #   GS_NODE_GPUS          nvidia.com/gpu per node                 [4]
+#   GS_NODE_MODE          fake (API objects) or kubelet (real)    [fake]
+#   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
+#   GS_NODE_IP            kubelet mode: the address nodes and apiserver use [the default route's source]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
@@ -41,7 +46,8 @@ APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
 ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
 
-SERVER=https://127.0.0.1:$API_PORT
+NODE_MODE=${GS_NODE_MODE:-fake}
+case $NODE_MODE in fake|kubelet) ;; *) echo "cluster: GS_NODE_MODE must be fake or kubelet" >&2; exit 2 ;; esac
 PIDS=$DIR/pids
 LOGS=$DIR/logs
 PKI=$DIR/pki
@@ -50,6 +56,14 @@ PROCS="kube-controller-manager kube-apiserver etcd"
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# shellcheck source=nodes.sh
+. "$here/nodes.sh"
+# Real kubelets refuse a node IP of 127.0.0.1, and pods reach the apiserver through the Service
+# kubernetes (10.0.0.1), whose endpoint is the advertised address: the apiserver then serves there.
+if [ "$NODE_MODE" = kubelet ]; then API_ADDR=$(host_ip); else API_ADDR=127.0.0.1; fi
+SERVER=https://$API_ADDR:$API_PORT
+NODE_IMAGES=${GS_NODE_IMAGES:-$(ls "$repo"/build/images/*.tar 2>/dev/null | tr '\n' ' ')}
 
 # ---- processes ---------------------------------------------------------------------------------
 
@@ -75,24 +89,56 @@ start() {
 	echo $! >"$PIDS/$name.pid"
 }
 
-# stop NAME [GRACE]: SIGTERM, then SIGKILL after GRACE seconds (default 10).
-stop() {
-	local name=$1 grace=${2:-10} pid i
-	if pid=$(proc_pid "$name"); then
-		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq 1 $((grace * 10))); do
-			[ -d "/proc/$pid" ] || break
-			# Our own child (started by this invocation) must be reaped to leave /proc.
-			wait "$pid" 2>/dev/null || true
-			sleep 0.1
+# alive PID: the process exists and is not a zombie waiting for a parent to reap it.
+alive() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+# wait_gone SECONDS PIDS...: polls until none is alive; fails if some still are after SECONDS.
+wait_gone() {
+	local ticks=$(($1 * 10)) p any
+	shift
+	while :; do
+		any=0
+		for p in "$@"; do
+			# A child of this shell that exited stays a zombie until reaped; wait does not block then.
+			if alive "$p"; then any=1; else wait "$p" 2>/dev/null || true; fi
 		done
-		if [ -d "/proc/$pid" ]; then
-			[ "$grace" -gt 0 ] && log "$name ($pid) still running ${grace} s after SIGTERM: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			sleep 0.2
+		[ $any = 0 ] && return 0
+		[ $ticks -le 0 ] && return 1
+		ticks=$((ticks - 1))
+		sleep 0.1
+	done
+}
+
+# stop NAME... [-g GRACE]: SIGTERM to each, SIGKILL to those alive after GRACE seconds (default 10).
+# All are signalled at once, so stopping many costs one grace period, not one each.
+stop() {
+	local grace=10 name pid
+	local -a names=() pids=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-g) grace=$2; shift 2 ;;
+		*) names+=("$1"); shift ;;
+		esac
+	done
+	for name in "${names[@]}"; do
+		if pid=$(proc_pid "$name"); then
+			pids+=("$pid")
+			kill -TERM "$pid" 2>/dev/null || true
 		fi
+	done
+	if [ ${#pids[@]} -gt 0 ] && ! wait_gone "$grace" "${pids[@]}"; then
+		for pid in "${pids[@]}"; do
+			alive "$pid" || continue
+			[ "$grace" -gt 0 ] && log "$(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-60) ($pid) still running ${grace} s after SIGTERM: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		done
+		wait_gone 2 "${pids[@]}" || true
 	fi
-	rm -f "$PIDS/$name.pid"
+	for name in "${names[@]}"; do rm -f "$PIDS/$name.pid"; done
 }
 
 port_busy() {
@@ -178,6 +224,8 @@ authorityKeyIdentifier = keyid
 EOF
 	openssl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -days 30 -sha256 \
 		-subj /CN=gpu-scheduler-test-ca -config "$PKI/openssl.cnf" -extensions ca_ext 2>/dev/null
+	[ "$API_ADDR" = 127.0.0.1 ] ||
+		sed -i "s/^subjectAltName = IP:127.0.0.1,/subjectAltName = IP:127.0.0.1,IP:$API_ADDR,/" "$PKI/openssl.cnf"
 	sign apiserver /CN=kube-apiserver server_ext
 	sign admin "/O=system:masters/CN=gs-admin" client_ext
 	sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" client_ext
@@ -235,6 +283,31 @@ EOF
 	chmod 600 "$DIR/kubeconfig" "$DIR/kubeconfig-cert"
 }
 
+# kubeconfig_for FILE NAME: a kubeconfig for the client certificate pki/NAME.crt.
+kubeconfig_for() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: gs
+clusters:
+- name: gs
+  cluster:
+    server: $SERVER
+    certificate-authority: $PKI/ca.crt
+contexts:
+- name: gs
+  context:
+    cluster: gs
+    user: $2
+users:
+- name: $2
+  user:
+    client-certificate: $PKI/$2.crt
+    client-key: $PKI/$2.key
+EOF
+	chmod 600 "$1"
+}
+
 env_lines() {
 	cat <<EOF
 export GS_CLUSTER_DIR=$(printf %q "$DIR")
@@ -246,6 +319,7 @@ export GS_ETCD_PEER_PORT=$ETCD_PEER_PORT
 export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
+export GS_NODE_MODE=$NODE_MODE
 EOF
 }
 
@@ -269,7 +343,7 @@ start_apiserver() {
 	# change of defaults in another Kubernetes version (TEST_ASSET_KUBE_APISERVER) cannot drop it.
 	start kube-apiserver "$APISERVER" \
 		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+		--bind-address "$API_ADDR" --advertise-address "$API_ADDR" --secure-port "$API_PORT" \
 		--cert-dir "$PKI" --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
 		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
 		--service-account-issuer https://kubernetes.default.svc \
@@ -285,12 +359,15 @@ start_apiserver() {
 }
 
 start_controller_manager() {
-	# nodelifecycle is off: with no kubelet to renew node Leases it would mark every node NotReady
-	# and taint it unreachable after --node-monitor-grace-period (docs/cluster.md, "Nodes").
+	# With fake nodes nodelifecycle is off: with no kubelet to renew node Leases it would mark every
+	# node NotReady and taint it unreachable after --node-monitor-grace-period (docs/cluster.md,
+	# "Nodes"). Real kubelets need it: it lifts the not-ready taint a node is registered with.
 	# No serving ports (--port/--secure-port 0) so that two clusters never collide.
+	local controllers='*,-nodelifecycle'
+	[ "$NODE_MODE" = kubelet ] && controllers='*'
 	start kube-controller-manager "$CONTROLLER_MANAGER" \
 		--kubeconfig "$DIR/kubeconfig" --leader-elect=false \
-		--controllers '*,-nodelifecycle' \
+		--controllers "$controllers" \
 		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
 		--use-service-account-credentials=false \
 		--cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
@@ -341,9 +418,19 @@ default_sa_ready() {
 
 # ---- subcommands -------------------------------------------------------------------------------
 
+# Every process `up` may have started, the nodes' first.
+all_procs() {
+	local d
+	for d in "$DIR"/nodes/node*; do
+		[ -d "$d" ] && printf 'kubelet-%s containerd-%s ' "${d##*/}" "${d##*/}"
+	done
+	[ -d "$DIR/nodes" ] && printf 'kube-proxy kube-scheduler '
+	echo "$PROCS"
+}
+
 any_alive() {
 	local p
-	for p in $PROCS; do proc_pid "$p" >/dev/null && return 0; done
+	for p in $(all_procs); do proc_pid "$p" >/dev/null && return 0; done
 	return 1
 }
 
@@ -362,11 +449,13 @@ cmd_up() {
 		die "a cluster is already up in $DIR ($(cmd_status | tr '\n' ' ')); run '$0 down' first"
 	fi
 	check_binaries
+	[ "$NODE_MODE" = kubelet ] && check_node_binaries
 	local p
 	for p in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT"; do
 		port_busy "$p" && die "port $p is in use (another cluster? set GS_APISERVER_PORT, GS_ETCD_PORT, GS_ETCD_PEER_PORT)"
 	done
 	# Leftovers of a cluster that died without `down`.
+	nodes_down
 	rm -rf "$DIR/etcd" "$PKI" "$PIDS" "$LOGS"
 	mkdir -p "$DIR" "$LOGS"
 	# A failure half-way must not leave processes behind.
@@ -379,19 +468,20 @@ cmd_up() {
 	start_apiserver
 	log "kube-apiserver ready on $SERVER after $((SECONDS - t0)) s"
 	start_controller_manager
-	make_nodes
+	if [ "$NODE_MODE" = kubelet ]; then nodes_up; else make_nodes; fi
 	wait_until "$NODES Ready nodes with nvidia.com/gpu=$NODE_GPUS" kube-apiserver nodes_ready
 	wait_until "the default service account and its token (controller manager)" kube-controller-manager default_sa_ready
 	trap - EXIT
-	log "up in $((SECONDS - t0)) s: $NODES nodes, KUBECONFIG=$DIR/kubeconfig"
+	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE), KUBECONFIG=$DIR/kubeconfig"
 	log "  . $DIR/env   # to use it from a shell"
 }
 
 cmd_down() {
 	local p
+	nodes_down
 	for p in $PROCS; do stop "$p"; done
 	# State goes; logs stay for a post-mortem until the next `up`.
-	rm -rf "$DIR/etcd" "$PKI" "$PIDS" "$DIR"/*.cmd "$DIR/kubeconfig" "$DIR/kubeconfig-cert" \
+	rm -rf "$DIR/etcd" "$PKI" "$PIDS" "$DIR"/*.cmd "$DIR"/*.kubeconfig "$DIR/kubeconfig" "$DIR/kubeconfig-cert" \
 		"$DIR/admin.token" "$DIR/env"
 	log "down ($DIR)"
 }
@@ -401,11 +491,11 @@ cmd_restart_apiserver() {
 	proc_pid etcd >/dev/null || die "etcd is not running in $DIR"
 	# The port is the one `up` used, whatever this shell's environment says.
 	API_PORT=$(sed -n 's/^export GS_APISERVER_PORT=//p' "$DIR/env")
-	SERVER=https://127.0.0.1:$API_PORT
+	SERVER=$(sed -n 's/^export GS_APISERVER_URL=//p' "$DIR/env")
 	# A 1.20 apiserver stops listening at once on SIGTERM but then waits up to a minute for requests
 	# in flight, open watches included; clients would see a minute of refused connections with their
 	# watches hanging. A short grace, then SIGKILL, makes it a restart.
-	stop kube-apiserver "$STOP_GRACE"
+	stop kube-apiserver -g "$STOP_GRACE"
 	local t0=$SECONDS
 	# The flags are those `up` used, replayed from the saved command line.
 	local -a argv
@@ -417,7 +507,7 @@ cmd_restart_apiserver() {
 
 cmd_status() {
 	local p pid rc=0
-	for p in $PROCS; do
+	for p in $(all_procs); do
 		if pid=$(proc_pid "$p"); then echo "$p $pid"; else echo "$p down"; rc=1; fi
 	done
 	return $rc
