@@ -7,6 +7,9 @@ pkgs=(
 	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libcmocka-dev valgrind
 	prometheus etcd-server openssl curl jq procps iproute2 python3
 	golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
+	# Real nodes (GS_NODE_MODE=kubelet) and the images: containerd per node, CNI bridge, kube-proxy's
+	# tools, buildah on a debootstrap base.
+	containerd runc containernetworking-plugins iptables ipset conntrack buildah debootstrap
 )
 # Debian ships kubectl as kubernetes-client (1.20, the version of our apiserver). A kubectl already on
 # PATH (e.g. Google's `kubectl` package, which owns the same file) is kept.

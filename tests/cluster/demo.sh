@@ -1,108 +1,87 @@
 #!/usr/bin/env bash
-# The local demo behind `make demo`: a real kube-apiserver + etcd + kube-controller-manager (built from
-# Debian's kubernetes source package, cached), nodes node1..node4, gpu-scheduler with its admission
-# webhook, and the example StatefulSet from deploy/examples/. It waits until the five pods are bound
-# where the map says, then prints `kubectl get pod -owide -A` and what each pod on node3 and node4
-# was given.
+# The local demo behind `make demo`, on real nodes: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and kube-proxy (Kubernetes 1.20.2 built from Debian's source package, cached), four
+# kubelets node1..node4 each with its own containerd, the images built here with buildah and imported
+# into every node; gpu-scheduler deployed into kube-system from its image through deploy/ (in-cluster
+# config, the webhook reached through its Service), then the example StatefulSet. When the five pods
+# run, it prints `kubectl get pod -owide -A` and the logs of the pods on node3 and node4.
 #
 #   tests/cluster/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
 #   tests/cluster/demo.sh down    (make demo-down)
+#   tests/cluster/demo.sh show    prints the two outputs again (the cluster must be up)
 #
-# The nodes here are API objects without kubelets, so the pods are bound but do not run: the demo
-# shows each pod's CUDA_VISIBLE_DEVICES from its spec (what the container will see) instead of its log.
-# Running them on real kubelets with the images is issue 4 (tests/cluster/nodes.sh, in progress).
+# As root on Debian bookworm with cgroup v1 hierarchies (see docs/cluster.md). Only one cluster with
+# real nodes runs on a machine at a time (the nodes' cgroups and bridges have fixed names).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 export GS_CLUSTER_DIR=${GS_DEMO_DIR:-$ROOT/build/demo}
 export GS_APISERVER_PORT=${GS_DEMO_APISERVER_PORT:-26443}
 export GS_ETCD_PORT=${GS_DEMO_ETCD_PORT:-22379}
-WEBHOOK_PORT=${GS_DEMO_WEBHOOK_PORT:-28443}
-HEALTH_PORT=${GS_DEMO_HEALTH_PORT:-28080}
+export GS_NODE_MODE=kubelet
+export GS_OVERLAY_DIR=$GS_CLUSTER_DIR/overlay
 NS=gpu-demo
 
 say() { printf '\n=== demo: %s\n' "$*"; }
 
-down() {
-	if [ -f "$GS_CLUSTER_DIR/daemon.pid" ]; then
-		kill "$(cat "$GS_CLUSTER_DIR/daemon.pid")" 2>/dev/null || true
-		rm -f "$GS_CLUSTER_DIR/daemon.pid"
-	fi
-	tests/cluster/cluster.sh down || true
+# Logs of one pod, waiting (up to 30 s) for a second line so the loop shows.
+pod_log() {
+	local i
+	for i in $(seq 1 30); do
+		[ "$(kubectl -n "$NS" logs "$1" | wc -l)" -ge 2 ] && break
+		sleep 1
+	done
+	kubectl -n "$NS" logs "$1"
 }
 
-if [ "${1:-up}" = down ]; then
-	down
+show() {
+	local n p
+	say "kubectl get pod -owide -A"
+	kubectl get pod -owide -A
+	for n in node3 node4; do
+		for p in $(kubectl -n "$NS" get pods --field-selector "spec.nodeName=$n" \
+			-o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort); do
+			say "kubectl -n $NS logs $p   (on $n)"
+			pod_log "$p"
+		done
+	done
+}
+
+case ${1:-up} in
+down)
+	tests/cluster/cluster.sh down
 	exit 0
-fi
+	;;
+show)
+	# shellcheck disable=SC1091
+	. "$GS_CLUSTER_DIR/env"
+	show
+	exit 0
+	;;
+up) ;;
+*) echo "usage: $0 [up|down|show]" >&2; exit 2 ;;
+esac
 
 say "dependencies (tests/deps.sh), build, Kubernetes 1.20.2 binaries (cached; ~11 min the first time)"
 tests/deps.sh
 make -s all
 tests/cluster/build-k8s.sh >/dev/null
 
-say "control plane and nodes node1..node4"
+say "images gpu-scheduler and gpu-scheduler-check (buildah; the base is cached)"
+tests/cluster/images.sh all
+
+say "control plane, kube-scheduler, kube-proxy, and kubelets node1..node4"
 tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 tests/cluster/cluster.sh up
 # shellcheck disable=SC1091
 . "$GS_CLUSTER_DIR/env"
-kc() { kubectl --kubeconfig "$KUBECONFIG" "$@"; }
+kubectl get nodes -owide
 
-say "webhook certificate (a CA and a serving certificate for 127.0.0.1)"
-pki=$GS_CLUSTER_DIR/webhook
-mkdir -p "$pki"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 -subj /CN=gpu-scheduler-demo-ca \
-	-keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
-	-keyout "$pki/tls.key" -out "$pki/tls.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$pki/ext"
-openssl x509 -req -in "$pki/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 30 \
-	-extfile "$pki/ext" -out "$pki/tls.crt" 2>/dev/null
-
-say "gpu-scheduler (log: $GS_CLUSTER_DIR/logs/gpu-scheduler.log)"
-build/gpu-scheduler --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$HEALTH_PORT" \
-	--webhook-addr "127.0.0.1:$WEBHOOK_PORT" --tls-cert-file "$pki/tls.crt" --tls-private-key-file "$pki/tls.key" \
-	</dev/null >"$GS_CLUSTER_DIR/logs/gpu-scheduler.log" 2>&1 &
-echo $! >"$GS_CLUSTER_DIR/daemon.pid"
-for _ in $(seq 1 60); do
-	[ "$(curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz" || true)" = ok ] && break
-	sleep 0.5
-done
-curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null || { tail "$GS_CLUSTER_DIR/logs/gpu-scheduler.log"; exit 1; }
-kc apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: gpu-scheduler
-webhooks:
-- name: gpu-scheduler.gpu-scheduler.io
-  admissionReviewVersions: ["v1"]
-  sideEffects: None
-  failurePolicy: Ignore
-  timeoutSeconds: 5
-  clientConfig:
-    url: https://127.0.0.1:$WEBHOOK_PORT/mutate
-    caBundle: $(base64 -w0 "$pki/ca.crt")
-  rules:
-  - {operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}
-  namespaceSelector:
-    matchExpressions:
-    - {key: gpu-scheduler.io/webhook, operator: NotIn, values: ["disabled"]}
-YAML
+say "gpu-scheduler into kube-system from deploy/ (self-signed webhook certificate)"
+tests/cluster/deploy.sh scheduler
 
 say "the example StatefulSet (deploy/examples/gpu-scheduler-check.yaml) in namespace $NS"
-kc create namespace "$NS" >/dev/null
-kc -n "$NS" apply -f deploy/examples/gpu-scheduler-check.yaml >/dev/null
-bound() { [ "$(kc -n "$NS" get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" = 5 ]; }
-for _ in $(seq 1 120); do bound && break; sleep 0.5; done
-bound || { echo "demo: pods not bound"; kc -n "$NS" get pods -o wide; exit 1; }
+tests/cluster/deploy.sh example "$NS"
 
-say "kubectl get pod -owide -A"
-kc get pod -owide -A
-for n in node3 node4; do
-	for p in $(kc -n "$NS" get pods --field-selector "spec.nodeName=$n" -o jsonpath='{.items[*].metadata.name}'); do
-		say "pod $p on $n"
-		kc -n "$NS" get pod "$p" -o jsonpath='node={.spec.nodeName} CUDA_VISIBLE_DEVICES={.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value} assigned={.metadata.annotations.gpu-scheduler\.io/assigned}{"\n"}'
-	done
-done
+show
 say "running; KUBECONFIG=$KUBECONFIG; stop with: make demo-down"

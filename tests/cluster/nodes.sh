@@ -280,6 +280,12 @@ advertise_gpus() {
 nodes_up() {
 	local ip n d
 	check_node_binaries
+	# Node names, cgroups, bridges and the pod network are fixed: one such cluster per machine.
+	for n in $(seq 1 "$NODES"); do
+		if [ -d "/sys/fs/cgroup/memory/node$n" ] || ip link show "gs-node$n" >/dev/null 2>&1; then
+			die "cgroup /node$n or bridge gs-node$n exists: another cluster with real nodes is up on this machine (make demo-down?)"
+		fi
+	done
 	ip=$API_ADDR
 	mkdir -p "$DIR/nodes"
 	save_sysctls

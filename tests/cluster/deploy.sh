@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Deploys into the cluster named by KUBECONFIG what `make demo` and the end-to-end tests run:
+#
+#   tests/cluster/deploy.sh scheduler      gpu-scheduler from deploy/ (kustomize base + the self-signed
+#                                          certificate Component) into kube-system; waits until its pod
+#                                          is Ready and the webhook's caBundle is set
+#   tests/cluster/deploy.sh example NS     deploy/examples/gpu-scheduler-check.yaml in namespace NS
+#                                          (created if missing); waits until its five pods are Running
+#
+# The images must be on the nodes (cluster.sh imports build/images/*.tar). Environment: KUBECONFIG,
+# GS_DEPLOY_TIMEOUT (seconds per wait, default 180), GS_OVERLAY_DIR (where the overlay is written,
+# default build/deploy-overlay).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+TIMEOUT=${GS_DEPLOY_TIMEOUT:-180}
+OVERLAY=${GS_OVERLAY_DIR:-$ROOT/build/deploy-overlay}
+
+log() { printf 'deploy: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+kc() { kubectl "$@"; }
+
+# until_ok DESC CMD...: polls CMD every second for TIMEOUT seconds.
+until_ok() {
+	local desc=$1 deadline=$((SECONDS + TIMEOUT))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $deadline ] || die "timed out after ${TIMEOUT}s waiting for $desc"
+		sleep 1
+	done
+}
+
+ca_bundle_set() {
+	[ -n "$(kc get mutatingwebhookconfiguration gpu-scheduler -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ]
+}
+
+scheduler_ready() {
+	[ "$(kc -n kube-system get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}')" = 1 ]
+}
+
+cmd_scheduler() {
+	# Kubernetes 1.20 does not label namespaces with their name yet (1.21 does): the webhook's
+	# namespaceSelector needs it to leave kube-system alone (docs/deploy.md).
+	kc label namespace kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
+	# kustomize loads Components only from an overlay outside the base's directory.
+	mkdir -p "$OVERLAY"
+	local rel
+	rel=$(realpath --relative-to="$OVERLAY" "$ROOT/deploy")
+	printf 'resources: [%s]\ncomponents: [%s/self-signed]\n' "$rel" "$rel" >"$OVERLAY/kustomization.yaml"
+	kc apply -k "$OVERLAY" >&2
+	until_ok "gpu-scheduler Ready in kube-system" scheduler_ready
+	until_ok "the webhook's caBundle (written by gpu-scheduler --webhook-self-signed)" ca_bundle_set
+	log "gpu-scheduler is Ready: $(kc -n kube-system get pods -l app.kubernetes.io/name=gpu-scheduler \
+		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{end}')"
+}
+
+running_pods() {
+	kc -n "$1" get pods -l app.kubernetes.io/name=gpu-scheduler-check \
+		-o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$'
+}
+
+five_running() { [ "$(running_pods "$1")" = 5 ]; }
+
+cmd_example() {
+	local ns=${1:?namespace}
+	kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
+	kc -n "$ns" apply -f deploy/examples/gpu-scheduler-check.yaml >&2
+	until_ok "the five gpu-scheduler-check pods Running in $ns" five_running "$ns"
+	log "the five gpu-scheduler-check pods are Running in $ns"
+}
+
+case ${1:-} in
+scheduler) cmd_scheduler ;;
+example) shift; cmd_example "$@" ;;
+*)
+	sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac
