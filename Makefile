@@ -2,7 +2,9 @@
 #
 #   make                 build/gpu-scheduler and build/gpu-scheduler-check
 #   make unit            unit tests (cmocka), no cluster needed
-#   make test            unit + integration tests against a real kube-apiserver; ends with "N passed, N failed"
+#   make test            unit + integration tests against a real kube-apiserver, then end to end on real
+#                        kubelets (as root); ends with "N passed, N failed"
+#   make e2e             the end-to-end tests alone
 #   make check           the tests again under ASan+UBSan (build-asan/), then valgrind on the unit tests
 #   make SANITIZE=address,undefined DEBUG=1 CC=clang ...
 #
@@ -43,7 +45,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
 
-.PHONY: all unit test prepare check clean integration layering images kind-demo demo demo-down bench bench-smoke
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence bench bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -106,8 +108,12 @@ test: prepare
 integration: all
 	@tests/run-all.sh "$(B)" integration
 
+# The end-to-end tests alone: images, four real kubelets, gpu-scheduler deployed from deploy/.
+e2e: prepare all
+	@tests/run-all.sh "$(B)" e2e
+
 check: layering
-	$(MAKE) B=build-asan SANITIZE=address,undefined DEBUG=1 CC=clang test
+	GS_E2E=0 $(MAKE) B=build-asan SANITIZE=address,undefined DEBUG=1 CC=clang test
 	$(MAKE) all $(UNIT_BIN)
 	GS_VALGRIND=1 tests/run-unit.sh $(UNIT_BIN)
 
@@ -126,12 +132,17 @@ bench: all
 bench-smoke: all
 	tests/cluster/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)
 
-# The local demo (README): a real control plane, nodes node1..node4, the daemon and the example StatefulSet.
+# The local demo (README): a real control plane, kubelets node1..node4 with containerd, gpu-scheduler
+# deployed from its image, and the example StatefulSet Running. As root.
 demo:
 	tests/cluster/demo.sh up
 
 demo-down:
 	tests/cluster/demo.sh down
+
+# docs/evidence/ from a fresh run of the demo (which it tears down afterwards).
+evidence:
+	tests/cluster/evidence.sh
 
 # Images with buildah on a debootstrap base (no Docker needed); docker-archive tars under build/images/.
 images:
@@ -144,4 +155,5 @@ kind-demo:
 clean:
 	rm -rf $(B) build-asan
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+# Only where objects live: build/ also holds clusters, whose container images have directories named *.d.
+-include $(shell find $(B)/src $(B)/tests $(B)/bench $(B)/third_party -name '*.d' -type f 2>/dev/null)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test run behind `make test`: unit tests, then the integration tests against a real
-# kube-apiserver + etcd + kube-controller-manager started by tests/cluster/cluster.sh.
-#   tests/run-all.sh BUILD_DIR [unit|integration|all]
-# Ends with one line "N passed, N failed" over everything that ran.
+# kube-apiserver + etcd + kube-controller-manager started by tests/cluster/cluster.sh, then the
+# end-to-end tests on real nodes (four kubelets with containerd, our images built and imported).
+#   tests/run-all.sh BUILD_DIR [unit|integration|e2e|all]
+# GS_E2E=0 leaves the end-to-end phase out of `all` (make check does: the images do not hold the
+# sanitizer build). Ends with one line "N passed, N failed" over everything that ran.
 set -u
 B=${1:-build}
 what=${2:-all}
@@ -13,13 +15,13 @@ export GS_RESULTS
 trap 'rm -f "$GS_RESULTS"' EXIT
 status=0
 
-if [ "$what" != integration ]; then
+if [ "$what" = all ] || [ "$what" = unit ]; then
 	# Only the test programs: their dependency files (.d) sit beside them.
 	mapfile -t units < <(find "$B/tests" -maxdepth 1 -type f -name 'test_*' ! -name '*.*' -perm -u+x | sort)
 	tests/run-unit.sh "${units[@]}" || status=1
 fi
 
-if [ "$what" != unit ]; then
+if [ "$what" = all ] || [ "$what" = integration ]; then
 	export GS_CLUSTER_DIR=${GS_CLUSTER_DIR:-$PWD/$B/cluster}
 	if tests/cluster/cluster.sh up; then
 		for t in tests/integration/test_*.sh; do
@@ -32,6 +34,49 @@ if [ "$what" != unit ]; then
 		status=1
 	fi
 	[ "${GS_KEEP_CLUSTER:-0}" = 1 ] || tests/cluster/cluster.sh down || status=1
+fi
+
+# The host as `down` must leave it: compared with the state before `up`.
+e2e_leftovers() {
+	local after
+	after=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
+	if [ "$after" = "$1" ]; then
+		echo "PASS e2e: teardown left no process, mount, cgroup, bridge, iptables chain or sysctl change" >>"$GS_RESULTS"
+		echo "  ok    teardown left the host as it was"
+	else
+		echo "FAIL e2e: teardown left: $(diff <(printf '%s\n' "$1") <(printf '%s\n' "$after") | grep '^[<>]' | tr '\n' ';' | cut -c1-300)" >>"$GS_RESULTS"
+		diff <(printf '%s\n' "$1") <(printf '%s\n' "$after")
+		status=1
+	fi
+}
+
+if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
+	echo "=== end to end on real nodes"
+	(
+		export GS_CLUSTER_DIR=$PWD/$B/e2e-cluster GS_NODE_MODE=kubelet
+		export GS_APISERVER_PORT=${GS_E2E_APISERVER_PORT:-46443} GS_ETCD_PORT=${GS_E2E_ETCD_PORT:-42379}
+		status=0
+		before=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
+		if ! tests/cluster/images.sh all; then
+			echo "FAIL e2e: tests/cluster/images.sh failed" >>"$GS_RESULTS"
+			exit 1
+		fi
+		if tests/cluster/cluster.sh up; then
+			for t in tests/e2e/test_*.sh; do
+				[ -n "${GS_ONLY:-}" ] && [[ "$t" != *"$GS_ONLY"* ]] && continue
+				echo "=== $t"
+				bash "$t" || status=1
+			done
+		else
+			echo "FAIL e2e: tests/cluster/cluster.sh up (GS_NODE_MODE=kubelet) failed" >>"$GS_RESULTS"
+			status=1
+		fi
+		if [ "${GS_KEEP_CLUSTER:-0}" != 1 ]; then
+			tests/cluster/cluster.sh down || status=1
+			e2e_leftovers "$before"
+		fi
+		exit $status
+	) || status=1
 fi
 
 p=$(grep -c '^PASS ' "$GS_RESULTS")

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# End to end on real nodes (cluster.sh with GS_NODE_MODE=kubelet): gpu-scheduler deployed into
+# kube-system from its image through deploy/, the example StatefulSet Running where its map says with
+# the right CUDA_VISIBLE_DEVICES in each pod's log, both images running as 65532 on a read-only root,
+# and a restart of the scheduler pod while check pods are pending.
+. "$(dirname "$0")/../lib.sh"
+test_begin
+
+# node, then devices, for each index of deploy/examples/gpu-scheduler-check.yaml's map
+WANT_NODE=(node1 node2 node3 node4 node4)
+WANT_DEVS=(0,1 2 0,1,2 3 3)
+CHECK=gpu-scheduler-check
+
+node_field() { NS='' kc get node "$1" -o jsonpath="$2"; }
+
+real_node() {
+	equals True node_field "$1" '{.status.conditions[?(@.type=="Ready")].status}' &&
+		equals 4 node_field "$1" '{.status.allocatable.nvidia\.com/gpu}' &&
+		node_field "$1" '{.status.nodeInfo.containerRuntimeVersion}' | grep -q '^containerd://' &&
+		# A kubelet renews its node's Lease: the object is alive, not a Node written by a script.
+		[ -n "$(NS=kube-node-lease kc get lease "$1" -o jsonpath='{.spec.renewTime}')" ]
+}
+
+for n in node1 node2 node3 node4; do
+	check "$n is a Ready kubelet with containerd and nvidia.com/gpu: 4" real_node "$n"
+done
+
+# ---- the scheduler from its image ----------------------------------------------------------------
+
+check "gpu-scheduler deployed into kube-system through deploy/ (self-signed certificate)" \
+	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
+
+sched_pods() {
+	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
+		-o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{"\n"}{end}'
+}
+sched_pod=$(sched_pods | head -n 1)
+echo "  scheduler pod: $sched_pod"
+check "the scheduler runs on one of the nodes" eval \
+	'NS=kube-system kc get pod "$sched_pod" -o jsonpath="{.spec.nodeName}" | grep -qE "^node[1-4]$"'
+check "the scheduler reaches the apiserver through in-cluster config (Service kubernetes)" eval \
+	'NS=kube-system kc logs "$sched_pod" | grep -q "apiserver https://10\.0\.0\.1:443"'
+
+# container_pid NS POD: the host PID of the pod's first container, from its node's containerd.
+container_pid() {
+	local node id
+	node=$(NS=$1 kc get pod "$2" -o jsonpath='{.spec.nodeName}')
+	id=$(NS=$1 kc get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}')
+	id=${id#containerd://}
+	[ -n "$id" ] || return 1
+	ctr -a "$GS_CLUSTER_DIR/nodes/$node/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
+}
+
+# runs_restricted NS POD: the container's process has UID and GID 65532 and a read-only root mount.
+runs_restricted() {
+	local pid
+	pid=$(container_pid "$1" "$2")
+	[ -n "$pid" ] || { echo "no process for $1/$2"; return 1; }
+	awk '/^Uid:/ { for (i = 2; i <= 5; i++) if ($i != 65532) exit 1 }
+	     /^Gid:/ { for (i = 2; i <= 5; i++) if ($i != 65532) exit 1 }' "/proc/$pid/status" ||
+		{ grep -E '^(Uid|Gid):' "/proc/$pid/status"; return 1; }
+	# The last mount on / is the one the process sees; field 6 holds its per-mount options.
+	awk '$5 == "/" { opts = $6 } END { split(opts, o, ","); exit o[1] != "ro" }' \
+		"/proc/$pid/mountinfo" || { echo "root of $pid is not read-only"; return 1; }
+}
+check "the gpu-scheduler image runs as 65532 on a read-only root" runs_restricted kube-system "$sched_pod"
+
+# ---- the example StatefulSet --------------------------------------------------------------------
+
+check "the example StatefulSet applies" kc apply -f "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml"
+
+pod_running_on() {
+	[ "$(kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}')" = "Running $2" ]
+}
+
+# pod_logs_show POD NODE DEVS: the check service printed its node and devices.
+pod_logs_show() {
+	kc logs "$1" | grep -q "node=$2 CUDA_VISIBLE_DEVICES=$3 pod=$1\$"
+}
+
+check_pods() {
+	local i
+	for i in "$@"; do
+		check_eventually "$CHECK-$i Running on ${WANT_NODE[i]}" 120 pod_running_on "$CHECK-$i" "${WANT_NODE[i]}"
+		check_eventually "$CHECK-$i logs node=${WANT_NODE[i]} CUDA_VISIBLE_DEVICES=${WANT_DEVS[i]}" 30 \
+			pod_logs_show "$CHECK-$i" "${WANT_NODE[i]}" "${WANT_DEVS[i]}"
+	done
+}
+check_pods 0 1 2 3 4
+check "the gpu-scheduler-check image runs as 65532 on a read-only root" runs_restricted "$NS" "$CHECK-0"
+
+# ---- the scheduler pod restarted while check pods are pending ------------------------------------
+# node3 and node4 cordoned, pods 2, 3 and 4 deleted: the StatefulSet recreates them (mutated by the
+# webhook) and they wait. The scheduler pod is deleted; its Deployment starts another one elsewhere.
+# Uncordoned, the pods must land where mapped, bound by the new instance.
+
+defer 'NS="" kc uncordon node3 node4 >/dev/null 2>&1'
+check "node3 and node4 cordoned" eval 'NS="" kc cordon node3 node4 >/dev/null'
+old_uids=$(kc get pods "$CHECK-2" "$CHECK-3" "$CHECK-4" -o jsonpath='{.items[*].metadata.uid}')
+check "pods 2, 3, 4 deleted" kc delete pod "$CHECK-2" "$CHECK-3" "$CHECK-4" --wait=false
+
+waiting_for_cordon() {
+	local i uid
+	for i in 2 3 4; do
+		uid=$(kc get pod "$CHECK-$i" -o jsonpath='{.metadata.uid}') || return 1
+		case " $old_uids " in *" $uid "*) return 1 ;; esac
+		[ -z "$(kc get pod "$CHECK-$i" -o jsonpath='{.spec.nodeName}')" ] || return 1
+		kc get pod "$CHECK-$i" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}' |
+			grep -q cordoned || return 1
+	done
+}
+check_eventually "pods 2, 3, 4 recreated and pending: their nodes are cordoned" 120 waiting_for_cordon
+
+check "the scheduler pod deleted" eval 'NS=kube-system kc delete pod "$sched_pod" --wait=false >/dev/null'
+new_sched_ready() {
+	local p
+	p=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
+	[ -n "$p" ] && [ "$(NS=kube-system kc get pod "$p" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+check_eventually "another scheduler pod is Ready" 120 new_sched_ready
+check "pods 2, 3, 4 are still pending while node3 and node4 are cordoned" waiting_for_cordon
+check "node3 and node4 uncordoned" eval 'NS="" kc uncordon node3 node4 >/dev/null'
+check_pods 2 3 4
+new_pod=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
+check "the new scheduler pod bound them" eval \
+	'NS=kube-system kc logs "$new_pod" | grep -q "bound pod $NS/$CHECK-4 to node4"'
+
+test_end
