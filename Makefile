@@ -45,7 +45,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence bench bench-smoke
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -143,6 +143,10 @@ demo-down:
 # docs/evidence/ from a fresh run of the demo (which it tears down afterwards).
 evidence:
 	tests/cluster/evidence.sh
+
+# deploy/install.yaml: deploy/ + the self-signed Component as one file (for kubectl < 1.21).
+manifests:
+	tests/cluster/deploy.sh render
 
 # Images with buildah on a debootstrap base (no Docker needed); docker-archive tars under build/images/.
 images:

@@ -6,6 +6,12 @@
 #                                          is Ready and the webhook's caBundle is set
 #   tests/cluster/deploy.sh example NS     deploy/examples/gpu-scheduler-check.yaml in namespace NS
 #                                          (created if missing); waits until its five pods are Running
+#   tests/cluster/deploy.sh render         rewrites deploy/install.yaml (make manifests): the same
+#                                          overlay as one file, for kubectl without kustomize v3.7+
+#
+# `scheduler` applies the overlay with `kubectl apply -k` when kubectl embeds a kustomize that knows
+# Components (kubectl >= 1.21), else deploy/install.yaml (Debian's kubectl is 1.20);
+# tests/integration/test_deploy.sh checks that the file is the overlay rendered.
 #
 # The images must be on the nodes (cluster.sh imports build/images/*.tar). Environment: KUBECONFIG,
 # GS_DEPLOY_TIMEOUT (seconds per wait, default 180), GS_OVERLAY_DIR (where the overlay is written,
@@ -38,16 +44,29 @@ scheduler_ready() {
 	[ "$(kc -n kube-system get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}')" = 1 ]
 }
 
+# kustomize loads Components only from an overlay outside the base's directory.
+write_overlay() {
+	local rel
+	mkdir -p "$OVERLAY"
+	rel=$(realpath --relative-to="$OVERLAY" "$ROOT/deploy")
+	printf 'resources: [%s]\ncomponents: [%s/self-signed]\n' "$rel" "$rel" >"$OVERLAY/kustomization.yaml"
+}
+
+kubectl_minor() {
+	kc version --client -o json 2>/dev/null | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -n 1
+}
+
 cmd_scheduler() {
 	# Kubernetes 1.20 does not label namespaces with their name yet (1.21 does): the webhook's
 	# namespaceSelector needs it to leave kube-system alone (docs/deploy.md).
 	kc label namespace kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
-	# kustomize loads Components only from an overlay outside the base's directory.
-	mkdir -p "$OVERLAY"
-	local rel
-	rel=$(realpath --relative-to="$OVERLAY" "$ROOT/deploy")
-	printf 'resources: [%s]\ncomponents: [%s/self-signed]\n' "$rel" "$rel" >"$OVERLAY/kustomization.yaml"
-	kc apply -k "$OVERLAY" >&2
+	if [ "$(kubectl_minor)" -ge 21 ] 2>/dev/null; then
+		write_overlay
+		kc apply -k "$OVERLAY" >&2
+	else
+		log "kubectl $(kubectl_minor) predates kustomize Components: applying deploy/install.yaml"
+		kc apply -f deploy/install.yaml >&2
+	fi
 	until_ok "gpu-scheduler Ready in kube-system" scheduler_ready
 	until_ok "the webhook's caBundle (written by gpu-scheduler --webhook-self-signed)" ca_bundle_set
 	log "gpu-scheduler is Ready: $(kc -n kube-system get pods -l app.kubernetes.io/name=gpu-scheduler \
@@ -69,8 +88,22 @@ cmd_example() {
 	log "the five gpu-scheduler-check pods are Running in $ns"
 }
 
+cmd_render() {
+	[ "$(kubectl_minor)" -ge 21 ] 2>/dev/null || die "rendering needs kubectl >= 1.21 (kustomize Components)"
+	write_overlay
+	{
+		echo "# gpu-scheduler in kube-system with a self-signed webhook certificate: deploy/ with the"
+		echo "# deploy/self-signed Component, rendered by \`make manifests\` (tests/cluster/deploy.sh render)."
+		echo "# Do not edit: change deploy/ and render again. kubectl apply -f deploy/install.yaml"
+		kc kustomize "$OVERLAY"
+	} >deploy/install.yaml.tmp
+	mv deploy/install.yaml.tmp deploy/install.yaml
+	log "wrote deploy/install.yaml"
+}
+
 case ${1:-} in
 scheduler) cmd_scheduler ;;
+render) cmd_render ;;
 example) shift; cmd_example "$@" ;;
 *)
 	sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2

@@ -23,6 +23,8 @@ check "the self-signed overlay renders" eval 'NS= kc kustomize "$ov/self-signed"
 check "it runs --webhook-self-signed without a certificate volume" \
 	eval 'grep -q -- "--webhook-self-signed" "$ov/self-signed.yaml" && ! grep -q "mountPath: /etc/gpu-scheduler/tls" "$ov/self-signed.yaml"'
 check "the apiserver accepts it (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/self-signed.yaml" >/dev/null'
+check "deploy/install.yaml is that overlay rendered (make manifests)" \
+	eval 'grep -v "^#" "$GS_ROOT/deploy/install.yaml" | diff - "$ov/self-signed.yaml"'
 check "the cert-manager overlay renders" eval 'NS= kc kustomize "$ov/cert-manager" >"$ov/cert-manager.yaml"'
 check "the example StatefulSet is accepted (dry run)" \
 	eval 'kc apply --dry-run=server -f "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml" >/dev/null'
