@@ -30,7 +30,7 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 			bash "$t" || status=1
 		done
 	else
-		echo "FAIL cluster: tests/cluster/cluster.sh up failed" >>"$GS_RESULTS"
+		echo "FAIL cluster: tests/cluster/cluster.sh up failed" | tee -a "$GS_RESULTS"
 		status=1
 	fi
 	[ "${GS_KEEP_CLUSTER:-0}" = 1 ] || tests/cluster/cluster.sh down || status=1
@@ -58,7 +58,7 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 		status=0
 		before=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
 		if ! tests/cluster/images.sh all; then
-			echo "FAIL e2e: tests/cluster/images.sh failed" >>"$GS_RESULTS"
+			echo "FAIL e2e: tests/cluster/images.sh failed" | tee -a "$GS_RESULTS"
 			exit 1
 		fi
 		if tests/cluster/cluster.sh up; then
@@ -68,7 +68,7 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 				bash "$t" || status=1
 			done
 		else
-			echo "FAIL e2e: tests/cluster/cluster.sh up (GS_NODE_MODE=kubelet) failed" >>"$GS_RESULTS"
+			echo "FAIL e2e: tests/cluster/cluster.sh up (GS_NODE_MODE=kubelet) failed" | tee -a "$GS_RESULTS"
 			status=1
 		fi
 		if [ "${GS_KEEP_CLUSTER:-0}" != 1 ]; then

@@ -37,6 +37,7 @@ struct gs_controller {
 	struct gs_metrics *metrics;
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
+	int caches_synced; /* both watches have listed once: decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
 	unsigned max_inflight;
@@ -300,7 +301,10 @@ static void on_pump(uv_prepare_t *p)
 	struct gs_report r;
 
 	uv_prepare_stop(p);
-	if (c->stopping)
+	/* Until both caches have held a full list once, a pending pod's node may only seem missing: no
+	 * decision and no report yet (after a restart, every waiting pod would be told its node does not
+	 * exist while the node list is still on its way). */
+	if (c->stopping || !c->caches_synced)
 		return;
 	while (c->binds_inflight < c->max_inflight && gs_sched_next_bind(c->sched, now, &d))
 		start_bind(c, &d);
@@ -343,6 +347,14 @@ static void on_synced(struct gs_watch *w, void *ud)
 {
 	struct gs_controller *c = ud;
 	struct gs_sched_stats st;
+	struct gs_watch_stats p, n;
+
+	if (c->pods && c->nodes) {
+		gs_watch_stats(c->pods, &p);
+		gs_watch_stats(c->nodes, &n);
+		if (p.synced && n.synced)
+			c->caches_synced = 1;
+	}
 	gs_sched_stats(c->sched, &st);
 	gs_log_info("%s synced: %zu pods of ours (%zu pending), %zu nodes (%zu schedulable)", gs_watch_name(w), st.pods,
 		    st.pending, st.nodes, st.nodes_schedulable);

@@ -63,7 +63,10 @@ die() { log "error: $*"; exit 1; }
 # kubernetes (10.0.0.1), whose endpoint is the advertised address: the apiserver then serves there.
 if [ "$NODE_MODE" = kubelet ]; then API_ADDR=$(host_ip); else API_ADDR=127.0.0.1; fi
 SERVER=https://$API_ADDR:$API_PORT
-NODE_IMAGES=${GS_NODE_IMAGES:-$(ls "$repo"/build/images/*.tar 2>/dev/null | tr '\n' ' ')}
+NODE_IMAGES=${GS_NODE_IMAGES-}
+if [ -z "$NODE_IMAGES" ]; then
+	for f in "$repo"/build/images/*.tar; do [ -f "$f" ] && NODE_IMAGES+="$f "; done
+fi
 
 # ---- processes ---------------------------------------------------------------------------------
 

@@ -119,9 +119,12 @@ new_sched_ready() {
 }
 check_eventually "another scheduler pod is Ready" 120 new_sched_ready
 check "pods 2, 3, 4 are still pending while node3 and node4 are cordoned" waiting_for_cordon
+new_pod=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
+# Its pod list may arrive before its node list: it must not judge the pods until it has both.
+check "the new scheduler never reported their nodes missing" eval \
+	'! NS=kube-system kc logs "$new_pod" | grep "waits: .*does not exist"'
 check "node3 and node4 uncordoned" eval 'NS="" kc uncordon node3 node4 >/dev/null'
 check_pods 2 3 4
-new_pod=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
 check "the new scheduler pod bound them" eval \
 	'NS=kube-system kc logs "$new_pod" | grep -q "bound pod $NS/$CHECK-4 to node4"'
 

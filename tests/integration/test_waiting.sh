@@ -61,5 +61,19 @@ for i in $(seq 1 5); do kc annotate pod flood-0 --overwrite "poke=$i" >/dev/null
 n=$(kc get events --field-selector involvedObject.name=flood-0,reason=FailedScheduling -o name | grep -c .)
 check "repeated FailedScheduling for the same reason is one event object (have $n)" test "$n" -le 1
 
+# --- a restart while a pod waits: nothing is decided before both caches are listed ------------------
+# The pod list often arrives before the node list; judged then, the pod's node would seem missing.
+kc cordon node2 >/dev/null
+kc apply -f - >/dev/null <<<"$(pod_yaml cordon-2 '2=node2:1')"
+check_eventually "cordoned again: the pod waits" 20 pod_event_has cordon-2 'FailedScheduling: .*cordon'
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
+daemon_start --require-env=false || exit 1
+check "restarted: ready" daemon_ready 30
+check_eventually "restarted: the pod waits for its cordoned node" 10 \
+	grep -q "pod $NS/cordon-2 waits: .*is cordoned" "$DAEMON_LOG"
+check "restarted: its node was never reported missing" eval '! grep "cordon-2 waits: .*does not exist" "$DAEMON_LOG"'
+kc uncordon node2 >/dev/null
+check_eventually "uncordoned: bound by the restarted daemon" 5 pod_on cordon-2 node2
+
+daemon_stop TERM 15 && pass "SIGTERM: exit 0 after the restart"
 test_end
