@@ -45,7 +45,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-smoke
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -128,6 +128,10 @@ layering:
 BENCH_ARGS ?=
 bench: all
 	tests/cluster/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
+
+# The scale sweep (1k..20k pods, 100 and 1,000 nodes, events on and off): build/bench-full/summary.md.
+bench-full: all
+	tests/cluster/bench-full.sh
 
 bench-smoke: all
 	tests/cluster/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)

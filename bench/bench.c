@@ -54,6 +54,8 @@ struct run {
 	int bound;
 	int wrong;             /* pods bound to a node other than their map's, or that should wait */
 	int64_t t0, t_end;
+	int64_t t0_wall_ms;    /* t0 on the wall clock, to compare with the contender's log */
+	double ready_s;        /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
 	double cpu_s, apiserver_cpu_s;
 	long rss_kb;
 	int ok;
@@ -292,6 +294,34 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 	return rc;
 }
 
+/* Seconds from t0_wall_ms to the later of gpu-scheduler's "nodes synced" and "pods synced" log lines
+ * (its /readyz turns ok then: --no-webhook), or -1 when the log does not show both. */
+static double log_ready_s(const char *log, int64_t t0_wall_ms)
+{
+	FILE *f = fopen(log, "r");
+	char line[1024];
+	int64_t nodes_ms = 0, pods_ms = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && !(nodes_ms && pods_ms)) {
+		struct tm tm = {0};
+		int ms;
+		int64_t *slot = strstr(line, "info  nodes synced: ") ? &nodes_ms
+			      : strstr(line, "info  pods synced: ")  ? &pods_ms
+								     : NULL;
+		if (!slot || *slot || sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+					     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+			continue;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		*slot = (int64_t)timegm(&tm) * 1000 + ms;
+	}
+	fclose(f);
+	if (!nodes_ms || !pods_ms)
+		return -1;
+	return (double)((nodes_ms > pods_ms ? nodes_ms : pods_ms) - t0_wall_ms) / 1000.0;
+}
+
 /* utime+stime of a process in seconds, and its VmHWM in KiB. */
 static void proc_usage(int pid, double *cpu_s, long *hwm_kb)
 {
@@ -391,6 +421,10 @@ static void run_one(struct run *r)
 	uv_process_t proc;
 	int spawned = 0;
 	r->t0 = now_ns();
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	r->t0_wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+	r->ready_s = -1;
 	if (!strcmp(r->name, "raw")) {
 		raw_bind_all(r);
 	} else {
@@ -437,6 +471,8 @@ static void run_one(struct run *r)
 		proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
 		uv_process_kill(&proc, SIGTERM);
 		uv_run(&loop, UV_RUN_NOWAIT);
+		if (!strcmp(r->name, "gpu-scheduler"))
+			r->ready_s = log_ready_s(log, r->t0_wall_ms);
 	}
 	wait_all("binds", C.pods);
 out:
@@ -475,8 +511,8 @@ static void report(struct run *runs, int n)
 	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes, C.pods, C.shape,
 		C.events ? "true" : "false");
 	printf("\n%d pods (%s), %d nodes, %s\n", C.pods, C.shape, C.nodes, C.events ? "events on" : "events off");
-	printf("%-20s %8s %10s %9s %9s %9s %10s %9s %10s %8s %8s\n", "contender", "ok", "seconds", "pods/s", "p50 ms",
-	       "p99 ms", "cpu us/pod", "rss MiB", "api us/pod", "x raw", "x k-s");
+	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds", "pods/s",
+	       "p50 ms", "p99 ms", "cpu us/pod", "rss MiB", "api us/pod", "x raw", "x k-s");
 	for (int k = 0; k < n; k++) {
 		struct run *r = &runs[k];
 		double secs = (double)(r->t_end - r->t0) / 1e9;
@@ -496,15 +532,20 @@ static void report(struct run *runs, int n)
 		double secs = (double)(r->t_end - r->t0) / 1e9;
 		double cpu_us = r->bound ? r->cpu_s / r->bound * 1e6 : 0;
 		double api_us = r->bound ? r->apiserver_cpu_s / r->bound * 1e6 : 0;
-		printf("%-20s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %8.2f %8.2f\n", r->name,
-		       r->ok ? "yes" : "NO", secs, tp[k], pct(lat, m, 0.5), pct(lat, m, 0.99), cpu_us,
+		char ready[16] = "-", ready_js[16] = "null";
+		if (r->ready_s >= 0) {
+			snprintf(ready, sizeof(ready), "%.3f", r->ready_s);
+			snprintf(ready_js, sizeof(ready_js), "%.3f", r->ready_s);
+		}
+		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %8.2f %8.2f\n", r->name,
+		       r->ok ? "yes" : "NO", ready, secs, tp[k], pct(lat, m, 0.5), pct(lat, m, 0.99), cpu_us,
 		       (double)r->rss_kb / 1024, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
-			"\"apiserver_cpu_s\":%.3f}",
+			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s}",
 			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], pct(lat, m, 0.5),
-			pct(lat, m, 0.9), pct(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s);
+			pct(lat, m, 0.9), pct(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js);
 	}
 	fprintf(js, "]}\n");
 	fclose(js);

@@ -13,5 +13,11 @@ check "bench-smoke: 150 pods, 10 nodes, mixed shape, raw and gpu-scheduler" \
 check "results.json written, both contenders ok" \
 	eval "[ \"\$(grep -o '\"ok\":true' '$out/results.json' | wc -l)\" = 2 ]"
 check "bound.csv written" test -s "$out/bound.csv"
+# Its ready time comes from its own log: positive, and shorter than its whole run.
+check "gpu-scheduler's ready time measured (0 < ready_s < seconds)" python3 -c '
+import json, sys
+g = [c for c in json.load(open(sys.argv[1]))["contenders"] if c["name"] == "gpu-scheduler"][0]
+sys.exit(not (g["ready_s"] is not None and 0 < g["ready_s"] < g["seconds"]))' "$out/results.json"
+check "the raw binder has no ready time" grep -q '"name":"raw"[^}]*"ready_s":null' "$out/results.json"
 check "the fake nodes are gone" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
 test_end
