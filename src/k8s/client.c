@@ -244,7 +244,7 @@ static int start(struct gs_kube_call *c)
 		.body = c->body,
 		.body_len = c->body_len,
 		.timeout_ms = c->timeout_ms,
-		.on_data = c->watch ? on_http_data : NULL,
+		.on_data = c->on_data ? on_http_data : NULL,
 	};
 	int r = gs_http_send(c->watch ? k->watch : k->http, &req, on_http_done, c, &c->hc);
 	if (r == 0) {

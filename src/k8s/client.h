@@ -51,7 +51,7 @@ struct gs_kube_req {
 	unsigned timeout_ms;       /* 0: the client default (30 s) for requests, none for watches */
 	enum gs_kube_prio prio;
 	int watch;                 /* long-lived streaming request on the watch pool, on_data required */
-	gs_kube_data_cb on_data;   /* streams a 2xx body; may call gs_kube_cancel */
+	gs_kube_data_cb on_data;   /* streams a 2xx body (watches, and lists too); may call gs_kube_cancel */
 };
 
 /*

@@ -700,6 +700,60 @@ out:
 	return r;
 }
 
+int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			gs_decode_item_cb cb, void *ud, unsigned *skipped)
+{
+	struct dctx d = {0};
+	char ierr[512];
+	struct gs_pod_obj pod;
+	struct gs_node_obj node;
+	const void *obj = kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node;
+	cJSON *root;
+	int r;
+
+	d.err = ierr;
+	d.errlen = sizeof(ierr);
+	snprintf(d.what, sizeof(d.what), "%s list item", kind == GS_OBJ_POD ? "pod" : "node");
+	if (!(root = parse_doc(&d, json, len, &r))) {
+		if (r == -ENOMEM)
+			return r;
+		gs_log_warn("%s skipped: %s", d.what, ierr);
+		(*skipped)++;
+		return 0;
+	}
+	r = kind == GS_OBJ_POD ? gs_decode_pod(root, map_annotation, &pod, ierr, sizeof(ierr))
+			       : gs_decode_node(root, &node, ierr, sizeof(ierr));
+	cJSON_Delete(root);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		gs_log_warn("%s skipped: %s", d.what, ierr);
+		(*skipped)++;
+		return 0;
+	}
+	r = cb(kind, obj, ud);
+	if (kind == GS_OBJ_POD)
+		gs_pod_obj_free(&pod);
+	else
+		gs_node_obj_free(&node);
+	return r;
+}
+
+int gs_decode_list_meta(const char *json, size_t len, char **resource_version, char *err, size_t errlen)
+{
+	struct dctx d = {.err = err, .errlen = errlen};
+	cJSON *root;
+	int r;
+
+	snprintf(d.what, sizeof(d.what), "list metadata");
+	*resource_version = NULL;
+	if (!(root = parse_doc(&d, json, len, &r)))
+		return r;
+	r = get_str(&d, root, "resourceVersion", "metadata.resourceVersion", resource_version);
+	cJSON_Delete(root);
+	return r < 0 ? r : 0;
+}
+
 int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 		   gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, char *err,
 		   size_t errlen)

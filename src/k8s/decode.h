@@ -114,6 +114,17 @@ int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const ch
 		   size_t errlen);
 
 /*
+ * One item of a list, as text (what src/core/json_items.h hands out of a streamed list): decodes it
+ * and calls cb with the record. Returns cb's result, 0 when the item did not decode (logged with
+ * gs_log_warn and counted in *skipped, like gs_decode_list_ex), or -ENOMEM.
+ */
+int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			gs_decode_item_cb cb, void *ud, unsigned *skipped);
+
+/* A list's "metadata" value, as text: *resource_version (malloc'ed, NULL if absent). 0 or <0 with err. */
+int gs_decode_list_meta(const char *json, size_t len, char **resource_version, char *err, size_t errlen);
+
+/*
  * An error body (metav1.Status): {"kind":"Status","code":410,"reason":"Expired","message":"..."}.
  * Returns 0 with whatever of the three was present (others 0/NULL), or -EINVAL if the body is not a JSON
  * object (the outputs are then 0/NULL too, so callers may ignore the return). reason/message malloc'ed.

@@ -13,6 +13,7 @@
 #include "core/backoff.h"
 #include "core/buf.h"
 #include "core/hmap.h"
+#include "core/json_items.h"
 #include "core/lines.h"
 #include "core/log.h"
 
@@ -24,6 +25,8 @@
 /* A watch that says nothing (no event, no bookmark) this long past its timeout is presumed dead. */
 #define GS_WATCH_SILENCE_GRACE_MS 60000
 #define GS_WATCH_LIST_TIMEOUT_MS  60000
+/* The largest list item a streamed list keeps (etcd's own limit on an object is 1.5 MiB). */
+#define GS_WATCH_ITEM_MAX         (4u << 20)
 
 enum state {
 	ST_LISTING,
@@ -45,6 +48,14 @@ struct gs_watch {
 	enum state state;
 	char *rv;             /* resourceVersion to watch from */
 	char *cont;           /* continue token of the list in progress */
+	int cache_list;       /* the next list is the first: one streamed request served from the
+	                       * apiserver's watch cache (resourceVersion=0), not pages from etcd */
+	int streaming;        /* the list in flight is that one */
+	unsigned pages;       /* requests the list in progress took */
+	struct gs_json_items items; /* its splitter */
+	char *stream_rv;      /* its metadata.resourceVersion */
+	unsigned stream_skipped;
+	char stream_why[256]; /* why the streamed list was given up, "" if it was not */
 	uint64_t epoch;       /* the current list's number; keys seen in it carry it */
 	int relist_wanted;
 	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
@@ -163,6 +174,49 @@ static int on_list_item(enum gs_obj_kind kind, const void *obj, void *ud)
 	return 0;
 }
 
+/*
+ * The first list: one unpaginated GET with resourceVersion=0, which the apiserver serves from its watch
+ * cache (client-go's reflector starts the same way), streamed and decoded one item at a time, so memory
+ * stays bounded by one item however long the list. Measured with 10,000 pods: 0.55 s, against 2.9 s
+ * for 20 pages of 500 read from etcd (docs/performance.md). Relists after an error or a 410 use the
+ * paginated consistent list: the cache of another apiserver may be behind what this one showed us.
+ */
+static int on_stream_member(const char *key, const char *value, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	char derr[200];
+	if (strcmp(key, "metadata") != 0)
+		return 0;
+	free(w->stream_rv);
+	w->stream_rv = NULL;
+	if (gs_decode_list_meta(value, len, &w->stream_rv, derr, sizeof(derr)) < 0) {
+		snprintf(w->stream_why, sizeof(w->stream_why), "%s", derr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int on_stream_item(const char *value, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	int r = gs_decode_list_item(value, len, w->kind, w->map_annotation, on_list_item, w, &w->stream_skipped);
+	if (r < 0)
+		snprintf(w->stream_why, sizeof(w->stream_why), "out of memory decoding an item");
+	return r;
+}
+
+static void on_list_data(const char *data, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	if (w->stream_why[0] || w->state == ST_STOPPING)
+		return;
+	if (gs_json_items_feed(&w->items, data, len) < 0) {
+		if (!w->stream_why[0])
+			snprintf(w->stream_why, sizeof(w->stream_why), "%s", w->items.err);
+		gs_kube_cancel(w->call);
+	}
+}
+
 static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_watch *w = ud;
@@ -172,6 +226,14 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	w->call = NULL;
 	if (w->state == ST_STOPPING) {
 		stop_step(w);
+		return;
+	}
+	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && gs_json_items_finish(&w->items) < 0))) {
+		/* The apiserver answered, but not with a list we could read: the paginated list next. */
+		snprintf(why, sizeof(why), "streamed list not understood: %s",
+			 w->stream_why[0] ? w->stream_why : w->items.err);
+		w->cache_list = 0;
+		back_off(w, why);
 		return;
 	}
 	if (err) {
@@ -196,8 +258,18 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		back_off(w, why);
 		return;
 	}
-	int r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
-			       derr, sizeof(derr));
+	int r;
+	if (w->streaming) {
+		/* Every item went to the handlers as it arrived. */
+		r = 0;
+		rv = w->stream_rv;
+		w->stream_rv = NULL;
+		if (w->stream_skipped)
+			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), w->stream_skipped);
+	} else {
+		r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
+				   derr, sizeof(derr));
+	}
 	if (r < 0) {
 		snprintf(why, sizeof(why), "list reply not understood: %s", derr);
 		free(rv);
@@ -217,10 +289,12 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	if (w->st.lists_total++ > 0)
 		w->st.relists_total++;
 	w->relist_wanted = 0;
+	w->cache_list = 0;
 	w->st.synced = 1;
 	gs_backoff_reset(&w->backoff);
-	gs_log_info("%s: listed %u at resourceVersion %s", gs_watch_name(w), (unsigned)gs_hmap_len(&w->known),
-		    w->rv ? w->rv : "?");
+	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s)", gs_watch_name(w),
+		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
+		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages, w->pages == 1 ? "" : "s");
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
 	if (w->state == ST_LISTING)
@@ -232,10 +306,25 @@ static void list_page(struct gs_watch *w)
 	char path[4096];
 	int n;
 
-	if (!w->cont)
+	if (!w->cont) {
 		w->epoch++;
-	n = snprintf(path, sizeof(path), "%s?limit=%u%s%s", w->path, w->page_size,
-		     w->field_selector ? "&fieldSelector=" : "", w->field_selector ? w->field_selector : "");
+		w->pages = 0;
+	}
+	w->pages++;
+	w->streaming = w->cache_list && !w->cont;
+	if (w->streaming) {
+		gs_json_items_free(&w->items);
+		gs_json_items_init(&w->items, "items", GS_WATCH_ITEM_MAX, on_stream_member, on_stream_item, w);
+		free(w->stream_rv);
+		w->stream_rv = NULL;
+		w->stream_skipped = 0;
+		w->stream_why[0] = '\0';
+		n = snprintf(path, sizeof(path), "%s?resourceVersion=0", w->path);
+	} else {
+		n = snprintf(path, sizeof(path), "%s?limit=%u", w->path, w->page_size);
+	}
+	n += snprintf(path + n, sizeof(path) - (size_t)n, "%s%s", w->field_selector ? "&fieldSelector=" : "",
+		      w->field_selector ? w->field_selector : "");
 	if (w->cont) {
 		char esc[2048];
 		if (gs_kube_escape(w->cont, esc, sizeof(esc)) == 0)
@@ -246,6 +335,7 @@ static void list_page(struct gs_watch *w)
 		.path = path,
 		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
 		.prio = GS_KUBE_HIGH,
+		.on_data = w->streaming ? on_list_data : NULL,
 	};
 	int r = gs_kube_send(w->kube, &req, on_list_done, w, &w->call);
 	if (r < 0) {
@@ -415,6 +505,7 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
 	w->state = ST_LISTING;
+	w->cache_list = !opts->consistent_list;
 	list_page(w);
 	*out = w;
 	return 0;
@@ -439,6 +530,8 @@ static void stop_step(struct gs_watch *w)
 	free(w->map_annotation);
 	free(w->rv);
 	free(w->cont);
+	gs_json_items_free(&w->items);
+	free(w->stream_rv);
 	free(w);
 	if (cb)
 		cb(ud);

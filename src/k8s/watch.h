@@ -1,8 +1,10 @@
 /*
  * watch.h: list-then-watch of one resource (pods or nodes), the reflector of client-go in C.
  *
- *   1. LIST in pages (limit=page_size, continue=...) -> upsert every item; once the last page is in,
- *      remove what was known before but is gone now (the relist sweep), then synced() fires.
+ *   1. LIST -> upsert every item; once the list is complete, remove what was known before but is gone
+ *      now (the relist sweep), then synced() fires. The first list is one request with
+ *      resourceVersion=0, served from the apiserver's watch cache and decoded as it streams in, an
+ *      item at a time; relists read pages (limit=page_size, continue=...) from etcd, consistently.
  *   2. WATCH from the list's resourceVersion with allowWatchBookmarks=true and a randomised
  *      timeoutSeconds (5-10 min), decoding the chunked stream line by line.
  *   3. A normal end re-watches from the last resourceVersion seen (bookmarks keep it fresh);
@@ -38,6 +40,7 @@ struct gs_watch_opts {
 	const char *field_selector; /* unescaped, may be NULL */
 	const char *map_annotation; /* for pods */
 	unsigned page_size;         /* 0: 500 */
+	int consistent_list;        /* 1: the first list too is paginated from etcd, not the watch cache */
 	uint64_t seed;              /* for jitter */
 };
 

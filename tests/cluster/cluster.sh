@@ -22,6 +22,7 @@
 #   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
 #   GS_NODE_IP            kubelet mode: the address nodes and apiserver use [the default route's source]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
+#   GS_ETCD_QUOTA         etcd --quota-backend-bytes              [1 GiB; the benches use 8 GiB]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
@@ -41,6 +42,7 @@ NODES=${GS_NODES:-4}
 NODE_GPUS=${GS_NODE_GPUS:-4}
 TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
 STOP_GRACE=${GS_APISERVER_STOP_GRACE:-2}
+ETCD_QUOTA=${GS_ETCD_QUOTA:-1073741824}
 K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-${K8S_VERSION:-1.20.2}/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
@@ -336,7 +338,7 @@ start_etcd() {
 		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
 		--initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
 		--initial-cluster "gs-etcd=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new \
-		--quota-backend-bytes 1073741824 --log-level warn
+		--quota-backend-bytes "$ETCD_QUOTA" --log-level warn
 	wait_until "etcd on port $ETCD_PORT" etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 }
 

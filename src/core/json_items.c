@@ -1,0 +1,277 @@
+/*
+ * json_items.c: see json_items.h. A byte-at-a-time state machine over the top level of one object;
+ * the bytes of a value being captured are copied in runs (one append per chunk, not per byte).
+ */
+#include "core/json_items.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+	S_START,        /* before the object's '{' */
+	S_KEY_OR_END,   /* after '{': a key or '}' */
+	S_KEY_EXPECT,   /* after ',': a key */
+	S_KEY,          /* inside a key's string */
+	S_COLON,        /* after a key */
+	S_VALUE,        /* after ':' */
+	S_ELEM_OR_END,  /* after the array member's '[' */
+	S_ELEM,         /* after ',' inside the array */
+	S_ELEM_NEXT,    /* after an element: ',' or ']' */
+	S_NEXT,         /* after a member's value: ',' or '}' */
+	S_CAP_NESTED,   /* capturing an object or array value */
+	S_CAP_STRING,   /* capturing a string value */
+	S_CAP_SCALAR,   /* capturing a number or literal */
+	S_DONE,         /* after the closing '}' */
+	S_ERROR,
+};
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int fail(struct gs_json_items *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct gs_json_items *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	s->state = S_ERROR;
+	return code;
+}
+
+void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value,
+			gs_json_member_cb on_member, gs_json_element_cb on_element, void *ud)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->array_key, sizeof(s->array_key), "%s", array_key);
+	s->max_value = max_value;
+	s->on_member = on_member;
+	s->on_element = on_element;
+	s->ud = ud;
+	gs_buf_init(&s->value, max_value);
+}
+
+void gs_json_items_free(struct gs_json_items *s)
+{
+	gs_buf_free(&s->value);
+}
+
+/* Starts capturing a value whose first byte is c; returns the capture state. */
+static int capture_state(struct gs_json_items *s, char c)
+{
+	gs_buf_reset(&s->value);
+	s->depth = 0;
+	s->in_string = 0;
+	s->escape = 0;
+	if (c == '{' || c == '[')
+		return S_CAP_NESTED;
+	if (c == '"')
+		return S_CAP_STRING;
+	return S_CAP_SCALAR;
+}
+
+/* The captured value is complete: hand it out. */
+static int deliver(struct gs_json_items *s)
+{
+	const char *v = s->value.data ? s->value.data : "";
+	int r;
+	if (s->in_array) {
+		s->elements++;
+		r = s->on_element ? s->on_element(v, s->value.len, s->ud) : 0;
+	} else {
+		r = s->on_member ? s->on_member(s->key, v, s->value.len, s->ud) : 0;
+	}
+	if (r < 0)
+		return fail(s, r, "stopped by the caller (%d)", r);
+	return 0;
+}
+
+static int append(struct gs_json_items *s, const char *p, size_t n)
+{
+	if (n && gs_buf_append(&s->value, p, n) < 0) {
+		if (s->in_array)
+			return fail(s, -E2BIG, "element %zu of \"%s\" is longer than %zu bytes", s->elements,
+				    s->array_key, s->max_value);
+		return fail(s, -E2BIG, "the value of \"%s\" is longer than %zu bytes", s->key, s->max_value);
+	}
+	return 0;
+}
+
+int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
+{
+	size_t i, run = 0; /* start of the captured run in data */
+	int r;
+
+	if (s->state == S_ERROR)
+		return -EINVAL;
+	if (s->state == S_CAP_NESTED || s->state == S_CAP_STRING || s->state == S_CAP_SCALAR)
+		run = 0;
+	for (i = 0; i < len; i++) {
+		char c = data[i];
+		switch (s->state) {
+		case S_START:
+			if (is_blank(c))
+				break;
+			if (c != '{')
+				return fail(s, -EINVAL, "not a JSON object (starts with '%c')", c);
+			s->state = S_KEY_OR_END;
+			break;
+		case S_KEY_OR_END:
+		case S_KEY_EXPECT:
+			if (is_blank(c))
+				break;
+			if (c == '}' && s->state == S_KEY_OR_END) {
+				s->state = S_DONE;
+				break;
+			}
+			if (c != '"')
+				return fail(s, -EINVAL, "expected a member name at '%c'", c);
+			s->key_len = 0;
+			s->key_overflow = 0;
+			s->escape = 0;
+			s->state = S_KEY;
+			break;
+		case S_KEY:
+			if (s->escape) {
+				s->escape = 0;
+			} else if (c == '\\') {
+				s->escape = 1;
+			} else if (c == '"') {
+				s->key[s->key_len] = '\0';
+				s->state = S_COLON;
+				break;
+			}
+			if (s->key_len + 1 < sizeof(s->key))
+				s->key[s->key_len++] = c;
+			else
+				s->key_overflow = 1;
+			break;
+		case S_COLON:
+			if (is_blank(c))
+				break;
+			if (c != ':')
+				return fail(s, -EINVAL, "expected ':' after \"%s\"", s->key);
+			s->state = S_VALUE;
+			break;
+		case S_VALUE:
+			if (is_blank(c))
+				break;
+			s->in_array = !s->key_overflow && strcmp(s->key, s->array_key) == 0;
+			if (s->in_array && c == '[') {
+				s->state = S_ELEM_OR_END;
+				break;
+			}
+			if (s->in_array && c != 'n') /* null: Go's empty slice */
+				return fail(s, -EINVAL, "\"%s\" is not an array", s->array_key);
+			s->in_array = 0;
+			s->state = capture_state(s, c);
+			run = i;
+			i--; /* the capture state sees c again */
+			break;
+		case S_ELEM_OR_END:
+		case S_ELEM:
+			if (is_blank(c))
+				break;
+			if (c == ']' && s->state == S_ELEM_OR_END) {
+				s->in_array = 0;
+				s->state = S_NEXT;
+				break;
+			}
+			if (c == ']' || c == ',' || c == '}')
+				return fail(s, -EINVAL, "unexpected '%c' in \"%s\"", c, s->array_key);
+			s->state = capture_state(s, c);
+			run = i;
+			i--;
+			break;
+		case S_ELEM_NEXT:
+			if (is_blank(c))
+				break;
+			if (c == ',') {
+				s->state = S_ELEM;
+			} else if (c == ']') {
+				s->in_array = 0;
+				s->state = S_NEXT;
+			} else {
+				return fail(s, -EINVAL, "expected ',' or ']' after element %zu of \"%s\"", s->elements - 1,
+					    s->array_key);
+			}
+			break;
+		case S_NEXT:
+			if (is_blank(c))
+				break;
+			if (c == ',')
+				s->state = S_KEY_EXPECT;
+			else if (c == '}')
+				s->state = S_DONE;
+			else
+				return fail(s, -EINVAL, "expected ',' or '}' after the value of \"%s\"", s->key);
+			break;
+		case S_CAP_NESTED:
+			if (s->in_string) {
+				if (s->escape)
+					s->escape = 0;
+				else if (c == '\\')
+					s->escape = 1;
+				else if (c == '"')
+					s->in_string = 0;
+				break;
+			}
+			if (c == '"') {
+				s->in_string = 1;
+			} else if (c == '{' || c == '[') {
+				s->depth++;
+			} else if (c == '}' || c == ']') {
+				if (--s->depth == 0) {
+					if ((r = append(s, data + run, i + 1 - run)) < 0 || (r = deliver(s)) < 0)
+						return r;
+					s->state = s->in_array ? S_ELEM_NEXT : S_NEXT;
+				}
+			}
+			break;
+		case S_CAP_STRING:
+			if (i == run && s->value.len == 0)
+				break; /* the opening quote */
+			if (s->escape) {
+				s->escape = 0;
+			} else if (c == '\\') {
+				s->escape = 1;
+			} else if (c == '"') {
+				if ((r = append(s, data + run, i + 1 - run)) < 0 || (r = deliver(s)) < 0)
+					return r;
+				s->state = s->in_array ? S_ELEM_NEXT : S_NEXT;
+			}
+			break;
+		case S_CAP_SCALAR:
+			if (is_blank(c) || c == ',' || c == '}' || c == ']') {
+				if ((r = append(s, data + run, i - run)) < 0 || (r = deliver(s)) < 0)
+					return r;
+				s->state = s->in_array ? S_ELEM_NEXT : S_NEXT;
+				i--; /* the delimiter belongs to the next state */
+			}
+			break;
+		case S_DONE:
+			if (!is_blank(c))
+				return fail(s, -EINVAL, "bytes after the end of the object");
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (s->state == S_CAP_NESTED || s->state == S_CAP_STRING || s->state == S_CAP_SCALAR)
+		return append(s, data + run, len - run);
+	return 0;
+}
+
+int gs_json_items_finish(struct gs_json_items *s)
+{
+	if (s->state == S_ERROR)
+		return -EINVAL;
+	if (s->state != S_DONE)
+		return fail(s, -EINVAL, "the document ended early (%zu element(s) of \"%s\" seen)", s->elements,
+			    s->array_key);
+	return 0;
+}
