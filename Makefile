@@ -43,9 +43,9 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECK_SRC   := $(sort $(wildcard check/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
-BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench
+BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-smoke
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -79,7 +79,10 @@ $(B)/libgs.a: $(LIB_OBJ) $(LLHTTP_OBJ)
 $(B)/gpu-scheduler: $(MAIN_OBJ) $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/gpu-scheduler-bench: $(B)/bench/bench.o $(B)/libgs.a
+$(B)/gpu-scheduler-bench: $(B)/bench/bench.o $(B)/bench/util.o $(B)/libgs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/gpu-scheduler-webhook-bench: $(B)/bench/webhook.o $(B)/bench/util.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The check service is standalone: libc only, linked statically when the toolchain allows it.
@@ -132,6 +135,10 @@ bench: all
 # The scale sweep (1k..20k pods, 100 and 1,000 nodes, events on and off): build/bench-full/summary.md.
 bench-full: all
 	tests/cluster/bench-full.sh
+
+# The admission webhook: AdmissionReviews sent directly, then pod creates with and without it.
+bench-webhook: all
+	tests/cluster/bench.sh webhook $(BENCH_ARGS)
 
 bench-smoke: all
 	tests/cluster/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)

@@ -37,6 +37,7 @@
 #include "k8s/client.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/watch.h"
+#include "util.h"
 
 #define GROUP 1000
 
@@ -70,25 +71,6 @@ static int pending; /* requests in flight */
 static int failures;
 static char last_err[256];
 
-static int64_t now_ns(void)
-{
-	return (int64_t)uv_hrtime();
-}
-
-static void progress(const char *what, int done, int total)
-{
-	static int64_t last;
-	int64_t t = now_ns();
-	if (t - last < 200000000 && done < total)
-		return;
-	last = t;
-	int w = 40, fill = total ? done * w / total : w;
-	fprintf(stderr, "\r%-28s [%.*s%*s] %d/%d", what, fill, "########################################", w - fill, "",
-		done, total);
-	if (done >= total)
-		fputc('\n', stderr);
-}
-
 /* ---- requests ----------------------------------------------------------------------------------- */
 
 static void on_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
@@ -102,7 +84,7 @@ static void on_done(int err, const struct gs_http_response *resp, const char *ms
 		}
 	}
 	if (stamp)
-		*stamp = now_ns();
+		*stamp = bench_now_ns();
 }
 
 static void send_json(const char *method, const char *path, const char *body, const char *ctype, int64_t *stamp)
@@ -125,9 +107,9 @@ static void wait_all(const char *what, int total)
 {
 	while (pending > 0) {
 		uv_run(&loop, UV_RUN_ONCE);
-		progress(what, total - pending, total);
+		bench_progress(what, total - pending, total);
 	}
-	progress(what, total, total);
+	bench_progress(what, total, total);
 }
 
 /* ---- nodes and pods ----------------------------------------------------------------------------- */
@@ -212,7 +194,7 @@ static void make_pods(struct run *r, int kube_sched)
 		if (pending >= 256) /* keep memory flat: at most 256 bodies queued */
 			while (pending >= 128)
 				uv_run(&loop, UV_RUN_ONCE);
-		progress("pods", i + 1 - pending, C.pods);
+		bench_progress("pods", i + 1 - pending, C.pods);
 	}
 	wait_all("pods", C.pods);
 	gs_buf_free(&map);
@@ -233,7 +215,7 @@ static void w_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj,
 	int i = g * GROUP + j;
 	if (i < 0 || i >= C.pods || r->bound_ns[i])
 		return;
-	r->bound_ns[i] = now_ns();
+	r->bound_ns[i] = bench_now_ns();
 	r->bound++;
 	char node[64];
 	int dev;
@@ -322,31 +304,6 @@ static double log_ready_s(const char *log, int64_t t0_wall_ms)
 	return (double)((nodes_ms > pods_ms ? nodes_ms : pods_ms) - t0_wall_ms) / 1000.0;
 }
 
-/* utime+stime of a process in seconds, and its VmHWM in KiB. */
-static void proc_usage(int pid, double *cpu_s, long *hwm_kb)
-{
-	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *p = strrchr(buf, ')');
-		unsigned long ut = 0, st = 0;
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
-			*cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-	}
-	if (f)
-		fclose(f);
-	if (!hwm_kb)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	while (f && fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "VmHWM: %ld", hwm_kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-}
-
 static void raw_bind_all(struct run *r)
 {
 	char path[256], body[512];
@@ -369,37 +326,16 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int sig)
 	uv_close((uv_handle_t *)p, NULL);
 }
 
-static void delete_ns(const char *ns)
-{
-	char path[256];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0", ns);
-	send_json("DELETE", path, NULL, NULL, NULL);
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
-	send_json("DELETE", path, NULL, NULL, NULL);
-	wait_all("cleanup", 2);
-}
-
 static void run_one(struct run *r)
 {
-	char body[256], log[512];
-	snprintf(r->ns, sizeof(r->ns), "gsb-%s-%04x", r->name, (unsigned)(now_ns() & 0xffff));
-	snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", r->ns);
-	send_json("POST", "/api/v1/namespaces", body, NULL, NULL);
-	wait_all("namespace", 1);
-	/* Pods are refused until the namespace's default ServiceAccount exists (its controller makes it). */
-	char sa[256];
-	snprintf(sa, sizeof(sa), "/api/v1/namespaces/%s/serviceaccounts/default", r->ns);
-	for (int tries = 0; tries < 100; tries++) {
-		int before = failures;
-		send_json("GET", sa, NULL, NULL, NULL);
-		wait_all("service account", 1);
-		if (failures == before)
-			break;
-		failures = before;
-		usleep(100000);
-	}
+	char log[512];
+	snprintf(r->ns, sizeof(r->ns), "gsb-%s-%04x", r->name, (unsigned)(bench_now_ns() & 0xffff));
 	r->created_ns = calloc((size_t)C.pods, sizeof(int64_t));
 	r->bound_ns = calloc((size_t)C.pods, sizeof(int64_t));
+	if (bench_namespace_create(&loop, kube, r->ns, NULL) < 0) {
+		failures++;
+		return; /* r->ok stays 0 */
+	}
 	int kube_sched = !strncmp(r->name, "kube-scheduler", 14);
 	fprintf(stderr, "== %s: namespace %s\n", r->name, r->ns);
 	make_pods(r, kube_sched);
@@ -417,10 +353,10 @@ static void run_one(struct run *r)
 
 	double api_cpu0 = 0, api_cpu1 = 0;
 	if (C.apiserver_pid)
-		proc_usage(C.apiserver_pid, &api_cpu0, NULL);
+		bench_proc_usage(C.apiserver_pid, &api_cpu0, NULL);
 	uv_process_t proc;
 	int spawned = 0;
-	r->t0 = now_ns();
+	r->t0 = bench_now_ns();
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	r->t0_wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
@@ -440,21 +376,21 @@ static void run_one(struct run *r)
 	int64_t deadline = r->t0 + (int64_t)(60 + C.pods / 20) * 1000000000LL;
 	r->n_series = 0;
 	r->series = calloc(100000, sizeof(int));
-	while (r->bound < r->expected && now_ns() < deadline) {
+	while (r->bound < r->expected && bench_now_ns() < deadline) {
 		uv_run(&loop, UV_RUN_NOWAIT);
-		int slot = (int)((now_ns() - r->t0) / 100000000);
+		int slot = (int)((bench_now_ns() - r->t0) / 100000000);
 		while (r->n_series <= slot && r->n_series < 100000)
 			r->series[r->n_series++] = r->bound;
 		if (spawned)
-			proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
-		progress(r->name, r->bound, r->expected);
+			bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+		bench_progress(r->name, r->bound, r->expected);
 		usleep(2000);
 	}
-	r->t_end = now_ns();
+	r->t_end = bench_now_ns();
 	if (r->n_series < 100000) /* the last slot holds the final count */
 		r->series[r->n_series++] = r->bound;
 	/* A second more: anything bound now was bound wrongly (the pods left wait for missing nodes). */
-	for (int64_t until = now_ns() + 1000000000LL; now_ns() < until;) {
+	for (int64_t until = bench_now_ns() + 1000000000LL; bench_now_ns() < until;) {
 		uv_run(&loop, UV_RUN_NOWAIT);
 		usleep(2000);
 	}
@@ -464,11 +400,11 @@ static void run_one(struct run *r)
 	if (!r->ok)
 		fprintf(stderr, "\n%s: only %d of %d bound before the deadline\n", r->name, r->bound, r->expected);
 	if (C.apiserver_pid) {
-		proc_usage(C.apiserver_pid, &api_cpu1, NULL);
+		bench_proc_usage(C.apiserver_pid, &api_cpu1, NULL);
 		r->apiserver_cpu_s = api_cpu1 - api_cpu0;
 	}
 	if (spawned) {
-		proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+		bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
 		uv_process_kill(&proc, SIGTERM);
 		uv_run(&loop, UV_RUN_NOWAIT);
 		if (!strcmp(r->name, "gpu-scheduler"))
@@ -478,27 +414,13 @@ static void run_one(struct run *r)
 out:
 	watching = NULL;
 	gs_watch_stop(w, NULL, NULL);
-	delete_ns(r->ns);
+	bench_namespace_delete(&loop, kube, r->ns);
 	if (spawned)
 		while (uv_is_active((uv_handle_t *)&proc))
 			uv_run(&loop, UV_RUN_ONCE);
 }
 
 /* ---- report ------------------------------------------------------------------------------------- */
-
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static double pct(int64_t *v, int n, double p)
-{
-	if (n == 0)
-		return 0;
-	int i = (int)(p * (n - 1));
-	return (double)v[i] / 1e6;
-}
 
 static void report(struct run *runs, int n)
 {
@@ -528,7 +450,7 @@ static void report(struct run *runs, int n)
 		for (int i = 0; i < C.pods; i++)
 			if (r->bound_ns[i] && r->created_ns[i])
 				lat[m++] = r->bound_ns[i] - (r->created_ns[i] > r->t0 ? r->created_ns[i] : r->t0);
-		qsort(lat, (size_t)m, sizeof(int64_t), cmp64);
+		bench_sort_ns(lat, m);
 		double secs = (double)(r->t_end - r->t0) / 1e9;
 		double cpu_us = r->bound ? r->cpu_s / r->bound * 1e6 : 0;
 		double api_us = r->bound ? r->apiserver_cpu_s / r->bound * 1e6 : 0;
@@ -538,14 +460,14 @@ static void report(struct run *runs, int n)
 			snprintf(ready_js, sizeof(ready_js), "%.3f", r->ready_s);
 		}
 		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %8.2f %8.2f\n", r->name,
-		       r->ok ? "yes" : "NO", ready, secs, tp[k], pct(lat, m, 0.5), pct(lat, m, 0.99), cpu_us,
+		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99), cpu_us,
 		       (double)r->rss_kb / 1024, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
 			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s}",
-			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], pct(lat, m, 0.5),
-			pct(lat, m, 0.9), pct(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js);
+			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], bench_pct_ms(lat, m, 0.5),
+			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js);
 	}
 	fprintf(js, "]}\n");
 	fclose(js);

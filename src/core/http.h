@@ -152,6 +152,7 @@ void gs_http_server_set_tls(struct gs_http_server *s, struct gs_tls_config *tls)
 
 struct gs_http_server_stats {
 	unsigned conns_open;
+	uint64_t conns_total; /* connections accepted and served (not those refused over max_conns) */
 	uint64_t requests_total, tls_failures_total, rejected_total;
 };
 void gs_http_server_stats(const struct gs_http_server *s, struct gs_http_server_stats *st);

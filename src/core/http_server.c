@@ -60,7 +60,7 @@ struct gs_http_server {
 	void *ud;
 	struct gs_conn_link conns;
 	unsigned n_conns;
-	uint64_t requests_total, tls_failures_total, rejected_total;
+	uint64_t conns_total, requests_total, tls_failures_total, rejected_total;
 	int port;
 	char addr[64];
 	unsigned closing : 1;
@@ -396,6 +396,7 @@ static void on_connection(uv_stream_t *listener, int status)
 		gs_conn__close(&sc->conn);
 		return;
 	}
+	s->conns_total++;
 	gs_conn__timer(&sc->conn, tls ? s->o.handshake_timeout_ms : s->o.idle_timeout_ms);
 }
 
@@ -519,6 +520,7 @@ void gs_http_server_set_tls(struct gs_http_server *s, struct gs_tls_config *tls)
 void gs_http_server_stats(const struct gs_http_server *s, struct gs_http_server_stats *st)
 {
 	st->conns_open = s->n_conns;
+	st->conns_total = s->conns_total;
 	st->requests_total = s->requests_total;
 	st->tls_failures_total = s->tls_failures_total;
 	st->rejected_total = s->rejected_total;

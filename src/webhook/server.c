@@ -75,6 +75,8 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 			   "result=\"failure\"", &st->cert_reload_failures);
 	gs_metrics_counter(m, "gpu_scheduler_webhook_tls_handshake_failures_total",
 			   "TLS handshakes on the webhook port that failed.", NULL, &st->tls_failures);
+	gs_metrics_counter(m, "gpu_scheduler_webhook_connections_total",
+			   "Connections accepted on the webhook port (each one a TLS handshake).", NULL, &st->connections);
 	gs_metrics_gauge(m, "gpu_scheduler_webhook_cert_not_after_seconds",
 			 "Expiry of the served webhook certificate, seconds since the epoch.", NULL, &st->cert_not_after);
 	gs_metrics_histogram(m, "gpu_scheduler_webhook_review_duration_seconds",
@@ -231,12 +233,19 @@ int gs_webhook_check_certs(struct gs_webhook *w)
 	return r;
 }
 
-static void on_reload_tick(uv_timer_t *t)
+/* The counters the HTTP server keeps, copied into ours: on every review and every reload tick. */
+static void refresh_server_stats(struct gs_webhook *w)
 {
-	struct gs_webhook *w = t->data;
 	struct gs_http_server_stats st;
 	gs_http_server_stats(w->server, &st);
 	w->stats->tls_failures.v = st.tls_failures_total;
+	w->stats->connections.v = st.conns_total;
+}
+
+static void on_reload_tick(uv_timer_t *t)
+{
+	struct gs_webhook *w = t->data;
+	refresh_server_stats(w);
 	gs_webhook_check_certs(w);
 }
 
@@ -280,6 +289,7 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 	size_t len;
 	const char *body = gs_http_req_body(req, &len);
 	struct gs_admission_result res;
+	refresh_server_stats(w);
 	uint64_t t0 = uv_hrtime();
 	gs_buf_reset(&w->out);
 	int r = gs_admission_review(w->admission, body, len, &w->out, &res);

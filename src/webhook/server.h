@@ -49,7 +49,8 @@ struct gs_webhook_stats {
 	struct gs_counter cert_reloads;         /* certificate pairs loaded after the start */
 	struct gs_counter cert_reload_failures; /* pairs that changed on disk but did not load */
 	struct gs_gauge cert_not_after;         /* expiry of the served leaf, seconds since the epoch */
-	struct gs_counter tls_failures;         /* TLS handshakes that failed (refreshed every reload tick) */
+	struct gs_counter tls_failures;         /* TLS handshakes that failed */
+	struct gs_counter connections;          /* connections accepted: as many as reviews = no keep-alive */
 	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
 };
 
@@ -60,7 +61,7 @@ void gs_webhook_stats_free(struct gs_webhook_stats *st);
  * Registers the series as gpu_scheduler_webhook_reviews_total{result="..."},
  * gpu_scheduler_webhook_errors_total{kind="internal|rejected"},
  * gpu_scheduler_webhook_cert_reloads_total{result="success|failure"},
- * gpu_scheduler_webhook_tls_handshake_failures_total,
+ * gpu_scheduler_webhook_tls_handshake_failures_total, gpu_scheduler_webhook_connections_total,
  * gpu_scheduler_webhook_cert_not_after_seconds and gpu_scheduler_webhook_review_duration_seconds.
  */
 void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make bench / bench-smoke: starts a control plane of its own (own directory and ports, so it never
-# meets the test cluster), runs build/gpu-scheduler-bench on it with the apiserver's PID for its CPU
-# figures, and takes it down. Arguments go to the bench (see bench/bench.c).
+# make bench / bench-smoke / bench-webhook: starts a control plane of its own (own directory and
+# ports, so it never meets the test cluster), runs build/gpu-scheduler-bench on it with the
+# apiserver's PID for its CPU figures, and takes it down. Arguments go to the bench (see
+# bench/bench.c); with "webhook" first, the rest go to build/gpu-scheduler-webhook-bench
+# (bench/webhook.c) instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export GS_CLUSTER_DIR=${GS_BENCH_DIR:-$PWD/build/bench-cluster}
@@ -14,5 +16,10 @@ export GS_ETCD_QUOTA=${GS_ETCD_QUOTA:-8589934592}
 tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 tests/cluster/cluster.sh up
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
+tool=build/gpu-scheduler-bench
+if [ "${1:-}" = webhook ]; then
+	tool=build/gpu-scheduler-webhook-bench
+	shift
+fi
 pid=$(cat "$GS_CLUSTER_DIR/pids/kube-apiserver.pid" 2>/dev/null || pgrep -f "kube-apiserver.*--secure-port $GS_APISERVER_PORT" | head -n 1)
-build/gpu-scheduler-bench --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "$@"
+"$tool" --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "$@"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prints what a cluster with real nodes changes on the host, one fact per line, so that the state
 # after `cluster.sh down` can be compared with the state before `up` (tests/run-all.sh, e2e phase):
-# processes and mounts naming the cluster directory, the nodes' cgroups, the CNI bridges, iptables
-# chains of Kubernetes, and the sysctls the kubelet and kube-proxy set.
+# processes and mounts naming the cluster directory, the nodes' cgroups, the CNI bridges (ours, and
+# buildah's, which images.sh must not make), iptables chains of Kubernetes, and the sysctls the
+# kubelet and kube-proxy set.
 #
 #   tests/e2e/host-state.sh CLUSTER_DIR
 set -u
@@ -14,7 +15,7 @@ for p in /proc/[0-9]*; do
 done
 awk -v d="$dir/" 'index($5, d) == 1 || index($4, d) == 1 { print "mount " $5 }' /proc/self/mountinfo
 for c in /sys/fs/cgroup/*/node[0-9]*; do [ -d "$c" ] && echo "cgroup $c"; done
-ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^gs-node/ { print "link " $2 }'
+ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^(gs-node|cni-podman)/ { print "link " $2 }'
 for t in filter nat mangle; do
 	iptables -t $t -S 2>/dev/null | awk -v t=$t '/^-N KUBE-/ { print "iptables " t " chain " $2 }'
 done

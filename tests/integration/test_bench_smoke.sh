@@ -2,6 +2,8 @@
 # bench-smoke: the load generator works end to end on the test cluster (fake nodes, pending pods in
 # the mixed shape, the raw binder and gpu-scheduler in turn) and every contender's outcome is right:
 # all pods that can bind are bound where their map says, the ones naming missing nodes are not.
+# Then the webhook bench: AdmissionReviews straight to the daemon and pod creates through the
+# apiserver with and without the webhook, every answer and every created pod checked.
 # It asserts correctness only, never a speed (speed is docs/performance.md's business).
 . "$(dirname "$0")/../lib.sh"
 test_begin
@@ -20,4 +22,26 @@ g = [c for c in json.load(open(sys.argv[1]))["contenders"] if c["name"] == "gpu-
 sys.exit(not (g["ready_s"] is not None and 0 < g["ready_s"] < g["seconds"]))' "$out/results.json"
 check "the raw binder has no ready time" grep -q '"name":"raw"[^}]*"ready_s":null' "$out/results.json"
 check "the fake nodes are gone" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
+
+wout=$GS_TEST_LOGS/$T_NAME-webhook
+rm -rf "$wout"
+check "webhook bench: 300 reviews at 200/s and closed loop, 4 x 40 pod creates" \
+	"$GS_BUILD_DIR/gpu-scheduler-webhook-bench" --kubeconfig "$KUBECONFIG" --requests 300 --rate 200 --conns 4 \
+	--pods 40 --create-conns 8 --daemon "$GS_DAEMON_BIN" --port "$(free_port)" --health-port "$(free_port)" --out "$wout"
+check "webhook.json: six phases, every request answered as expected" python3 -c '
+import json, sys
+ph = json.load(open(sys.argv[1]))["phases"]
+sys.exit(not (len(ph) == 6 and all(p["bad"] == 0 and p["ok"] == p["n"] for p in ph)
+              and [p["n"] for p in ph] == [300, 300, 40, 40, 40, 40]))' "$wout/webhook.json"
+# The daemon saw the apiserver's calls: every create in the webhook's namespaces, none elsewhere.
+check "webhook.json: the daemon reviewed the creates in the webhook's namespaces only" python3 -c '
+import json, sys
+ph = json.load(open(sys.argv[1]))["phases"]
+sys.exit(not ([p["server_reviews"] >= p["n"] for p in ph[3:5]] == [True, True] and ph[2]["server_reviews"] == 0
+              and ph[5]["server_reviews"] == 0))' "$wout/webhook.json"
+check "the server-side p99 was read from the daemon's histogram" \
+	grep -q '"name":"direct, open loop 200/s"[^}]*"server_p99_le_ms":[0-9]' "$wout/webhook.json"
+check "the bench's webhook configuration is gone" \
+	eval "! NS= kc get mutatingwebhookconfigurations -o name | grep -q gpu-scheduler-webhook-bench"
+check "its daemon is gone" eval "! pgrep -f -- '--out $wout' >/dev/null && ! pgrep -f 'tls-cert-file=$wout/' >/dev/null"
 test_end

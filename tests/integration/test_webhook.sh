@@ -183,8 +183,11 @@ check "no pod was bound without the variable" test -z "$(unbound_without | grep 
 
 scrape=$(daemon_http /metrics)
 for m in gpu_scheduler_webhook_reviews_total gpu_scheduler_webhook_review_duration_seconds_bucket \
-	gpu_scheduler_webhook_cert_not_after_seconds gpu_scheduler_webhook_tls_handshake_failures_total; do
+	gpu_scheduler_webhook_cert_not_after_seconds gpu_scheduler_webhook_tls_handshake_failures_total \
+	gpu_scheduler_webhook_connections_total; do
 	check "/metrics has $m" grep -q "^$m" <<<"$scrape"
 done
+check "the apiserver's connections to the webhook were counted" \
+	awk '$1 == "gpu_scheduler_webhook_connections_total" && $2 >= 1 { ok = 1 } END { exit !ok }' <<<"$scrape"
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

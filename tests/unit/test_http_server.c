@@ -219,6 +219,7 @@ static void test_keepalive_and_pipelining(void **state)
 	struct gs_http_server_stats st;
 	gs_http_server_stats(srv, &st);
 	assert_int_equal(st.requests_total, 2);
+	assert_int_equal(st.conns_total, 1); /* both on one connection */
 	raw_close(c);
 }
 
@@ -320,6 +321,7 @@ static void test_connection_cap(void **state)
 	struct gs_http_server_stats st;
 	gs_http_server_stats(srv, &st);
 	assert_int_equal(st.conns_open, 3);
+	assert_int_equal(st.conns_total, 3); /* the refused one is not counted as served */
 	for (int i = 0; i < 4; i++)
 		raw_close(c[i]);
 }
