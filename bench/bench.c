@@ -59,6 +59,7 @@ struct run {
 	double ready_s;        /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
 	double cpu_s, apiserver_cpu_s;
 	long rss_kb;
+	uint64_t rchar, wchar; /* bytes the contender read and wrote (its network traffic, TLS included) */
 	int ok;
 	int *series;           /* bound count per 100 ms since t0 */
 	int n_series;
@@ -381,8 +382,10 @@ static void run_one(struct run *r)
 		int slot = (int)((bench_now_ns() - r->t0) / 100000000);
 		while (r->n_series <= slot && r->n_series < 100000)
 			r->series[r->n_series++] = r->bound;
-		if (spawned)
+		if (spawned) {
 			bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+			bench_proc_io(proc.pid, &r->rchar, &r->wchar);
+		}
 		bench_progress(r->name, r->bound, r->expected);
 		usleep(2000);
 	}
@@ -405,6 +408,7 @@ static void run_one(struct run *r)
 	}
 	if (spawned) {
 		bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
+		bench_proc_io(proc.pid, &r->rchar, &r->wchar);
 		uv_process_kill(&proc, SIGTERM);
 		uv_run(&loop, UV_RUN_NOWAIT);
 		if (!strcmp(r->name, "gpu-scheduler"))
@@ -433,8 +437,8 @@ static void report(struct run *runs, int n)
 	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes, C.pods, C.shape,
 		C.events ? "true" : "false");
 	printf("\n%d pods (%s), %d nodes, %s\n", C.pods, C.shape, C.nodes, C.events ? "events on" : "events off");
-	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds", "pods/s",
-	       "p50 ms", "p99 ms", "cpu us/pod", "rss MiB", "api us/pod", "x raw", "x k-s");
+	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds",
+	       "pods/s", "p50 ms", "p99 ms", "cpu us/pod", "rss MiB", "KiB in/pod", "api us/pod", "x raw", "x k-s");
 	for (int k = 0; k < n; k++) {
 		struct run *r = &runs[k];
 		double secs = (double)(r->t_end - r->t0) / 1e9;
@@ -459,15 +463,17 @@ static void report(struct run *runs, int n)
 			snprintf(ready, sizeof(ready), "%.3f", r->ready_s);
 			snprintf(ready_js, sizeof(ready_js), "%.3f", r->ready_s);
 		}
-		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %8.2f %8.2f\n", r->name,
+		double kib_in = r->bound ? (double)r->rchar / 1024 / r->bound : 0;
+		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %10.1f %8.2f %8.2f\n", r->name,
 		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99), cpu_us,
-		       (double)r->rss_kb / 1024, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
+		       (double)r->rss_kb / 1024, kib_in, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
-			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s}",
+			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s,\"read_bytes\":%llu,\"written_bytes\":%llu}",
 			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], bench_pct_ms(lat, m, 0.5),
-			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js);
+			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js,
+			(unsigned long long)r->rchar, (unsigned long long)r->wchar);
 	}
 	fprintf(js, "]}\n");
 	fclose(js);

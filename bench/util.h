@@ -22,6 +22,10 @@ void bench_progress(const char *what, int done, int total);
  * Either is left untouched when /proc does not say. */
 void bench_proc_usage(int pid, double *cpu_s, long *hwm_kb);
 
+/* Bytes pid has read and written through syscalls (sockets included), from /proc/PID/io; 0 when
+ * unreadable. For a daemon that reads no files after its start, that is its network traffic. */
+void bench_proc_io(int pid, uint64_t *rchar, uint64_t *wchar);
+
 /* Sorts v[0..n) ascending (nanoseconds). */
 void bench_sort_ns(int64_t *v, int n);
 
@@ -39,7 +43,8 @@ int bench_request(uv_loop_t *loop, struct gs_kube *kube, const char *method, con
  * default ServiceAccount exists). 0, or -1 with a message on stderr. */
 int bench_namespace_create(uv_loop_t *loop, struct gs_kube *kube, const char *ns, const char *labels);
 
-/* Deletes every pod of ns at once (grace period 0: no kubelet will confirm) and then ns. */
+/* Deletes every pod of ns at once (grace period 0: no kubelet will confirm) and then ns, and waits
+ * (2 minutes at most) until ns is gone. */
 void bench_namespace_delete(uv_loop_t *loop, struct gs_kube *kube, const char *ns);
 
 #endif

@@ -49,8 +49,8 @@ for d in sorted(os.listdir(out)):
 rows.sort(key=lambda x: (x[1], not x[2], x[0]))
 base = {}
 print("| pods | nodes | events | raw pods/s | gpu-scheduler pods/s | x raw | x kube-scheduler QPS 10000 "
-      "| CPU us/pod | peak RSS MiB | ready s | p99 ms | us per pod (wall) | vs 1k pods |")
-print("|-----:|------:|:------:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|")
+      "| CPU us/pod | KiB in/pod | peak RSS MiB | ready s | p99 ms | us per pod (wall) | vs 1k pods |")
+print("|-----:|------:|:------:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|-----:|")
 for pods, nodes, ev, c in rows:
     g, raw = c["gpu-scheduler"], c["raw"]
     per = g["seconds"] / pods * 1e6
@@ -59,10 +59,11 @@ for pods, nodes, ev, c in rows:
     b = base.get((nodes, ev))
     ks = c.get("kube-scheduler-qps")
     ready = "%.3f" % g["ready_s"] if g.get("ready_s") is not None else "-"
-    print("| %d | %d | %s | %.0f | %.0f | %.2f | %s | %.0f | %.1f | %s | %.0f | %.0f | %s |" % (
+    print("| %d | %d | %s | %.0f | %.0f | %.2f | %s | %.0f | %.1f | %.1f | %s | %.0f | %.0f | %s |" % (
         pods, nodes, "on" if ev else "off", raw["pods_per_s"], g["pods_per_s"],
         g["pods_per_s"] / raw["pods_per_s"] if raw["pods_per_s"] else 0,
         "%.2f" % (g["pods_per_s"] / ks["pods_per_s"]) if ks else "-",
-        g["cpu_us_per_pod"], g["peak_rss_kb"] / 1024, ready, g["p99_ms"], per,
+        g["cpu_us_per_pod"], g.get("read_bytes", 0) / 1024 / max(g["bound"], 1), g["peak_rss_kb"] / 1024, ready,
+        g["p99_ms"], per,
         "%.2f" % (per / b) if b else "-"))
 PY
