@@ -90,15 +90,7 @@ static void on_done(int err, const struct gs_http_response *resp, const char *ms
 
 static void send_json(const char *method, const char *path, const char *body, const char *ctype, int64_t *stamp)
 {
-	struct gs_kube_req req = {
-		.method = method,
-		.path = path,
-		.body = body,
-		.body_len = body ? strlen(body) : 0,
-		.content_type = ctype,
-		.timeout_ms = 60000,
-	};
-	if (gs_kube_send(kube, &req, on_done, stamp, NULL) == 0)
+	if (bench_send(kube, method, path, body, ctype, on_done, stamp) == 0)
 		pending++;
 	else
 		failures++;

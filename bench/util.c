@@ -108,10 +108,9 @@ static void on_sync_done(int err, const struct gs_http_response *resp, const cha
 	}
 }
 
-int bench_request(uv_loop_t *loop, struct gs_kube *kube, const char *method, const char *path, const char *json,
-		  const char *content_type, struct gs_buf *body)
+int bench_send(struct gs_kube *kube, const char *method, const char *path, const char *json, const char *content_type,
+	       gs_kube_done_cb done, void *ud)
 {
-	struct sync_req s = {.body = body};
 	struct gs_kube_req req = {
 		.method = method,
 		.path = path,
@@ -120,7 +119,14 @@ int bench_request(uv_loop_t *loop, struct gs_kube *kube, const char *method, con
 		.content_type = content_type,
 		.timeout_ms = 60000,
 	};
-	int r = gs_kube_send(kube, &req, on_sync_done, &s, NULL);
+	return gs_kube_send(kube, &req, done, ud, NULL);
+}
+
+int bench_request(uv_loop_t *loop, struct gs_kube *kube, const char *method, const char *path, const char *json,
+		  const char *content_type, struct gs_buf *body)
+{
+	struct sync_req s = {.body = body};
+	int r = bench_send(kube, method, path, json, content_type, on_sync_done, &s);
 	if (r < 0)
 		return r;
 	while (!s.done)

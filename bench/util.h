@@ -32,6 +32,10 @@ void bench_sort_ns(int64_t *v, int n);
 /* The p-quantile (0..1) of sorted nanoseconds, in milliseconds; 0 when n is 0. */
 double bench_pct_ms(const int64_t *sorted, int n, double p);
 
+/* Sends one request (JSON body or NULL, 60 s timeout): gs_kube_send's result; done runs unless < 0. */
+int bench_send(struct gs_kube *kube, const char *method, const char *path, const char *json, const char *content_type,
+	       gs_kube_done_cb done, void *ud);
+
 /*
  * One request, waited for by running the loop: the HTTP status, or a negative code (the reason in
  * *body). The response body is copied into body when non-NULL.

@@ -382,9 +382,7 @@ static void create_phase(struct phase *ph, const char *name, const char *ns, con
 		struct create_ctx *c = calloc(1, sizeof(*c));
 		*c = (struct create_ctx){.ph = ph, .i = i, .expect_env = expect_env, .t_sent = bench_now_ns()};
 		pod_body(&body, i, scheduler);
-		struct gs_kube_req req = {.method = "POST", .path = path, .body = body.data, .body_len = body.len,
-					  .timeout_ms = 60000};
-		if (gs_kube_send(kube, &req, on_created, c, NULL) < 0) {
+		if (bench_send(kube, "POST", path, body.data, NULL, on_created, c) < 0) {
 			free(c);
 			ph->done++;
 			note_bad(ph, "gs_kube_send failed");
@@ -551,11 +549,11 @@ static void report(struct phase *ph, int n, FILE *js)
 		double s50 = p->n_le ? server_quantile_ms(p, 0.5) : -1, s99 = p->n_le ? server_quantile_ms(p, 0.99) : -1;
 		char s50s[16] = "-", s99s[16] = "-", s50j[16] = "null", s99j[16] = "null";
 		if (s50 >= 0) {
-			snprintf(s50s, sizeof(s50s), "<= %.1f", s50);
+			snprintf(s50s, sizeof(s50s), "<= %g", s50);
 			snprintf(s50j, sizeof(s50j), "%.3f", s50);
 		}
 		if (s99 >= 0) {
-			snprintf(s99s, sizeof(s99s), "<= %.1f", s99);
+			snprintf(s99s, sizeof(s99s), "<= %g", s99);
 			snprintf(s99j, sizeof(s99j), "%.3f", s99);
 		}
 		double cpu_us = p->n ? p->daemon_cpu_s / p->n * 1e6 : 0, api_us = p->n ? p->apiserver_cpu_s / p->n * 1e6 : 0;

