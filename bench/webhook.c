@@ -267,20 +267,20 @@ static void on_review(struct gs_http_call *call, int err, const struct gs_http_r
 		send_review(sent++);
 }
 
+static struct gs_buf review_buf; /* zeroed: an empty buffer, reused by every review; freed in main */
+
 static void send_review(int i)
 {
-	static struct gs_buf body;
 	static const struct gs_http_header ctype = {"Content-Type", "application/json"};
-	if (!body.cap)
-		gs_buf_init(&body, 0);
-	review_body(&body, i);
+	struct gs_buf *body = &review_buf;
+	review_body(body, i);
 	struct gs_http_request req = {
 		.method = "POST",
 		.path = "/mutate?timeout=10s",
 		.headers = &ctype,
 		.n_headers = 1,
-		.body = body.data,
-		.body_len = body.len,
+		.body = body->data,
+		.body_len = body->len,
 		.timeout_ms = 10000,
 	};
 	if (!due_ns[i])
@@ -712,6 +712,7 @@ out:
 			uv_run(&loop, UV_RUN_ONCE);
 	}
 	free(ca_pem);
+	gs_buf_free(&review_buf);
 	gs_http_client_close(hook, NULL, NULL);
 	gs_http_client_close(health, NULL, NULL);
 	gs_kube_close(kube, NULL, NULL);
