@@ -40,7 +40,7 @@ const char *gs_wait_reason_name(enum gs_wait_reason r)
 {
 	static const char *const names[GS_WAIT__COUNT] = {
 		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
-		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED",
+		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -187,11 +187,13 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 {
 	struct gs_sched__node *n;
 	enum gs_wait_reason before, after;
+	int64_t gpus_before;
 
 	if (!o->name || !*o->name)
 		return -EINVAL;
 	n = gs_sched__node_slot(s, o->name);
 	before = gs_sched__node_block(n);
+	gpus_before = n->gpus;
 	if (!n->present) {
 		n->present = 1;
 		s->nodes_present++;
@@ -200,8 +202,12 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	n->unschedulable = !!o->unschedulable;
 	n->gpus = o->gpus;
 	after = gs_sched__node_block(n);
-	if (before == after)
+	if (before == after) {
+		/* Pods waiting for a device the node did not advertise may fit now (or no longer). */
+		if (gpus_before != n->gpus && n->n_waiters)
+			node_changed(s, n);
 		return 0;
+	}
 	if (before == GS_WAIT_NONE)
 		s->nodes_schedulable--;
 	if (after == GS_WAIT_NONE)

@@ -113,6 +113,7 @@ enum gs_wait_reason {
 	GS_WAIT_NODE_MISSING,   /* the entry's node does not exist */
 	GS_WAIT_NODE_NOT_READY,
 	GS_WAIT_NODE_CORDONED,
+	GS_WAIT_NODE_DEVICES,   /* the node advertises fewer nvidia.com/gpu than a device index of the entry */
 	GS_WAIT__COUNT
 };
 

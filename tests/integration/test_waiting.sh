@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Waiting with a reason, and waking up on the event that removes it: a node that does not exist yet
-# (bound within a second of its creation), a cordoned node, a NotReady node.
+# (bound within a second of its creation), a cordoned node, a NotReady node, a node that advertises
+# fewer nvidia.com/gpu than the device the map names.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -53,6 +54,20 @@ check_eventually "NotReady node: FailedScheduling says so" 20 pod_event_has notr
 check "NotReady node: not bound" test -z "$(pod_node notready-0)"
 node_set_ready "$N5" True
 check_eventually "Ready again: bound at once" 5 pod_on notready-0 "$N5"
+
+# --- a device the node does not have ------------------------------------------------------------------
+node_gpus() {
+	api PATCH "/api/v1/nodes/$1/status" "{\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"$2\"},
+		\"allocatable\":{\"nvidia.com/gpu\":\"$2\"}}}" application/merge-patch+json >/dev/null
+}
+node_gpus "$N5" 2
+kc apply -f - >/dev/null <<<"$(pod_yaml dev-0 "0=$N5:1,3")"
+check_eventually "2-GPU node, device 3: FailedScheduling says so" 20 \
+	pod_event_has dev-0 "FailedScheduling: node \"$N5\" .* advertises 2 nvidia.com/gpu, so it has no device 3"
+check "2-GPU node, device 3: not bound" test -z "$(pod_node dev-0)"
+check "it counts as waiting" eval '[ "$(metric gpu_scheduler_waiting_pods)" -ge 1 ]'
+node_gpus "$N5" 4
+check_eventually "the node advertises 4: bound at once" 5 pod_on dev-0 "$N5"
 
 # --- repeats are aggregated: one pod waiting a while does not flood events -----------------------------
 kc apply -f - >/dev/null <<<"$(pod_yaml flood-0 '0=gs-never-there:0')"

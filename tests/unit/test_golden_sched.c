@@ -9,7 +9,7 @@
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
  *   config check_env=0|1 recreate=0|1         before anything else; a new engine
- *   node NAME [notready] [cordoned]           upsert
+ *   node NAME [notready] [cordoned] [gpus=N|gpus=none]   upsert (4 GPUs unless said)
  *   node-delete NAME
  *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner= cuda= cuda-mixed
  *                                             label-index= job-index= rv= deleting terminal
@@ -167,6 +167,10 @@ static void run_line(struct replay *r, char *line)
 				nd.ready = 0;
 			else if (!strcmp(tok[i], "cordoned"))
 				nd.unschedulable = 1;
+			else if (!strcmp(tok[i], "gpus=none"))
+				nd.gpus = -1;
+			else if (!strncmp(tok[i], "gpus=", 5))
+				nd.gpus = atoll(tok[i] + 5);
 		}
 		int rc = gs_sched_node_upsert(r->s, &nd, r->now);
 		if (rc < 0)
