@@ -55,6 +55,11 @@ struct gs_controller {
 	int freed_wanted;
 
 	/* metrics */
+	struct waiting_gauge {
+		struct gs_controller *c;
+		enum gs_wait_reason reason;
+		char labels[48]; /* reason="NODE_MISSING": the registry keeps the pointer */
+	} waiting_by[GS_WAIT__COUNT];
 	struct gs_counter bind_results[RES__COUNT];
 	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
 	struct gs_histogram bind_latency;
@@ -380,6 +385,12 @@ static double m_waiting(void *ud)
 	return (double)sched_stats(ud).by_state[GS_POD_WAITING];
 }
 
+static double m_waiting_by(void *ud)
+{
+	const struct waiting_gauge *g = ud;
+	return (double)sched_stats(g->c).waiting_by[g->reason];
+}
+
 static double m_bound(void *ud)
 {
 	return (double)sched_stats(ud).by_state[GS_POD_BOUND];
@@ -447,6 +458,14 @@ static void register_metrics(struct gs_controller *c)
 			    NULL, m_pending, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods", "Pending pods blocked by a reason (see their events).", NULL,
 			    m_waiting, c);
+	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++) {
+		struct waiting_gauge *g = &c->waiting_by[r];
+		*g = (struct waiting_gauge){.c = c, .reason = (enum gs_wait_reason)r};
+		snprintf(g->labels, sizeof(g->labels), "reason=\"%s\"", gs_wait_reason_name(g->reason));
+		gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods_by_reason",
+				    "Waiting pods by the reason their events give (NODE_MISSING, NOT_MUTATED, ...).",
+				    g->labels, m_waiting_by, g);
+	}
 	gs_metrics_gauge_fn(m, "gpu_scheduler_bound_pods", "Pods of ours known to be bound.", NULL, m_bound, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_bindings_inflight", "Binding requests in flight.", NULL, m_inflight, c);
 	for (int i = 0; i < RES__COUNT; i++)

@@ -65,7 +65,8 @@ kc apply -f - >/dev/null <<<"$(pod_yaml dev-0 "0=$N5:1,3")"
 check_eventually "2-GPU node, device 3: FailedScheduling says so" 20 \
 	pod_event_has dev-0 "FailedScheduling: node \"$N5\" .* advertises 2 nvidia.com/gpu, so it has no device 3"
 check "2-GPU node, device 3: not bound" test -z "$(pod_node dev-0)"
-check "it counts as waiting" eval '[ "$(metric gpu_scheduler_waiting_pods)" -ge 1 ]'
+check "it counts as waiting, by its reason" \
+	eval '[ "$(metric '"'"'gpu_scheduler_waiting_pods_by_reason{reason="NODE_DEVICES"}'"'"')" = 1 ]'
 node_gpus "$N5" 4
 check_eventually "the node advertises 4: bound at once" 5 pod_on dev-0 "$N5"
 
