@@ -46,6 +46,15 @@ struct cfg {
 	int nodes, pods, raw_conns, apiserver_pid, events;
 };
 
+#define REQ_KINDS 256 /* kinds seen in a run: ~100 on an idle 1.20 apiserver */
+
+/* Requests the apiserver served, by "VERB resource[/subresource]", from its apiserver_request_total. */
+struct req_counts {
+	int n;
+	char key[REQ_KINDS][80];
+	double v[REQ_KINDS];
+};
+
 struct run {
 	const char *name;
 	char ns[64];
@@ -58,6 +67,7 @@ struct run {
 	int64_t t0_wall_ms;    /* t0 on the wall clock, to compare with the contender's log */
 	double ready_s;        /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
 	double cpu_s, apiserver_cpu_s;
+	struct req_counts requests; /* what the apiserver served while this contender ran (a delta) */
 	long rss_kb;
 	uint64_t rchar, wchar; /* bytes the contender read and wrote (its network traffic, TLS included) */
 	int ok;
@@ -226,6 +236,67 @@ static void w_synced(struct gs_watch *w, void *ud)
 	synced = 1;
 }
 
+/* ---- what the apiserver served ------------------------------------------------------------------ */
+
+/* The value of label name in a Prometheus series' {...}, or "" (into out). */
+static void label(const char *series, const char *name, char *out, size_t size)
+{
+	char pat[48];
+	snprintf(pat, sizeof(pat), "%s=\"", name);
+	const char *p = strstr(series, pat);
+	size_t n = 0;
+	if (p) {
+		p += strlen(pat);
+		while (p[n] && p[n] != '"' && n + 1 < size)
+			n++;
+		memcpy(out, p, n);
+	}
+	out[n] = '\0';
+}
+
+/* apiserver_request_total summed by verb, resource and subresource (WATCH and LIST included). */
+static void read_requests(struct req_counts *rc)
+{
+	struct gs_buf body;
+	gs_buf_init(&body, 0);
+	memset(rc, 0, sizeof(*rc));
+	if (bench_request(&loop, kube, "GET", "/metrics", NULL, NULL, &body) != 200) {
+		gs_buf_free(&body);
+		return;
+	}
+	for (char *line = body.data; line && *line;) {
+		char *eol = strchr(line, '\n');
+		if (eol)
+			*eol = '\0';
+		if (!strncmp(line, "apiserver_request_total{", 24)) {
+			char verb[16], res[32], sub[24], key[80];
+			const char *val = strrchr(line, ' ');
+			label(line, "verb", verb, sizeof(verb));
+			label(line, "resource", res, sizeof(res));
+			label(line, "subresource", sub, sizeof(sub));
+			snprintf(key, sizeof(key), "%s %s%s%s", verb, res, *sub ? "/" : "", sub);
+			int k = 0;
+			while (k < rc->n && strcmp(rc->key[k], key) != 0)
+				k++;
+			if (k == rc->n && rc->n < REQ_KINDS)
+				snprintf(rc->key[rc->n++], sizeof(rc->key[0]), "%s", key);
+			if (k < rc->n && val)
+				rc->v[k] += strtod(val + 1, NULL);
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	gs_buf_free(&body);
+}
+
+/* after -= before, key by key. */
+static void requests_delta(struct req_counts *after, const struct req_counts *before)
+{
+	for (int k = 0; k < after->n; k++)
+		for (int j = 0; j < before->n; j++)
+			if (!strcmp(after->key[k], before->key[j]))
+				after->v[k] -= before->v[j];
+}
+
 /* ---- contenders --------------------------------------------------------------------------------- */
 
 static void on_proc_exit(uv_process_t *p, int64_t status, int sig);
@@ -345,6 +416,8 @@ static void run_one(struct run *r)
 		uv_run(&loop, UV_RUN_ONCE);
 
 	double api_cpu0 = 0, api_cpu1 = 0;
+	struct req_counts req0;
+	read_requests(&req0);
 	if (C.apiserver_pid)
 		bench_proc_usage(C.apiserver_pid, &api_cpu0, NULL);
 	uv_process_t proc;
@@ -398,6 +471,8 @@ static void run_one(struct run *r)
 		bench_proc_usage(C.apiserver_pid, &api_cpu1, NULL);
 		r->apiserver_cpu_s = api_cpu1 - api_cpu0;
 	}
+	read_requests(&r->requests);
+	requests_delta(&r->requests, &req0);
 	if (spawned) {
 		bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
 		bench_proc_io(proc.pid, &r->rchar, &r->wchar);
@@ -462,12 +537,30 @@ static void report(struct run *runs, int n)
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
-			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s,\"read_bytes\":%llu,\"written_bytes\":%llu}",
+			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s,\"read_bytes\":%llu,\"written_bytes\":%llu,"
+			"\"apiserver_requests\":{",
 			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], bench_pct_ms(lat, m, 0.5),
 			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js,
 			(unsigned long long)r->rchar, (unsigned long long)r->wchar);
+		for (int q = 0, first = 1; q < r->requests.n; q++) {
+			if (r->requests.v[q] <= 0)
+				continue;
+			fprintf(js, "%s\"%s\":%.0f", first ? "" : ",", r->requests.key[q], r->requests.v[q]);
+			first = 0;
+		}
+		fprintf(js, "}}");
 	}
 	fprintf(js, "]}\n");
+	/* What each contender made the apiserver do, per pod bound: where its CPU went. */
+	printf("\napiserver requests per pod bound (>= 0.01; WATCH counts a watch, not its events):\n");
+	for (int k = 0; k < n; k++) {
+		struct run *r = &runs[k];
+		printf("  %-20s", r->name);
+		for (int q = 0; q < r->requests.n && r->bound; q++)
+			if (r->requests.v[q] / r->bound >= 0.01)
+				printf(" %s %.2f;", r->requests.key[q], r->requests.v[q] / r->bound);
+		printf("\n");
+	}
 	fclose(js);
 	free(lat);
 

@@ -20,6 +20,15 @@ check "gpu-scheduler's ready time measured (0 < ready_s < seconds)" python3 -c '
 import json, sys
 g = [c for c in json.load(open(sys.argv[1]))["contenders"] if c["name"] == "gpu-scheduler"][0]
 sys.exit(not (g["ready_s"] is not None and 0 < g["ready_s"] < g["seconds"]))' "$out/results.json"
+# The apiserver's own counters: the raw binder sent exactly one Binding per pod that can bind;
+# gpu-scheduler at least that many, and a Scheduled event for each (events are on by default).
+check "apiserver_requests: one binding per pod (raw), bindings and events (gpu-scheduler)" python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["contenders"]}
+raw, g = c["raw"], c["gpu-scheduler"]
+sys.exit(not (raw["apiserver_requests"].get("POST pods/binding") == raw["expected"]
+              and g["apiserver_requests"].get("POST pods/binding", 0) >= g["expected"]
+              and g["apiserver_requests"].get("POST events", 0) >= g["expected"]))' "$out/results.json"
 check "the raw binder has no ready time" grep -q '"name":"raw"[^}]*"ready_s":null' "$out/results.json"
 check "the fake nodes are gone" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
 
