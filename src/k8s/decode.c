@@ -631,6 +631,27 @@ void gs_watch_event_free(struct gs_watch_event *ev)
 	ev->node.gpus = -1;
 }
 
+/* Decodes one list item into its record and hands it to cb. Returns cb's result (0 or < 0), -ENOMEM,
+ * or 1 when the item does not decode (ierr says why). */
+static int decode_item(const cJSON *it, enum gs_obj_kind kind, const char *map_annotation, gs_decode_item_cb cb,
+		       void *ud, char *ierr, size_t ierrlen)
+{
+	struct gs_pod_obj pod;
+	struct gs_node_obj node;
+	int r = kind == GS_OBJ_POD ? gs_decode_pod(it, map_annotation, &pod, ierr, ierrlen)
+				   : gs_decode_node(it, &node, ierr, ierrlen);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 1;
+	r = cb(kind, kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node, ud);
+	if (kind == GS_OBJ_POD)
+		gs_pod_obj_free(&pod);
+	else
+		gs_node_obj_free(&node);
+	return r;
+}
+
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
 		      unsigned *skipped, char *err, size_t errlen)
@@ -660,26 +681,17 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 		goto out;
 	}
 	cJSON_ArrayForEach(it, items) {
-		struct gs_pod_obj pod;
-		struct gs_node_obj node;
-		const void *obj = kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node;
-		int ir = kind == GS_OBJ_POD ? gs_decode_pod(it, map_annotation, &pod, ierr, sizeof(ierr))
-					    : gs_decode_node(it, &node, ierr, sizeof(ierr));
+		r = decode_item(it, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
 		i++;
-		if (ir == -ENOMEM) {
+		if (r == -ENOMEM) {
 			r = dnomem(&d);
 			goto out;
 		}
-		if (ir < 0) {
+		if (r > 0) {
 			nskip++;
 			gs_log_warn("%s: item %d skipped: %s", d.what, i - 1, ierr);
 			continue;
 		}
-		r = cb(kind, obj, ud);
-		if (kind == GS_OBJ_POD)
-			gs_pod_obj_free(&pod);
-		else
-			gs_node_obj_free(&node);
 		if (r < 0) {
 			snprintf(ierr, sizeof(ierr), "stopped by the caller (%d)", r);
 			if (err && errlen)
@@ -705,9 +717,6 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 {
 	struct dctx d = {0};
 	char ierr[512];
-	struct gs_pod_obj pod;
-	struct gs_node_obj node;
-	const void *obj = kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node;
 	cJSON *root;
 	int r;
 
@@ -721,21 +730,13 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 		(*skipped)++;
 		return 0;
 	}
-	r = kind == GS_OBJ_POD ? gs_decode_pod(root, map_annotation, &pod, ierr, sizeof(ierr))
-			       : gs_decode_node(root, &node, ierr, sizeof(ierr));
+	r = decode_item(root, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
 	cJSON_Delete(root);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
+	if (r > 0) {
 		gs_log_warn("%s skipped: %s", d.what, ierr);
 		(*skipped)++;
 		return 0;
 	}
-	r = cb(kind, obj, ud);
-	if (kind == GS_OBJ_POD)
-		gs_pod_obj_free(&pod);
-	else
-		gs_node_obj_free(&node);
 	return r;
 }
 
