@@ -186,15 +186,17 @@ static int parse_index(const char *a, const char *b, int line, long *out, struct
 
 /*
  * Validates the device list [a, b) and writes its canonical form (items trimmed, joined by ',') at
- * *pool. Returns the number of devices or -EINVAL.
+ * *pool, and the highest GPU index in it at *max_index (-1 if none). Returns the number of devices
+ * or -EINVAL.
  */
-static int parse_devices(const char *a, const char *b, int line, const char *node, char **pool,
+static int parse_devices(const char *a, const char *b, int line, const char *node, char **pool, long *max_index,
 			 struct gs_map_error *err)
 {
 	char q[QUOTE_MAX * 4 + 8];
 	char *w = *pool;
 	int n = 1;
 
+	*max_index = -1;
 	if (a == b)
 		return fail(err, line, "empty device list for node \"%s\"", node);
 	for (const char *s = a; s < b; s++)
@@ -211,6 +213,13 @@ static int parse_devices(const char *a, const char *b, int line, const char *nod
 		if (!device_valid(ia, (size_t)(ib - ia)))
 			return fail(err, line, "invalid device %s (want a GPU index like 0 or a GPU-/MIG- UUID)",
 				    quote(q, sizeof(q), ia, (size_t)(ib - ia)));
+		if (is_digit(*ia)) { /* a GPU index: at most 9 digits (device_valid) */
+			long v = 0;
+			for (const char *d = ia; d < ib; d++)
+				v = v * 10 + (*d - '0');
+			if (v > *max_index)
+				*max_index = v;
+		}
 		if (w != *pool)
 			*w++ = ',';
 		memcpy(w, ia, (size_t)(ib - ia));
@@ -287,7 +296,7 @@ static int parse_line(struct gs_map *m, const char *ls, const char *le, int line
 	da = colon + 1;
 	trim(&da, &db);
 	e->devices = *pool;
-	if ((rc = parse_devices(da, db, line, e->node, pool, err)) < 0)
+	if ((rc = parse_devices(da, db, line, e->node, pool, &e->max_index, err)) < 0)
 		return rc;
 	e->n_devices = rc;
 	m->table[slot] = (uint32_t)(m->n + 1);

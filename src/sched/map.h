@@ -25,6 +25,7 @@ struct gs_map_entry {
 	const char *node;    /* NUL-terminated, owned by the map */
 	const char *devices; /* canonical: devices joined by ',' with no blanks, e.g. "0,1" */
 	int n_devices;
+	long max_index;      /* the highest GPU index among devices; -1 when they are all UUIDs */
 	int line;            /* 1-based line of the entry in the annotation */
 };
 

@@ -180,41 +180,12 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
 		     p->entry->devices);
 }
 
-/*
- * The first numeric device of devices (canonical: "0,1" or UUIDs, comma-separated) that node n does
- * not have when it advertises nvidia.com/gpu, else -1. GPU-/MIG- UUIDs are not checked: the node's
- * object does not list them. A node that advertises no count is not checked either.
- */
-static long absent_device(const struct gs_sched__node *n, const char *devices)
-{
-	const char *d = devices;
-
-	if (n->gpus < 0)
-		return -1;
-	while (*d) {
-		if (*d >= '0' && *d <= '9') {
-			char *end;
-			long v = strtol(d, &end, 10);
-			if (v >= n->gpus)
-				return v;
-			d = end;
-		} else {
-			while (*d && *d != ',')
-				d++;
-		}
-		if (*d == ',')
-			d++;
-	}
-	return -1;
-}
-
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	struct gs_sched__node *n;
 	enum gs_wait_reason r;
 	char msg[MSG_MAX];
 	const char *what = "";
-	long dev;
 
 	if (p->intrinsic != GS_WAIT_NONE) {
 		set_waiting(s, p, p->intrinsic, NULL, p->imsg);
@@ -222,11 +193,12 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	}
 	n = gs_hmap_get_str(&s->nodes, p->entry->node);
 	r = gs_sched__node_block(n);
-	if (r == GS_WAIT_NONE && (dev = absent_device(n, p->entry->devices)) >= 0) {
+	/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
+	if (r == GS_WAIT_NONE && n->gpus >= 0 && p->entry->max_index >= n->gpus) {
 		snprintf(msg, sizeof(msg),
 			 "node \"%s\" named by %s line %d for index %ld advertises %lld nvidia.com/gpu, "
 			 "so it has no device %ld",
-			 n->name, s->cfg.annotation, p->entry->line, p->index, (long long)n->gpus, dev);
+			 n->name, s->cfg.annotation, p->entry->line, p->index, (long long)n->gpus, p->entry->max_index);
 		set_waiting(s, p, GS_WAIT_NODE_DEVICES, n, msg);
 		return;
 	}

@@ -50,6 +50,7 @@ static void test_task_map(void **state)
 	assert_string_equal(e->node, "node3");
 	assert_string_equal(e->devices, "0,1,2");
 	assert_int_equal(e->n_devices, 3);
+	assert_int_equal(e->max_index, 2);
 	assert_int_equal(e->line, 3);
 	assert_string_equal(gs_map_lookup(m, 4)->node, "node4");
 	assert_null(gs_map_lookup(m, 5));
@@ -66,8 +67,10 @@ static void test_blanks_comments_uuids(void **state)
 	const struct gs_map_entry *e = gs_map_lookup(m, 7);
 	assert_string_equal(e->node, "gpu-a.example.com");
 	assert_string_equal(e->devices, "GPU-8f2c0a7e-1d2b-4c3d-9e8f-0123456789ab,3");
+	assert_int_equal(e->max_index, 3); /* the UUID does not count */
 	assert_int_equal(e->line, 3);
 	assert_string_equal(gs_map_lookup(m, 8)->devices, "MIG-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809");
+	assert_int_equal(gs_map_lookup(m, 8)->max_index, -1);
 	gs_map_unref(m);
 }
 
