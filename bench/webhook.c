@@ -304,10 +304,10 @@ static void on_tick(uv_timer_t *t)
 	}
 }
 
-static void direct_phase(struct phase *ph, const char *name, int rate)
+static void direct_phase(struct phase *ph, const char *name, int n, int rate)
 {
-	due_ns = calloc((size_t)C.requests, sizeof(int64_t));
-	phase_begin(ph, name, C.requests);
+	due_ns = calloc((size_t)n, sizeof(int64_t));
+	phase_begin(ph, name, n);
 	cur = ph;
 	sent = 0;
 	open_rate = rate;
@@ -653,7 +653,7 @@ int main(int argc, char **argv)
 	gs_tls_config_unref(tls);
 
 	struct phase ph[6];
-	int n = 0, all_ok = 0, requests = C.requests;
+	int n = 0, all_ok = 0;
 	char ns[4][64];
 	unsigned tag = (unsigned)(bench_now_ns() & 0xffff);
 	snprintf(ns[0], sizeof(ns[0]), "gsw-off-%04x", tag);
@@ -663,14 +663,12 @@ int main(int argc, char **argv)
 	if (start_daemon() < 0)
 		goto out;
 	/* Warm-up, not reported: every connection's TLS handshake done, the daemon's map cache filled. */
-	C.requests = C.conns * 8 > C.requests ? C.requests : C.conns * 8;
-	direct_phase(&ph[0], "warm-up", 0);
+	direct_phase(&ph[0], "warm-up", C.conns * 8 > C.requests ? C.requests : C.conns * 8, 0);
 	free(ph[0].lat_ns);
-	C.requests = requests;
 	char name[64];
 	snprintf(name, sizeof(name), "direct, open loop %d/s", C.rate);
-	direct_phase(&ph[n++], strdup(name), C.rate);
-	direct_phase(&ph[n++], strdup("direct, closed loop"), 0);
+	direct_phase(&ph[n++], strdup(name), C.requests, C.rate);
+	direct_phase(&ph[n++], strdup("direct, closed loop"), C.requests, 0);
 	static const char on[] = "{\"gpu-scheduler.bench/webhook\":\"on\"}";
 	if (bench_namespace_create(&loop, kube, ns[0], NULL) < 0 || bench_namespace_create(&loop, kube, ns[1], on) < 0 ||
 	    bench_namespace_create(&loop, kube, ns[2], on) < 0 || bench_namespace_create(&loop, kube, ns[3], NULL) < 0 ||
