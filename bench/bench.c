@@ -5,6 +5,7 @@
  *   build/gpu-scheduler-bench --kubeconfig build/cluster/kubeconfig --nodes 100 --pods 2000 \
  *       [--shape sts|per-pod|mixed] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
  *       [--raw-conns 32] [--kube-scheduler PATH] [--apiserver-pid PID] [--events=false] [--out DIR]
+ *       [--foreign N]
  *
  * Contenders:
  *   raw                 the bench POSTs the Bindings itself over --raw-conns connections, no logic:
@@ -19,7 +20,12 @@
  *
  * Shapes: sts (groups of 1,000 pods named gK-I sharing one map, like StatefulSets), per-pod (each pod
  * its own one-line map), mixed (sts, with every tenth entry naming a node that does not exist: those
- * pods wait, the rest must all bind).
+ * pods wait, the rest must all bind). Pod i goes to node bn-(i mod N) with GPU (i div N) mod 8, and
+ * every pod carries gpu-scheduler.io/allow-shared-devices: "true": beyond 8 pods per node, devices
+ * are shared (bare pods are each their own owner for the device ledger).
+ *
+ * --foreign N: N pods of another scheduler, bound at creation to the nodes in turn (10m cpu, 16Mi),
+ * in their own namespace for the whole run: what every contender has to list, watch and count.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +49,7 @@
 
 struct cfg {
 	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon;
-	int nodes, pods, raw_conns, apiserver_pid, events;
+	int nodes, pods, raw_conns, apiserver_pid, events, foreign;
 };
 
 #define REQ_KINDS 256 /* kinds seen in a run: ~100 on an idle 1.20 apiserver */
@@ -149,7 +155,7 @@ static int pod_target(int i, char *node, size_t nl, int *dev)
 		snprintf(node, nl, "bn-missing-%d", i % C.nodes);
 	else
 		snprintf(node, nl, "bn-%d", i % C.nodes);
-	*dev = i % 8;
+	*dev = (i / C.nodes) % 8;
 	return missing;
 }
 
@@ -186,7 +192,8 @@ static void make_pods(struct run *r, int kube_sched)
 		gs_buf_reset(&body);
 		gs_buf_printf(&body,
 			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\",\"annotations\":"
-			      "{\"gpu-scheduling-map\":\"%s\"}},\"spec\":{\"schedulerName\":\"%s\","
+			      "{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"}},"
+			      "\"spec\":{\"schedulerName\":\"%s\","
 			      "\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
 			      "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
 			      "\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
@@ -202,6 +209,32 @@ static void make_pods(struct run *r, int kube_sched)
 	wait_all("pods", C.pods);
 	gs_buf_free(&map);
 	gs_buf_free(&body);
+}
+
+/* Pods of another scheduler, bound at creation (spec.nodeName), in namespace ns. */
+static void make_foreign(const char *ns)
+{
+	char path[256], body[1024];
+
+	if (bench_namespace_create(&loop, kube, ns, NULL) < 0) {
+		fprintf(stderr, "cannot create namespace %s\n", ns);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	for (int i = 0; i < C.foreign; i++) {
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f-%d\"},\"spec\":{"
+			 "\"nodeName\":\"bn-%d\",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
+			 "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"resources\":{\"requests\":"
+			 "{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+			 i, i % C.nodes);
+		send_json("POST", path, body, NULL, NULL);
+		if (pending >= 256)
+			while (pending >= 128)
+				uv_run(&loop, UV_RUN_ONCE);
+		bench_progress("foreign pods", i + 1 - pending, C.foreign);
+	}
+	wait_all("foreign pods", C.foreign);
 }
 
 /* ---- the watch that measures ---------------------------------------------------------------------- */
@@ -501,9 +534,11 @@ static void report(struct run *runs, int n)
 	int64_t *lat = malloc(sizeof(int64_t) * (size_t)C.pods);
 	snprintf(path, sizeof(path), "%s/results.json", C.out);
 	FILE *js = fopen(path, "w");
-	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes, C.pods, C.shape,
+	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"foreign_pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes,
+		C.pods, C.foreign, C.shape,
 		C.events ? "true" : "false");
-	printf("\n%d pods (%s), %d nodes, %s\n", C.pods, C.shape, C.nodes, C.events ? "events on" : "events off");
+	printf("\n%d pods (%s), %d nodes, %d pods of another scheduler, %s\n", C.pods, C.shape, C.nodes, C.foreign,
+	       C.events ? "events on" : "events off");
 	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds",
 	       "pods/s", "p50 ms", "p99 ms", "cpu us/pod", "rss MiB", "KiB in/pod", "api us/pod", "x raw", "x k-s");
 	for (int k = 0; k < n; k++) {
@@ -606,7 +641,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
 			"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
-			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n");
+			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
+			"  [--foreign N]\n");
 }
 
 int main(int argc, char **argv)
@@ -618,6 +654,7 @@ int main(int argc, char **argv)
 		{"kubeconfig", 1, 0, 'k'}, {"nodes", 1, 0, 'n'},  {"pods", 1, 0, 'p'},          {"shape", 1, 0, 's'},
 		{"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'}, {"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},
 		{"apiserver-pid", 1, 0, 'a'}, {"events", 1, 0, 'e'}, {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
+		{"foreign", 1, 0, 'f'},
 		{0, 0, 0, 0}};
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -633,10 +670,11 @@ int main(int argc, char **argv)
 		case 'a': C.apiserver_pid = atoi(optarg); break;
 		case 'e': C.events = strcmp(optarg, "false") != 0; break;
 		case 'o': C.out = optarg; break;
+		case 'f': C.foreign = atoi(optarg); break;
 		default: usage(); return o == 'h' ? 0 : 2;
 		}
 	}
-	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 ||
+	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 || C.foreign < 0 ||
 	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed"))) {
 		usage();
 		return 2;
@@ -662,6 +700,11 @@ int main(int argc, char **argv)
 	gs_kubeconfig_free(&kc);
 
 	make_nodes();
+	char foreign_ns[64] = "";
+	if (C.foreign) {
+		snprintf(foreign_ns, sizeof(foreign_ns), "gsb-foreign-%04x", (unsigned)(bench_now_ns() & 0xffff));
+		make_foreign(foreign_ns);
+	}
 	struct run runs[8];
 	int n = 0;
 	char list[256];
@@ -677,6 +720,8 @@ int main(int argc, char **argv)
 		n++;
 	}
 	report(runs, n);
+	if (C.foreign)
+		bench_namespace_delete(&loop, kube, foreign_ns);
 
 	char path[128];
 	for (int i = 0; i < C.nodes; i++) {

@@ -40,6 +40,7 @@ struct config {
 	int events;
 	int require_env;
 	int recreate_unmutated;
+	const char *device_sharing;
 	int no_webhook;
 	const char *webhook_addr;
 	const char *tls_cert_file;
@@ -90,6 +91,15 @@ static int validate_readable(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int validate_sharing(const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "exclusive") != 0 && strcmp(v, "any") != 0) {
+		snprintf(err, errlen, "\"%s\" must be exclusive or any", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 #define OPT(f) offsetof(struct config, f)
 static const struct gs_opt options[] = {
 	{"kubeconfig", "KUBECONFIG_PATH", GS_OPT_STRING, NULL, 0, 0, OPT(kubeconfig), validate_readable,
@@ -112,6 +122,8 @@ static const struct gs_opt options[] = {
 	 "bind only pods whose containers carry the map's CUDA_VISIBLE_DEVICES (set by the webhook)"},
 	{"recreate-unmutated", "GS_RECREATE_UNMUTATED", GS_OPT_BOOL, "true", 0, 0, OPT(recreate_unmutated), NULL,
 	 "delete StatefulSet/Job pods the webhook missed so their controller recreates them"},
+	{"device-sharing", "GS_DEVICE_SHARING", GS_OPT_STRING, "exclusive", 0, 0, OPT(device_sharing),
+	 validate_sharing, "exclusive: a GPU held by a pod of one owner waits for it; any: never refuse (still counted)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
@@ -316,6 +328,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.max_inflight_binds = (unsigned)d->cfg.max_inflight_binds,
 		.check_env = d->cfg.require_env,
 		.recreate_unmutated = d->cfg.recreate_unmutated,
+		.device_sharing_any = strcmp(d->cfg.device_sharing, "any") == 0,
 		.events = d->cfg.events,
 		.seed = random_seed(),
 	};

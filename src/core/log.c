@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,4 +116,10 @@ void gs_log_emit(enum gs_log_level level, const char *file, int line, const char
 	if (log_sink)
 		log_sink(level, msg, log_sink_data);
 	errno = saved_errno;
+}
+
+void gs_assert_fail(const char *expr, const char *file, int line)
+{
+	gs_log_emit(GS_LOG_ERROR, file, line, "assertion failed: %s", expr);
+	abort();
 }

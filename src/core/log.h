@@ -56,4 +56,11 @@ void gs_log_set_sink(gs_log_sink_cb cb, void *data);
 #define gs_log_debug(...) GS_LOG_AT(GS_LOG_DEBUG, __VA_ARGS__)
 #define gs_log_trace(...) GS_LOG_AT(GS_LOG_TRACE, __VA_ARGS__)
 
+/*
+ * An invariant a header states, checked always (not only in debug builds): on failure, one error line
+ * with the file, the line and the expression, then abort(). For conditions no outside input can cause.
+ */
+_Noreturn void gs_assert_fail(const char *expr, const char *file, int line);
+#define GS_ASSERT(e) ((e) ? (void)0 : gs_assert_fail(#e, __FILE__, __LINE__))
+
 #endif

@@ -169,6 +169,11 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 {
 	struct gs_api_pod_ref pod = {.ns = r->ns, .name = r->name, .uid = r->uid};
 
+	if (r->kind == GS_REPORT_DEVICE_PLUGIN) {
+		gs_log_warn("pod %s/%s: %s", r->ns, r->name, r->message);
+		send_event(c, &pod, GS_EVENT_WARNING, "DevicePluginRequest", r->message);
+		return;
+	}
 	gs_log_info("pod %s/%s waits: %s", r->ns, r->name, r->message);
 	send_condition(c, &pod, r->message);
 	send_event(c, &pod, GS_EVENT_WARNING, "FailedScheduling", r->message);
@@ -361,8 +366,8 @@ static void on_synced(struct gs_watch *w, void *ud)
 			c->caches_synced = 1;
 	}
 	gs_sched_stats(c->sched, &st);
-	gs_log_info("%s synced: %zu pods of ours (%zu pending), %zu nodes (%zu schedulable)", gs_watch_name(w), st.pods,
-		    st.pending, st.nodes, st.nodes_schedulable);
+	gs_log_info("%s synced: %zu pods of ours (%zu pending), %zu pods counted on nodes, %zu nodes (%zu schedulable)",
+		    gs_watch_name(w), st.pods, st.pending, st.uses, st.nodes, st.nodes_schedulable);
 	want_pump(c);
 }
 
@@ -404,6 +409,21 @@ static double m_cache_pods(void *ud)
 static double m_cache_nodes(void *ud)
 {
 	return (double)sched_stats(ud).nodes;
+}
+
+static double m_uses(void *ud)
+{
+	return (double)sched_stats(ud).uses;
+}
+
+static double m_devs_held(void *ud)
+{
+	return (double)sched_stats(ud).devices_held;
+}
+
+static double m_devs_shared(void *ud)
+{
+	return (double)sched_stats(ud).devices_shared;
 }
 
 static double m_maps(void *ud)
@@ -491,6 +511,12 @@ static void register_metrics(struct gs_controller *c)
 			    m_cache_nodes, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"map\"", m_maps,
 			    c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.",
+			    "kind=\"node_pod\"", m_uses, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices", "GPU devices in the ledger with a holder (node, device).",
+			    "state=\"held\"", m_devs_held, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices", "GPU devices in the ledger with a holder (node, device).",
+			    "state=\"shared\"", m_devs_shared, c);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
 			   &c->events_sent);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
@@ -530,6 +556,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.annotation = opts->annotation;
 	sc.check_env = opts->check_env;
 	sc.recreate_unmutated = opts->recreate_unmutated;
+	sc.device_sharing_any = opts->device_sharing_any;
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
 	if (!c->scheduler_name || !c->annotation || !c->sched) {
@@ -549,9 +576,12 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	register_metrics(c);
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
-	/* Terminal pods need no placement; the apiserver sends DELETED when a pod leaves the selector. */
-	snprintf(selector, sizeof(selector), "spec.schedulerName=%s,status.phase!=Succeeded,status.phase!=Failed",
-		 opts->scheduler_name);
+	/*
+	 * Every non-terminal pod, whatever its scheduler: the node checks count what the pods of others take
+	 * from a node (kube-scheduler's informer uses the same selector). The apiserver sends DELETED when a
+	 * pod leaves the selector by ending, which frees its node's resources and devices.
+	 */
+	snprintf(selector, sizeof(selector), "status.phase!=Succeeded,status.phase!=Failed");
 	struct gs_watch_opts wo = {
 		.kind = GS_OBJ_NODE,
 		.path = "/api/v1/nodes",

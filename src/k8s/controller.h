@@ -26,6 +26,7 @@ struct gs_controller_opts {
 	unsigned max_inflight_binds;
 	int check_env;                 /* refuse pods whose containers lack the map's CUDA_VISIBLE_DEVICES */
 	int recreate_unmutated;        /* and delete them when a StatefulSet or Job will recreate them */
+	int device_sharing_any;        /* --device-sharing=any: the ledger counts but never refuses */
 	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
 	uint64_t seed;
 };

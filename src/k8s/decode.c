@@ -1,5 +1,5 @@
 /*
- * decode.c: see decode.h and docs/k8s-decode.md.
+ * decode.c: see decode.h and docs/k8s-decode.md (quantities and times: decode_scalar.c).
  *
  * cJSON builds the whole tree of one event or one list page; we then walk only the fixed paths we
  * need. The reading helpers below share one rule: absent or null is "not there" (0 returned, output
@@ -7,13 +7,11 @@
  */
 #include "k8s/decode.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/log.h"
 
@@ -46,6 +44,12 @@ static int dnomem(struct dctx *d)
 
 /* ---- reading helpers ----------------------------------------------------------------------------- */
 
+/*
+ * The helpers take the field's parent path and key and name the field as "path.key" ("spec" and
+ * "nodeName": spec.nodeName; a top-level field has the path ""), formatted only on failure.
+ */
+#define DOT(path) ((path)[0] ? "." : "")
+
 /* obj[key], or NULL when obj is not an object, the key is absent, or its value is null. */
 static const cJSON *get(const cJSON *obj, const char *key)
 {
@@ -60,7 +64,7 @@ static int get_obj(struct dctx *d, const cJSON *parent, const char *key, const c
 	const cJSON *v = get(parent, key);
 	*out = NULL;
 	if (v && !cJSON_IsObject(v))
-		return dfail(d, "%s is not an object", path);
+		return dfail(d, "%s%s%s is not an object", path, DOT(path), key);
 	*out = v;
 	return 0;
 }
@@ -70,7 +74,7 @@ static int get_arr(struct dctx *d, const cJSON *parent, const char *key, const c
 	const cJSON *v = get(parent, key);
 	*out = NULL;
 	if (v && !cJSON_IsArray(v))
-		return dfail(d, "%s is not a list", path);
+		return dfail(d, "%s%s%s is not a list", path, DOT(path), key);
 	*out = v;
 	return 0;
 }
@@ -81,7 +85,7 @@ static int get_sref(struct dctx *d, const cJSON *parent, const char *key, const 
 	const cJSON *v = get(parent, key);
 	*out = NULL;
 	if (v && !cJSON_IsString(v))
-		return dfail(d, "%s is not a string", path);
+		return dfail(d, "%s%s%s is not a string", path, DOT(path), key);
 	*out = v ? v->valuestring : NULL;
 	return 0;
 }
@@ -103,175 +107,330 @@ static int get_bool(struct dctx *d, const cJSON *parent, const char *key, const 
 	const cJSON *v = get(parent, key);
 	*out = 0;
 	if (v && !cJSON_IsBool(v))
-		return dfail(d, "%s is not a boolean", path);
+		return dfail(d, "%s%s%s is not a boolean", path, DOT(path), key);
 	*out = cJSON_IsTrue(v);
 	return 0;
 }
 
-/* map[key] where map is a string->string object (labels, annotations). */
-static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const char *mapname, char **out)
+/*
+ * An integer in [lo, hi]; absent leaves *out alone (the caller's default). cJSON holds numbers as
+ * doubles: a fraction is refused, and 2^63 (what 9223372036854775807 becomes) reads as INT64_MAX.
+ */
+static int get_int(struct dctx *d, const cJSON *parent, const char *key, const char *path, int64_t lo, int64_t hi,
+		   int64_t *out)
 {
-	char path[256];
-	*out = NULL;
-	if (!map || !key)
+	const cJSON *v = get(parent, key);
+	double x;
+	int64_t i;
+
+	if (!v)
 		return 0;
-	snprintf(path, sizeof(path), "%s[\"%s\"]", mapname, key);
-	return get_str(d, map, key, path, out);
-}
-
-/* ---- scalars ------------------------------------------------------------------------------------- */
-
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
+	x = v->valuedouble;
+	if (!cJSON_IsNumber(v) || x != x)
+		return dfail(d, "%s%s%s is not an integer", path, DOT(path), key);
+	if (x < (double)lo || x > (double)hi)
+		return dfail(d, "%s%s%s %g is out of range", path, DOT(path), key, x);
+	i = x >= 0x1p63 ? INT64_MAX : (int64_t)x;
+	if ((double)i != x)
+		return dfail(d, "%s%s%s is not an integer", path, DOT(path), key);
+	*out = i;
 	return 0;
 }
 
-int gs_decode_time(const char *s, int64_t *ms)
+/* map[key] where map is a string->string object (labels, annotations), borrowed. */
+static int get_map_sref(struct dctx *d, const cJSON *map, const char *key, const char *mapname, const char **out)
 {
-	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	int Y, M, D, h, m, sec, frac_ms = 0, off_min = 0;
-	struct tm tm = {0};
-	const char *p;
+	const cJSON *v = key ? get(map, key) : NULL;
+	*out = NULL;
+	if (v && !cJSON_IsString(v))
+		return dfail(d, "%s[\"%.64s\"] is not a string", mapname, key);
+	*out = v ? v->valuestring : NULL;
+	return 0;
+}
 
-	*ms = 0;
-	if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) || s[7] != '-' ||
-	    digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) || s[13] != ':' ||
-	    digits(s + 14, 2, &m) || s[16] != ':' || digits(s + 17, 2, &sec))
-		return -EINVAL;
-	if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 60)
-		return -EINVAL;
-	p = s + 19;
-	if (*p == '.') {
-		int n = 0;
-		for (p++; isdigit((unsigned char)*p); p++, n++)
-			if (n < 3)
-				frac_ms = frac_ms * 10 + (*p - '0');
-		if (n == 0)
-			return -EINVAL;
-		for (; n < 3; n++)
-			frac_ms *= 10;
+/* The same, copied out. */
+static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const char *mapname, char **out)
+{
+	const char *s;
+	int r = get_map_sref(d, map, key, mapname, &s);
+	*out = NULL;
+	if (r < 0 || !s)
+		return r;
+	*out = strdup(s);
+	return *out ? 0 : dnomem(d);
+}
+
+/* ---- resource lists ------------------------------------------------------------------------------ */
+
+enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_PODS, RES_EXT };
+
+static enum res_kind res_kind(const char *name)
+{
+	if (strcmp(name, "cpu") == 0)
+		return RES_CPU;
+	if (strcmp(name, "memory") == 0)
+		return RES_MEMORY;
+	if (strcmp(name, "ephemeral-storage") == 0)
+		return RES_EPHEMERAL;
+	if (strcmp(name, "pods") == 0)
+		return RES_PODS;
+	return RES_EXT;
+}
+
+/*
+ * Appends to ext (counted before: it has room). A name given twice (hand-written JSON only) keeps its
+ * first place and its last value, as Go's decoding into a map does. The apiserver writes map keys
+ * sorted (encoding/json), so while they come sorted (*sorted) a name past the last one is new without
+ * a search, and a long list stays linear.
+ */
+static int set_ext(struct dctx *d, struct gs_resources *out, const char *name, int64_t v, int *sorted)
+{
+	if (out->n_ext > 0 && !(*sorted && strcmp(name, out->ext[out->n_ext - 1].name) > 0)) {
+		*sorted = 0;
+		for (int i = 0; i < out->n_ext; i++) {
+			if (strcmp(out->ext[i].name, name) == 0) {
+				out->ext[i].value = v;
+				return 0;
+			}
+		}
 	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int oh, om;
-		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59)
-			return -EINVAL;
-		off_min = (oh * 60 + om) * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (*p)
-		return -EINVAL;
-	tm.tm_year = Y - 1900;
-	tm.tm_mon = M - 1;
-	tm.tm_mday = D;
-	tm.tm_hour = h;
-	tm.tm_min = m;
-	tm.tm_sec = sec;
-	time_t t = timegm(&tm);
-	*ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + frac_ms;
+	if (!(out->ext[out->n_ext].name = strdup(name)))
+		return dnomem(d);
+	out->ext[out->n_ext++].value = v;
 	return 0;
 }
 
 /*
- * Exact arithmetic on 128 bits: value = mantissa * 10^e10 * 2^e2, rounded up. A mantissa of more than
- * 36 significant digits cannot be held and is refused (-ERANGE) unless e10 brings it down.
+ * parent[key], a resource list (name -> quantity string), into *out (zeroed). cpu in millicores, the
+ * rest in whole units, all rounded up; extended resources are counted first so ext is allocated once.
  */
-int gs_decode_quantity(const char *s, int64_t *out)
+static int decode_resources(struct dctx *d, const cJSON *parent, const char *key, const char *path,
+			    struct gs_resources *out)
 {
-	static const struct {
-		const char *sfx;
-		int e10, e2;
-	} sfx[] = {
-		{"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
-		{"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"", 0, 0},    {"k", 3, 0},   {"M", 6, 0},
-		{"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
-	};
-	const unsigned __int128 lim = (unsigned __int128)1 << 120;
-	unsigned __int128 mant = 0, v;
-	int e10 = 0, e2 = 0, nd = 0, found = 0;
-	const char *p = s;
+	const cJSON *list, *q;
+	int n = 0, sorted = 1, r;
 
-	*out = 0;
-	if (*p == '+' || *p == '-')
-		p++;
-	int neg = *s == '-';
-	for (; isdigit((unsigned char)*p); p++, nd++) {
-		if (mant >= lim / 10)
-			return -ERANGE;
-		mant = mant * 10 + (unsigned)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, nd++) {
-			if (mant >= lim / 10)
-				return -ERANGE;
-			mant = mant * 10 + (unsigned)(*p - '0');
-			e10--;
+	if ((r = get_obj(d, parent, key, path, &list)) < 0 || !list)
+		return r;
+	cJSON_ArrayForEach(q, list)
+		n += !cJSON_IsNull(q) && res_kind(q->string) == RES_EXT;
+	if (n && !(out->ext = calloc((size_t)n, sizeof(*out->ext))))
+		return dnomem(d);
+	cJSON_ArrayForEach(q, list) {
+		enum res_kind k = res_kind(q->string);
+		int64_t v;
+		if (cJSON_IsNull(q))
+			continue;
+		if (!cJSON_IsString(q))
+			return dfail(d, "%s%s%s[\"%.64s\"] is not a string", path, DOT(path), key, q->string);
+		r = k == RES_CPU ? gs_decode_quantity_milli(q->valuestring, &v) : gs_decode_quantity(q->valuestring, &v);
+		if (r < 0)
+			return dfail(d, "%s%s%s[\"%.64s\"] \"%.40s\" is %s", path, DOT(path), key, q->string,
+				     q->valuestring, r == -ERANGE ? "out of range" : "not a quantity");
+		switch (k) {
+		case RES_CPU:
+			out->milli_cpu = v;
+			break;
+		case RES_MEMORY:
+			out->memory = v;
+			break;
+		case RES_EPHEMERAL:
+			out->ephemeral = v;
+			break;
+		case RES_PODS:
+			out->pods = v;
+			break;
+		case RES_EXT:
+			if ((r = set_ext(d, out, q->string, v, &sorted)) < 0)
+				return r;
+			break;
 		}
 	}
-	if (nd == 0)
-		return -EINVAL;
-	if ((*p == 'e' || *p == 'E') &&
-	    (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
-		int sign = 1, x = 0;
-		p++;
-		if (*p == '+' || *p == '-')
-			sign = *p++ == '-' ? -1 : 1;
-		for (; isdigit((unsigned char)*p); p++) {
-			if (x > 1000)
-				return -ERANGE;
-			x = x * 10 + (*p - '0');
-		}
-		e10 += sign * x;
-		found = *p == '\0';
-	} else {
-		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-			if (strcmp(p, sfx[i].sfx) == 0) {
-				e10 += sfx[i].e10;
-				e2 = sfx[i].e2;
-				found = 1;
-				break;
-			}
+	return 0;
+}
+
+/* ---- labels, selectors, taints ------------------------------------------------------------------- */
+
+/* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is
+ * absent: that pair is left out. */
+static int decode_labels(struct dctx *d, const cJSON *parent, const char *key, const char *path,
+			 struct gs_label **out, int *n_out)
+{
+	const cJSON *map, *v;
+	int n, r;
+
+	if ((r = get_obj(d, parent, key, path, &map)) < 0 || !map || (n = cJSON_GetArraySize(map)) == 0)
+		return r;
+	if (!(*out = calloc((size_t)n, sizeof(**out))))
+		return dnomem(d);
+	cJSON_ArrayForEach(v, map) {
+		struct gs_label *l = &(*out)[*n_out];
+		if (cJSON_IsNull(v))
+			continue;
+		if (!cJSON_IsString(v))
+			return dfail(d, "%s%s%s[\"%.64s\"] is not a string", path, DOT(path), key, v->string);
+		if (!(l->key = strdup(v->string)))
+			return dnomem(d);
+		(*n_out)++;
+		if (!(l->value = strdup(v->valuestring)))
+			return dnomem(d);
+	}
+	if (*n_out == 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return 0;
+}
+
+/* NoSchedule, PreferNoSchedule, NoExecute; "" or absent is if_empty; anything else GS_EFFECT_OTHER. */
+static enum gs_taint_effect effect_of(const char *s, enum gs_taint_effect if_empty)
+{
+	if (!s || !*s)
+		return if_empty;
+	if (strcmp(s, "NoSchedule") == 0)
+		return GS_EFFECT_NO_SCHEDULE;
+	if (strcmp(s, "PreferNoSchedule") == 0)
+		return GS_EFFECT_PREFER_NO_SCHEDULE;
+	if (strcmp(s, "NoExecute") == 0)
+		return GS_EFFECT_NO_EXECUTE;
+	return GS_EFFECT_OTHER;
+}
+
+/* In the order of enum gs_sel_op. */
+static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+/* One matchExpressions (field 0) or matchFields (field 1) entry; key is required (the apiserver
+ * requires it, and a requirement on no key could not be shown). */
+static int decode_sel_req(struct dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out)
+{
+	const cJSON *vals, *v;
+	const char *op;
+	int i = 0, n, r;
+
+	if (!cJSON_IsObject(q))
+		return dfail(d, "%s is not an object", path);
+	if ((r = get_str(d, q, "key", path, &out->key)) < 0 || (r = get_sref(d, q, "operator", path, &op)) < 0 ||
+	    (r = get_arr(d, q, "values", path, &vals)) < 0)
+		return r;
+	if (!out->key)
+		return dfail(d, "%s.key is missing", path);
+	out->field = field;
+	out->op = GS_SEL_INVALID;
+	for (size_t k = 0; op && k < sizeof(sel_ops) / sizeof(sel_ops[0]); k++) {
+		if (strcmp(op, sel_ops[k]) == 0) {
+			out->op = (enum gs_sel_op)k;
+			break;
 		}
 	}
-	if (!found)
-		return -EINVAL;
-	if (mant == 0)
+	if (!vals || (n = cJSON_GetArraySize(vals)) == 0)
 		return 0;
-	if (neg)
-		return -ERANGE;
-	v = mant;
-	for (; e2 > 0; e2--) {
-		if (v > (unsigned __int128)INT64_MAX)
-			return -ERANGE;
-		v <<= 1;
+	if (!(out->values = calloc((size_t)n, sizeof(*out->values))))
+		return dnomem(d);
+	out->n_values = n;
+	cJSON_ArrayForEach(v, vals) {
+		if (!cJSON_IsString(v))
+			return dfail(d, "%s.values[%d] is not a string", path, i);
+		if (!(out->values[i++] = strdup(v->valuestring)))
+			return dnomem(d);
 	}
-	for (; e10 > 0; e10--) {
-		if (v > (unsigned __int128)INT64_MAX)
-			return -ERANGE;
-		v *= 10;
+	return 0;
+}
+
+#define REQUIRED_KEY "requiredDuringSchedulingIgnoredDuringExecution"
+#define REQUIRED_AFFINITY "spec.affinity.nodeAffinity." REQUIRED_KEY
+
+static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct gs_sel_term *out)
+{
+	static const char *const lists[] = {"matchExpressions", "matchFields"};
+	const cJSON *arr[2], *q;
+	char qpath[224];
+	int n, j = 0, r;
+
+	if (!cJSON_IsObject(t))
+		return dfail(d, "%s is not an object", path);
+	if ((r = get_arr(d, t, lists[0], path, &arr[0])) < 0 || (r = get_arr(d, t, lists[1], path, &arr[1])) < 0)
+		return r;
+	if ((n = cJSON_GetArraySize(arr[0]) + cJSON_GetArraySize(arr[1])) == 0)
+		return 0;
+	if (!(out->reqs = calloc((size_t)n, sizeof(*out->reqs))))
+		return dnomem(d);
+	out->n_reqs = n;
+	for (int l = 0; l < 2; l++) {
+		int i = 0;
+		cJSON_ArrayForEach(q, arr[l]) {
+			snprintf(qpath, sizeof(qpath), "%s.%s[%d]", path, lists[l], i++);
+			if ((r = decode_sel_req(d, q, qpath, l, &out->reqs[j++])) < 0)
+				return r;
+		}
 	}
-	if (e10 < 0) {
-		unsigned __int128 div = 1;
-		for (; e10 < 0 && div <= v; e10++)
-			div *= 10;
-		if (e10 < 0) /* the divisor passed the value: 0 < value < 1, rounded up */
-			v = 1;
-		else
-			v = v / div + (v % div != 0);
+	return 0;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms. */
+static int decode_affinity(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+{
+	const cJSON *aff, *na, *req, *terms, *t;
+	char path[160];
+	int i = 0, n, r;
+
+	if ((r = get_obj(d, spec, "affinity", "spec", &aff)) < 0 ||
+	    (r = get_obj(d, aff, "nodeAffinity", "spec.affinity", &na)) < 0 ||
+	    (r = get_obj(d, na, REQUIRED_KEY, "spec.affinity.nodeAffinity", &req)) < 0 || !req)
+		return r;
+	out->has_affinity = 1;
+	if ((r = get_arr(d, req, "nodeSelectorTerms", REQUIRED_AFFINITY, &terms)) < 0 || !terms ||
+	    (n = cJSON_GetArraySize(terms)) == 0)
+		return r;
+	if (!(out->terms = calloc((size_t)n, sizeof(*out->terms))))
+		return dnomem(d);
+	out->n_terms = n;
+	cJSON_ArrayForEach(t, terms) {
+		snprintf(path, sizeof(path), REQUIRED_AFFINITY ".nodeSelectorTerms[%d]", i);
+		if ((r = decode_term(d, t, path, &out->terms[i++])) < 0)
+			return r;
 	}
-	if (v > (unsigned __int128)INT64_MAX)
-		return -ERANGE;
-	*out = (int64_t)v;
+	return 0;
+}
+
+/*
+ * spec.tolerations. A toleration with an operator other than Equal (or empty) and Exists tolerates
+ * nothing in Kubernetes (ToleratesTaint): it is dropped. tolerationSeconds <= 0 means "evict at once"
+ * and is kept as 0, so that -1 stays "absent".
+ */
+static int decode_tolerations(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+{
+	const cJSON *arr, *t;
+	char path[48];
+	int i = 0, n, r;
+
+	if ((r = get_arr(d, spec, "tolerations", "spec", &arr)) < 0 || !arr || (n = cJSON_GetArraySize(arr)) == 0)
+		return r;
+	if (!(out->tolerations = calloc((size_t)n, sizeof(*out->tolerations))))
+		return dnomem(d);
+	cJSON_ArrayForEach(t, arr) {
+		struct gs_toleration *o = &out->tolerations[out->n_tolerations];
+		const char *key, *op, *value, *effect;
+		int64_t secs = 0;
+		snprintf(path, sizeof(path), "spec.tolerations[%d]", i++);
+		if (!cJSON_IsObject(t))
+			return dfail(d, "%s is not an object", path);
+		if ((r = get_sref(d, t, "key", path, &key)) < 0 || (r = get_sref(d, t, "operator", path, &op)) < 0 ||
+		    (r = get_sref(d, t, "value", path, &value)) < 0 || (r = get_sref(d, t, "effect", path, &effect)) < 0 ||
+		    (r = get_int(d, t, "tolerationSeconds", path, INT64_MIN, INT64_MAX, &secs)) < 0)
+			return r;
+		if (op && *op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
+			continue;
+		o->exists = op && strcmp(op, "Exists") == 0;
+		o->effect = effect_of(effect, GS_EFFECT_ALL);
+		o->seconds = !get(t, "tolerationSeconds") ? -1 : secs < 0 ? 0 : secs;
+		out->n_tolerations++;
+		if ((key && *key && !(o->key = strdup(key))) || (value && !(o->value = strdup(value))))
+			return dnomem(d);
+	}
+	if (out->n_tolerations == 0) {
+		free(out->tolerations);
+		out->tolerations = NULL;
+	}
 	return 0;
 }
 
@@ -286,23 +445,20 @@ struct cuda_fold {
 	const char *value;/* the first literal value (borrowed) */
 };
 
-static int fold_container(struct dctx *d, const cJSON *c, const char *list, int i, struct cuda_fold *f)
+/* c is a container object at cpath ("spec.containers[1]"). */
+static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, struct cuda_fold *f)
 {
-	char path[128];
+	char path[96];
 	const cJSON *env, *e;
 	int j = 0, state = 0; /* 0 unset, 1 literal, 2 valueFrom */
 	const char *val = NULL;
 
-	snprintf(path, sizeof(path), "spec.%s[%d]", list, i);
-	if (!cJSON_IsObject(c))
-		return dfail(d, "%s is not an object", path);
-	snprintf(path, sizeof(path), "spec.%s[%d].env", list, i);
-	if (get_arr(d, c, "env", path, &env) < 0)
+	if (get_arr(d, c, "env", cpath, &env) < 0)
 		return -EINVAL;
 	cJSON_ArrayForEach(e, env) {
 		const char *name, *v;
 		const cJSON *from;
-		snprintf(path, sizeof(path), "spec.%s[%d].env[%d]", list, i, j++);
+		snprintf(path, sizeof(path), "%s.env[%d]", cpath, j++);
 		if (!cJSON_IsObject(e))
 			return dfail(d, "%s is not an object", path);
 		if (get_sref(d, e, "name", path, &name) < 0)
@@ -333,22 +489,115 @@ static int fold_container(struct dctx *d, const cJSON *c, const char *list, int 
 	return 0;
 }
 
-static int decode_cuda(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+/* The host ports of the regular containers, counted before any is decoded so that the array is sized
+ * once (the decoding pass reports the type errors this count steps over). */
+static int count_host_ports(const cJSON *ctrs)
+{
+	const cJSON *c, *p;
+	int n = 0;
+
+	cJSON_ArrayForEach(c, ctrs) {
+		const cJSON *ports = get(c, "ports");
+		if (!cJSON_IsArray(ports))
+			continue;
+		cJSON_ArrayForEach(p, ports) {
+			const cJSON *hp = get(p, "hostPort");
+			n += cJSON_IsNumber(hp) && hp->valuedouble > 0;
+		}
+	}
+	return n;
+}
+
+/* A regular container's ports with a hostPort into out->host_ports (room for cap). */
+static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struct gs_pod_obj *out, int cap)
+{
+	const cJSON *ports, *p;
+	char path[96];
+	int i = 0, r;
+
+	if ((r = get_arr(d, c, "ports", cpath, &ports)) < 0)
+		return r;
+	cJSON_ArrayForEach(p, ports) {
+		struct gs_host_port *hp;
+		const char *proto, *ip;
+		int64_t port = 0;
+		i++;
+		if (cJSON_IsObject(p) && !get(p, "hostPort"))
+			continue; /* the usual containerPort alone: nothing to read */
+		snprintf(path, sizeof(path), "%s.ports[%d]", cpath, i - 1);
+		if (!cJSON_IsObject(p))
+			return dfail(d, "%s is not an object", path);
+		if ((r = get_int(d, p, "hostPort", path, 0, 65535, &port)) < 0)
+			return r;
+		if (port == 0)
+			continue; /* 0 is "no host port" */
+		if ((r = get_sref(d, p, "protocol", path, &proto)) < 0 || (r = get_sref(d, p, "hostIP", path, &ip)) < 0)
+			return r;
+		if (out->n_host_ports >= cap) /* cannot happen: count_host_ports counted this one */
+			return dfail(d, "%s: more host ports than counted", path);
+		hp = &out->host_ports[out->n_host_ports];
+		hp->port = (int)port;
+		if (!proto || !*proto || strcmp(proto, "TCP") == 0)
+			hp->proto = 'T';
+		else if (strcmp(proto, "UDP") == 0)
+			hp->proto = 'U';
+		else if (strcmp(proto, "SCTP") == 0)
+			hp->proto = 'S';
+		else
+			return dfail(d, "%s.protocol \"%.16s\" is not TCP, UDP or SCTP", path, proto);
+		if (ip && *ip && strcmp(ip, "0.0.0.0") != 0 && !(hp->host_ip = strdup(ip)))
+			return dnomem(d);
+		out->n_host_ports++;
+	}
+	return 0;
+}
+
+/*
+ * spec.initContainers and spec.containers, in one pass: CUDA_VISIBLE_DEVICES, resources.requests (one
+ * entry per container, zeroed when it has none) and, for regular containers, host ports.
+ */
+static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	static const char *const lists[] = {"initContainers", "containers"};
 	struct cuda_fold f = {0};
+	char cpath[64], rpath[80];
+	int r;
 
-	for (size_t l = 0; l < 2; l++) {
-		const cJSON *arr, *c;
-		char path[64];
-		int i = 0;
-		snprintf(path, sizeof(path), "spec.%s", lists[l]);
-		if (get_arr(d, spec, lists[l], path, &arr) < 0)
-			return -EINVAL;
+	for (int l = 0; l < 2; l++) {
+		struct gs_resources **req = l ? &out->ctr_req : &out->init_req;
+		int *n_req = l ? &out->n_ctr : &out->n_init;
+		const cJSON *arr, *c, *res;
+		int i = 0, n, cap = 0;
+
+		if ((r = get_arr(d, spec, lists[l], "spec", &arr)) < 0)
+			return r;
+		if (!arr || (n = cJSON_GetArraySize(arr)) == 0)
+			continue;
+		if (!(*req = calloc((size_t)n, sizeof(**req))))
+			return dnomem(d);
+		*n_req = n;
+		if (l == 1 && (cap = count_host_ports(arr)) > 0 &&
+		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
+			return dnomem(d);
 		cJSON_ArrayForEach(c, arr) {
-			if (fold_container(d, c, lists[l], i++, &f) < 0)
-				return -EINVAL;
+			snprintf(cpath, sizeof(cpath), "spec.%s[%d]", lists[l], i);
+			if (!cJSON_IsObject(c))
+				return dfail(d, "%s is not an object", cpath);
+			if ((r = fold_container(d, c, cpath, &f)) < 0 || (r = get_obj(d, c, "resources", cpath, &res)) < 0)
+				return r;
+			if (res) {
+				snprintf(rpath, sizeof(rpath), "%s.resources", cpath);
+				if ((r = decode_resources(d, res, "requests", rpath, &(*req)[i])) < 0)
+					return r;
+			}
+			if (l == 1 && (r = decode_ports(d, c, cpath, out, cap)) < 0)
+				return r;
+			i++;
 		}
+	}
+	if (out->n_host_ports == 0) {
+		free(out->host_ports);
+		out->host_ports = NULL;
 	}
 	out->n_containers = f.n;
 	if (f.n_unset == f.n) {
@@ -363,13 +612,36 @@ static int decode_cuda(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out
 	return 0;
 }
 
+/* spec.schedulingGates (Kubernetes 1.26+): how many, and the first one's name. */
+static int decode_gates(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+{
+	const cJSON *gates, *g;
+	char path[48];
+	int i = 0, r;
+
+	if ((r = get_arr(d, spec, "schedulingGates", "spec", &gates)) < 0)
+		return r;
+	cJSON_ArrayForEach(g, gates) {
+		const char *name;
+		snprintf(path, sizeof(path), "spec.schedulingGates[%d]", i);
+		if (!cJSON_IsObject(g))
+			return dfail(d, "%s is not an object", path);
+		if ((r = get_sref(d, g, "name", path, &name)) < 0)
+			return r;
+		if (i++ == 0 && name && !(out->first_gate = strdup(name)))
+			return dnomem(d);
+	}
+	out->n_gates = i;
+	return 0;
+}
+
 static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *out)
 {
 	const cJSON *refs, *ref;
 	char path[64];
 	int i = 0, r;
 
-	if (get_arr(d, meta, "ownerReferences", "metadata.ownerReferences", &refs) < 0)
+	if (get_arr(d, meta, "ownerReferences", "metadata", &refs) < 0)
 		return -EINVAL;
 	cJSON_ArrayForEach(ref, refs) {
 		int controller;
@@ -381,7 +653,8 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 		if (!controller || out->owner_kind)
 			continue; /* the apiserver allows one controller; the first one counts */
 		if ((r = get_str(d, ref, "kind", path, &out->owner_kind)) < 0 ||
-		    (r = get_str(d, ref, "name", path, &out->owner_name)) < 0)
+		    (r = get_str(d, ref, "name", path, &out->owner_name)) < 0 ||
+		    (r = get_str(d, ref, "uid", path, &out->owner_uid)) < 0)
 			return r;
 	}
 	return 0;
@@ -390,45 +663,50 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out)
 {
 	const cJSON *meta, *spec, *status, *labels, *ann;
-	const char *ts, *phase;
+	const char *ts, *phase, *shared;
 	int r;
 
 	if (!cJSON_IsObject(pod))
 		return dfail(d, "not an object");
-	if ((r = get_obj(d, pod, "metadata", "metadata", &meta)) < 0 ||
-	    (r = get_str(d, meta, "namespace", "metadata.namespace", &out->ns)) < 0 ||
-	    (r = get_str(d, meta, "name", "metadata.name", &out->name)) < 0)
+	if ((r = get_obj(d, pod, "metadata", "", &meta)) < 0 ||
+	    (r = get_str(d, meta, "namespace", "metadata", &out->ns)) < 0 ||
+	    (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
 		return r;
 	if (!out->ns || !out->name)
 		return dfail(d, "metadata.%s is missing", out->ns ? "name" : "namespace");
 	snprintf(d->what, sizeof(d->what), "pod %s/%s", out->ns, out->name);
-	if ((r = get_str(d, meta, "uid", "metadata.uid", &out->uid)) < 0)
+	if ((r = get_str(d, meta, "uid", "metadata", &out->uid)) < 0)
 		return r;
 	if (!out->uid)
 		return dfail(d, "metadata.uid is missing");
-	if ((r = get_str(d, meta, "resourceVersion", "metadata.resourceVersion", &out->resource_version)) < 0 ||
-	    (r = get_obj(d, meta, "labels", "metadata.labels", &labels)) < 0 ||
-	    (r = get_obj(d, meta, "annotations", "metadata.annotations", &ann)) < 0 ||
+	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
+	    (r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
+	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
 	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_text)) < 0 ||
+	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
 	    (r = decode_owner(d, meta, out)) < 0)
 		return r;
-	if ((r = get_sref(d, meta, "creationTimestamp", "metadata.creationTimestamp", &ts)) < 0)
+	out->allow_shared = shared && strcmp(shared, "true") == 0;
+	if ((r = get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
 		return r;
 	if (ts && gs_decode_time(ts, &out->created_ms) < 0)
 		return dfail(d, "metadata.creationTimestamp \"%.40s\" is not an RFC 3339 time", ts);
-	if ((r = get_sref(d, meta, "deletionTimestamp", "metadata.deletionTimestamp", &ts)) < 0)
+	if ((r = get_sref(d, meta, "deletionTimestamp", "metadata", &ts)) < 0)
 		return r;
 	out->deleting = ts != NULL;
-	if ((r = get_obj(d, pod, "spec", "spec", &spec)) < 0 ||
-	    (r = get_str(d, spec, "schedulerName", "spec.schedulerName", &out->scheduler_name)) < 0 ||
-	    (r = get_str(d, spec, "nodeName", "spec.nodeName", &out->node_name)) < 0 ||
-	    (r = decode_cuda(d, spec, out)) < 0)
+	if ((r = get_obj(d, pod, "spec", "", &spec)) < 0 ||
+	    (r = get_str(d, spec, "schedulerName", "spec", &out->scheduler_name)) < 0 ||
+	    (r = get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
+	    (r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
+	    (r = decode_gates(d, spec, out)) < 0 || (r = decode_containers(d, spec, out)) < 0 ||
+	    (r = decode_resources(d, spec, "overhead", "spec", &out->overhead)) < 0 ||
+	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
+	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0)
 		return r;
-	if ((r = get_obj(d, pod, "status", "status", &status)) < 0 ||
-	    (r = get_sref(d, status, "phase", "status.phase", &phase)) < 0)
+	if ((r = get_obj(d, pod, "status", "", &status)) < 0 || (r = get_sref(d, status, "phase", "status", &phase)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 	return 0;
@@ -449,27 +727,52 @@ int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_ob
 
 /* ---- nodes --------------------------------------------------------------------------------------- */
 
+/* spec.taints: an absent or empty effect is GS_EFFECT_OTHER (never tolerated but by an empty effect). */
+static int decode_taints(struct dctx *d, const cJSON *spec, struct gs_node_obj *out)
+{
+	const cJSON *arr, *t;
+	char path[40];
+	int i = 0, n, r;
+
+	if ((r = get_arr(d, spec, "taints", "spec", &arr)) < 0 || !arr || (n = cJSON_GetArraySize(arr)) == 0)
+		return r;
+	if (!(out->taints = calloc((size_t)n, sizeof(*out->taints))))
+		return dnomem(d);
+	out->n_taints = n;
+	cJSON_ArrayForEach(t, arr) {
+		struct gs_taint *o = &out->taints[i];
+		const char *effect;
+		snprintf(path, sizeof(path), "spec.taints[%d]", i++);
+		if (!cJSON_IsObject(t))
+			return dfail(d, "%s is not an object", path);
+		if ((r = get_sref(d, t, "effect", path, &effect)) < 0 || (r = get_str(d, t, "key", path, &o->key)) < 0 ||
+		    (r = get_str(d, t, "value", path, &o->value)) < 0)
+			return r;
+		o->effect = effect_of(effect, GS_EFFECT_OTHER);
+	}
+	return 0;
+}
+
 static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *out)
 {
-	const cJSON *meta, *spec, *status, *conds, *c, *alloc;
-	const char *gpus;
+	const cJSON *meta, *spec, *status, *conds, *c;
 	char path[64];
 	int i = 0, r;
 
 	out->gpus = -1;
 	if (!cJSON_IsObject(node))
 		return dfail(d, "not an object");
-	if ((r = get_obj(d, node, "metadata", "metadata", &meta)) < 0 ||
-	    (r = get_str(d, meta, "name", "metadata.name", &out->name)) < 0)
+	if ((r = get_obj(d, node, "metadata", "", &meta)) < 0 || (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
 		return r;
 	if (!out->name)
 		return dfail(d, "metadata.name is missing");
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
-	if ((r = get_str(d, meta, "resourceVersion", "metadata.resourceVersion", &out->resource_version)) < 0 ||
-	    (r = get_obj(d, node, "spec", "spec", &spec)) < 0 ||
-	    (r = get_bool(d, spec, "unschedulable", "spec.unschedulable", &out->unschedulable)) < 0 ||
-	    (r = get_obj(d, node, "status", "status", &status)) < 0 ||
-	    (r = get_arr(d, status, "conditions", "status.conditions", &conds)) < 0)
+	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
+	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
+	    (r = get_obj(d, node, "spec", "", &spec)) < 0 ||
+	    (r = get_bool(d, spec, "unschedulable", "spec", &out->unschedulable)) < 0 ||
+	    (r = decode_taints(d, spec, out)) < 0 || (r = get_obj(d, node, "status", "", &status)) < 0 ||
+	    (r = get_arr(d, status, "conditions", "status", &conds)) < 0)
 		return r;
 	cJSON_ArrayForEach(c, conds) {
 		const char *type, *st;
@@ -481,11 +784,11 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 		if (type && strcmp(type, "Ready") == 0)
 			out->ready = st && strcmp(st, "True") == 0;
 	}
-	if ((r = get_obj(d, status, "allocatable", "status.allocatable", &alloc)) < 0 ||
-	    (r = get_sref(d, alloc, GS_RES_GPU, "status.allocatable[\"" GS_RES_GPU "\"]", &gpus)) < 0)
+	if ((r = decode_resources(d, status, "allocatable", "status", &out->alloc)) < 0)
 		return r;
-	if (gpus && gs_decode_quantity(gpus, &out->gpus) < 0)
-		return dfail(d, "status.allocatable[\"" GS_RES_GPU "\"] \"%.40s\" is not a whole quantity", gpus);
+	for (i = 0; i < out->alloc.n_ext; i++)
+		if (strcmp(out->alloc.ext[i].name, GS_RES_GPU) == 0)
+			out->gpus = out->alloc.ext[i].value;
 	return 0;
 }
 
@@ -552,7 +855,7 @@ static int decode_status_obj(struct dctx *d, const cJSON *st, int *code, char **
 	if (c && (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble > 999))
 		return dfail(d, "status code is not an HTTP code");
 	*code = c ? (int)c->valuedouble : 0;
-	if ((r = get_str(d, st, "reason", "reason", reason)) < 0 || (r = get_str(d, st, "message", "message", message)) < 0)
+	if ((r = get_str(d, st, "reason", "", reason)) < 0 || (r = get_str(d, st, "message", "", message)) < 0)
 		return r;
 	return 0;
 }
@@ -564,7 +867,7 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 	size_t t;
 	int r;
 
-	if ((r = get_sref(d, root, "type", "type", &type)) < 0 || (r = get_obj(d, root, "object", "object", &obj)) < 0)
+	if ((r = get_sref(d, root, "type", "", &type)) < 0 || (r = get_obj(d, root, "object", "", &obj)) < 0)
 		return r;
 	if (!type)
 		return dfail(d, "no type");
@@ -579,8 +882,8 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 	if (!obj)
 		return dfail(d, "%s event without an object", type);
 	if (ev->type == GS_WATCH_BOOKMARK) {
-		if ((r = get_obj(d, obj, "metadata", "object.metadata", &meta)) < 0 ||
-		    (r = get_str(d, meta, "resourceVersion", "object.metadata.resourceVersion", &ev->resource_version)) < 0)
+		if ((r = get_obj(d, obj, "metadata", "object", &meta)) < 0 ||
+		    (r = get_str(d, meta, "resourceVersion", "object.metadata", &ev->resource_version)) < 0)
 			return r;
 		if (!ev->resource_version)
 			return dfail(d, "BOOKMARK without a resourceVersion");
@@ -670,10 +973,10 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 		*skipped = 0;
 	if (!(root = parse_doc(&d, json, len, &r)))
 		return r;
-	if ((r = get_obj(&d, root, "metadata", "metadata", &meta)) < 0 ||
-	    (r = get_str(&d, meta, "resourceVersion", "metadata.resourceVersion", &rv)) < 0 ||
-	    (r = get_str(&d, meta, "continue", "metadata.continue", &cont)) < 0 ||
-	    (r = get_arr(&d, root, "items", "items", &items)) < 0)
+	if ((r = get_obj(&d, root, "metadata", "", &meta)) < 0 ||
+	    (r = get_str(&d, meta, "resourceVersion", "metadata", &rv)) < 0 ||
+	    (r = get_str(&d, meta, "continue", "metadata", &cont)) < 0 ||
+	    (r = get_arr(&d, root, "items", "", &items)) < 0)
 		goto out;
 	/* "items": null is how Go encodes an empty list; a missing key is not a list reply at all. */
 	if (!items && !cJSON_HasObjectItem(root, "items")) {
@@ -750,7 +1053,7 @@ int gs_decode_list_meta(const char *json, size_t len, char **resource_version, c
 	*resource_version = NULL;
 	if (!(root = parse_doc(&d, json, len, &r)))
 		return r;
-	r = get_str(&d, root, "resourceVersion", "metadata.resourceVersion", resource_version);
+	r = get_str(&d, root, "resourceVersion", "metadata", resource_version);
 	cJSON_Delete(root);
 	return r < 0 ? r : 0;
 }

@@ -28,6 +28,7 @@ enum gs_obj_kind {
 /* Annotation and label names read from pods. */
 #define GS_ANN_ASSIGNED  "gpu-scheduler.io/assigned"
 #define GS_ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
+#define GS_ANN_ALLOW_SHARED "gpu-scheduler.io/allow-shared-devices" /* "true": allow_shared = 1 */
 #define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
 #define GS_RES_GPU       "nvidia.com/gpu"
 
@@ -47,6 +48,12 @@ int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t
  * resource.Quantity.Value() does. Negative or over INT64_MAX is -ERANGE; bad syntax -EINVAL.
  */
 int gs_decode_quantity(const char *s, int64_t *out);
+
+/*
+ * The same quantity times 1000, rounded up, as resource.Quantity.MilliValue() does: cpu in millicores
+ * ("500m" is 500, "2" is 2000, "0.1" is 100, "1u" is 1). Errors as gs_decode_quantity.
+ */
+int gs_decode_quantity_milli(const char *s, int64_t *out);
 
 /* RFC 3339 ("2024-05-01T10:20:30Z", fractions and +hh:mm offsets too) -> ms since the epoch. */
 int gs_decode_time(const char *s, int64_t *ms);

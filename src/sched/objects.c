@@ -1,11 +1,45 @@
 /*
- * objects.c: see objects.h. The records are plain data; freeing releases the strings and leaves the
- * record zeroed, so a second free is harmless and a freed record can be filled again.
+ * objects.c: see objects.h. The records are plain data; freeing releases the strings and arrays and
+ * leaves the record zeroed, so a second free is harmless and a freed record can be filled again.
  */
 #include "sched/objects.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+void gs_resources_free(struct gs_resources *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->n_ext; i++)
+		free(r->ext[i].name);
+	free(r->ext);
+	memset(r, 0, sizeof(*r));
+}
+
+static void labels_free(struct gs_label *l, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(l[i].key);
+		free(l[i].value);
+	}
+	free(l);
+}
+
+static void terms_free(struct gs_sel_term *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < t[i].n_reqs; j++) {
+			struct gs_sel_req *q = &t[i].reqs[j];
+			free(q->key);
+			for (int k = 0; k < q->n_values; k++)
+				free(q->values[k]);
+			free(q->values);
+		}
+		free(t[i].reqs);
+	}
+	free(t);
+}
 
 void gs_pod_obj_free(struct gs_pod_obj *p)
 {
@@ -23,7 +57,26 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	free(p->assigned);
 	free(p->owner_kind);
 	free(p->owner_name);
+	free(p->owner_uid);
 	free(p->cuda_value);
+	free(p->first_gate);
+	for (int i = 0; i < p->n_init; i++)
+		gs_resources_free(&p->init_req[i]);
+	free(p->init_req);
+	for (int i = 0; i < p->n_ctr; i++)
+		gs_resources_free(&p->ctr_req[i]);
+	free(p->ctr_req);
+	gs_resources_free(&p->overhead);
+	for (int i = 0; i < p->n_host_ports; i++)
+		free(p->host_ports[i].host_ip);
+	free(p->host_ports);
+	labels_free(p->node_selector, p->n_node_selector);
+	terms_free(p->terms, p->n_terms);
+	for (int i = 0; i < p->n_tolerations; i++) {
+		free(p->tolerations[i].key);
+		free(p->tolerations[i].value);
+	}
+	free(p->tolerations);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -33,6 +86,13 @@ void gs_node_obj_free(struct gs_node_obj *n)
 		return;
 	free(n->name);
 	free(n->resource_version);
+	labels_free(n->labels, n->n_labels);
+	for (int i = 0; i < n->n_taints; i++) {
+		free(n->taints[i].key);
+		free(n->taints[i].value);
+	}
+	free(n->taints);
+	gs_resources_free(&n->alloc);
 	memset(n, 0, sizeof(*n));
 	n->gpus = -1;
 }

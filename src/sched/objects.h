@@ -3,7 +3,11 @@
  *
  * src/k8s/decode.c fills them from apiserver JSON, keeping only these fields (never whole objects);
  * src/sched copies what it keeps. All strings are NUL-terminated and owned by the record; a NULL
- * string means "absent". gs_pod_obj_free / gs_node_obj_free release the strings, not the record.
+ * string means "absent"; an array with a count of 0 may be NULL. gs_pod_obj_free / gs_node_obj_free
+ * release the strings and arrays, not the record.
+ *
+ * Resource amounts are Kubernetes quantities rounded up to whole units (bytes, pods, devices), except
+ * cpu, in millicores ("500m" is 500, "2" is 2000), as the kubelet and kube-scheduler count them.
  */
 #ifndef GS_SCHED_OBJECTS_H
 #define GS_SCHED_OBJECTS_H
@@ -15,6 +19,84 @@ enum gs_cuda_state {
 	GS_CUDA_UNSET = 0, /* no container (init or regular) sets it */
 	GS_CUDA_SAME,      /* every container sets it to cuda_value */
 	GS_CUDA_MIXED,     /* some set it, others do not, or values differ */
+};
+
+/* An extended resource: any name other than cpu, memory, ephemeral-storage and pods. */
+struct gs_res_ext {
+	char *name;   /* "nvidia.com/gpu", "hugepages-2Mi", "example.com/foo" */
+	int64_t value;
+};
+
+/* A resource list: a container's resources.requests, spec.overhead, a node's status.allocatable. */
+struct gs_resources {
+	int64_t milli_cpu;
+	int64_t memory;         /* bytes */
+	int64_t ephemeral;      /* ephemeral-storage, bytes */
+	int64_t pods;           /* "pods"; 0 when absent (a node advertising none is not checked for slots) */
+	int n_ext;
+	struct gs_res_ext *ext; /* n_ext entries, each name once, in the order of the object */
+};
+
+/* A label, or a nodeSelector pair. */
+struct gs_label {
+	char *key;
+	char *value;
+};
+
+/* A node selector requirement's operator; GS_SEL_INVALID for one the decoder does not know (the
+ * apiserver validates them, so only a newer server could send one): it matches nothing. */
+enum gs_sel_op {
+	GS_SEL_IN = 0,
+	GS_SEL_NOT_IN,
+	GS_SEL_EXISTS,
+	GS_SEL_DOES_NOT_EXIST,
+	GS_SEL_GT,
+	GS_SEL_LT,
+	GS_SEL_INVALID,
+};
+
+/* One matchExpressions or matchFields requirement. */
+struct gs_sel_req {
+	char *key;
+	enum gs_sel_op op;
+	int field;              /* from matchFields (key "metadata.name"), else matchExpressions */
+	int n_values;
+	char **values;
+};
+
+/* A nodeSelectorTerm: its requirements ANDed. A term with none matches no node (as in Kubernetes). */
+struct gs_sel_term {
+	int n_reqs;
+	struct gs_sel_req *reqs;
+};
+
+enum gs_taint_effect {
+	GS_EFFECT_ALL = 0,        /* tolerations only: an empty effect tolerates every effect */
+	GS_EFFECT_NO_SCHEDULE,
+	GS_EFFECT_PREFER_NO_SCHEDULE,
+	GS_EFFECT_NO_EXECUTE,
+	GS_EFFECT_OTHER,          /* an effect this decoder does not know: never tolerated but by ALL */
+};
+
+struct gs_taint {
+	char *key;
+	char *value;              /* NULL: no value */
+	enum gs_taint_effect effect;
+};
+
+struct gs_toleration {
+	char *key;                /* NULL or "": every key (with exists) */
+	int exists;               /* operator Exists; else Equal (the default) */
+	char *value;              /* with Equal; NULL is "" */
+	enum gs_taint_effect effect;
+	int64_t seconds;          /* tolerationSeconds, -1 when absent */
+};
+
+/* A container port with hostPort > 0 (regular containers only, as kube-scheduler counts them). */
+struct gs_host_port {
+	int port;                 /* 1..65535 */
+	char proto;               /* 'T' TCP (the default), 'U' UDP, 'S' SCTP */
+	char *host_ip;            /* NULL for all addresses ("", "0.0.0.0") */
 };
 
 struct gs_pod_obj {
@@ -30,12 +112,33 @@ struct gs_pod_obj {
 	char *assigned;         /* annotation gpu-scheduler.io/assigned ("node4:3"), set by our binding */
 	char *owner_kind;       /* kind of the controller ownerReference ("StatefulSet", "Job", ...) */
 	char *owner_name;
+	char *owner_uid;        /* uid of the controller ownerReference */
 	char *cuda_value;       /* with GS_CUDA_SAME: the common value */
 	enum gs_cuda_state cuda_state;
 	int n_containers;       /* regular + init containers */
 	int64_t created_ms;     /* metadata.creationTimestamp, ms since the epoch; 0 if absent */
 	int deleting;           /* metadata.deletionTimestamp is set */
 	int terminal;           /* status.phase is Succeeded or Failed */
+	int allow_shared;       /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
+
+	/* What the node admission checks read (spec). */
+	int64_t priority;       /* spec.priority, 0 when absent */
+	int n_gates;            /* spec.schedulingGates (Kubernetes 1.26+) */
+	char *first_gate;       /* the first gate's name */
+	int n_init;
+	struct gs_resources *init_req;  /* resources.requests of each init container, in order */
+	int n_ctr;
+	struct gs_resources *ctr_req;   /* resources.requests of each regular container */
+	struct gs_resources overhead;   /* spec.overhead */
+	int n_host_ports;
+	struct gs_host_port *host_ports;
+	int n_node_selector;
+	struct gs_label *node_selector; /* spec.nodeSelector */
+	int has_affinity;               /* spec.affinity.nodeAffinity.requiredDuringScheduling...Execution */
+	int n_terms;
+	struct gs_sel_term *terms;      /* its nodeSelectorTerms, ORed */
+	int n_tolerations;
+	struct gs_toleration *tolerations;
 };
 
 struct gs_node_obj {
@@ -44,8 +147,15 @@ struct gs_node_obj {
 	int ready;              /* condition Ready == True */
 	int unschedulable;      /* spec.unschedulable (cordoned) */
 	int64_t gpus;           /* status.allocatable["nvidia.com/gpu"], -1 if absent */
+	int n_labels;
+	struct gs_label *labels;
+	int n_taints;
+	struct gs_taint *taints;
+	struct gs_resources alloc;  /* status.allocatable (nvidia.com/gpu included among ext) */
 };
 
+/* Releases one resource list's names and array (not the struct) and leaves it zeroed. */
+void gs_resources_free(struct gs_resources *r);
 void gs_pod_obj_free(struct gs_pod_obj *p);
 void gs_node_obj_free(struct gs_node_obj *n);
 

@@ -14,20 +14,40 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/checks.h"
 #include "sched/map_int.h"
 #include "sched/sched_int.h"
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull
 
+void gs_sched__oom(void)
+{
+	gs_log_error("sched: out of memory");
+	abort();
+}
+
 void *gs_sched__xmalloc(size_t n)
 {
 	void *p = malloc(n);
 
-	if (!p) {
-		gs_log_error("sched: out of memory (%zu bytes)", n);
-		abort();
-	}
+	if (!p)
+		gs_sched__oom();
 	return p;
+}
+
+void *gs_sched__xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p)
+		gs_sched__oom();
+	return p;
+}
+
+void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val)
+{
+	if (gs_hmap_put_str(m, key, val, NULL) < 0)
+		gs_sched__oom();
 }
 
 char *gs_sched__xstrdup(const char *str)
@@ -40,7 +60,8 @@ const char *gs_wait_reason_name(enum gs_wait_reason r)
 {
 	static const char *const names[GS_WAIT__COUNT] = {
 		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
-		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES",
+		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
+		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -54,6 +75,14 @@ const char *gs_pod_state_name(enum gs_pod_state st)
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */
+
+static void node_free(struct gs_sched__node *n)
+{
+	gs_node_obj_free(&n->obj);
+	gs_sched__req_free(&n->alloc);
+	gs_sched__node_usage_free(n);
+	free(n);
+}
 
 void gs_sched_config_init(struct gs_sched_config *cfg)
 {
@@ -92,8 +121,12 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->pods, 0);
 	gs_hmap_init(&s->pods_by_name, 0);
 	gs_hmap_init(&s->nodes, 0);
-	gs_sched__list_init(&s->bindq);
+	gs_hmap_init(&s->uses, 0);
+	gs_hmap_init(&s->res_ids, 0);
+	s->bindq.less = gs_sched__bind_before;
+	s->retry.less = gs_sched__due_before;
 	gs_sched__list_init(&s->reportq);
+	gs_sched__list_init(&s->dirty);
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	if (!s->maps) {
 		gs_sched_free(s);
@@ -105,6 +138,9 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 static void pod_free(struct gs_sched__pod *p)
 {
 	gs_map_unref(p->map);
+	gs_sched__spec_free(p->spec);
+	free(p->owner);
+	free(p->noticed);
 	free(p->msg);
 	free(p->reported);
 	free(p->imsg);
@@ -122,13 +158,22 @@ void gs_sched_free(struct gs_sched *s)
 	while (gs_hmap_next(&s->pods, &it))
 		pod_free(it.val);
 	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->uses, &it))
+		gs_sched__use_free(it.val); /* the nodes' ledgers and totals go with the nodes */
+	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->nodes, &it))
-		free(it.val);
+		node_free(it.val);
 	gs_hmap_free(&s->pods);
 	gs_hmap_free(&s->pods_by_name);
 	gs_hmap_free(&s->nodes);
+	gs_hmap_free(&s->uses);
+	gs_hmap_free(&s->res_ids);
+	for (uint32_t i = 0; i < s->n_res; i++)
+		free(s->res_names[i]);
+	free(s->res_names);
 	gs_map_cache_free(s->maps);
-	free(s->heap);
+	free(s->bindq.v);
+	free(s->retry.v);
 	free((char *)s->cfg.scheduler_name);
 	free((char *)s->cfg.annotation);
 	free(s);
@@ -136,13 +181,6 @@ void gs_sched_free(struct gs_sched *s)
 
 /* ---- nodes ------------------------------------------------------------------------------------- */
 
-static void hmap_put_or_die(struct gs_hmap *m, const char *key, void *val)
-{
-	if (gs_hmap_put_str(m, key, val, NULL) < 0) {
-		gs_log_error("sched: out of memory");
-		abort();
-	}
-}
 
 struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 {
@@ -156,44 +194,70 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	memset(n, 0, sizeof(*n));
 	memcpy(n->name, name, len + 1);
 	gs_sched__list_init(&n->waiters);
+	gs_sched__list_init(&n->dirty);
+	gs_hmap_init(&n->ledger, 0);
 	n->gpus = -1;
-	hmap_put_or_die(&s->nodes, n->name, n);
+	n->obj.gpus = -1;
+	gs_sched__hmap_put(&s->nodes, n->name, n);
 	return n;
 }
 
 void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 {
-	if (n->present || n->n_waiters)
+	if (n->present || n->n_waiters || n->n_uses)
 		return;
+	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0);
+	if (n->dirty.next != &n->dirty)
+		gs_sched__list_del(&n->dirty);
 	gs_hmap_del_str(&s->nodes, n->name, NULL);
-	free(n);
+	node_free(n);
 }
 
-/*
- * Re-places every pod waiting for n: all of them go to the bind queue when n became schedulable,
- * otherwise each one's reason and message follow the node's new state. O(waiters of n).
- */
-static void node_changed(struct gs_sched *s, struct gs_sched__node *n)
+static char *dup_or_null(const char *str)
 {
-	struct gs_sched__link *l = n->waiters.next, *next;
+	return str ? gs_sched__xstrdup(str) : NULL;
+}
 
-	for (; l != &n->waiters; l = next) {
-		next = l->next;
-		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
+/* What the checks read of a node: labels, taints and allocatable, copied into the slot. */
+static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct gs_node_obj *o)
+{
+	struct gs_node_obj *c = &n->obj;
+
+	gs_node_obj_free(c);
+	if (o->n_labels > 0) {
+		c->labels = gs_sched__xcalloc((size_t)o->n_labels, sizeof(*c->labels));
+		for (int i = 0; i < o->n_labels; i++) {
+			c->labels[i].key = gs_sched__xstrdup(o->labels[i].key);
+			c->labels[i].value = dup_or_null(o->labels[i].value);
+		}
+		c->n_labels = o->n_labels;
 	}
+	if (o->n_taints > 0) {
+		c->taints = gs_sched__xcalloc((size_t)o->n_taints, sizeof(*c->taints));
+		for (int i = 0; i < o->n_taints; i++) {
+			c->taints[i].key = dup_or_null(o->taints[i].key);
+			c->taints[i].value = dup_or_null(o->taints[i].value);
+			c->taints[i].effect = o->taints[i].effect;
+		}
+		c->n_taints = o->n_taints;
+	}
+	c->alloc.milli_cpu = o->alloc.milli_cpu;
+	c->alloc.memory = o->alloc.memory;
+	c->alloc.ephemeral = o->alloc.ephemeral;
+	c->alloc.pods = o->alloc.pods;
+	gs_sched__req_free(&n->alloc);
+	gs_sched__req_from(s, &n->alloc, &o->alloc);
 }
 
 int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_t now_ms)
 {
 	struct gs_sched__node *n;
 	enum gs_wait_reason before, after;
-	int64_t gpus_before;
 
 	if (!o->name || !*o->name)
 		return -EINVAL;
 	n = gs_sched__node_slot(s, o->name);
 	before = gs_sched__node_block(n);
-	gpus_before = n->gpus;
 	if (!n->present) {
 		n->present = 1;
 		s->nodes_present++;
@@ -201,21 +265,20 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	n->ready = !!o->ready;
 	n->unschedulable = !!o->unschedulable;
 	n->gpus = o->gpus;
+	node_copy(s, n, o);
 	after = gs_sched__node_block(n);
-	if (before == after) {
-		/* Pods waiting for a device the node did not advertise may fit now (or no longer). */
-		if (gpus_before != n->gpus && n->n_waiters)
-			node_changed(s, n);
-		return 0;
+	if (before != after) {
+		if (before == GS_WAIT_NONE)
+			s->nodes_schedulable--;
+		if (after == GS_WAIT_NONE)
+			s->nodes_schedulable++;
+		gs_log_debug("node %s: %s -> %s, %zu pods wait for it", n->name,
+			     before == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(before),
+			     after == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(after), n->n_waiters);
 	}
-	if (before == GS_WAIT_NONE)
-		s->nodes_schedulable--;
-	if (after == GS_WAIT_NONE)
-		s->nodes_schedulable++;
-	gs_log_debug("node %s: %s -> %s, %zu pods wait for it", n->name,
-		     before == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(before),
-		     after == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(after), n->n_waiters);
-	node_changed(s, n);
+	/* Labels, taints, allocatable or devices may have changed as well as the state: the waiters of
+	 * this node are placed again, each with its own checks (O(waiters of n)). */
+	gs_sched__node_changed(s, n);
 	return 0;
 }
 
@@ -229,8 +292,10 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
 		s->nodes_schedulable--;
 	n->present = 0;
 	s->nodes_present--;
+	gs_node_obj_free(&n->obj);
+	gs_sched__req_free(&n->alloc);
 	gs_log_debug("node %s: deleted, %zu pods wait for it", n->name, n->n_waiters);
-	node_changed(s, n);
+	gs_sched__node_changed(s, n);
 	gs_sched__node_gc(s, n);
 	return 0;
 }
@@ -253,8 +318,8 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 	p->name = memcpy(str + lu + ln, o->name, lm);
 	p->key = str + lu + ln + lm;
 	snprintf(p->key, ln + lm, "%s/%s", o->ns, o->name);
-	hmap_put_or_die(&s->pods, p->uid, p);
-	hmap_put_or_die(&s->pods_by_name, p->key, p);
+	gs_sched__hmap_put(&s->pods, p->uid, p);
+	gs_sched__hmap_put(&s->pods_by_name, p->key, p);
 	return p;
 }
 
@@ -281,12 +346,49 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
 	gs_log_debug("pod %s/%s: %s", p->ns, p->name, gs_pod_state_name(st));
 }
 
+/*
+ * The use a pod with spec.nodeName makes of its node: its requests, host ports, and the devices of its
+ * gpu-scheduler.io/assigned annotation when that names the same node. A pod already counted on that
+ * node is left as it is (the requests of a bound pod do not change; our reservation already holds
+ * what the binding gave it).
+ */
+static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
+{
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, o->uid);
+	struct gs_resources r;
+	struct gs_sched__req req;
+	struct gs_sched__port *ports;
+	const char *devs = NULL;
+	char key[600];
+	size_t n_ports, nl = strlen(o->node_name);
+
+	if (u && strcmp(u->node->name, o->node_name) == 0)
+		return;
+	gs_pod_requests(o, &r);
+	gs_sched__req_from(s, &req, &r);
+	gs_resources_free(&r);
+	ports = gs_sched__ports_from(o, &n_ports);
+	if (o->assigned && strncmp(o->assigned, o->node_name, nl) == 0 && o->assigned[nl] == ':')
+		devs = o->assigned + nl + 1;
+	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
+	gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, o->owner_uid,
+			  o->allow_shared, key);
+	gs_sched__req_free(&req);
+	gs_sched__ports_free(ports, n_ports);
+}
+
 int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t now_ms)
 {
 	struct gs_sched__pod *p;
 
 	if (!o->uid || !o->ns || !o->name || !*o->uid)
 		return -EINVAL;
+	/* Any pod, ours or not, counts on its node until it ends (deleting pods still run). */
+	if (o->terminal)
+		gs_sched__use_remove(s, o->uid);
+	else if (o->node_name && *o->node_name)
+		use_from_obj(s, o);
+
 	p = gs_hmap_get_str(&s->pods, o->uid);
 	if (!o->scheduler_name || strcmp(o->scheduler_name, s->cfg.scheduler_name) != 0) {
 		if (p)
@@ -327,9 +429,10 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 {
 	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
+	int used = gs_sched__use_remove(s, uid);
 
 	if (!p)
-		return -ENOENT;
+		return used ? 0 : -ENOENT;
 	pod_remove(s, p);
 	return 0;
 }
@@ -394,6 +497,9 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->nodes_schedulable = s->nodes_schedulable;
 	gs_map__cache_stats(s->maps, &cs);
 	st->maps_cached = cs.entries;
+	st->uses = gs_hmap_len(&s->uses);
+	st->devices_held = s->devs_held;
+	st->devices_shared = s->devs_shared;
 	st->binds_ok = s->binds_ok;
 	st->binds_gone = s->binds_gone;
 	st->binds_retry = s->binds_retry;

@@ -13,10 +13,18 @@
  *     arm a timer for gs_sched_next_deadline(s) and pull again when it fires
  *
  * A pod of ours (spec.schedulerName == cfg.scheduler_name) is placed on the node its
- * gpu-scheduling-map entry names for the pod's index (map.h), when that node exists, is Ready and is
- * not cordoned. Otherwise it waits with a reason, reported once per change. docs/sched.md describes
- * the states, the indexes and the costs; every decision is O(1) per pod (a retry's timer is O(log r),
- * r the pods in backoff).
+ * gpu-scheduling-map entry names for the pod's index (map.h), and nowhere else, when that node exists,
+ * is Ready, is not cordoned, and would admit the pod as the kubelet does (checks.h: nodeSelector and
+ * required node affinity, NoSchedule/NoExecute taints, host ports, resources and pod slots against
+ * every pod on the node whatever its scheduler), and when no pod of another owner holds the entry's
+ * devices (the ledger). Otherwise it waits with a reason, reported once per change, and is placed again
+ * on the event that can clear it: its node's update, a pod on that node ending, its own update.
+ *
+ * Pods of other schedulers are kept as compact uses (node, requests, host ports, devices from
+ * gpu-scheduler.io/assigned) while they are bound and not terminal. Pending pods are bound in order of
+ * spec.priority (higher first), then creation time. docs/sched.md describes the states, the indexes
+ * and the costs; every decision is O(1) per pod plus its own containers (a queue or retry step is
+ * O(log q)).
  *
  * Ownership: inputs are copied as needed; the caller frees its objects after the call. Strings in a
  * decision, report or pod info are owned by the engine and valid until the next call that mutates it
@@ -40,6 +48,7 @@ struct gs_sched_config {
 	int64_t backoff_min_ms;     /* first retry ceiling after GS_BIND_RETRY; default 200 */
 	int64_t backoff_max_ms;     /* ceiling cap; default 10000 */
 	size_t map_cache_size;      /* unreferenced parsed maps kept; default 256 */
+	int device_sharing_any;     /* --device-sharing=any: the ledger never refuses (it still counts) */
 	uint64_t seed;              /* jitter PRNG seed; 0 picks a fixed one (deterministic) */
 };
 
@@ -59,8 +68,9 @@ void gs_sched_free(struct gs_sched *s); /* NULL is fine */
 int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *n, int64_t now_ms);
 int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms);
 /*
- * A pod of another scheduler is ignored (and forgotten if known). Deleting or terminal pods leave the
- * pending set for good. A pod with spec.nodeName is bound (the restart case, or our binding seen).
+ * A pod of another scheduler only counts as a use of its node while it has spec.nodeName and is not
+ * terminal (deleting pods still hold their node until they are gone). Deleting or terminal pods of ours
+ * leave the pending set for good. A pod with spec.nodeName is bound (the restart case, or our binding seen).
  * A bound pod stays bound whatever later upserts say: the engine never binds a pod twice. A pod whose
  * Binding is in flight or in backoff takes the new inputs but keeps its place; one forgotten after
  * GS_BIND_GONE is looked at again only when the upsert's resource_version differs (or is absent).
@@ -114,18 +124,31 @@ enum gs_wait_reason {
 	GS_WAIT_NODE_NOT_READY,
 	GS_WAIT_NODE_CORDONED,
 	GS_WAIT_NODE_DEVICES,   /* the node advertises fewer nvidia.com/gpu than a device index of the entry */
+	GS_WAIT_SCHEDULING_GATED, /* spec.schedulingGates is not empty */
+	GS_WAIT_NODE_AFFINITY,  /* the node fails the pod's nodeSelector or required node affinity */
+	GS_WAIT_TAINT,          /* the node has a NoSchedule or NoExecute taint the pod does not tolerate */
+	GS_WAIT_HOST_PORT,      /* a host port the pod asks for is in use on the node */
+	GS_WAIT_INSUFFICIENT_RESOURCE, /* requests exceed the node's allocatable minus its pods' requests */
+	GS_WAIT_DEVICE_BUSY,    /* a pod of another owner holds one of the entry's devices on the node */
 	GS_WAIT__COUNT
 };
 
 /* "NO_MAP", "MAP_INVALID", ... ("NONE"). */
 const char *gs_wait_reason_name(enum gs_wait_reason r);
 
+enum gs_report_kind {
+	GS_REPORT_WAITING = 0,  /* FailedScheduling: the pod waits for reason/message */
+	GS_REPORT_DEVICE_PLUGIN,/* a Warning DevicePluginRequest: the containers request nvidia.com/gpu as well
+				 * as having a map entry (checks.h); the pod is still placed */
+};
+
 struct gs_report {
+	enum gs_report_kind kind;
 	const char *uid, *ns, *name;
 	enum gs_wait_reason reason;
 	const char *message; /* says exactly why, e.g. `node "node9" named by gpu-scheduling-map line 3
 			      * for index 2 does not exist` */
-	const char *node;    /* the node waited for (NODE_* reasons), else NULL */
+	const char *node;    /* the node waited for (node reasons), else NULL */
 	long index;          /* -1 when unknown */
 	int recreate;        /* NOT_MUTATED, recreate_unmutated set, owned by a StatefulSet or Job: the
 			      * I/O layer may delete the pod so its controller recreates it through the
@@ -134,8 +157,9 @@ struct gs_report {
 
 /*
  * The next waiting pod whose reason or message changed since it was last reported (aggregation: a
- * pod waiting for the same reason is reported once however many upserts arrive). Lower priority than
- * binds; successful binds are not reported here. Returns 1 with *out, or 0.
+ * pod waiting for the same reason is reported once however many upserts arrive), or the next
+ * DevicePluginRequest warning (once per pod and message). Lower priority than binds; successful binds
+ * are not reported here. Returns 1 with *out, or 0.
  */
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out);
 
@@ -179,9 +203,19 @@ struct gs_sched_stats {
 	size_t nodes;                     /* nodes that exist */
 	size_t nodes_schedulable;         /* of which Ready and not cordoned */
 	size_t maps_cached;               /* annotation texts in the map cache */
+	size_t uses;                      /* pods (any scheduler) counted on a node, reservations included */
+	size_t devices_held;              /* (node, device) pairs in the ledger with a holder */
+	size_t devices_shared;            /* of which held by more than one owner */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
 void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st);
+
+/*
+ * Checks every invariant this header and sched_int.h state (per-state counts against the pods, heap
+ * order, waiter lists, each node's totals, ports and ledger against the uses), from scratch, and aborts
+ * with the failed expression (GS_ASSERT) on a violation. O(pods + uses x nodes): for tests and debugging.
+ */
+void gs_sched_check(const struct gs_sched *s);
 
 #endif

@@ -44,26 +44,111 @@ static inline void gs_sched__list_del(struct gs_sched__link *l)
 
 #define GS_SCHED__CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
+/* An extended resource amount: id from s->res_names. */
+struct gs_sched__ext {
+	uint32_t id;
+	int64_t v;
+};
+
+/* A host port in use on a node (or asked for by a pod). */
+struct gs_sched__port {
+	int port;
+	char proto;                    /* 'T', 'U', 'S' */
+	char *ip;                      /* NULL: every address */
+	size_t count;                  /* on a node: pods using it */
+};
+
+/* A compact resource request or total: cpu in millicores, bytes, ext by resource id. */
+struct gs_sched__req {
+	int64_t cpu, mem, eph;
+	uint32_t n_ext;
+	struct gs_sched__ext *ext;
+};
+
+struct gs_sched__use;
+
 /*
- * A node slot exists while the node exists OR some pod waits for it (a pod may name a node that has
- * not joined yet): the slot holds that node's waiter list.
+ * One device of a node in the ledger, and its holders grouped by owner: a pod may take a device held
+ * only by pods of its own owner, or, when it carries the sharing annotation, by pods that carry it too.
+ * Invariant: a bucket is in dev->owners exactly while it has a holder; n counts all holders.
+ */
+struct gs_sched__bucket {
+	struct gs_sched__link link;    /* in dev->owners */
+	struct gs_sched__link shared;  /* holds of sharing pods */
+	struct gs_sched__link solo;    /* holds of the others */
+	size_t n;
+	char owner[];
+};
+
+struct gs_sched__dev {
+	struct gs_sched__link owners;  /* buckets */
+	size_t n_owners;
+	size_t n;                      /* holds */
+	char name[];                   /* "0", "GPU-8f2c...": the key in node->ledger */
+};
+
+struct gs_sched__hold {
+	struct gs_sched__link link;    /* in bucket->shared or ->solo */
+	struct gs_sched__bucket *bucket;
+	struct gs_sched__dev *dev;
+	struct gs_sched__use *use;     /* the use whose holds[] this is */
+};
+
+/*
+ * What a pod on a node takes from it, for every non-terminal pod with spec.nodeName (whatever its
+ * scheduler) and for our pods while their Binding is in flight (the reservation, so the next decision
+ * sees it). Keyed by uid in s->uses; counted in node->used exactly while it exists.
+ */
+struct gs_sched__use {
+	struct gs_sched__node *node;
+	struct gs_sched__req req;
+	size_t n_ports, n_holds;
+	struct gs_sched__port *ports;  /* ip strings owned */
+	struct gs_sched__hold *holds;  /* one per device held */
+	int shared;
+	char *owner;                   /* controller uid, or the pod's uid */
+	char *key;                     /* "ns/name", for messages */
+	char uid[];
+};
+
+/*
+ * A node slot exists while the node exists OR some pod waits for it OR some pod uses it (a pod may
+ * name a node that has not joined yet; a pod bound to a node outlives the node's deletion): the slot
+ * holds that node's waiter list, its running totals and its device ledger.
  */
 struct gs_sched__node {
-	struct gs_sched__link waiters; /* pods WAITING with a NODE_* reason for this node */
+	struct gs_sched__link waiters; /* pods WAITING with a node reason for this node */
+	struct gs_sched__link dirty;   /* in s->dirty: usage went down, waiters to look at again */
 	size_t n_waiters;
 	int present;
 	int ready;
 	int unschedulable;
 	int64_t gpus;
+	struct gs_node_obj obj;        /* labels, taints, allocatable (name and rv not kept) */
+	struct gs_sched__req alloc;    /* obj.alloc, compact */
+	struct gs_sched__req used;     /* sum of the uses on this node (used.ext sized to s->n_res) */
+	int64_t used_pods;
+	size_t n_uses;
+	size_t n_ports, cap_ports;
+	struct gs_sched__port *ports;  /* host ports in use, with counts */
+	struct gs_hmap ledger;         /* device name -> struct gs_sched__dev */
 	char name[];                   /* the key of s->nodes */
 };
 
+/* What an pending pod of ours asks of its node beyond the map: NULL in the pod when it asks nothing. */
+struct gs_sched__spec {
+	struct gs_sched__req req;
+	size_t n_ports;
+	struct gs_sched__port *ports;
+	struct gs_pod_obj cons;        /* only node_selector, has_affinity, terms, tolerations kept */
+};
+
 struct gs_sched__pod {
-	struct gs_sched__link qlink;    /* in s->bindq (QUEUED) or wait_node->waiters (WAITING) */
+	struct gs_sched__link qlink;    /* in wait_node->waiters (WAITING) */
 	struct gs_sched__link rlink;    /* in s->reportq when a report may be due */
 	enum gs_pod_state state;
 	enum gs_wait_reason reason;     /* with WAITING */
-	struct gs_sched__node *wait_node; /* with a NODE_* reason */
+	struct gs_sched__node *wait_node; /* with a node reason */
 	char *msg;                      /* with WAITING: why */
 	enum gs_wait_reason reported_reason;
 	char *reported;                 /* the last reported message, or NULL */
@@ -76,14 +161,29 @@ struct gs_sched__pod {
 	long index;                     /* -1 when unknown */
 	enum gs_index_source index_source;
 	int recreate_ok;                /* owned by a StatefulSet or a Job */
+	int shared;                     /* allow-shared-devices */
 	int64_t created_ms;
+	int64_t priority;
+	int64_t gpu_req;                /* nvidia.com/gpu the containers request (device plugin) */
+	struct gs_sched__spec *spec;    /* NULL: requests nothing, no ports, no constraints */
+	char *owner;                    /* controller uid, or NULL for a bare pod (its uid counts) */
 	char *rv;                       /* resource_version of the last upsert taken */
+	char *noticed;                  /* the DevicePluginRequest message last reported, or NULL */
+	int notice_due;                 /* a DevicePluginRequest warning waits in reportq */
 
 	unsigned attempts;              /* Bindings handed out */
 	int64_t due_ms;                 /* with BACKOFF */
-	size_t heap_pos;                /* with BACKOFF: position in s->heap */
+	uint64_t seq;                   /* with QUEUED: order among equal priority and creation time */
+	size_t heap_pos;                /* with QUEUED or BACKOFF: position in s->bindq or s->retry */
 
 	char *uid, *ns, *name, *key;    /* key is "ns/name"; all four in one allocation (uid) */
+};
+
+/* A binary min-heap of pods; a pod is in at most one heap at a time (heap_pos). */
+struct gs_sched__heap {
+	struct gs_sched__pod **v;
+	size_t len, cap;
+	int (*less)(const struct gs_sched__pod *a, const struct gs_sched__pod *b);
 };
 
 struct gs_sched {
@@ -91,21 +191,36 @@ struct gs_sched {
 	struct gs_hmap pods;            /* uid -> pod (key borrowed from the pod) */
 	struct gs_hmap pods_by_name;    /* "ns/name" -> pod (the newest uid for that name) */
 	struct gs_hmap nodes;           /* name -> node slot (key borrowed from the slot) */
+	struct gs_hmap uses;            /* uid -> use (key borrowed), every pod that takes from a node */
+	struct gs_hmap res_ids;         /* extended resource name -> id + 1 */
+	char **res_names;               /* id -> name */
+	uint32_t n_res;
 	struct gs_map_cache *maps;
-	struct gs_sched__link bindq;    /* QUEUED pods, FIFO */
+	struct gs_sched__heap bindq;    /* QUEUED pods: priority, then creation time, then seq */
+	struct gs_sched__heap retry;    /* BACKOFF pods by due_ms */
 	struct gs_sched__link reportq;  /* pods whose report may be due, FIFO */
-	struct gs_sched__pod **heap;    /* BACKOFF pods, a min-heap by due_ms */
-	size_t heap_len, heap_cap;
+	struct gs_sched__link dirty;    /* node slots whose waiters must be placed again */
+	uint64_t seq;
 	uint64_t rng;
 	size_t by_state[GS_POD__COUNT];
 	size_t waiting_by[GS_WAIT__COUNT];
 	size_t nodes_present, nodes_schedulable;
+	size_t devs_held, devs_shared;  /* ledger: devices with a holder, of which with several owners */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
 /* Allocation of small records: aborts with a message on failure. */
+_Noreturn void gs_sched__oom(void);
 void *gs_sched__xmalloc(size_t n);
+void *gs_sched__xcalloc(size_t n, size_t size);
 char *gs_sched__xstrdup(const char *s);
+void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);
+
+/* heaps (in sched_place.c) and their orders */
+int gs_sched__bind_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b);
+int gs_sched__due_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b);
+void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p);
+void gs_sched__heap_remove(struct gs_sched__heap *h, struct gs_sched__pod *p);
 
 /* sched_place.c */
 /* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE. */
@@ -115,11 +230,49 @@ void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_po
 void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
 /* Queues p for binding or makes it wait, from its inputs and the node it names now. */
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
-/* Recomputes the pod's own inputs (map, index, entry, CUDA check) from o. */
+/* Recomputes the pod's own inputs (map, index, entry, CUDA check, spec) from o. */
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o);
+void gs_sched__spec_free(struct gs_sched__spec *sp);
+/* Places again every pod waiting for a node whose usage went down (s->dirty). */
+void gs_sched__drain_dirty(struct gs_sched *s);
+/* Places again every pod waiting for n. O(waiters of n). */
+void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n);
+
+/* sched.c */
 /* The slot for a node name, created (absent, no waiters) when there is none. */
 struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name);
-/* Frees a node slot nobody needs any more (absent, no waiters). */
+/* Frees a node slot nobody needs any more (absent, no waiters, no uses). */
 void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n);
+
+/* sched_use.c: running totals, host ports and the device ledger */
+/* The id of an extended resource name, made on first use. */
+uint32_t gs_sched__res_id(struct gs_sched *s, const char *name);
+/* A compact request from a resource list (ext names to ids). */
+void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const struct gs_resources *r);
+void gs_sched__req_free(struct gs_sched__req *r);
+int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id);
+/* Copies the host ports of a pod record (counts 0). */
+struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *n);
+void gs_sched__ports_free(struct gs_sched__port *p, size_t n);
+/*
+ * Creates the use of uid on node (replacing an existing one) and adds it to the node's totals, ports
+ * and ledger. devices: "0,1" (NULL or "" for none). Marks nothing dirty: usage only went up.
+ */
+struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
+					const struct gs_sched__req *req, const struct gs_sched__port *ports,
+					size_t n_ports, const char *devices, const char *owner, int shared,
+					const char *key);
+/* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */
+int gs_sched__use_remove(struct gs_sched *s, const char *uid);
+/*
+ * The first reason pod p (its spec, owner, devices) cannot take node n now, beside the node's own
+ * state: HOST_PORT, INSUFFICIENT_RESOURCE or DEVICE_BUSY with msg, or NONE.
+ */
+enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+				  char *msg, size_t size);
+/* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
+void gs_sched__use_free(struct gs_sched__use *u);
+/* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */
+void gs_sched__node_usage_free(struct gs_sched__node *n);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/checks.h"
 
 #define MSG_MAX 1024
 
@@ -43,69 +44,85 @@ void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_po
 	p->state = st;
 }
 
-static void heap_put(struct gs_sched *s, size_t i, struct gs_sched__pod *p)
+/* ---- heaps ------------------------------------------------------------------------------------- */
+
+int gs_sched__bind_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b)
 {
-	s->heap[i] = p;
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->created_ms != b->created_ms)
+		return a->created_ms < b->created_ms;
+	return a->seq < b->seq;
+}
+
+int gs_sched__due_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b)
+{
+	return a->due_ms < b->due_ms;
+}
+
+static void heap_put(struct gs_sched__heap *h, size_t i, struct gs_sched__pod *p)
+{
+	h->v[i] = p;
 	p->heap_pos = i;
 }
 
-static void heap_up(struct gs_sched *s, size_t i)
+static void heap_up(struct gs_sched__heap *h, size_t i)
 {
-	struct gs_sched__pod *p = s->heap[i];
+	struct gs_sched__pod *p = h->v[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (s->heap[parent]->due_ms <= p->due_ms)
+		if (!h->less(p, h->v[parent]))
 			break;
-		heap_put(s, i, s->heap[parent]);
+		heap_put(h, i, h->v[parent]);
 		i = parent;
 	}
-	heap_put(s, i, p);
+	heap_put(h, i, p);
 }
 
-static void heap_down(struct gs_sched *s, size_t i)
+static void heap_down(struct gs_sched__heap *h, size_t i)
 {
-	struct gs_sched__pod *p = s->heap[i];
+	struct gs_sched__pod *p = h->v[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= s->heap_len)
+		if (c >= h->len)
 			break;
-		if (c + 1 < s->heap_len && s->heap[c + 1]->due_ms < s->heap[c]->due_ms)
+		if (c + 1 < h->len && h->less(h->v[c + 1], h->v[c]))
 			c++;
-		if (p->due_ms <= s->heap[c]->due_ms)
+		if (!h->less(h->v[c], p))
 			break;
-		heap_put(s, i, s->heap[c]);
+		heap_put(h, i, h->v[c]);
 		i = c;
 	}
-	heap_put(s, i, p);
+	heap_put(h, i, p);
 }
 
-static void heap_push(struct gs_sched *s, struct gs_sched__pod *p)
+void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p)
 {
-	if (s->heap_len == s->heap_cap) {
-		size_t cap = s->heap_cap ? s->heap_cap * 2 : 16;
-		struct gs_sched__pod **h = realloc(s->heap, cap * sizeof(*h));
-		if (!h) {
-			gs_log_error("sched: out of memory");
-			abort();
-		}
-		s->heap = h;
-		s->heap_cap = cap;
+	if (h->len == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		struct gs_sched__pod **v = realloc(h->v, cap * sizeof(*v));
+		if (!v)
+			gs_sched__oom();
+		h->v = v;
+		h->cap = cap;
 	}
-	heap_put(s, s->heap_len++, p);
-	heap_up(s, s->heap_len - 1);
+	heap_put(h, h->len++, p);
+	heap_up(h, h->len - 1);
 }
 
-static void heap_remove(struct gs_sched *s, struct gs_sched__pod *p)
+void gs_sched__heap_remove(struct gs_sched__heap *h, struct gs_sched__pod *p)
 {
 	size_t i = p->heap_pos;
-	struct gs_sched__pod *last = s->heap[--s->heap_len];
+	struct gs_sched__pod *last;
 
-	if (i < s->heap_len) {
-		heap_put(s, i, last);
-		heap_down(s, i);
-		heap_up(s, last->heap_pos);
+	GS_ASSERT(i < h->len && h->v[i] == p);
+	last = h->v[--h->len];
+	if (i < h->len) {
+		heap_put(h, i, last);
+		heap_down(h, i);
+		heap_up(h, last->heap_pos);
 	}
 }
 
@@ -124,10 +141,10 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 		}
 		break;
 	case GS_POD_QUEUED:
-		gs_sched__list_del(&p->qlink);
+		gs_sched__heap_remove(&s->bindq, p);
 		break;
 	case GS_POD_BACKOFF:
-		heap_remove(s, p);
+		gs_sched__heap_remove(&s->retry, p);
 		break;
 	default:
 		break;
@@ -173,18 +190,64 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
 		return; /* keeps its place in the queue */
 	gs_sched__detach(s, p);
 	gs_sched__set_state(s, p, GS_POD_QUEUED);
-	gs_sched__list_add_tail(&s->bindq, &p->qlink);
+	p->seq = s->seq++;
+	gs_sched__heap_push(&s->bindq, p);
 	free(p->msg);
 	p->msg = NULL;
 	gs_log_debug("pod %s/%s: queued for node %s devices %s", p->ns, p->name, p->entry->node,
 		     p->entry->devices);
 }
 
+void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_sched__link *l = n->waiters.next, *next;
+
+	for (; l != &n->waiters; l = next) {
+		next = l->next;
+		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
+	}
+}
+
+void gs_sched__drain_dirty(struct gs_sched *s)
+{
+	while (!gs_sched__list_empty(&s->dirty)) {
+		struct gs_sched__node *n = GS_SCHED__CONTAINER(s->dirty.next, struct gs_sched__node, dirty);
+		gs_sched__list_del(&n->dirty);
+		gs_sched__node_changed(s, n);
+	}
+}
+
+/* What blocks p on its (present, Ready, uncordoned) node n beside the node's state: the kubelet's
+ * admission checks and the ledger, cheapest first. NONE or a reason with msg. */
+static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
+				       char *msg, size_t size)
+{
+	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_node_obj *o = &n->obj;
+
+	/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
+	if (n->gpus >= 0 && p->entry->max_index >= n->gpus) {
+		snprintf(msg, size, "node \"%s\" advertises %lld nvidia.com/gpu, so it has no device %ld", n->name,
+			 (long long)n->gpus, p->entry->max_index);
+		return GS_WAIT_NODE_DEVICES;
+	}
+	if (c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
+				    c->has_affinity, c->terms, c->n_terms, msg, size))
+		return GS_WAIT_NODE_AFFINITY;
+	if (gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0, msg,
+			    size))
+		return GS_WAIT_TAINT;
+	/* A pod counted on the node already (our reservation) is not measured against itself. */
+	if (gs_hmap_get_str(&s->uses, p->uid))
+		return GS_WAIT_NONE;
+	return gs_sched__fit(s, p, n, msg, size);
+}
+
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	struct gs_sched__node *n;
 	enum gs_wait_reason r;
-	char msg[MSG_MAX];
+	char msg[MSG_MAX], why[MSG_MAX - 256];
 	const char *what = "";
 
 	if (p->intrinsic != GS_WAIT_NONE) {
@@ -193,17 +256,15 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	}
 	n = gs_hmap_get_str(&s->nodes, p->entry->node);
 	r = gs_sched__node_block(n);
-	/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
-	if (r == GS_WAIT_NONE && n->gpus >= 0 && p->entry->max_index >= n->gpus) {
-		snprintf(msg, sizeof(msg),
-			 "node \"%s\" named by %s line %d for index %ld advertises %lld nvidia.com/gpu, "
-			 "so it has no device %ld",
-			 n->name, s->cfg.annotation, p->entry->line, p->index, (long long)n->gpus, p->entry->max_index);
-		set_waiting(s, p, GS_WAIT_NODE_DEVICES, n, msg);
-		return;
-	}
 	if (r == GS_WAIT_NONE) {
-		set_queued(s, p);
+		r = node_checks(s, p, n, why, sizeof(why));
+		if (r == GS_WAIT_NONE) {
+			set_queued(s, p);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "%s (%s line %d for index %ld)", why, s->cfg.annotation, p->entry->line,
+			 p->index);
+		set_waiting(s, p, r, n, msg);
 		return;
 	}
 	if (!n)
@@ -296,6 +357,116 @@ static enum gs_wait_reason cuda_check(const struct gs_sched *s, const struct gs_
 	return GS_WAIT_NOT_MUTATED;
 }
 
+void gs_sched__spec_free(struct gs_sched__spec *sp)
+{
+	if (!sp)
+		return;
+	gs_sched__req_free(&sp->req);
+	gs_sched__ports_free(sp->ports, sp->n_ports);
+	gs_pod_obj_free(&sp->cons);
+	free(sp);
+}
+
+static char *dup_or_null(const char *str)
+{
+	return str ? gs_sched__xstrdup(str) : NULL;
+}
+
+/* Deep copies of the constraints the checks read; the pod record keeps them while it is pending. */
+static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
+{
+	if (o->n_node_selector > 0) {
+		c->node_selector = gs_sched__xcalloc((size_t)o->n_node_selector, sizeof(*c->node_selector));
+		for (int i = 0; i < o->n_node_selector; i++) {
+			c->node_selector[i].key = gs_sched__xstrdup(o->node_selector[i].key);
+			c->node_selector[i].value = dup_or_null(o->node_selector[i].value);
+		}
+		c->n_node_selector = o->n_node_selector;
+	}
+	c->has_affinity = o->has_affinity;
+	if (o->n_terms > 0) {
+		c->terms = gs_sched__xcalloc((size_t)o->n_terms, sizeof(*c->terms));
+		for (int i = 0; i < o->n_terms; i++) {
+			const struct gs_sel_term *t = &o->terms[i];
+			c->terms[i].reqs = gs_sched__xcalloc((size_t)(t->n_reqs > 0 ? t->n_reqs : 1), sizeof(*t->reqs));
+			for (int j = 0; j < t->n_reqs; j++) {
+				const struct gs_sel_req *q = &t->reqs[j];
+				struct gs_sel_req *d = &c->terms[i].reqs[j];
+				d->key = gs_sched__xstrdup(q->key ? q->key : "");
+				d->op = q->op;
+				d->field = q->field;
+				d->values = gs_sched__xcalloc((size_t)(q->n_values > 0 ? q->n_values : 1), sizeof(char *));
+				for (int k = 0; k < q->n_values; k++)
+					d->values[k] = gs_sched__xstrdup(q->values[k] ? q->values[k] : "");
+				d->n_values = q->n_values;
+			}
+			c->terms[i].n_reqs = t->n_reqs;
+		}
+		c->n_terms = o->n_terms;
+	}
+	if (o->n_tolerations > 0) {
+		c->tolerations = gs_sched__xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
+		for (int i = 0; i < o->n_tolerations; i++) {
+			c->tolerations[i] = o->tolerations[i];
+			c->tolerations[i].key = dup_or_null(o->tolerations[i].key);
+			c->tolerations[i].value = dup_or_null(o->tolerations[i].value);
+		}
+		c->n_tolerations = o->n_tolerations;
+	}
+}
+
+/* The pod's requests, ports and constraints, or NULL when it asks for nothing of them (most pods of
+ * a plain GPU workload: no record kept). *gpu_req: its nvidia.com/gpu request. */
+static struct gs_sched__spec *spec_from(struct gs_sched *s, const struct gs_pod_obj *o, int64_t *gpu_req)
+{
+	struct gs_resources r;
+	struct gs_sched__spec *sp;
+
+	gs_pod_requests(o, &r);
+	*gpu_req = gs_resources_ext(&r, "nvidia.com/gpu");
+	if (!r.milli_cpu && !r.memory && !r.ephemeral && !r.n_ext && !o->n_host_ports && !o->n_node_selector &&
+	    !o->has_affinity && !o->n_tolerations) {
+		gs_resources_free(&r);
+		return NULL;
+	}
+	sp = gs_sched__xcalloc(1, sizeof(*sp));
+	gs_sched__req_from(s, &sp->req, &r);
+	gs_resources_free(&r);
+	sp->ports = gs_sched__ports_from(o, &sp->n_ports);
+	copy_constraints(&sp->cons, o);
+	return sp;
+}
+
+static void gated_msg(char *msg, size_t size, const struct gs_pod_obj *o)
+{
+	char q[64];
+
+	if (o->n_gates > 1)
+		snprintf(msg, size, "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
+			 o->n_gates, quote(q, sizeof(q), o->first_gate ? o->first_gate : ""), o->n_gates - 1);
+	else
+		snprintf(msg, size, "pod has the schedulingGate %s; it is bound once it is removed",
+			 quote(q, sizeof(q), o->first_gate ? o->first_gate : ""));
+}
+
+/* A DevicePluginRequest warning is due when the pod has an entry and requests nvidia.com/gpu, once per
+ * distinct message. */
+static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	char msg[MSG_MAX];
+
+	if (!p->entry || p->gpu_req <= 0)
+		return;
+	gs_device_plugin_warning(msg, sizeof(msg), p->gpu_req, p->entry, s->cfg.annotation);
+	if (p->noticed && strcmp(p->noticed, msg) == 0)
+		return;
+	free(p->noticed);
+	p->noticed = gs_sched__xstrdup(msg);
+	p->notice_due = 1;
+	if (!in_report_queue(p))
+		gs_sched__list_add_tail(&s->reportq, &p->rlink);
+}
+
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
 	const struct gs_map_entry *e = NULL;
@@ -343,6 +514,11 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	}
 	if (r == GS_WAIT_NONE && s->cfg.check_env)
 		r = cuda_check(s, o, e, msg, sizeof(msg));
+	/* Gates last: a gated pod with a broken map is told about the map first, which it can fix now. */
+	if (r == GS_WAIT_NONE && o->n_gates > 0) {
+		r = GS_WAIT_SCHEDULING_GATED;
+		gated_msg(msg, sizeof(msg), o);
+	}
 
 	gs_map_unref(p->map);
 	p->map = m;
@@ -354,24 +530,53 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->index_source = src;
 	p->recreate_ok = o->owner_kind &&
 			 (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
+	if (p->state == GS_POD_QUEUED && (p->created_ms != o->created_ms || p->priority != o->priority)) {
+		/* Its place in the bind queue follows its new key. */
+		gs_sched__heap_remove(&s->bindq, p);
+		p->created_ms = o->created_ms;
+		p->priority = o->priority;
+		gs_sched__heap_push(&s->bindq, p);
+	}
 	p->created_ms = o->created_ms;
+	p->priority = o->priority;
+	p->shared = o->allow_shared;
+	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
+		free(p->owner);
+		p->owner = dup_or_null(o->owner_uid);
+	}
+	gs_sched__spec_free(p->spec);
+	p->spec = spec_from(s, o, &p->gpu_req);
+	notice_check(s, p);
 }
 
 /* ---- pulls ------------------------------------------------------------------------------------- */
 
+/* Counts p on its entry's node while its Binding is in flight, so the next decision sees it. */
+static void reserve(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	static const struct gs_sched__req none;
+	const struct gs_sched__spec *sp = p->spec;
+
+	gs_sched__use_add(s, p->uid, gs_sched__node_slot(s, p->entry->node), sp ? &sp->req : &none,
+			  sp ? sp->ports : NULL, sp ? sp->n_ports : 0, p->entry->devices, p->owner, p->shared, p->key);
+}
+
 int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
 {
-	/* Due retries join the queue's tail (or wait, if their node went away meanwhile). */
-	while (s->heap_len && s->heap[0]->due_ms <= now_ms)
-		gs_sched__place(s, s->heap[0]);
+	/* Waiters of nodes that lost a pod first: they may fit now. */
+	gs_sched__drain_dirty(s);
+	/* Due retries join the queue (or wait, if their node went away meanwhile). */
+	while (s->retry.len && s->retry.v[0]->due_ms <= now_ms)
+		gs_sched__place(s, s->retry.v[0]);
 
-	while (!gs_sched__list_empty(&s->bindq)) {
-		struct gs_sched__pod *p = GS_SCHED__CONTAINER(s->bindq.next, struct gs_sched__pod, qlink);
+	while (s->bindq.len) {
+		struct gs_sched__pod *p = s->bindq.v[0];
 		gs_sched__place(s, p); /* the node as it is now */
 		if (p->state != GS_POD_QUEUED)
 			continue;
-		gs_sched__list_del(&p->qlink);
+		gs_sched__heap_remove(&s->bindq, p);
 		gs_sched__set_state(s, p, GS_POD_BINDING);
+		reserve(s, p);
 		p->attempts++;
 		*out = (struct gs_bind_decision){
 			.uid = p->uid,
@@ -430,14 +635,16 @@ int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result 
 		s->binds_ok++;
 		break;
 	case GS_BIND_GONE:
+		gs_sched__use_remove(s, p->uid); /* the reservation; a use the watch showed comes back with it */
 		gs_sched__set_state(s, p, GS_POD_GONE);
 		s->binds_gone++;
 		gs_log_debug("pod %s/%s: binding gone, forgotten until it changes", p->ns, p->name);
 		break;
 	case GS_BIND_RETRY:
+		gs_sched__use_remove(s, p->uid);
 		p->due_ms = now_ms + backoff_delay(s, p->attempts);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
-		heap_push(s, p);
+		gs_sched__heap_push(&s->retry, p);
 		s->binds_retry++;
 		gs_log_debug("pod %s/%s: binding failed, retry at %lld", p->ns, p->name, (long long)p->due_ms);
 		break;
@@ -449,13 +656,34 @@ int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result 
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)
 {
-	return s->heap_len ? s->heap[0]->due_ms : -1;
+	return s->retry.len ? s->retry.v[0]->due_ms : -1;
 }
 
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
+	gs_sched__drain_dirty(s);
 	while (!gs_sched__list_empty(&s->reportq)) {
 		struct gs_sched__pod *p = GS_SCHED__CONTAINER(s->reportq.next, struct gs_sched__pod, rlink);
+		if (p->notice_due) {
+			/* The pod stays queued when a waiting report may be due too: the next call takes it. */
+			p->notice_due = 0;
+			if (p->state != GS_POD_WAITING ||
+			    (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0))
+				gs_sched__list_del(&p->rlink);
+			if (!p->entry || p->state == GS_POD_FINISHED || p->state == GS_POD_GONE)
+				continue;
+			*out = (struct gs_report){
+				.kind = GS_REPORT_DEVICE_PLUGIN,
+				.uid = p->uid,
+				.ns = p->ns,
+				.name = p->name,
+				.message = p->noticed,
+				.node = p->entry->node,
+				.index = p->index,
+			};
+			s->reports++;
+			return 1;
+		}
 		gs_sched__list_del(&p->rlink);
 		if (p->state != GS_POD_WAITING)
 			continue;

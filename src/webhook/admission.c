@@ -7,11 +7,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "sched/checks.h"
 #include "webhook/jsonpatch.h"
 
 #define ADMISSION_API_VERSION "admission.k8s.io/v1"
 #define LABEL_POD_INDEX       "apps.kubernetes.io/pod-index"
 #define ANNOTATION_JOB_INDEX  "batch.kubernetes.io/job-completion-index"
+#define RESOURCE_GPU          "nvidia.com/gpu"
+/* The device plugin warning repeats the devices twice; past this it is not worth sending whole. */
+#define WARNING_MAX           (64 * 1024)
 /* Our own cache when the caller shares none: a handful of workloads is the common case. */
 #define OWN_CACHE_ENTRIES 64
 
@@ -31,6 +35,7 @@ struct verdict {
 	int deny_code;          /* with !allowed */
 	const char *deny_reason;
 	const struct gs_jsonpatch *patch; /* non-NULL with at least one operation */
+	char *warning;          /* the device plugin warning, or NULL; owned, freed by gs_admission_review */
 };
 
 static const char *const outcome_names[GS_ADMISSION_OUTCOME_COUNT] = {
@@ -255,6 +260,109 @@ static int patch_pod(struct gs_jsonpatch *p, const cJSON *spec, const char *devi
 	return r;
 }
 
+/* ---- the nvidia.com/gpu request ------------------------------------------------------------------ */
+
+/*
+ * A device count: a quantity string of decimal digits only. The apiserver hands us quantities in
+ * canonical form, where a whole number of devices is plain digits ("2"); anything else ("1.5", "-1",
+ * "2k", "", a JSON number, null, a value past INT64_MAX) is not a count, and gets no warning rather
+ * than a guess. Returns 0 with *out, or -EINVAL.
+ */
+static int parse_count(const cJSON *v, int64_t *out)
+{
+	if (!cJSON_IsString(v) || !v->valuestring || !*v->valuestring)
+		return -EINVAL;
+	int64_t n = 0;
+	for (const char *p = v->valuestring; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		int d = *p - '0';
+		if (n > (INT64_MAX - d) / 10)
+			return -EINVAL;
+		n = n * 10 + d;
+	}
+	*out = n;
+	return 0;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/*
+ * One container's nvidia.com/gpu: resources.requests, else resources.limits (the object may not be
+ * defaulted yet, and Kubernetes defaults a missing request to the limit). A resources, requests or
+ * limits that is not an object counts as absent. 0 when absent, -EINVAL when not a count.
+ */
+static int container_gpus(const cJSON *c, int64_t *out)
+{
+	const cJSON *resources = get_obj(c, "resources");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(get_obj(resources, "requests"), RESOURCE_GPU);
+	if (!v)
+		v = cJSON_GetObjectItemCaseSensitive(get_obj(resources, "limits"), RESOURCE_GPU);
+	*out = 0;
+	return v ? parse_count(v, out) : 0;
+}
+
+/* The largest (init) or the sum (regular) of the containers in spec[field]. -EINVAL: not a count. */
+static int containers_gpus(const cJSON *spec, const char *field, int init, int64_t *out)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, field);
+	*out = 0;
+	if (!cJSON_IsArray(list))
+		return 0;
+	for (const cJSON *c = list->child; c; c = c->next) {
+		int64_t n;
+		if (!cJSON_IsObject(c))
+			continue;
+		if (container_gpus(c, &n) < 0)
+			return -EINVAL;
+		*out = init ? (n > *out ? n : *out) : sat_add(*out, n);
+	}
+	return 0;
+}
+
+/*
+ * The pod's effective nvidia.com/gpu request, as the kubelet and kube-scheduler count it:
+ * max(largest init container, sum of regular containers) + spec.overhead. -1 when a value is not a
+ * count.
+ */
+static int64_t pod_gpus(const cJSON *spec)
+{
+	int64_t sum, init, overhead = 0;
+	if (containers_gpus(spec, "containers", 0, &sum) < 0 || containers_gpus(spec, "initContainers", 1, &init) < 0)
+		return -1;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(get_obj(spec, "overhead"), RESOURCE_GPU);
+	if (v && parse_count(v, &overhead) < 0)
+		return -1;
+	return sat_add(sum > init ? sum : init, overhead);
+}
+
+/*
+ * The device plugin warning for entry e, whole, into v->warning, and cut into res->message. The
+ * text is checks.c's; its length is found by growing the buffer until it is no longer full.
+ */
+static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e,
+				 struct gs_admission_result *res, struct verdict *v)
+{
+	size_t size = 2 * strlen(e->devices) + strlen(a->annotation) + 512;
+	for (;;) {
+		char *msg = malloc(size);
+		if (!msg)
+			return -ENOMEM;
+		gs_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
+		if (strlen(msg) + 1 < size || size >= WARNING_MAX) {
+			v->warning = msg;
+			break;
+		}
+		free(msg);
+		size *= 2;
+	}
+	copy_str(res->message, sizeof(res->message), v->warning);
+	return 0;
+}
+
 /* ---- the decision ------------------------------------------------------------------------------- */
 
 static int is_pod_create(const cJSON *req)
@@ -300,6 +408,7 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	const char *text = get_str(annotations, a->annotation);
 	if (!text)
 		return 0;
+	res->gpu_requested = pod_gpus(spec);
 
 	struct gs_map *map = NULL;
 	const struct gs_map_error *err = NULL;
@@ -346,6 +455,9 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	res->outcome = res->containers_patched ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
 	if (patch->n_ops)
 		v->patch = patch;
+	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */
+	if (res->gpu_requested > 0)
+		r = device_plugin_warning(a, e, res, v);
 out:
 	gs_map_unref(map);
 	return r;
@@ -377,10 +489,10 @@ static int write_response(struct gs_buf *out, const char *uid, const struct verd
 		if (r == 0)
 			r = gs_buf_append_str(out, "}");
 	}
-	if (r == 0 && res->outcome == GS_ADMISSION_WARNED) {
+	if (r == 0 && (res->outcome == GS_ADMISSION_WARNED || v->warning)) {
 		r = gs_buf_append_str(out, ",\"warnings\":[");
 		if (r == 0)
-			r = gs_buf_append_json_str(out, res->message);
+			r = gs_buf_append_json_str(out, v->warning ? v->warning : res->message);
 		if (r == 0)
 			r = gs_buf_append_str(out, "]");
 	}
@@ -417,6 +529,7 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 
 	struct gs_jsonpatch patch;
 	gs_jsonpatch_init(&patch, GS_ADMISSION_PATCH_MAX);
+	struct verdict v = { 0 };
 	int r;
 	const cJSON *req = get_obj(root, "request");
 	const char *uid = get_str(req, "uid");
@@ -442,7 +555,6 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 	copy_str(res->name, sizeof(res->name), get_str(req, "name"));
 	res->dry_run = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "dryRun"));
 
-	struct verdict v = { 0 };
 	r = decide(a, req, &patch, res, &v);
 	if (r == -EINVAL) {
 		res->outcome = GS_ADMISSION_BAD_REQUEST;
@@ -457,6 +569,7 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 		}
 	}
 out:
+	free(v.warning);
 	gs_jsonpatch_free(&patch);
 	cJSON_Delete(root);
 	return r;

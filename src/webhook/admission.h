@@ -15,6 +15,11 @@
  *   otherwise                                            -> allowed, JSONPatch         (PATCHED)
  * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
  *
+ * A PATCHED or UNCHANGED pod whose containers also request nvidia.com/gpu gets, in addition, a
+ * warning in the response (gs_device_plugin_warning, src/sched/checks.h): the NVIDIA device plugin
+ * then exposes only the GPUs it allocates and numbers them from 0, so the entry's indices refer to
+ * those. The patch and the outcome are the same as without the request.
+ *
  * Everything runs on the caller's thread; a struct gs_admission is not thread-safe (its map cache
  * is not).
  */
@@ -22,6 +27,7 @@
 #define GS_WEBHOOK_ADMISSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/buf.h"
 #include "sched/map.h"
@@ -81,7 +87,22 @@ struct gs_admission_result {
 	char devices[256];        /* devices of the entry, "..." at the end when truncated */
 	int containers_patched;   /* containers and init containers that got an operation */
 	int dry_run;              /* request.dryRun was true */
-	char message[320];        /* denial message, warning, or why the request is bad; "" otherwise */
+	/*
+	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
+	 * nvidia.com/gpu request as Kubernetes counts it, max(largest init container, sum of regular
+	 * containers) + spec.overhead, each container's resources.requests value or, without one, its
+	 * resources.limits value. 0 when nothing asks; -1 when a value is not a whole number of devices
+	 * (digits only: "1.5", "-1", "2k", "", a JSON number, a value past INT64_MAX), which gives no
+	 * warning. resources, requests, limits or overhead that are not JSON objects count as absent.
+	 * Sums saturate at INT64_MAX, as in gs_pod_requests.
+	 */
+	int64_t gpu_requested;
+	/*
+	 * Denial message, warning, or why the request is bad; "" otherwise. With PATCHED or UNCHANGED and
+	 * gpu_requested > 0: the device plugin warning (cut with "..." when longer; the response carries
+	 * it whole).
+	 */
+	char message[320];
 };
 
 /*

@@ -11,7 +11,8 @@
  * Build and run (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
  *     tests/fuzz/fuzz_admission.c src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c \
- *     src/sched/map_cache.c src/core/buf.c src/core/log.c src/core/hmap.c \
+ *     src/sched/map_cache.c src/sched/checks.c src/sched/objects.c \
+ *     src/core/buf.c src/core/log.c src/core/hmap.c \
  *     -lcjson -lmbedcrypto -o build/fuzz_admission
  *   mkdir -p build/corpus/admission
  *   build/fuzz_admission -max_total_time=60 -dict=tests/fuzz/admission.dict \

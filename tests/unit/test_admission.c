@@ -3,8 +3,8 @@
  * golden transcripts in tests/golden/admission.
  *
  * Golden cases: every <case>.request.json is reviewed and the answer rendered as <case>.expected.txt,
- * a readable transcript (outcome, HTTP status, allowed, warnings, status, and the JSON Patch decoded
- * from base64, one operation per line). GS_GOLDEN_UPDATE=1 rewrites the transcripts instead of
+ * a readable transcript (outcome, HTTP status, allowed, the nvidia.com/gpu count when not 0, warnings,
+ * status, and the JSON Patch decoded from base64, one operation per line). GS_GOLDEN_UPDATE=1 rewrites the transcripts instead of
  * comparing; review the diff. GS_GOLDEN_DIR overrides the directory (default: relative to the cwd).
  *
  * Every patched case is also applied (a small RFC 6902 add/replace applier below) and the patched
@@ -27,6 +27,7 @@
 #include <mbedtls/base64.h>
 
 #include "core/buf.h"
+#include "sched/checks.h"
 #include "sched/map.h"
 #include "webhook/admission.h"
 #include "webhook/jsonpatch.h"
@@ -192,6 +193,11 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 		gs_buf_printf(txt, "entry: node %s, devices %s\n", res.node, res.devices);
 	if (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED)
 		gs_buf_printf(txt, "containers patched: %d\n", res.containers_patched);
+	if (res.gpu_requested != 0)
+		gs_buf_printf(txt, "nvidia.com/gpu requested: %lld%s\n", (long long)res.gpu_requested,
+			      res.gpu_requested < 0 ? " (a value is not a whole number)" : "");
+	if (res.outcome == GS_ADMISSION_SKIPPED)
+		assert_int_equal(res.gpu_requested, 0);
 
 	cJSON *status = cJSON_GetObjectItemCaseSensitive(response, "status");
 	assert_int_equal(status != NULL, res.outcome == GS_ADMISSION_DENIED);
@@ -202,8 +208,21 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 			      cJSON_GetObjectItemCaseSensitive(status, "message")->valuestring);
 		assert_string_equal(cJSON_GetObjectItemCaseSensitive(status, "message")->valuestring, res.message);
 	}
+	/* A warning for WARNED, and the device plugin warning on top of a PATCHED or UNCHANGED answer. */
+	int device_plugin = (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED) &&
+			    res.gpu_requested > 0;
 	cJSON *warnings = cJSON_GetObjectItemCaseSensitive(response, "warnings");
-	assert_int_equal(warnings != NULL, res.outcome == GS_ADMISSION_WARNED);
+	assert_int_equal(warnings != NULL, res.outcome == GS_ADMISSION_WARNED || device_plugin);
+	if (warnings) {
+		assert_true(cJSON_IsArray(warnings));
+		assert_int_equal(cJSON_GetArraySize(warnings), 1);
+		const char *w0 = cJSON_GetArrayItem(warnings, 0)->valuestring;
+		assert_non_null(w0);
+		if (strlen(w0) < sizeof(res.message))
+			assert_string_equal(w0, res.message);
+	}
+	if (device_plugin)
+		assert_non_null(strstr(res.message, "nvidia.com/gpu"));
 	cJSON *w;
 	cJSON_ArrayForEach(w, warnings)
 		gs_buf_printf(txt, "warning: %s\n", w->valuestring);
@@ -530,6 +549,246 @@ static void test_options(void **state)
 	gs_map_cache_free(cache); /* borrowed: still ours to free, after the admission */
 }
 
+/* ---- the nvidia.com/gpu request and the device plugin warning ----------------------------------- */
+
+/* A review of pod name with map and spec members `spec` (after schedulerName, without a comma). */
+static char *spec_review(const char *name, const char *map, const char *spec)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	gs_buf_printf(&b,
+		      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		      "\"uid\":\"u-g\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+		      "\"operation\":\"CREATE\",\"namespace\":\"ns1\",\"object\":{\"metadata\":{\"name\":\"%s\","
+		      "\"annotations\":{\"gpu-scheduling-map\":",
+		      name);
+	gs_buf_append_json_str(&b, map);
+	gs_buf_printf(&b, "}},\"spec\":{\"schedulerName\":\"gpu-scheduler\"%s%s}}}}", *spec ? "," : "", spec);
+	size_t len;
+	return gs_buf_steal(&b, &len);
+}
+
+/* The response's warnings array (NULL when none) and patch (NULL when none), from a parsed answer. */
+static const cJSON *response_item(const cJSON *answer, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(answer, "response"), key);
+}
+
+/*
+ * Reviews pod "w-0" (entry 0=node1:0,1) with spec members `spec`; checks the outcome, the count and
+ * that a warning is present exactly when the count is positive. Returns the answer's patch, or NULL.
+ */
+static char *gpu_case(struct gs_admission *a, const char *spec, enum gs_admission_outcome outcome, int64_t count)
+{
+	char *body = spec_review("w-0", MAP_TEXT, spec);
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	if (res.outcome != outcome || res.gpu_requested != count)
+		fail_msg("spec %s: outcome %s count %lld, expected %s %lld", spec, gs_admission_outcome_name(res.outcome),
+			 (long long)res.gpu_requested, gs_admission_outcome_name(outcome), (long long)count);
+	cJSON *j = cJSON_ParseWithLength(out.data, out.len);
+	assert_non_null(j);
+	const cJSON *w = response_item(j, "warnings");
+	if ((w != NULL) != (count > 0))
+		fail_msg("spec %s: count %lld but warnings %s", spec, (long long)count, w ? "present" : "absent");
+	if (w) {
+		assert_int_equal(cJSON_GetArraySize(w), 1);
+		assert_string_equal(cJSON_GetArrayItem(w, 0)->valuestring, res.message);
+	} else {
+		assert_string_equal(res.message, "");
+	}
+	const cJSON *patch = response_item(j, "patch");
+	char *ret = patch ? strdup(patch->valuestring) : NULL;
+	cJSON_Delete(j);
+	gs_buf_free(&out);
+	free(body);
+	return ret;
+}
+
+#define GPU_CTR(res) "\"containers\":[{\"name\":\"c\",\"resources\":" res "}]"
+#define GPU_REQ(v)   GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":" v "}}")
+
+static void test_gpu_count(void **state)
+{
+	struct gs_admission *a = new_admission();
+	static const struct {
+		const char *spec;
+		int64_t count;
+	} cases[] = {
+		/* Whole numbers, digits only. */
+		{ GPU_REQ("\"2\""), 2 },
+		{ GPU_REQ("\"0\""), 0 },
+		{ GPU_REQ("\"007\""), 7 },
+		{ GPU_REQ("\"9223372036854775807\""), INT64_MAX },
+		/* Not a count: no warning, never a denial. */
+		{ GPU_REQ("\"1.5\""), -1 },
+		{ GPU_REQ("\"-1\""), -1 },
+		{ GPU_REQ("\"+1\""), -1 },
+		{ GPU_REQ("\" 1\""), -1 },
+		{ GPU_REQ("\"1 \""), -1 },
+		{ GPU_REQ("\"\""), -1 },
+		{ GPU_REQ("\"2k\""), -1 },
+		{ GPU_REQ("\"1e3\""), -1 },
+		{ GPU_REQ("\"0x10\""), -1 },
+		{ GPU_REQ("\"1000m\""), -1 },
+		{ GPU_REQ("\"\\u0661\""), -1 },       /* ARABIC-INDIC DIGIT ONE */
+		{ GPU_REQ("\"1\\u0000x\""), 1 },      /* cJSON ends the string at the NUL: "1" (harmless) */
+		{ GPU_REQ("\"9223372036854775808\""), -1 },
+		{ GPU_REQ("\"99999999999999999999999999999999\""), -1 },
+		{ GPU_REQ("2"), -1 },
+		{ GPU_REQ("2.0"), -1 },
+		{ GPU_REQ("null"), -1 },
+		{ GPU_REQ("true"), -1 },
+		{ GPU_REQ("[\"2\"]"), -1 },
+		{ GPU_REQ("{\"value\":\"2\"}"), -1 },
+		/* Present request beats the limit; a bad request is not replaced by a good limit. */
+		{ GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 1 },
+		{ GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"x\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), -1 },
+		/* The limit stands in for a missing request. */
+		{ GPU_CTR("{\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2 },
+		{ GPU_CTR("{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3 },
+		{ GPU_CTR("{\"requests\":null,\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3 },
+		/* resources, requests, limits of the wrong JSON type count as absent. */
+		{ GPU_CTR("\"nvidia.com/gpu=2\""), 0 },
+		{ GPU_CTR("[{\"nvidia.com/gpu\":\"2\"}]"), 0 },
+		{ GPU_CTR("2"), 0 },
+		{ GPU_CTR("null"), 0 },
+		{ GPU_CTR("{\"requests\":[\"nvidia.com/gpu\",\"2\"]}"), 0 },
+		{ GPU_CTR("{\"requests\":\"2\",\"limits\":7}"), 0 },
+		{ GPU_CTR("{\"requests\":[],\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2 },
+		{ GPU_CTR("{\"requests\":{\"nvidia.com/GPU\":\"2\",\"amd.com/gpu\":\"2\"}}"), 0 },
+		/* Sums, the largest init container, overhead; saturating at INT64_MAX. */
+		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},"
+		  "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}},1,null,\"c\"]", 3 },
+		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"}}},"
+		  "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]", 4 },
+		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"3\"}}}],"
+		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]", 3 },
+		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"-2\"}}}]", -1 },
+		{ GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"1\"}", 2 },
+		{ GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"0.5\"}", -1 },
+		{ GPU_REQ("\"1\"") ",\"overhead\":[\"nvidia.com/gpu\"]", 1 },
+		{ GPU_REQ("\"1\"") ",\"overhead\":\"1\"", 1 },
+		{ "\"overhead\":{\"nvidia.com/gpu\":\"2\"}", 2 },
+		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}},"
+		  "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}}],"
+		  "\"overhead\":{\"nvidia.com/gpu\":\"9223372036854775807\"}", INT64_MAX },
+		/* containers and initContainers of the wrong type. */
+		{ "\"containers\":{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},\"initContainers\":\"x\"", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* Every case has a container to patch but the two without a containers array. */
+		int has_ctr = strstr(cases[i].spec, "\"containers\":[") != NULL;
+		char *patch = gpu_case(a, cases[i].spec, has_ctr ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED,
+				       cases[i].count);
+		free(patch);
+	}
+
+	/* The warning changes nothing else: the same patch as the pod without the request. */
+	char *with = gpu_case(a, GPU_REQ("\"2\""), GS_ADMISSION_PATCHED, 2);
+	char *without = gpu_case(a, GPU_CTR("{}"), GS_ADMISSION_PATCHED, 0);
+	assert_non_null(with);
+	assert_non_null(without);
+	assert_string_equal(with, without);
+	free(with);
+	free(without);
+
+	/* Already mutated: unchanged, no patch, still the warning. */
+	assert_null(gpu_case(a,
+			     "\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\"}],"
+			     "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]",
+			     GS_ADMISSION_UNCHANGED, 2));
+	gs_admission_free(a);
+}
+
+static void test_device_plugin_warning(void **state)
+{
+	struct gs_admission *a = new_admission();
+	struct gs_buf out;
+	gs_buf_init(&out, 0);
+	struct gs_admission_result res;
+
+	/* The text is checks.c's, so the scheduler's event says the same. */
+	char *body = spec_review("w-0", MAP_TEXT, GPU_REQ("\"1\""));
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_int_equal(res.gpu_requested, 1);
+	struct gs_map *map = NULL;
+	struct gs_map_error err;
+	assert_int_equal(gs_map_parse(MAP_TEXT, strlen(MAP_TEXT), &map, &err), 0);
+	char expect[1024];
+	gs_device_plugin_warning(expect, sizeof(expect), 1, gs_map_lookup(map, 0), "gpu-scheduling-map");
+	assert_string_equal(res.message, expect);
+	assert_non_null(strstr(res.message, "gpu-scheduling-map line 1"));
+	assert_non_null(strstr(res.message, "the entry names 2 devices but the containers request 1"));
+	gs_map_unref(map);
+	free(body);
+
+	/* Ours without an entry: the count is known, the warning is the WARNED one only. */
+	body = spec_review("w-9", MAP_TEXT, GPU_REQ("\"2\""));
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_WARNED);
+	assert_int_equal(res.gpu_requested, 2);
+	assert_non_null(strstr(res.message, "no entry for pod index 9"));
+	assert_null(strstr(out.data, "device plugin"));
+	free(body);
+
+	/* A malformed map: denied as before, no warning. */
+	body = spec_review("w-0", "0=node1", GPU_REQ("\"2\""));
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_null(strstr(out.data, "warnings"));
+	free(body);
+
+	/* 64 long UUIDs: the response carries the warning whole, the result a marked cut. */
+	struct gs_buf map_text;
+	gs_buf_init(&map_text, 0);
+	gs_buf_append_str(&map_text, "0=node1:");
+	for (int i = 0; i < GS_MAP_MAX_DEVICES; i++)
+		gs_buf_printf(&map_text, "%sMIG-8f2c6a1e-0b6d-4a55-9f3e-0c1d2e3f4a%02d", i ? "," : "", i);
+	body = spec_review("w-0", map_text.data, GPU_REQ("\"64\""));
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_int_equal(res.gpu_requested, 64);
+	assert_int_equal(strlen(res.message), sizeof(res.message) - 1);
+	assert_string_equal(res.message + sizeof(res.message) - 4, "...");
+	cJSON *j = cJSON_ParseWithLength(out.data, out.len);
+	const char *w = cJSON_GetArrayItem(response_item(j, "warnings"), 0)->valuestring;
+	assert_true(strlen(w) > 2 * strlen(map_text.data + 8));
+	const char *last = strstr(w, "0c1d2e3f4a63");
+	assert_non_null(last);
+	assert_non_null(strstr(last + 1, "0c1d2e3f4a63")); /* the devices appear twice, both whole */
+	assert_null(strstr(w, "the entry names")); /* 64 devices, 64 requested */
+	cJSON_Delete(j);
+	gs_buf_free(&map_text);
+	free(body);
+
+	/* A configured annotation name is the one the warning names. */
+	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "example.com/gpus" };
+	struct gs_admission *b = NULL;
+	assert_int_equal(gs_admission_new(&o, &b), 0);
+	const char *req = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+			  "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+			  "\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"\\n\\n3=n:7\"}},"
+			  "\"spec\":{\"schedulerName\":\"gpu-scheduler\"," GPU_REQ("\"1\"") "}}}}";
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(b, req, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_non_null(strstr(res.message, "CUDA_VISIBLE_DEVICES=7 from example.com/gpus line 3"));
+	assert_null(strstr(res.message, "the entry names"));
+	gs_admission_free(b);
+
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
 /* Bodies the decoder must refuse without crashing or allocating without bound. */
 static void test_hostile_bodies(void **state)
 {
@@ -612,6 +871,8 @@ int main(void)
 		cmocka_unit_test(test_output_cap),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_hostile_bodies),
+		cmocka_unit_test(test_gpu_count),
+		cmocka_unit_test(test_device_plugin_warning),
 		cmocka_unit_test(test_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -231,14 +231,544 @@ static void test_bad_inputs(void **state)
 
 static void test_quantities_and_times(void **state)
 {
+	static const struct {
+		const char *s;
+		int r;
+		int64_t whole, milli; /* whole: gs_decode_quantity, milli: gs_decode_quantity_milli */
+	} q[] = {
+		{"4", 0, 4, 4000},
+		{"0", 0, 0, 0},
+		{"-0", 0, 0, 0},
+		{"500m", 0, 1, 500},
+		{"1500m", 0, 2, 1500},
+		{"2", 0, 2, 2000},
+		{"0.1", 0, 1, 100},
+		{"1.0001", 0, 2, 1001},
+		{"0.0001", 0, 1, 1},
+		{"1u", 0, 1, 1},
+		{"1n", 0, 1, 1},
+		{"1k", 0, 1000, 1000000},
+		{"1Ki", 0, 1024, 1024000},
+		{"1.5Ki", 0, 1536, 1536000},
+		{"100Mi", 0, 104857600, 104857600000LL},
+		{"1e3", 0, 1000, 1000000},
+		{"1e-3", 0, 1, 1},
+		{"+2", 0, 2, 2000},
+		{".5", 0, 1, 500},
+		{"7Ei", 0, 8070450532247928832LL, -ERANGE},
+		{"9223372036854775807", 0, INT64_MAX, -ERANGE},
+		{"9223372036854775807m", 0, 9223372036854776LL, INT64_MAX},
+		{"9223372036854775808m", 0, 9223372036854776LL, -ERANGE},
+		{"8Ei", -ERANGE, 0, -ERANGE},
+		{"-1", -ERANGE, 0, -ERANGE},
+		{"abc", -EINVAL, 0, -EINVAL},
+		{"", -EINVAL, 0, -EINVAL},
+		{"1 ", -EINVAL, 0, -EINVAL},
+		{"1e", -EINVAL, 0, -EINVAL},
+		{"1.5.5", -EINVAL, 0, -EINVAL},
+		{"1mi", -EINVAL, 0, -EINVAL},
+	};
 	int64_t v;
-	assert_int_equal(gs_decode_quantity("4", &v), 0);
-	assert_int_equal(v, 4);
-	assert_true(gs_decode_quantity("abc", &v) < 0);
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		int r = gs_decode_quantity(q[i].s, &v);
+		if (r != q[i].r || (r == 0 && v != q[i].whole))
+			fail_msg("gs_decode_quantity(\"%s\"): %d, %lld", q[i].s, r, (long long)v);
+		int want = q[i].r < 0 ? q[i].r : q[i].milli < 0 ? (int)q[i].milli : 0;
+		r = gs_decode_quantity_milli(q[i].s, &v);
+		if (r != want || (r == 0 && v != q[i].milli))
+			fail_msg("gs_decode_quantity_milli(\"%s\"): %d, %lld", q[i].s, r, (long long)v);
+		if (r < 0)
+			assert_int_equal(v, 0);
+	}
 	int64_t ms;
 	assert_int_equal(gs_decode_time("1970-01-01T00:00:01Z", &ms), 0);
 	assert_int_equal(ms, 1000);
 	assert_true(gs_decode_time("yesterday", &ms) < 0);
+}
+
+/* ---- the node admission fields ------------------------------------------------------------------- */
+
+static void assert_ext(const struct gs_resources *r, int i, const char *name, int64_t value)
+{
+	assert_true(i < r->n_ext);
+	assert_string_equal(r->ext[i].name, name);
+	assert_int_equal(r->ext[i].value, value);
+}
+
+static void assert_req(const struct gs_sel_req *q, const char *key, enum gs_sel_op op, int field, int n_values)
+{
+	assert_string_equal(q->key, key);
+	assert_int_equal(q->op, op);
+	assert_int_equal(q->field, field);
+	assert_int_equal(q->n_values, n_values);
+	if (n_values == 0)
+		assert_null(q->values);
+}
+
+static void assert_tol(const struct gs_toleration *t, const char *key, int exists, const char *value,
+		       enum gs_taint_effect effect, int64_t seconds)
+{
+	if (key)
+		assert_string_equal(t->key, key);
+	else
+		assert_null(t->key);
+	assert_int_equal(t->exists, exists);
+	if (value)
+		assert_string_equal(t->value, value);
+	else
+		assert_null(t->value);
+	assert_int_equal(t->effect, effect);
+	assert_int_equal(t->seconds, seconds);
+}
+
+static void assert_host_port(const struct gs_host_port *h, int port, char proto, const char *ip)
+{
+	assert_int_equal(h->port, port);
+	assert_int_equal(h->proto, proto);
+	if (ip)
+		assert_string_equal(h->host_ip, ip);
+	else
+		assert_null(h->host_ip);
+}
+
+static void test_constraints_pod(void **state)
+{
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_file(FIX "pod-constraints.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+
+	/* The controller reference, not the first one. */
+	assert_string_equal(p.owner_kind, "StatefulSet");
+	assert_string_equal(p.owner_name, "solver");
+	assert_string_equal(p.owner_uid, "0a1b2c3d-0000-4000-8000-0000000000aa");
+	assert_int_equal(p.allow_shared, 1);
+	assert_int_equal(p.priority, 1000000);
+	assert_int_equal(p.n_gates, 2);
+	assert_string_equal(p.first_gate, "example.com/quota");
+	assert_int_equal(p.cuda_state, GS_CUDA_MIXED); /* the init containers do not set it */
+	assert_int_equal(p.n_containers, 4);
+
+	/* Requests: one entry per container, the second init container has none. */
+	assert_int_equal(p.n_init, 2);
+	assert_int_equal(p.init_req[0].milli_cpu, 500);
+	assert_int_equal(p.init_req[0].memory, 1073741824);
+	assert_int_equal(p.init_req[0].ephemeral, 0);
+	assert_int_equal(p.init_req[0].pods, 0);
+	assert_int_equal(p.init_req[0].n_ext, 0);
+	assert_null(p.init_req[0].ext);
+	assert_int_equal(p.init_req[1].milli_cpu, 0);
+	assert_int_equal(p.init_req[1].memory, 0);
+	assert_int_equal(p.init_req[1].n_ext, 0);
+	assert_null(p.init_req[1].ext);
+	assert_int_equal(p.n_ctr, 2);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 2000);
+	assert_int_equal(p.ctr_req[0].memory, 4294967296LL);
+	assert_int_equal(p.ctr_req[0].ephemeral, 10000000000LL);
+	assert_int_equal(p.ctr_req[0].n_ext, 3); /* in the order of the object */
+	assert_ext(&p.ctr_req[0], 0, "example.com/foo", 2); /* 1500m, rounded up */
+	assert_ext(&p.ctr_req[0], 1, "hugepages-2Mi", 536870912);
+	assert_ext(&p.ctr_req[0], 2, GS_RES_GPU, 2);
+	assert_int_equal(p.ctr_req[1].milli_cpu, 100); /* "0.1" */
+	assert_int_equal(p.ctr_req[1].memory, 128974848);
+	assert_int_equal(p.ctr_req[1].n_ext, 1);
+	assert_ext(&p.ctr_req[1], 0, "example.com/foo", 1); /* "1u" */
+	assert_int_equal(p.overhead.milli_cpu, 250);
+	assert_int_equal(p.overhead.memory, 125829120);
+	assert_int_equal(p.overhead.n_ext, 0);
+
+	/* Host ports: only those with a hostPort; 0.0.0.0 is "all addresses". */
+	assert_int_equal(p.n_host_ports, 4);
+	assert_host_port(&p.host_ports[0], 9000, 'T', NULL);
+	assert_host_port(&p.host_ports[1], 5353, 'U', "10.0.0.7");
+	assert_host_port(&p.host_ports[2], 7000, 'S', NULL);
+	assert_host_port(&p.host_ports[3], 7001, 'T', NULL);
+
+	assert_int_equal(p.n_node_selector, 2);
+	assert_string_equal(p.node_selector[0].key, "disktype");
+	assert_string_equal(p.node_selector[0].value, "ssd");
+	assert_string_equal(p.node_selector[1].key, "kubernetes.io/arch");
+	assert_string_equal(p.node_selector[1].value, "amd64");
+
+	/* Required node affinity: expressions, then fields; the preferred terms are not read. */
+	assert_int_equal(p.has_affinity, 1);
+	assert_int_equal(p.n_terms, 2);
+	assert_int_equal(p.terms[0].n_reqs, 3);
+	assert_req(&p.terms[0].reqs[0], "zone", GS_SEL_IN, 0, 2);
+	assert_string_equal(p.terms[0].reqs[0].values[0], "a");
+	assert_string_equal(p.terms[0].reqs[0].values[1], "b");
+	assert_req(&p.terms[0].reqs[1], "gpu-gen", GS_SEL_GT, 0, 1);
+	assert_string_equal(p.terms[0].reqs[1].values[0], "7");
+	assert_req(&p.terms[0].reqs[2], "metadata.name", GS_SEL_NOT_IN, 1, 1);
+	assert_string_equal(p.terms[0].reqs[2].values[0], "node9");
+	assert_int_equal(p.terms[1].n_reqs, 1);
+	assert_req(&p.terms[1].reqs[0], "spot", GS_SEL_DOES_NOT_EXIST, 0, 0);
+
+	assert_int_equal(p.n_tolerations, 5);
+	assert_tol(&p.tolerations[0], "gpu", 0, "busy", GS_EFFECT_NO_SCHEDULE, -1);
+	assert_tol(&p.tolerations[1], "dedicated", 0, "ml", GS_EFFECT_PREFER_NO_SCHEDULE, -1);
+	assert_tol(&p.tolerations[2], NULL, 1, NULL, GS_EFFECT_ALL, -1);
+	assert_tol(&p.tolerations[3], "node.kubernetes.io/not-ready", 1, NULL, GS_EFFECT_NO_EXECUTE, 300);
+	assert_tol(&p.tolerations[4], "node.kubernetes.io/unreachable", 1, NULL, GS_EFFECT_NO_EXECUTE, 0);
+	gs_pod_obj_free(&p);
+}
+
+/*
+ * spec.schedulingGates is Kubernetes 1.26+; our test apiserver (1.20) drops the field, so this object
+ * was written by hand in the exact shape a 1.30 apiserver returns (managedFields, the defaulted spec,
+ * status.conditions PodScheduled=False with reason SchedulingGated).
+ */
+static void test_gated_pod_1_30(void **state)
+{
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_file(FIX "pod-gated-1.30.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(p.name, "queued-0");
+	assert_int_equal(p.n_gates, 1);
+	assert_string_equal(p.first_gate, "example.com/queue");
+	assert_null(p.node_name);
+	assert_int_equal(p.n_ctr, 1);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 0);
+	assert_int_equal(p.n_tolerations, 2);
+	assert_tol(&p.tolerations[1], "node.kubernetes.io/unreachable", 1, NULL, GS_EFFECT_NO_EXECUTE, 300);
+	gs_pod_obj_free(&p);
+}
+
+static void test_tainted_node(void **state)
+{
+	char *text = slurp(FIX "node-tainted.json", NULL), err[256] = "";
+	cJSON *j = cJSON_Parse(text);
+	struct gs_node_obj n;
+	static const char *const labels[][2] = {
+		{"beta.kubernetes.io/arch", "amd64"}, {"disktype", "ssd"}, {"gpu-gen", "8"},
+		{"kubernetes.io/hostname", "node7"}, {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}, {"zone", "a"},
+	};
+
+	if (gs_decode_node(j, &n, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(n.name, "node7");
+	assert_int_equal(n.ready, 1);
+	assert_int_equal(n.gpus, 8);
+	assert_int_equal(n.n_labels, 6);
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(n.labels[i].key, labels[i][0]);
+		assert_string_equal(n.labels[i].value, labels[i][1]);
+	}
+	assert_int_equal(n.n_taints, 3);
+	assert_string_equal(n.taints[0].key, "gpu");
+	assert_string_equal(n.taints[0].value, "busy");
+	assert_int_equal(n.taints[0].effect, GS_EFFECT_NO_SCHEDULE);
+	assert_string_equal(n.taints[1].key, "node.kubernetes.io/unreachable");
+	assert_null(n.taints[1].value);
+	assert_int_equal(n.taints[1].effect, GS_EFFECT_NO_EXECUTE);
+	assert_string_equal(n.taints[2].key, "dedicated");
+	assert_string_equal(n.taints[2].value, "ml");
+	assert_int_equal(n.taints[2].effect, GS_EFFECT_PREFER_NO_SCHEDULE);
+	assert_int_equal(n.alloc.milli_cpu, 95500);
+	assert_int_equal(n.alloc.ephemeral, 884538528354LL);
+	assert_int_equal(n.alloc.memory, 1078373797888LL); /* 1053099412Ki */
+	assert_int_equal(n.alloc.pods, 110);
+	assert_int_equal(n.alloc.n_ext, 3);
+	assert_ext(&n.alloc, 0, "hugepages-1Gi", 0);
+	assert_ext(&n.alloc, 1, "hugepages-2Mi", 2147483648LL);
+	assert_ext(&n.alloc, 2, GS_RES_GPU, 8);
+	gs_node_obj_free(&n);
+	cJSON_Delete(j);
+	free(text);
+
+	/* The older fixtures: no taints, and allocatable without the pods of a pod list. */
+	text = slurp(FIX "node-ready.json", NULL);
+	j = cJSON_Parse(text);
+	assert_int_equal(gs_decode_node(j, &n, err, sizeof(err)), 0);
+	assert_int_equal(n.n_taints, 0);
+	assert_null(n.taints);
+	assert_int_equal(n.n_labels, 2);
+	assert_int_equal(n.alloc.milli_cpu, 63500);
+	assert_int_equal(n.alloc.pods, 110);
+	gs_node_obj_free(&n);
+	cJSON_Delete(j);
+	free(text);
+}
+
+/* Decodes a pod made of fixed identity, extra metadata fields and a spec body. */
+static int decode_pod_parts(const char *meta, const char *spec, struct gs_pod_obj *p, char *err, size_t errlen)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"%s%s},\"spec\":{%s}}",
+		 meta[0] ? "," : "", meta, spec);
+	cJSON *j = cJSON_Parse(text);
+	if (!j)
+		fail_msg("test JSON does not parse: %s", text);
+	int r = gs_decode_pod(j, MAP_ANN, p, err, errlen);
+	cJSON_Delete(j);
+	return r;
+}
+
+static int decode_node_parts(const char *meta, const char *spec, const char *status, struct gs_node_obj *n, char *err,
+			     size_t errlen)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"n1\"%s%s},\"spec\":{%s},\"status\":{%s}}",
+		 meta[0] ? "," : "", meta, spec, status);
+	cJSON *j = cJSON_Parse(text);
+	if (!j)
+		fail_msg("test JSON does not parse: %s", text);
+	int r = gs_decode_node(j, n, err, errlen);
+	cJSON_Delete(j);
+	return r;
+}
+
+/* A pod without any of them: nothing allocated. */
+static void test_constraints_absent(void **state)
+{
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_parts("", "\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80}]}]", &p, err,
+			     sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_null(p.owner_uid);
+	assert_int_equal(p.allow_shared, 0);
+	assert_int_equal(p.priority, 0);
+	assert_int_equal(p.n_gates, 0);
+	assert_null(p.first_gate);
+	assert_int_equal(p.n_init, 0);
+	assert_null(p.init_req);
+	assert_int_equal(p.n_ctr, 1);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 0);
+	assert_null(p.ctr_req[0].ext);
+	assert_int_equal(p.overhead.milli_cpu, 0);
+	assert_null(p.overhead.ext);
+	assert_int_equal(p.n_host_ports, 0);
+	assert_null(p.host_ports);
+	assert_int_equal(p.n_node_selector, 0);
+	assert_null(p.node_selector);
+	assert_int_equal(p.has_affinity, 0);
+	assert_int_equal(p.n_terms, 0);
+	assert_null(p.terms);
+	assert_int_equal(p.n_tolerations, 0);
+	assert_null(p.tolerations);
+	gs_pod_obj_free(&p);
+}
+
+#define REQ_AFF "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+#define AFF(x) "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":" x "}}"
+#define TERM(x) AFF("{\"nodeSelectorTerms\":[" x "]}")
+
+/* The wrong JSON type (or an impossible value) in each new field: the object fails, naming the field,
+ * and the record is left zeroed. */
+static void test_constraint_errors(void **state)
+{
+	static const struct {
+		const char *meta, *spec, *want;
+	} pods[] = {
+		{"\"ownerReferences\":[{\"controller\":true,\"kind\":\"Job\",\"name\":\"j\",\"uid\":7}]", "",
+		 "metadata.ownerReferences[0].uid is not a string"},
+		{"\"annotations\":{\"gpu-scheduler.io/allow-shared-devices\":true}", "",
+		 "metadata.annotations[\"gpu-scheduler.io/allow-shared-devices\"] is not a string"},
+		{"", "\"priority\":\"high\"", "spec.priority is not an integer"},
+		{"", "\"priority\":1.5", "spec.priority is not an integer"},
+		{"", "\"priority\":3000000000", "spec.priority 3e+09 is out of range"},
+		{"", "\"priority\":-2147483649", "spec.priority -2.14748e+09 is out of range"},
+		{"", "\"schedulingGates\":{}", "spec.schedulingGates is not a list"},
+		{"", "\"schedulingGates\":[\"q\"]", "spec.schedulingGates[0] is not an object"},
+		{"", "\"schedulingGates\":[{\"name\":\"a\"},{\"name\":1}]", "spec.schedulingGates[1].name is not a string"},
+		{"", "\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":7}]}]", "spec.containers[0].env[0].name is not a string"},
+		{"", "\"containers\":[{\"resources\":[]}]", "spec.containers[0].resources is not an object"},
+		{"", "\"containers\":[{},{\"resources\":{\"requests\":[]}}]",
+		 "spec.containers[1].resources.requests is not an object"},
+		{"", "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":2}}}]",
+		 "spec.initContainers[0].resources.requests[\"cpu\"] is not a string"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"abc\"}}}]",
+		 "spec.containers[0].resources.requests[\"cpu\"] \"abc\" is not a quantity"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"1Gx\"}}}]",
+		 "spec.containers[0].resources.requests[\"memory\"] \"1Gx\" is not a quantity"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"ephemeral-storage\":\"\"}}}]",
+		 "spec.containers[0].resources.requests[\"ephemeral-storage\"] \"\" is not a quantity"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"-1\"}}}]",
+		 "spec.containers[0].resources.requests[\"nvidia.com/gpu\"] \"-1\" is out of range"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807\"}}}]",
+		 "requests[\"cpu\"] \"9223372036854775807\" is out of range"},
+		{"", "\"containers\":[{\"resources\":{\"requests\":{\"example.com/x\":\"1 \"}}}]",
+		 "requests[\"example.com/x\"] \"1 \" is not a quantity"},
+		{"", "\"overhead\":[]", "spec.overhead is not an object"},
+		{"", "\"overhead\":{\"memory\":\"lots\"}", "spec.overhead[\"memory\"] \"lots\" is not a quantity"},
+		{"", "\"containers\":[{\"ports\":{}}]", "spec.containers[0].ports is not a list"},
+		{"", "\"containers\":[{\"ports\":[1]}]", "spec.containers[0].ports[0] is not an object"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":\"80\"}]}]", "spec.containers[0].ports[0].hostPort is not an integer"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80.5}]}]", "spec.containers[0].ports[0].hostPort is not an integer"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":70000}]}]",
+		 "spec.containers[0].ports[0].hostPort 70000 is out of range"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":1},{\"hostPort\":-1}]}]",
+		 "spec.containers[0].ports[1].hostPort -1 is out of range"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80,\"protocol\":6}]}]",
+		 "spec.containers[0].ports[0].protocol is not a string"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80,\"protocol\":\"QUIC\"}]}]",
+		 "spec.containers[0].ports[0].protocol \"QUIC\" is not TCP, UDP or SCTP"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80,\"hostIP\":[]}]}]",
+		 "spec.containers[0].ports[0].hostIP is not a string"},
+		{"", "\"nodeSelector\":[]", "spec.nodeSelector is not an object"},
+		{"", "\"nodeSelector\":{\"a\":\"b\",\"c\":1}", "spec.nodeSelector[\"c\"] is not a string"},
+		{"", "\"affinity\":[]", "spec.affinity is not an object"},
+		{"", "\"affinity\":{\"nodeAffinity\":1}", "spec.affinity.nodeAffinity is not an object"},
+		{"", AFF("[]"), REQ_AFF " is not an object"},
+		{"", AFF("{\"nodeSelectorTerms\":{}}"), REQ_AFF ".nodeSelectorTerms is not a list"},
+		{"", TERM("1"), REQ_AFF ".nodeSelectorTerms[0] is not an object"},
+		{"", TERM("{},{\"matchExpressions\":{}}"), REQ_AFF ".nodeSelectorTerms[1].matchExpressions is not a list"},
+		{"", TERM("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":\"x\"}]}"),
+		 REQ_AFF ".nodeSelectorTerms[0].matchFields[0].values is not a list"},
+		{"", TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[\"a\",1]}]}"),
+		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0].values[1] is not a string"},
+		{"", TERM("{\"matchExpressions\":[{\"operator\":\"Exists\"}]}"),
+		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0].key is missing"},
+		{"", TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":1}]}"),
+		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0].operator is not a string"},
+		{"", TERM("{\"matchExpressions\":[7]}"), REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0] is not an object"},
+		{"", "\"tolerations\":{}", "spec.tolerations is not a list"},
+		{"", "\"tolerations\":[null]", "spec.tolerations[0] is not an object"},
+		{"", "\"tolerations\":[{\"key\":1}]", "spec.tolerations[0].key is not a string"},
+		{"", "\"tolerations\":[{\"operator\":true}]", "spec.tolerations[0].operator is not a string"},
+		{"", "\"tolerations\":[{\"value\":{}}]", "spec.tolerations[0].value is not a string"},
+		{"", "\"tolerations\":[{\"effect\":2}]", "spec.tolerations[0].effect is not a string"},
+		{"", "\"tolerations\":[{},{\"tolerationSeconds\":\"300\"}]",
+		 "spec.tolerations[1].tolerationSeconds is not an integer"},
+		/* A toleration that will be dropped is still type-checked. */
+		{"", "\"tolerations\":[{\"operator\":\"Lt\",\"tolerationSeconds\":0.5}]",
+		 "spec.tolerations[0].tolerationSeconds is not an integer"},
+	};
+	static const struct {
+		const char *meta, *spec, *status, *want;
+	} nodes[] = {
+		{"\"labels\":[]", "", "", "metadata.labels is not an object"},
+		{"\"labels\":{\"a\":\"b\",\"c\":false}", "", "", "metadata.labels[\"c\"] is not a string"},
+		{"", "\"taints\":{}", "", "spec.taints is not a list"},
+		{"", "\"taints\":[\"gpu\"]", "", "spec.taints[0] is not an object"},
+		{"", "\"taints\":[{\"key\":1}]", "", "spec.taints[0].key is not a string"},
+		{"", "\"taints\":[{\"key\":\"k\",\"value\":1}]", "", "spec.taints[0].value is not a string"},
+		{"", "\"taints\":[{\"key\":\"k\",\"effect\":null},{\"effect\":[]}]", "", "spec.taints[1].effect is not a string"},
+		{"", "", "\"allocatable\":[]", "status.allocatable is not an object"},
+		{"", "", "\"allocatable\":{\"cpu\":\"x\"}", "status.allocatable[\"cpu\"] \"x\" is not a quantity"},
+		{"", "", "\"allocatable\":{\"nvidia.com/gpu\":\"four\"}",
+		 "status.allocatable[\"nvidia.com/gpu\"] \"four\" is not a quantity"},
+		{"", "", "\"allocatable\":{\"pods\":110}", "status.allocatable[\"pods\"] is not a string"},
+	};
+	static const struct gs_pod_obj zero_pod;
+
+	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+		struct gs_pod_obj p;
+		char err[512] = "";
+		int r = decode_pod_parts(pods[i].meta, pods[i].spec, &p, err, sizeof(err));
+		if (r != -EINVAL || !strstr(err, pods[i].want))
+			fail_msg("pod case %zu (%s%s): got %d \"%s\", want \"%s\"", i, pods[i].meta, pods[i].spec, r, err,
+				 pods[i].want);
+		assert_memory_equal(&p, &zero_pod, sizeof(p));
+	}
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		struct gs_node_obj n;
+		char err[512] = "";
+		int r = decode_node_parts(nodes[i].meta, nodes[i].spec, nodes[i].status, &n, err, sizeof(err));
+		if (r != -EINVAL || !strstr(err, nodes[i].want))
+			fail_msg("node case %zu: got %d \"%s\", want \"%s\"", i, r, err, nodes[i].want);
+		assert_null(n.labels);
+		assert_null(n.taints);
+		assert_null(n.alloc.ext);
+		assert_int_equal(n.n_labels + n.n_taints + n.alloc.n_ext, 0);
+		assert_int_equal(n.gpus, -1);
+	}
+}
+
+/* What is not an error: hostPort 0, unknown operators and effects, nulls, negative tolerationSeconds. */
+static void test_constraint_edges(void **state)
+{
+	struct gs_pod_obj p;
+	struct gs_node_obj n;
+	char err[512] = "";
+
+	if (decode_pod_parts("\"annotations\":{\"gpu-scheduler.io/allow-shared-devices\":\"True\"}",
+			     "\"priority\":-5,\"schedulingGates\":[],\"initContainers\":[],"
+			     "\"containers\":[{\"ports\":[{\"containerPort\":80,\"hostPort\":0},"
+			     "{\"hostPort\":8080,\"hostIP\":\"\"},{\"hostPort\":8081,\"protocol\":\"UDP\",\"hostIP\":\"::1\"}],"
+			     "\"resources\":{\"requests\":{\"cpu\":null,\"memory\":\"1\",\"x.io/y\":null,\"x.io/z\":\"2\","
+			     "\"x.io/z\":\"3\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1u\",\"pods\":\"1\"}}}],"
+			     "\"overhead\":{\"b.io/x\":\"1\",\"a.io/y\":\"2\",\"b.io/x\":\"5\",\"c.io/z\":\"1\"},"
+			     "\"nodeSelector\":{\"a\":null},"
+			     "\"tolerations\":[{\"key\":\"a\",\"operator\":\"Lt\"},"
+			     "{\"key\":\"\",\"operator\":\"Exists\",\"effect\":\"Sideways\"},"
+			     "{\"key\":\"b\",\"operator\":\"\",\"tolerationSeconds\":-5,\"effect\":\"NoExecute\"},"
+			     "{\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"\",\"tolerationSeconds\":9223372036854775807}],"
+			     TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Near\",\"values\":[\"x\"]}]},{}"),
+			     &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(p.allow_shared, 0); /* "True" is not "true" */
+	assert_int_equal(p.priority, -5);
+	assert_int_equal(p.n_gates, 0);
+	assert_null(p.first_gate);
+	assert_int_equal(p.n_init, 0);
+	assert_null(p.init_req);
+	assert_int_equal(p.n_host_ports, 2); /* hostPort 0 is none; "" is every address, "::1" is kept */
+	assert_host_port(&p.host_ports[0], 8080, 'T', NULL);
+	assert_host_port(&p.host_ports[1], 8081, 'U', "::1");
+	assert_int_equal(p.n_ctr, 2);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 0);
+	assert_int_equal(p.ctr_req[0].memory, 1);
+	assert_int_equal(p.ctr_req[0].n_ext, 1); /* the null is absent, the duplicate keeps its last value */
+	assert_ext(&p.ctr_req[0], 0, "x.io/z", 3);
+	assert_int_equal(p.ctr_req[1].milli_cpu, 1);
+	assert_int_equal(p.ctr_req[1].pods, 1);
+	assert_int_equal(p.overhead.n_ext, 3); /* unsorted, a duplicate apart from its first */
+	assert_ext(&p.overhead, 0, "b.io/x", 5);
+	assert_ext(&p.overhead, 1, "a.io/y", 2);
+	assert_ext(&p.overhead, 2, "c.io/z", 1);
+	assert_int_equal(p.n_node_selector, 0);
+	assert_null(p.node_selector);
+	assert_int_equal(p.n_tolerations, 3); /* the Lt one tolerates nothing: dropped */
+	assert_tol(&p.tolerations[0], NULL, 1, NULL, GS_EFFECT_OTHER, -1);
+	assert_tol(&p.tolerations[1], "b", 0, NULL, GS_EFFECT_NO_EXECUTE, 0);
+	assert_tol(&p.tolerations[2], NULL, 0, "v", GS_EFFECT_ALL, INT64_MAX);
+	assert_int_equal(p.has_affinity, 1);
+	assert_int_equal(p.n_terms, 2);
+	assert_int_equal(p.terms[0].n_reqs, 1);
+	assert_req(&p.terms[0].reqs[0], "k", GS_SEL_INVALID, 0, 1);
+	assert_int_equal(p.terms[1].n_reqs, 0);
+	assert_null(p.terms[1].reqs);
+	gs_pod_obj_free(&p);
+
+	/* Every toleration dropped; an affinity without terms; a port without hostPort. */
+	if (decode_pod_parts("", "\"tolerations\":[{\"operator\":\"Gt\"}]," AFF("{}") ",\"containers\":[{\"ports\":[{}]}]",
+			     &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(p.n_tolerations, 0);
+	assert_null(p.tolerations);
+	assert_int_equal(p.has_affinity, 1);
+	assert_int_equal(p.n_terms, 0);
+	assert_null(p.terms);
+	assert_int_equal(p.n_host_ports, 0);
+	assert_null(p.host_ports);
+	gs_pod_obj_free(&p);
+
+	/* Taints: an absent, empty or unknown effect is OTHER. No allocatable: no gpus. */
+	if (decode_node_parts("\"labels\":{\"a\":null}",
+			      "\"taints\":[{\"key\":\"a\"},{\"key\":\"b\",\"effect\":\"\"},{\"effect\":\"Sideways\"}]", "",
+			      &n, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(n.n_labels, 0);
+	assert_null(n.labels);
+	assert_int_equal(n.n_taints, 3);
+	assert_int_equal(n.taints[0].effect, GS_EFFECT_OTHER);
+	assert_int_equal(n.taints[1].effect, GS_EFFECT_OTHER);
+	assert_null(n.taints[2].key);
+	assert_int_equal(n.taints[2].effect, GS_EFFECT_OTHER);
+	assert_int_equal(n.gpus, -1);
+	assert_int_equal(n.alloc.n_ext, 0);
+	gs_node_obj_free(&n);
+
+	if (decode_node_parts("", "", "\"allocatable\":{\"nvidia.com/gpu\":null,\"cpu\":\"1\"}", &n, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(n.gpus, -1);
+	assert_int_equal(n.alloc.milli_cpu, 1000);
+	assert_int_equal(n.alloc.n_ext, 0);
+	assert_null(n.alloc.ext);
+	gs_node_obj_free(&n);
 }
 
 int main(void)
@@ -251,6 +781,12 @@ int main(void)
 		cmocka_unit_test(test_watch_stream),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_quantities_and_times),
+		cmocka_unit_test(test_constraints_pod),
+		cmocka_unit_test(test_constraints_absent),
+		cmocka_unit_test(test_gated_pod_1_30),
+		cmocka_unit_test(test_tainted_node),
+		cmocka_unit_test(test_constraint_errors),
+		cmocka_unit_test(test_constraint_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,20 +8,31 @@
  * the two must match. GS_GOLDEN_UPDATE=1 rewrites the files instead (review the diff before committing).
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
- *   config check_env=0|1 recreate=0|1         before anything else; a new engine
+ *   config check_env=0|1 recreate=0|1 sharing=exclusive|any   before anything else; a new engine
  *   node NAME [notready] [cordoned] [gpus=N|gpus=none]   upsert (4 GPUs unless said)
+ *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
+ *                                             labels, taints and allocatable (repeatable keys)
  *   node-delete NAME
- *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner= cuda= cuda-mixed
+ *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner=KIND[/NAME] cuda= cuda-mixed
  *                                             label-index= job-index= rv= deleting terminal
+ *        req=cpu=Q,memory=Q,NAME=N            one regular container's requests (repeat: more containers)
+ *        init=...  overhead=...               an init container's requests; spec.overhead
+ *        port=N[/UDP|/SCTP][@IP]              a host port
+ *        sel=K=V                              a nodeSelector pair
+ *        aff=K:OP:V1,V2;field:metadata.name:In:N   one required nodeSelectorTerm (repeat: ORed terms)
+ *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
+ *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
  *   pod-delete UID
  *   bind-done UID ok|gone|retry
  *   time MS                                   advance the clock by MS
  *   pull                                      binds until none, then reports until none
  *   state UID                                 prints the pod's state, reason and attempts
+ *   stats                                     prints the engine's counts (pods, uses, ledger)
  *   # comment, and empty lines, are kept as they are
  * Output lines:
  *   > bind NS/NAME node=NODE devices=DEVS index=I (SOURCE) line=L attempt=A
  *   > report NS/NAME REASON: MESSAGE [recreate]
+ *   > warning NS/NAME DevicePluginRequest: MESSAGE
  *   > state UID STATE [REASON] attempts=A
  *   > error: ...                              a command the engine refused (its return code)
  */
@@ -37,6 +48,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "k8s/decode.h"
 #include "sched/sched.h"
 
 #define GOLDEN_DIR_DEFAULT "tests/golden/sched"
@@ -79,6 +91,138 @@ static char *map_text(const char *v)
 	return t;
 }
 
+static int64_t qty(const char *v, int milli)
+{
+	int64_t out = 0;
+	if (milli)
+		assert_int_equal(gs_decode_quantity_milli(v, &out), 0);
+	else
+		assert_int_equal(gs_decode_quantity(v, &out), 0);
+	return out;
+}
+
+static void res_add_ext(struct gs_resources *r, const char *name, int64_t v)
+{
+	r->ext = realloc(r->ext, (size_t)(r->n_ext + 1) * sizeof(*r->ext));
+	assert_non_null(r->ext);
+	r->ext[r->n_ext].name = strdup(name);
+	r->ext[r->n_ext++].value = v;
+}
+
+/* "cpu=500m,memory=1Gi,nvidia.com/gpu=1" into r. */
+static void parse_res(struct gs_resources *r, char *v)
+{
+	for (char *save = NULL, *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		assert_non_null(eq);
+		*eq = '\0';
+		if (!strcmp(t, "cpu"))
+			r->milli_cpu = qty(eq + 1, 1);
+		else if (!strcmp(t, "memory"))
+			r->memory = qty(eq + 1, 0);
+		else if (!strcmp(t, "ephemeral-storage"))
+			r->ephemeral = qty(eq + 1, 0);
+		else if (!strcmp(t, "pods"))
+			r->pods = qty(eq + 1, 0);
+		else
+			res_add_ext(r, t, qty(eq + 1, 0));
+	}
+}
+
+static struct gs_resources *grow_res(struct gs_resources **arr, int *n)
+{
+	*arr = realloc(*arr, (size_t)(*n + 1) * sizeof(**arr));
+	assert_non_null(*arr);
+	memset(&(*arr)[*n], 0, sizeof(**arr));
+	return &(*arr)[(*n)++];
+}
+
+static enum gs_taint_effect effect_of(const char *e)
+{
+	if (!e || !*e)
+		return GS_EFFECT_ALL;
+	if (!strcmp(e, "NoSchedule"))
+		return GS_EFFECT_NO_SCHEDULE;
+	if (!strcmp(e, "PreferNoSchedule"))
+		return GS_EFFECT_PREFER_NO_SCHEDULE;
+	if (!strcmp(e, "NoExecute"))
+		return GS_EFFECT_NO_EXECUTE;
+	return GS_EFFECT_OTHER;
+}
+
+static enum gs_sel_op op_of(const char *o)
+{
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(o, ops[i]))
+			return (enum gs_sel_op)i;
+	return GS_SEL_INVALID;
+}
+
+/* "zone:In:a,b;field:metadata.name:In:node1" into one term. */
+static void parse_term(struct gs_sel_term *t, char *v)
+{
+	memset(t, 0, sizeof(*t));
+	for (char *save = NULL, *e = strtok_r(v, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+		struct gs_sel_req q = {0};
+		char *f[4] = {0};
+		int nf = 0;
+		for (char *s2 = NULL, *x = strtok_r(e, ":", &s2); x && nf < 4; x = strtok_r(NULL, ":", &s2))
+			f[nf++] = x;
+		if (nf >= 1 && !strcmp(f[0], "field")) {
+			q.field = 1;
+			memmove(f, f + 1, 3 * sizeof(*f));
+			f[3] = NULL;
+			nf--;
+		}
+		assert_true(nf >= 2);
+		q.key = strdup(f[0]);
+		q.op = op_of(f[1]);
+		if (nf >= 3) {
+			for (char *s3 = NULL, *x = strtok_r(f[2], ",", &s3); x; x = strtok_r(NULL, ",", &s3)) {
+				q.values = realloc(q.values, (size_t)(q.n_values + 1) * sizeof(char *));
+				q.values[q.n_values++] = strdup(x);
+			}
+		}
+		t->reqs = realloc(t->reqs, (size_t)(t->n_reqs + 1) * sizeof(*t->reqs));
+		t->reqs[t->n_reqs++] = q;
+	}
+}
+
+/* "k=v:NoSchedule:300", "k:Exists:NoExecute", ":Exists" */
+static void parse_tol(struct gs_toleration *t, char *v)
+{
+	char *f[4] = {0};
+	int nf = 0;
+	memset(t, 0, sizeof(*t));
+	t->seconds = -1;
+	for (char *p = v; nf < 4; nf++) {
+		f[nf] = p;
+		char *c = strchr(p, ':');
+		if (!c) {
+			nf++;
+			break;
+		}
+		*c = '\0';
+		p = c + 1;
+	}
+	int i = 1;
+	if (nf > 1 && !strcmp(f[1], "Exists")) {
+		t->exists = 1;
+		i = 2;
+	}
+	char *eq = strchr(f[0], '=');
+	if (eq) {
+		*eq = '\0';
+		t->value = strdup(eq + 1);
+	}
+	t->key = *f[0] ? strdup(f[0]) : NULL;
+	if (i < nf)
+		t->effect = effect_of(f[i]);
+	if (i + 1 < nf)
+		t->seconds = atoll(f[i + 1]);
+}
+
 static void cmd_pod(struct replay *r, char **tok, int n)
 {
 	struct gs_pod_obj p;
@@ -104,8 +248,14 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 		} else if (!strcmp(k, "node")) {
 			p.node_name = xstrdup(v);
 		} else if (!strcmp(k, "owner")) {
-			p.owner_kind = xstrdup(v);
-			p.owner_name = xstrdup("owner");
+			/* owner=KIND[/NAME]: a controller whose uid is "KIND/NAME" (NAME "owner" by default) */
+			const char *sl = strchr(v, '/');
+			char uid[256];
+			p.owner_kind = sl ? strndup(v, (size_t)(sl - v)) : xstrdup(v);
+			p.owner_name = xstrdup(sl ? sl + 1 : "owner");
+			snprintf(uid, sizeof(uid), "%s/%s", p.owner_kind, p.owner_name);
+			free(p.owner_uid);
+			p.owner_uid = xstrdup(uid);
 		} else if (!strcmp(k, "cuda")) {
 			p.cuda_state = GS_CUDA_SAME;
 			p.cuda_value = xstrdup(v);
@@ -121,6 +271,48 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.deleting = 1;
 		} else if (!strcmp(k, "terminal")) {
 			p.terminal = 1;
+		} else if (!strcmp(k, "req")) {
+			parse_res(grow_res(&p.ctr_req, &p.n_ctr), (char *)v);
+		} else if (!strcmp(k, "init")) {
+			parse_res(grow_res(&p.init_req, &p.n_init), (char *)v);
+		} else if (!strcmp(k, "overhead")) {
+			parse_res(&p.overhead, (char *)v);
+		} else if (!strcmp(k, "port")) {
+			struct gs_host_port hp = {.port = atoi(v), .proto = 'T'};
+			const char *sl = strchr(v, '/'), *at = strchr(v, '@');
+			if (sl)
+				hp.proto = sl[1];
+			if (at)
+				hp.host_ip = strdup(at + 1);
+			p.host_ports = realloc(p.host_ports, (size_t)(p.n_host_ports + 1) * sizeof(hp));
+			p.host_ports[p.n_host_ports++] = hp;
+		} else if (!strcmp(k, "sel")) {
+			char *e2 = strchr(v, '=');
+			assert_non_null(e2);
+			p.node_selector = realloc(p.node_selector, (size_t)(p.n_node_selector + 1) * sizeof(struct gs_label));
+			p.node_selector[p.n_node_selector].key = strndup(v, (size_t)(e2 - v));
+			p.node_selector[p.n_node_selector++].value = strdup(e2 + 1);
+		} else if (!strcmp(k, "aff")) {
+			p.has_affinity = 1;
+			p.terms = realloc(p.terms, (size_t)(p.n_terms + 1) * sizeof(*p.terms));
+			parse_term(&p.terms[p.n_terms++], (char *)v);
+		} else if (!strcmp(k, "tol")) {
+			p.tolerations = realloc(p.tolerations, (size_t)(p.n_tolerations + 1) * sizeof(*p.tolerations));
+			parse_tol(&p.tolerations[p.n_tolerations++], (char *)v);
+		} else if (!strcmp(k, "prio")) {
+			p.priority = atoll(v);
+		} else if (!strcmp(k, "gate")) {
+			if (!p.first_gate)
+				p.first_gate = strdup(v);
+			p.n_gates++;
+		} else if (!strcmp(k, "owner-uid")) {
+			p.owner_uid = xstrdup(v);
+		} else if (!strcmp(k, "shared")) {
+			p.allow_shared = 1;
+		} else if (!strcmp(k, "assigned")) {
+			p.assigned = xstrdup(v);
+		} else if (!strcmp(k, "created")) {
+			p.created_ms = atoll(v);
 		} else {
 			fail_msg("unknown pod key %s", k);
 		}
@@ -138,9 +330,13 @@ static void cmd_pull(struct replay *r)
 		emit(r, "> bind %s/%s node=%s devices=%s index=%ld (%s) line=%d attempt=%u\n", d.ns, d.name, d.node,
 		     d.devices, d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt);
 	struct gs_report rep;
-	while (gs_sched_next_report(r->s, r->now, &rep))
-		emit(r, "> report %s/%s %s: %s%s\n", rep.ns, rep.name, gs_wait_reason_name(rep.reason), rep.message,
-		     rep.recreate ? " [recreate]" : "");
+	while (gs_sched_next_report(r->s, r->now, &rep)) {
+		if (rep.kind == GS_REPORT_DEVICE_PLUGIN)
+			emit(r, "> warning %s/%s DevicePluginRequest: %s\n", rep.ns, rep.name, rep.message);
+		else
+			emit(r, "> report %s/%s %s: %s%s\n", rep.ns, rep.name, gs_wait_reason_name(rep.reason),
+			     rep.message, rep.recreate ? " [recreate]" : "");
+	}
 }
 
 static void run_line(struct replay *r, char *line)
@@ -158,12 +354,47 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.check_env = atoi(tok[i] + 10);
 			else if (!strncmp(tok[i], "recreate=", 9))
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
+			else if (!strncmp(tok[i], "sharing=", 8))
+				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
 		}
 		new_engine(r);
 	} else if (!strcmp(c, "node")) {
-		struct gs_node_obj nd = {.name = tok[1], .ready = 1, .gpus = 4};
+		struct gs_node_obj nd = {.ready = 1, .gpus = 4};
+		nd.name = strdup(tok[1]);
 		for (int i = 2; i < n; i++) {
-			if (!strcmp(tok[i], "notready"))
+			if (!strncmp(tok[i], "label=", 6)) {
+				char *e2 = strchr(tok[i] + 6, '=');
+				assert_non_null(e2);
+				nd.labels = realloc(nd.labels, (size_t)(nd.n_labels + 1) * sizeof(*nd.labels));
+				nd.labels[nd.n_labels].key = strndup(tok[i] + 6, (size_t)(e2 - tok[i] - 6));
+				nd.labels[nd.n_labels++].value = strdup(e2 + 1);
+			} else if (!strncmp(tok[i], "taint=", 6)) {
+				struct gs_taint t = {0};
+				char *colon = strrchr(tok[i] + 6, ':'), *e2;
+				assert_non_null(colon);
+				*colon = '\0';
+				t.effect = effect_of(colon + 1);
+				if ((e2 = strchr(tok[i] + 6, '='))) {
+					*e2 = '\0';
+					t.value = strdup(e2 + 1);
+				}
+				t.key = strdup(tok[i] + 6);
+				nd.taints = realloc(nd.taints, (size_t)(nd.n_taints + 1) * sizeof(t));
+				nd.taints[nd.n_taints++] = t;
+			} else if (!strncmp(tok[i], "cpu=", 4)) {
+				nd.alloc.milli_cpu = qty(tok[i] + 4, 1);
+			} else if (!strncmp(tok[i], "mem=", 4)) {
+				nd.alloc.memory = qty(tok[i] + 4, 0);
+			} else if (!strncmp(tok[i], "eph=", 4)) {
+				nd.alloc.ephemeral = qty(tok[i] + 4, 0);
+			} else if (!strncmp(tok[i], "pods=", 5)) {
+				nd.alloc.pods = qty(tok[i] + 5, 0);
+			} else if (!strncmp(tok[i], "res=", 4)) {
+				char *e2 = strrchr(tok[i] + 4, '=');
+				assert_non_null(e2);
+				*e2 = '\0';
+				res_add_ext(&nd.alloc, tok[i] + 4, qty(e2 + 1, 0));
+			} else if (!strcmp(tok[i], "notready"))
 				nd.ready = 0;
 			else if (!strcmp(tok[i], "cordoned"))
 				nd.unschedulable = 1;
@@ -172,9 +403,12 @@ static void run_line(struct replay *r, char *line)
 			else if (!strncmp(tok[i], "gpus=", 5))
 				nd.gpus = atoll(tok[i] + 5);
 		}
+		if (nd.gpus >= 0) /* as the decoder does: the count is also an allocatable resource */
+			res_add_ext(&nd.alloc, "nvidia.com/gpu", nd.gpus);
 		int rc = gs_sched_node_upsert(r->s, &nd, r->now);
 		if (rc < 0)
 			emit(r, "> error: node_upsert %d\n", rc);
+		gs_node_obj_free(&nd);
 	} else if (!strcmp(c, "node-delete")) {
 		int rc = gs_sched_node_delete(r->s, tok[1], r->now);
 		if (rc < 0)
@@ -196,6 +430,11 @@ static void run_line(struct replay *r, char *line)
 		r->now += atoll(tok[1]);
 	} else if (!strcmp(c, "pull")) {
 		cmd_pull(r);
+	} else if (!strcmp(c, "stats")) {
+		struct gs_sched_stats st;
+		gs_sched_stats(r->s, &st);
+		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu\n", st.pods, st.pending,
+		     st.uses, st.devices_held, st.devices_shared);
 	} else if (!strcmp(c, "state")) {
 		struct gs_sched_pod_info pi;
 		if (gs_sched_pod_info(r->s, tok[1], &pi) < 0)
@@ -230,6 +469,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 		assert_int_equal(gs_buf_append_str(&r.out, line), 0);
 		line[strcspn(line, "\n")] = '\0';
 		run_line(&r, line);
+		gs_sched_check(r.s); /* every invariant, after every step */
 	}
 	fclose(f);
 	assert_int_equal(gs_buf_append(got, r.out.data ? r.out.data : "", r.out.len), 0);

@@ -1,0 +1,177 @@
+/*
+ * decode_scalar.c: the scalar syntaxes of decode.h, Kubernetes quantities and RFC 3339 times. Plain
+ * string functions, apart from decode.c's cJSON walking so that each can be tested (and fuzzed) alone.
+ */
+#include "k8s/decode.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- scalars ------------------------------------------------------------------------------------- */
+
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int gs_decode_time(const char *s, int64_t *ms)
+{
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int Y, M, D, h, m, sec, frac_ms = 0, off_min = 0;
+	struct tm tm = {0};
+	const char *p;
+
+	*ms = 0;
+	if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) || s[7] != '-' ||
+	    digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) || s[13] != ':' ||
+	    digits(s + 14, 2, &m) || s[16] != ':' || digits(s + 17, 2, &sec))
+		return -EINVAL;
+	if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 60)
+		return -EINVAL;
+	p = s + 19;
+	if (*p == '.') {
+		int n = 0;
+		for (p++; isdigit((unsigned char)*p); p++, n++)
+			if (n < 3)
+				frac_ms = frac_ms * 10 + (*p - '0');
+		if (n == 0)
+			return -EINVAL;
+		for (; n < 3; n++)
+			frac_ms *= 10;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int oh, om;
+		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59)
+			return -EINVAL;
+		off_min = (oh * 60 + om) * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	tm.tm_year = Y - 1900;
+	tm.tm_mon = M - 1;
+	tm.tm_mday = D;
+	tm.tm_hour = h;
+	tm.tm_min = m;
+	tm.tm_sec = sec;
+	time_t t = timegm(&tm);
+	*ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + frac_ms;
+	return 0;
+}
+
+/*
+ * Exact arithmetic on 128 bits: value = mantissa * 10^e10 * 2^e2, rounded up, where e10 starts at
+ * scale (3 for millis). A mantissa of more than 36 significant digits cannot be held and is refused
+ * (-ERANGE) unless e10 brings it down.
+ */
+static int quantity_scaled(const char *s, int scale, int64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		int e10, e2;
+	} sfx[] = {
+		{"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
+		{"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"", 0, 0},    {"k", 3, 0},   {"M", 6, 0},
+		{"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
+	};
+	const unsigned __int128 lim = (unsigned __int128)1 << 120;
+	unsigned __int128 mant = 0, v;
+	int e10 = scale, e2 = 0, nd = 0, found = 0;
+	const char *p = s;
+
+	*out = 0;
+	if (*p == '+' || *p == '-')
+		p++;
+	int neg = *s == '-';
+	for (; isdigit((unsigned char)*p); p++, nd++) {
+		if (mant >= lim / 10)
+			return -ERANGE;
+		mant = mant * 10 + (unsigned)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, nd++) {
+			if (mant >= lim / 10)
+				return -ERANGE;
+			mant = mant * 10 + (unsigned)(*p - '0');
+			e10--;
+		}
+	}
+	if (nd == 0)
+		return -EINVAL;
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+		int sign = 1, x = 0;
+		p++;
+		if (*p == '+' || *p == '-')
+			sign = *p++ == '-' ? -1 : 1;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (x > 1000)
+				return -ERANGE;
+			x = x * 10 + (*p - '0');
+		}
+		e10 += sign * x;
+		found = *p == '\0';
+	} else {
+		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+			if (strcmp(p, sfx[i].sfx) == 0) {
+				e10 += sfx[i].e10;
+				e2 = sfx[i].e2;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (!found)
+		return -EINVAL;
+	if (mant == 0)
+		return 0;
+	if (neg)
+		return -ERANGE;
+	v = mant;
+	for (; e2 > 0; e2--) {
+		if (v > (unsigned __int128)INT64_MAX)
+			return -ERANGE;
+		v <<= 1;
+	}
+	for (; e10 > 0; e10--) {
+		if (v > (unsigned __int128)INT64_MAX)
+			return -ERANGE;
+		v *= 10;
+	}
+	if (e10 < 0) {
+		unsigned __int128 div = 1;
+		for (; e10 < 0 && div <= v; e10++)
+			div *= 10;
+		if (e10 < 0) /* the divisor passed the value: 0 < value < 1, rounded up */
+			v = 1;
+		else
+			v = v / div + (v % div != 0);
+	}
+	if (v > (unsigned __int128)INT64_MAX)
+		return -ERANGE;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int gs_decode_quantity(const char *s, int64_t *out)
+{
+	return quantity_scaled(s, 0, out);
+}
+
+int gs_decode_quantity_milli(const char *s, int64_t *out)
+{
+	return quantity_scaled(s, 3, out);
+}

@@ -1,0 +1,74 @@
+/*
+ * checks.h: the node admission checks, pure functions on the records of objects.h.
+ *
+ * The kubelet re-runs the scheduler's predicates when a pod reaches it (pkg/kubelet/lifecycle/
+ * predicate.go) and fails a pod it refuses; so before every binding the engine (sched_place.c) asks
+ * the same questions kube-scheduler asks, with the same semantics:
+ *   - nodeSelector: every pair is a label of the node;
+ *   - required node affinity: one of the nodeSelectorTerms matches (a term: all its matchExpressions
+ *     on labels and matchFields on metadata.name; In, NotIn, Exists, DoesNotExist, Gt, Lt);
+ *   - taints: every NoSchedule and NoExecute taint of the node is tolerated (PreferNoSchedule is a
+ *     preference, never a refusal);
+ *   - host ports, resources and pod slots: in sched_place.c, against the node's running total.
+ * Each check that fails writes a message that says exactly what failed, for the pod's event.
+ */
+#ifndef GS_SCHED_CHECKS_H
+#define GS_SCHED_CHECKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/map.h"
+#include "sched/objects.h"
+
+/*
+ * 1 when the node (name, labels) satisfies the pod's nodeSelector and required node affinity, else 0
+ * with msg: `node "node3" does not match the pod's nodeSelector: label disktype=ssd missing (has
+ * none)` or `... required node affinity: no nodeSelectorTerm matches (term 1: zone In [a, b]: label
+ * zone is "c")`.
+ */
+int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels,
+		      const struct gs_label *selector, int n_selector, int has_affinity,
+		      const struct gs_sel_term *terms, int n_terms, char *msg, size_t size);
+
+/* 1 when one of the tolerations tolerates the taint (v1 Toleration.ToleratesTaint). */
+int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
+
+/*
+ * The first NoSchedule or NoExecute taint no toleration tolerates, or NULL; with msg naming it:
+ * `node "node1" has the taint gpu=busy:NoSchedule that the pod does not tolerate`.
+ */
+const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *taints, int n_taints,
+				       const struct gs_toleration *tols, int n_tols, char *msg, size_t size);
+
+/* "NoSchedule", "PreferNoSchedule", "NoExecute", "" for ALL, "?" for OTHER. */
+const char *gs_taint_effect_name(enum gs_taint_effect e);
+
+/*
+ * The effective request of a pod, as the kubelet and kube-scheduler count it: for each resource, the
+ * larger of the largest init container and the sum of the regular containers, plus spec.overhead.
+ * out's ext names are copied (release with gs_resources_free). pods stays 0.
+ */
+void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out);
+
+/* The value of ext resource name in r, 0 when absent. */
+int64_t gs_resources_ext(const struct gs_resources *r, const char *name);
+
+/*
+ * A quantity for messages: cpu millicores as "1.95" / "64" / "0.5", bytes as "2Gi" / "1536Mi" /
+ * "1000" (the largest binary suffix that divides exactly, else plain), counts as plain integers.
+ */
+enum gs_qty_kind { GS_QTY_CPU, GS_QTY_BYTES, GS_QTY_COUNT };
+const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k);
+
+/*
+ * The DevicePluginRequest warning for a pod whose containers request `requested` (> 0)
+ * nvidia.com/gpu while its map entry e gives it devices: the device plugin exposes only the GPUs it
+ * allocates and numbers them from 0, so the entry's indices refer to those; when the counts differ,
+ * it says so. Used by the webhook (an AdmissionReview warning) and the scheduler (a Warning event),
+ * so both say the same. Returns msg.
+ */
+const char *gs_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
+				     const char *annotation);
+
+#endif

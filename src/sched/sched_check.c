@@ -1,0 +1,125 @@
+/*
+ * sched_check.c: gs_sched_check, the engine's invariants checked from scratch (see sched.h). It walks
+ * everything, so it is for tests and debugging: the golden transcripts run it after every step.
+ */
+#include "sched/sched_int.h"
+
+#include <string.h>
+
+#include "core/log.h"
+
+static size_t list_len(const struct gs_sched__link *h)
+{
+	size_t n = 0;
+	for (const struct gs_sched__link *l = h->next; l != h; l = l->next) {
+		GS_ASSERT(l->next->prev == l);
+		n++;
+	}
+	return n;
+}
+
+static void check_heap(const struct gs_sched__heap *h, enum gs_pod_state st, size_t count)
+{
+	GS_ASSERT(h->len == count);
+	for (size_t i = 0; i < h->len; i++) {
+		GS_ASSERT(h->v[i]->heap_pos == i);
+		GS_ASSERT(h->v[i]->state == st);
+		if (i)
+			GS_ASSERT(!h->less(h->v[i], h->v[(i - 1) / 2]));
+	}
+}
+
+static void check_pods(const struct gs_sched *s)
+{
+	size_t by_state[GS_POD__COUNT] = {0}, waiting_by[GS_WAIT__COUNT] = {0};
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		GS_ASSERT(p->state < GS_POD__COUNT);
+		by_state[p->state]++;
+		if (p->state == GS_POD_WAITING) {
+			GS_ASSERT(p->reason != GS_WAIT_NONE && p->msg);
+			waiting_by[p->reason]++;
+		} else {
+			GS_ASSERT(!p->wait_node);
+		}
+		if (p->state == GS_POD_BINDING)
+			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) != NULL); /* its reservation */
+		if (p->state == GS_POD_QUEUED || p->state == GS_POD_BINDING)
+			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
+	}
+	GS_ASSERT(memcmp(by_state, s->by_state, sizeof(by_state)) == 0);
+	GS_ASSERT(memcmp(waiting_by, s->waiting_by, sizeof(waiting_by)) == 0);
+	check_heap(&s->bindq, GS_POD_QUEUED, by_state[GS_POD_QUEUED]);
+	check_heap(&s->retry, GS_POD_BACKOFF, by_state[GS_POD_BACKOFF]);
+}
+
+/* A node's totals, ports and ledger against its uses, summed again. */
+static void check_node(const struct gs_sched *s, const struct gs_sched__node *n, size_t *held, size_t *shared)
+{
+	struct gs_sched__req sum = {0};
+	struct gs_hmap_iter it = {0};
+	size_t uses = 0, ports = 0, holds = 0, nport = 0;
+
+	GS_ASSERT(list_len(&n->waiters) == n->n_waiters);
+	for (const struct gs_sched__link *l = n->waiters.next; l != &n->waiters; l = l->next) {
+		const struct gs_sched__pod *p = GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink);
+		GS_ASSERT(p->state == GS_POD_WAITING && p->wait_node == n);
+	}
+	while (gs_hmap_next(&s->uses, &it)) {
+		const struct gs_sched__use *u = it.val;
+		if (u->node != n)
+			continue;
+		uses++;
+		sum.cpu += u->req.cpu;
+		sum.mem += u->req.mem;
+		sum.eph += u->req.eph;
+		ports += u->n_ports;
+		holds += u->n_holds;
+		for (uint32_t i = 0; i < u->req.n_ext; i++) {
+			uint32_t id = u->req.ext[i].id;
+			GS_ASSERT(id < n->used.n_ext);
+		}
+	}
+	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods);
+	GS_ASSERT(sum.cpu == n->used.cpu && sum.mem == n->used.mem && sum.eph == n->used.eph);
+	for (size_t i = 0; i < n->n_ports; i++) {
+		GS_ASSERT(n->ports[i].count > 0);
+		nport += n->ports[i].count;
+	}
+	GS_ASSERT(nport == ports);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&n->ledger, &it)) {
+		const struct gs_sched__dev *d = it.val;
+		size_t owners = 0, nd = 0;
+		for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
+			const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+			GS_ASSERT(b->n > 0 && b->n == list_len(&b->shared) + list_len(&b->solo));
+			owners++;
+			nd += b->n;
+		}
+		GS_ASSERT(owners == d->n_owners && nd == d->n && nd > 0);
+		holds -= nd;
+		(*held)++;
+		*shared += owners > 1;
+	}
+	GS_ASSERT(holds == 0);
+	GS_ASSERT(n->present || n->n_waiters || n->n_uses);
+}
+
+void gs_sched_check(const struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+	size_t held = 0, shared = 0, present = 0, uses = 0;
+
+	check_pods(s);
+	while (gs_hmap_next(&s->nodes, &it)) {
+		const struct gs_sched__node *n = it.val;
+		check_node(s, n, &held, &shared);
+		present += n->present != 0;
+		uses += n->n_uses;
+	}
+	GS_ASSERT(held == s->devs_held && shared == s->devs_shared);
+	GS_ASSERT(present == s->nodes_present && uses == gs_hmap_len(&s->uses));
+}

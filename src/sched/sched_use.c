@@ -1,0 +1,468 @@
+/*
+ * sched_use.c: what the pods on a node take from it. See sched_int.h (struct gs_sched__use) and
+ * docs/sched.md ("Node admission checks", "The device ledger").
+ *
+ * Every non-terminal pod with spec.nodeName, whatever its scheduler, and every Binding of ours in
+ * flight is one use: its requests are added to the node's running totals, its host ports to the
+ * node's port table, its devices to the node's ledger. A check is then O(resources the pod asks for +
+ * ports of the node + owners of each device), never a scan of the node's pods; removing a use marks the
+ * node dirty so the pods waiting for it are placed again once, at the next pull.
+ */
+#include "sched/sched_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "sched/checks.h"
+
+/* ---- resources ----------------------------------------------------------------------------------- */
+
+uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
+{
+	uintptr_t v = (uintptr_t)gs_hmap_get_str(&s->res_ids, name);
+	char **names;
+
+	if (v)
+		return (uint32_t)(v - 1);
+	names = realloc(s->res_names, (s->n_res + 1) * sizeof(*names));
+	if (!names)
+		gs_sched__oom();
+	s->res_names = names;
+	names[s->n_res] = gs_sched__xstrdup(name);
+	gs_sched__hmap_put(&s->res_ids, names[s->n_res], (void *)(uintptr_t)(s->n_res + 1));
+	return s->n_res++;
+}
+
+void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const struct gs_resources *r)
+{
+	memset(out, 0, sizeof(*out));
+	out->cpu = r->milli_cpu;
+	out->mem = r->memory;
+	out->eph = r->ephemeral;
+	if (r->n_ext <= 0)
+		return;
+	out->ext = gs_sched__xmalloc((size_t)r->n_ext * sizeof(*out->ext));
+	for (int i = 0; i < r->n_ext; i++) {
+		if (r->ext[i].value <= 0)
+			continue;
+		out->ext[out->n_ext].id = gs_sched__res_id(s, r->ext[i].name);
+		out->ext[out->n_ext++].v = r->ext[i].value;
+	}
+}
+
+void gs_sched__req_free(struct gs_sched__req *r)
+{
+	free(r->ext);
+	memset(r, 0, sizeof(*r));
+}
+
+int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id)
+{
+	for (uint32_t i = 0; i < r->n_ext; i++)
+		if (r->ext[i].id == id)
+			return r->ext[i].v;
+	return 0;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* node->used.ext is indexed by resource id (not a pair list) and grows as ids are made. */
+static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint32_t id)
+{
+	if (id >= n->used.n_ext) {
+		uint32_t len = s->n_res > id ? s->n_res : id + 1;
+		struct gs_sched__ext *e = realloc(n->used.ext, len * sizeof(*e));
+		if (!e)
+			gs_sched__oom();
+		for (uint32_t i = n->used.n_ext; i < len; i++)
+			e[i] = (struct gs_sched__ext){.id = i, .v = 0};
+		n->used.ext = e;
+		n->used.n_ext = len;
+	}
+	return &n->used.ext[id].v;
+}
+
+static void totals_add(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__req *r, int sign)
+{
+	n->used.cpu = sat_add(n->used.cpu, sign * r->cpu);
+	n->used.mem = sat_add(n->used.mem, sign * r->mem);
+	n->used.eph = sat_add(n->used.eph, sign * r->eph);
+	for (uint32_t i = 0; i < r->n_ext; i++) {
+		int64_t *v = used_ext_slot(s, n, r->ext[i].id);
+		*v = sat_add(*v, sign * r->ext[i].v);
+	}
+	n->used_pods += sign;
+}
+
+/* ---- host ports ---------------------------------------------------------------------------------- */
+
+struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *n)
+{
+	struct gs_sched__port *p;
+
+	*n = 0;
+	if (o->n_host_ports <= 0)
+		return NULL;
+	p = gs_sched__xcalloc((size_t)o->n_host_ports, sizeof(*p));
+	for (int i = 0; i < o->n_host_ports; i++) {
+		p[i].port = o->host_ports[i].port;
+		p[i].proto = o->host_ports[i].proto ? o->host_ports[i].proto : 'T';
+		p[i].ip = o->host_ports[i].host_ip ? gs_sched__xstrdup(o->host_ports[i].host_ip) : NULL;
+	}
+	*n = (size_t)o->n_host_ports;
+	return p;
+}
+
+void gs_sched__ports_free(struct gs_sched__port *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].ip);
+	free(p);
+}
+
+static int same_ip(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* kube-scheduler's HostPortInfo: the same protocol and port conflict when either side listens on every
+ * address or both on the same one. */
+static int ports_conflict(const struct gs_sched__port *a, const struct gs_sched__port *b)
+{
+	return a->port == b->port && a->proto == b->proto && (!a->ip || !b->ip || strcmp(a->ip, b->ip) == 0);
+}
+
+static const char *proto_name(char p)
+{
+	return p == 'U' ? "UDP" : p == 'S' ? "SCTP" : "TCP";
+}
+
+static void node_ports_add(struct gs_sched__node *n, const struct gs_sched__port *p)
+{
+	for (size_t i = 0; i < n->n_ports; i++) {
+		struct gs_sched__port *q = &n->ports[i];
+		if (q->port == p->port && q->proto == p->proto && same_ip(q->ip, p->ip)) {
+			q->count++;
+			return;
+		}
+	}
+	if (n->n_ports == n->cap_ports) {
+		size_t cap = n->cap_ports ? n->cap_ports * 2 : 4;
+		struct gs_sched__port *v = realloc(n->ports, cap * sizeof(*v));
+		if (!v)
+			gs_sched__oom();
+		n->ports = v;
+		n->cap_ports = cap;
+	}
+	n->ports[n->n_ports++] = (struct gs_sched__port){
+		.port = p->port, .proto = p->proto, .ip = p->ip ? gs_sched__xstrdup(p->ip) : NULL, .count = 1};
+}
+
+static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port *p)
+{
+	for (size_t i = 0; i < n->n_ports; i++) {
+		struct gs_sched__port *q = &n->ports[i];
+		if (q->port == p->port && q->proto == p->proto && same_ip(q->ip, p->ip)) {
+			if (--q->count == 0) {
+				free(q->ip);
+				n->ports[i] = n->ports[--n->n_ports];
+			}
+			return;
+		}
+	}
+}
+
+/* ---- the ledger ---------------------------------------------------------------------------------- */
+
+static struct gs_sched__bucket *bucket_of(struct gs_sched__dev *d, const char *owner)
+{
+	for (struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
+		struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+		if (strcmp(b->owner, owner) == 0)
+			return b;
+	}
+	return NULL;
+}
+
+static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h, const char *dev,
+		       size_t dlen, const char *owner, int shared)
+{
+	struct gs_sched__dev *d = gs_hmap_get(&n->ledger, dev, dlen);
+	struct gs_sched__bucket *b;
+
+	if (!d) {
+		d = gs_sched__xmalloc(sizeof(*d) + dlen + 1);
+		gs_sched__list_init(&d->owners);
+		d->n_owners = d->n = 0;
+		memcpy(d->name, dev, dlen);
+		d->name[dlen] = '\0';
+		gs_sched__hmap_put(&n->ledger, d->name, d);
+		s->devs_held++;
+	}
+	if (!(b = bucket_of(d, owner))) {
+		size_t ol = strlen(owner);
+		b = gs_sched__xmalloc(sizeof(*b) + ol + 1);
+		gs_sched__list_init(&b->shared);
+		gs_sched__list_init(&b->solo);
+		b->n = 0;
+		memcpy(b->owner, owner, ol + 1);
+		gs_sched__list_add_tail(&d->owners, &b->link);
+		if (++d->n_owners == 2)
+			s->devs_shared++;
+	}
+	gs_sched__list_add_tail(shared ? &b->shared : &b->solo, &h->link);
+	h->bucket = b;
+	h->dev = d;
+	b->n++;
+	d->n++;
+}
+
+static void ledger_del(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h)
+{
+	struct gs_sched__bucket *b = h->bucket;
+	struct gs_sched__dev *d = h->dev;
+
+	gs_sched__list_del(&h->link);
+	d->n--;
+	if (--b->n == 0) {
+		gs_sched__list_del(&b->link);
+		free(b);
+		if (d->n_owners-- == 2)
+			s->devs_shared--;
+	}
+	if (d->n == 0) {
+		GS_ASSERT(d->n_owners == 0);
+		gs_hmap_del_str(&n->ledger, d->name, NULL);
+		free(d);
+		s->devs_held--;
+	}
+}
+
+/* Devices of "0,1" one at a time. */
+static const char *next_dev(const char *p, size_t *len)
+{
+	const char *c = strchr(p, ',');
+	*len = c ? (size_t)(c - p) : strlen(p);
+	return c ? c + 1 : p + *len;
+}
+
+static size_t count_devs(const char *devices)
+{
+	size_t n = 0;
+	if (!devices || !*devices)
+		return 0;
+	for (const char *p = devices; *p; p++)
+		n += *p == ',';
+	return n + 1;
+}
+
+/* ---- uses ---------------------------------------------------------------------------------------- */
+
+static void use_free(struct gs_sched__use *u)
+{
+	gs_sched__req_free(&u->req);
+	gs_sched__ports_free(u->ports, u->n_ports);
+	free(u->holds);
+	free(u->owner);
+	free(u->key);
+	free(u);
+}
+
+struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
+					const struct gs_sched__req *req, const struct gs_sched__port *ports,
+					size_t n_ports, const char *devices, const char *owner, int shared,
+					const char *key)
+{
+	size_t ul = strlen(uid), nd = count_devs(devices);
+	struct gs_sched__use *u;
+	const char *p;
+
+	gs_sched__use_remove(s, uid);
+	u = gs_sched__xcalloc(1, sizeof(*u) + ul + 1);
+	memcpy(u->uid, uid, ul + 1);
+	u->node = node;
+	u->req = *req;
+	if (req->n_ext) {
+		u->req.ext = gs_sched__xmalloc(req->n_ext * sizeof(*u->req.ext));
+		memcpy(u->req.ext, req->ext, req->n_ext * sizeof(*u->req.ext));
+	}
+	if (n_ports) {
+		u->ports = gs_sched__xcalloc(n_ports, sizeof(*u->ports));
+		for (size_t i = 0; i < n_ports; i++) {
+			u->ports[i] = ports[i];
+			u->ports[i].ip = ports[i].ip ? gs_sched__xstrdup(ports[i].ip) : NULL;
+			node_ports_add(node, &u->ports[i]);
+		}
+		u->n_ports = n_ports;
+	}
+	totals_add(s, node, &u->req, +1);
+	node->n_uses++;
+	if (nd) {
+		u->owner = gs_sched__xstrdup(owner ? owner : uid);
+		u->key = gs_sched__xstrdup(key ? key : uid);
+		u->shared = shared;
+		u->holds = gs_sched__xcalloc(nd, sizeof(*u->holds));
+		for (p = devices; *p && u->n_holds < nd;) {
+			size_t len;
+			const char *d = p;
+			p = next_dev(p, &len);
+			if (len) {
+				u->holds[u->n_holds].use = u;
+				ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
+			}
+		}
+	}
+	gs_sched__hmap_put(&s->uses, u->uid, u);
+	return u;
+}
+
+int gs_sched__use_remove(struct gs_sched *s, const char *uid)
+{
+	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, uid);
+	struct gs_sched__node *n;
+
+	if (!u)
+		return 0;
+	n = u->node;
+	gs_hmap_del_str(&s->uses, u->uid, NULL);
+	totals_add(s, n, &u->req, -1);
+	for (size_t i = 0; i < u->n_ports; i++)
+		node_ports_del(n, &u->ports[i]);
+	for (size_t i = 0; i < u->n_holds; i++)
+		ledger_del(s, n, &u->holds[i]);
+	GS_ASSERT(n->n_uses > 0);
+	n->n_uses--;
+	use_free(u);
+	if (n->n_waiters && n->dirty.next == &n->dirty)
+		gs_sched__list_add_tail(&s->dirty, &n->dirty);
+	gs_sched__node_gc(s, n);
+	return 1;
+}
+
+void gs_sched__use_free(struct gs_sched__use *u)
+{
+	use_free(u);
+}
+
+void gs_sched__node_usage_free(struct gs_sched__node *n)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&n->ledger, &it)) {
+		struct gs_sched__dev *d = it.val;
+		while (!gs_sched__list_empty(&d->owners)) {
+			struct gs_sched__link *l = d->owners.next;
+			gs_sched__list_del(l);
+			free(GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link));
+		}
+		free(d);
+	}
+	gs_hmap_free(&n->ledger);
+	gs_sched__req_free(&n->used);
+	gs_sched__ports_free(n->ports, n->n_ports);
+	n->ports = NULL;
+	n->n_ports = n->cap_ports = 0;
+}
+
+/* ---- the fit ------------------------------------------------------------------------------------- */
+
+/* "Insufficient cpu: requests 64, 1.95 free of 2 allocatable" */
+static int insufficient(char *msg, size_t size, const char *what, int64_t want, int64_t used, int64_t alloc,
+			enum gs_qty_kind k)
+{
+	char a[32], b[32], c[32];
+	int64_t free_ = alloc - used;
+
+	if (want <= 0 || (used <= alloc && want <= free_))
+		return 0;
+	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what, gs_qty_format(a, sizeof(a), want, k),
+		 gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k), gs_qty_format(c, sizeof(c), alloc, k));
+	return 1;
+}
+
+static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, struct gs_sched__node *n, char *msg,
+			 size_t size)
+{
+	if (n->obj.alloc.pods > 0 && n->used_pods + 1 > n->obj.alloc.pods) {
+		snprintf(msg, size, "Insufficient pods: %" PRId64 " of %" PRId64 " allocatable pods are in use", n->used_pods,
+			 n->obj.alloc.pods);
+		return 0;
+	}
+	if (insufficient(msg, size, "cpu", r->cpu, n->used.cpu, n->alloc.cpu, GS_QTY_CPU) ||
+	    insufficient(msg, size, "memory", r->mem, n->used.mem, n->alloc.mem, GS_QTY_BYTES) ||
+	    insufficient(msg, size, "ephemeral-storage", r->eph, n->used.eph, n->alloc.eph, GS_QTY_BYTES))
+		return 0;
+	for (uint32_t i = 0; i < r->n_ext; i++) {
+		uint32_t id = r->ext[i].id;
+		int64_t used = id < n->used.n_ext ? n->used.ext[id].v : 0;
+		if (insufficient(msg, size, s->res_names[id], r->ext[i].v, used, gs_sched__req_ext(&n->alloc, id),
+				 GS_QTY_COUNT))
+			return 0;
+	}
+	return 1;
+}
+
+/* The holder to name when p may not take d, or NULL when it may. */
+static const struct gs_sched__hold *dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
+{
+	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
+		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+		if (strcmp(b->owner, owner) == 0)
+			continue;
+		if (!gs_sched__list_empty(&b->solo))
+			return GS_SCHED__CONTAINER(b->solo.next, struct gs_sched__hold, link);
+		if (!shared)
+			return GS_SCHED__CONTAINER(b->shared.next, struct gs_sched__hold, link);
+	}
+	return NULL;
+}
+
+enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+				  char *msg, size_t size)
+{
+	static const struct gs_sched__req none;
+	const struct gs_sched__spec *sp = p->spec;
+	const char *devs = p->entry->devices, *q;
+
+	if (sp) {
+		for (size_t i = 0; i < sp->n_ports; i++) {
+			for (size_t j = 0; j < n->n_ports; j++) {
+				if (ports_conflict(&sp->ports[i], &n->ports[j])) {
+					snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
+						 proto_name(sp->ports[i].proto), sp->ports[i].port, sp->ports[i].ip ? " on " : "",
+						 sp->ports[i].ip ? sp->ports[i].ip : "", n->name);
+					return GS_WAIT_HOST_PORT;
+				}
+			}
+		}
+	}
+	if (!fit_resources(s, sp ? &sp->req : &none, n, msg, size)) {
+		size_t l = strlen(msg);
+		snprintf(msg + l, size - l, " on node \"%s\"", n->name);
+		return GS_WAIT_INSUFFICIENT_RESOURCE;
+	}
+	if (s->cfg.device_sharing_any)
+		return GS_WAIT_NONE;
+	for (q = devs; *q;) {
+		size_t len;
+		const char *d = q;
+		q = next_dev(q, &len);
+		const struct gs_sched__dev *dv = gs_hmap_get(&n->ledger, d, len);
+		const struct gs_sched__hold *h = dv ? dev_conflict(dv, p->owner ? p->owner : p->uid, p->shared) : NULL;
+		if (!h)
+			continue;
+		const struct gs_sched__use *u = h->use;
+		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
+		snprintf(msg, size,
+			 "%s %s%.*s is held by %s, a pod of another owner",
+			 n->name, is_index ? "GPU " : "device ", (int)len, d, u->key);
+		return GS_WAIT_DEVICE_BUSY;
+	}
+	return GS_WAIT_NONE;
+}
