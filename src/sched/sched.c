@@ -213,9 +213,23 @@ void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 	node_free(n);
 }
 
-static char *dup_or_null(const char *str)
+char *gs_sched__xstrdup_null(const char *str)
 {
 	return str ? gs_sched__xstrdup(str) : NULL;
+}
+
+struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
+{
+	struct gs_label *c;
+
+	if (n <= 0)
+		return NULL;
+	c = gs_sched__xcalloc((size_t)n, sizeof(*c));
+	for (int i = 0; i < n; i++) {
+		c[i].key = gs_sched__xstrdup(l[i].key);
+		c[i].value = gs_sched__xstrdup_null(l[i].value);
+	}
+	return c;
 }
 
 /* What the checks read of a node: labels, taints and allocatable, copied into the slot. */
@@ -224,19 +238,13 @@ static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct
 	struct gs_node_obj *c = &n->obj;
 
 	gs_node_obj_free(c);
-	if (o->n_labels > 0) {
-		c->labels = gs_sched__xcalloc((size_t)o->n_labels, sizeof(*c->labels));
-		for (int i = 0; i < o->n_labels; i++) {
-			c->labels[i].key = gs_sched__xstrdup(o->labels[i].key);
-			c->labels[i].value = dup_or_null(o->labels[i].value);
-		}
-		c->n_labels = o->n_labels;
-	}
+	c->labels = gs_sched__labels_dup(o->labels, o->n_labels);
+	c->n_labels = c->labels ? o->n_labels : 0;
 	if (o->n_taints > 0) {
 		c->taints = gs_sched__xcalloc((size_t)o->n_taints, sizeof(*c->taints));
 		for (int i = 0; i < o->n_taints; i++) {
-			c->taints[i].key = dup_or_null(o->taints[i].key);
-			c->taints[i].value = dup_or_null(o->taints[i].value);
+			c->taints[i].key = gs_sched__xstrdup_null(o->taints[i].key);
+			c->taints[i].value = gs_sched__xstrdup_null(o->taints[i].value);
 			c->taints[i].effect = o->taints[i].effect;
 		}
 		c->n_taints = o->n_taints;

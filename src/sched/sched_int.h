@@ -214,6 +214,9 @@ _Noreturn void gs_sched__oom(void);
 void *gs_sched__xmalloc(size_t n);
 void *gs_sched__xcalloc(size_t n, size_t size);
 char *gs_sched__xstrdup(const char *s);
+char *gs_sched__xstrdup_null(const char *s); /* NULL stays NULL */
+/* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
+struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
 void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);
 
 /* heaps (in sched_place.c) and their orders */

@@ -367,22 +367,11 @@ void gs_sched__spec_free(struct gs_sched__spec *sp)
 	free(sp);
 }
 
-static char *dup_or_null(const char *str)
-{
-	return str ? gs_sched__xstrdup(str) : NULL;
-}
-
 /* Deep copies of the constraints the checks read; the pod record keeps them while it is pending. */
 static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 {
-	if (o->n_node_selector > 0) {
-		c->node_selector = gs_sched__xcalloc((size_t)o->n_node_selector, sizeof(*c->node_selector));
-		for (int i = 0; i < o->n_node_selector; i++) {
-			c->node_selector[i].key = gs_sched__xstrdup(o->node_selector[i].key);
-			c->node_selector[i].value = dup_or_null(o->node_selector[i].value);
-		}
-		c->n_node_selector = o->n_node_selector;
-	}
+	c->node_selector = gs_sched__labels_dup(o->node_selector, o->n_node_selector);
+	c->n_node_selector = c->node_selector ? o->n_node_selector : 0;
 	c->has_affinity = o->has_affinity;
 	if (o->n_terms > 0) {
 		c->terms = gs_sched__xcalloc((size_t)o->n_terms, sizeof(*c->terms));
@@ -408,8 +397,8 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 		c->tolerations = gs_sched__xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
 		for (int i = 0; i < o->n_tolerations; i++) {
 			c->tolerations[i] = o->tolerations[i];
-			c->tolerations[i].key = dup_or_null(o->tolerations[i].key);
-			c->tolerations[i].value = dup_or_null(o->tolerations[i].value);
+			c->tolerations[i].key = gs_sched__xstrdup_null(o->tolerations[i].key);
+			c->tolerations[i].value = gs_sched__xstrdup_null(o->tolerations[i].value);
 		}
 		c->n_tolerations = o->n_tolerations;
 	}
@@ -542,7 +531,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->shared = o->allow_shared;
 	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
 		free(p->owner);
-		p->owner = dup_or_null(o->owner_uid);
+		p->owner = gs_sched__xstrdup_null(o->owner_uid);
 	}
 	gs_sched__spec_free(p->spec);
 	p->spec = spec_from(s, o, &p->gpu_req);
