@@ -384,7 +384,9 @@ start_controller_manager() {
 make_nodes() {
 	local i name now res
 	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-	res="{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\",\"ephemeral-storage\":\"500Gi\",\"nvidia.com/gpu\":\"$NODE_GPUS\"}"
+	# pods: 1000, not a kubelet's 110: these nodes carry the integration tests' thousand-pod backlogs
+	# (nothing runs there), and the scheduler checks pod slots like the kubelet does.
+	res="{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"1000\",\"ephemeral-storage\":\"500Gi\",\"nvidia.com/gpu\":\"$NODE_GPUS\"}"
 	for i in $(seq 1 "$NODES"); do
 		name=node$i
 		api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$name\",

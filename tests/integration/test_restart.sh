@@ -25,7 +25,8 @@ mkdir -p "$GS_TEST_LOGS"
 {
 	for i in $(seq 0 999); do
 		echo ---
-		pod_yaml "bulk-$i" "${BULK[@]}"
+		# 1,000 bare pods on 4 nodes share GPUs: each is its own owner, so they say they may share.
+		POD_ANNOTATIONS='    gpu-scheduler.io/allow-shared-devices: "true"' pod_yaml "bulk-$i" "${BULK[@]}"
 	done
 } >"$list"
 t=$SECONDS
@@ -59,6 +60,10 @@ check "and never failed a binding" test "$(metric 'gpu_scheduler_binding_attempt
 
 # --- the apiserver restarted mid-run ------------------------------------------------------------------
 daemon_stop TERM 15
+# The next StatefulSet has the same map: another owner, so the GPUs must be free first (device ledger).
+kc delete statefulset kill --wait=false >/dev/null
+force_delete_pods
+check_eventually "the first StatefulSet's pods gone" 60 pod_count_is 0
 daemon_start --require-env=false --kube-api-qps 50 --kube-api-burst 10 || exit 1
 kc apply -f - >/dev/null <<<"$(statefulset_yaml ap 200 "${M200[@]}")"
 ap_some() { [ "$(kc get pods -l app=ap -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 10 ]; }

@@ -61,9 +61,9 @@ node_gpus() {
 		\"allocatable\":{\"nvidia.com/gpu\":\"$2\"}}}" application/merge-patch+json >/dev/null
 }
 node_gpus "$N5" 2
-kc apply -f - >/dev/null <<<"$(pod_yaml dev-0 "0=$N5:1,3")"
+kc apply -f - >/dev/null <<<"$(pod_yaml dev-0 "0=$N5:3")" # (GPUs 0-2 of $N5 are held by late-0 and notready-0)
 check_eventually "2-GPU node, device 3: FailedScheduling says so" 20 \
-	pod_event_has dev-0 "FailedScheduling: node \"$N5\" .* advertises 2 nvidia.com/gpu, so it has no device 3"
+	pod_event_has dev-0 "FailedScheduling: node \"$N5\".* advertises 2 nvidia.com/gpu, so it has no device 3"
 check "2-GPU node, device 3: not bound" test -z "$(pod_node dev-0)"
 check "it counts as waiting, by its reason" \
 	eval '[ "$(metric '"'"'gpu_scheduler_waiting_pods_by_reason{reason="NODE_DEVICES"}'"'"')" = 1 ]'

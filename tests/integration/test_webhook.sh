@@ -34,7 +34,10 @@ swap_secret() { ln -sfn "$1" "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/
 WPORT=$(free_port)
 webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
 
-WEBHOOK_ARGS=(--webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$vol/tls.crt" --tls-private-key-file "$vol/tls.key")
+# The pods here reuse GPUs across workloads on purpose (the webhook is under test, not the device
+# ledger, which tests/integration/test_node_checks.sh covers): the ledger counts but does not refuse.
+WEBHOOK_ARGS=(--webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$vol/tls.crt" --tls-private-key-file "$vol/tls.key"
+	--device-sharing=any)
 DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_ARGS[@]}" || exit 1
 check "daemon ready" daemon_ready 30
 
