@@ -23,6 +23,7 @@
 #include "k8s/controller.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
+#include "k8s/leader.h"
 #include "webhook/server.h"
 
 #define GS_SHUTDOWN_GRACE_MS 10000
@@ -50,6 +51,10 @@ struct config {
 	const char *webhook_secret;
 	const char *webhook_service;
 	const char *webhook_config_name;
+	int leader_elect;
+	long le_lease_ms, le_renew_ms, le_retry_ms;
+	const char *le_name;
+	const char *le_namespace;
 };
 
 static int validate_name(const char *v, char *err, size_t errlen)
@@ -143,6 +148,18 @@ static const struct gs_opt options[] = {
 	{"webhook-config-name", "GS_WEBHOOK_CONFIG_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0,
 	 OPT(webhook_config_name), validate_name,
 	 "self-signed mode: the MutatingWebhookConfiguration whose caBundle is kept current"},
+	{"leader-elect", "GS_LEADER_ELECT", GS_OPT_BOOL, "true", 0, 0, OPT(leader_elect), NULL,
+	 "run as one of several replicas: only the holder of a Lease binds (the others serve the webhook)"},
+	{"leader-elect-lease-duration", "GS_LEADER_ELECT_LEASE_DURATION", GS_OPT_DURATION, "15s", 1000, 3600000,
+	 OPT(le_lease_ms), NULL, "how long a follower waits after the leader's last renewal before taking over"},
+	{"leader-elect-renew-deadline", "GS_LEADER_ELECT_RENEW_DEADLINE", GS_OPT_DURATION, "10s", 500, 3600000,
+	 OPT(le_renew_ms), NULL, "a leader that has not renewed for this long stops binding at once"},
+	{"leader-elect-retry-period", "GS_LEADER_ELECT_RETRY_PERIOD", GS_OPT_DURATION, "2s", 100, 3600000,
+	 OPT(le_retry_ms), NULL, "how often the Lease is tried or renewed"},
+	{"leader-elect-resource-name", "GS_LEADER_ELECT_RESOURCE_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0,
+	 OPT(le_name), validate_name, "the Lease's name"},
+	{"leader-elect-resource-namespace", "GS_LEADER_ELECT_RESOURCE_NAMESPACE", GS_OPT_STRING, NULL, 0, 0,
+	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
 	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
 	 "error, warn, info, debug or trace"},
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
@@ -162,6 +179,7 @@ struct daemon {
 	struct gs_admission *admission;
 	struct gs_webhook_stats wstats;
 	struct gs_certs *certs;
+	struct gs_leader *leader;
 	int stopping;
 	int exit_code;
 };
@@ -199,10 +217,21 @@ static void on_kube_closed(void *ud)
 	gs_log_info("shutdown complete");
 }
 
+static void on_leader_stopped(void *ud)
+{
+	struct daemon *d = ud;
+	d->leader = NULL;
+	gs_kube_close(d->kube, on_kube_closed, d);
+}
+
+/* Bindings in flight are done: hand the Lease over now, so the next replica need not wait for it. */
 static void on_ctrl_stopped(void *ud)
 {
 	struct daemon *d = ud;
-	gs_kube_close(d->kube, on_kube_closed, d);
+	if (d->leader)
+		gs_leader_stop(d->leader, on_leader_stopped, d);
+	else
+		on_leader_stopped(d);
 }
 
 static void on_servers_closed(void *ud)
@@ -282,6 +311,100 @@ static int webhook_start(struct daemon *d, const char *cert_pem, const char *key
 	return 0;
 }
 
+/* ---- leader election ----------------------------------------------------------------------------- */
+
+static int may_renew(void *ud)
+{
+	struct daemon *d = ud;
+	return !d->leader || gs_leader_leading(d->leader);
+}
+
+static void on_leading(int leading, void *ud)
+{
+	struct daemon *d = ud;
+	if (!leading || d->stopping)
+		return;
+	if (d->ctrl)
+		gs_controller_kick(d->ctrl); /* caches are warm: bind what waits now */
+	if (d->certs)
+		gs_certs_poke(d->certs);     /* a renewal may be ours to make */
+}
+
+static double m_leader(void *ud)
+{
+	struct daemon *d = ud;
+	return d->leader && gs_leader_leading(d->leader);
+}
+
+static double m_leader_acquired(void *ud)
+{
+	struct gs_leader_stats st;
+	struct daemon *d = ud;
+	if (!d->leader)
+		return 0;
+	gs_leader_stats(d->leader, &st);
+	return (double)st.acquired;
+}
+
+static double m_leader_lost(void *ud)
+{
+	struct gs_leader_stats st;
+	struct daemon *d = ud;
+	if (!d->leader)
+		return 0;
+	gs_leader_stats(d->leader, &st);
+	return (double)st.lost;
+}
+
+/* This replica's identity in the Lease: its pod name (POD_NAME, else the host name) and a random
+ * suffix, so a restarted pod of the same name is another holder. */
+static void identity(char *out, size_t size)
+{
+	char host[128] = "gpu-scheduler";
+	const char *pod = getenv("POD_NAME");
+	size_t i;
+
+	if (pod && *pod)
+		snprintf(host, sizeof(host), "%s", pod);
+	else
+		gethostname(host, sizeof(host) - 1);
+	for (i = 0; host[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.", host[i]))
+			host[i] = '-';
+	snprintf(out, size, "%.128s_%08x", host, (unsigned)(random_seed() & 0xffffffffu));
+}
+
+static int leader_start(struct daemon *d)
+{
+	char id[160], err[256] = "";
+	struct gs_leader_opts lo = {
+		.ns = d->cfg.le_namespace ? d->cfg.le_namespace : d->cfg.namespace_,
+		.name = d->cfg.le_name,
+		.identity = id,
+		.lease_ms = d->cfg.le_lease_ms,
+		.renew_deadline_ms = d->cfg.le_renew_ms,
+		.retry_ms = d->cfg.le_retry_ms,
+		.on_change = on_leading,
+		.ud = d,
+		.seed = random_seed(),
+	};
+	identity(id, sizeof(id));
+	int r = gs_leader_start(&d->loop, d->kube, &lo, &d->leader, err, sizeof(err));
+	if (r < 0) {
+		gs_log_error("%s", err[0] ? err : uv_strerror(r));
+		return r;
+	}
+	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader", "1 while this replica holds the Lease and binds.", NULL,
+			    m_leader, d);
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"leader\"",
+			      m_leader_acquired, d);
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
+			      m_leader_lost, d);
+	return 0;
+}
+
 /* Self-signed mode: a pair is ready (the first, or a renewal). */
 static void on_pair(const char *cert, const char *key, int64_t not_after, void *ud)
 {
@@ -322,6 +445,8 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		gs_log_error("apiserver client: %s", err);
 		return r;
 	}
+	if (d->cfg.leader_elect && (r = leader_start(d)) < 0)
+		return r;
 	struct gs_controller_opts co = {
 		.scheduler_name = d->cfg.scheduler_name,
 		.annotation = d->cfg.annotation,
@@ -330,6 +455,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.recreate_unmutated = d->cfg.recreate_unmutated,
 		.device_sharing_any = strcmp(d->cfg.device_sharing, "any") == 0,
 		.events = d->cfg.events,
+		.leader = d->leader,
 		.seed = random_seed(),
 	};
 	if ((r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl)) < 0) {
@@ -359,6 +485,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 				.service = d->cfg.webhook_service,
 				.config_name = d->cfg.webhook_config_name,
 				.on_pair = on_pair,
+				.may_renew = d->leader ? may_renew : NULL,
 				.ud = d,
 			};
 			if ((r = gs_certs_start(&d->loop, d->kube, &co2, &d->certs)) < 0) {
@@ -401,6 +528,14 @@ int main(int argc, char **argv)
 	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
 		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
 				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
+		return 2;
+	}
+	if (d.cfg.leader_elect &&
+	    !(d.cfg.le_lease_ms > d.cfg.le_renew_ms && d.cfg.le_renew_ms * 10 > d.cfg.le_retry_ms * 12)) {
+		fprintf(stderr, "gpu-scheduler: --leader-elect-lease-duration (%ld ms) must exceed "
+				"--leader-elect-renew-deadline (%ld ms), which must exceed 1.2 x "
+				"--leader-elect-retry-period (%ld ms)\n",
+			d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms);
 		return 2;
 	}
 	gs_log_level_parse(d.cfg.log_level, &level);

@@ -303,7 +303,7 @@ daemon_alive() {
 daemon_http() { curl -sf --max-time 2 "$DAEMON_URL$1"; }
 
 daemon_start() {
-	local port defaults=(--no-webhook --log-level debug)
+	local port defaults=(--no-webhook --log-level debug --leader-elect=false)
 	if daemon_alive; then
 		fail "daemon_start" "already running as $DAEMON_PID"
 		return 1
@@ -312,7 +312,7 @@ daemon_start() {
 		fail "daemon_start" "$GS_DAEMON_BIN is not built"
 		return 1
 	fi
-	[ "${DAEMON_WEBHOOK:-0}" = 1 ] && defaults=(--log-level debug)
+	[ "${DAEMON_WEBHOOK:-0}" = 1 ] && defaults=(--log-level debug --leader-elect=false)
 	port=$(free_port) || { fail "daemon_start" "no free port"; return 1; }
 	mkdir -p "$GS_TEST_LOGS"
 	# One log per start: <test>-daemon-1.log, -2.log, ...; a new run of the test replaces them.

@@ -19,6 +19,45 @@ static int parse_bool(const char *v, int *out)
 }
 
 /* Sets one option from text; where says where the value came from, for the error message. */
+int gs_parse_duration_ms(const char *s, long *ms)
+{
+	static const struct {
+		const char *unit;
+		long ms;
+	} units[] = {{"ms", 1}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
+	long total = 0;
+
+	*ms = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	while (*s) {
+		long n = 0;
+		size_t u, len = 0;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			n = n * 10 + (*s - '0');
+			if (n > 31536000000L)
+				return -EINVAL;
+		}
+		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+			len = strlen(units[u].unit);
+			if (strncmp(s, units[u].unit, len) == 0 && !(len == 1 && units[u].unit[0] == 'm' && s[1] == 's'))
+				break;
+		}
+		if (u == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		s += len;
+		total += n * units[u].ms;
+		if (total > 31536000000L) /* a year */
+			return -EINVAL;
+	}
+	*ms = total;
+	return 0;
+}
+
 static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err,
 		     size_t errlen)
 {
@@ -39,6 +78,19 @@ static int set_value(const struct gs_opt *o, const char *value, const char *wher
 		}
 		if (v < o->min || v > o->max) {
 			snprintf(err, errlen, "%s: %ld is outside %ld..%ld", where, v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(long *)(void *)field = v;
+		break;
+	}
+	case GS_OPT_DURATION: {
+		long v;
+		if (gs_parse_duration_ms(value, &v) < 0) {
+			snprintf(err, errlen, "%s: \"%s\" is not a duration such as 15s, 500ms or 1m30s", where, value);
+			return -EINVAL;
+		}
+		if (v < o->min || v > o->max) {
+			snprintf(err, errlen, "%s: %s is outside %ldms..%ldms", where, value, o->min, o->max);
 			return -EINVAL;
 		}
 		*(long *)(void *)field = v;

@@ -19,6 +19,8 @@ enum gs_opt_type {
 	GS_OPT_STRING, /* const char * field */
 	GS_OPT_INT,    /* long field, bounded by min/max */
 	GS_OPT_BOOL,   /* int field; "--flag", "--flag=true|false", env "true|false|1|0" */
+	GS_OPT_DURATION, /* long field in milliseconds, written as Go durations ("15s", "500ms", "1m30s"),
+			  * bounded by min/max (ms) */
 };
 
 /* Returns 0, or <0 with a reason written to err (without the option's name; the parser adds it). */
@@ -50,6 +52,10 @@ int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv
 
 /* Prints one line per option: flag, environment variable, default, help. */
 void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n);
+
+/* A Go-style duration ("15s", "1m30s", "250ms", "2h"; a sum of number+unit, units h m s ms) into
+ * milliseconds. 0 or -EINVAL (bad syntax, an empty string, over a year). */
+int gs_parse_duration_ms(const char *s, long *ms);
 
 /* Validators shared by daemons: "host:port" with a port in 1..65535 (host may be empty or [v6]). */
 int gs_opt_validate_hostport(const char *value, char *err, size_t errlen);

@@ -30,6 +30,7 @@ struct gs_certs {
 	char *ns, *secret, *service, *config_name;
 	int64_t validity_s, renew_before_s;
 	gs_certs_pair_cb on_pair;
+	int (*may_renew)(void *ud);
 	void *ud;
 
 	/* the pair in effect (from the Secret), and the CA it replaced */
@@ -73,6 +74,23 @@ static void done_for_now(struct gs_certs *c)
 	if (until_renew_ms > 0 && (uint64_t)until_renew_ms < ms)
 		ms = (uint64_t)until_renew_ms + 1000;
 	uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
+/* A replica that does not lead leaves making a pair to the leader, and looks again soon. 1 if so. */
+static int leave_to_leader(struct gs_certs *c)
+{
+	if (!c->may_renew || c->may_renew(c->ud))
+		return 0;
+	gs_log_info("webhook certificates: Secret %s/%s needs a new pair: left to the leader, looking again in %d s",
+		    c->ns, c->secret, GS_CERTS_FOLLOWER_MS / 1000);
+	uv_timer_start(&c->timer, on_timer, GS_CERTS_FOLLOWER_MS, 0);
+	return 1;
+}
+
+void gs_certs_poke(struct gs_certs *c)
+{
+	if (!c->closing && !c->pending)
+		uv_timer_start(&c->timer, on_timer, 0, 0);
 }
 
 static void maybe_free(struct gs_certs *c)
@@ -311,9 +329,9 @@ static void on_secret(int err, const struct gs_http_response *resp, const char *
 	if (response_handled(c, err, msg, "reading the Secret"))
 		return;
 	if (resp->status == 404) {
-		if (generate(c) == 0)
+		if (!leave_to_leader(c) && generate(c) == 0)
 			write_secret(c, NULL);
-		else
+		else if (!c->may_renew || c->may_renew(c->ud))
 			retry_later(c, "generating", "see above");
 		return;
 	}
@@ -337,7 +355,9 @@ static void on_secret(int err, const struct gs_http_response *resp, const char *
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "resourceVersion"));
 	char *rvc = rv ? strdup(rv) : NULL;
 	cJSON_Delete(j);
-	if (generate(c) == 0)
+	if (leave_to_leader(c))
+		; /* checked again soon */
+	else if (generate(c) == 0)
 		write_secret(c, rvc ? rvc : "");
 	else
 		retry_later(c, "generating", "see above");
@@ -471,6 +491,7 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 	c->validity_s = o->validity_s ? o->validity_s : GS_CERTS_VALIDITY_S;
 	c->renew_before_s = o->renew_before_s ? o->renew_before_s : GS_CERTS_RENEW_BEFORE_S;
 	c->on_pair = o->on_pair;
+	c->may_renew = o->may_renew;
 	c->ud = o->ud;
 	gs_backoff_init(&c->backoff, 800, 30000, (uint64_t)uv_hrtime());
 	uv_timer_init(loop, &c->timer);

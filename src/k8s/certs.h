@@ -44,13 +44,24 @@ struct gs_certs_opts {
 	int64_t validity_s;      /* 0: GS_CERTS_VALIDITY_S */
 	int64_t renew_before_s;  /* 0: GS_CERTS_RENEW_BEFORE_S */
 	gs_certs_pair_cb on_pair; /* each time a different pair is to be served (first time included) */
+	/*
+	 * Asked before making and writing a new pair (the Secret is missing, broken or due for renewal):
+	 * with leader election only the leader writes; the others check again every
+	 * GS_CERTS_FOLLOWER_MS and serve what the leader stores. NULL: always.
+	 */
+	int (*may_renew)(void *ud);
 	void *ud;
 };
+
+#define GS_CERTS_FOLLOWER_MS 3000
 
 struct gs_certs;
 
 /* Starts the cycle. All strings are copied. 0 or -ENOMEM / -EINVAL. on_pair never runs from inside. */
 int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_opts *o, struct gs_certs **out);
+
+/* Runs the cycle again now (leadership was won: a renewal may be ours to do). */
+void gs_certs_poke(struct gs_certs *c);
 
 /* Stops the cycle; c is freed once its requests are done (the kube client must still be open). */
 void gs_certs_close(struct gs_certs *c);

@@ -37,6 +37,7 @@ struct gs_controller {
 	struct gs_metrics *metrics;
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
+	const struct gs_leader *leader; /* NULL: no election, always act */
 	int caches_synced; /* both watches have listed once: decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
@@ -75,6 +76,12 @@ static double wall_s(void)
 
 static void on_pump(uv_prepare_t *p);
 static void stop_check(struct gs_controller *c);
+
+/* Asked before every write: a leader past its renew deadline sends nothing more. */
+static int may_act(const struct gs_controller *c)
+{
+	return !c->leader || gs_leader_leading(c->leader);
+}
 
 /* Asks for one pump before the loop next waits for I/O: all events of this iteration are in by then. */
 static void want_pump(struct gs_controller *c)
@@ -127,7 +134,7 @@ static struct low_req *low_req_new(struct gs_controller *c, const char *what, co
 static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod, enum gs_event_type type,
 		       const char *reason, const char *message)
 {
-	if (!c->events || c->stopping)
+	if (!c->events || c->stopping || !may_act(c))
 		return;
 	if (c->low_inflight >= GS_CTRL_LOW_MAX) {
 		c->events_dropped.v++;
@@ -314,17 +321,22 @@ static void on_pump(uv_prepare_t *p)
 	/* Until both caches have held a full list once, a pending pod's node may only seem missing: no
 	 * decision and no report yet (after a restart, every waiting pod would be told its node does not
 	 * exist while the node list is still on its way). */
-	if (c->stopping || !c->caches_synced)
+	if (c->stopping || !c->caches_synced || !may_act(c))
 		return;
-	while (c->binds_inflight < c->max_inflight && gs_sched_next_bind(c->sched, now, &d))
+	while (c->binds_inflight < c->max_inflight && may_act(c) && gs_sched_next_bind(c->sched, now, &d))
 		start_bind(c, &d);
-	while (c->low_inflight < GS_CTRL_REPORTS_MAX && gs_sched_next_report(c->sched, now, &r))
+	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_report(c->sched, now, &r))
 		handle_report(c, &r);
 	int64_t due = gs_sched_next_deadline(c->sched);
 	if (due >= 0)
 		uv_timer_start(&c->retry, on_retry_timer, (uint64_t)(due > now ? due - now : 0), 0);
 	else
 		uv_timer_stop(&c->retry);
+}
+
+void gs_controller_kick(struct gs_controller *c)
+{
+	want_pump(c);
 }
 
 /* ---- watch handlers ---------------------------------------------------------------------------- */
@@ -549,6 +561,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->metrics = metrics;
 	c->max_inflight = opts->max_inflight_binds ? opts->max_inflight_binds : 64;
 	c->events = opts->events;
+	c->leader = opts->leader;
 	c->scheduler_name = strdup(opts->scheduler_name);
 	c->annotation = strdup(opts->annotation);
 	gs_sched_config_init(&sc);

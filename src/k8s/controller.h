@@ -8,6 +8,11 @@
  *
  * The pump runs after every batch of watch events and after every completed request, and a timer
  * wakes it when the engine's next retry is due: no polling.
+ *
+ * With leader election (opts.leader), every replica watches and feeds its engine, but only while
+ * gs_leader_leading is true does the pump bind, record events and conditions or delete pods: asked
+ * before every single request, so a leader past its renew deadline (frozen, partitioned) sends
+ * nothing more. gs_controller_kick after leadership is won binds what waits at once.
  */
 #ifndef GS_K8S_CONTROLLER_H
 #define GS_K8S_CONTROLLER_H
@@ -17,6 +22,7 @@
 
 #include "core/metrics.h"
 #include "k8s/client.h"
+#include "k8s/leader.h"
 
 struct gs_controller;
 
@@ -28,11 +34,15 @@ struct gs_controller_opts {
 	int recreate_unmutated;        /* and delete them when a StatefulSet or Job will recreate them */
 	int device_sharing_any;        /* --device-sharing=any: the ledger counts but never refuses */
 	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
+	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	uint64_t seed;
 };
 
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
 			const struct gs_controller_opts *opts, struct gs_controller **out);
+
+/* Runs the pump soon (leadership was won). */
+void gs_controller_kick(struct gs_controller *c);
 
 /* 1 when both caches are synced and the apiserver answered recently; else 0 and a reason. */
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen);

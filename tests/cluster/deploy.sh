@@ -40,16 +40,25 @@ ca_bundle_set() {
 	[ -n "$(kc get mutatingwebhookconfiguration gpu-scheduler -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ]
 }
 
+# Every replica Ready (deploy/deployment.yaml runs two: one leads, both serve the webhook).
 scheduler_ready() {
-	[ "$(kc -n kube-system get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}')" = 1 ]
+	local want
+	want=$(kc -n kube-system get deployment gpu-scheduler -o jsonpath='{.spec.replicas}')
+	[ -n "$want" ] && [ "$(kc -n kube-system get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}')" = "$want" ]
 }
 
-# kustomize loads Components only from an overlay outside the base's directory.
+server_minor() {
+	kc version -o json 2>/dev/null | sed -n '/serverVersion/,$p' | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -n 1
+}
+
+# kustomize loads Components only from an overlay outside the base's directory. With "old" (a server
+# before 1.21) the PodDisruptionBudget is policy/v1beta1 (deploy/k8s-1.20).
 write_overlay() {
-	local rel
+	local rel extra=
 	mkdir -p "$OVERLAY"
 	rel=$(realpath --relative-to="$OVERLAY" "$ROOT/deploy")
-	printf 'resources: [%s]\ncomponents: [%s/self-signed]\n' "$rel" "$rel" >"$OVERLAY/kustomization.yaml"
+	[ "${1:-}" = old ] && extra=", $rel/k8s-1.20"
+	printf 'resources: [%s]\ncomponents: [%s/self-signed%s]\n' "$rel" "$rel" "$extra" >"$OVERLAY/kustomization.yaml"
 }
 
 kubectl_minor() {
@@ -60,12 +69,18 @@ cmd_scheduler() {
 	# Kubernetes 1.20 does not label namespaces with their name yet (1.21 does): the webhook's
 	# namespaceSelector needs it to leave kube-system alone (docs/deploy.md).
 	kc label namespace kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
+	local age=
+	[ "$(server_minor)" -lt 21 ] 2>/dev/null && age=old
 	if [ "$(kubectl_minor)" -ge 21 ] 2>/dev/null; then
-		write_overlay
+		write_overlay $age
 		kc apply -k "$OVERLAY" >&2
 	else
 		log "kubectl $(kubectl_minor) predates kustomize Components: applying deploy/install.yaml"
-		kc apply -f deploy/install.yaml >&2
+		if [ "$age" = old ]; then
+			sed 's#^apiVersion: policy/v1$#apiVersion: policy/v1beta1#' deploy/install.yaml | kc apply -f - >&2
+		else
+			kc apply -f deploy/install.yaml >&2
+		fi
 	fi
 	until_ok "gpu-scheduler Ready in kube-system" scheduler_ready
 	until_ok "the webhook's caBundle (written by gpu-scheduler --webhook-self-signed)" ca_bundle_set

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end on real nodes (cluster.sh with GS_NODE_MODE=kubelet): gpu-scheduler deployed into
-# kube-system from its image through deploy/, the example StatefulSet Running where its map says with
-# the right CUDA_VISIBLE_DEVICES in each pod's log, both images running as 65532 on a read-only root,
-# and a restart of the scheduler pod while check pods are pending.
+# kube-system from its image through deploy/ (two replicas, one Lease holder), the example StatefulSet
+# Running where its map says with the right CUDA_VISIBLE_DEVICES in each pod's log, both images running
+# as 65532 on a read-only root, and the leader's pod deleted while check pods are pending: the other
+# replica takes over and binds them.
 . "$(dirname "$0")/../lib.sh"
 test_begin
 
@@ -34,8 +35,19 @@ sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
 		-o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{"\n"}{end}'
 }
-sched_pod=$(sched_pods | head -n 1)
-echo "  scheduler pod: $sched_pod"
+# The leader: the Lease's holder is "<pod name>_<random suffix>".
+leader_pod() {
+	NS=kube-system kc get lease gpu-scheduler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null | sed 's/_[0-9a-f]*$//'
+}
+leader_is_running() { sched_pods | grep -qx "$(leader_pod)"; }
+check "two replicas Running" eval '[ "$(sched_pods | wc -l)" = 2 ]'
+check "on two different nodes (preferred anti-affinity)" eval \
+	'[ "$(NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler -o jsonpath="{range .items[*]}{.spec.nodeName}{\"\n\"}{end}" | sort -u | wc -l)" = 2 ]'
+check_eventually "one of them holds the Lease" 30 leader_is_running
+check "a PodDisruptionBudget keeps one of them" eval \
+	'[ "$(NS=kube-system kc get pdb gpu-scheduler -o jsonpath="{.spec.minAvailable}")" = 1 ]'
+sched_pod=$(leader_pod)
+echo "  scheduler pods: $(sched_pods | tr '\n' ' ')(leader $sched_pod)"
 check "the scheduler runs on one of the nodes" eval \
 	'NS=kube-system kc get pod "$sched_pod" -o jsonpath="{.spec.nodeName}" | grep -qE "^node[1-4]$"'
 check "the scheduler reaches the apiserver through in-cluster config (Service kubernetes)" eval \
@@ -89,10 +101,11 @@ check_pods() {
 check_pods 0 1 2 3 4
 check "the gpu-scheduler-check image runs as 65532 on a read-only root" runs_restricted "$NS" "$CHECK-0"
 
-# ---- the scheduler pod restarted while check pods are pending ------------------------------------
+# ---- the leader's pod deleted while check pods are pending ---------------------------------------
 # node3 and node4 cordoned, pods 2, 3 and 4 deleted: the StatefulSet recreates them (mutated by the
-# webhook) and they wait. The scheduler pod is deleted; its Deployment starts another one elsewhere.
-# Uncordoned, the pods must land where mapped, bound by the new instance.
+# webhook) and they wait. The leader's pod is deleted: it hands the Lease over on SIGTERM, the other
+# replica (its caches warm) leads, and the Deployment starts a third pod. Uncordoned, the pods must land
+# where mapped, bound by the new leader.
 
 defer 'NS="" kc uncordon node3 node4 >/dev/null 2>&1'
 check "node3 and node4 cordoned" eval 'NS="" kc cordon node3 node4 >/dev/null'
@@ -111,21 +124,22 @@ waiting_for_cordon() {
 }
 check_eventually "pods 2, 3, 4 recreated and pending: their nodes are cordoned" 120 waiting_for_cordon
 
-check "the scheduler pod deleted" eval 'NS=kube-system kc delete pod "$sched_pod" --wait=false >/dev/null'
-new_sched_ready() {
+check "the leader's pod deleted" eval 'NS=kube-system kc delete pod "$sched_pod" --wait=false >/dev/null'
+new_leader() {
 	local p
-	p=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
-	[ -n "$p" ] && [ "$(NS=kube-system kc get pod "$p" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+	p=$(leader_pod)
+	[ -n "$p" ] && [ "$p" != "$sched_pod" ] && sched_pods | grep -qx "$p"
 }
-check_eventually "another scheduler pod is Ready" 120 new_sched_ready
+check_eventually "the other replica leads" 30 new_leader
 check "pods 2, 3, 4 are still pending while node3 and node4 are cordoned" waiting_for_cordon
-new_pod=$(sched_pods | grep -vx "$sched_pod" | head -n 1)
+new_pod=$(leader_pod)
+echo "  new leader: $new_pod"
 # Its pod list may arrive before its node list: it must not judge the pods until it has both.
 check "the new scheduler never reported their nodes missing" eval \
 	'! NS=kube-system kc logs "$new_pod" | grep "waits: .*does not exist"'
 check "node3 and node4 uncordoned" eval 'NS="" kc uncordon node3 node4 >/dev/null'
 check_pods 2 3 4
-check "the new scheduler pod bound them" eval \
+check "the new leader bound them" eval \
 	'NS=kube-system kc logs "$new_pod" | grep -q "bound pod $NS/$CHECK-4 to node4"'
 
 test_end

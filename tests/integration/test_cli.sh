@@ -27,6 +27,13 @@ refused 2 'cannot read /nonexistent' --kubeconfig /nonexistent
 refused 2 'unknown|nope' --nope
 refused 2 'tls-cert-file' --kubeconfig "$fx/token.yaml"
 refused 1 'exec credential plugins are not supported' --kubeconfig "$fx/exec.yaml" --no-webhook
+refused 2 'device-sharing: "some" must be exclusive or any' --device-sharing some
+refused 2 'leader-elect-lease-duration: "15" is not a duration' --leader-elect-lease-duration 15
+refused 2 'leader-elect-retry-period: 10ms is outside' --leader-elect-retry-period 10ms
+refused 2 'lease-duration \(5000 ms\) must exceed --leader-elect-renew-deadline \(10000 ms\)' --no-webhook \
+	--kubeconfig "$fx/token.yaml" --leader-elect-lease-duration 5s
+refused 2 'which must exceed 1.2 x --leader-elect-retry-period' --no-webhook --kubeconfig "$fx/token.yaml" \
+	--leader-elect-retry-period 9s
 refused 0 'Usage: gpu-scheduler' --help
 refused 0 '^gpu-scheduler [0-9a-f]' --version
 SCHEDULER_NAME='bad name!' refused 2 'SCHEDULER_NAME \(environment\)' --no-webhook

@@ -5,10 +5,15 @@
 test_begin
 ov=$GS_BUILD_DIR/test-overlays
 rm -rf "$ov"
+# The apiserver here is 1.20: the dry runs add deploy/k8s-1.20 (PodDisruptionBudget policy/v1beta1).
 for c in self-signed cert-manager; do
-	mkdir -p "$ov/$c"
+	mkdir -p "$ov/$c" "$ov/$c-1.20"
 	printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/%s]\n' "$c" >"$ov/$c/kustomization.yaml"
+	printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/%s, ../../../deploy/k8s-1.20]\n' "$c" \
+		>"$ov/$c-1.20/kustomization.yaml"
 done
+mkdir -p "$ov/base-1.20"
+printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/k8s-1.20]\n' >"$ov/base-1.20/kustomization.yaml"
 # kubectl embeds kustomize v4 (labels:, Components) from 1.21; Debian's kubernetes-client is 1.20.
 minor=$(kc version --client -o json 2>/dev/null | grep -o '"minor": *"[0-9]*' | grep -o '[0-9]*$')
 if [ "${minor:-0}" -lt 21 ]; then
@@ -18,11 +23,18 @@ if [ "${minor:-0}" -lt 21 ]; then
 	test_end
 fi
 check "the base renders" eval 'NS= kc kustomize "$GS_ROOT/deploy" >"$ov/base.yaml"'
-check "the apiserver accepts the base (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/base.yaml" >/dev/null'
+check "the base runs 2 replicas with a PodDisruptionBudget (policy/v1) and the Lease RBAC" eval \
+	'grep -q "replicas: 2" "$ov/base.yaml" && grep -B1 -q "kind: PodDisruptionBudget" "$ov/base.yaml" &&
+	 grep -q "apiVersion: policy/v1$" "$ov/base.yaml" && grep -q "coordination.k8s.io" "$ov/base.yaml"'
+check "with deploy/k8s-1.20 it renders, the PodDisruptionBudget as policy/v1beta1 only" eval \
+	'NS= kc kustomize "$ov/base-1.20" >"$ov/base-1.20.yaml" && grep -q "apiVersion: policy/v1beta1" "$ov/base-1.20.yaml" &&
+	 ! grep -q "apiVersion: policy/v1$" "$ov/base-1.20.yaml"'
+check "the apiserver (1.20) accepts the base (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/base-1.20.yaml" >/dev/null'
 check "the self-signed overlay renders" eval 'NS= kc kustomize "$ov/self-signed" >"$ov/self-signed.yaml"'
 check "it runs --webhook-self-signed without a certificate volume" \
 	eval 'grep -q -- "--webhook-self-signed" "$ov/self-signed.yaml" && ! grep -q "mountPath: /etc/gpu-scheduler/tls" "$ov/self-signed.yaml"'
-check "the apiserver accepts it (dry run)" eval 'NS= kc apply --dry-run=server -f "$ov/self-signed.yaml" >/dev/null'
+check "the apiserver accepts it (dry run)" eval \
+	'NS= kc kustomize "$ov/self-signed-1.20" >"$ov/self-signed-1.20.yaml" && NS= kc apply --dry-run=server -f "$ov/self-signed-1.20.yaml" >/dev/null'
 check "deploy/install.yaml is that overlay rendered (make manifests)" \
 	eval 'grep -v "^#" "$GS_ROOT/deploy/install.yaml" | diff - "$ov/self-signed.yaml"'
 check "the cert-manager overlay renders" eval 'NS= kc kustomize "$ov/cert-manager" >"$ov/cert-manager.yaml"'

@@ -253,6 +253,25 @@ static void test_options(void **state)
 	assert_int_equal(parse(&c, err, 2, "--help"), GS_OPTIONS_HELP);
 	assert_int_equal(parse(&c, err, 2, "--version"), GS_OPTIONS_VERSION);
 
+	/* Go-style durations (the --leader-elect-* flags). */
+	long ms;
+	assert_int_equal(gs_parse_duration_ms("15s", &ms), 0);
+	assert_int_equal(ms, 15000);
+	assert_int_equal(gs_parse_duration_ms("500ms", &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(gs_parse_duration_ms("1m30s", &ms), 0);
+	assert_int_equal(ms, 90000);
+	assert_int_equal(gs_parse_duration_ms("2h", &ms), 0);
+	assert_int_equal(ms, 7200000);
+	assert_int_equal(gs_parse_duration_ms("1m500ms", &ms), 0);
+	assert_int_equal(ms, 60500);
+	assert_int_equal(gs_parse_duration_ms("0", &ms), 0);
+	assert_int_equal(ms, 0);
+	const char *bad[] = {"", "15", "s", "1.5s", "-1s", "15x", "1s ", "9999999h", "1d"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (gs_parse_duration_ms(bad[i], &ms) != -EINVAL)
+			fail_msg("\"%s\" accepted as %ld ms", bad[i], ms);
+
 	char host[64];
 	int port;
 	assert_int_equal(gs_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);

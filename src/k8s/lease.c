@@ -1,0 +1,80 @@
+/*
+ * lease.c: the pure part of leader election (leader.h): a Lease's JSON into a record, and the decision
+ * to take or wait. No I/O, so it is unit-tested and fuzzed alone (tests/fuzz/fuzz_lease.c).
+ */
+#include "k8s/leader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static void copy_str(char *dst, size_t size, const cJSON *v)
+{
+	const char *s = cJSON_GetStringValue(v);
+	snprintf(dst, size, "%s", s ? s : "");
+}
+
+int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *err, size_t errlen)
+{
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	const cJSON *meta, *spec, *v;
+	int r = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	if (!cJSON_IsObject(root)) {
+		snprintf(err, errlen, "the Lease is not a JSON object");
+		goto out;
+	}
+	meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	spec = cJSON_GetObjectItemCaseSensitive(root, "spec");
+	if (!cJSON_IsObject(meta) || (spec && !cJSON_IsNull(spec) && !cJSON_IsObject(spec))) {
+		snprintf(err, errlen, "the Lease has no metadata object, or a spec that is not an object");
+		goto out;
+	}
+	static const char *const strs[] = {"holderIdentity", "acquireTime", "renewTime"};
+	for (size_t i = 0; i < 3; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(spec, strs[i]);
+		if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
+			snprintf(err, errlen, "spec.%s is not a string", strs[i]);
+			goto out;
+		}
+	}
+	static const char *const nums[] = {"leaseDurationSeconds", "leaseTransitions"};
+	for (size_t i = 0; i < 2; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(spec, nums[i]);
+		if (v && !cJSON_IsNull(v) && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0)) {
+			snprintf(err, errlen, "spec.%s is not a non-negative int32", nums[i]);
+			goto out;
+		}
+	}
+	v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+	if (!cJSON_IsString(v) || !v->valuestring[0]) {
+		snprintf(err, errlen, "metadata.resourceVersion is missing or empty");
+		goto out;
+	}
+	copy_str(out->rv, sizeof(out->rv), v);
+	copy_str(out->holder, sizeof(out->holder), cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
+	copy_str(out->acquire, sizeof(out->acquire), cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"));
+	copy_str(out->renew, sizeof(out->renew), cJSON_GetObjectItemCaseSensitive(spec, "renewTime"));
+	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
+	out->duration_s = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+	out->transitions = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+	r = 0;
+out:
+	cJSON_Delete(root);
+	if (r < 0)
+		memset(out, 0, sizeof(*out));
+	return r;
+}
+
+int gs_lease_may_take(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
+		      int64_t now_ms)
+{
+	if (!cur->holder[0] || strcmp(cur->holder, identity) == 0)
+		return 1;
+	return observed_ms + lease_ms <= now_ms;
+}
+
