@@ -106,9 +106,10 @@ struct gs_sched__use {
 	struct gs_sched__port *ports;  /* ip strings owned */
 	struct gs_sched__hold *holds;  /* one per device held */
 	int shared;
-	char *owner;                   /* controller uid, or the pod's uid */
-	char *key;                     /* "ns/name", for messages */
-	char uid[];
+	char *uid;
+	char *owner;                   /* controller uid, or the pod's uid; with holds only */
+	char *key;                     /* "ns/name", for messages; with holds only */
+	/* One allocation: the struct, then holds[], req.ext[], and the strings (ports apart). */
 };
 
 /*

@@ -266,12 +266,17 @@ static size_t count_devs(const char *devices)
 
 static void use_free(struct gs_sched__use *u)
 {
-	gs_sched__req_free(&u->req);
 	gs_sched__ports_free(u->ports, u->n_ports);
-	free(u->holds);
-	free(u->owner);
-	free(u->key);
-	free(u);
+	free(u); /* holds, ext and strings live in the same block */
+}
+
+/* Copies str to *at and advances it. */
+static char *put_str(char **at, const char *str, size_t len)
+{
+	char *d = memcpy(*at, str, len);
+	d[len] = '\0';
+	*at += len + 1;
+	return d;
 }
 
 struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
@@ -279,19 +284,35 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 					size_t n_ports, const char *devices, const char *owner, int shared,
 					const char *key)
 {
-	size_t ul = strlen(uid), nd = count_devs(devices);
+	size_t nd = count_devs(devices), ul = strlen(uid), ol = 0, kl = 0, size;
 	struct gs_sched__use *u;
 	const char *p;
+	char *at;
 
 	gs_sched__use_remove(s, uid);
-	u = gs_sched__xcalloc(1, sizeof(*u) + ul + 1);
-	memcpy(u->uid, uid, ul + 1);
+	/* Most pods hold no device: owner and key only with holds. One block for all but the ports. */
+	if (nd) {
+		owner = owner ? owner : uid;
+		key = key ? key : uid;
+		ol = strlen(owner);
+		kl = strlen(key);
+	}
+	size = sizeof(*u) + nd * sizeof(struct gs_sched__hold) + req->n_ext * sizeof(struct gs_sched__ext) + ul + 1 +
+	       (nd ? ol + 1 + kl + 1 : 0);
+	u = gs_sched__xcalloc(1, size);
+	at = (char *)(u + 1);
+	u->holds = nd ? (struct gs_sched__hold *)(void *)at : NULL;
+	at += nd * sizeof(struct gs_sched__hold);
 	u->node = node;
 	u->req = *req;
-	if (req->n_ext) {
-		u->req.ext = gs_sched__xmalloc(req->n_ext * sizeof(*u->req.ext));
-		memcpy(u->req.ext, req->ext, req->n_ext * sizeof(*u->req.ext));
+	u->req.ext = req->n_ext ? memcpy(at, req->ext, req->n_ext * sizeof(*req->ext)) : NULL;
+	at += req->n_ext * sizeof(struct gs_sched__ext);
+	u->uid = put_str(&at, uid, ul);
+	if (nd) {
+		u->owner = put_str(&at, owner, ol);
+		u->key = put_str(&at, key, kl);
 	}
+	GS_ASSERT(at <= (char *)u + size);
 	if (n_ports) {
 		u->ports = gs_sched__xcalloc(n_ports, sizeof(*u->ports));
 		for (size_t i = 0; i < n_ports; i++) {
@@ -303,19 +324,14 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	totals_add(s, node, &u->req, +1);
 	node->n_uses++;
-	if (nd) {
-		u->owner = gs_sched__xstrdup(owner ? owner : uid);
-		u->key = gs_sched__xstrdup(key ? key : uid);
-		u->shared = shared;
-		u->holds = gs_sched__xcalloc(nd, sizeof(*u->holds));
-		for (p = devices; *p && u->n_holds < nd;) {
-			size_t len;
-			const char *d = p;
-			p = next_dev(p, &len);
-			if (len) {
-				u->holds[u->n_holds].use = u;
-				ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
-			}
+	u->shared = shared;
+	for (p = devices; nd && *p && u->n_holds < nd;) {
+		size_t len;
+		const char *d = p;
+		p = next_dev(p, &len);
+		if (len) {
+			u->holds[u->n_holds].use = u;
+			ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
 		}
 	}
 	gs_sched__hmap_put(&s->uses, u->uid, u);
