@@ -336,24 +336,23 @@ static double m_leader(void *ud)
 	return d->leader && gs_leader_leading(d->leader);
 }
 
+static struct gs_leader_stats leader_stats(void *ud)
+{
+	struct gs_leader_stats st = {0};
+	struct daemon *d = ud;
+	if (d->leader)
+		gs_leader_stats(d->leader, &st);
+	return st;
+}
+
 static double m_leader_acquired(void *ud)
 {
-	struct gs_leader_stats st;
-	struct daemon *d = ud;
-	if (!d->leader)
-		return 0;
-	gs_leader_stats(d->leader, &st);
-	return (double)st.acquired;
+	return (double)leader_stats(ud).acquired;
 }
 
 static double m_leader_lost(void *ud)
 {
-	struct gs_leader_stats st;
-	struct daemon *d = ud;
-	if (!d->leader)
-		return 0;
-	gs_leader_stats(d->leader, &st);
-	return (double)st.lost;
+	return (double)leader_stats(ud).lost;
 }
 
 /* This replica's identity in the Lease: its pod name (POD_NAME, else the host name) and a random
