@@ -5,7 +5,10 @@
 #   make test            unit + integration tests against a real kube-apiserver, then end to end on real
 #                        kubelets (as root); ends with "N passed, N failed"
 #   make e2e             the end-to-end tests alone
-#   make check           the tests again under ASan+UBSan (build-asan/), then valgrind on the unit tests
+#   make check           the tests again under ASan+UBSan (build-asan/), every fuzzer for 30 s, then
+#                        valgrind on the unit tests
+#   make fuzz            every tests/fuzz/fuzz_*.c built with libFuzzer+ASan+UBSan into build-fuzz/ and run
+#                        FUZZ_SECONDS (60) each, one after the other (docs/reliability.md)
 #   make SANITIZE=address,undefined DEBUG=1 CC=clang ...
 #
 # Objects live under $(B) (build/ by default); flags are recorded so a change of flags rebuilds.
@@ -43,9 +46,10 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECK_SRC   := $(sort $(wildcard check/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
-BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench
+BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
+	$(B)/gpu-scheduler-engine-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -80,6 +84,9 @@ $(B)/gpu-scheduler: $(MAIN_OBJ) $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-bench: $(B)/bench/bench.o $(B)/bench/util.o $(B)/libgs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/gpu-scheduler-engine-bench: $(B)/bench/engine.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-webhook-bench: $(B)/bench/webhook.o $(B)/bench/util.o $(B)/libgs.a
@@ -117,8 +124,74 @@ e2e: prepare all
 
 check: layering
 	GS_E2E=0 $(MAKE) B=build-asan SANITIZE=address,undefined DEBUG=1 CC=clang test
+	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) all $(UNIT_BIN)
 	GS_VALGRIND=1 tests/run-unit.sh $(UNIT_BIN)
+
+# ---- fuzzing ------------------------------------------------------------------------------------------
+# Every tests/fuzz/fuzz_NAME.c is a libFuzzer harness (its header says what it feeds where and what it
+# checks). Built with clang into build-fuzz/ (objects compiled once with -fsanitize=fuzzer-no-link and
+# shared between harnesses), then run one after the other by tests/fuzz/run.sh over a working corpus in
+# build-fuzz/corpus/NAME/, seeded from tests/fuzz/corpus/NAME/ and FUZZ_NAME_SEEDS. libFuzzer comes with
+# clang's runtime (Debian: libclang-rt-14-dev, installed by tests/deps.sh).
+FUZZ_B       := build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_LLHTTP  := $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
+
+# What each harness links besides itself (the one list per harness; a new harness needs its own).
+FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c src/sched/map_cache.c \
+			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c
+FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
+FUZZ_lease_SRC       := src/k8s/lease.c
+FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c
+FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
+FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c
+FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
+			src/core/options.c $(FUZZ_LLHTTP)
+FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
+			$(FUZZ_LLHTTP)
+# The kubeconfig harness confines the files its input may name (see its header).
+FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
+# Seeds read from where they live, besides tests/fuzz/corpus/NAME/.
+FUZZ_admission_SEEDS  := $(wildcard tests/golden/admission/*.request.json)
+FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl)
+FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
+FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
+FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)
+FUZZ_http_server_DICT := tests/fuzz/http.dict
+FUZZ_http_client_DICT := tests/fuzz/http.dict
+
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BIN   := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
+fuzz_dict   = $(or $(FUZZ_$(1)_DICT),$(wildcard tests/fuzz/$(1).dict))
+fuzz_objs   = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(patsubst $(LLHTTP_SRC)/%,third_party/llhttp/%,$(1)))
+
+FUZZ_FLAGS_LINE := $(FUZZ_CC) $(CSTD) $(FUZZ_SAN) $(WARN) $(LDLIBS)
+$(FUZZ_B)/.flags: FORCE
+	@mkdir -p $(FUZZ_B)
+	@echo '$(FUZZ_FLAGS_LINE)' | cmp -s - $@ || echo '$(FUZZ_FLAGS_LINE)' > $@
+
+$(FUZZ_B)/obj/%.o: %.c $(FUZZ_B)/.flags
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -Isrc -I$(LLHTTP_INC) -MMD -MP $(CSTD) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o $@ $<
+
+$(FUZZ_B)/obj/third_party/llhttp/%.o: $(LLHTTP_SRC)/%.c $(FUZZ_B)/.flags
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -I$(LLHTTP_INC) $(CSTD) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -w -c -o $@ $<
+
+define fuzz_link
+$(FUZZ_B)/fuzz_$(1): $(FUZZ_B)/obj/tests/fuzz/fuzz_$(1).o $(call fuzz_objs,$(FUZZ_$(1)_SRC))
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_$(1)_LDFLAGS) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach h,$(FUZZ_NAMES),$(eval $(call fuzz_link,$(h))))
+
+# One harness at a time (also under make -j: the loop is one recipe), each for FUZZ_SECONDS.
+# Some only: make fuzz FUZZ_NAMES='map lease' FUZZ_SECONDS=600
+fuzz: $(FUZZ_BIN)
+	@fail=0; $(foreach h,$(FUZZ_NAMES),tests/fuzz/run.sh $(h) $(FUZZ_SECONDS) '$(call fuzz_dict,$(h))' \
+		$(FUZZ_$(h)_SEEDS) || fail=1;) exit $$fail
 
 # Dependencies point one way: sched -> core; k8s and webhook -> core and sched.
 layering:
@@ -168,7 +241,8 @@ kind-demo:
 	deploy/kind/demo.sh
 
 clean:
-	rm -rf $(B) build-asan
+	rm -rf $(B) build-asan $(FUZZ_B)
 
 # Only where objects live: build/ also holds clusters, whose container images have directories named *.d.
 -include $(shell find $(B)/src $(B)/tests $(B)/bench $(B)/third_party -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(FUZZ_B)/obj -name '*.d' -type f 2>/dev/null)

@@ -4,6 +4,9 @@
 set -euo pipefail
 pkgs=(
 	build-essential clang make pkg-config git ca-certificates
+	# clang's sanitizer and libFuzzer runtimes (make check, make fuzz): only recommended by clang-14's
+	# packages, so --no-install-recommends would leave them out.
+	libclang-rt-14-dev
 	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libcmocka-dev valgrind
 	prometheus etcd-server openssl curl jq procps iproute2 python3
 	golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev

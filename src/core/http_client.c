@@ -382,6 +382,11 @@ static int on_headers_complete(llhttp_t *p)
 	struct gs_http_call *call = parser_call(p);
 	if (!call)
 		return -1;
+	/* llhttp 8.1.0 reads "HTTP/1.1 1 OK" as status 1; a status code is three digits (RFC 9110). */
+	if (p->status_code < 100) {
+		snprintf(call->error, sizeof(call->error), "invalid status code %d", p->status_code);
+		return -1;
+	}
 	call->status = p->status_code;
 	call->streaming = call->on_data && call->status >= 200 && call->status < 300;
 	gs_buf_reset(&call->body);

@@ -174,6 +174,8 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 		case S_VALUE:
 			if (is_blank(c))
 				break;
+			if (c == ',' || c == '}' || c == ']') /* no value: as for an element, not an empty text */
+				return fail(s, -EINVAL, "expected a value for \"%s\"", s->key);
 			s->in_array = !s->key_overflow && strcmp(s->key, s->array_key) == 0;
 			if (s->in_array && c == '[') {
 				s->state = S_ELEM_OR_END;

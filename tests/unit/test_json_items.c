@@ -126,6 +126,10 @@ static void test_errors(void **state)
 	expect_error("{\"a\" 1}", -EINVAL, "expected ':'");
 	expect_error("{\"a\":1 \"b\":2}", -EINVAL, "expected ',' or '}'");
 	expect_error("{1:2}", -EINVAL, "expected a member name");
+	/* A member without a value (found by tests/fuzz/fuzz_json_items.c: it was handed out as "") */
+	expect_error("{\"a\":}", -EINVAL, "expected a value for \"a\"");
+	expect_error("{\"a\": ,\"b\":1}", -EINVAL, "expected a value for \"a\"");
+	expect_error("{\"items\":[],\"m\":]}", -EINVAL, "expected a value for \"m\"");
 	expect_error("", -EINVAL, "ended early");
 	/* max 16 bytes per value */
 	expect_error("{\"items\":[\"0123456789abcdefXYZ\"]}", -E2BIG, "element 0 of \"items\" is longer than 16");

@@ -1,0 +1,481 @@
+/*
+ * fuzz_http_client.c: libFuzzer driver for the HTTP/1.1 client's response path (src/core/http.h,
+ * http_client.c over conn.c and llhttp), end to end over loopback TCP in one libuv loop: a scripted
+ * server in the same loop (as in tests/unit/test_http_client.c) waits for the request, answers with
+ * the fuzzer's bytes and closes its write side, so that every input ends. Connections after the first
+ * (a retry, a request behind a closed connection) are closed by that server unanswered.
+ *
+ * The first byte picks the setting:
+ *   0..127   the whole input is the server's answer (seeds are raw responses: they start with 'H'),
+ *            written at once, to one buffered GET.
+ *   128..255 the rest is the answer, and the bits of the byte say how it is asked and read:
+ *            0x01  the request streams its body (on_data, as a watch does: a 2xx body, de-chunked,
+ *                  arrives piece by piece)
+ *            0x02  ... and cancels the call from inside the first on_data
+ *            0x04  the server writes in pieces of 1 to 8 bytes (sizes from a hash of the input), one
+ *                  per loop turn, so the client reads the answer split at many places
+ *            0x08  a 16-byte cap on a buffered body (-E2BIG past it)
+ *            0x10  two requests on a pool of one connection: the second waits, then rides on the
+ *                  same connection (the answer may hold two responses) or, once it is gone, on a new
+ *                  one (retried once if it was lost on the reused connection)
+ *            0x20  the client is closed (gs_http_client_close) as soon as the server has written
+ *                  everything, whatever the client has read of it by then
+ *            0x40  the requests are POSTs with a body
+ * Invariants (abort() on a violation; a watchdog aborts an input that takes over 5 s):
+ *   - every done callback runs exactly once per request, never from inside gs_http_send,
+ *     gs_http_cancel or gs_http_client_close, and on_data never runs after it;
+ *   - err 0 comes with a response (status 200..999, body NUL-terminated at body_len, a content type,
+ *     Retry-After at most 3600 s) and any other err without one; a cancelled call ends -ECANCELED;
+ *   - a successful call got exactly what llhttp, run on its own over the same bytes, finds there: the
+ *     same status and the same (de-chunked) body, whether buffered or streamed, the n-th success
+ *     being the n-th final response;
+ *   - the pool ends empty and the client closes (close_cb runs), leaving no handle and no leak.
+ *
+ * Build and run (from the repository root; `make fuzz` does both for every harness):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
+ *     -I/usr/share/include/llhttp tests/fuzz/fuzz_http_client.c src/core/http_client.c src/core/conn.c \
+ *     src/core/tls.c src/core/buf.c src/core/log.c /usr/share/llhttp/llhttp.c /usr/share/llhttp/api.c \
+ *     /usr/share/llhttp/http.c -luv -lmbedtls -lmbedx509 -lmbedcrypto -o build/fuzz_http_client
+ *   mkdir -p build/corpus/http_client
+ *   build/fuzz_http_client -max_total_time=60 -timeout=10 -dict=tests/fuzz/http.dict \
+ *     build/corpus/http_client tests/fuzz/corpus/http_client
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include "core/buf.h"
+#include "core/http.h"
+#include "core/log.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(e) ((e) ? (void)0 : (fprintf(stderr, "fuzz_http_client: check failed: %s\n", #e), abort()))
+#define WATCHDOG_MS 5000
+#define MAX_CALLS 2
+#define MAX_SRV_CONNS 8
+#define MAX_REF 8
+
+static uv_loop_t loop;
+static uv_tcp_t listener;
+static int port;
+static uv_timer_t watchdog;
+static uv_idle_t pacer;
+
+/* ---- the scripted server -------------------------------------------------------------------------- */
+
+struct srv_conn {
+	uv_tcp_t tcp;
+	uv_write_t wreq;
+	uv_shutdown_t sreq;
+	int first;   /* the connection that gets the answer */
+	int started; /* the request arrived: answering */
+	int writing, shut, closing;
+};
+
+static struct {
+	struct srv_conn conns[MAX_SRV_CONNS];
+	int n_accepted, n_open;
+	const char *data;
+	size_t len, off;
+	int pieces;
+	uint32_t seed;
+	int all_written; /* every byte of the answer is out (or the connection is gone) */
+} srv;
+
+static void srv_closed(uv_handle_t *h)
+{
+	(void)h;
+	srv.n_open--;
+}
+
+static void srv_close(struct srv_conn *sc)
+{
+	if (sc->closing)
+		return;
+	sc->closing = 1;
+	if (sc->first) {
+		srv.all_written = 1;
+		uv_idle_stop(&pacer);
+	}
+	uv_close((uv_handle_t *)&sc->tcp, srv_closed);
+}
+
+static void srv_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+	static char buf[64 * 1024];
+	(void)h;
+	(void)suggested;
+	b->base = buf;
+	b->len = sizeof(buf);
+}
+
+static void srv_shut(uv_shutdown_t *req, int status)
+{
+	(void)req;
+	(void)status;
+}
+
+static void srv_write_next(struct srv_conn *sc);
+
+static void srv_wrote(uv_write_t *req, int status)
+{
+	struct srv_conn *sc = req->data;
+	sc->writing = 0;
+	if (status < 0) {
+		srv_close(sc);
+		return;
+	}
+	if (!srv.pieces)
+		srv_write_next(sc);
+}
+
+static void srv_write_next(struct srv_conn *sc)
+{
+	if (sc->closing || sc->writing || sc->shut)
+		return;
+	if (srv.off == srv.len) {
+		sc->shut = 1;
+		srv.all_written = 1;
+		uv_idle_stop(&pacer);
+		sc->sreq.data = sc;
+		if (uv_shutdown(&sc->sreq, (uv_stream_t *)&sc->tcp, srv_shut) < 0)
+			srv_close(sc);
+		return;
+	}
+	size_t n = srv.len - srv.off;
+	if (srv.pieces) {
+		srv.seed ^= srv.seed << 13;
+		srv.seed ^= srv.seed >> 17;
+		srv.seed ^= srv.seed << 5;
+		if (n > 1 + srv.seed % 8)
+			n = 1 + srv.seed % 8;
+	}
+	uv_buf_t b = uv_buf_init((char *)srv.data + srv.off, (unsigned)n);
+	srv.off += n;
+	sc->writing = 1;
+	sc->wreq.data = sc;
+	if (uv_write(&sc->wreq, (uv_stream_t *)&sc->tcp, &b, 1, srv_wrote) < 0) {
+		sc->writing = 0;
+		srv_close(sc);
+	}
+}
+
+static void srv_pace(uv_idle_t *i)
+{
+	srv_write_next(i->data);
+}
+
+static void srv_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct srv_conn *sc = s->data;
+	(void)b;
+	if (n < 0) {
+		srv_close(sc);
+		return;
+	}
+	if (n == 0 || sc->started)
+		return;
+	sc->started = 1;
+	if (!sc->first) {
+		srv_close(sc); /* only the first connection is answered */
+		return;
+	}
+	if (srv.pieces) {
+		pacer.data = sc;
+		uv_idle_start(&pacer, srv_pace);
+	} else {
+		srv_write_next(sc);
+	}
+}
+
+static void srv_accept(uv_stream_t *l, int status)
+{
+	CHECK(status == 0 && srv.n_accepted < MAX_SRV_CONNS);
+	struct srv_conn *sc = &srv.conns[srv.n_accepted];
+	memset(sc, 0, sizeof(*sc));
+	sc->first = srv.n_accepted == 0;
+	srv.n_accepted++;
+	CHECK(uv_tcp_init(&loop, &sc->tcp) == 0);
+	srv.n_open++;
+	sc->tcp.data = sc;
+	CHECK(uv_accept(l, (uv_stream_t *)&sc->tcp) == 0);
+	CHECK(uv_read_start((uv_stream_t *)&sc->tcp, srv_alloc, srv_read) == 0);
+}
+
+/* ---- what llhttp alone makes of the answer -------------------------------------------------------- */
+
+static struct {
+	int n;
+	int status[MAX_REF];
+	struct gs_buf body[MAX_REF];
+	struct gs_buf cur;
+} ref;
+
+static int ref_headers_complete(llhttp_t *p)
+{
+	(void)p;
+	gs_buf_reset(&ref.cur);
+	return 0;
+}
+
+static int ref_body(llhttp_t *p, const char *at, size_t len)
+{
+	(void)p;
+	return gs_buf_append(&ref.cur, at, len) < 0 ? -1 : 0;
+}
+
+static int ref_message_complete(llhttp_t *p)
+{
+	if (p->status_code < 200 || ref.n == MAX_REF)
+		return 0;
+	ref.status[ref.n] = p->status_code;
+	gs_buf_reset(&ref.body[ref.n]);
+	if (ref.cur.len)
+		CHECK(gs_buf_append(&ref.body[ref.n], ref.cur.data, ref.cur.len) == 0);
+	ref.n++;
+	return 0;
+}
+
+static void reference(const char *data, size_t len)
+{
+	static const llhttp_settings_t settings = {
+		.on_headers_complete = ref_headers_complete,
+		.on_body = ref_body,
+		.on_message_complete = ref_message_complete,
+	};
+	llhttp_t p;
+	ref.n = 0;
+	gs_buf_reset(&ref.cur);
+	llhttp_init(&p, HTTP_RESPONSE, &settings);
+	if (llhttp_execute(&p, data, len) == HPE_OK)
+		llhttp_finish(&p); /* a body framed by the end of the connection ends here */
+}
+
+/* ---- the client under test ------------------------------------------------------------------------ */
+
+static struct {
+	int flags;
+	struct gs_http_client *cl;
+	struct gs_http_call *call[MAX_CALLS];
+	int n_calls;
+	int done[MAX_CALLS];
+	int err[MAX_CALLS];
+	int status[MAX_CALLS];
+	struct gs_buf body[MAX_CALLS];  /* buffered body, or what on_data delivered */
+	int cancelled[MAX_CALLS];
+	int in_api;                     /* inside a gs_http_* call: done must not run */
+	int closed;                     /* close_cb ran */
+	int close_called;
+	uint64_t opened;                /* connections the client opened, known once it closes */
+} t;
+
+static int call_index(const struct gs_http_call *call)
+{
+	for (int i = 0; i < t.n_calls; i++)
+		if (t.call[i] == call)
+			return i;
+	abort();
+}
+
+static void on_data(struct gs_http_call *call, const char *data, size_t len, void *ud)
+{
+	int i = (int)(intptr_t)ud;
+	CHECK(i >= 0 && i < t.n_calls && t.call[i] == call && !t.done[i] && !t.cancelled[i]);
+	int st = gs_http_call_status(call);
+	CHECK(st >= 200 && st < 300 && len > 0);
+	CHECK(gs_buf_append(&t.body[i], data, len) == 0);
+	if (t.flags & 0x02) {
+		t.cancelled[i] = 1;
+		t.in_api++;
+		gs_http_cancel(call);
+		gs_http_cancel(call); /* twice is harmless */
+		t.in_api--;
+	}
+}
+
+static void on_done(struct gs_http_call *call, int err, const struct gs_http_response *r, void *ud)
+{
+	int i = (int)(intptr_t)ud;
+	CHECK(i >= 0 && i < t.n_calls && t.call[i] == call && call_index(call) == i);
+	CHECK(!t.in_api);     /* never from inside the API call that caused it */
+	CHECK(t.done[i] == 0); /* exactly once */
+	t.done[i] = 1;
+	t.err[i] = err;
+	CHECK(strlen(gs_http_call_error(call)) < 160);
+	if (err == 0) {
+		CHECK(r && r->status >= 200 && r->status <= 999 && r->body && r->body[r->body_len] == '\0');
+		CHECK(r->content_type && r->retry_after <= 3600);
+		t.status[i] = r->status;
+		if ((t.flags & 0x01) && r->status < 300) {
+			CHECK(r->body_len == 0); /* streamed: the body went to on_data */
+		} else {
+			CHECK(t.body[i].len == 0);
+			if (r->body_len)
+				CHECK(gs_buf_append(&t.body[i], r->body, r->body_len) == 0);
+		}
+		if (t.flags & 0x08)
+			CHECK((t.flags & 0x01 && r->status < 300) || r->body_len <= 16);
+	} else {
+		CHECK(r == NULL && err < 0);
+		if (t.cancelled[i])
+			CHECK(err == -ECANCELED);
+	}
+}
+
+static void on_closed(void *ud)
+{
+	(void)ud;
+	CHECK(!t.in_api);
+	t.closed = 1;
+}
+
+static void close_client(void)
+{
+	struct gs_http_client_stats st;
+	if (t.close_called)
+		return;
+	t.close_called = 1;
+	gs_http_client_stats(t.cl, &st);
+	t.opened = st.conns_opened_total; /* no connection is opened once closing */
+	t.in_api++;
+	gs_http_client_close(t.cl, on_closed, NULL);
+	t.in_api--;
+}
+
+/* ---- the harness ---------------------------------------------------------------------------------- */
+
+static void watchdog_fired(uv_timer_t *w)
+{
+	(void)w;
+	fprintf(stderr,
+		"fuzz_http_client: no end after %d ms (done %d/%d, closed %d, server written %zu/%zu, "
+		"connections accepted %d of %llu, open %d)\n",
+		WATCHDOG_MS, t.done[0] + t.done[1], t.n_calls, t.closed, srv.off, srv.len, srv.n_accepted,
+		(unsigned long long)t.opened, srv.n_open);
+	abort();
+}
+
+static void init(void)
+{
+	struct sockaddr_in a;
+	struct sockaddr_storage ss;
+	int len = sizeof(ss);
+
+	signal(SIGPIPE, SIG_IGN);
+	gs_log_setup(GS_LOG_ERROR, GS_LOG_TEXT);
+	CHECK(uv_loop_init(&loop) == 0);
+	CHECK(uv_tcp_init(&loop, &listener) == 0);
+	uv_ip4_addr("127.0.0.1", 0, &a);
+	CHECK(uv_tcp_bind(&listener, (const struct sockaddr *)&a, 0) == 0);
+	CHECK(uv_listen((uv_stream_t *)&listener, 128, srv_accept) == 0);
+	CHECK(uv_tcp_getsockname(&listener, (struct sockaddr *)&ss, &len) == 0);
+	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	uv_timer_init(&loop, &watchdog);
+	uv_idle_init(&loop, &pacer);
+	for (int i = 0; i < MAX_REF; i++)
+		gs_buf_init(&ref.body[i], 0);
+	gs_buf_init(&ref.cur, 0);
+	for (int i = 0; i < MAX_CALLS; i++)
+		gs_buf_init(&t.body[i], 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int ready;
+	if (!ready) {
+		init();
+		ready = 1;
+	}
+	int mode = size > 0 && data[0] >= 128;
+	int flags = mode ? data[0] & 0x7f : 0;
+
+	memset(&srv.conns, 0, sizeof(srv.conns));
+	srv.n_accepted = srv.n_open = 0;
+	srv.data = (const char *)data + mode;
+	srv.len = size - (size_t)mode;
+	srv.off = 0;
+	srv.pieces = flags & 0x04;
+	srv.all_written = 0;
+	srv.seed = 2166136261u;
+	for (size_t i = 0; i < size; i++)
+		srv.seed = (srv.seed ^ data[i]) * 16777619u;
+	if (!srv.seed)
+		srv.seed = 1;
+	reference(srv.data, srv.len);
+
+	t.flags = flags;
+	t.n_calls = 0;
+	t.closed = t.close_called = t.in_api = 0;
+	for (int i = 0; i < MAX_CALLS; i++) {
+		t.call[i] = NULL;
+		t.done[i] = t.err[i] = t.status[i] = t.cancelled[i] = 0;
+		gs_buf_reset(&t.body[i]);
+	}
+	struct gs_http_client_opts o = {
+		.host = "127.0.0.1",
+		.port = port,
+		.max_conns = 1,
+		.max_body = flags & 0x08 ? 16 : 0,
+	};
+	CHECK(gs_http_client_new(&loop, &o, &t.cl) == 0);
+	const struct gs_http_header hdr[] = {{"Accept", "application/json"}};
+	struct gs_http_request req = {
+		.method = flags & 0x40 ? "POST" : "GET",
+		.path = "/api/v1/pods?watch=1",
+		.headers = hdr,
+		.n_headers = 1,
+		.body = flags & 0x40 ? "{}" : NULL,
+		.body_len = flags & 0x40 ? 2 : 0,
+		.on_data = flags & 0x01 ? on_data : NULL,
+	};
+	int n = flags & 0x10 ? 2 : 1;
+	for (int i = 0; i < n; i++) {
+		t.in_api++;
+		CHECK(gs_http_send(t.cl, &req, on_done, (void *)(intptr_t)i, &t.call[i]) == 0);
+		t.in_api--;
+		t.n_calls++;
+	}
+
+	uv_timer_start(&watchdog, watchdog_fired, WATCHDOG_MS, 0);
+	for (;;) {
+		int all_done = 1;
+		for (int i = 0; i < t.n_calls; i++)
+			all_done &= t.done[i];
+		if ((flags & 0x20) && srv.all_written)
+			close_client();
+		if (all_done && !t.close_called) {
+			struct gs_http_client_stats st;
+			gs_http_client_stats(t.cl, &st);
+			CHECK(st.inflight == 0 && st.queued == 0 && st.conns_open <= 1);
+			close_client();
+		}
+		/* Every connection the client made is accepted and closed: none is left in the backlog to be
+		 * taken for the next input's. */
+		if (t.closed && srv.n_open == 0 && (uint64_t)srv.n_accepted == t.opened)
+			break;
+		uv_run(&loop, UV_RUN_ONCE);
+	}
+	uv_timer_stop(&watchdog);
+	uv_idle_stop(&pacer);
+
+	int successes = 0;
+	for (int i = 0; i < t.n_calls; i++) {
+		CHECK(t.done[i] == 1);
+		if (t.err[i] != 0)
+			continue;
+		/* The n-th success is the n-th final response of the answer, as llhttp reads it. */
+		CHECK(successes < ref.n);
+		CHECK(t.status[i] == ref.status[successes]);
+		CHECK(t.body[i].len == ref.body[successes].len &&
+		      (t.body[i].len == 0 || memcmp(t.body[i].data, ref.body[successes].data, t.body[i].len) == 0));
+		successes++;
+	}
+	return 0;
+}
