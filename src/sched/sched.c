@@ -232,6 +232,44 @@ struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
 	return c;
 }
 
+static int str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/*
+ * 1 when o says nothing new of what placement reads of the node (state, GPU count, labels, taints,
+ * allocatable): a kubelet's status updates mostly change only heartbeats and images, and such an
+ * update then costs a comparison, not a copy and a pass over the node's waiters.
+ */
+static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, const struct gs_node_obj *o)
+{
+	const struct gs_node_obj *c = &n->obj;
+	uint32_t n_ext = 0;
+
+	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != o->gpus ||
+	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
+	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
+	    c->alloc.pods != o->alloc.pods)
+		return 0;
+	for (int i = 0; i < o->n_labels; i++)
+		if (!str_eq(c->labels[i].key, o->labels[i].key) || !str_eq(c->labels[i].value, o->labels[i].value))
+			return 0;
+	for (int i = 0; i < o->n_taints; i++)
+		if (c->taints[i].effect != o->taints[i].effect || !str_eq(c->taints[i].key, o->taints[i].key) ||
+		    !str_eq(c->taints[i].value, o->taints[i].value))
+			return 0;
+	for (int i = 0; i < o->alloc.n_ext; i++) {
+		uintptr_t id = (uintptr_t)gs_hmap_get_str(&s->res_ids, o->alloc.ext[i].name);
+		if (o->alloc.ext[i].value <= 0)
+			continue; /* not kept (gs_sched__req_from) */
+		if (!id || gs_sched__req_ext(&n->alloc, (uint32_t)(id - 1)) != o->alloc.ext[i].value)
+			return 0;
+		n_ext++;
+	}
+	return n_ext == n->alloc.n_ext;
+}
+
 /* What the checks read of a node: labels, taints and allocatable, copied into the slot. */
 static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct gs_node_obj *o)
 {
@@ -265,6 +303,8 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	if (!o->name || !*o->name)
 		return -EINVAL;
 	n = gs_sched__node_slot(s, o->name);
+	if (node_same(s, n, o))
+		return 0;
 	before = gs_sched__node_block(n);
 	if (!n->present) {
 		n->present = 1;
@@ -284,8 +324,8 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 			     before == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(before),
 			     after == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(after), n->n_waiters);
 	}
-	/* Labels, taints, allocatable or devices may have changed as well as the state: the waiters of
-	 * this node are placed again, each with its own checks (O(waiters of n)). */
+	/* Labels, taints, allocatable or devices changed, or the state: the waiters of this node are
+	 * placed again, each with its own checks (O(waiters of n)). */
 	gs_sched__node_changed(s, n);
 	return 0;
 }

@@ -46,6 +46,10 @@ static void check_pods(const struct gs_sched *s)
 		}
 		if (p->state == GS_POD_BINDING)
 			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) != NULL); /* its reservation */
+		/* Placement never measures a pod against itself: only BINDING pods of ours hold a
+		 * reservation before the watch shows them bound. */
+		if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
+			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) == NULL);
 		if (p->state == GS_POD_QUEUED || p->state == GS_POD_BINDING)
 			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
 	}

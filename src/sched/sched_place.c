@@ -237,9 +237,7 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	if (gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0, msg,
 			    size))
 		return GS_WAIT_TAINT;
-	/* A pod counted on the node already (our reservation) is not measured against itself. */
-	if (gs_hmap_get_str(&s->uses, p->uid))
-		return GS_WAIT_NONE;
+	/* Only pods without a use are placed (a reservation exists from next_bind to bind_done only). */
 	return gs_sched__fit(s, p, n, msg, size);
 }
 
