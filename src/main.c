@@ -529,8 +529,7 @@ int main(int argc, char **argv)
 				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
 		return 2;
 	}
-	if (d.cfg.leader_elect &&
-	    !(d.cfg.le_lease_ms > d.cfg.le_renew_ms && d.cfg.le_renew_ms * 10 > d.cfg.le_retry_ms * 12)) {
+	if (d.cfg.leader_elect && !gs_leader_durations_ok(d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms)) {
 		fprintf(stderr, "gpu-scheduler: --leader-elect-lease-duration (%ld ms) must exceed "
 				"--leader-elect-renew-deadline (%ld ms), which must exceed 1.2 x "
 				"--leader-elect-retry-period (%ld ms)\n",

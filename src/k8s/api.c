@@ -46,15 +46,7 @@ static int pod_path(char *out, size_t outlen, const struct gs_api_pod_ref *pod, 
 static int api_send(struct gs_kube *k, const char *method, const char *path, struct gs_buf *body,
 		const char *content_type, enum gs_kube_prio prio, gs_kube_done_cb done, void *ud)
 {
-	struct gs_kube_req req = {
-		.method = method,
-		.path = path,
-		.body = body->data,
-		.body_len = body->len,
-		.content_type = content_type,
-		.prio = prio,
-	};
-	return gs_kube_send(k, &req, done, ud, NULL);
+	return gs_kube_request(k, method, path, body->data, content_type, prio, 0, done, ud);
 }
 
 int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,

@@ -152,14 +152,7 @@ static int64_t pair_not_after(const char *cert, const char *key)
 
 static int certs_send(struct gs_certs *c, const char *method, const char *path, const char *body, gs_kube_done_cb done)
 {
-	struct gs_kube_req req = {
-		.method = method,
-		.path = path,
-		.body = body,
-		.body_len = body ? strlen(body) : 0,
-		.prio = GS_KUBE_LOW,
-	};
-	int r = gs_kube_send(c->kube, &req, done, c, NULL);
+	int r = gs_kube_request(c->kube, method, path, body, NULL, GS_KUBE_LOW, 0, done, c);
 	if (r == 0)
 		c->pending++;
 	return r;

@@ -322,6 +322,22 @@ static void dispatch(struct gs_kube *k)
 
 /* ---- public API -------------------------------------------------------------------------------- */
 
+int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body,
+		    const char *content_type, enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done,
+		    void *ud)
+{
+	struct gs_kube_req req = {
+		.method = method,
+		.path = path,
+		.body = body,
+		.body_len = body ? strlen(body) : 0,
+		.content_type = content_type,
+		.timeout_ms = timeout_ms,
+		.prio = prio,
+	};
+	return gs_kube_send(k, &req, done, ud, NULL);
+}
+
 int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_cb done, void *ud,
 		 struct gs_kube_call **out)
 {

@@ -65,6 +65,14 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 /* 0 (done will run) or <0 (it will not). *out, if given, is valid until done returns. */
 int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_cb done, void *ud,
 		 struct gs_kube_call **out);
+/*
+ * The common case of gs_kube_send: one request with an optional NUL-terminated body (JSON unless
+ * content_type says otherwise), no streaming; timeout_ms 0 is the client default. Same result.
+ */
+int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body,
+		    const char *content_type, enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done,
+		    void *ud);
+
 /* done runs later with -ECANCELED. */
 void gs_kube_cancel(struct gs_kube_call *call);
 

@@ -129,15 +129,7 @@ static void on_read(int err, const struct gs_http_response *resp, const char *ms
 
 static int send_req(struct gs_leader *l, const char *method, const char *path, const char *body, gs_kube_done_cb cb)
 {
-	struct gs_kube_req req = {
-		.method = method,
-		.path = path,
-		.body = body,
-		.body_len = body ? strlen(body) : 0,
-		.timeout_ms = (unsigned)l->renew_deadline_ms,
-		.prio = GS_KUBE_HIGH,
-	};
-	int r = gs_kube_send(l->kube, &req, cb, l, NULL);
+	int r = gs_kube_request(l->kube, method, path, body, NULL, GS_KUBE_HIGH, (unsigned)l->renew_deadline_ms, cb, l);
 	if (r == 0)
 		l->inflight = 1;
 	return r;
@@ -288,7 +280,7 @@ int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leade
 		snprintf(err, errlen, "leader election needs a namespace, a name and an identity");
 		return -EINVAL;
 	}
-	if (!(lease > renew) || !(renew * 10 > retry * 12) || retry <= 0) {
+	if (!gs_leader_durations_ok(lease, renew, retry)) {
 		snprintf(err, errlen,
 			 "leader election: the lease duration (%" PRId64 " ms) must exceed the renew deadline (%" PRId64
 			 " ms), which must exceed 1.2 x the retry period (%" PRId64 " ms)",

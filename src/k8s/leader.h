@@ -47,9 +47,11 @@ struct gs_leader_opts {
 
 struct gs_leader;
 
+/* client-go's rule for the durations (ms): lease > renew_deadline > 1.2 x retry > 0. 1 if they keep it. */
+int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms);
+
 /*
- * The durations must satisfy lease > renew_deadline > 1.2 x retry (client-go's rule): -EINVAL with a
- * message in err otherwise. Starts at once. Strings are copied.
+ * The durations must keep gs_leader_durations_ok: -EINVAL with a message in err otherwise. Starts at once. Strings are copied.
  */
 int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leader_opts *o, struct gs_leader **out,
 		    char *err, size_t errlen);

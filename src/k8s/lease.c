@@ -78,3 +78,8 @@ int gs_lease_may_take(const struct gs_lease *cur, const char *identity, int64_t 
 	return observed_ms + lease_ms <= now_ms;
 }
 
+
+int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
+{
+	return retry_ms > 0 && lease_ms > renew_deadline_ms && renew_deadline_ms * 10 > retry_ms * 12;
+}

@@ -110,12 +110,22 @@ static void test_may_take(void **state)
 	assert_false(gs_lease_may_take(&l, "other_3", 1000, lease, 2000));
 }
 
+static void test_durations(void **state)
+{
+	assert_true(gs_leader_durations_ok(15000, 10000, 2000)); /* kube-scheduler's defaults */
+	assert_false(gs_leader_durations_ok(10000, 10000, 2000)); /* lease must exceed the deadline */
+	assert_false(gs_leader_durations_ok(15000, 2400, 2000));  /* deadline must exceed 1.2 x retry */
+	assert_true(gs_leader_durations_ok(15000, 2401, 2000));
+	assert_false(gs_leader_durations_ok(15000, 10000, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_recorded),
 		cmocka_unit_test(test_decode_released_and_bad),
 		cmocka_unit_test(test_may_take),
+		cmocka_unit_test(test_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
