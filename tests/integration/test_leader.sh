@@ -11,14 +11,17 @@ test_begin
 LEASE=gs-test-leader
 declare -A RPID RURL RLOG
 
-# replica NAME: starts a daemon with leader election on, its own health port and log.
+# replica NAME [ARGS...]: starts a daemon with leader election on, its own health port and log; ARGS
+# replace the default --no-webhook.
 replica() {
-	local name=$1 port
+	local name=$1 port extra=(--no-webhook)
+	shift
+	[ $# -gt 0 ] && extra=("$@")
 	port=$(free_port)
 	RURL[$name]=http://127.0.0.1:$port
 	RLOG[$name]=$GS_TEST_LOGS/$T_NAME-$name.log
 	mkdir -p "$GS_TEST_LOGS"
-	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" --no-webhook \
+	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" "${extra[@]}" \
 		--require-env=false --log-level debug --leader-elect --leader-elect-resource-name "$LEASE" \
 		--leader-elect-resource-namespace "$NS" </dev/null >"${RLOG[$name]}" 2>&1 &
 	RPID[$name]=$!
@@ -112,6 +115,24 @@ check "after waking: stopped leading (line ${stopped:-none}), led again (line ${
 	eval '[ -n "$stopped" ] && [ -n "$led" ] && [ -n "$first_bind" ] && [ "$stopped" -lt "$led" ] && [ "$led" -lt "$first_bind" ]'
 kill -TERM "${RPID[e]}"
 wait "${RPID[e]}" 2>/dev/null
+# --- only the leader makes the self-signed certificate ---------------------------------------------------
+# h runs --webhook-self-signed with no Secret yet while g leads without a webhook: h must leave the
+# Secret alone until it leads, then make it at once.
+replica g
+check_eventually "g leads" 25 leads g
+WPORT=$(free_port)
+replica h --webhook-self-signed --webhook-addr "127.0.0.1:$WPORT" --namespace "$NS" --webhook-secret gs-test-tls \
+	--webhook-service gs-test-svc --webhook-config-name gs-test-no-such-config
+check_eventually "h follows" 10 follows h
+check_eventually "h leaves the missing certificate to the leader" 10 grep -q "left to the leader" "${RLOG[h]}"
+check "no Secret written by a follower" eval '! kc get secret gs-test-tls >/dev/null 2>&1'
+kill -TERM "${RPID[g]}"
+check_eventually "h leads after g's SIGTERM" 10 leads h
+check_eventually "h, leading, writes the certificate" 10 eval \
+	'[ -n "$(kc get secret gs-test-tls -o jsonpath="{.data.tls\\.crt}")" ]'
+kill -TERM "${RPID[h]}"
+wait "${RPID[g]}" "${RPID[h]}" 2>/dev/null
+
 check "nothing was bound twice or elsewhere" eval \
 	'pod_on p-0 node1 && pod_on p-1 node2 && pod_on p-2 node3 && pod_on p-3 node4 && pod_on p-4 node1 && pod_on p-5 node2'
 
