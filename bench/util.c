@@ -111,15 +111,7 @@ static void on_sync_done(int err, const struct gs_http_response *resp, const cha
 int bench_send(struct gs_kube *kube, const char *method, const char *path, const char *json, const char *content_type,
 	       gs_kube_done_cb done, void *ud)
 {
-	struct gs_kube_req req = {
-		.method = method,
-		.path = path,
-		.body = json,
-		.body_len = json ? strlen(json) : 0,
-		.content_type = content_type,
-		.timeout_ms = 60000,
-	};
-	return gs_kube_send(kube, &req, done, ud, NULL);
+	return gs_kube_request(kube, method, path, json, content_type, GS_KUBE_HIGH, 60000, done, ud);
 }
 
 int bench_request(uv_loop_t *loop, struct gs_kube *kube, const char *method, const char *path, const char *json,
