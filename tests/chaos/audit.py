@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""audit.py LOG NS: what kube-apiserver's audit log (GS_APISERVER_AUDIT=1, tests/cluster/cluster.sh)
+"""audit.py LOG NS [PREFIX COUNT]: what kube-apiserver's audit log (GS_APISERVER_AUDIT=1, tests/cluster/cluster.sh)
 says about the bindings of namespace NS, across every restart of the apiserver (the log is appended to;
 its counters are not reset like apiserver_request_total).
 
@@ -13,12 +13,17 @@ Prints shell assignments, one per line, for eval:
   AUDIT_409_ONLY    pods whose only answers were 409 (their 201 was not logged: the apiserver was
                     killed between committing the binding and logging it)
   AUDIT_409_NAMES   the names of the pods with a 409, comma-separated (at most 50)
+With PREFIX and COUNT (pods PREFIX-0 .. PREFIX-(COUNT-1)):
+  AUDIT_UNRECORDED  those with no completed binding in the log at all: the apiserver was killed after
+                    committing their binding and before logging it, and no retry followed (the watch
+                    showed the pod bound first)
+  AUDIT_UNRECORDED_NAMES  their names, comma-separated (at most 50)
 """
 import json
 import sys
 
 
-def main(path, ns):
+def main(path, ns, prefix=None, count=0):
     codes = {}
     for line in open(path, errors="replace"):
         try:
@@ -42,11 +47,18 @@ def main(path, ns):
         "AUDIT_409_ONLY": len([n for n, v in codes.items() if 409 in v and 201 not in v]),
         "AUDIT_409_NAMES": ",".join(with409[:50]),
     }
+    if prefix is not None:
+        missing = ["%s-%d" % (prefix, i) for i in range(count) if "%s-%d" % (prefix, i) not in codes]
+        out["AUDIT_UNRECORDED"] = len(missing)
+        out["AUDIT_UNRECORDED_NAMES"] = ",".join(missing[:50])
     for k, v in out.items():
         print("%s=%s" % (k, v))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) == 3:
+        main(sys.argv[1], sys.argv[2])
+    elif len(sys.argv) == 5:
+        main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])

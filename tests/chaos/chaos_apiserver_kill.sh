@@ -65,13 +65,13 @@ rejected=$(kube_metric gpu_scheduler_binding_attempts_total 'result="rejected"')
 sent=$((ok + already + gone + retry + rejected))
 restarts=$(kube_metric gpu_scheduler_watch_restarts_total)
 # What the apiserver logged, over all its lives.
-eval "$(python3 "$CHAOS_DIR/audit.py" "$AUDIT_LOG" "$NS")"
+eval "$(python3 "$CHAOS_DIR/audit.py" "$AUDIT_LOG" "$NS" p "$N")"
 chaos_note "daemon: $sent binding requests: $ok 201, $already 409 already bound to our node, $gone gone, $retry retried (transport/5xx), $rejected rejected; $restarts watch restarts"
-chaos_note "apiserver audit log: $AUDIT_POSTS binding POSTs completed: $AUDIT_201 x 201, $AUDIT_409 x 409, $AUDIT_OTHER other; $AUDIT_PODS_201 pods with a 201, $AUDIT_409_ONLY with only a 409; apiserver_request_total summed over the $((KILLS + 1)) lives, read before each kill: $api_sum"
+chaos_note "apiserver audit log: $AUDIT_POSTS binding POSTs completed: $AUDIT_201 x 201, $AUDIT_409 x 409, $AUDIT_OTHER other; $AUDIT_PODS_201 pods with a 201, $AUDIT_409_ONLY with only a 409, $AUDIT_UNRECORDED with none; apiserver_request_total summed over the $((KILLS + 1)) lives, read before each kill: $api_sum"
 
 check "no pod bound twice (audit log: no pod with two 201s)" test "$AUDIT_TWICE" = 0
-check "one binding took effect per pod: pods with a 201 + pods whose 201 was lost with the apiserver = $N" \
-	test $((AUDIT_PODS_201 + AUDIT_409_ONLY)) = "$N"
+check "one binding took effect per pod: pods with a 201 + with only a 409 + with no record = $N" \
+	test $((AUDIT_PODS_201 + AUDIT_409_ONLY + AUDIT_UNRECORDED)) = "$N"
 check "the daemon counted every 201 it received as success, at most one per pod" test "$ok" -le "$AUDIT_201"
 check "no binding forgotten as gone (every 409 was an already-bound pod on our node)" test "$gone" = 0
 check "no binding rejected" test "$rejected" = 0
@@ -84,5 +84,12 @@ for p in "${names[@]}"; do
 	grep -q "pod $NS/$p: binding failed" "$DAEMON_LOG" || unexplained+=" $p"
 done
 check "each 409 follows a failed attempt of the same pod (its answer lost in a kill)" test -z "$unexplained"
+# A pod with no record at all: its binding took effect as the apiserver died, before the audit line.
+unexplained=
+IFS=, read -ra names <<<"$AUDIT_UNRECORDED_NAMES"
+for p in "${names[@]}"; do
+	grep -q "pod $NS/$p: binding failed" "$DAEMON_LOG" || unexplained+=" $p"
+done
+check "each pod missing from the audit log had its binding cut by a kill" test -z "$unexplained"
 check "the watches were restarted after the kills" test "$restarts" -ge "$KILLS"
 test_end
