@@ -219,7 +219,12 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	struct bind_req *b = ud;
 	struct gs_controller *c = b->c;
 	enum gs_api_result res = gs_api_classify(err, resp);
-	int64_t now = (int64_t)uv_now(c->loop);
+	int64_t now;
+
+	/* The loop's clock was read before this turn's callbacks; a turn with many answers makes it stale
+	 * by milliseconds, and a Retry-After counted from it would expire that much early. */
+	uv_update_time(c->loop);
+	now = (int64_t)uv_now(c->loop);
 
 	c->binds_inflight--;
 	if (c->stopping && err == -ECANCELED) {

@@ -10,7 +10,12 @@ answer went back, a retry's when its request arrived.
   F_RA_S                         that Retry-After, in seconds
   F_LW_EARLY                     list/watch requests of a resource sooner than the Retry-After before
   F_GAP1_MS F_GAP2_MS F_GAP3_MS  mean wait after the 1st, 2nd, 3rd 500 in a row of a pod (-1: none)
-  F_SHRINK                       waits after consecutive 500s of a pod that shrank (by over 20 ms)
+  F_MIN1_MS F_MIN2_MS F_MIN3_MS  the shortest of those waits
+  F_BELOW_FLOOR                  waits after the k-th 500 in a row shorter than the daemon's backoff
+                                 floor for it: half its ceiling, 100 ms x 2^(k-1) (the engine's backoff
+                                 is uniform in [ceiling/2, ceiling], the ceiling doubling from 200 ms)
+Means mix the backoff with the wait for a free binding slot (--max-inflight-binds), which is longest
+at the start of a burst; the floors and the shortest waits show the backoff itself.
   F_PODS_201 F_TWICE             pods with a binding the apiserver accepted; pods with more than one
 """
 import re
@@ -35,14 +40,13 @@ def main(path):
         elif ":" in kind:
             lw.setdefault(kind.split(":")[1], []).append(rec)
     r = dict(F_BIND_429=0, F_BIND_500=0, F_LW=0, F_UNRETRIED=0, F_EARLY=0, F_MIN_RA_MS=-1, F_RA_S=0,
-             F_LW_EARLY=0, F_SHRINK=0, F_PODS_201=0, F_TWICE=0)
+             F_LW_EARLY=0, F_BELOW_FLOOR=0, F_PODS_201=0, F_TWICE=0)
     gaps = {1: [], 2: [], 3: []}
     for pod, recs in binds.items():
         ok = len([x for x in recs if x[2] == 201])
         r["F_PODS_201"] += ok > 0
         r["F_TWICE"] += ok > 1
         run = 0
-        last_gap = None
         for i, (t_in, out, st, inj, ra) in enumerate(recs):
             if not inj:
                 run = 0
@@ -59,14 +63,12 @@ def main(path):
                 if gap < ra * 1000 - 5:  # 5 ms: the daemon's loop clock counts whole milliseconds
                     r["F_EARLY"] += 1
                 run = 0
-                last_gap = None
                 continue
             run += 1
             if run in gaps:
                 gaps[run].append(gap)
-            if last_gap is not None and gap < last_gap - 20:  # 20 ms: the loop may be late, never early
-                r["F_SHRINK"] += 1
-            last_gap = gap
+            if gap < 100 * 2 ** (run - 1) - 5:  # 5 ms: the daemon's loop clock counts whole milliseconds
+                r["F_BELOW_FLOOR"] += 1
     for res, recs in lw.items():
         for i, (t_in, out, st, inj, ra) in enumerate(recs):
             if not inj:
@@ -76,6 +78,7 @@ def main(path):
                 r["F_LW_EARLY"] += 1
     for k in (1, 2, 3):
         r["F_GAP%d_MS" % k] = int(sum(gaps[k]) / len(gaps[k])) if gaps[k] else -1
+        r["F_MIN%d_MS" % k] = int(min(gaps[k])) if gaps[k] else -1
     for k, v in r.items():
         print("%s=%s" % (k, v))
 

@@ -539,6 +539,14 @@ cmd_restart_apiserver() {
 	else
 		stop kube-apiserver -g "$STOP_GRACE"
 	fi
+	# A killed Go process shows as a zombie as soon as its main thread is gone, while its other threads,
+	# which share the descriptors, may still hold the listening socket for a moment: the new process
+	# would then fail with "address already in use". Wait until nothing answers on the port.
+	local i
+	for i in $(seq 1 100); do
+		port_busy "$API_PORT" || break
+		sleep 0.1
+	done
 	local t0=$SECONDS
 	# The flags are those `up` used, replayed from the saved command line.
 	local -a argv
