@@ -18,7 +18,8 @@ Faults, decided per pod so a run is reproducible (random.Random(SEED + pod name)
       each resource get 429 with Retry-After: N (every second one) or 500.
 
 The log has one line per request, space-separated key=value after a timestamp (seconds, monotonic,
-then wall clock), written when the answer's head goes back:
+then wall clock), taken just before the answer's head is written back, so no client can have had
+the answer earlier:
   T WALL conn=C METHOD PATH in=T0 status=S injected=0|1 [retry_after=N] [pod=NS/NAME] [kind=...]
 where T0 is when the request's head arrived (the same monotonic clock as T).
 Faults are also written to stderr.
@@ -42,8 +43,9 @@ lw_faults = 0
 conn_ids = 0
 
 
-def log(line):
-    LOG.write("%.3f %s %s\n" % (time.monotonic(), time.strftime("%H:%M:%S", time.gmtime()), line))
+def log(line, t=None):
+    LOG.write("%.3f %s %s\n" % (t if t is not None else time.monotonic(), time.strftime("%H:%M:%S", time.gmtime()),
+                                 line))
     LOG.flush()
 
 
@@ -148,12 +150,13 @@ async def handle(creader, cwriter):
                     status, "Too Many Requests" if status == 429 else "Internal Server Error", len(body))
                 if retry_after:
                     resp += "Retry-After: %d\r\n" % retry_after
+                t_ans = time.monotonic()  # before the write: the daemon cannot have the answer sooner
                 cwriter.write(resp.encode() + b"\r\n" + body)
                 await cwriter.drain()
                 line = "conn=%d %s %s in=%.3f status=%d injected=1%s%s kind=%s" % (
                     cid, method, path, t_in, status, " retry_after=%d" % retry_after if retry_after else "",
                     " pod=" + pod if pod else "", kind)
-                log(line)
+                log(line, t_ans)
                 sys.stderr.write("faultproxy: " + line + "\n")
                 continue
             if uwriter is None:
@@ -161,11 +164,12 @@ async def handle(creader, cwriter):
             uwriter.write(head)
             await relay_body(creader, uwriter, headers)
             rhead, statusline, rheaders = await read_head(ureader)
+            t_ans = time.monotonic()
             cwriter.write(rhead)
             await cwriter.drain()
             log("conn=%d %s %s in=%.3f status=%s injected=0%s%s" % (cid, method, path, t_in, statusline.split(" ")[1],
                                                              " pod=" + pod if pod else "",
-                                                             " kind=" + kind if kind else ""))
+                                                             " kind=" + kind if kind else ""), t_ans)
             await relay_body(ureader, cwriter, rheaders)
             if rheaders.get("connection", "").lower() == "close":
                 return
