@@ -5,6 +5,7 @@
 #   make test            unit + integration tests against a real kube-apiserver, then end to end on real
 #                        kubelets (as root); ends with "N passed, N failed"
 #   make e2e             the end-to-end tests alone
+#   make chaos           the chaos suite at full size (tests/chaos/run.sh; CHAOS_SIZE=short, CHAOS_NAMES=...)
 #   make check           the tests again under ASan+UBSan (build-asan/), every fuzzer for 30 s, then
 #                        valgrind on the unit tests
 #   make fuzz            every tests/fuzz/fuzz_*.c built with libFuzzer+ASan+UBSan into build-fuzz/ and run
@@ -49,7 +50,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
 	$(B)/gpu-scheduler-engine-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz
+.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -121,6 +122,12 @@ integration: all
 # The end-to-end tests alone: images, four real kubelets, gpu-scheduler deployed from deploy/.
 e2e: prepare all
 	@tests/run-all.sh "$(B)" e2e
+
+# The chaos suite: faults injected into a cluster of its own (docs/reliability.md, "Chaos").
+CHAOS_SIZE ?= full
+CHAOS_NAMES ?=
+chaos: all
+	@tests/chaos/run.sh "$(B)" $(CHAOS_SIZE) $(CHAOS_NAMES)
 
 check: layering
 	GS_E2E=0 $(MAKE) B=build-asan SANITIZE=address,undefined DEBUG=1 CC=clang test

@@ -23,6 +23,8 @@ fi
 
 if [ "$what" = all ] || [ "$what" = integration ]; then
 	export GS_CLUSTER_DIR=${GS_CLUSTER_DIR:-$PWD/$B/cluster}
+	# The binding audit log: the chaos scripts count bindings across apiserver restarts with it.
+	export GS_APISERVER_AUDIT=${GS_APISERVER_AUDIT:-1}
 	if tests/cluster/cluster.sh up; then
 		for t in tests/integration/test_*.sh; do
 			[ -n "${GS_ONLY:-}" ] && [[ "$t" != *"$GS_ONLY"* ]] && continue

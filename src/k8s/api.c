@@ -2,9 +2,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/buf.h"
+#include "k8s/decode.h"
 
 /* Names and messages come from users: every request body is a bounded JSON document. */
 #define GS_API_BODY_MAX (64 * 1024)
@@ -20,6 +23,27 @@ enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp)
 	if (resp->status == 429 || resp->status >= 500)
 		return GS_API_RETRY;
 	return GS_API_REJECTED;
+}
+
+int gs_api_bind_already_on(const struct gs_http_response *resp, const char *node)
+{
+	static const char said[] = "is already assigned to node \"";
+	char *reason = NULL, *message = NULL;
+	const char *at;
+	size_t n = strlen(node);
+	int code = 0, yes = 0;
+
+	if (!resp || resp->status != 409 || !resp->body || n == 0)
+		return 0;
+	gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
+	if (message && (at = strstr(message, said)) != NULL) {
+		at += sizeof(said) - 1;
+		/* The name, its closing quote, and nothing after: Go's %q of a DNS subdomain needs no escapes. */
+		yes = strncmp(at, node, n) == 0 && at[n] == '"' && at[n + 1] == '\0';
+	}
+	free(reason);
+	free(message);
+	return yes;
 }
 
 void gs_api_time(int64_t ms, char *out, size_t outlen)

@@ -37,6 +37,17 @@ enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp)
 int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,
 		gs_kube_done_cb done, void *ud);
 
+/*
+ * 1 when resp is a 409 to a binding that says the pod "is already assigned to node" exactly `node`
+ * (kube-apiserver: `Operation cannot be fulfilled on pods/binding "P": pod P is already assigned to
+ * node "N"`); 0 for anything else (another node, a UID precondition, a pod being deleted, no Status).
+ * A binding carries the pod's UID, so the pod is ours and already where we asked: an earlier binding
+ * took effect and its answer was lost (the connection or the apiserver died first). The caller counts
+ * it as bound rather than forgetting the pod, whose reservation would otherwise be free until the
+ * watch shows the pod on the node.
+ */
+int gs_api_bind_already_on(const struct gs_http_response *resp, const char *node);
+
 enum gs_event_type {
 	GS_EVENT_NORMAL,
 	GS_EVENT_WARNING,

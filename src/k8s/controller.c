@@ -26,10 +26,11 @@ enum result_label {
 	RES_GONE,
 	RES_RETRY,
 	RES_REJECTED,
+	RES_ALREADY_BOUND, /* 409 "already assigned" to the node we asked: an earlier attempt took effect */
 	RES__COUNT
 };
 static const char *const result_labels[RES__COUNT] = {"result=\"success\"", "result=\"gone\"", "result=\"retry\"",
-						      "result=\"rejected\""};
+						      "result=\"rejected\"", "result=\"already_bound\""};
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -218,7 +219,12 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	struct bind_req *b = ud;
 	struct gs_controller *c = b->c;
 	enum gs_api_result res = gs_api_classify(err, resp);
-	int64_t now = (int64_t)uv_now(c->loop);
+	int64_t now;
+
+	/* The loop's clock was read before this turn's callbacks; a turn with many answers makes it stale
+	 * by milliseconds, and a Retry-After counted from it would expire that much early. */
+	uv_update_time(c->loop);
+	now = (int64_t)uv_now(c->loop);
 
 	c->binds_inflight--;
 	if (c->stopping && err == -ECANCELED) {
@@ -226,11 +232,21 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 		return;
 	}
 	gs_histogram_observe(&c->bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
+	if (res == GS_API_GONE && gs_api_bind_already_on(resp, b->node)) {
+		/* Our own earlier attempt took effect and its answer was lost (the connection or the apiserver
+		 * died): the pod is where we asked, so it is bound, not gone (which would free its devices
+		 * until the watch shows it on the node). */
+		gs_log_info("pod %s/%s: binding answered 409, already assigned to %s, the node we asked: an earlier "
+			    "attempt took effect and its answer was lost; counted as bound", b->ns, b->name, b->node);
+		c->bind_results[RES_ALREADY_BOUND].v++;
+		res = GS_API_OK;
+	}
 	switch (res) {
 	case GS_API_OK: {
 		char message[768];
 		struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
-		c->bind_results[RES_SUCCESS].v++;
+		if (resp && resp->status / 100 == 2)
+			c->bind_results[RES_SUCCESS].v++;
 		if (b->created_ms > 0) {
 			double e2e = wall_s() - (double)b->created_ms / 1000.0;
 			gs_histogram_observe(&c->e2e_latency, e2e < 0 ? 0 : e2e);
@@ -251,6 +267,13 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 		break;
 	case GS_API_RETRY:
 		c->bind_results[RES_RETRY].v++;
+		if (!err && resp->retry_after > 0) {
+			/* 429 and 503 say when to come back: not before, even if the backoff is shorter. */
+			gs_log_warn("pod %s/%s: binding failed (%d, Retry-After: %u s); will retry", b->ns, b->name,
+				    resp->status, resp->retry_after);
+			gs_sched_bind_retry_after(c->sched, b->uid, now, (int64_t)resp->retry_after * 1000);
+			break;
+		}
 		gs_log_warn("pod %s/%s: binding failed (%s); will retry", b->ns, b->name,
 			    err ? msg : resp->status == 429 ? "429 Too Many Requests" : "server error");
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);

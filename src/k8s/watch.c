@@ -147,13 +147,21 @@ static void on_timer(uv_timer_t *t)
 	}
 }
 
-static void back_off(struct gs_watch *w, const char *why)
+/* min_ms: the apiserver's Retry-After (429, 503), which the delay never undercuts. */
+static void back_off_at_least(struct gs_watch *w, const char *why, uint64_t min_ms)
 {
 	uint64_t d = gs_backoff_next(&w->backoff);
+	if (d < min_ms)
+		d = min_ms;
 	w->st.errors_total++;
 	w->state = ST_BACKOFF;
 	gs_log_warn("%s: %s; retrying in %.1f s", gs_watch_name(w), why, (double)d / 1000.0);
 	uv_timer_start(&w->timer, on_timer, d, 0);
+}
+
+static void back_off(struct gs_watch *w, const char *why)
+{
+	back_off_at_least(w, why, 0);
 }
 
 static void relist(struct gs_watch *w, const char *why)
@@ -255,7 +263,7 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "", message ? message : "");
 		free(reason);
 		free(message);
-		back_off(w, why);
+		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
 		return;
 	}
 	int r;
@@ -435,7 +443,7 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	}
 	if (resp->status != 200) {
 		snprintf(why, sizeof(why), "watch answered %d", resp->status);
-		back_off(w, why);
+		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
 		return;
 	}
 	/* The server's timeout ended it: carry on from where we are. */

@@ -108,6 +108,13 @@ enum gs_bind_result {
 /* Returns 0, or -ENOENT when uid is unknown or not BINDING (deleted or bound meanwhile: nothing to do). */
 int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms);
 
+/*
+ * GS_BIND_RETRY with a floor: the retry is due at now_ms + max(the backoff, not_before_ms). The floor
+ * is the apiserver's Retry-After (a 429 or a 503 says when to come back; retrying sooner only earns
+ * another refusal). not_before_ms <= 0 is gs_sched_bind_done(.., GS_BIND_RETRY, ..). Same returns.
+ */
+int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_ms, int64_t not_before_ms);
+
 /* Earliest now_ms at which a retry becomes due, or -1 when none is pending. */
 int64_t gs_sched_next_deadline(const struct gs_sched *s);
 

@@ -610,9 +610,11 @@ static int64_t backoff_delay(struct gs_sched *s, unsigned failures)
 	return (int64_t)((uint64_t)ceiling - half + rng_next(s) % (half + 1));
 }
 
-int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms)
+static int bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
+		     int64_t not_before_ms)
 {
 	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
+	int64_t delay;
 
 	if (!p || p->state != GS_POD_BINDING)
 		return -ENOENT;
@@ -629,7 +631,8 @@ int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result 
 		break;
 	case GS_BIND_RETRY:
 		gs_sched__use_remove(s, p->uid);
-		p->due_ms = now_ms + backoff_delay(s, p->attempts);
+		delay = backoff_delay(s, p->attempts);
+		p->due_ms = now_ms + (delay > not_before_ms ? delay : not_before_ms);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
 		gs_sched__heap_push(&s->retry, p);
 		s->binds_retry++;
@@ -639,6 +642,16 @@ int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms)
+{
+	return bind_done(s, uid, res, now_ms, 0);
+}
+
+int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_ms, int64_t not_before_ms)
+{
+	return bind_done(s, uid, GS_BIND_RETRY, now_ms, not_before_ms);
 }
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)

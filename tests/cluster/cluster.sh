@@ -8,6 +8,7 @@
 #   tests/cluster/cluster.sh up                 start, wait for /readyz, nodes and service accounts
 #   tests/cluster/cluster.sh down               stop exactly the processes `up` started, remove state
 #   tests/cluster/cluster.sh restart-apiserver  stop and start kube-apiserver only (same ports, certs)
+#   tests/cluster/cluster.sh kill-apiserver     the same, but SIGKILL at once (by its recorded PID): a crash
 #   tests/cluster/cluster.sh env                print `export ...` lines: eval "$(cluster.sh env)"
 #   tests/cluster/cluster.sh status             which of the processes are alive
 #
@@ -24,6 +25,8 @@
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
 #   GS_ETCD_QUOTA         etcd --quota-backend-bytes              [1 GiB; the benches use 8 GiB]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
+#   GS_APISERVER_AUDIT    1: kube-apiserver writes an audit log of every binding (pods/binding, Metadata
+#                         level) to logs/audit.log; it survives restarts, unlike apiserver_request_total [0]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
 #                         override single binaries (the envtest convention)
@@ -43,6 +46,7 @@ NODE_GPUS=${GS_NODE_GPUS:-4}
 TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
 STOP_GRACE=${GS_APISERVER_STOP_GRACE:-2}
 ETCD_QUOTA=${GS_ETCD_QUOTA:-1073741824}
+AUDIT=${GS_APISERVER_AUDIT:-0}
 K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-${K8S_VERSION:-1.20.2}/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
@@ -342,7 +346,28 @@ start_etcd() {
 	wait_until "etcd on port $ETCD_PORT" etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 }
 
+# The audit policy of GS_APISERVER_AUDIT=1: bindings only, so the log stays small and cheap.
+audit_flags() {
+	[ "$AUDIT" = 1 ] || return 0
+	cat >"$DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["pods/binding"]
+- level: None
+EOF
+	# Blocking mode (the default): the event is written in the request's path.
+	printf '%s\n' --audit-policy-file "$DIR/audit-policy.yaml" --audit-log-path "$LOGS/audit.log" \
+		--audit-log-format json --audit-log-maxbackup 0
+}
+
 start_apiserver() {
+	local -a audit
+	mapfile -t audit < <(audit_flags)
 	# Node,RBAC as in production: the tests see the same 403s a real cluster gives. The admission
 	# plugins are the 1.20 defaults plus NodeRestriction; MutatingAdmissionWebhook is spelled out so a
 	# change of defaults in another Kubernetes version (TEST_ASSET_KUBE_APISERVER) cannot drop it.
@@ -359,7 +384,7 @@ start_apiserver() {
 		--enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
 		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
 		--kubelet-preferred-address-types InternalIP \
-		--allow-privileged=true --profiling=false --v=1
+		--allow-privileged=true --profiling=false --v=1 "${audit[@]}"
 	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz
 }
 
@@ -493,7 +518,10 @@ cmd_down() {
 	log "down ($DIR)"
 }
 
+# restart-apiserver [kill]: with kill, SIGKILL at once by the PID `up` recorded (a crash: no response to
+# requests in flight, watches cut without a final chunk); otherwise SIGTERM and GS_APISERVER_STOP_GRACE.
 cmd_restart_apiserver() {
+	local pid
 	proc_pid kube-apiserver >/dev/null || die "kube-apiserver is not running in $DIR"
 	proc_pid etcd >/dev/null || die "etcd is not running in $DIR"
 	# The port is the one `up` used, whatever this shell's environment says.
@@ -502,7 +530,23 @@ cmd_restart_apiserver() {
 	# A 1.20 apiserver stops listening at once on SIGTERM but then waits up to a minute for requests
 	# in flight, open watches included; clients would see a minute of refused connections with their
 	# watches hanging. A short grace, then SIGKILL, makes it a restart.
-	stop kube-apiserver -g "$STOP_GRACE"
+	if [ "${1:-}" = kill ]; then
+		pid=$(proc_pid kube-apiserver)
+		kill -KILL "$pid"
+		wait_gone 10 "$pid" || die "kube-apiserver ($pid) still alive 10 s after SIGKILL"
+		rm -f "$PIDS/kube-apiserver.pid"
+		log "kube-apiserver ($pid) killed with SIGKILL"
+	else
+		stop kube-apiserver -g "$STOP_GRACE"
+	fi
+	# A killed Go process shows as a zombie as soon as its main thread is gone, while its other threads,
+	# which share the descriptors, may still hold the listening socket for a moment: the new process
+	# would then fail with "address already in use". Wait until nothing answers on the port.
+	local i
+	for i in $(seq 1 100); do
+		port_busy "$API_PORT" || break
+		sleep 0.1
+	done
 	local t0=$SECONDS
 	# The flags are those `up` used, replayed from the saved command line.
 	local -a argv
@@ -529,6 +573,7 @@ case ${1:-} in
 up) cmd_up ;;
 down) cmd_down ;;
 restart-apiserver) cmd_restart_apiserver ;;
+kill-apiserver) cmd_restart_apiserver kill ;;
 env) cmd_env ;;
 status) cmd_status ;;
 *)

@@ -23,7 +23,7 @@
  *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
  *   pod-delete UID
- *   bind-done UID ok|gone|retry
+ *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
  *   pull                                      binds until none, then reports until none
  *   state UID                                 prints the pod's state, reason and attempts
@@ -423,7 +423,9 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "bind-done")) {
 		enum gs_bind_result res = !strcmp(tok[2], "ok") ? GS_BIND_OK : !strcmp(tok[2], "gone") ? GS_BIND_GONE
 												  : GS_BIND_RETRY;
-		int rc = gs_sched_bind_done(r->s, tok[1], res, r->now);
+		int rc = !strncmp(tok[2], "retry-after=", 12)
+				 ? gs_sched_bind_retry_after(r->s, tok[1], r->now, atoll(tok[2] + 12))
+				 : gs_sched_bind_done(r->s, tok[1], res, r->now);
 		if (rc < 0)
 			emit(r, "> error: bind_done %d\n", rc);
 	} else if (!strcmp(c, "time")) {

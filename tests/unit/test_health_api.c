@@ -111,6 +111,40 @@ static void test_classify(void **state)
 	}
 }
 
+/* A 409 to a binding whose answer was lost the first time: the pod is already where we asked. */
+static void test_bind_already_on(void **state)
+{
+	/* kube-apiserver 1.20's answer to a second binding of a bound pod, as sent. */
+	static const char same[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+		"\"Operation cannot be fulfilled on pods/binding \\\"web-3\\\": pod web-3 is already assigned to node "
+		"\\\"node1\\\"\",\"reason\":\"Conflict\",\"details\":{\"name\":\"web-3\",\"kind\":\"pods/binding\"},"
+		"\"code\":409}";
+	static const char uid[] =
+		"{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"Operation cannot be fulfilled on pods/binding "
+		"\\\"web-3\\\": Precondition failed: UID in precondition: 1, UID in object meta: 2\",\"reason\":\"Conflict\","
+		"\"code\":409}";
+	struct gs_http_response r = {.status = 409, .body = same, .body_len = sizeof(same) - 1};
+
+	assert_int_equal(gs_api_bind_already_on(&r, "node1"), 1);
+	/* Another node, a prefix of the name, a longer name: not ours. */
+	assert_int_equal(gs_api_bind_already_on(&r, "node2"), 0);
+	assert_int_equal(gs_api_bind_already_on(&r, "node"), 0);
+	assert_int_equal(gs_api_bind_already_on(&r, "node10"), 0);
+	assert_int_equal(gs_api_bind_already_on(&r, ""), 0);
+	/* The same words with another status, or another conflict. */
+	r.status = 201;
+	assert_int_equal(gs_api_bind_already_on(&r, "node1"), 0);
+	r = (struct gs_http_response){.status = 409, .body = uid, .body_len = sizeof(uid) - 1};
+	assert_int_equal(gs_api_bind_already_on(&r, "node1"), 0);
+	/* No Status at all, a truncated one, nothing. */
+	r = (struct gs_http_response){.status = 409, .body = "", .body_len = 0};
+	assert_int_equal(gs_api_bind_already_on(&r, "node1"), 0);
+	r = (struct gs_http_response){.status = 409, .body = same, .body_len = 120};
+	assert_int_equal(gs_api_bind_already_on(&r, "node1"), 0);
+	assert_int_equal(gs_api_bind_already_on(NULL, "node1"), 0);
+}
+
 static void test_escape_and_time(void **state)
 {
 	char out[64];
@@ -128,6 +162,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_bind_already_on),
 		cmocka_unit_test(test_escape_and_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
