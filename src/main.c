@@ -38,6 +38,7 @@ struct config {
 	long max_inflight_binds;
 	const char *log_level;
 	const char *log_format;
+	int debug_endpoints;
 	int events;
 	int require_env;
 	int recreate_unmutated;
@@ -160,6 +161,8 @@ static const struct gs_opt options[] = {
 	 OPT(le_name), validate_name, "the Lease's name"},
 	{"leader-elect-resource-namespace", "GS_LEADER_ELECT_RESOURCE_NAMESPACE", GS_OPT_STRING, NULL, 0, 0,
 	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
+	{"debug-endpoints", "GS_DEBUG_ENDPOINTS", GS_OPT_BOOL, "true", 0, 0, OPT(debug_endpoints), NULL,
+	 "serve /debug/pods/NS/NAME and /debug/pending on --health-addr (why a pod waits)"},
 	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
 	 "error, warn, info, debug or trace"},
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
@@ -465,7 +468,10 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		gs_log_error("--health-addr %s: %s", d->cfg.health_addr, uv_strerror(r));
 		return r;
 	}
-	gs_log_info("health, readiness and metrics on http://%s", d->cfg.health_addr);
+	if (d->cfg.debug_endpoints)
+		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
+	gs_log_info("health, readiness and metrics on http://%s%s", d->cfg.health_addr,
+		    d->cfg.debug_endpoints ? ", explanations under /debug/" : "");
 	if (!d->cfg.no_webhook) {
 		struct gs_admission_opts ao = {
 			.scheduler_name = d->cfg.scheduler_name,
