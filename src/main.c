@@ -21,6 +21,7 @@
 #include "core/options.h"
 #include "k8s/client.h"
 #include "k8s/controller.h"
+#include "k8s/explain_cmd.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
 #include "k8s/leader.h"
@@ -189,7 +190,7 @@ struct daemon {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n\n"
+	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
 		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
 		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
 		   "Options (a flag wins over its environment variable, which wins over the default):\n");
@@ -516,6 +517,8 @@ int main(int argc, char **argv)
 	enum gs_log_format format;
 	int r;
 
+	if (argc > 1 && strcmp(argv[1], "explain") == 0)
+		return gs_explain_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));
 	r = gs_options_parse(options, N_OPTIONS, argc, argv, &d.cfg, err, sizeof(err));
 	if (r == GS_OPTIONS_HELP) {

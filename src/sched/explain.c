@@ -63,6 +63,7 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, ",\"mapLine\":%d", p->map_line);
 		r |= json_str(b, "entry", entry);
 	}
+	r |= json_str(b, "boundNode", e->bound_node);
 	r |= gs_buf_printf(b, ",\"attempts\":%u", p->attempts);
 	if (e->verdict != GS_WAIT_NONE) {
 		r |= json_str(b, "verdict", gs_wait_reason_name(e->verdict));
@@ -149,6 +150,8 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, "  map:      line %d: %ld=%s:%s\n  node:     %s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
 				   p->map_line, p->index, p->node, p->devices, p->node, p->devices, p->devices);
 	r |= gs_buf_printf(b, "  state:    %s: the pod %s\n", gs_pod_state_name(p->state), state_phrase(p->state));
+	if (e->bound_node && (!p->node || strcmp(p->node, e->bound_node) != 0))
+		r |= gs_buf_printf(b, "  bound to: %s\n", e->bound_node);
 	if (p->state == GS_POD_WAITING)
 		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason), p->message ? p->message : "");
 
@@ -161,8 +164,11 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		else
 			r |= gs_buf_printf(b, "  %-4s  %s\n", mark, gs_explain_check_name(i));
 	}
-	if (p->node) {
-		r |= gs_buf_printf(b, "\nDevices %s on %s:\n", p->devices, p->node);
+	if (p->node || e->n_holders) {
+		if (p->node)
+			r |= gs_buf_printf(b, "\nDevices %s on %s:\n", p->devices, p->node);
+		else
+			r |= gs_buf_printf(b, "\nDevices held on %s:\n", e->bound_node);
 		if (!e->n_holders)
 			r |= gs_buf_append_str(b, "  no pod holds them\n");
 		for (size_t i = 0; i < e->n_holders; i++) {

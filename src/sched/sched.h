@@ -249,6 +249,7 @@ struct gs_sched_explain {
 	int shared;                        /* the pod carries the sharing annotation */
 	int device_sharing_any;            /* --device-sharing=any: the ledger refuses nothing */
 	enum gs_wait_reason verdict;       /* the first failed check's reason (placement's answer), or NONE */
+	const char *bound_node;            /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
 	struct gs_explain_check checks[GS_EXPLAIN__COUNT];
 	size_t n_holders;
 	struct gs_explain_holder *holders; /* owned: gs_sched_explain_free */

@@ -131,11 +131,11 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 	outcome(&k[GS_EXPLAIN_DEVICES], gs_sched__fit_devices(s, p, n, k[GS_EXPLAIN_DEVICES].msg, GS_EXPLAIN_MSG));
 }
 
-static const char *state_skip(const struct gs_sched__pod *p, char *buf, size_t size)
+static const char *state_skip(const struct gs_sched__pod *p, const char *bound_node, char *buf, size_t size)
 {
 	switch (p->state) {
 	case GS_POD_BOUND:
-		snprintf(buf, size, "the pod is bound to node \"%s\"", p->entry ? p->entry->node : "?");
+		snprintf(buf, size, "the pod is bound to node \"%s\"", bound_node ? bound_node : "?");
 		return buf;
 	case GS_POD_BINDING:
 		return "a Binding for the pod is in flight";
@@ -166,9 +166,14 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	else
 		set_check(&e->checks[GS_EXPLAIN_POD], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
 
+	/* A bound pod (or one being bound) has a use: its node and the devices it holds. A pod seen bound
+	 * at its first upsert (a restart, or the explain command) has no entry: the use says where. */
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+	if (u && (p->state == GS_POD_BOUND || p->state == GS_POD_BINDING))
+		e->bound_node = u->node->name;
 	if (p->entry)
 		n = gs_hmap_get_str(&s->nodes, p->entry->node);
-	skip = state_skip(p, buf, sizeof(buf));
+	skip = state_skip(p, e->bound_node, buf, sizeof(buf));
 	if (!skip && !p->entry)
 		skip = "the pod has no map entry";
 	if (skip) {
@@ -200,12 +205,18 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
 
+	struct holders_ctx h = {.e = e, .owner = p->owner ? p->owner : p->uid};
 	if (n) {
-		struct holders_ctx h = {.e = e, .owner = p->owner ? p->owner : p->uid};
 		for (const char *q = p->entry->devices; *q;) {
 			h.dev = q;
 			q = gs_sched__next_dev(q, &h.len);
 			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
+		}
+	} else if (e->bound_node) {
+		for (size_t i = 0; i < u->n_holds; i++) {
+			h.dev = u->holds[i].dev->name;
+			h.len = strlen(h.dev);
+			gs_sched__dev_holders(u->node, h.dev, h.len, add_holder, &h);
 		}
 	}
 	return 0;
