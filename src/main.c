@@ -21,6 +21,7 @@
 #include "core/options.h"
 #include "k8s/client.h"
 #include "k8s/controller.h"
+#include "k8s/explain_cmd.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
 #include "k8s/leader.h"
@@ -38,6 +39,7 @@ struct config {
 	long max_inflight_binds;
 	const char *log_level;
 	const char *log_format;
+	int debug_endpoints;
 	int events;
 	int require_env;
 	int recreate_unmutated;
@@ -160,6 +162,8 @@ static const struct gs_opt options[] = {
 	 OPT(le_name), validate_name, "the Lease's name"},
 	{"leader-elect-resource-namespace", "GS_LEADER_ELECT_RESOURCE_NAMESPACE", GS_OPT_STRING, NULL, 0, 0,
 	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
+	{"debug-endpoints", "GS_DEBUG_ENDPOINTS", GS_OPT_BOOL, "true", 0, 0, OPT(debug_endpoints), NULL,
+	 "serve /debug/pods/NS/NAME and /debug/pending on --health-addr (why a pod waits)"},
 	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
 	 "error, warn, info, debug or trace"},
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
@@ -186,7 +190,7 @@ struct daemon {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n\n"
+	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
 		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
 		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
 		   "Options (a flag wins over its environment variable, which wins over the default):\n");
@@ -465,7 +469,10 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		gs_log_error("--health-addr %s: %s", d->cfg.health_addr, uv_strerror(r));
 		return r;
 	}
-	gs_log_info("health, readiness and metrics on http://%s", d->cfg.health_addr);
+	if (d->cfg.debug_endpoints)
+		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
+	gs_log_info("health, readiness and metrics on http://%s%s", d->cfg.health_addr,
+		    d->cfg.debug_endpoints ? ", explanations under /debug/" : "");
 	if (!d->cfg.no_webhook) {
 		struct gs_admission_opts ao = {
 			.scheduler_name = d->cfg.scheduler_name,
@@ -510,6 +517,8 @@ int main(int argc, char **argv)
 	enum gs_log_format format;
 	int r;
 
+	if (argc > 1 && strcmp(argv[1], "explain") == 0)
+		return gs_explain_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));
 	r = gs_options_parse(options, N_OPTIONS, argc, argv, &d.cfg, err, sizeof(err));
 	if (r == GS_OPTIONS_HELP) {

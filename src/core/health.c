@@ -20,6 +20,9 @@ struct gs_health {
 	uv_timer_t tick;
 	uint64_t last_tick;
 	uint64_t lag_ms; /* how late the last heartbeat ran */
+	char *route_prefix;
+	gs_health_route_cb route;
+	void *route_ud;
 	int pending;
 	void (*close_cb)(void *ud);
 	void *close_ud;
@@ -79,9 +82,26 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 			respond_text(r, 500, "metrics rendering failed\n");
 		}
 		gs_buf_free(&b);
+	} else if (h->route && strncmp(path, h->route_prefix, strlen(h->route_prefix)) == 0) {
+		int status = 500;
+		const char *ctype = "text/plain; charset=utf-8";
+		char *body = h->route(path, &status, &ctype, h->route_ud);
+		if (body)
+			gs_http_respond(r, status, ctype, body, strlen(body), NULL, 0);
+		else
+			respond_text(r, 500, "out of memory\n");
+		free(body);
 	} else {
 		respond_text(r, 404, "not found\n");
 	}
+}
+
+void gs_health_route(struct gs_health *h, const char *prefix, gs_health_route_cb cb, void *ud)
+{
+	free(h->route_prefix);
+	h->route_prefix = strdup(prefix);
+	h->route = h->route_prefix ? cb : NULL;
+	h->route_ud = ud;
 }
 
 int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
@@ -124,6 +144,7 @@ static void close_step(struct gs_health *h)
 		return;
 	void (*cb)(void *) = h->close_cb;
 	void *ud = h->close_ud;
+	free(h->route_prefix);
 	free(h);
 	if (cb)
 		cb(ud);

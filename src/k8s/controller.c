@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "k8s/api.h"
 #include "k8s/watch.h"
+#include "sched/explain.h"
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
@@ -636,6 +637,62 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->watches_open++;
 	*out = c;
 	return 0;
+}
+
+/* ---- /debug/ ----------------------------------------------------------------------------------- */
+
+#define DEBUG_BODY_MAX (1024 * 1024)
+
+static char *debug_error(int *status, int code, const char *msg)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 4096);
+	*status = code;
+	if (gs_buf_append_str(&b, "{\"error\":") < 0 || gs_buf_append_json_str(&b, msg) < 0 ||
+	    gs_buf_append_str(&b, "}\n") < 0) {
+		gs_buf_free(&b);
+		return NULL;
+	}
+	return gs_buf_steal(&b, NULL);
+}
+
+char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller)
+{
+	struct gs_controller *c = controller;
+	struct gs_buf b;
+	char ns[254], msg[700];
+	int r;
+
+	*ctype = "application/json";
+	gs_buf_init(&b, DEBUG_BODY_MAX);
+	if (strcmp(path, "/debug/pending") == 0) {
+		struct gs_sched_pending p;
+		gs_sched_pending(c->sched, &p);
+		r = gs_pending_json(&p, (int64_t)(wall_s() * 1000), &b);
+	} else if (strncmp(path, "/debug/pods/", 12) == 0) {
+		const char *nsp = path + 12, *slash = strchr(nsp, '/');
+		size_t nslen = slash ? (size_t)(slash - nsp) : 0;
+		struct gs_sched_explain e;
+		if (!slash || !nslen || nslen >= sizeof(ns) || !slash[1] || strchr(slash + 1, '/'))
+			return debug_error(status, 404, "expected /debug/pods/NAMESPACE/NAME");
+		memcpy(ns, nsp, nslen);
+		ns[nslen] = '\0';
+		if (gs_sched_explain(c->sched, ns, slash + 1, &e) < 0) {
+			snprintf(msg, sizeof(msg), "pod %s/%.300s is not one of ours (spec.schedulerName %s) or not known yet",
+				 ns, slash + 1, c->scheduler_name);
+			return debug_error(status, 404, msg);
+		}
+		r = gs_explain_json(&e, (int64_t)(wall_s() * 1000), &b);
+		gs_sched_explain_free(&e);
+	} else {
+		return debug_error(status, 404, "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
+	}
+	if (r < 0) {
+		gs_buf_free(&b);
+		return debug_error(status, 500, "the explanation is too large");
+	}
+	*status = 200;
+	return gs_buf_steal(&b, NULL);
 }
 
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)

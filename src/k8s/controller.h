@@ -48,6 +48,15 @@ void gs_controller_kick(struct gs_controller *c);
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen);
 
 /*
+ * The health port's /debug/ route (core/health.h gs_health_route): GET /debug/pods/NS/NAME explains one
+ * pod (sched/explain.h: state, reason, every check with its outcome, the holders of its devices),
+ * GET /debug/pending counts pending pods by reason and lists the oldest. Every replica answers from
+ * its own caches (followers keep theirs warm). Returns the body (JSON, malloc'd) with *status 200, or
+ * 404 with a JSON error for an unknown pod or path; NULL when out of memory.
+ */
+char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller);
+
+/*
  * Shutdown, in two steps. gs_controller_stop stops the watches and takes no new work; bindings in
  * flight may finish for up to grace_ms; then done_cb runs. Requests still outstanding then are
  * cancelled by closing the client (gs_kube_close); their callbacks only count down. Once the client

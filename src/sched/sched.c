@@ -487,7 +487,7 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 
 /* ---- introspection ----------------------------------------------------------------------------- */
 
-static void pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
+void gs_sched__pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
 {
 	*out = (struct gs_sched_pod_info){
 		.uid = p->uid,
@@ -502,6 +502,9 @@ static void pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *ou
 		.devices = p->entry ? p->entry->devices : NULL,
 		.attempts = p->attempts,
 		.due_ms = p->state == GS_POD_BACKOFF ? p->due_ms : 0,
+		.created_ms = p->created_ms,
+		.priority = p->priority,
+		.map_line = p->entry ? p->entry->line : 0,
 	};
 }
 
@@ -511,7 +514,7 @@ int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched
 
 	if (!p)
 		return -ENOENT;
-	pod_info(p, out);
+	gs_sched__pod_info(p, out);
 	return 0;
 }
 
@@ -527,7 +530,7 @@ int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name
 	p = gs_hmap_get(&s->pods_by_name, key, (size_t)n);
 	if (!p)
 		return -ENOENT;
-	pod_info(p, out);
+	gs_sched__pod_info(p, out);
 	return 0;
 }
 

@@ -195,12 +195,96 @@ struct gs_sched_pod_info {
 	const char *node, *devices; /* the map entry, when there is one */
 	unsigned attempts;          /* Bindings handed out */
 	int64_t due_ms;             /* with BACKOFF */
+	int64_t created_ms;         /* creationTimestamp */
+	int64_t priority;           /* spec.priority */
+	int map_line;               /* the entry's line in the annotation, 0 without an entry */
 };
 
 /* 0 with *out, or -ENOENT. */
 int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched_pod_info *out);
 int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name,
 		      struct gs_sched_pod_info *out);
+
+/* ---- explain: what the engine would do with a pod now, and why ------------------------------------
+ * Every check placement makes, each run on its own with its outcome (placement stops at the first
+ * failure; explain runs them all), and who holds the entry's devices. For operators (/debug/pods,
+ * `gpu-scheduler explain`); O(the pod's containers + ports on the node + the holders of its devices).
+ */
+enum gs_explain_check_id {
+	GS_EXPLAIN_POD = 0,        /* the pod's own inputs: map, index, entry, CUDA_VISIBLE_DEVICES, gates */
+	GS_EXPLAIN_NODE_EXISTS,
+	GS_EXPLAIN_NODE_READY,
+	GS_EXPLAIN_NODE_SCHEDULABLE,
+	GS_EXPLAIN_NODE_GPUS,      /* the node advertises the entry's highest GPU index */
+	GS_EXPLAIN_AFFINITY,       /* nodeSelector and required node affinity */
+	GS_EXPLAIN_TAINTS,
+	GS_EXPLAIN_HOST_PORTS,
+	GS_EXPLAIN_RESOURCES,
+	GS_EXPLAIN_DEVICES,        /* the ledger: no pod of another owner holds the entry's devices */
+	GS_EXPLAIN__COUNT
+};
+
+/* "pod", "node-exists", "node-ready", "node-schedulable", "node-gpus", "affinity", "taints",
+ * "host-ports", "resources", "devices". */
+const char *gs_explain_check_name(enum gs_explain_check_id id);
+
+enum gs_explain_outcome {
+	GS_EXPLAIN_PASS = 0,
+	GS_EXPLAIN_FAIL,
+	GS_EXPLAIN_SKIPPED, /* not run: the pod is bound or finished, has no entry, or its node is missing */
+};
+
+#define GS_EXPLAIN_MSG 512
+
+struct gs_explain_check {
+	enum gs_explain_outcome outcome;
+	enum gs_wait_reason reason; /* with FAIL */
+	char msg[GS_EXPLAIN_MSG];   /* with FAIL: what failed; with SKIPPED: why it was not run; else "" */
+};
+
+/* A pod holding one of the entry's devices on its node. */
+struct gs_explain_holder {
+	char *device;   /* "0", "GPU-8f2c..." */
+	char *pod;      /* "ns/name" */
+	char *owner;    /* controller uid, or the pod's uid */
+	int same_owner; /* the explained pod's own owner: no conflict */
+	int shared;     /* the holder carries the sharing annotation */
+};
+
+struct gs_sched_explain {
+	struct gs_sched_pod_info pod;      /* strings owned by the engine, as gs_sched_pod_info's */
+	int shared;                        /* the pod carries the sharing annotation */
+	int device_sharing_any;            /* --device-sharing=any: the ledger refuses nothing */
+	enum gs_wait_reason verdict;       /* the first failed check's reason (placement's answer), or NONE */
+	const char *bound_node;            /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
+	struct gs_explain_check checks[GS_EXPLAIN__COUNT];
+	size_t n_holders;
+	struct gs_explain_holder *holders; /* owned: gs_sched_explain_free */
+};
+
+/*
+ * 0 with *out (release with gs_sched_explain_free), or -ENOENT for a pod the engine does not know (the
+ * newest uid of ns/name). Changes nothing in the engine (s is not const only because the checks share
+ * code with placement).
+ */
+int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *out);
+void gs_sched_explain_free(struct gs_sched_explain *e);
+
+/* What clears a wait reason, for people: "the node joining the cluster", ... ("" for NONE). */
+const char *gs_wait_reason_retry(enum gs_wait_reason r);
+
+#define GS_PENDING_OLDEST 20
+
+/* The pending pods: how many wait for each reason and the oldest ones (by creation time). */
+struct gs_sched_pending {
+	size_t pending;                    /* waiting + queued + binding + backoff */
+	size_t waiting_by[GS_WAIT__COUNT];
+	size_t n_oldest;
+	struct gs_sched_pod_info oldest[GS_PENDING_OLDEST]; /* oldest first; strings as gs_sched_pod_info's */
+};
+
+/* O(pods of ours). */
+void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out);
 
 struct gs_sched_stats {
 	size_t pods;                      /* known pods of ours, any state */

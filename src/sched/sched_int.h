@@ -232,6 +232,9 @@ enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n);
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st);
 /* Takes p out of the queue, waiter list or heap it is in (state unchanged). */
 void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
+/* NODE_DEVICES with msg when the node advertises fewer nvidia.com/gpu than the entry's highest index. */
+enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
+					 size_t size);
 /* Queues p for binding or makes it wait, from its inputs and the node it names now. */
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
 /* Recomputes the pod's own inputs (map, index, entry, CUDA check, spec) from o. */
@@ -245,6 +248,8 @@ void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n);
 /* sched.c */
 /* The slot for a node name, created (absent, no waiters) when there is none. */
 struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name);
+/* The public view of a pod (strings borrowed from it). */
+void gs_sched__pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out);
 /* Frees a node slot nobody needs any more (absent, no waiters, no uses). */
 void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n);
 
@@ -274,6 +279,18 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid);
  */
 enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 				  char *msg, size_t size);
+/* The three parts of gs_sched__fit, in its order, each on its own (explain runs them all). */
+enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
+					size_t size);
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
+					    struct gs_sched__node *n, char *msg, size_t size);
+enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
+					  const struct gs_sched__node *n, char *msg, size_t size);
+/* Calls cb for every pod holding device dev (len bytes) of n, solo holders of an owner before sharing ones. */
+void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
+			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud);
+/* Devices of a canonical list ("0,1") one at a time: the next one's length in *len; returns what follows. */
+const char *gs_sched__next_dev(const char *p, size_t *len);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
 void gs_sched__use_free(struct gs_sched__use *u);
 /* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */

@@ -217,6 +217,17 @@ void gs_sched__drain_dirty(struct gs_sched *s)
 	}
 }
 
+/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
+enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
+					 size_t size)
+{
+	if (n->gpus < 0 || p->entry->max_index < n->gpus)
+		return GS_WAIT_NONE;
+	snprintf(msg, size, "node \"%s\" advertises %lld nvidia.com/gpu, so it has no device %ld", n->name,
+		 (long long)n->gpus, p->entry->max_index);
+	return GS_WAIT_NODE_DEVICES;
+}
+
 /* What blocks p on its (present, Ready, uncordoned) node n beside the node's state: the kubelet's
  * admission checks and the ledger, cheapest first. NONE or a reason with msg. */
 static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
@@ -225,12 +236,8 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
 
-	/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
-	if (n->gpus >= 0 && p->entry->max_index >= n->gpus) {
-		snprintf(msg, size, "node \"%s\" advertises %lld nvidia.com/gpu, so it has no device %ld", n->name,
-			 (long long)n->gpus, p->entry->max_index);
+	if (gs_sched__check_gpus(p, n, msg, size) != GS_WAIT_NONE)
 		return GS_WAIT_NODE_DEVICES;
-	}
 	if (c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
 				    c->has_affinity, c->terms, c->n_terms, msg, size))
 		return GS_WAIT_NODE_AFFINITY;

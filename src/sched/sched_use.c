@@ -439,33 +439,42 @@ static const struct gs_sched__hold *dev_conflict(const struct gs_sched__dev *d, 
 	return NULL;
 }
 
-enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
-				  char *msg, size_t size)
+enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
+					size_t size)
 {
-	static const struct gs_sched__req none;
 	const struct gs_sched__spec *sp = p->spec;
-	const char *devs = p->entry->devices, *q;
 
-	if (sp) {
-		for (size_t i = 0; i < sp->n_ports; i++) {
-			for (size_t j = 0; j < n->n_ports; j++) {
-				if (ports_conflict(&sp->ports[i], &n->ports[j])) {
-					snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
-						 proto_name(sp->ports[i].proto), sp->ports[i].port, sp->ports[i].ip ? " on " : "",
-						 sp->ports[i].ip ? sp->ports[i].ip : "", n->name);
-					return GS_WAIT_HOST_PORT;
-				}
+	for (size_t i = 0; sp && i < sp->n_ports; i++) {
+		for (size_t j = 0; j < n->n_ports; j++) {
+			if (ports_conflict(&sp->ports[i], &n->ports[j])) {
+				snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
+					 proto_name(sp->ports[i].proto), sp->ports[i].port, sp->ports[i].ip ? " on " : "",
+					 sp->ports[i].ip ? sp->ports[i].ip : "", n->name);
+				return GS_WAIT_HOST_PORT;
 			}
 		}
 	}
-	if (!fit_resources(s, sp ? &sp->req : &none, n, msg, size)) {
-		size_t l = strlen(msg);
-		snprintf(msg + l, size - l, " on node \"%s\"", n->name);
-		return GS_WAIT_INSUFFICIENT_RESOURCE;
-	}
+	return GS_WAIT_NONE;
+}
+
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
+					    struct gs_sched__node *n, char *msg, size_t size)
+{
+	static const struct gs_sched__req none;
+
+	if (fit_resources(s, p->spec ? &p->spec->req : &none, n, msg, size))
+		return GS_WAIT_NONE;
+	size_t l = strlen(msg);
+	snprintf(msg + l, size - l, " on node \"%s\"", n->name);
+	return GS_WAIT_INSUFFICIENT_RESOURCE;
+}
+
+enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
+					  const struct gs_sched__node *n, char *msg, size_t size)
+{
 	if (s->cfg.device_sharing_any)
 		return GS_WAIT_NONE;
-	for (q = devs; *q;) {
+	for (const char *q = p->entry->devices; *q;) {
 		size_t len;
 		const char *d = q;
 		q = next_dev(q, &len);
@@ -473,12 +482,44 @@ enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod
 		const struct gs_sched__hold *h = dv ? dev_conflict(dv, p->owner ? p->owner : p->uid, p->shared) : NULL;
 		if (!h)
 			continue;
-		const struct gs_sched__use *u = h->use;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
-		snprintf(msg, size,
-			 "%s %s%.*s is held by %s, a pod of another owner",
-			 n->name, is_index ? "GPU " : "device ", (int)len, d, u->key);
+		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name, is_index ? "GPU " : "device ",
+			 (int)len, d, h->use->key);
 		return GS_WAIT_DEVICE_BUSY;
 	}
 	return GS_WAIT_NONE;
+}
+
+enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+				  char *msg, size_t size)
+{
+	enum gs_wait_reason r = gs_sched__fit_ports(p, n, msg, size);
+
+	if (r == GS_WAIT_NONE)
+		r = gs_sched__fit_resources(s, p, n, msg, size);
+	if (r == GS_WAIT_NONE)
+		r = gs_sched__fit_devices(s, p, n, msg, size);
+	return r;
+}
+
+void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
+			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud)
+{
+	const struct gs_sched__dev *d = gs_hmap_get(&n->ledger, dev, len);
+
+	if (!d)
+		return;
+	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
+		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+		for (int sh = 0; sh < 2; sh++) {
+			const struct gs_sched__link *head = sh ? &b->shared : &b->solo;
+			for (const struct gs_sched__link *h = head->next; h != head; h = h->next)
+				cb(GS_SCHED__CONTAINER(h, struct gs_sched__hold, link)->use, sh, ud);
+		}
+	}
+}
+
+const char *gs_sched__next_dev(const char *p, size_t *len)
+{
+	return next_dev(p, len);
 }

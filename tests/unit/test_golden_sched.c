@@ -28,6 +28,8 @@
  *   pull                                      binds until none, then reports until none
  *   state UID                                 prints the pod's state, reason and attempts
  *   stats                                     prints the engine's counts (pods, uses, ledger)
+ *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain.h), text or JSON
+ *   pending                                   prints the pending pods' summary (JSON)
  *   # comment, and empty lines, are kept as they are
  * Output lines:
  *   > bind NS/NAME node=NODE devices=DEVS index=I (SOURCE) line=L attempt=A
@@ -49,6 +51,7 @@
 
 #include "core/buf.h"
 #include "k8s/decode.h"
+#include "sched/explain.h"
 #include "sched/sched.h"
 
 #define GOLDEN_DIR_DEFAULT "tests/golden/sched"
@@ -323,6 +326,37 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 	gs_pod_obj_free(&p);
 }
 
+/* Each line of b as an output line. */
+static void emit_prefixed(struct replay *r, const struct gs_buf *b)
+{
+	const char *p = b->data ? b->data : "";
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		emit(r, len ? "> %.*s\n" : ">%.*s\n", (int)len, p); /* no trailing blank */
+		p += len + (p[len] == '\n');
+	}
+}
+
+static void cmd_explain(struct replay *r, const char *nsname, int json)
+{
+	char ns[256];
+	const char *slash = strchr(nsname, '/');
+	struct gs_sched_explain e;
+	struct gs_buf b;
+
+	assert_non_null(slash);
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - nsname), nsname);
+	if (gs_sched_explain(r->s, ns, slash + 1, &e) < 0) {
+		emit(r, "> explain %s unknown\n", nsname);
+		return;
+	}
+	gs_buf_init(&b, 0);
+	assert_int_equal(json ? gs_explain_json(&e, r->now, &b) : gs_explain_text(&e, r->now, &b), 0);
+	emit_prefixed(r, &b);
+	gs_buf_free(&b);
+	gs_sched_explain_free(&e);
+}
+
 static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
@@ -445,6 +479,16 @@ static void run_line(struct replay *r, char *line)
 			emit(r, "> state %s %s%s%s attempts=%u\n", tok[1], gs_pod_state_name(pi.state),
 			     pi.state == GS_POD_WAITING ? " " : "",
 			     pi.state == GS_POD_WAITING ? gs_wait_reason_name(pi.reason) : "", pi.attempts);
+	} else if (!strcmp(c, "explain") || !strcmp(c, "explain-json")) {
+		cmd_explain(r, tok[1], !strcmp(c, "explain-json"));
+	} else if (!strcmp(c, "pending")) {
+		struct gs_sched_pending pd;
+		struct gs_buf b;
+		gs_buf_init(&b, 0);
+		gs_sched_pending(r->s, &pd);
+		assert_int_equal(gs_pending_json(&pd, r->now, &b), 0);
+		emit_prefixed(r, &b);
+		gs_buf_free(&b);
 	} else {
 		fail_msg("unknown command %s", c);
 	}
@@ -466,7 +510,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 	char line[8192];
 	while (fgets(line, sizeof(line), f)) {
 		assert_int_equal(gs_buf_append_str(expected, line), 0);
-		if (!strncmp(line, "> ", 2))
+		if (line[0] == '>' && (line[1] == ' ' || line[1] == '\n'))
 			continue;
 		assert_int_equal(gs_buf_append_str(&r.out, line), 0);
 		line[strcspn(line, "\n")] = '\0';

@@ -57,6 +57,18 @@ static void on_closed(void *ud)
 	closed++;
 }
 
+static int routed;
+static char *route_cb(const char *path, int *st, const char **ct, void *ud)
+{
+	char *b = malloc(256);
+	assert_non_null(b);
+	snprintf(b, 256, "{\"path\":\"%s\"}", path);
+	*st = 299;
+	*ct = "application/json";
+	(*(int *)ud)++;
+	return b;
+}
+
 static void test_endpoints(void **state)
 {
 	uv_loop_init(&loop);
@@ -87,6 +99,20 @@ static void test_endpoints(void **state)
 	assert_non_null(strstr(body, "t_total 42\n"));
 	get(cl, "GET", "/nope");
 	assert_int_equal(status, 404);
+	/* A routed prefix: the owner answers with its status and type; the rest stays 404. */
+	get(cl, "GET", "/debug/x");
+	assert_int_equal(status, 404);
+	gs_health_route(h, "/debug/", route_cb, &routed);
+	get(cl, "GET", "/debug/pods/a/b");
+	assert_int_equal(status, 299);
+	assert_string_equal(ctype, "application/json");
+	assert_string_equal(body, "{\"path\":\"/debug/pods/a/b\"}");
+	assert_int_equal(routed, 1);
+	get(cl, "GET", "/debugx");
+	assert_int_equal(status, 404);
+	get(cl, "POST", "/debug/pending");
+	assert_int_equal(status, 405);
+	assert_int_equal(routed, 1);
 	get(cl, "POST", "/healthz");
 	assert_int_equal(status, 405);
 

@@ -1,0 +1,397 @@
+/*
+ * explain_cmd.c: `gpu-scheduler explain` (explain_cmd.h). One short-lived loop: each read is sent and
+ * waited for in turn, then the engine is fed in the order that makes its own state current (the node
+ * and the pods on it first, the pod last) and asked.
+ */
+#include "k8s/explain_cmd.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <uv.h>
+
+#include "core/buf.h"
+#include "core/log.h"
+#include "k8s/client.h"
+#include "k8s/decode.h"
+#include "k8s/kubeconfig.h"
+#include "sched/explain.h"
+#include "sched/sched.h"
+
+#define FETCH_TIMEOUT_MS 15000
+#define PATH_MAX_LEN 2048
+
+struct opts {
+	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output;
+	int sharing_any;
+	int check_env;
+};
+
+struct fetch {
+	int done, err, status;
+	char *body;
+	char msg[256];
+};
+
+struct run {
+	uv_loop_t loop;
+	struct gs_kube *kube;
+	const struct opts *o;
+	struct gs_sched *s;
+	const char *skip_uid; /* the explained pod, fed last */
+	unsigned skipped;
+};
+
+static void on_fetch(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct fetch *f = ud;
+
+	f->done = 1;
+	f->err = err;
+	snprintf(f->msg, sizeof(f->msg), "%s", msg ? msg : "");
+	if (!err) {
+		f->status = resp->status;
+		f->body = strdup(resp->body ? resp->body : "");
+		if (!f->body)
+			f->err = -ENOMEM;
+	}
+}
+
+/* GET path; 0 with f->status and f->body, or <0 with a message on stderr. */
+static int fetch(struct run *x, const char *path, struct fetch *f)
+{
+	memset(f, 0, sizeof(*f));
+	int r = gs_kube_request(x->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, FETCH_TIMEOUT_MS, on_fetch, f);
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, uv_strerror(r));
+		return r;
+	}
+	while (!f->done)
+		uv_run(&x->loop, UV_RUN_ONCE);
+	if (f->err) {
+		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, f->msg[0] ? f->msg : uv_strerror(f->err));
+		return f->err;
+	}
+	return 0;
+}
+
+/* The apiserver's own words for a failed request (a Status message), else the status code. */
+static int fail_status(const char *what, const struct fetch *f)
+{
+	int code = 0;
+	char *reason = NULL, *message = NULL;
+
+	if (gs_decode_status(f->body, strlen(f->body), &code, &reason, &message) == 0 && message)
+		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what, message);
+	else
+		fprintf(stderr, "gpu-scheduler explain: %s: HTTP %d\n", what, f->status);
+	free(reason);
+	free(message);
+	return -EIO;
+}
+
+static int read_pod(struct run *x, struct gs_pod_obj *pod)
+{
+	char path[PATH_MAX_LEN], what[600], err[256];
+	struct fetch f;
+	int r;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", x->o->ns, x->o->pod);
+	snprintf(what, sizeof(what), "pod %s/%s", x->o->ns, x->o->pod);
+	if ((r = fetch(x, path, &f)) < 0)
+		return r;
+	if (f.status != 200) {
+		r = fail_status(what, &f);
+		free(f.body);
+		return r;
+	}
+	cJSON *j = cJSON_Parse(f.body);
+	free(f.body);
+	r = j ? gs_decode_pod(j, x->o->annotation, pod, err, sizeof(err)) : -EINVAL;
+	cJSON_Delete(j);
+	if (r < 0)
+		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what, j ? err : "the apiserver's answer is not JSON");
+	return r;
+}
+
+/* The node named name into the engine; absent is fine (the engine then says it does not exist). */
+static int feed_node(struct run *x, const char *name)
+{
+	char path[PATH_MAX_LEN], err[256];
+	struct gs_node_obj n;
+	struct fetch f;
+	int r;
+
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	if ((r = fetch(x, path, &f)) < 0)
+		return r;
+	if (f.status == 404) {
+		free(f.body);
+		return 0;
+	}
+	if (f.status != 200) {
+		r = fail_status(path, &f);
+		free(f.body);
+		return r;
+	}
+	cJSON *j = cJSON_Parse(f.body);
+	free(f.body);
+	memset(&n, 0, sizeof(n));
+	r = j ? gs_decode_node(j, &n, err, sizeof(err)) : -EINVAL;
+	cJSON_Delete(j);
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler explain: node %s: %s\n", name, j ? err : "not JSON");
+		return r;
+	}
+	r = gs_sched_node_upsert(x->s, &n, 0);
+	gs_node_obj_free(&n);
+	return r;
+}
+
+static int feed_item(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	struct run *x = ud;
+	const struct gs_pod_obj *p = obj;
+
+	if (x->skip_uid && p->uid && strcmp(p->uid, x->skip_uid) == 0)
+		return 0;
+	gs_sched_pod_upsert(x->s, p, 0);
+	return 0;
+}
+
+/* Every non-terminal pod bound to node, whatever its scheduler: what the node's totals and ledger hold. */
+static int feed_pods_on(struct run *x, const char *node)
+{
+	char path[PATH_MAX_LEN], sel[600], esc[1800], err[256];
+	struct fetch f;
+	char *rv = NULL, *cont = NULL;
+	int r;
+
+	snprintf(sel, sizeof(sel), "spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed", node);
+	if (gs_kube_escape(sel, esc, sizeof(esc)) < 0)
+		return -E2BIG;
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", esc);
+	if ((r = fetch(x, path, &f)) < 0)
+		return r;
+	if (f.status != 200) {
+		r = fail_status("pods on the node", &f);
+		free(f.body);
+		return r;
+	}
+	r = gs_decode_list_ex(f.body, strlen(f.body), GS_OBJ_POD, x->o->annotation, feed_item, x, &rv, &cont,
+			      &x->skipped, err, sizeof(err));
+	free(f.body);
+	free(rv);
+	free(cont);
+	if (r < 0)
+		fprintf(stderr, "gpu-scheduler explain: pods on node %s: %s\n", node, err);
+	return r;
+}
+
+static struct gs_sched *new_engine(const struct opts *o)
+{
+	struct gs_sched_config cfg;
+
+	gs_sched_config_init(&cfg);
+	cfg.scheduler_name = o->scheduler_name;
+	cfg.annotation = o->annotation;
+	cfg.device_sharing_any = o->sharing_any;
+	cfg.check_env = o->check_env;
+	return gs_sched_new(&cfg);
+}
+
+static int explain(struct run *x)
+{
+	struct gs_pod_obj pod;
+	struct gs_sched_pod_info pi = {0};
+	struct gs_sched_explain e;
+	struct gs_buf out;
+	char *node = NULL;
+	int r;
+
+	memset(&pod, 0, sizeof(pod));
+	if ((r = read_pod(x, &pod)) < 0)
+		return r;
+	if (!pod.scheduler_name || strcmp(pod.scheduler_name, x->o->scheduler_name) != 0) {
+		fprintf(stderr, "gpu-scheduler explain: pod %s/%s has spec.schedulerName \"%s\", not \"%s\": "
+				"gpu-scheduler does not place it\n",
+			x->o->ns, x->o->pod, pod.scheduler_name ? pod.scheduler_name : "default-scheduler",
+			x->o->scheduler_name);
+		gs_pod_obj_free(&pod);
+		return -EINVAL;
+	}
+	/* Which node does its entry name? A first engine with the pod alone tells. */
+	x->s = new_engine(x->o);
+	if (!x->s) {
+		gs_pod_obj_free(&pod);
+		return -ENOMEM;
+	}
+	gs_sched_pod_upsert(x->s, &pod, 0);
+	if (pod.node_name && *pod.node_name) /* bound: its node, whatever the map says now */
+		node = strdup(pod.node_name);
+	else if (gs_sched_pod_find(x->s, pod.ns, pod.name, &pi) == 0 && pi.node)
+		node = strdup(pi.node);
+	if ((pod.node_name || pi.node) && !node)
+		r = -ENOMEM;
+	gs_sched_free(x->s);
+
+	/* Then the engine as the daemon would hold it: the node and its pods, the pod last. */
+	x->s = r < 0 ? NULL : new_engine(x->o);
+	x->skip_uid = pod.uid;
+	if (!x->s)
+		r = -ENOMEM;
+	else if (node && ((r = feed_node(x, node)) < 0 || (r = feed_pods_on(x, node)) < 0))
+		;
+	else
+		r = gs_sched_pod_upsert(x->s, &pod, 0);
+	if (r == 0 && (r = gs_sched_explain(x->s, pod.ns, pod.name, &e)) == 0) {
+		struct timeval tv;
+		gettimeofday(&tv, NULL);
+		int64_t now = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+		gs_buf_init(&out, 0);
+		r = strcmp(x->o->output, "json") == 0 ? gs_explain_json(&e, now, &out) : gs_explain_text(&e, now, &out);
+		if (r == 0)
+			fwrite(out.data, 1, out.len, stdout);
+		if (x->skipped)
+			fprintf(stderr, "gpu-scheduler explain: %u pods on node %s did not decode and were left out\n",
+				x->skipped, node);
+		gs_buf_free(&out);
+		gs_sched_explain_free(&e);
+	}
+	gs_sched_free(x->s);
+	free(node);
+	gs_pod_obj_free(&pod);
+	return r;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: gpu-scheduler explain [-n NAMESPACE] [OPTIONS] POD\n\n"
+		   "Says what gpu-scheduler would do with POD now and what it waits for: its map entry, every\n"
+		   "placement check on the node the entry names, and who holds the entry's GPUs. Reads the\n"
+		   "apiserver; the daemon need not run. Also: kubectl gpu-scheduler explain POD.\n\n"
+		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else default)\n"
+		   "      --kubeconfig PATH       default: $KUBECONFIG, ~/.kube/config, then in-cluster\n"
+		   "      --scheduler-name NAME   the daemon's --scheduler-name (default gpu-scheduler)\n"
+		   "      --annotation NAME       the daemon's --annotation (default gpu-scheduling-map)\n"
+		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
+		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
+		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer)\n"
+		   "  -h, --help\n");
+}
+
+/* --kubeconfig, $KUBECONFIG (first of its list), ~/.kube/config if it exists, in-cluster. */
+static int load_kubeconfig(const char *flag, struct gs_kubeconfig *kc, char *err, size_t errlen)
+{
+	char home[PATH_MAX_LEN], first[PATH_MAX_LEN];
+	const char *env = getenv("KUBECONFIG"), *h = getenv("HOME");
+
+	if (flag)
+		return gs_kubeconfig_load(flag, kc, err, errlen);
+	if (env && *env) {
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(env, ":"), env);
+		return gs_kubeconfig_load(first, kc, err, errlen);
+	}
+	if (h && snprintf(home, sizeof(home), "%s/.kube/config", h) < (int)sizeof(home)) {
+		FILE *f = fopen(home, "r");
+		if (f) {
+			fclose(f);
+			return gs_kubeconfig_load(home, kc, err, errlen);
+		}
+	}
+	return gs_kubeconfig_in_cluster(NULL, kc, err, errlen);
+}
+
+/* A DNS-1123 subdomain's characters (pod names; namespaces are a subset), 1..253 of them. */
+static int valid_name(const char *v)
+{
+	size_t n = strlen(v);
+	return n > 0 && n <= 253 && strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n;
+}
+
+static void on_closed(void *ud)
+{
+	(void)ud;
+}
+
+int gs_explain_cmd(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"namespace", required_argument, NULL, 'n'},
+		{"kubeconfig", required_argument, NULL, 'k'},
+		{"scheduler-name", required_argument, NULL, 's'},
+		{"annotation", required_argument, NULL, 'a'},
+		{"device-sharing", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"require-env", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text"};
+	const char *sharing = "exclusive", *env = "true";
+	struct gs_kubeconfig kc;
+	char err[512];
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:o:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'n': o.ns = optarg; break;
+		case 'k': o.kubeconfig = optarg; break;
+		case 's': o.scheduler_name = optarg; break;
+		case 'a': o.annotation = optarg; break;
+		case 'd': sharing = optarg; break;
+		case 'o': o.output = optarg; break;
+		case 'r': env = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1 || (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0) ||
+	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||
+	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0)) {
+		usage(stderr);
+		return 2;
+	}
+	o.pod = argv[optind];
+	o.sharing_any = strcmp(sharing, "any") == 0;
+	o.check_env = strcmp(env, "true") == 0;
+	if (!valid_name(o.pod) || (o.ns && !valid_name(o.ns))) {
+		fprintf(stderr, "gpu-scheduler explain: \"%s\" is not a valid Kubernetes name\n",
+			valid_name(o.pod) ? o.ns : o.pod);
+		return 2;
+	}
+	gs_log_setup(GS_LOG_WARN, GS_LOG_TEXT);
+	memset(&kc, 0, sizeof(kc));
+	if (load_kubeconfig(o.kubeconfig, &kc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
+		return 1;
+	}
+	if (!o.ns)
+		o.ns = kc.namespace && *kc.namespace ? kc.namespace : "default";
+	/* Names go into URL paths as they are: refuse what a Kubernetes name cannot hold. */
+	if (!valid_name(o.pod) || !valid_name(o.ns)) {
+		fprintf(stderr, "gpu-scheduler explain: \"%s\" is not a valid Kubernetes name\n",
+			valid_name(o.pod) ? o.ns : o.pod);
+		gs_kubeconfig_free(&kc);
+		return 2;
+	}
+
+	struct run x = {.o = &o};
+	struct gs_kube_opts ko = {.kc = &kc, .max_conns = 1, .user_agent = "gpu-scheduler-explain"};
+	uv_loop_init(&x.loop);
+	if ((r = gs_kube_new(&x.loop, &ko, &x.kube, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
+	} else {
+		r = explain(&x);
+		gs_kube_close(x.kube, on_closed, NULL);
+		uv_run(&x.loop, UV_RUN_DEFAULT);
+	}
+	uv_loop_close(&x.loop);
+	gs_kubeconfig_free(&kc);
+	return r < 0 ? 1 : 0;
+}

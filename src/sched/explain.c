@@ -1,0 +1,194 @@
+/*
+ * explain.c: explanations as JSON and as text (explain.h).
+ */
+#include "sched/explain.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *outcome_name(enum gs_explain_outcome o)
+{
+	return o == GS_EXPLAIN_PASS ? "pass" : o == GS_EXPLAIN_FAIL ? "fail" : "skipped";
+}
+
+static int64_t age_s(int64_t created_ms, int64_t now_ms)
+{
+	return created_ms > 0 && now_ms > created_ms ? (now_ms - created_ms) / 1000 : 0;
+}
+
+/* ,"key":"value" (value JSON-escaped); nothing for a NULL value. */
+static int json_str(struct gs_buf *b, const char *key, const char *v)
+{
+	if (!v)
+		return 0;
+	if (gs_buf_printf(b, ",\"%s\":", key) < 0)
+		return -E2BIG;
+	return gs_buf_append_json_str(b, v);
+}
+
+/* The fields one pod's summary and its full explanation share. */
+static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64_t now_ms)
+{
+	int r = gs_buf_append_str(b, "{\"namespace\":");
+	r |= gs_buf_append_json_str(b, p->ns);
+	r |= json_str(b, "name", p->name);
+	r |= json_str(b, "uid", p->uid);
+	r |= json_str(b, "state", gs_pod_state_name(p->state));
+	if (p->state == GS_POD_WAITING) {
+		r |= json_str(b, "reason", gs_wait_reason_name(p->reason));
+		r |= json_str(b, "message", p->message);
+	}
+	if (p->index >= 0)
+		r |= gs_buf_printf(b, ",\"index\":%ld", p->index);
+	if (p->node) {
+		r |= json_str(b, "node", p->node);
+		r |= json_str(b, "devices", p->devices);
+	}
+	r |= gs_buf_printf(b, ",\"priority\":%" PRId64 ",\"ageSeconds\":%" PRId64, p->priority, age_s(p->created_ms, now_ms));
+	return r < 0 ? -E2BIG : 0;
+}
+
+int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+{
+	const struct gs_sched_pod_info *p = &e->pod;
+	char entry[600];
+	int r = pod_fields(b, p, now_ms);
+
+	if (p->index >= 0)
+		r |= json_str(b, "indexSource", gs_index_source_name(p->index_source));
+	if (p->node) {
+		snprintf(entry, sizeof(entry), "%ld=%s:%s", p->index, p->node, p->devices);
+		r |= gs_buf_printf(b, ",\"mapLine\":%d", p->map_line);
+		r |= json_str(b, "entry", entry);
+	}
+	r |= json_str(b, "boundNode", e->bound_node);
+	r |= gs_buf_printf(b, ",\"attempts\":%u", p->attempts);
+	if (e->verdict != GS_WAIT_NONE) {
+		r |= json_str(b, "verdict", gs_wait_reason_name(e->verdict));
+		r |= json_str(b, "waitsFor", gs_wait_reason_retry(e->verdict));
+	}
+	r |= gs_buf_append_str(b, ",\"checks\":[");
+	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
+		const struct gs_explain_check *c = &e->checks[i];
+		r |= gs_buf_printf(b, "%s{\"name\":\"%s\",\"outcome\":\"%s\"", i ? "," : "", gs_explain_check_name(i),
+				   outcome_name(c->outcome));
+		if (c->outcome == GS_EXPLAIN_FAIL)
+			r |= json_str(b, "reason", gs_wait_reason_name(c->reason));
+		if (c->msg[0])
+			r |= json_str(b, "message", c->msg);
+		r |= gs_buf_append_str(b, "}");
+	}
+	r |= gs_buf_append_str(b, "],\"holders\":[");
+	for (size_t i = 0; i < e->n_holders; i++) {
+		const struct gs_explain_holder *h = &e->holders[i];
+		r |= gs_buf_printf(b, "%s{\"device\":", i ? "," : "");
+		r |= gs_buf_append_json_str(b, h->device);
+		r |= json_str(b, "pod", h->pod);
+		r |= json_str(b, "owner", h->owner);
+		r |= gs_buf_printf(b, ",\"sameOwner\":%s,\"shared\":%s}", h->same_owner ? "true" : "false",
+				   h->shared ? "true" : "false");
+	}
+	r |= gs_buf_append_str(b, "]}\n");
+	return r < 0 ? -E2BIG : 0;
+}
+
+int gs_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b)
+{
+	int r = gs_buf_printf(b, "{\"pending\":%zu,\"waitingByReason\":{", p->pending);
+
+	for (int i = GS_WAIT_NONE + 1; i < GS_WAIT__COUNT; i++)
+		r |= gs_buf_printf(b, "%s\"%s\":%zu", i > 1 ? "," : "", gs_wait_reason_name(i), p->waiting_by[i]);
+	r |= gs_buf_append_str(b, "},\"oldest\":[");
+	for (size_t i = 0; i < p->n_oldest; i++) {
+		if (i)
+			r |= gs_buf_append_str(b, ",");
+		r |= pod_fields(b, &p->oldest[i], now_ms);
+		r |= gs_buf_append_str(b, "}");
+	}
+	r |= gs_buf_append_str(b, "]}\n");
+	return r < 0 ? -E2BIG : 0;
+}
+
+/* ---- text ---------------------------------------------------------------------------------------- */
+
+static const char *state_phrase(enum gs_pod_state st)
+{
+	switch (st) {
+	case GS_POD_WAITING:
+		return "waits";
+	case GS_POD_QUEUED:
+		return "is queued: it will be bound now";
+	case GS_POD_BINDING:
+		return "is being bound: a Binding is in flight";
+	case GS_POD_BACKOFF:
+		return "is in backoff after a failed Binding and will be tried again";
+	case GS_POD_BOUND:
+		return "is bound";
+	case GS_POD_GONE:
+		return "was forgotten after its Binding was refused (404 or 409); an update of the pod brings it back";
+	case GS_POD_FINISHED:
+		return "is deleting or terminal: nothing to schedule";
+	case GS_POD__COUNT:
+		break;
+	}
+	return "?";
+}
+
+int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+{
+	const struct gs_sched_pod_info *p = &e->pod;
+	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns, p->name,
+			      p->uid, age_s(p->created_ms, now_ms), p->priority);
+
+	if (p->index >= 0)
+		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index, gs_index_source_name(p->index_source));
+	else
+		r |= gs_buf_append_str(b, "  index:    none\n");
+	if (p->node)
+		r |= gs_buf_printf(b, "  map:      line %d: %ld=%s:%s\n  node:     %s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
+				   p->map_line, p->index, p->node, p->devices, p->node, p->devices, p->devices);
+	r |= gs_buf_printf(b, "  state:    %s: the pod %s\n", gs_pod_state_name(p->state), state_phrase(p->state));
+	if (e->bound_node && (!p->node || strcmp(p->node, e->bound_node) != 0))
+		r |= gs_buf_printf(b, "  bound to: %s\n", e->bound_node);
+	if (p->state == GS_POD_WAITING)
+		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason), p->message ? p->message : "");
+
+	r |= gs_buf_append_str(b, "\nChecks, in the order placement makes them:\n");
+	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
+		const struct gs_explain_check *c = &e->checks[i];
+		const char *mark = c->outcome == GS_EXPLAIN_PASS ? "ok" : c->outcome == GS_EXPLAIN_FAIL ? "FAIL" : "-";
+		if (c->msg[0])
+			r |= gs_buf_printf(b, "  %-4s  %-16s  %s\n", mark, gs_explain_check_name(i), c->msg);
+		else
+			r |= gs_buf_printf(b, "  %-4s  %s\n", mark, gs_explain_check_name(i));
+	}
+	if (p->node || e->n_holders) {
+		if (p->node)
+			r |= gs_buf_printf(b, "\nDevices %s on %s:\n", p->devices, p->node);
+		else
+			r |= gs_buf_printf(b, "\nDevices held on %s:\n", e->bound_node);
+		if (!e->n_holders)
+			r |= gs_buf_append_str(b, "  no pod holds them\n");
+		for (size_t i = 0; i < e->n_holders; i++) {
+			const struct gs_explain_holder *h = &e->holders[i];
+			r |= gs_buf_printf(b, "  %s held by %s (owner %s)%s%s\n", h->device, h->pod, h->owner,
+					   h->same_owner ? ", the same owner as this pod" : ", another owner",
+					   h->shared ? ", shared" : "");
+		}
+		if (e->device_sharing_any)
+			r |= gs_buf_append_str(b, "  (--device-sharing=any: held devices do not stop placement)\n");
+	}
+
+	r |= gs_buf_append_str(b, "\nNow: ");
+	if (e->verdict != GS_WAIT_NONE)
+		r |= gs_buf_printf(b, "the pod waits (%s); it is placed again on %s.\n", gs_wait_reason_name(e->verdict),
+				   gs_wait_reason_retry(e->verdict));
+	else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
+		r |= gs_buf_printf(b, "every check passes: the pod is bound to %s with CUDA_VISIBLE_DEVICES=%s%s.\n",
+				   p->node, p->devices, p->state == GS_POD_BACKOFF ? " once its backoff ends" : "");
+	else
+		r |= gs_buf_printf(b, "the pod %s.\n", state_phrase(p->state));
+	return r < 0 ? -E2BIG : 0;
+}

@@ -1,0 +1,35 @@
+/*
+ * explain.h: the engine's explanations (sched.h, gs_sched_explain and gs_sched_pending) written out,
+ * as JSON for the health port's /debug/ endpoints and as text for `gpu-scheduler explain`. Pure: the
+ * caller gives the time (wall clock, milliseconds) that ages are measured against.
+ *
+ * JSON of one pod (GET /debug/pods/NS/NAME):
+ *   {"namespace":"ns","name":"train-2","uid":"...","state":"WAITING","reason":"DEVICE_BUSY",
+ *    "message":"...","index":2,"indexSource":"label apps.kubernetes.io/pod-index","mapLine":3,
+ *    "entry":"2=node3:0,1","node":"node3","devices":"0,1","priority":0,"ageSeconds":42,
+ *    "boundNode":"node3" (bound or binding only),"attempts":0,
+ *    "verdict":"DEVICE_BUSY","waitsFor":"the pods holding the devices ending",
+ *    "checks":[{"name":"pod","outcome":"pass"},...,{"name":"devices","outcome":"fail",
+ *              "reason":"DEVICE_BUSY","message":"..."}],
+ *    "holders":[{"device":"0","pod":"ns/other-0","owner":"<uid>","sameOwner":false,"shared":false}]}
+ * Absent values are left out (no entry: no "mapLine", "entry", "node", "devices"; no index: no "index").
+ *
+ * JSON of the pending pods (GET /debug/pending):
+ *   {"pending":3,"waitingByReason":{"DEVICE_BUSY":2,...},"oldest":[{"namespace":...,"name":...,
+ *    "state":...,"reason":...,"message":...,"node":...,"ageSeconds":...},...]}
+ * waitingByReason lists every reason, zeros included, so a reader sees the whole set.
+ */
+#ifndef GS_SCHED_EXPLAIN_H
+#define GS_SCHED_EXPLAIN_H
+
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "sched/sched.h"
+
+/* Each returns 0, or -E2BIG when b's cap is reached (b then holds a cut-off text). */
+int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
+int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
+int gs_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b);
+
+#endif

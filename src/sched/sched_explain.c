@@ -1,0 +1,273 @@
+/*
+ * sched_explain.c: the engine's answer to "why is my pod pending" (sched.h, explain). Each check of
+ * placement (sched_place.c node_checks, sched_use.c gs_sched__fit) is run on its own, in placement's
+ * order, so the first failure is the reason placement gives and the others show what else would
+ * stand in the way once it is cleared. Reads the engine, never changes it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "sched/checks.h"
+#include "sched/sched.h"
+#include "sched/sched_int.h"
+
+const char *gs_explain_check_name(enum gs_explain_check_id id)
+{
+	static const char *const names[GS_EXPLAIN__COUNT] = {
+		"pod", "node-exists", "node-ready", "node-schedulable", "node-gpus",
+		"affinity", "taints", "host-ports", "resources", "devices",
+	};
+	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
+}
+
+const char *gs_wait_reason_retry(enum gs_wait_reason r)
+{
+	switch (r) {
+	case GS_WAIT_NONE:
+		return "";
+	case GS_WAIT_NO_MAP:
+	case GS_WAIT_MAP_INVALID:
+	case GS_WAIT_NO_INDEX:
+	case GS_WAIT_NO_ENTRY:
+	case GS_WAIT_NOT_MUTATED:
+		return "an update of the pod itself (or its recreation by its controller with a corrected template)";
+	case GS_WAIT_SCHEDULING_GATED:
+		return "the pod's last scheduling gate being removed";
+	case GS_WAIT_NODE_MISSING:
+		return "the node joining the cluster";
+	case GS_WAIT_NODE_NOT_READY:
+		return "the node becoming Ready";
+	case GS_WAIT_NODE_CORDONED:
+		return "the node being uncordoned";
+	case GS_WAIT_NODE_DEVICES:
+		return "the node advertising more nvidia.com/gpu";
+	case GS_WAIT_NODE_AFFINITY:
+		return "the node's labels changing, or the pod's selector or affinity";
+	case GS_WAIT_TAINT:
+		return "the taint being removed from the node, or a toleration added to the pod";
+	case GS_WAIT_HOST_PORT:
+		return "the pod using the host port on the node ending";
+	case GS_WAIT_INSUFFICIENT_RESOURCE:
+		return "pods on the node ending, or the node's allocatable growing";
+	case GS_WAIT_DEVICE_BUSY:
+		return "the pods holding the devices ending";
+	case GS_WAIT__COUNT:
+		break;
+	}
+	return "";
+}
+
+static void set_check(struct gs_explain_check *c, enum gs_explain_outcome o, enum gs_wait_reason r, const char *msg)
+{
+	c->outcome = o;
+	c->reason = o == GS_EXPLAIN_FAIL ? r : GS_WAIT_NONE;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg ? msg : "");
+}
+
+/* Runs one check returning a reason: PASS on NONE, else FAIL with what it wrote. */
+static void outcome(struct gs_explain_check *c, enum gs_wait_reason r)
+{
+	c->outcome = r == GS_WAIT_NONE ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL;
+	c->reason = r;
+	if (r == GS_WAIT_NONE)
+		c->msg[0] = '\0';
+}
+
+struct holders_ctx {
+	struct gs_sched_explain *e;
+	const char *owner;
+	const char *dev;
+	size_t len;
+	size_t cap;
+};
+
+static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
+{
+	struct holders_ctx *h = ud;
+	struct gs_sched_explain *e = h->e;
+
+	if (e->n_holders == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 4;
+		struct gs_explain_holder *v = realloc(e->holders, h->cap * sizeof(*v));
+		if (!v)
+			gs_sched__oom();
+		e->holders = v;
+	}
+	struct gs_explain_holder *x = &e->holders[e->n_holders++];
+	x->device = gs_sched__xmalloc(h->len + 1);
+	memcpy(x->device, h->dev, h->len);
+	x->device[h->len] = '\0';
+	x->pod = gs_sched__xstrdup(u->key ? u->key : u->uid);
+	x->owner = gs_sched__xstrdup(u->owner ? u->owner : u->uid);
+	x->same_owner = strcmp(x->owner, h->owner) == 0;
+	x->shared = shared;
+}
+
+/* The node checks, each on its own, for a pending pod with an entry and a present node n. */
+static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+			struct gs_sched_explain *e)
+{
+	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_node_obj *o = &n->obj;
+	struct gs_explain_check *k = e->checks;
+
+	outcome(&k[GS_EXPLAIN_NODE_GPUS], gs_sched__check_gpus(p, n, k[GS_EXPLAIN_NODE_GPUS].msg, GS_EXPLAIN_MSG));
+	outcome(&k[GS_EXPLAIN_AFFINITY],
+		c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
+					c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg, GS_EXPLAIN_MSG)
+			? GS_WAIT_NODE_AFFINITY
+			: GS_WAIT_NONE);
+	outcome(&k[GS_EXPLAIN_TAINTS],
+		gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0,
+				k[GS_EXPLAIN_TAINTS].msg, GS_EXPLAIN_MSG)
+			? GS_WAIT_TAINT
+			: GS_WAIT_NONE);
+	outcome(&k[GS_EXPLAIN_HOST_PORTS], gs_sched__fit_ports(p, n, k[GS_EXPLAIN_HOST_PORTS].msg, GS_EXPLAIN_MSG));
+	outcome(&k[GS_EXPLAIN_RESOURCES],
+		gs_sched__fit_resources(s, p, n, k[GS_EXPLAIN_RESOURCES].msg, GS_EXPLAIN_MSG));
+	outcome(&k[GS_EXPLAIN_DEVICES], gs_sched__fit_devices(s, p, n, k[GS_EXPLAIN_DEVICES].msg, GS_EXPLAIN_MSG));
+}
+
+static const char *state_skip(const struct gs_sched__pod *p, const char *bound_node, char *buf, size_t size)
+{
+	switch (p->state) {
+	case GS_POD_BOUND:
+		snprintf(buf, size, "the pod is bound to node \"%s\"", bound_node ? bound_node : "?");
+		return buf;
+	case GS_POD_BINDING:
+		return "a Binding for the pod is in flight";
+	case GS_POD_FINISHED:
+		return "the pod is deleting or terminal";
+	default:
+		return NULL;
+	}
+}
+
+int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
+{
+	char key[600], buf[GS_EXPLAIN_MSG];
+	int len = snprintf(key, sizeof(key), "%s/%s", ns, name);
+	struct gs_sched__pod *p;
+	struct gs_sched__node *n = NULL;
+	const char *skip;
+
+	memset(e, 0, sizeof(*e));
+	if (len < 0 || (size_t)len >= sizeof(key) || !(p = gs_hmap_get(&s->pods_by_name, key, (size_t)len)))
+		return -ENOENT;
+	gs_sched__pod_info(p, &e->pod);
+	e->shared = p->shared;
+	e->device_sharing_any = s->cfg.device_sharing_any;
+
+	if (p->intrinsic != GS_WAIT_NONE)
+		set_check(&e->checks[GS_EXPLAIN_POD], GS_EXPLAIN_FAIL, p->intrinsic, p->imsg);
+	else
+		set_check(&e->checks[GS_EXPLAIN_POD], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+
+	/* A bound pod (or one being bound) has a use: its node and the devices it holds. A pod seen bound
+	 * at its first upsert (a restart, or the explain command) has no entry: the use says where. */
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+	if (u && (p->state == GS_POD_BOUND || p->state == GS_POD_BINDING))
+		e->bound_node = u->node->name;
+	if (p->entry)
+		n = gs_hmap_get_str(&s->nodes, p->entry->node);
+	skip = state_skip(p, e->bound_node, buf, sizeof(buf));
+	if (!skip && !p->entry)
+		skip = "the pod has no map entry";
+	if (skip) {
+		for (int i = GS_EXPLAIN_NODE_EXISTS; i < GS_EXPLAIN__COUNT; i++)
+			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, skip);
+	} else if (!n || !n->present) {
+		snprintf(buf, sizeof(buf), "node \"%s\" does not exist", p->entry->node);
+		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_MISSING, buf);
+		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
+			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node does not exist");
+	} else {
+		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+		snprintf(buf, sizeof(buf), "node \"%s\" is not Ready", n->name);
+		set_check(&e->checks[GS_EXPLAIN_NODE_READY], n->ready ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL,
+			  GS_WAIT_NODE_NOT_READY, n->ready ? NULL : buf);
+		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)", n->name);
+		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], n->unschedulable ? GS_EXPLAIN_FAIL : GS_EXPLAIN_PASS,
+			  GS_WAIT_NODE_CORDONED, n->unschedulable ? buf : NULL);
+		node_checks(s, p, n, e);
+	}
+
+	/* Placement's answer is the first failure in this order (sched_place.c gs_sched__place). */
+	for (int i = 0; i < GS_EXPLAIN__COUNT && !skip; i++) {
+		if (e->checks[i].outcome == GS_EXPLAIN_FAIL) {
+			e->verdict = e->checks[i].reason;
+			break;
+		}
+	}
+	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
+	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
+
+	struct holders_ctx h = {.e = e, .owner = p->owner ? p->owner : p->uid};
+	if (n) {
+		for (const char *q = p->entry->devices; *q;) {
+			h.dev = q;
+			q = gs_sched__next_dev(q, &h.len);
+			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
+		}
+	} else if (e->bound_node) {
+		for (size_t i = 0; i < u->n_holds; i++) {
+			h.dev = u->holds[i].dev->name;
+			h.len = strlen(h.dev);
+			gs_sched__dev_holders(u->node, h.dev, h.len, add_holder, &h);
+		}
+	}
+	return 0;
+}
+
+void gs_sched_explain_free(struct gs_sched_explain *e)
+{
+	for (size_t i = 0; i < e->n_holders; i++) {
+		free(e->holders[i].device);
+		free(e->holders[i].pod);
+		free(e->holders[i].owner);
+	}
+	free(e->holders);
+	e->holders = NULL;
+	e->n_holders = 0;
+}
+
+/* Creation time, then namespace and name: a stable order for pods created in the same second. */
+static int older(const struct gs_sched__pod *p, const struct gs_sched_pod_info *q)
+{
+	int c;
+
+	if (p->created_ms != q->created_ms)
+		return p->created_ms < q->created_ms;
+	c = strcmp(p->ns, q->ns);
+	return c ? c < 0 : strcmp(p->name, q->name) < 0;
+}
+
+void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
+{
+	struct gs_hmap_iter it = {0};
+
+	memset(out, 0, sizeof(*out));
+	out->pending = s->by_state[GS_POD_WAITING] + s->by_state[GS_POD_QUEUED] + s->by_state[GS_POD_BINDING] +
+		       s->by_state[GS_POD_BACKOFF];
+	memcpy(out->waiting_by, s->waiting_by, sizeof(out->waiting_by));
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		if (p->state != GS_POD_WAITING && p->state != GS_POD_QUEUED && p->state != GS_POD_BINDING &&
+		    p->state != GS_POD_BACKOFF)
+			continue;
+		/* Insertion into the sorted array of the oldest. */
+		size_t i = out->n_oldest;
+		while (i > 0 && older(p, &out->oldest[i - 1]))
+			i--;
+		if (i >= GS_PENDING_OLDEST)
+			continue;
+		size_t last = out->n_oldest < GS_PENDING_OLDEST ? out->n_oldest : GS_PENDING_OLDEST - 1;
+		memmove(&out->oldest[i + 1], &out->oldest[i], (last - i) * sizeof(out->oldest[0]));
+		gs_sched__pod_info(p, &out->oldest[i]);
+		if (out->n_oldest < GS_PENDING_OLDEST)
+			out->n_oldest++;
+	}
+}
