@@ -152,7 +152,7 @@ FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sche
 			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c
 FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c
-FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c
+FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \

@@ -701,12 +701,16 @@ int64_t gs_tls_config_not_after(const struct gs_tls_config *cfg)
 
 void gs_tls_config_ref(struct gs_tls_config *cfg)
 {
+	GS_ASSERT(cfg->refs > 0); /* a reference is taken only from a live one */
 	cfg->refs++;
 }
 
 void gs_tls_config_unref(struct gs_tls_config *cfg)
 {
-	if (!cfg || --cfg->refs > 0)
+	if (!cfg)
+		return;
+	GS_ASSERT(cfg->refs > 0); /* one unref per reference */
+	if (--cfg->refs > 0)
 		return;
 	mbedtls_ssl_config_free(&cfg->conf);
 	mbedtls_x509_crt_free(&cfg->ca);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "sched/map_int.h"
 
 #define QUOTE_MAX 40 /* characters of user text shown in a message */
@@ -364,6 +365,7 @@ out:
 
 void gs_map_ref(struct gs_map *m)
 {
+	GS_ASSERT(m->refs > 0);
 	if (++m->refs == 2 && m->ce)
 		gs_map__cache_busy(m->ce);
 }
@@ -372,6 +374,7 @@ void gs_map_unref(struct gs_map *m)
 {
 	if (!m)
 		return;
+	GS_ASSERT(m->refs > 0); /* one unref per reference (map.h) */
 	if (--m->refs == 0) {
 		free(m);
 		return;
