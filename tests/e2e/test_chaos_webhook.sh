@@ -41,6 +41,15 @@ failed_calls() { grep -c "Failed calling webhook.*$HOOK" "$GS_CLUSTER_DIR/logs/k
 
 check "gpu-scheduler deployed through deploy/" \
 	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
+check "its rollout is complete" eval 'NS=kube-system kc rollout status deployment/gpu-scheduler --timeout 180s >/dev/null'
+# GS_CHAOS_SHUTDOWN_DELAY=0s runs the replicas with another --shutdown-delay than deploy/'s (0s: close
+# the webhook at SIGTERM at once, as before the flag existed), to compare.
+if [ -n "${GS_CHAOS_SHUTDOWN_DELAY:-}" ]; then
+	check "the replicas run with --shutdown-delay=$GS_CHAOS_SHUTDOWN_DELAY" eval 'NS=kube-system kc get deployment gpu-scheduler -o json |
+		jq --arg d "--shutdown-delay=$GS_CHAOS_SHUTDOWN_DELAY" ".spec.template.spec.containers[0].args |=
+			(map(select(startswith(\"--shutdown-delay=\") | not)) + [\$d])" | NS=kube-system kc replace -f - >/dev/null &&
+		NS=kube-system kc rollout status deployment/gpu-scheduler --timeout 180s >/dev/null'
+fi
 check_eventually "two replicas Ready behind the Service" 120 equals 2 ready_replicas
 check_eventually "one of them holds the Lease" 30 eval 'sched_pods | grep -qx "$(leader_pod)"'
 
