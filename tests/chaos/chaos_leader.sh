@@ -134,7 +134,10 @@ create_pods() {
 }
 
 # wait_binds NAME FLOOR N: until NAME's successful bindings reach FLOOR + N (60 s at most).
-wait_binds() { wait_for "$1 bound $3" 60 eval '[ "$(binds '"$1"')" -ge $(($2 + $3)) ]'; }
+wait_binds() {
+	local want=$(($2 + $3))
+	wait_for "$1 bound $3" 60 eval '[ "$(binds '"$1"')" -ge '"$want"' ]'
+}
 
 # ---- step 1: the leader SIGKILLed mid-burst ------------------------------------------------------
 
