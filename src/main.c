@@ -57,6 +57,7 @@ struct config {
 	long le_lease_ms, le_renew_ms, le_retry_ms;
 	const char *le_name;
 	const char *le_namespace;
+	long shutdown_delay_ms;
 };
 
 static int validate_name(const char *v, char *err, size_t errlen)
@@ -164,6 +165,9 @@ static const struct gs_opt options[] = {
 	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
 	{"debug-endpoints", "GS_DEBUG_ENDPOINTS", GS_OPT_BOOL, "true", 0, 0, OPT(debug_endpoints), NULL,
 	 "serve /debug/pods/NS/NAME and /debug/pending on --health-addr (why a pod waits)"},
+	{"shutdown-delay", "GS_SHUTDOWN_DELAY", GS_OPT_DURATION, "0s", 0, 300000, OPT(shutdown_delay_ms), NULL,
+	 "on SIGTERM, keep serving the webhook this long, every answer closing its connection, while the "
+	 "Service's endpoints drop this replica (bindings stop and the Lease is released at once)"},
 	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
 	 "error, warn, info, debug or trace"},
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
@@ -174,6 +178,7 @@ static const struct gs_opt options[] = {
 struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
+	uv_timer_t drain;           /* --shutdown-delay: the webhook's last seconds */
 	struct config cfg;
 	struct gs_metrics *metrics;
 	struct gs_kube *kube;
@@ -208,7 +213,23 @@ static int ready_cb(char *why, size_t whylen, void *ud)
 	return gs_controller_ready(d->ctrl, why, whylen);
 }
 
-/* ---- shutdown, in dependency order: servers, controller, client ------------------------------- */
+/* ---- shutdown ------------------------------------------------------------------------------------
+ * Two chains, started together by the signal:
+ *   the health server closes; then the controller stops (bindings in flight get a grace period), the
+ *   leader releases the Lease, the apiserver client closes (in that order: each needs the next);
+ *   the webhook drains for --shutdown-delay (answers close their connections, so the apiserver moves
+ *   to the other replicas while the endpoints drop this one), then closes.
+ * The signal handles close once both are done. */
+
+static void finish(struct daemon *d)
+{
+	if (d->webhook || d->kube)
+		return;
+	uv_close((uv_handle_t *)&d->drain, NULL);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	gs_log_info("shutdown complete");
+}
 
 static void on_kube_closed(void *ud)
 {
@@ -216,9 +237,7 @@ static void on_kube_closed(void *ud)
 	d->kube = NULL;
 	gs_controller_free(d->ctrl);
 	d->ctrl = NULL;
-	uv_close((uv_handle_t *)&d->sigterm, NULL);
-	uv_close((uv_handle_t *)&d->sigint, NULL);
-	gs_log_info("shutdown complete");
+	finish(d);
 }
 
 static void on_leader_stopped(void *ud)
@@ -238,26 +257,26 @@ static void on_ctrl_stopped(void *ud)
 		on_leader_stopped(d);
 }
 
-static void on_servers_closed(void *ud)
-{
-	struct daemon *d = ud;
-	if (d->health || d->webhook)
-		return;
-	gs_controller_stop(d->ctrl, GS_SHUTDOWN_GRACE_MS, on_ctrl_stopped, d);
-}
-
+/* /metrics reads the controller and the client: they stop only once nothing serves it. */
 static void on_health_closed(void *ud)
 {
 	struct daemon *d = ud;
 	d->health = NULL;
-	on_servers_closed(d);
+	gs_controller_stop(d->ctrl, GS_SHUTDOWN_GRACE_MS, on_ctrl_stopped, d);
 }
 
 static void on_webhook_closed(void *ud)
 {
 	struct daemon *d = ud;
 	d->webhook = NULL;
-	on_servers_closed(d);
+	finish(d);
+}
+
+static void on_drained(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	gs_log_info("webhook: drained, closing");
+	gs_webhook_close(d->webhook, on_webhook_closed, d);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -270,18 +289,22 @@ static void on_signal(uv_signal_t *s, int signum)
 	d->stopping = 1;
 	gs_log_info("%s: stopping (bindings in flight get %d s to finish)", strsignal(signum),
 		    GS_SHUTDOWN_GRACE_MS / 1000);
-	struct gs_health *h = d->health;
-	struct gs_webhook *w = d->webhook;
 	if (d->certs) {
 		gs_certs_close(d->certs); /* freed once its request (if any) is answered or cancelled */
 		d->certs = NULL;
 	}
-	if (h)
-		gs_health_close(h, on_health_closed, d);
-	if (w)
-		gs_webhook_close(w, on_webhook_closed, d);
-	if (!h && !w)
-		on_servers_closed(d);
+	if (d->webhook && d->cfg.shutdown_delay_ms > 0) {
+		gs_log_info("webhook: serving %ld ms more, each answer closing its connection (--shutdown-delay)",
+			    d->cfg.shutdown_delay_ms);
+		gs_webhook_drain(d->webhook);
+		uv_timer_start(&d->drain, on_drained, (uint64_t)d->cfg.shutdown_delay_ms, 0);
+	} else if (d->webhook) {
+		gs_webhook_close(d->webhook, on_webhook_closed, d);
+	}
+	if (d->health)
+		gs_health_close(d->health, on_health_closed, d);
+	else
+		on_health_closed(d);
 }
 
 /* ---- startup ------------------------------------------------------------------------------------ */
@@ -565,7 +588,8 @@ int main(int argc, char **argv)
 	uv_loop_init(&d.loop);
 	uv_signal_init(&d.loop, &d.sigterm);
 	uv_signal_init(&d.loop, &d.sigint);
-	d.sigterm.data = d.sigint.data = &d;
+	uv_timer_init(&d.loop, &d.drain);
+	d.sigterm.data = d.sigint.data = d.drain.data = &d;
 	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
 	uv_signal_start(&d.sigint, on_signal, SIGINT);
 

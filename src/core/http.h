@@ -11,6 +11,7 @@
 #ifndef GS_CORE_HTTP_H
 #define GS_CORE_HTTP_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -71,7 +72,17 @@ struct gs_http_request {
 	size_t body_len;
 	unsigned timeout_ms;                  /* from send to the end of the response; 0: none */
 	gs_http_data_cb on_data;              /* non-NULL: stream a 2xx body */
+	/*
+	 * Asked with done's ud just before each write of the request on a connection (the first, after a
+	 * wait for a free or a fresh connection, and the resend after a lost reused connection). 0
+	 * withdraws it: nothing is written and done runs later with GS_HTTP_EWITHDRAWN. NULL: always sent.
+	 * For a caller whose right to send can lapse while the request waits (a leader's bindings).
+	 */
+	int (*may_send)(void *ud);
 };
+
+/* done's err for a request that may_send withdrew: it never left this process. */
+#define GS_HTTP_EWITHDRAWN (-EPERM)
 
 int gs_http_client_new(uv_loop_t *loop, const struct gs_http_client_opts *opts, struct gs_http_client **out);
 
@@ -156,6 +167,14 @@ struct gs_http_server_stats {
 	uint64_t requests_total, tls_failures_total, rejected_total;
 };
 void gs_http_server_stats(const struct gs_http_server *s, struct gs_http_server_stats *st);
+
+/*
+ * Draining, before a close: from now on every answer carries Connection: close and ends its
+ * connection, so clients that keep connections alive (the apiserver keeps ~25 per webhook host)
+ * open new ones, elsewhere once the endpoints have moved on, instead of meeting a closed socket.
+ * New connections are still accepted and served the same way until gs_http_server_close.
+ */
+void gs_http_server_drain(struct gs_http_server *s);
 
 /* Stops listening, closes every connection, frees the server; close_cb once every handle is closed. */
 void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud);

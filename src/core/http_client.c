@@ -43,6 +43,7 @@ struct gs_http_call {
 	size_t wire_len;
 	gs_http_done_cb done;
 	gs_http_data_cb on_data;
+	int (*may_send)(void *ud);
 	void *ud;
 	unsigned timeout_ms;
 	int status;
@@ -166,6 +167,16 @@ static void call_detach(struct gs_http_call *call)
 static void cc_write_call(struct client_conn *cc)
 {
 	struct gs_http_call *call = cc->call;
+	if (call->may_send && !call->may_send(call->ud)) {
+		/* Withdrawn: the connection, ready and unused, goes back to the idle list. */
+		cc->call = NULL;
+		call->cc = NULL;
+		cc->cl->n_inflight--;
+		cc_set_idle(cc);
+		snprintf(call->error, sizeof(call->error), "withdrawn before sending");
+		call_defer(call, GS_HTTP_EWITHDRAWN);
+		return;
+	}
 	gs_conn__timer(&cc->conn, call->timeout_ms);
 	int r = gs_conn__write(&cc->conn, call->wire, call->wire_len);
 	if (r < 0) {
@@ -540,6 +551,7 @@ int gs_http_send(struct gs_http_client *cl, const struct gs_http_request *req, g
 	call->cl = cl;
 	call->done = done;
 	call->on_data = req->on_data;
+	call->may_send = req->may_send;
 	call->ud = ud;
 	call->timeout_ms = req->timeout_ms;
 	gs_buf_init(&call->body, cl->max_body);

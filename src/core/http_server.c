@@ -63,7 +63,7 @@ struct gs_http_server {
 	uint64_t conns_total, requests_total, tls_failures_total, rejected_total;
 	int port;
 	char addr[64];
-	unsigned closing : 1;
+	unsigned closing : 1, draining : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
 	void (*close_cb)(void *ud);
 	void *close_ud;
@@ -265,7 +265,7 @@ int gs_http_respond(struct gs_http_server_req *r, int status, const char *conten
 		return -ECONNRESET;
 	}
 	struct gs_http_server *s = sc->s;
-	int keep = r->keep_alive && !s->closing;
+	int keep = r->keep_alive && !s->closing && !s->draining;
 	int rc = write_response(sc, status, content_type, body, len, extra, n_extra, keep, r->head);
 	sc->req = NULL;
 	sc->held = 0;
@@ -548,6 +548,11 @@ static void server_maybe_closed(struct gs_http_server *s)
 	free(s);
 	if (cb)
 		cb(ud);
+}
+
+void gs_http_server_drain(struct gs_http_server *s)
+{
+	s->draining = 1;
 }
 
 void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)

@@ -74,7 +74,7 @@ static int api_send(struct gs_kube *k, const char *method, const char *path, str
 }
 
 int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,
-		gs_kube_done_cb done, void *ud)
+		int (*may_send)(void *ud), gs_kube_done_cb done, void *ud)
 {
 	char path[768], assigned[512];
 	struct gs_buf b;
@@ -95,8 +95,17 @@ int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char 
 	r = r ? r : gs_buf_append_str(&b, "}},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
 	r = r ? r : gs_buf_append_json_str(&b, node);
 	r = r ? r : gs_buf_append_str(&b, "}}");
-	if (r == 0)
-		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_HIGH, done, ud);
+	if (r == 0) {
+		struct gs_kube_req req = {
+			.method = "POST",
+			.path = path,
+			.body = b.data,
+			.body_len = b.len,
+			.prio = GS_KUBE_HIGH,
+			.may_send = may_send,
+		};
+		r = gs_kube_send(k, &req, done, ud, NULL);
+	}
 	gs_buf_free(&b);
 	return r;
 }

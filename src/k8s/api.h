@@ -34,8 +34,9 @@ enum gs_api_result {
 };
 enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp);
 
+/* may_send (NULL: always) is asked with ud before the binding is written (gs_kube_req's may_send). */
 int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, const char *devices,
-		gs_kube_done_cb done, void *ud);
+		int (*may_send)(void *ud), gs_kube_done_cb done, void *ud);
 
 /*
  * 1 when resp is a 409 to a binding that says the pod "is already assigned to node" exactly `node`

@@ -36,6 +36,7 @@ struct gs_kube_call {
 	int queued;
 	int err_early;               /* cancelled while queued: done runs from the completion timer */
 	gs_kube_data_cb on_data;
+	int (*may_send)(void *ud);
 	gs_kube_done_cb done;
 	void *ud;
 	struct gs_http_call *hc;
@@ -217,6 +218,12 @@ static void on_http_done(struct gs_http_call *hc, int err, const struct gs_http_
 		dispatch(k);
 }
 
+static int call_may_send(void *ud)
+{
+	struct gs_kube_call *c = ud;
+	return c->may_send(c->ud);
+}
+
 /* Hands one call to its HTTP pool. */
 static int start(struct gs_kube_call *c)
 {
@@ -245,6 +252,7 @@ static int start(struct gs_kube_call *c)
 		.body_len = c->body_len,
 		.timeout_ms = c->timeout_ms,
 		.on_data = c->on_data ? on_http_data : NULL,
+		.may_send = c->may_send ? call_may_send : NULL,
 	};
 	int r = gs_http_send(c->watch ? k->watch : k->http, &req, on_http_done, c, &c->hc);
 	if (r == 0) {
@@ -368,6 +376,7 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 	c->prio = req->prio == GS_KUBE_LOW ? GS_KUBE_LOW : GS_KUBE_HIGH;
 	c->watch = req->watch;
 	c->on_data = req->on_data;
+	c->may_send = req->may_send;
 	c->done = done;
 	c->ud = ud;
 	if (!c->path || (req->body && !c->body)) {

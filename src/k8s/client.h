@@ -52,6 +52,10 @@ struct gs_kube_req {
 	enum gs_kube_prio prio;
 	int watch;                 /* long-lived streaming request on the watch pool, on_data required */
 	gs_kube_data_cb on_data;   /* streams a 2xx body (watches, and lists too); may call gs_kube_cancel */
+	/* Asked with done's ud before each write (gs_http_request's may_send): 0 withdraws the request,
+	 * done then runs with GS_HTTP_EWITHDRAWN. A request that waited in the rate-limit queue, for a
+	 * connection, or to be resent is asked again when its turn comes. NULL: always sent. */
+	int (*may_send)(void *ud);
 };
 
 /*

@@ -28,10 +28,12 @@ enum result_label {
 	RES_RETRY,
 	RES_REJECTED,
 	RES_ALREADY_BOUND, /* 409 "already assigned" to the node we asked: an earlier attempt took effect */
+	RES_WITHDRAWN,     /* never sent: it waited past the end of our leadership */
 	RES__COUNT
 };
 static const char *const result_labels[RES__COUNT] = {"result=\"success\"", "result=\"gone\"", "result=\"retry\"",
-						      "result=\"rejected\"", "result=\"already_bound\""};
+						      "result=\"rejected\"", "result=\"already_bound\"",
+						      "result=\"withdrawn\""};
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -215,6 +217,14 @@ static void bind_req_free(struct bind_req *b)
 	free(b);
 }
 
+/* Asked again just before the binding is written: a leadership that lapsed while it waited in the
+ * client's queue (rate limit, a connection being made, the process frozen) withdraws it. */
+static int bind_may_send(void *ud)
+{
+	const struct bind_req *b = ud;
+	return may_act(b->c);
+}
+
 static void on_bind_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct bind_req *b = ud;
@@ -230,6 +240,18 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	c->binds_inflight--;
 	if (c->stopping && err == -ECANCELED) {
 		bind_req_free(b);
+		return;
+	}
+	if (err == GS_HTTP_EWITHDRAWN) {
+		/* It waited (rate limit, a connection) past the end of our leadership: never sent. The pod
+		 * waits in backoff; whoever leads binds it. */
+		c->bind_results[RES_WITHDRAWN].v++;
+		gs_log_info("pod %s/%s: binding withdrawn before sending: no longer leading", b->ns, b->name);
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		bind_req_free(b);
+		if (c->stopping)
+			stop_check(c);
+		want_pump(c);
 		return;
 	}
 	gs_histogram_observe(&c->bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
@@ -262,7 +284,7 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	}
 	case GS_API_GONE:
 		c->bind_results[RES_GONE].v++;
-		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; forgetting it", b->ns,
+		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which", b->ns,
 			    b->name, resp ? resp->status : 0);
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_GONE, now);
 		break;
@@ -313,7 +335,7 @@ static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d
 		b->node = strdup(d->node);
 		b->devices = strdup(d->devices);
 		if (b->uid && b->ns && b->name && b->node && b->devices)
-			r = gs_api_bind(c->kube, &pod, d->node, d->devices, on_bind_done, b);
+			r = gs_api_bind(c->kube, &pod, d->node, d->devices, bind_may_send, on_bind_done, b);
 	}
 	if (r < 0) {
 		gs_log_error("pod %s/%s: cannot send the binding: %s", d->ns, d->name, uv_strerror(r));

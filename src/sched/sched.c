@@ -465,6 +465,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	case GS_POD_BACKOFF:
 		return 0; /* the new inputs count when the result arrives or the retry is due */
 	case GS_POD_GONE:
+		gs_sched__use_remove(s, p->uid); /* the reservation the refused binding left */
 		p->attempts = 0;
 		break;
 	default:

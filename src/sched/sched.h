@@ -101,7 +101,9 @@ int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decisi
 
 enum gs_bind_result {
 	GS_BIND_OK = 0, /* bound; counts as bound before the watch shows spec.nodeName */
-	GS_BIND_GONE,   /* 404 or 409: forget the pod until a new upsert says otherwise */
+	GS_BIND_GONE,   /* 404 or 409: forget the pod until a new upsert says otherwise; its reservation
+			 * stays until then (a 409: bound by someone else, whose binding the watch
+			 * has not shown yet: its devices must not go to another pod meanwhile) */
 	GS_BIND_RETRY,  /* 429, 5xx, network: retry after a jittered exponential backoff */
 };
 

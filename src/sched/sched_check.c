@@ -46,6 +46,7 @@ static void check_pods(const struct gs_sched *s)
 		}
 		if (p->state == GS_POD_BINDING)
 			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) != NULL); /* its reservation */
+		/* GONE may keep it: the reservation outlives a refused binding until the watch speaks. */
 		/* Placement never measures a pod against itself: only BINDING pods of ours hold a
 		 * reservation before the watch shows them bound. */
 		if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)

@@ -631,7 +631,9 @@ static int bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result re
 		s->binds_ok++;
 		break;
 	case GS_BIND_GONE:
-		gs_sched__use_remove(s, p->uid); /* the reservation; a use the watch showed comes back with it */
+		/* The reservation stays: a 409 says someone bound the pod (a leader before us, its binding
+		 * not yet in our watch), most likely where its map says. Released when the watch tells:
+		 * bound (it becomes the pod's use), unbound with a new version (placed again), deleted. */
 		gs_sched__set_state(s, p, GS_POD_GONE);
 		s->binds_gone++;
 		gs_log_debug("pod %s/%s: binding gone, forgotten until it changes", p->ns, p->name);

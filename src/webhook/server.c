@@ -448,6 +448,11 @@ struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
 	return w->stats;
 }
 
+void gs_webhook_drain(struct gs_webhook *w)
+{
+	gs_http_server_drain(w->server);
+}
+
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud)
 {
 	w->closing = 1;

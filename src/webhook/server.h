@@ -108,6 +108,10 @@ struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w);
  */
 int gs_webhook_check_certs(struct gs_webhook *w);
 
+/* Before gs_webhook_close, while the endpoints drop this replica: every answer from now on closes its
+ * connection (gs_http_server_drain), so the apiserver's kept-alive connections move to the others. */
+void gs_webhook_drain(struct gs_webhook *w);
+
 /* Stops the timer and the server, closes every connection; close_cb (may be NULL) runs once all
  * handles are closed, after which w is freed. No other call on w afterwards. */
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud);

@@ -285,6 +285,76 @@ static void test_pool_bounds_connections(void **state)
 	close_client(c);
 }
 
+/* may_send: asked with done's ud before the request is written; *allowed is what it answers. */
+struct gated {
+	int result;
+	int allowed;
+	int asked;
+};
+
+static int gate(void *ud)
+{
+	struct gated *g = ud;
+	g->asked++;
+	return g->allowed;
+}
+
+static void on_gated_done(struct gs_http_call *call, int err, const struct gs_http_response *r, void *ud)
+{
+	struct gated *g = ud;
+	F->done_calls++;
+	g->result = err ? err : r->status;
+}
+
+static void gated_get(struct gs_http_client *c, const char *path, struct gated *g)
+{
+	struct gs_http_request req = {.method = "GET", .path = path, .may_send = gate};
+	assert_int_equal(gs_http_send(c, &req, on_gated_done, g, NULL), 0);
+}
+
+/* A request withdrawn by may_send is never written, its done runs with GS_HTTP_EWITHDRAWN, and the
+ * connection made for it serves the next request. */
+static void test_may_send_withdraws(void **state)
+{
+	struct gs_http_client *c = client(1, 0);
+	struct gated g = {.allowed = 0};
+	int r = 0;
+	gated_get(c, "/ok", &g);
+	assert_int_equal(F->done_calls, 0); /* never synchronously */
+	wait_done(1);
+	assert_int_equal(g.result, GS_HTTP_EWITHDRAWN);
+	assert_int_equal(g.asked, 1);
+	assert_int_equal(F->requests, 0);
+	get(c, "/ok", 0, &r);
+	wait_done(2);
+	assert_int_equal(r, 200);
+	assert_int_equal(F->accepted, 1);
+	assert_int_equal(F->requests, 1);
+	g = (struct gated){.allowed = 1};
+	gated_get(c, "/ok", &g);
+	wait_done(3);
+	assert_int_equal(g.result, 200);
+	assert_int_equal(F->requests, 2);
+	close_client(c);
+}
+
+/* The answer counts when the request's turn comes, not when it was queued: a right to send that
+ * lapses while the request waits for the only connection withdraws it (a leader past its deadline). */
+static void test_may_send_asked_when_its_turn_comes(void **state)
+{
+	struct gs_http_client *c = client(1, 0);
+	struct gated g = {.allowed = 1};
+	int r = 0;
+	get(c, "/ok", 0, &r);
+	gated_get(c, "/ok", &g); /* queued behind the first: one connection */
+	g.allowed = 0;
+	wait_done(2);
+	assert_int_equal(r, 200);
+	assert_int_equal(g.result, GS_HTTP_EWITHDRAWN);
+	assert_int_equal(F->requests, 1);
+	close_client(c);
+}
+
 static void test_stream_chunked(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
@@ -448,6 +518,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keepalive_reuses_one_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_bounds_connections, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_may_send_withdraws, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_may_send_asked_when_its_turn_comes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_chunked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_inside_on_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),

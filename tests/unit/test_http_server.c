@@ -223,6 +223,35 @@ static void test_keepalive_and_pipelining(void **state)
 	raw_close(c);
 }
 
+static int one_response(struct raw *c)
+{
+	return count_responses(c) >= 1 && strstr(c->buf, "x=");
+}
+
+/* Draining (before a shutdown): a kept-alive connection gets its answer with Connection: close and
+ * is closed after it; a new connection is still served, the same way. */
+static void test_drain_closes_after_each_answer(void **state)
+{
+	const char *req = "GET /a?x=1 HTTP/1.1\r\nHost: t\r\n\r\n";
+	struct raw *kept = raw_open(req, strlen(req));
+	assert_true(run_until(kept, one_response, 2000));
+	assert_null(strstr(kept->buf, "Connection: close"));
+	assert_false(run_until(kept, is_closed, 100)); /* kept alive */
+	gs_http_server_drain(srv);
+	kept->len = 0;
+	kept->buf[0] = '\0';
+	raw_write(kept, req, strlen(req));
+	assert_true(run_until(kept, is_closed, 2000));
+	assert_int_equal(count_responses(kept), 1);
+	assert_non_null(strstr(kept->buf, "Connection: close"));
+	raw_close(kept);
+	struct raw *fresh = raw_open(req, strlen(req));
+	assert_true(run_until(fresh, is_closed, 2000));
+	assert_int_equal(strncmp(fresh->buf, "HTTP/1.1 200", 12), 0);
+	assert_non_null(strstr(fresh->buf, "Connection: close"));
+	raw_close(fresh);
+}
+
 static void test_head_has_no_body(void **state)
 {
 	const char *req = "HEAD /h HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
@@ -397,6 +426,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keepalive_and_pipelining, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_closes_after_each_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
