@@ -81,16 +81,5 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 	) || status=1
 fi
 
-p=$(grep -c '^PASS ' "$GS_RESULTS")
-f=$(grep -c '^FAIL ' "$GS_RESULTS")
-if [ "$f" -gt 0 ]; then
-	echo "Failures:"
-	grep '^FAIL ' "$GS_RESULTS"
-	status=1
-fi
-if [ "$p" -eq 0 ]; then
-	echo "no test ran"
-	status=1
-fi
-echo "$p passed, $f failed"
+tests/results.sh "$GS_RESULTS" || status=1
 exit $status

@@ -50,16 +50,5 @@ if [ $own = 1 ] && [ "${GS_KEEP_CLUSTER:-0}" != 1 ]; then
 	tests/cluster/cluster.sh down || status=1
 fi
 
-p=$(grep -c '^PASS ' "$GS_RESULTS")
-f=$(grep -c '^FAIL ' "$GS_RESULTS")
-if [ "$f" -gt 0 ]; then
-	echo "Failures:"
-	grep '^FAIL ' "$GS_RESULTS"
-	status=1
-fi
-if [ "$p" -eq 0 ]; then
-	echo "no test ran"
-	status=1
-fi
-echo "$p passed, $f failed"
+tests/results.sh "$GS_RESULTS" || status=1
 exit $status
