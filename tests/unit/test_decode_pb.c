@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include "core/lines.h"
 #include "core/pb.h"
 #include "k8s/decode.h"
+
+#include "pb_encode.h"
 
 #define REC "tests/fixtures/recorded/"
 #define MAP_ANN "gpu-scheduler.io/map"
@@ -469,6 +472,132 @@ static void test_status_both_encodings(void **state)
 	free(pt);
 }
 
+/* ---- the hand-written JSON fixtures, through protobuf ------------------------------------------- */
+
+/*
+ * Every fixture of tests/fixtures/json (the ones test_decode.c checks value by value) is encoded to
+ * protobuf by pb_encode.h and decoded again: the records must be identical, so what test_decode.c
+ * asserts of the JSON records holds for the protobuf ones too.
+ */
+static void fixture_as_pb(const char *path)
+{
+	const char *base = strrchr(path, '/') + 1;
+	enum gs_obj_kind kind = strstr(base, "node") ? GS_OBJ_NODE : GS_OBJ_POD;
+	char err[512] = "", err2[512] = "";
+	struct gs_buf j, p, enc;
+	size_t len;
+	char *text = slurp(path, &len);
+
+	gs_buf_init(&j, 0);
+	gs_buf_init(&p, 0);
+	gs_buf_init(&enc, 0);
+	if (strncmp(base, "watch-", 6) == 0) {
+		/* One event per line; each line is also a frame of the protobuf stream. */
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+			struct gs_watch_event ev;
+			cJSON *o = cJSON_Parse(line);
+			assert_non_null(o);
+			gs_buf_reset(&enc);
+			if (pbe_watch_event(&enc, o, kind) < 0)
+				fail_msg("%s: cannot encode %s", base, pbe_failed_key);
+			if (gs_decode_watch_event(line, strlen(line), kind, MAP_ANN, &ev, err, sizeof(err)) < 0)
+				fail_msg("%s (JSON): %s", base, err);
+			dump_event(&j, &ev);
+			gs_watch_event_free(&ev);
+			if (gs_decode_watch_event_pb(enc.data, enc.len, kind, MAP_ANN, &ev, err, sizeof(err)) < 0)
+				fail_msg("%s (protobuf): %s", base, err);
+			dump_event(&p, &ev);
+			gs_watch_event_free(&ev);
+			cJSON_Delete(o);
+		}
+	} else if (strncmp(base, "list-", 5) == 0) {
+		char *rv, *cont, *rv2, *cont2;
+		cJSON *o = cJSON_Parse(text);
+		if (pbe_envelope(&enc, o, kind == GS_OBJ_POD ? pbe_podlist : pbe_nodelist,
+				 kind == GS_OBJ_POD ? "PodList" : "NodeList") < 0)
+			fail_msg("%s: cannot encode %s", base, pbe_failed_key);
+		if (gs_decode_list(text, len, kind, MAP_ANN, dump_item, &j, &rv, &cont, err, sizeof(err)) < 0)
+			fail_msg("%s (JSON): %s", base, err);
+		if (gs_decode_list_pb_ex(enc.data, enc.len, kind, MAP_ANN, dump_item, &p, &rv2, &cont2, NULL, err2,
+					 sizeof(err2)) < 0)
+			fail_msg("%s (protobuf): %s", base, err2);
+		gs_buf_printf(&j, "rv=%s continue=%s", S(rv), S(cont));
+		gs_buf_printf(&p, "rv=%s continue=%s", S(rv2), S(cont2));
+		free(rv);
+		free(cont);
+		free(rv2);
+		free(cont2);
+		cJSON_Delete(o);
+	} else if (strncmp(base, "status-", 7) == 0) {
+		int c1, c2;
+		char *r1, *m1, *r2, *m2;
+		cJSON *o = cJSON_Parse(text);
+		assert_int_equal(pbe_envelope(&enc, o, pbe_status, "Status"), 0);
+		assert_int_equal(gs_decode_status(text, len, &c1, &r1, &m1), 0);
+		assert_int_equal(gs_decode_status_pb(enc.data, enc.len, &c2, &r2, &m2), 0);
+		gs_buf_printf(&j, "%d %s %s", c1, S(r1), S(m1));
+		gs_buf_printf(&p, "%d %s %s", c2, S(r2), S(m2));
+		free(r1);
+		free(m1);
+		free(r2);
+		free(m2);
+		cJSON_Delete(o);
+	} else if (strncmp(base, "pod-", 4) == 0 || strncmp(base, "node-", 5) == 0) {
+		cJSON *o = cJSON_Parse(text);
+		if (pbe_msg(&enc, o, kind == GS_OBJ_POD ? pbe_pod : pbe_node) < 0)
+			fail_msg("%s: cannot encode %s", base, pbe_failed_key);
+		if (kind == GS_OBJ_POD) {
+			struct gs_pod_obj a, b;
+			if (gs_decode_pod(o, MAP_ANN, &a, err, sizeof(err)) < 0)
+				fail_msg("%s (JSON): %s", base, err);
+			if (gs_decode_pod_pb(enc.data, enc.len, MAP_ANN, &b, err, sizeof(err)) < 0)
+				fail_msg("%s (protobuf): %s", base, err);
+			dump_pod(&j, &a);
+			dump_pod(&p, &b);
+			gs_pod_obj_free(&a);
+			gs_pod_obj_free(&b);
+		} else {
+			struct gs_node_obj a, b;
+			if (gs_decode_node(o, &a, err, sizeof(err)) < 0)
+				fail_msg("%s (JSON): %s", base, err);
+			if (gs_decode_node_pb(enc.data, enc.len, &b, err, sizeof(err)) < 0)
+				fail_msg("%s (protobuf): %s", base, err);
+			dump_node(&j, &a);
+			dump_node(&p, &b);
+			gs_node_obj_free(&a);
+			gs_node_obj_free(&b);
+		}
+		cJSON_Delete(o);
+	} else {
+		goto out; /* lease.json: not ours */
+	}
+	if (strcmp(j.data ? j.data : "", p.data ? p.data : "") != 0) {
+		size_t at = 0;
+		while (j.data[at] && j.data[at] == p.data[at])
+			at++;
+		at = at > 80 ? at - 80 : 0;
+		fail_msg("%s: JSON and protobuf records differ:\nJSON:     ...%.200s\nprotobuf: ...%.200s", base,
+			 j.data + at, p.data + at);
+	}
+	assert_true(j.len > 0);
+out:
+	gs_buf_free(&j);
+	gs_buf_free(&p);
+	gs_buf_free(&enc);
+	free(text);
+}
+
+static void test_json_fixtures_as_protobuf(void **state)
+{
+	(void)state;
+	glob_t g;
+	assert_int_equal(glob("tests/fixtures/json/*.json*", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 15);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		fixture_as_pb(g.gl_pathv[i]);
+	globfree(&g);
+}
+
 /* ---- hand-built protobuf ------------------------------------------------------------------------- */
 
 struct w {
@@ -684,7 +813,7 @@ int main(void)
 		cmocka_unit_test(test_pods_both_encodings),  cmocka_unit_test(test_nodes_both_encodings),
 		cmocka_unit_test(test_lists_both_encodings), cmocka_unit_test(test_watch_both_encodings),
 		cmocka_unit_test(test_status_both_encodings), cmocka_unit_test(test_gates_hand_built),
-		cmocka_unit_test(test_hostile_hand_built),
+		cmocka_unit_test(test_hostile_hand_built), cmocka_unit_test(test_json_fixtures_as_protobuf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
