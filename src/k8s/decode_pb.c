@@ -10,8 +10,8 @@
  *     omitempty string out. A string field whose JSON tag has omitempty therefore reads "" as absent
  *     (ABSENT_IF_EMPTY below); the few without omitempty (taint key, owner reference kind/name/uid,
  *     requirement key, gate name) keep "" as JSON shows it.
- *   - metav1.Time is {seconds, nanos} where JSON has RFC 3339 to the second; the zero time (Go's year 1,
- *     which JSON writes as null) is absent.
+ *   - metav1.Time is {seconds, nanos} where JSON has RFC 3339 to the second. The zero time, which JSON
+ *     writes as null, comes as an empty message from Go (0) or as year 1 from other writers: both 0.
  * A field with the wrong wire type fails the object with a message naming the field, as a JSON field of
  * the wrong type does; unknown fields are skipped.
  */
@@ -303,7 +303,8 @@ static int labels(struct gs__pctx *d, const uint8_t *data, size_t len, uint32_t 
 
 /* ---- metadata ------------------------------------------------------------------------------------ */
 
-/* metav1.Time {1: seconds, 2: nanos} -> ms; the zero time (Go's year 1) is "absent" (*present 0). */
+/* metav1.Time {1: seconds, 2: nanos} -> ms; year 1 (the zero time as seconds) is "absent" (*present 0, ms 0);
+ * Go sends the zero time as an empty message, which is 0 ms anyway. */
 static int time_ms(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, int64_t *ms, int *present)
 {
 	struct gs_pb r;
@@ -386,32 +387,37 @@ int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct
 	return rc < 0 ? gs__pb_pbad(d, &r, "metadata") : 0;
 }
 
-/* The value of one key of the labels (11) or annotations (12) map, copied; NULL when absent. */
-static int meta_map_str(struct gs__pctx *d, const struct gs__pb_meta *m, uint32_t num, const char *key, char **out)
+/* The label and annotations a pod record keeps, in one pass over the metadata: labels (11) and
+ * annotations (12) are map entries {1 key, 2 value}; a key given twice keeps its last value. */
+struct wanted {
+	uint32_t num;     /* 11 labels, 12 annotations */
+	const char *key;  /* NULL: not wanted */
+	char **out;
+};
+
+static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const struct wanted *w, int nw)
 {
 	struct gs_pb r;
 	struct gs_pb_field f, val;
-	const char *mapname = num == 11 ? "metadata.labels" : "metadata.annotations";
 	int rc;
 
-	*out = NULL;
-	if (!key)
-		return 0;
 	gs_pb_init(&r, m->data, m->len);
 	while (gs_pb_next(&r, &f) > 0) {
-		const char *k, *s;
+		const char *mapname = f.num == 11 ? "metadata.labels" : "metadata.annotations", *k, *s;
 		size_t kn, sn;
-		if (f.num != num)
+		if (f.num != 11 && f.num != 12)
 			continue;
 		if ((rc = map_entry(d, &f, mapname, &k, &kn, &val)) < 0)
 			return rc;
-		if (!gs__pb_eq(k, kn, key))
-			continue;
-		if ((rc = map_sval(d, &val, mapname, k, kn, &s, &sn)) < 0)
-			return rc;
-		free(*out);
-		if (!(*out = strndup(s, sn)))
-			return gs__pb_pnomem(d);
+		for (int i = 0; i < nw; i++) {
+			if (!w[i].key || w[i].num != f.num || !gs__pb_eq(k, kn, w[i].key))
+				continue;
+			if ((rc = map_sval(d, &val, mapname, k, kn, &s, &sn)) < 0)
+				return rc;
+			free(*w[i].out);
+			if (!(*w[i].out = strndup(s, sn)))
+				return gs__pb_pnomem(d);
+		}
 	}
 	return 0;
 }
@@ -1002,11 +1008,12 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	}
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
-	if ((rc = meta_map_str(d, &m, 11, GS_LABEL_POD_INDEX, &out->label_pod_index)) < 0 ||
-	    (rc = meta_map_str(d, &m, 12, GS_ANN_JOB_INDEX, &out->job_index)) < 0 ||
-	    (rc = meta_map_str(d, &m, 12, GS_ANN_ASSIGNED, &out->assigned)) < 0 ||
-	    (rc = meta_map_str(d, &m, 12, map_annotation, &out->map_text)) < 0 ||
-	    (rc = meta_map_str(d, &m, 12, GS_ANN_ALLOW_SHARED, &shared)) < 0 || (rc = owner(d, &m, out)) < 0)
+	const struct wanted want[] = {
+		{11, GS_LABEL_POD_INDEX, &out->label_pod_index}, {12, GS_ANN_JOB_INDEX, &out->job_index},
+		{12, GS_ANN_ASSIGNED, &out->assigned},           {12, map_annotation, &out->map_text},
+		{12, GS_ANN_ALLOW_SHARED, &shared},
+	};
+	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
 		goto out;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if (has_spec && (rc = pod_spec(d, &spec, out)) < 0)

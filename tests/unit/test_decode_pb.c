@@ -680,6 +680,21 @@ static void test_gates_hand_built(void **state)
 	gs_pod_obj_free(&p);
 	gs_pod_obj_free(&q);
 	cJSON_Delete(j);
+	/* No map annotation to read (NULL): the pod decodes, without a map. */
+	struct w ann = {0}, meta = {0}, pod2 = {0};
+	w_str(&ann, 1, MAP_ANN);
+	w_str(&ann, 2, "0=node1:0");
+	w_str(&meta, 1, "web-0");
+	w_str(&meta, 3, "default");
+	w_str(&meta, 5, "u-1");
+	w_msg(&meta, 12, &ann);
+	w_msg(&pod2, 1, &meta);
+	assert_int_equal(gs_decode_pod_pb(pod2.b, pod2.n, NULL, &p, err, sizeof(err)), 0);
+	assert_null(p.map_text);
+	gs_pod_obj_free(&p);
+	assert_int_equal(gs_decode_pod_pb(pod2.b, pod2.n, MAP_ANN, &p, err, sizeof(err)), 0);
+	assert_string_equal(p.map_text, "0=node1:0");
+	gs_pod_obj_free(&p);
 }
 
 /* Wrong wire types, truncations, NUL bytes, envelopes: each fails that object with a message. */
