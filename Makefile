@@ -162,7 +162,8 @@ FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 # Seeds read from where they live, besides tests/fuzz/corpus/NAME/.
 FUZZ_admission_SEEDS  := $(wildcard tests/golden/admission/*.request.json)
 FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl)
-FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw)
+FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw \
+			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
 FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
 FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)
