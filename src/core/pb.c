@@ -48,13 +48,22 @@ static int varint_part(const uint8_t *p, size_t n, uint64_t *v, size_t *used)
 	return n >= 10 ? -1 : 0;
 }
 
-int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline int rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	size_t used;
+	if (*p < end && **p < 0x80) { /* one byte: most tags, lengths and values */
+		*v = *(*p)++;
+		return 0;
+	}
 	if (*p > end || varint_part(*p, (size_t)(end - *p), v, &used) != 1)
 		return -EINVAL;
 	*p += used;
 	return 0;
+}
+
+int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return rd_varint(p, end, v);
 }
 
 void gs_pb_init(struct gs_pb *r, const void *data, size_t len)
@@ -89,7 +98,7 @@ int gs_pb_next(struct gs_pb *r, struct gs_pb_field *f)
 		return -EINVAL;
 	if (p >= r->end)
 		return 0;
-	if (gs_pb_varint(&p, r->end, &tag) < 0)
+	if (rd_varint(&p, r->end, &tag) < 0)
 		return fail(r, "bad field tag varint");
 	if ((tag >> 3) == 0 || (tag >> 3) > GS_PB_MAX_FIELD)
 		return fail(r, "field number out of range");
@@ -100,7 +109,7 @@ int gs_pb_next(struct gs_pb *r, struct gs_pb_field *f)
 	f->len = 0;
 	switch (tag & 7) {
 	case GS_PB_VARINT:
-		if (gs_pb_varint(&p, r->end, &f->v) < 0)
+		if (rd_varint(&p, r->end, &f->v) < 0)
 			return fail(r, "bad or truncated varint");
 		break;
 	case GS_PB_I64:
@@ -113,7 +122,7 @@ int gs_pb_next(struct gs_pb *r, struct gs_pb_field *f)
 		p += n;
 		break;
 	case GS_PB_LEN:
-		if (gs_pb_varint(&p, r->end, &n) < 0)
+		if (rd_varint(&p, r->end, &n) < 0)
 			return fail(r, "bad or truncated length varint");
 		if (n > (uint64_t)(r->end - p))
 			return fail(r, "length past the end of the message");

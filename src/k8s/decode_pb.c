@@ -54,6 +54,35 @@ int gs__pb_pbad(struct gs__pctx *d, const struct gs_pb *r, const char *path)
 		     r->err ? r->err : "?");
 }
 
+/*
+ * a, then b, then "[idx]" when idx >= 0, into buf (cut to fit): the path of an element, built for
+ * every element before we know whether it has an error, so without printf (it was a tenth of the
+ * decoder's instructions with snprintf).
+ */
+static void mkpath(char *buf, size_t n, const char *a, const char *b, int idx)
+{
+	size_t at = 0;
+	char num[16];
+	int k = 0;
+
+	for (const char *s = a; *s && at + 1 < n; s++)
+		buf[at++] = *s;
+	for (const char *s = b; *s && at + 1 < n; s++)
+		buf[at++] = *s;
+	if (idx >= 0) {
+		do
+			num[k++] = (char)('0' + idx % 10);
+		while ((idx /= 10) > 0);
+		if (at + 1 < n)
+			buf[at++] = '[';
+		while (k > 0 && at + 1 < n)
+			buf[at++] = num[--k];
+		if (at + 1 < n)
+			buf[at++] = ']';
+	}
+	buf[at] = '\0';
+}
+
 /* ---- fields ------------------------------------------------------------------------------------- */
 
 #define DOT(path) ((path)[0] ? "." : "")
@@ -436,7 +465,7 @@ static int owner(struct gs__pctx *d, const struct gs__pb_meta *m, struct gs_pod_
 		uint64_t controller = 0;
 		if (f.num != 13)
 			continue;
-		snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i++);
+		mkpath(path, sizeof(path), "metadata.ownerReferences", "", i++);
 		gs_pb_sub(&o, &f);
 		while ((rc = gs_pb_next(&o, &g)) > 0) {
 			if (g.num == 1)
@@ -492,7 +521,7 @@ static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const c
 		int from = 0;
 		if (f.num != 7)
 			continue;
-		snprintf(path, sizeof(path), "%s.env[%d]", cpath, j++);
+		mkpath(path, sizeof(path), cpath, ".env", j++);
 		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, cpath, "env")) < 0)
 			return rc;
 		gs_pb_sub(&e, &f);
@@ -592,14 +621,14 @@ static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const cha
 	gs_pb_sub(&r, cf);
 	while ((rc = gs_pb_next(&r, &f)) > 0) {
 		if (f.num == 8) {
-			snprintf(path, sizeof(path), "%s.resources", cpath);
+			mkpath(path, sizeof(path), cpath, ".resources", -1);
 			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, cpath, "resources")) < 0)
 				return rc;
 			gs_resources_free(req);
-			if ((rc = resources(d, f.data, f.len, 2, strcat(path, ".requests"), req)) < 0)
+			if ((rc = resources(d, f.data, f.len, 2, strcat(path, ".requests"), req)) < 0) /* fits: 96 bytes */
 				return rc;
 		} else if (f.num == 6) {
-			snprintf(path, sizeof(path), "%s.ports[%d]", cpath, i++);
+			mkpath(path, sizeof(path), cpath, ".ports", i++);
 			if (regular && (rc = port(d, &f, path, out, cap)) < 0)
 				return rc;
 		}
@@ -632,9 +661,17 @@ static int count_host_ports(const uint8_t *spec, size_t len)
 	return n;
 }
 
+/* Where a repeated field of the spec first appears, and how often (the spec's first pass finds out, so
+ * that each later pass starts there instead of at the spec's first byte). */
+struct at {
+	size_t off;
+	int n;
+};
+
 /* PodSpec 20 initContainers, 2 containers. JSON reads init containers first; the fold does not depend
- * on the order, and each list keeps its own. */
-static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_pod_obj *out)
+ * on the order, and each list keeps its own. at[0] is field 20's, at[1] field 2's. */
+static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const struct at *at,
+		      struct gs_pod_obj *out)
 {
 	struct cuda_fold fo = {0};
 	char cpath[64];
@@ -644,7 +681,9 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, struc
 		uint32_t num = l ? 2 : 20;
 		struct gs_resources **req = l ? &out->ctr_req : &out->init_req;
 		int *n_req = l ? &out->n_ctr : &out->n_init;
-		int n = gs_pb_count(spec, len, num), i = 0, cap = 0;
+		int n = at[l].n, i = 0, cap = 0;
+		const uint8_t *from = spec + at[l].off;
+		size_t left = len - at[l].off;
 		struct gs_pb r;
 		struct gs_pb_field f;
 
@@ -653,14 +692,14 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, struc
 		if (!(*req = calloc((size_t)n, sizeof(**req))))
 			return gs__pb_pnomem(d);
 		*n_req = n;
-		if (l == 1 && (cap = count_host_ports(spec, len)) > 0 &&
+		if (l == 1 && (cap = count_host_ports(from, left)) > 0 &&
 		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
 			return gs__pb_pnomem(d);
-		gs_pb_init(&r, spec, len);
+		gs_pb_init(&r, from, left);
 		while (gs_pb_next(&r, &f) > 0) {
 			if (f.num != num)
 				continue;
-			snprintf(cpath, sizeof(cpath), "spec.%s[%d]", l ? "containers" : "initContainers", i);
+			mkpath(cpath, sizeof(cpath), "spec.", l ? "containers" : "initContainers", i);
 			if ((rc = container(d, &f, cpath, l, &(*req)[i], out, cap, &fo)) < 0)
 				return rc;
 			i++;
@@ -707,7 +746,7 @@ static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char 
 			rc = gs__pb_sref(d, &g, path, "operator", &op, &opn);
 		} else if (g.num == 3) {
 			char vkey[24];
-			snprintf(vkey, sizeof(vkey), "values[%d]", i);
+			mkpath(vkey, sizeof(vkey), "values", "", i);
 			rc = gs__pb_sdup(d, &g, path, vkey, KEEP_EMPTY, &out->values[i]);
 			out->n_values = ++i;
 		}
@@ -729,7 +768,6 @@ static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char 
 /* NodeSelectorTerm: 1 matchExpressions, 2 matchFields; expressions first, as decode.c orders them. */
 static int term(struct gs__pctx *d, const struct gs_pb_field *tf, const char *path, struct gs_sel_term *out)
 {
-	static const char *const lists[] = {"matchExpressions", "matchFields"};
 	struct gs_pb r;
 	struct gs_pb_field f;
 	char qpath[224];
@@ -751,7 +789,7 @@ static int term(struct gs__pctx *d, const struct gs_pb_field *tf, const char *pa
 		while (gs_pb_next(&r, &f) > 0) {
 			if (f.num != (uint32_t)l + 1)
 				continue;
-			snprintf(qpath, sizeof(qpath), "%s.%s[%d]", path, lists[l], i++);
+			mkpath(qpath, sizeof(qpath), path, l ? ".matchFields" : ".matchExpressions", i++);
 			if ((rc = sel_req(d, &f, qpath, l, &out->reqs[j++])) < 0)
 				return rc;
 		}
@@ -799,7 +837,7 @@ static int affinity(struct gs__pctx *d, const struct gs_pb_field *af, struct gs_
 	while (gs_pb_next(&r, &g) > 0) {
 		if (g.num != 1)
 			continue;
-		snprintf(path, sizeof(path), REQUIRED_AFFINITY ".nodeSelectorTerms[%d]", i);
+		mkpath(path, sizeof(path), REQUIRED_AFFINITY, ".nodeSelectorTerms", i);
 		if ((rc = term(d, &g, path, &out->terms[i++])) < 0)
 			return rc;
 	}
@@ -840,7 +878,7 @@ static int tolerations(struct gs__pctx *d, const uint8_t *spec, size_t len, stru
 		int has_secs = 0;
 		if (f.num != 22)
 			continue;
-		snprintf(path, sizeof(path), "spec.tolerations[%d]", i++);
+		mkpath(path, sizeof(path), "spec.tolerations", "", i++);
 		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "tolerations")) < 0)
 			return rc;
 		gs_pb_sub(&t, &f);
@@ -889,7 +927,7 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 	while (gs_pb_next(&r, &f) > 0) {
 		if (f.num != 38)
 			continue;
-		snprintf(path, sizeof(path), "spec.schedulingGates[%d]", i);
+		mkpath(path, sizeof(path), "spec.schedulingGates", "", i);
 		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "schedulingGates")) < 0)
 			return rc;
 		gs_pb_sub(&g, &f);
@@ -907,14 +945,22 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 /* PodSpec: scalars and the affinity in one pass, the repeated parts in their own passes. */
 static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_pod_obj *out)
 {
+	/* The repeated parts: 20 initContainers, 2 containers, 38 schedulingGates, 32 overhead,
+	 * 7 nodeSelector, 22 tolerations. */
+	static const uint32_t nums[] = {20, 2, 38, 32, 7, 22};
+	struct at at[6] = {{0, 0}};
 	struct gs_pb r;
 	struct gs_pb_field f, aff = {0};
+	const uint8_t *before;
 	int has_aff = 0, rc;
 
 	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
 		return rc;
 	gs_pb_sub(&r, sf);
-	while ((rc = gs_pb_next(&r, &f)) > 0) {
+	while (before = r.p, (rc = gs_pb_next(&r, &f)) > 0) {
+		for (int k = 0; k < 6; k++)
+			if (f.num == nums[k] && at[k].n++ == 0)
+				at[k].off = (size_t)(before - sf->data);
 		switch (f.num) {
 		case 10:
 			rc = gs__pb_sdup(d, &f, "spec", "nodeName", ABSENT_IF_EMPTY, &out->node_name);
@@ -945,11 +991,13 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_
 	}
 	if (rc < 0)
 		return gs__pb_pbad(d, &r, "spec");
-	if ((rc = gates(d, sf->data, sf->len, out)) < 0 || (rc = containers(d, sf->data, sf->len, out)) < 0 ||
-	    (rc = resources(d, sf->data, sf->len, 32, "spec.overhead", &out->overhead)) < 0 ||
-	    (rc = labels(d, sf->data, sf->len, 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0 ||
-	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (rc = tolerations(d, sf->data, sf->len, out)) < 0)
+#define FROM(k) sf->data + at[k].off, sf->len - at[k].off
+	if ((at[2].n && (rc = gates(d, FROM(2), out)) < 0) || (rc = containers(d, sf->data, sf->len, at, out)) < 0 ||
+	    (at[3].n && (rc = resources(d, FROM(3), 32, "spec.overhead", &out->overhead)) < 0) ||
+	    (at[4].n && (rc = labels(d, FROM(4), 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0) ||
+	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (at[5].n && (rc = tolerations(d, FROM(5), out)) < 0))
 		return rc;
+#undef FROM
 	return 0;
 }
 
@@ -1069,7 +1117,7 @@ static int node_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs
 			struct gs_taint *o = &out->taints[i];
 			const char *effect = NULL;
 			size_t en = 0;
-			snprintf(path, sizeof(path), "spec.taints[%d]", i++);
+			mkpath(path, sizeof(path), "spec.taints", "", i++);
 			out->n_taints = i;
 			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "taints")) < 0)
 				return rc;
@@ -1110,7 +1158,7 @@ static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct 
 			return rc;
 		if (f.num != 4)
 			continue;
-		snprintf(path, sizeof(path), "status.conditions[%d]", i++);
+		mkpath(path, sizeof(path), "status.conditions", "", i++);
 		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "status", "conditions")) < 0)
 			return rc;
 		gs_pb_sub(&c, &f);
