@@ -735,7 +735,12 @@ static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char 
 
 	if ((rc = gs__pb_want(d, qf, GS_PB_LEN, path, "")) < 0)
 		return rc;
-	n = gs_pb_count(qf->data, qf->len, 3);
+	if ((n = gs_pb_count(qf->data, qf->len, 3)) < 0) {
+		gs_pb_sub(&r, qf);
+		while (gs_pb_next(&r, &g) > 0)
+			;
+		return gs__pb_pbad(d, &r, path);
+	}
 	if (n > 0 && !(out->values = calloc((size_t)n, sizeof(*out->values))))
 		return gs__pb_pnomem(d);
 	gs_pb_sub(&r, qf);

@@ -759,6 +759,25 @@ static void test_hostile_hand_built(void **state)
 			assert_int_equal(r, -EINVAL);
 	}
 
+	/* A node selector requirement with values, then garbage: refused, nothing written through the values
+	 * array it could not size (found by fuzz_pb). */
+	{
+		struct w req = {0}, term = {0}, sel = {0}, na = {0}, aff = {0}, sp = {0}, pd = {0};
+		w_str(&req, 1, "gpu");
+		w_str(&req, 3, "a100");
+		req.b[req.n++] = 0x0e; /* wire type 6 */
+		w_msg(&term, 1, &req);
+		w_msg(&sel, 1, &term);
+		w_msg(&na, 1, &sel);
+		w_msg(&aff, 1, &na);
+		w_msg(&sp, 18, &aff);
+		w_pod(&pd, &sp);
+		assert_int_equal(gs_decode_pod_pb(pd.b, pd.n, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, "pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored"
+					 "DuringExecution.nodeSelectorTerms[0].matchExpressions[0]: malformed protobuf at byte 11: "
+					 "undefined wire type");
+	}
+
 	/* A NUL inside a string. */
 	memset(&pod, 0, sizeof(pod));
 	struct w meta = {0};
