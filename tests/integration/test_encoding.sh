@@ -19,7 +19,8 @@ kc apply -f - >/dev/null <<<"$(pod_yaml enc-pb-1 '0=node1:0' '1=node3:1')"
 check_eventually "protobuf: enc-pb-1 bound to node3" 20 pod_on enc-pb-1 node3
 check "protobuf: it records node3:1" test "$(pod_assigned enc-pb-1)" = "node3:1"
 check "protobuf: the pod list and watch were read as protobuf" at_least pods protobuf 2
-check "protobuf: the node list and watch were read as protobuf" at_least nodes protobuf 2
+# (a node watch with no change says nothing, so only the node list is sure to have answered)
+check "protobuf: the node list was read as protobuf" at_least nodes protobuf 1
 check "protobuf: nothing was read as JSON" test "$(enc_count pods json)$(enc_count nodes json)" = 00
 check "protobuf: the log says the lists were protobuf" \
 	grep -qE 'pods: listed [0-9]+ at resourceVersion [0-9]+ \(from the watch cache, streamed: 1 page, protobuf\)' "$DAEMON_LOG"
@@ -38,7 +39,7 @@ kc apply -f - >/dev/null <<<"$(pod_yaml enc-json-1 '0=node1:0' '1=node4:2')"
 check_eventually "json: enc-json-1 bound to node4" 20 pod_on enc-json-1 node4
 check "json: it records node4:2" test "$(pod_assigned enc-json-1)" = "node4:2"
 check "json: the pod list and watch were read as JSON" at_least pods json 2
-check "json: the node list and watch were read as JSON" at_least nodes json 2
+check "json: the node list was read as JSON" at_least nodes json 1
 check "json: nothing was read as protobuf" test "$(enc_count pods protobuf)$(enc_count nodes protobuf)" = 00
 check "json: the log says the lists were JSON" \
 	grep -qE 'pods: listed [0-9]+ at resourceVersion [0-9]+ \(from the watch cache, streamed: 1 page, JSON\)' "$DAEMON_LOG"

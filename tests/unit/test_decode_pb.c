@@ -446,9 +446,18 @@ static void pairs_watch_both_encodings_in(void)
 	expect_has(t, "MODIFIED rv=");
 	expect_has(t, "label=gs-fixture:yes");
 	free(t);
-	t = watch_both("watch-expired", GS_OBJ_POD);
-	expect_has(t, "ERROR rv=(null) status=410/Expired/");
-	free(t);
+	/* The ERROR 410 frame: from the serializers' code (a young cluster's watch cache cannot be made to
+	 * answer one: see record.sh), wherever a directory has it; k8s-serializers/ must. */
+	char path[256];
+	FILE *f;
+	snprintf(path, sizeof(path), "%swatch-expired.jsonl", REC);
+	if ((f = fopen(path, "rb")) || strstr(REC, "k8s-serializers")) {
+		if (f)
+			fclose(f);
+		t = watch_both("watch-expired", GS_OBJ_POD);
+		expect_has(t, "ERROR rv=(null) status=410/Expired/");
+		free(t);
+	}
 }
 
 static void pairs_status_both_encodings_in(void)
