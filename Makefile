@@ -48,7 +48,7 @@ CHECK_SRC   := $(sort $(wildcard check/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
-	$(B)/gpu-scheduler-engine-bench
+	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench
 
 .PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
@@ -88,6 +88,9 @@ $(B)/gpu-scheduler-bench: $(B)/bench/bench.o $(B)/bench/util.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-engine-bench: $(B)/bench/engine.o $(B)/libgs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/gpu-scheduler-decode-bench: $(B)/bench/decode.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-webhook-bench: $(B)/bench/webhook.o $(B)/bench/util.o $(B)/libgs.a
@@ -151,6 +154,8 @@ FUZZ_LLHTTP  := $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c src/sched/map_cache.c \
 			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c
 FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
+FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
+			src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
@@ -164,6 +169,8 @@ FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 # Seeds read from where they live, besides tests/fuzz/corpus/NAME/.
 FUZZ_admission_SEEDS  := $(wildcard tests/golden/admission/*.request.json)
 FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl)
+FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw \
+			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
 FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
 FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)

@@ -36,6 +36,7 @@ struct config {
 	const char *health_addr;
 	long qps;
 	long burst;
+	const char *content_type;
 	long max_inflight_binds;
 	const char *log_level;
 	const char *log_format;
@@ -99,6 +100,15 @@ static int validate_readable(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int validate_content_type(const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "json") != 0 && strcmp(v, "protobuf") != 0) {
+		snprintf(err, errlen, "\"%s\" must be json or protobuf", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int validate_sharing(const char *v, char *err, size_t errlen)
 {
 	if (strcmp(v, "exclusive") != 0 && strcmp(v, "any") != 0) {
@@ -122,6 +132,9 @@ static const struct gs_opt options[] = {
 	 "requests per second to the apiserver, 0 for unlimited"},
 	{"kube-api-burst", "GS_KUBE_API_BURST", GS_OPT_INT, "0", 0, 1000000, OPT(burst), NULL,
 	 "burst over --kube-api-qps (0: equal to the qps)"},
+	{"kube-api-content-type", "GS_KUBE_API_CONTENT_TYPE", GS_OPT_STRING, "protobuf", 0, 0, OPT(content_type),
+	 validate_content_type,
+	 "protobuf: read pod and node lists and watches as protobuf (JSON if the apiserver answers JSON); json: JSON only"},
 	{"max-inflight-binds", "GS_MAX_INFLIGHT_BINDS", GS_OPT_INT, "64", 1, 4096, OPT(max_inflight_binds), NULL,
 	 "bindings in flight at once"},
 	{"events", "GS_EVENTS", GS_OPT_BOOL, "true", 0, 0, OPT(events), NULL,
@@ -466,6 +479,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.qps = (double)d->cfg.qps,
 		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
 		.user_agent = "gpu-scheduler/" GS_VERSION,
+		.protobuf = strcmp(d->cfg.content_type, "protobuf") == 0,
 	};
 	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
 		gs_log_error("apiserver client: %s", err);

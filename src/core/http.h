@@ -98,6 +98,8 @@ void gs_http_cancel(struct gs_http_call *call);
 
 /* Status of the response head once it arrived (during on_data), else 0. */
 int gs_http_call_status(const struct gs_http_call *call);
+/* Content-Type of the response head once it arrived (during on_data), else "". */
+const char *gs_http_call_content_type(const struct gs_http_call *call);
 /* Readable reason for a failed call (TLS verification, parse error, ...), "" if none. */
 const char *gs_http_call_error(const struct gs_http_call *call);
 

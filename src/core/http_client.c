@@ -586,6 +586,11 @@ int gs_http_call_status(const struct gs_http_call *call)
 	return call->status;
 }
 
+const char *gs_http_call_content_type(const struct gs_http_call *call)
+{
+	return call->content_type;
+}
+
 const char *gs_http_call_error(const struct gs_http_call *call)
 {
 	return call->error;

@@ -17,6 +17,7 @@ void gs_line_splitter_init(struct gs_line_splitter *s, size_t max, gs_line_cb cb
 	s->cb = cb;
 	s->ud = ud;
 	s->err = 0;
+	s->framed = 0;
 	s->lines = 0;
 }
 
@@ -54,12 +55,70 @@ static int emit(struct gs_line_splitter *s, const char *line, size_t len)
 	return s->cb(line, len, s->ud);
 }
 
+void gs_line_splitter_set_framed(struct gs_line_splitter *s, int framed)
+{
+	s->framed = framed;
+	/* A framed record is kept with its 4-byte prefix. */
+	s->buf.cap = framed ? s->max + 4 : s->max;
+}
+
+static size_t be32(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	return (size_t)u[0] << 24 | (size_t)u[1] << 16 | (size_t)u[2] << 8 | (size_t)u[3];
+}
+
+/* Framed mode: whole records inside the piece go out in place, the rest is gathered. */
+static int feed_framed(struct gs_line_splitter *s, const char *p, size_t n)
+{
+	int r;
+
+	while (n) {
+		size_t len, take;
+		if (s->buf.len == 0 && n >= 4) {
+			if ((len = be32(p)) > s->max)
+				return fail(s, -E2BIG);
+			if (n - 4 >= len) {
+				s->lines++;
+				if ((r = s->cb(p + 4, len, s->ud)) < 0)
+					return fail(s, r);
+				p += 4 + len;
+				n -= 4 + len;
+				continue;
+			}
+		}
+		if (s->buf.len < 4) {
+			take = 4 - s->buf.len < n ? 4 - s->buf.len : n;
+		} else {
+			if ((len = be32(s->buf.data)) > s->max)
+				return fail(s, -E2BIG);
+			take = 4 + len - s->buf.len < n ? 4 + len - s->buf.len : n;
+		}
+		if ((r = gs_buf_append(&s->buf, p, take)) < 0)
+			return fail(s, r);
+		p += take;
+		n -= take;
+		if (s->buf.len >= 4 && (len = be32(s->buf.data)) > s->max)
+			return fail(s, -E2BIG);
+		if (s->buf.len >= 4 && s->buf.len == 4 + len) {
+			s->lines++;
+			r = s->cb(s->buf.data + 4, len, s->ud);
+			gs_buf_reset(&s->buf);
+			if (r < 0)
+				return fail(s, r);
+		}
+	}
+	return 0;
+}
+
 int gs_line_splitter_feed(struct gs_line_splitter *s, const char *p, size_t n)
 {
 	int r;
 
 	if (s->err)
 		return s->err;
+	if (s->framed)
+		return feed_framed(s, p, n);
 	while (n) {
 		const char *nl = memchr(p, '\n', n);
 		if (!nl) {
@@ -91,8 +150,8 @@ int gs_line_splitter_flush(struct gs_line_splitter *s)
 {
 	if (s->err)
 		return s->err;
-	if (s->buf.len == 0)
-		return 0;
+	if (s->buf.len == 0 || s->framed)
+		return 0; /* an unfinished record has no end to assume */
 	int r = emit(s, s->buf.data, s->buf.len);
 	gs_buf_reset(&s->buf);
 	return r < 0 ? fail(s, r) : 0;

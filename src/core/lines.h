@@ -16,6 +16,11 @@
  * A line that arrives whole inside one piece is handed over in place (no copy); a line split across
  * pieces is gathered in an internal buffer first. Either way the callback sees (line, len), and the
  * line is NOT NUL-terminated: use the length.
+ *
+ * Framed mode (gs_line_splitter_set_framed): the same splitter for length-prefixed records instead of
+ * lines, each a 4-byte big-endian length then that many bytes (the Kubernetes protobuf watch stream,
+ * apimachinery's framer). The callback gets each record's bytes; an empty record is delivered too; a
+ * length over the cap fails the stream with -E2BIG as soon as the 4 bytes are in.
  */
 #ifndef GS_CORE_LINES_H
 #define GS_CORE_LINES_H
@@ -41,6 +46,7 @@ struct gs_line_splitter {
 	gs_line_cb cb;
 	void *ud;
 	int err;           /* sticky: the first failure, 0 while healthy */
+	int framed;        /* 4-byte big-endian length prefixes instead of newlines */
 	unsigned long lines; /* lines delivered so far (for logs and tests) */
 };
 
@@ -53,6 +59,9 @@ void gs_line_splitter_init(struct gs_line_splitter *s, size_t max, gs_line_cb cb
  * every later feed returns the same code without calling back, until gs_line_splitter_reset().
  */
 int gs_line_splitter_feed(struct gs_line_splitter *s, const char *p, size_t n);
+
+/* Switches to (framed 1) or from (0) framed mode; call between records (right after init or reset). */
+void gs_line_splitter_set_framed(struct gs_line_splitter *s, int framed);
 
 /* Bytes of an unfinished line held so far (a stream that ends with this > 0 was cut mid-line). */
 size_t gs_line_splitter_pending(const struct gs_line_splitter *s);

@@ -29,6 +29,7 @@ struct gs_kube_call {
 	const char *method;          /* static strings only: "GET", ... copied below if needed */
 	char method_buf[16];
 	char content_type[64];
+	char accept[96];
 	unsigned timeout_ms;
 	enum gs_kube_prio prio;
 	int watch;
@@ -56,6 +57,7 @@ struct gs_kube {
 	unsigned max_conns;
 	char *server;
 	char *user_agent;
+	int protobuf;
 	/* auth */
 	char *token;
 	char *token_file;
@@ -238,7 +240,7 @@ static int start(struct gs_kube_call *c)
 		snprintf(auth, sizeof(auth), "Bearer %s", k->token);
 		h[nh++] = (struct gs_http_header){"Authorization", auth};
 	}
-	h[nh++] = (struct gs_http_header){"Accept", "application/json"};
+	h[nh++] = (struct gs_http_header){"Accept", c->accept};
 	h[nh++] = (struct gs_http_header){"User-Agent", k->user_agent};
 	if (c->body)
 		h[nh++] = (struct gs_http_header){"Content-Type", c->content_type};
@@ -372,6 +374,7 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 	}
 	snprintf(c->content_type, sizeof(c->content_type), "%s",
 		 req->content_type ? req->content_type : "application/json");
+	snprintf(c->accept, sizeof(c->accept), "%s", req->accept ? req->accept : "application/json");
 	c->timeout_ms = req->timeout_ms ? req->timeout_ms : req->watch ? 0 : GS_KUBE_DEFAULT_TIMEOUT_MS;
 	c->prio = req->prio == GS_KUBE_LOW ? GS_KUBE_LOW : GS_KUBE_HIGH;
 	c->watch = req->watch;
@@ -392,6 +395,16 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 		*out = c;
 	dispatch(k);
 	return 0;
+}
+
+const char *gs_kube_call_content_type(const struct gs_kube_call *c)
+{
+	return c->hc ? gs_http_call_content_type(c->hc) : "";
+}
+
+int gs_kube_protobuf(const struct gs_kube *k)
+{
+	return k->protobuf;
 }
 
 void gs_kube_cancel(struct gs_kube_call *c)
@@ -441,6 +454,7 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 	k->tokens_at = uv_now(loop);
 	k->server = strdup(kc->server ? kc->server : "");
 	k->user_agent = strdup(opts->user_agent ? opts->user_agent : "gpu-scheduler");
+	k->protobuf = opts->protobuf;
 	if (!k->server || !k->user_agent)
 		goto fail;
 	if (kc->token && !(k->token = strdup(kc->token)))

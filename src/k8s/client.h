@@ -37,6 +37,8 @@ struct gs_kube_opts {
 	double qps;                     /* 0: unlimited */
 	unsigned burst;
 	const char *user_agent;
+	int protobuf;                   /* ask for protobuf where the apiserver has it (pod and node lists
+	                                 * and watches, src/k8s/watch.c); 0: JSON everywhere */
 };
 
 /* Body bytes of a streamed 2xx response, as they arrive. */
@@ -48,6 +50,7 @@ struct gs_kube_req {
 	const char *body;          /* copied */
 	size_t body_len;
 	const char *content_type;  /* default application/json when there is a body */
+	const char *accept;        /* the Accept header; NULL: application/json */
 	unsigned timeout_ms;       /* 0: the client default (30 s) for requests, none for watches */
 	enum gs_kube_prio prio;
 	int watch;                 /* long-lived streaming request on the watch pool, on_data required */
@@ -76,6 +79,17 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body,
 		    const char *content_type, enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done,
 		    void *ud);
+
+/* The response's Content-Type once its head arrived (inside on_data), else "". */
+const char *gs_kube_call_content_type(const struct gs_kube_call *call);
+
+/* gs_kube_opts.protobuf as given. */
+int gs_kube_protobuf(const struct gs_kube *k);
+
+/* The Accept headers asked with protobuf: an object or list (JSON allowed as the fallback: the server
+ * picks), and a watch stream. */
+#define GS_KUBE_ACCEPT_PB       "application/vnd.kubernetes.protobuf, application/json"
+#define GS_KUBE_ACCEPT_PB_WATCH "application/vnd.kubernetes.protobuf;stream=watch, application/json"
 
 /* done runs later with -ECANCELED. */
 void gs_kube_cancel(struct gs_kube_call *call);

@@ -521,6 +521,26 @@ static double m_node_relists(void *ud)
 	return (double)watch_stats(((struct gs_controller *)ud)->nodes).relists_total;
 }
 
+static double m_pod_pb(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->pods).protobuf_total;
+}
+
+static double m_pod_json(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->pods).json_total;
+}
+
+static double m_node_pb(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->nodes).protobuf_total;
+}
+
+static double m_node_json(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller *)ud)->nodes).json_total;
+}
+
 static double m_requests(void *ud)
 {
 	struct gs_kube_stats st;
@@ -563,6 +583,15 @@ static void register_metrics(struct gs_controller *c)
 			      "resource=\"pods\"", m_pod_relists, c);
 	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
 			      "resource=\"nodes\"", m_node_relists, c);
+	static const char enc_help[] = "List pages and watch streams read from the apiserver, by the encoding it answered in.";
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
+			      "resource=\"pods\",encoding=\"protobuf\"", m_pod_pb, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help, "resource=\"pods\",encoding=\"json\"",
+			      m_pod_json, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
+			      "resource=\"nodes\",encoding=\"protobuf\"", m_node_pb, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help, "resource=\"nodes\",encoding=\"json\"",
+			      m_node_json, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"pod\"",
 			    m_cache_pods, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node\"",

@@ -138,4 +138,49 @@ int gs_decode_list_meta(const char *json, size_t len, char **resource_version, c
  */
 int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message);
 
+/* ---- protobuf (application/vnd.kubernetes.protobuf, decode_pb.c) --------------------------------- */
+
+/*
+ * The same records from the apiserver's protobuf encoding (docs/k8s-decode.md, "Protobuf"): same
+ * rules, same outputs, same ownership as the JSON functions above. The wire format:
+ *   an object or list body:  "k8s\0" then runtime.Unknown{1 typeMeta{2 kind}, 2 raw: the object}
+ *   a watch stream:          frames of a 4-byte big-endian length then a metav1.WatchEvent{1 type,
+ *                            2 object: RawExtension{1 raw: an object body as above}}
+ */
+
+/* 1 when a Content-Type names the protobuf media type (parameters such as ";stream=watch" allowed). */
+int gs_decode_is_protobuf(const char *content_type);
+
+/* A Pod / Node message (the envelope's raw bytes, or one item of a list). */
+int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
+		     size_t errlen);
+int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, char *err, size_t errlen);
+
+/*
+ * An object body's envelope: checks the "k8s\0" prefix, copies typeMeta.kind into kind (may be "") and
+ * points *raw at the object's message inside body. A contentEncoding other than none is refused.
+ */
+int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind,
+			size_t kindlen, char *err, size_t errlen);
+
+/* One watch frame's WatchEvent (the bytes after the 4-byte length). */
+int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			     struct gs_watch_event *ev, char *err, size_t errlen);
+
+/* A whole list body (envelope, PodList/NodeList), as gs_decode_list_ex. A body whose kind is not the
+ * list expected (a Status) fails before any callback. */
+int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			 gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
+			 unsigned *skipped, char *err, size_t errlen);
+
+/* One item of a streamed list (a Pod/Node message), as gs_decode_list_item. */
+int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+			   gs_decode_item_cb cb, void *ud, unsigned *skipped);
+
+/* A list's ListMeta message: *resource_version (malloc'ed, NULL if absent). */
+int gs_decode_list_meta_pb(const void *data, size_t len, char **resource_version, char *err, size_t errlen);
+
+/* An error body in protobuf (envelope around a metav1.Status), as gs_decode_status. */
+int gs_decode_status_pb(const void *body, size_t len, int *code, char **reason, char **message);
+
 #endif

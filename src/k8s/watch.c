@@ -16,6 +16,7 @@
 #include "core/json_items.h"
 #include "core/lines.h"
 #include "core/log.h"
+#include "core/pb.h"
 
 #define GS_WATCH_PAGE_SIZE        500
 #define GS_WATCH_TIMEOUT_MIN_S    300
@@ -52,7 +53,10 @@ struct gs_watch {
 	                       * apiserver's watch cache (resourceVersion=0), not pages from etcd */
 	int streaming;        /* the list in flight is that one */
 	unsigned pages;       /* requests the list in progress took */
-	struct gs_json_items items; /* its splitter */
+	struct gs_json_items items; /* its splitter (JSON) */
+	struct gs_pb_stream pbs;    /* its splitter (protobuf) */
+	int list_pb;          /* the streamed list in flight: -1 not known yet, 0 JSON, 1 protobuf */
+	int watch_pb;         /* the watch in flight: the same */
 	char *stream_rv;      /* its metadata.resourceVersion */
 	unsigned stream_skipped;
 	char stream_why[256]; /* why the streamed list was given up, "" if it was not */
@@ -213,16 +217,82 @@ static int on_stream_item(const char *value, size_t len, void *ud)
 	return r;
 }
 
+/* The protobuf list, streamed: the fields of the PodList/NodeList inside the envelope (1 metadata,
+ * 2 items), one at a time. */
+static int on_stream_field(uint32_t num, int wire, uint64_t v, const uint8_t *data, size_t len, void *ud)
+{
+	struct gs_watch *w = ud;
+	char derr[200];
+	int r;
+	(void)v;
+	if (num != 1 && num != 2)
+		return 0;
+	if (wire != GS_PB_LEN) {
+		snprintf(w->stream_why, sizeof(w->stream_why), "list field %u has wire type %s", num,
+			 gs_pb_wire_name((unsigned)wire));
+		return -EINVAL;
+	}
+	if (num == 1) {
+		free(w->stream_rv);
+		w->stream_rv = NULL;
+		if (gs_decode_list_meta_pb(data, len, &w->stream_rv, derr, sizeof(derr)) < 0) {
+			snprintf(w->stream_why, sizeof(w->stream_why), "%s", derr);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	r = gs_decode_list_item_pb(data, len, w->kind, w->map_annotation, on_list_item, w, &w->stream_skipped);
+	if (r < 0)
+		snprintf(w->stream_why, sizeof(w->stream_why), "out of memory decoding an item");
+	return r;
+}
+
+/* Which encoding a response came in, from its Content-Type, counted once per response. */
+static int response_pb(struct gs_watch *w, const char *content_type)
+{
+	int pb = gs_decode_is_protobuf(content_type);
+	if (pb)
+		w->st.protobuf_total++;
+	else
+		w->st.json_total++;
+	return pb;
+}
+
+static const char *enc_name(int pb)
+{
+	return pb ? "protobuf" : "JSON";
+}
+
 static void on_list_data(const char *data, size_t len, void *ud)
 {
 	struct gs_watch *w = ud;
+	int r;
 	if (w->stream_why[0] || w->state == ST_STOPPING)
 		return;
-	if (gs_json_items_feed(&w->items, data, len) < 0) {
+	if (w->list_pb < 0)
+		w->list_pb = response_pb(w, gs_kube_call_content_type(w->call));
+	if (w->list_pb)
+		r = gs_pb_stream_feed(&w->pbs, data, len);
+	else
+		r = gs_json_items_feed(&w->items, data, len);
+	if (r < 0) {
 		if (!w->stream_why[0])
-			snprintf(w->stream_why, sizeof(w->stream_why), "%s", w->items.err);
+			snprintf(w->stream_why, sizeof(w->stream_why), "%s", w->list_pb ? w->pbs.err : w->items.err);
 		gs_kube_cancel(w->call);
 	}
+}
+
+/* The streamed list's splitter, at the end of the body: 0 when it ended properly. */
+static int stream_finish(struct gs_watch *w, const char **why)
+{
+	int r;
+	if (w->list_pb < 0) { /* an empty body: neither splitter saw a byte */
+		*why = "empty list body";
+		return -EINVAL;
+	}
+	r = w->list_pb ? gs_pb_stream_finish(&w->pbs) : gs_json_items_finish(&w->items);
+	*why = w->list_pb ? w->pbs.err : w->items.err;
+	return r;
 }
 
 static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
@@ -236,10 +306,10 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		stop_step(w);
 		return;
 	}
-	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && gs_json_items_finish(&w->items) < 0))) {
+	const char *fwhy = "";
+	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && stream_finish(w, &fwhy) < 0))) {
 		/* The apiserver answered, but not with a list we could read: the paginated list next. */
-		snprintf(why, sizeof(why), "streamed list not understood: %s",
-			 w->stream_why[0] ? w->stream_why : w->items.err);
+		snprintf(why, sizeof(why), "streamed list not understood: %s", w->stream_why[0] ? w->stream_why : fwhy);
 		w->cache_list = 0;
 		back_off(w, why);
 		return;
@@ -259,7 +329,10 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	if (resp->status != 200) {
 		int code = 0;
 		char *reason = NULL, *message = NULL;
-		gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
+		if (gs_decode_is_protobuf(resp->content_type))
+			gs_decode_status_pb(resp->body, resp->body_len, &code, &reason, &message);
+		else
+			gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
 		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "", message ? message : "");
 		free(reason);
 		free(message);
@@ -274,7 +347,12 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		w->stream_rv = NULL;
 		if (w->stream_skipped)
 			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), w->stream_skipped);
+	} else if (response_pb(w, resp->content_type)) {
+		w->list_pb = 1;
+		r = gs_decode_list_pb_ex(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv,
+					 &cont, NULL, derr, sizeof(derr));
 	} else {
+		w->list_pb = 0;
 		r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
 				   derr, sizeof(derr));
 	}
@@ -300,9 +378,10 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	w->cache_list = 0;
 	w->st.synced = 1;
 	gs_backoff_reset(&w->backoff);
-	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s)", gs_watch_name(w),
+	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s, %s)", gs_watch_name(w),
 		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
-		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages, w->pages == 1 ? "" : "s");
+		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages, w->pages == 1 ? "" : "s",
+		    enc_name(w->list_pb == 1));
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
 	if (w->state == ST_LISTING)
@@ -321,8 +400,12 @@ static void list_page(struct gs_watch *w)
 	w->pages++;
 	w->streaming = w->cache_list && !w->cont;
 	if (w->streaming) {
+		static const uint32_t raw_path[] = {2}; /* runtime.Unknown.raw: the list itself */
 		gs_json_items_free(&w->items);
 		gs_json_items_init(&w->items, "items", GS_WATCH_ITEM_MAX, on_stream_member, on_stream_item, w);
+		gs_pb_stream_free(&w->pbs);
+		gs_pb_stream_init(&w->pbs, "k8s", 4, raw_path, 1, GS_WATCH_ITEM_MAX, on_stream_field, w);
+		w->list_pb = -1;
 		free(w->stream_rv);
 		w->stream_rv = NULL;
 		w->stream_skipped = 0;
@@ -344,6 +427,7 @@ static void list_page(struct gs_watch *w)
 		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
 		.prio = GS_KUBE_HIGH,
 		.on_data = w->streaming ? on_list_data : NULL,
+		.accept = gs_kube_protobuf(w->kube) ? GS_KUBE_ACCEPT_PB : NULL,
 	};
 	int r = gs_kube_send(w->kube, &req, on_list_done, w, &w->call);
 	if (r < 0) {
@@ -360,7 +444,9 @@ static int on_line(const char *line, size_t len, void *ud)
 	struct gs_watch_event ev;
 	char derr[256] = "";
 
-	if (gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr)) < 0) {
+	int r = w->watch_pb ? gs_decode_watch_event_pb(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr))
+			    : gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr));
+	if (r < 0) {
 		/* One bad event must not lose the others: count it, log it, go on. */
 		w->st.errors_total++;
 		gs_log_warn("%s: watch event not understood: %s", gs_watch_name(w), derr);
@@ -397,6 +483,12 @@ static void on_watch_data(const char *data, size_t len, void *ud)
 	w->st.healthy = 1;
 	if (w->stream_err)
 		return;
+	if (w->watch_pb < 0) {
+		/* Frames of a 4-byte length (protobuf) or lines (JSON), by what the server chose. */
+		w->watch_pb = response_pb(w, gs_kube_call_content_type(w->call));
+		gs_line_splitter_set_framed(&w->lines, w->watch_pb);
+		gs_log_debug("%s: watch stream in %s", gs_watch_name(w), enc_name(w->watch_pb));
+	}
 	int r = gs_line_splitter_feed(&w->lines, data, len);
 	if (r < 0) {
 		if (!w->stream_err)
@@ -416,6 +508,8 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	w->st.restarts_total++;
 	uv_timer_stop(&w->timer);
 	gs_line_splitter_reset(&w->lines);
+	gs_line_splitter_set_framed(&w->lines, 0);
+	w->watch_pb = -1;
 	w->stream_err = 0;
 	if (w->state == ST_STOPPING) {
 		stop_step(w);
@@ -466,9 +560,11 @@ static void watch_start(struct gs_watch *w)
 		.watch = 1,
 		.on_data = on_watch_data,
 		.prio = GS_KUBE_HIGH,
+		.accept = gs_kube_protobuf(w->kube) ? GS_KUBE_ACCEPT_PB_WATCH : NULL,
 	};
 	w->state = ST_WATCHING;
 	w->stream_err = 0;
+	w->watch_pb = -1;
 	w->st.watches_total++;
 	if (gs_kube_send(w->kube, &req, on_watch_done, w, &w->call) < 0) {
 		w->call = NULL;
@@ -509,6 +605,8 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 	}
 	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
 	gs_line_splitter_init(&w->lines, 0, on_line, w);
+	gs_pb_stream_init(&w->pbs, NULL, 0, NULL, 0, 0, on_stream_field, w);
+	w->list_pb = w->watch_pb = -1;
 	gs_backoff_init(&w->backoff, GS_WATCH_BACKOFF_MIN_MS, GS_WATCH_BACKOFF_MAX_MS, opts->seed);
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
@@ -539,6 +637,7 @@ static void stop_step(struct gs_watch *w)
 	free(w->rv);
 	free(w->cont);
 	gs_json_items_free(&w->items);
+	gs_pb_stream_free(&w->pbs);
 	free(w->stream_rv);
 	free(w);
 	if (cb)

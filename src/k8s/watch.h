@@ -6,7 +6,11 @@
  *      resourceVersion=0, served from the apiserver's watch cache and decoded as it streams in, an
  *      item at a time; relists read pages (limit=page_size, continue=...) from etcd, consistently.
  *   2. WATCH from the list's resourceVersion with allowWatchBookmarks=true and a randomised
- *      timeoutSeconds (5-10 min), decoding the chunked stream line by line.
+ *      timeoutSeconds (5-10 min), decoding the chunked stream line by line (JSON) or frame by frame
+ *      (protobuf).
+ *   Encoding: with gs_kube_opts.protobuf, every list and watch asks for protobuf with JSON as the
+ *   fallback, and each response is decoded by its own Content-Type (an aggregated or old apiserver may
+ *   answer JSON); without it, JSON only.
  *   3. A normal end re-watches from the last resourceVersion seen (bookmarks keep it fresh);
  *      410 Gone (as a status or an ERROR event) relists; an unreachable apiserver, 429 or 5xx backs off
  *      with jitter (0.8 s doubling to 30 s) and then resumes.
@@ -54,6 +58,8 @@ struct gs_watch_stats {
 	unsigned known;             /* keys currently known */
 	int synced;                 /* a list has completed */
 	int healthy;                /* the last request reached the apiserver */
+	uint64_t protobuf_total;    /* list pages and watch streams that came as protobuf */
+	uint64_t json_total;        /* ... as JSON */
 };
 
 /* Starts listing at once. Returns 0 or <0 (-ENOMEM). opts strings are copied. */

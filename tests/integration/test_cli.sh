@@ -28,6 +28,8 @@ refused 2 'unknown|nope' --nope
 refused 2 'tls-cert-file' --kubeconfig "$fx/token.yaml"
 refused 1 'exec credential plugins are not supported' --kubeconfig "$fx/exec.yaml" --no-webhook
 refused 2 'device-sharing: "some" must be exclusive or any' --device-sharing some
+refused 2 'kube-api-content-type: "xml" must be json or protobuf' --kube-api-content-type xml
+GS_KUBE_API_CONTENT_TYPE=yaml refused 2 'GS_KUBE_API_CONTENT_TYPE \(environment\).*"yaml" must be json or protobuf' --no-webhook
 refused 2 'leader-elect-lease-duration: "15" is not a duration' --leader-elect-lease-duration 15
 refused 2 'leader-elect-retry-period: 10ms is outside' --leader-elect-retry-period 10ms
 refused 2 'lease-duration \(5000 ms\) must exceed --leader-elect-renew-deadline \(10000 ms\)' --no-webhook \

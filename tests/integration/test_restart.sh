@@ -37,8 +37,8 @@ t=$SECONDS
 check_eventually "all 1,000 bound where mapped after the start" 120 all_bound bulk 1000
 echo "  1,000 pods bound $((SECONDS - t)) s after the start"
 # Twice the page size, yet one request: the first list comes from the apiserver's watch cache, streamed.
-check "the first pod list: 1,000 pods in one streamed request from the watch cache" \
-	grep -qE "pods: listed 1000 at resourceVersion [0-9]+ \(from the watch cache, streamed: 1 page\)" "$DAEMON_LOG"
+check "the first pod list: 1,000 pods in one streamed protobuf request from the watch cache" \
+	grep -qE "pods: listed 1000 at resourceVersion [0-9]+ \(from the watch cache, streamed: 1 page, protobuf\)" "$DAEMON_LOG"
 check "nothing needed a retry or hit a conflict" \
 	test "$(metric 'gpu_scheduler_binding_attempts_total{result="gone"}')" = 0
 daemon_stop TERM 15

@@ -198,6 +198,56 @@ static void test_large_line(void **state)
 	free(big);
 }
 
+/* Framed mode: 4-byte big-endian lengths; every split of the stream gives the same records. */
+static void test_framed(void **state)
+{
+	(void)state;
+	static const char stream[] = "\0\0\0\3abc\0\0\0\0\0\0\0\1\n\0\0\0\5hello";
+	const size_t n = sizeof(stream) - 1;
+	for (size_t cut = 0; cut <= n; cut++) {
+		struct sink k = {0};
+		struct gs_line_splitter s;
+		gs_line_splitter_init(&s, 16, on_line, &k);
+		gs_line_splitter_set_framed(&s, 1);
+		assert_int_equal(gs_line_splitter_feed(&s, stream, cut), 0);
+		assert_int_equal(gs_line_splitter_feed(&s, stream + cut, n - cut), 0);
+		/* The empty record and the newline record are records here, not separators. */
+		assert_string_equal(k.text, "abc||\n|hello");
+		assert_int_equal(k.n, 4);
+		assert_int_equal(gs_line_splitter_pending(&s), 0);
+		gs_line_splitter_free(&s);
+	}
+	/* Byte by byte, and a record cut short stays pending. */
+	struct sink k = {0};
+	struct gs_line_splitter s;
+	gs_line_splitter_init(&s, 16, on_line, &k);
+	gs_line_splitter_set_framed(&s, 1);
+	for (size_t i = 0; i < n - 1; i++)
+		assert_int_equal(gs_line_splitter_feed(&s, stream + i, 1), 0);
+	assert_string_equal(k.text, "abc||\n");
+	assert_int_equal(gs_line_splitter_pending(&s), 8);
+	assert_int_equal(gs_line_splitter_flush(&s), 0);
+	assert_string_equal(k.text, "abc||\n");
+	/* A length over the cap fails as soon as the prefix is in, whole or in pieces. */
+	gs_line_splitter_reset(&s);
+	assert_int_equal(gs_line_splitter_feed(&s, "\0\0\0\x11", 4), -E2BIG);
+	assert_int_equal(gs_line_splitter_feed(&s, "\0", 1), -E2BIG);
+	gs_line_splitter_reset(&s);
+	assert_int_equal(gs_line_splitter_feed(&s, "\0\0", 2), 0);
+	assert_int_equal(gs_line_splitter_feed(&s, "\x01\0", 2), -E2BIG);
+	/* Exactly the cap passes. */
+	gs_line_splitter_reset(&s);
+	memset(k.text, 0, sizeof(k.text));
+	assert_int_equal(gs_line_splitter_feed(&s, "\0\0\0\x10" "0123456789abcdef", 20), 0);
+	assert_string_equal(k.text, "0123456789abcdef");
+	gs_line_splitter_reset(&s);
+	memset(k.text, 0, sizeof(k.text));
+	assert_int_equal(gs_line_splitter_feed(&s, "\0\0\0\x10" "0123456789", 14), 0);
+	assert_int_equal(gs_line_splitter_feed(&s, "abcdef", 6), 0);
+	assert_string_equal(k.text, "0123456789abcdef");
+	gs_line_splitter_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_reset_inside_callback),
 		cmocka_unit_test(test_large_line),
+		cmocka_unit_test(test_framed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1250 @@
+/*
+ * decode_pb.c: the protobuf half of decode.h (application/vnd.kubernetes.protobuf), filling the same
+ * records as the JSON half in decode.c: Pod and Node messages (their envelopes, lists and watch events:
+ * decode_pb_wire.c). See docs/k8s-decode.md, "Protobuf".
+ *
+ * Field numbers are those of the generated.proto files of Kubernetes (k8s.io/api/core/v1,
+ * k8s.io/apimachinery/pkg/apis/meta/v1, .../pkg/runtime); each message read below names its fields.
+ * The rules are decode.c's, with two translations:
+ *   - Go's protobuf code writes every non-pointer string, empty or not, where JSON leaves an empty
+ *     omitempty string out. A string field whose JSON tag has omitempty therefore reads "" as absent
+ *     (ABSENT_IF_EMPTY below); the few without omitempty (taint key, owner reference kind/name/uid,
+ *     requirement key, gate name) keep "" as JSON shows it.
+ *   - metav1.Time is {seconds, nanos} where JSON has RFC 3339 to the second. The zero time, which JSON
+ *     writes as null, comes as an empty message from Go (0) or as year 1 from other writers: both 0.
+ * A field with the wrong wire type fails the object with a message naming the field, as a JSON field of
+ * the wrong type does; unknown fields are skipped.
+ */
+#include "k8s/decode.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/pb.h"
+#include "k8s/decode_pb_int.h"
+
+int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (d->err && d->errlen)
+		snprintf(d->err, d->errlen, "%s%s%s", d->what, d->what[0] ? ": " : "", msg);
+	return -EINVAL;
+}
+
+int gs__pb_pnomem(struct gs__pctx *d)
+{
+	if (d->err && d->errlen)
+		snprintf(d->err, d->errlen, "%s: out of memory", d->what[0] ? d->what : "decode");
+	return -ENOMEM;
+}
+
+/* A reader's failure, naming the message it was reading. */
+int gs__pb_pbad(struct gs__pctx *d, const struct gs_pb *r, const char *path)
+{
+	return gs__pb_pfail(d, "%s: malformed protobuf at byte %zu: %s", path[0] ? path : "object", gs_pb_offset(r),
+		     r->err ? r->err : "?");
+}
+
+/*
+ * a, then b, then "[idx]" when idx >= 0, into buf (cut to fit): the path of an element, built for
+ * every element before we know whether it has an error, so without printf (it was a tenth of the
+ * decoder's instructions with snprintf).
+ */
+static void mkpath(char *buf, size_t n, const char *a, const char *b, int idx)
+{
+	size_t at = 0;
+	char num[16];
+	int k = 0;
+
+	for (const char *s = a; *s && at + 1 < n; s++)
+		buf[at++] = *s;
+	for (const char *s = b; *s && at + 1 < n; s++)
+		buf[at++] = *s;
+	if (idx >= 0) {
+		do
+			num[k++] = (char)('0' + idx % 10);
+		while ((idx /= 10) > 0);
+		if (at + 1 < n)
+			buf[at++] = '[';
+		while (k > 0 && at + 1 < n)
+			buf[at++] = num[--k];
+		if (at + 1 < n)
+			buf[at++] = ']';
+	}
+	buf[at] = '\0';
+}
+
+/* ---- fields ------------------------------------------------------------------------------------- */
+
+#define DOT(path) ((path)[0] ? "." : "")
+
+int gs__pb_want(struct gs__pctx *d, const struct gs_pb_field *f, enum gs_pb_wire wire, const char *path, const char *key)
+{
+	if (f->wire == wire)
+		return 0;
+	return gs__pb_pfail(d, "%s%s%s has wire type %s, not %s", path, DOT(path), key, gs_pb_wire_name(f->wire),
+		     gs_pb_wire_name(wire));
+}
+
+/* A string field borrowed as (s, n); it must be length-delimited and hold no NUL byte (our records are C
+ * strings; JSON cannot carry one either, as cJSON ends the string there). */
+int gs__pb_sref(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, const char **s,
+		size_t *n)
+{
+	int r = gs__pb_want(d, f, GS_PB_LEN, path, key);
+	if (r < 0)
+		return r;
+	if (memchr(f->data, 0, f->len))
+		return gs__pb_pfail(d, "%s%s%s holds a NUL byte", path, DOT(path), key);
+	*s = (const char *)f->data;
+	*n = f->len;
+	return 0;
+}
+
+/* A string field copied into *out (a repeated scalar field: the last one wins, as in protobuf). */
+int gs__pb_sdup(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int empty, char **out)
+{
+	const char *s;
+	size_t n;
+	int r = gs__pb_sref(d, f, path, key, &s, &n);
+	if (r < 0)
+		return r;
+	free(*out);
+	*out = NULL;
+	if (n == 0 && empty == ABSENT_IF_EMPTY)
+		return 0;
+	if (!(*out = strndup(s, n)))
+		return gs__pb_pnomem(d);
+	return 0;
+}
+
+int gs__pb_eq(const char *s, size_t n, const char *lit)
+{
+	return s && strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+static int uvarint(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, uint64_t *v)
+{
+	int r = gs__pb_want(d, f, GS_PB_VARINT, path, key);
+	if (r == 0)
+		*v = f->v;
+	return r;
+}
+
+/* An int32/int64 varint in [lo, hi] (negative int32s come sign-extended to 64 bits). */
+int gs__pb_ivarint(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int64_t lo,
+		   int64_t hi, int64_t *out)
+{
+	uint64_t v = 0;
+	int r = uvarint(d, f, path, key, &v);
+	if (r < 0)
+		return r;
+	if ((int64_t)v < lo || (int64_t)v > hi)
+		return gs__pb_pfail(d, "%s%s%s %lld is out of range", path, DOT(path), key, (long long)(int64_t)v);
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* A map<string, V> entry: {1: key, 2: value}; value is returned as a field (may be absent: wire -1). */
+static int map_entry(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char **k, size_t *kn,
+		     struct gs_pb_field *val)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	int rc;
+
+	*k = "";
+	*kn = 0;
+	memset(val, 0, sizeof(*val));
+	val->wire = (enum gs_pb_wire)-1;
+	if ((rc = gs__pb_want(d, f, GS_PB_LEN, path, "")) < 0)
+		return rc;
+	gs_pb_sub(&r, f);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1 && (rc = gs__pb_sref(d, &g, path, "key", k, kn)) < 0)
+			return rc;
+		if (g.num == 2)
+			*val = g;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, path) : 0;
+}
+
+/* A map<string,string> value (absent: ""). */
+static int map_sval(struct gs__pctx *d, const struct gs_pb_field *val, const char *path, const char *k, size_t kn,
+		    const char **s, size_t *n)
+{
+	char key[96];
+	*s = "";
+	*n = 0;
+	if ((int)val->wire == -1)
+		return 0;
+	snprintf(key, sizeof(key), "[\"%.*s\"]", (int)(kn < 64 ? kn : 64), k);
+	return gs__pb_sref(d, val, path, key, s, n);
+}
+
+/* ---- resource lists ------------------------------------------------------------------------------ */
+
+enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_PODS, RES_EXT };
+
+static enum res_kind res_kind(const char *k, size_t n)
+{
+	if (gs__pb_eq(k, n, "cpu"))
+		return RES_CPU;
+	if (gs__pb_eq(k, n, "memory"))
+		return RES_MEMORY;
+	if (gs__pb_eq(k, n, "ephemeral-storage"))
+		return RES_EPHEMERAL;
+	if (gs__pb_eq(k, n, "pods"))
+		return RES_PODS;
+	return RES_EXT;
+}
+
+/* As decode.c's set_ext: a name given twice keeps its first place and its last value. */
+static int set_ext(struct gs__pctx *d, struct gs_resources *out, const char *name, size_t n, int64_t v)
+{
+	for (int i = 0; i < out->n_ext; i++) {
+		if (gs__pb_eq(name, n, out->ext[i].name)) {
+			out->ext[i].value = v;
+			return 0;
+		}
+	}
+	if (!(out->ext[out->n_ext].name = strndup(name, n)))
+		return gs__pb_pnomem(d);
+	out->ext[out->n_ext++].value = v;
+	return 0;
+}
+
+/* A map<string, resource.Quantity> (Quantity is {1: string}) into *out (zeroed). */
+static int resources(struct gs__pctx *d, const uint8_t *data, size_t len, uint32_t num, const char *path,
+		     struct gs_resources *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field f, val, q;
+	char qs[128];
+	int n = 0, rc;
+
+	/* Extended resources are counted first so that ext is allocated once. */
+	gs_pb_init(&r, data, len);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		const char *k;
+		size_t kn;
+		if (f.num != num)
+			continue;
+		if ((rc = map_entry(d, &f, path, &k, &kn, &val)) < 0)
+			return rc;
+		n += res_kind(k, kn) == RES_EXT;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	if (n && !(out->ext = calloc((size_t)n, sizeof(*out->ext))))
+		return gs__pb_pnomem(d);
+	gs_pb_init(&r, data, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		const char *k, *s = "";
+		size_t kn, sn = 0;
+		int64_t v;
+		struct gs_pb qr;
+		if (f.num != num)
+			continue;
+		map_entry(d, &f, path, &k, &kn, &val); /* checked by the counting pass */
+		if ((int)val.wire != -1) {
+			char key[96];
+			snprintf(key, sizeof(key), "[\"%.*s\"]", (int)(kn < 64 ? kn : 64), k);
+			if ((rc = gs__pb_want(d, &val, GS_PB_LEN, path, key)) < 0)
+				return rc;
+			gs_pb_sub(&qr, &val);
+			while ((rc = gs_pb_next(&qr, &q)) > 0)
+				if (q.num == 1 && (rc = gs__pb_sref(d, &q, path, key, &s, &sn)) < 0)
+					return rc;
+			if (rc < 0)
+				return gs__pb_pbad(d, &qr, path);
+		}
+		enum res_kind kind = res_kind(k, kn);
+		snprintf(qs, sizeof(qs), "%.*s", (int)sn, s);
+		rc = sn >= sizeof(qs) ? -ERANGE
+		     : kind == RES_CPU ? gs_decode_quantity_milli(qs, &v)
+				       : gs_decode_quantity(qs, &v);
+		if (rc < 0)
+			return gs__pb_pfail(d, "%s[\"%.*s\"] \"%.40s\" is %s", path, (int)(kn < 64 ? kn : 64), k, qs,
+				     rc == -ERANGE ? "out of range" : "not a quantity");
+		switch (kind) {
+		case RES_CPU:
+			out->milli_cpu = v;
+			break;
+		case RES_MEMORY:
+			out->memory = v;
+			break;
+		case RES_EPHEMERAL:
+			out->ephemeral = v;
+			break;
+		case RES_PODS:
+			out->pods = v;
+			break;
+		case RES_EXT:
+			if ((rc = set_ext(d, out, k, kn, v)) < 0)
+				return rc;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* A map<string,string> (labels, nodeSelector) field num of data into an array, in order. */
+static int labels(struct gs__pctx *d, const uint8_t *data, size_t len, uint32_t num, const char *path,
+		  struct gs_label **out, int *n_out)
+{
+	struct gs_pb r;
+	struct gs_pb_field f, val;
+	int n = gs_pb_count(data, len, num), rc;
+
+	if (n <= 0)
+		return 0; /* a malformed message was reported by the caller's own pass */
+	if (!(*out = calloc((size_t)n, sizeof(**out))))
+		return gs__pb_pnomem(d);
+	gs_pb_init(&r, data, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		const char *k, *s;
+		size_t kn, sn;
+		struct gs_label *l = &(*out)[*n_out];
+		if (f.num != num)
+			continue;
+		if ((rc = map_entry(d, &f, path, &k, &kn, &val)) < 0 || (rc = map_sval(d, &val, path, k, kn, &s, &sn)) < 0)
+			return rc;
+		if (memchr(k, 0, kn))
+			return gs__pb_pfail(d, "%s key holds a NUL byte", path);
+		if (!(l->key = strndup(k, kn)))
+			return gs__pb_pnomem(d);
+		(*n_out)++;
+		if (!(l->value = strndup(s, sn)))
+			return gs__pb_pnomem(d);
+	}
+	return 0;
+}
+
+/* ---- metadata ------------------------------------------------------------------------------------ */
+
+/* metav1.Time {1: seconds, 2: nanos} -> ms; year 1 (the zero time as seconds) is "absent" (*present 0, ms 0);
+ * Go sends the zero time as an empty message, which is 0 ms anyway. */
+static int time_ms(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, int64_t *ms, int *present)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	int64_t secs = 0, nanos = 0;
+	int rc;
+
+	if ((rc = gs__pb_want(d, f, GS_PB_LEN, "metadata", path)) < 0)
+		return rc;
+	gs_pb_sub(&r, f);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1 && (rc = gs__pb_ivarint(d, &g, path, "seconds", -62135596800LL, 253402300799LL, &secs)) < 0)
+			return rc;
+		if (g.num == 2 && (rc = gs__pb_ivarint(d, &g, path, "nanos", 0, 999999999, &nanos)) < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	*present = !(secs == -62135596800LL && nanos == 0);
+	*ms = *present ? secs * 1000 + nanos / 1000000 : 0;
+	return 0;
+}
+
+void gs__pb_meta_free(struct gs__pb_meta *m)
+{
+	free(m->name);
+	free(m->ns);
+	free(m->uid);
+	free(m->rv);
+}
+
+/* ObjectMeta: 1 name, 3 namespace, 5 uid, 6 resourceVersion, 8 creationTimestamp, 9 deletionTimestamp,
+ * 11 labels, 12 annotations, 13 ownerReferences. */
+int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct gs__pb_meta *m)
+{
+	struct gs_pb r;
+	struct gs_pb_field f;
+	int rc, present;
+	int64_t ms;
+
+	if ((rc = gs__pb_want(d, mf, GS_PB_LEN, "", "metadata")) < 0)
+		return rc;
+	m->data = mf->data;
+	m->len = mf->len;
+	gs_pb_sub(&r, mf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		switch (f.num) {
+		case 1:
+			rc = gs__pb_sdup(d, &f, "metadata", "name", ABSENT_IF_EMPTY, &m->name);
+			break;
+		case 3:
+			rc = gs__pb_sdup(d, &f, "metadata", "namespace", ABSENT_IF_EMPTY, &m->ns);
+			break;
+		case 5:
+			rc = gs__pb_sdup(d, &f, "metadata", "uid", ABSENT_IF_EMPTY, &m->uid);
+			break;
+		case 6:
+			rc = gs__pb_sdup(d, &f, "metadata", "resourceVersion", ABSENT_IF_EMPTY, &m->rv);
+			break;
+		case 8:
+			rc = time_ms(d, &f, "creationTimestamp", &ms, &present);
+			m->created_ms = ms;
+			break;
+		case 9:
+			rc = time_ms(d, &f, "deletionTimestamp", &ms, &present);
+			m->deleting = 1; /* a pointer in Go: sent only when set */
+			break;
+		case 11:
+		case 12:
+		case 13:
+			rc = gs__pb_want(d, &f, GS_PB_LEN, "metadata", f.num == 11 ? "labels" : f.num == 12 ? "annotations"
+											 : "ownerReferences");
+			break;
+		default:
+			rc = 0;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, "metadata") : 0;
+}
+
+/* The label and annotations a pod record keeps, in one pass over the metadata: labels (11) and
+ * annotations (12) are map entries {1 key, 2 value}; a key given twice keeps its last value. */
+struct wanted {
+	uint32_t num;     /* 11 labels, 12 annotations */
+	const char *key;  /* NULL: not wanted */
+	char **out;
+};
+
+static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const struct wanted *w, int nw)
+{
+	struct gs_pb r;
+	struct gs_pb_field f, val;
+	int rc;
+
+	gs_pb_init(&r, m->data, m->len);
+	while (gs_pb_next(&r, &f) > 0) {
+		const char *mapname = f.num == 11 ? "metadata.labels" : "metadata.annotations", *k, *s;
+		size_t kn, sn;
+		if (f.num != 11 && f.num != 12)
+			continue;
+		if ((rc = map_entry(d, &f, mapname, &k, &kn, &val)) < 0)
+			return rc;
+		for (int i = 0; i < nw; i++) {
+			if (!w[i].key || w[i].num != f.num || !gs__pb_eq(k, kn, w[i].key))
+				continue;
+			if ((rc = map_sval(d, &val, mapname, k, kn, &s, &sn)) < 0)
+				return rc;
+			free(*w[i].out);
+			if (!(*w[i].out = strndup(s, sn)))
+				return gs__pb_pnomem(d);
+		}
+	}
+	return 0;
+}
+
+/* OwnerReference: 1 kind, 3 name, 4 uid, 6 controller; the first controller counts. */
+static int owner(struct gs__pctx *d, const struct gs__pb_meta *m, struct gs_pod_obj *out)
+{
+	struct gs_pb r, o;
+	struct gs_pb_field f, g;
+	char path[64];
+	int i = 0, rc;
+
+	gs_pb_init(&r, m->data, m->len);
+	while (gs_pb_next(&r, &f) > 0) {
+		char *kind = NULL, *name = NULL, *uid = NULL;
+		uint64_t controller = 0;
+		if (f.num != 13)
+			continue;
+		mkpath(path, sizeof(path), "metadata.ownerReferences", "", i++);
+		gs_pb_sub(&o, &f);
+		while ((rc = gs_pb_next(&o, &g)) > 0) {
+			if (g.num == 1)
+				rc = gs__pb_sdup(d, &g, path, "kind", KEEP_EMPTY, &kind);
+			else if (g.num == 3)
+				rc = gs__pb_sdup(d, &g, path, "name", KEEP_EMPTY, &name);
+			else if (g.num == 4)
+				rc = gs__pb_sdup(d, &g, path, "uid", KEEP_EMPTY, &uid);
+			else if (g.num == 6)
+				rc = uvarint(d, &g, path, "controller", &controller);
+			if (rc < 0)
+				break;
+		}
+		if (rc < 0 && o.err)
+			rc = gs__pb_pbad(d, &o, path);
+		if (rc == 0 && controller && !out->owner_kind) {
+			out->owner_kind = kind;
+			out->owner_name = name;
+			out->owner_uid = uid;
+			kind = name = uid = NULL;
+		}
+		free(kind);
+		free(name);
+		free(uid);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- pod spec ------------------------------------------------------------------------------------ */
+
+struct cuda_fold {
+	int n, n_unset, n_other, differ;
+	const char *value; /* the first literal value (borrowed from the message) */
+	size_t value_len;
+};
+
+/* EnvVar: 1 name, 2 value, 3 valueFrom. A later duplicate wins, as in the kubelet. */
+static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const char *cpath, struct cuda_fold *fo)
+{
+	struct gs_pb r, e;
+	struct gs_pb_field f, g;
+	char path[96];
+	int j = 0, state = 0, rc;
+	const char *val = NULL;
+	size_t val_len = 0;
+
+	gs_pb_init(&r, data, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		const char *name = NULL, *v = NULL;
+		size_t nn = 0, vn = 0;
+		int from = 0;
+		if (f.num != 7)
+			continue;
+		mkpath(path, sizeof(path), cpath, ".env", j++);
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, cpath, "env")) < 0)
+			return rc;
+		gs_pb_sub(&e, &f);
+		while ((rc = gs_pb_next(&e, &g)) > 0) {
+			if (g.num == 1)
+				rc = gs__pb_sref(d, &g, path, "name", &name, &nn);
+			else if (g.num == 2)
+				rc = gs__pb_sref(d, &g, path, "value", &v, &vn);
+			else if (g.num == 3)
+				rc = gs__pb_want(d, &g, GS_PB_LEN, path, "valueFrom"), from = 1;
+			if (rc < 0)
+				return rc;
+		}
+		if (rc < 0)
+			return gs__pb_pbad(d, &e, path);
+		if (!gs__pb_eq(name, nn, "CUDA_VISIBLE_DEVICES"))
+			continue;
+		if (from) {
+			state = 2;
+			val = NULL;
+		} else {
+			state = 1;
+			val = v ? v : "";
+			val_len = v ? vn : 0;
+		}
+	}
+	fo->n++;
+	if (state == 0) {
+		fo->n_unset++;
+	} else if (state == 2) {
+		fo->n_other++;
+	} else if (!fo->value) {
+		fo->value = val;
+		fo->value_len = val_len;
+	} else if (fo->value_len != val_len || memcmp(fo->value, val, val_len) != 0) {
+		fo->differ = 1;
+	}
+	return 0;
+}
+
+/* ContainerPort: 2 hostPort, 4 protocol, 5 hostIP. */
+static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *path, struct gs_pod_obj *out, int cap)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	const char *proto = NULL, *ip = NULL;
+	size_t pn = 0, ipn = 0;
+	int64_t hp = 0;
+	int rc;
+
+	if ((rc = gs__pb_want(d, pf, GS_PB_LEN, path, "")) < 0)
+		return rc;
+	gs_pb_sub(&r, pf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 2)
+			rc = gs__pb_ivarint(d, &g, path, "hostPort", 0, 65535, &hp);
+		else if (g.num == 4)
+			rc = gs__pb_sref(d, &g, path, "protocol", &proto, &pn);
+		else if (g.num == 5)
+			rc = gs__pb_sref(d, &g, path, "hostIP", &ip, &ipn);
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	if (hp == 0)
+		return 0;
+	if (out->n_host_ports >= cap)
+		return gs__pb_pfail(d, "%s: more host ports than counted", path);
+	struct gs_host_port *h = &out->host_ports[out->n_host_ports];
+	h->port = (int)hp;
+	if (pn == 0 || gs__pb_eq(proto, pn, "TCP"))
+		h->proto = 'T';
+	else if (gs__pb_eq(proto, pn, "UDP"))
+		h->proto = 'U';
+	else if (gs__pb_eq(proto, pn, "SCTP"))
+		h->proto = 'S';
+	else
+		return gs__pb_pfail(d, "%s.protocol \"%.*s\" is not TCP, UDP or SCTP", path, (int)(pn < 16 ? pn : 16), proto);
+	if (ipn && !gs__pb_eq(ip, ipn, "0.0.0.0") && !(h->host_ip = strndup(ip, ipn)))
+		return gs__pb_pnomem(d);
+	out->n_host_ports++;
+	return 0;
+}
+
+/* Container: 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests). */
+static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular,
+		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct cuda_fold *fo)
+{
+	struct gs_pb r;
+	struct gs_pb_field f;
+	char path[96];
+	int i = 0, rc;
+
+	if ((rc = gs__pb_want(d, cf, GS_PB_LEN, cpath, "")) < 0)
+		return rc;
+	gs_pb_sub(&r, cf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 8) {
+			mkpath(path, sizeof(path), cpath, ".resources", -1);
+			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, cpath, "resources")) < 0)
+				return rc;
+			gs_resources_free(req);
+			if ((rc = resources(d, f.data, f.len, 2, strcat(path, ".requests"), req)) < 0) /* fits: 96 bytes */
+				return rc;
+		} else if (f.num == 6) {
+			mkpath(path, sizeof(path), cpath, ".ports", i++);
+			if (regular && (rc = port(d, &f, path, out, cap)) < 0)
+				return rc;
+		}
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, cpath);
+	return fold_env(d, cf->data, cf->len, cpath, fo);
+}
+
+/* Host ports with hostPort > 0 in the regular containers (2), so the array is sized once. */
+static int count_host_ports(const uint8_t *spec, size_t len)
+{
+	struct gs_pb r, c, p;
+	struct gs_pb_field f, g, h;
+	int n = 0;
+
+	gs_pb_init(&r, spec, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		if (f.num != 2 || f.wire != GS_PB_LEN)
+			continue;
+		gs_pb_sub(&c, &f);
+		while (gs_pb_next(&c, &g) > 0) {
+			if (g.num != 6 || g.wire != GS_PB_LEN)
+				continue;
+			gs_pb_sub(&p, &g);
+			while (gs_pb_next(&p, &h) > 0)
+				n += h.num == 2 && h.wire == GS_PB_VARINT && (int64_t)h.v > 0;
+		}
+	}
+	return n;
+}
+
+/* Where a repeated field of the spec first appears, and how often (the spec's first pass finds out, so
+ * that each later pass starts there instead of at the spec's first byte). */
+struct at {
+	size_t off;
+	int n;
+};
+
+/* PodSpec 20 initContainers, 2 containers. JSON reads init containers first; the fold does not depend
+ * on the order, and each list keeps its own. at[0] is field 20's, at[1] field 2's. */
+static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const struct at *at,
+		      struct gs_pod_obj *out)
+{
+	struct cuda_fold fo = {0};
+	char cpath[64];
+	int rc;
+
+	for (int l = 0; l < 2; l++) {
+		uint32_t num = l ? 2 : 20;
+		struct gs_resources **req = l ? &out->ctr_req : &out->init_req;
+		int *n_req = l ? &out->n_ctr : &out->n_init;
+		int n = at[l].n, i = 0, cap = 0;
+		const uint8_t *from = spec + at[l].off;
+		size_t left = len - at[l].off;
+		struct gs_pb r;
+		struct gs_pb_field f;
+
+		if (n <= 0)
+			continue;
+		if (!(*req = calloc((size_t)n, sizeof(**req))))
+			return gs__pb_pnomem(d);
+		*n_req = n;
+		if (l == 1 && (cap = count_host_ports(from, left)) > 0 &&
+		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
+			return gs__pb_pnomem(d);
+		gs_pb_init(&r, from, left);
+		while (gs_pb_next(&r, &f) > 0) {
+			if (f.num != num)
+				continue;
+			mkpath(cpath, sizeof(cpath), "spec.", l ? "containers" : "initContainers", i);
+			if ((rc = container(d, &f, cpath, l, &(*req)[i], out, cap, &fo)) < 0)
+				return rc;
+			i++;
+		}
+	}
+	if (out->n_host_ports == 0) {
+		free(out->host_ports);
+		out->host_ports = NULL;
+	}
+	out->n_containers = fo.n;
+	if (fo.n_unset == fo.n) {
+		out->cuda_state = GS_CUDA_UNSET;
+	} else if (fo.n_unset == 0 && fo.n_other == 0 && !fo.differ) {
+		out->cuda_state = GS_CUDA_SAME;
+		if (!(out->cuda_value = strndup(fo.value, fo.value_len)))
+			return gs__pb_pnomem(d);
+	} else {
+		out->cuda_state = GS_CUDA_MIXED;
+	}
+	return 0;
+}
+
+static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+/* NodeSelectorRequirement: 1 key, 2 operator, 3 values. */
+static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char *path, int field, struct gs_sel_req *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	const char *op = NULL;
+	size_t opn = 0;
+	int n, i = 0, rc;
+
+	if ((rc = gs__pb_want(d, qf, GS_PB_LEN, path, "")) < 0)
+		return rc;
+	if ((n = gs_pb_count(qf->data, qf->len, 3)) < 0) {
+		gs_pb_sub(&r, qf);
+		while (gs_pb_next(&r, &g) > 0)
+			;
+		return gs__pb_pbad(d, &r, path);
+	}
+	if (n > 0 && !(out->values = calloc((size_t)n, sizeof(*out->values))))
+		return gs__pb_pnomem(d);
+	gs_pb_sub(&r, qf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1) {
+			rc = gs__pb_sdup(d, &g, path, "key", KEEP_EMPTY, &out->key);
+		} else if (g.num == 2) {
+			rc = gs__pb_sref(d, &g, path, "operator", &op, &opn);
+		} else if (g.num == 3) {
+			char vkey[24];
+			mkpath(vkey, sizeof(vkey), "values", "", i);
+			rc = gs__pb_sdup(d, &g, path, vkey, KEEP_EMPTY, &out->values[i]);
+			out->n_values = ++i;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	if (!out->key)
+		return gs__pb_pfail(d, "%s.key is missing", path);
+	out->field = field;
+	out->op = GS_SEL_INVALID;
+	for (size_t k = 0; k < sizeof(sel_ops) / sizeof(sel_ops[0]); k++)
+		if (gs__pb_eq(op, opn, sel_ops[k]))
+			out->op = (enum gs_sel_op)k;
+	return 0;
+}
+
+/* NodeSelectorTerm: 1 matchExpressions, 2 matchFields; expressions first, as decode.c orders them. */
+static int term(struct gs__pctx *d, const struct gs_pb_field *tf, const char *path, struct gs_sel_term *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field f;
+	char qpath[224];
+	int n, j = 0, rc;
+
+	if ((rc = gs__pb_want(d, tf, GS_PB_LEN, path, "")) < 0)
+		return rc;
+	if ((n = gs_pb_count(tf->data, tf->len, 1)) < 0)
+		return gs__pb_pfail(d, "%s: malformed protobuf", path);
+	n += gs_pb_count(tf->data, tf->len, 2);
+	if (n == 0)
+		return 0;
+	if (!(out->reqs = calloc((size_t)n, sizeof(*out->reqs))))
+		return gs__pb_pnomem(d);
+	out->n_reqs = n;
+	for (int l = 0; l < 2; l++) {
+		int i = 0;
+		gs_pb_init(&r, tf->data, tf->len);
+		while (gs_pb_next(&r, &f) > 0) {
+			if (f.num != (uint32_t)l + 1)
+				continue;
+			mkpath(qpath, sizeof(qpath), path, l ? ".matchFields" : ".matchExpressions", i++);
+			if ((rc = sel_req(d, &f, qpath, l, &out->reqs[j++])) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+#define REQUIRED_AFFINITY "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+/* Affinity 1 nodeAffinity; NodeAffinity 1 required; NodeSelector 1 nodeSelectorTerms. */
+static int affinity(struct gs__pctx *d, const struct gs_pb_field *af, struct gs_pod_obj *out)
+{
+	static const char *const paths[] = {"spec.affinity", "spec.affinity.nodeAffinity", REQUIRED_AFFINITY};
+	struct gs_pb r;
+	struct gs_pb_field f = *af, g, req = {0};
+	char path[160];
+	int i = 0, n, rc;
+
+	/* Down the chain of field 1s; the last of each wins (protobuf would merge them: none repeats). */
+	for (int level = 0; level < 2; level++) {
+		int found = 0;
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, level ? "spec.affinity" : "spec", level ? "nodeAffinity" : "affinity")) < 0)
+			return rc;
+		gs_pb_sub(&r, &f);
+		while ((rc = gs_pb_next(&r, &g)) > 0)
+			if (g.num == 1)
+				req = g, found = 1;
+		if (rc < 0)
+			return gs__pb_pbad(d, &r, paths[level]);
+		if (!found)
+			return 0;
+		f = req;
+	}
+	if ((rc = gs__pb_want(d, &req, GS_PB_LEN, "spec.affinity.nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")) < 0)
+		return rc;
+	out->has_affinity = 1;
+	if ((n = gs_pb_count(req.data, req.len, 1)) < 0)
+		return gs__pb_pfail(d, "%s: malformed protobuf", REQUIRED_AFFINITY);
+	if (n == 0)
+		return 0;
+	if (!(out->terms = calloc((size_t)n, sizeof(*out->terms))))
+		return gs__pb_pnomem(d);
+	out->n_terms = n;
+	gs_pb_sub(&r, &req);
+	while (gs_pb_next(&r, &g) > 0) {
+		if (g.num != 1)
+			continue;
+		mkpath(path, sizeof(path), REQUIRED_AFFINITY, ".nodeSelectorTerms", i);
+		if ((rc = term(d, &g, path, &out->terms[i++])) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static enum gs_taint_effect effect_of(const char *s, size_t n, enum gs_taint_effect if_empty)
+{
+	if (!s || n == 0)
+		return if_empty;
+	if (gs__pb_eq(s, n, "NoSchedule"))
+		return GS_EFFECT_NO_SCHEDULE;
+	if (gs__pb_eq(s, n, "PreferNoSchedule"))
+		return GS_EFFECT_PREFER_NO_SCHEDULE;
+	if (gs__pb_eq(s, n, "NoExecute"))
+		return GS_EFFECT_NO_EXECUTE;
+	return GS_EFFECT_OTHER;
+}
+
+/* Toleration: 1 key, 2 operator, 3 value, 4 effect, 5 tolerationSeconds (see decode.c for the rules). */
+static int tolerations(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_pod_obj *out)
+{
+	struct gs_pb r, t;
+	struct gs_pb_field f, g;
+	char path[48];
+	int n = gs_pb_count(spec, len, 22), i = 0, rc;
+
+	if (n <= 0)
+		return 0;
+	if (!(out->tolerations = calloc((size_t)n, sizeof(*out->tolerations))))
+		return gs__pb_pnomem(d);
+	gs_pb_init(&r, spec, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		struct gs_toleration *o = &out->tolerations[out->n_tolerations];
+		const char *key = NULL, *op = NULL, *value = NULL, *effect = NULL;
+		size_t kn = 0, on = 0, vn = 0, en = 0;
+		int64_t secs = 0;
+		int has_secs = 0;
+		if (f.num != 22)
+			continue;
+		mkpath(path, sizeof(path), "spec.tolerations", "", i++);
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "tolerations")) < 0)
+			return rc;
+		gs_pb_sub(&t, &f);
+		while ((rc = gs_pb_next(&t, &g)) > 0) {
+			if (g.num == 1)
+				rc = gs__pb_sref(d, &g, path, "key", &key, &kn);
+			else if (g.num == 2)
+				rc = gs__pb_sref(d, &g, path, "operator", &op, &on);
+			else if (g.num == 3)
+				rc = gs__pb_sref(d, &g, path, "value", &value, &vn);
+			else if (g.num == 4)
+				rc = gs__pb_sref(d, &g, path, "effect", &effect, &en);
+			else if (g.num == 5)
+				rc = gs__pb_ivarint(d, &g, path, "tolerationSeconds", INT64_MIN, INT64_MAX, &secs), has_secs = 1;
+			if (rc < 0)
+				return rc;
+		}
+		if (rc < 0)
+			return gs__pb_pbad(d, &t, path);
+		if (on && !gs__pb_eq(op, on, "Equal") && !gs__pb_eq(op, on, "Exists"))
+			continue;
+		o->exists = gs__pb_eq(op, on, "Exists");
+		o->effect = effect_of(effect, en, GS_EFFECT_ALL);
+		o->seconds = !has_secs ? -1 : secs < 0 ? 0 : secs;
+		out->n_tolerations++;
+		/* value is omitempty in JSON: "" reads as absent there, so here too. */
+		if ((kn && !(o->key = strndup(key, kn))) || (vn && !(o->value = strndup(value, vn))))
+			return gs__pb_pnomem(d);
+	}
+	if (out->n_tolerations == 0) {
+		free(out->tolerations);
+		out->tolerations = NULL;
+	}
+	return 0;
+}
+
+/* PodSpec 38 schedulingGates (Kubernetes 1.26+), PodSchedulingGate 1 name. */
+static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_pod_obj *out)
+{
+	struct gs_pb r, g;
+	struct gs_pb_field f, h;
+	char path[48];
+	int i = 0, rc;
+
+	gs_pb_init(&r, spec, len);
+	while (gs_pb_next(&r, &f) > 0) {
+		if (f.num != 38)
+			continue;
+		mkpath(path, sizeof(path), "spec.schedulingGates", "", i);
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "schedulingGates")) < 0)
+			return rc;
+		gs_pb_sub(&g, &f);
+		while ((rc = gs_pb_next(&g, &h)) > 0)
+			if (h.num == 1 && i == 0 && (rc = gs__pb_sdup(d, &h, path, "name", KEEP_EMPTY, &out->first_gate)) < 0)
+				return rc;
+		if (rc < 0)
+			return gs__pb_pbad(d, &g, path);
+		i++;
+	}
+	out->n_gates = i;
+	return 0;
+}
+
+/* PodSpec: scalars and the affinity in one pass, the repeated parts in their own passes. */
+static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_pod_obj *out)
+{
+	/* The repeated parts: 20 initContainers, 2 containers, 38 schedulingGates, 32 overhead,
+	 * 7 nodeSelector, 22 tolerations. */
+	static const uint32_t nums[] = {20, 2, 38, 32, 7, 22};
+	struct at at[6] = {{0, 0}};
+	struct gs_pb r;
+	struct gs_pb_field f, aff = {0};
+	const uint8_t *before;
+	int has_aff = 0, rc;
+
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while (before = r.p, (rc = gs_pb_next(&r, &f)) > 0) {
+		for (int k = 0; k < 6; k++)
+			if (f.num == nums[k] && at[k].n++ == 0)
+				at[k].off = (size_t)(before - sf->data);
+		switch (f.num) {
+		case 10:
+			rc = gs__pb_sdup(d, &f, "spec", "nodeName", ABSENT_IF_EMPTY, &out->node_name);
+			break;
+		case 19:
+			rc = gs__pb_sdup(d, &f, "spec", "schedulerName", ABSENT_IF_EMPTY, &out->scheduler_name);
+			break;
+		case 25:
+			rc = gs__pb_ivarint(d, &f, "spec", "priority", INT32_MIN, INT32_MAX, &out->priority);
+			break;
+		case 18:
+			aff = f;
+			has_aff = 1;
+			break;
+		case 7:
+			rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "nodeSelector");
+			break;
+		case 32:
+			rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "overhead");
+			break;
+		case 2:
+		case 20:
+			rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", f.num == 2 ? "containers" : "initContainers");
+			break;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, "spec");
+#define FROM(k) sf->data + at[k].off, sf->len - at[k].off
+	if ((at[2].n && (rc = gates(d, FROM(2), out)) < 0) || (rc = containers(d, sf->data, sf->len, at, out)) < 0 ||
+	    (at[3].n && (rc = resources(d, FROM(3), 32, "spec.overhead", &out->overhead)) < 0) ||
+	    (at[4].n && (rc = labels(d, FROM(4), 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0) ||
+	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (at[5].n && (rc = tolerations(d, FROM(5), out)) < 0))
+		return rc;
+#undef FROM
+	return 0;
+}
+
+/* ---- pods ---------------------------------------------------------------------------------------- */
+
+/* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
+static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
+		      struct gs_pod_obj *out)
+{
+	struct gs_pb r, s;
+	struct gs_pb_field f, g, spec = {0};
+	struct gs__pb_meta m = {0};
+	char *shared = NULL, *phase = NULL;
+	int has_spec = 0, rc;
+
+	gs_pb_init(&r, data, len);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 1) {
+			gs__pb_meta_free(&m);
+			memset(&m, 0, sizeof(m));
+			if ((rc = gs__pb_meta_scalars(d, &f, &m)) < 0)
+				goto out;
+		} else if (f.num == 2) {
+			spec = f;
+			has_spec = 1;
+		} else if (f.num == 3) {
+			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "", "status")) < 0)
+				goto out;
+			gs_pb_sub(&s, &f);
+			while ((rc = gs_pb_next(&s, &g)) > 0)
+				if (g.num == 1 && (rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, &phase)) < 0)
+					goto out;
+			if (rc < 0) {
+				rc = gs__pb_pbad(d, &s, "status");
+				goto out;
+			}
+		}
+	}
+	if (rc < 0) {
+		rc = gs__pb_pbad(d, &r, "");
+		goto out;
+	}
+	out->ns = m.ns;
+	out->name = m.name;
+	out->uid = m.uid;
+	out->resource_version = m.rv;
+	m.ns = m.name = m.uid = m.rv = NULL;
+	if (!out->ns || !out->name) {
+		rc = gs__pb_pfail(d, "metadata.%s is missing", out->ns ? "name" : "namespace");
+		goto out;
+	}
+	snprintf(d->what, sizeof(d->what), "pod %s/%s", out->ns, out->name);
+	if (!out->uid) {
+		rc = gs__pb_pfail(d, "metadata.uid is missing");
+		goto out;
+	}
+	out->created_ms = m.created_ms;
+	out->deleting = m.deleting;
+	const struct wanted want[] = {
+		{11, GS_LABEL_POD_INDEX, &out->label_pod_index}, {12, GS_ANN_JOB_INDEX, &out->job_index},
+		{12, GS_ANN_ASSIGNED, &out->assigned},           {12, map_annotation, &out->map_text},
+		{12, GS_ANN_ALLOW_SHARED, &shared},
+	};
+	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
+		goto out;
+	out->allow_shared = shared && strcmp(shared, "true") == 0;
+	if (has_spec && (rc = pod_spec(d, &spec, out)) < 0)
+		goto out;
+	if (!has_spec)
+		out->cuda_state = GS_CUDA_UNSET;
+	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+out:
+	gs__pb_meta_free(&m);
+	free(shared);
+	free(phase);
+	return rc;
+}
+
+int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
+		     size_t errlen)
+{
+	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "pod"};
+
+	memset(out, 0, sizeof(*out));
+	int r = decode_pod(&d, data, len, map_annotation, out);
+	if (r < 0) {
+		gs_pod_obj_free(out);
+		memset(out, 0, sizeof(*out));
+	}
+	return r;
+}
+
+/* ---- nodes --------------------------------------------------------------------------------------- */
+
+/* NodeSpec: 4 unschedulable, 5 taints (Taint: 1 key, 2 value, 3 effect). */
+static int node_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
+{
+	struct gs_pb r, t;
+	struct gs_pb_field f, g;
+	char path[40];
+	int n, i = 0, rc;
+	uint64_t v = 0;
+
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
+		return rc;
+	if ((n = gs_pb_count(sf->data, sf->len, 5)) < 0)
+		return gs__pb_pfail(d, "spec: malformed protobuf");
+	if (n > 0 && !(out->taints = calloc((size_t)n, sizeof(*out->taints))))
+		return gs__pb_pnomem(d);
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 4) {
+			if ((rc = uvarint(d, &f, "spec", "unschedulable", &v)) < 0)
+				return rc;
+			out->unschedulable = v != 0;
+		} else if (f.num == 5) {
+			struct gs_taint *o = &out->taints[i];
+			const char *effect = NULL;
+			size_t en = 0;
+			mkpath(path, sizeof(path), "spec.taints", "", i++);
+			out->n_taints = i;
+			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "taints")) < 0)
+				return rc;
+			gs_pb_sub(&t, &f);
+			while ((rc = gs_pb_next(&t, &g)) > 0) {
+				if (g.num == 1)
+					rc = gs__pb_sdup(d, &g, path, "key", KEEP_EMPTY, &o->key);
+				else if (g.num == 2)
+					rc = gs__pb_sdup(d, &g, path, "value", ABSENT_IF_EMPTY, &o->value);
+				else if (g.num == 3)
+					rc = gs__pb_sref(d, &g, path, "effect", &effect, &en);
+				if (rc < 0)
+					return rc;
+			}
+			if (rc < 0)
+				return gs__pb_pbad(d, &t, path);
+			o->effect = effect_of(effect, en, GS_EFFECT_OTHER);
+		}
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, "spec") : 0;
+}
+
+/* NodeStatus: 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status). */
+static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
+{
+	struct gs_pb r, c;
+	struct gs_pb_field f, g;
+	char path[64];
+	int i = 0, rc;
+
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "status")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		const char *type = NULL, *st = NULL;
+		size_t tn = 0, sn = 0;
+		if (f.num == 2 && (rc = gs__pb_want(d, &f, GS_PB_LEN, "status", "allocatable")) < 0)
+			return rc;
+		if (f.num != 4)
+			continue;
+		mkpath(path, sizeof(path), "status.conditions", "", i++);
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "status", "conditions")) < 0)
+			return rc;
+		gs_pb_sub(&c, &f);
+		while ((rc = gs_pb_next(&c, &g)) > 0) {
+			if (g.num == 1)
+				rc = gs__pb_sref(d, &g, path, "type", &type, &tn);
+			else if (g.num == 2)
+				rc = gs__pb_sref(d, &g, path, "status", &st, &sn);
+			if (rc < 0)
+				return rc;
+		}
+		if (rc < 0)
+			return gs__pb_pbad(d, &c, path);
+		if (gs__pb_eq(type, tn, "Ready"))
+			out->ready = gs__pb_eq(st, sn, "True");
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, "status");
+	if ((rc = resources(d, sf->data, sf->len, 2, "status.allocatable", &out->alloc)) < 0)
+		return rc;
+	for (i = 0; i < out->alloc.n_ext; i++)
+		if (strcmp(out->alloc.ext[i].name, GS_RES_GPU) == 0)
+			out->gpus = out->alloc.ext[i].value;
+	return 0;
+}
+
+/* Node: 1 metadata, 2 spec, 3 status. */
+static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, struct gs_node_obj *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field f, spec = {0}, status = {0};
+	struct gs__pb_meta m = {0};
+	int has_spec = 0, has_status = 0, rc;
+
+	out->gpus = -1;
+	gs_pb_init(&r, data, len);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 1) {
+			gs__pb_meta_free(&m);
+			memset(&m, 0, sizeof(m));
+			if ((rc = gs__pb_meta_scalars(d, &f, &m)) < 0)
+				goto out;
+		} else if (f.num == 2) {
+			spec = f;
+			has_spec = 1;
+		} else if (f.num == 3) {
+			status = f;
+			has_status = 1;
+		}
+	}
+	if (rc < 0) {
+		rc = gs__pb_pbad(d, &r, "");
+		goto out;
+	}
+	out->name = m.name;
+	out->resource_version = m.rv;
+	m.name = m.rv = NULL;
+	if (!out->name) {
+		rc = gs__pb_pfail(d, "metadata.name is missing");
+		goto out;
+	}
+	snprintf(d->what, sizeof(d->what), "node %s", out->name);
+	if ((rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0 ||
+	    (has_spec && (rc = node_spec(d, &spec, out)) < 0) || (has_status && (rc = node_status(d, &status, out)) < 0))
+		goto out;
+out:
+	gs__pb_meta_free(&m);
+	return rc;
+}
+
+int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, char *err, size_t errlen)
+{
+	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "node"};
+
+	memset(out, 0, sizeof(*out));
+	int r = decode_node(&d, data, len, out);
+	if (r < 0) {
+		gs_node_obj_free(out);
+		memset(out, 0, sizeof(*out));
+		out->gpus = -1;
+	}
+	return r;
+}
+

@@ -1,0 +1,54 @@
+/*
+ * decode_pb_int.h: what decode_pb.c (objects) shares with decode_pb_wire.c (envelopes, lists, watch
+ * events). Private to those two files.
+ */
+#ifndef GS_K8S_DECODE_PB_INT_H
+#define GS_K8S_DECODE_PB_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/pb.h"
+
+/* Where an error goes, and which object it is about ("pod default/web-0"). */
+struct gs__pctx {
+	char *err;
+	size_t errlen;
+	char what[320];
+};
+
+/* How a string field that is empty reads: Go writes "" where JSON leaves an omitempty field out. */
+enum { KEEP_EMPTY = 0, ABSENT_IF_EMPTY = 1 };
+
+/* What ObjectMeta holds for a pod or a node. */
+struct gs__pb_meta {
+	char *name, *ns, *uid, *rv;
+	int64_t created_ms;
+	int deleting;
+	const uint8_t *data; /* the message, for the label and annotation passes */
+	size_t len;
+};
+
+/* The message "what: fmt..." into d->err; returns -EINVAL. */
+__attribute__((format(printf, 2, 3))) int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...);
+int gs__pb_pnomem(struct gs__pctx *d);
+/* A reader's failure, naming the message (path) it was reading. */
+int gs__pb_pbad(struct gs__pctx *d, const struct gs_pb *r, const char *path);
+/* f has the wire type wanted, or an error naming path.key. */
+int gs__pb_want(struct gs__pctx *d, const struct gs_pb_field *f, enum gs_pb_wire wire, const char *path,
+		const char *key);
+/* A string field borrowed (no NUL byte allowed), or copied into *out (the previous value freed). */
+int gs__pb_sref(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, const char **s,
+		size_t *n);
+int gs__pb_sdup(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int empty,
+		char **out);
+/* s[0..n) equals the C string lit (s may be NULL: never equal). */
+int gs__pb_eq(const char *s, size_t n, const char *lit);
+/* An int32/int64 varint in [lo, hi]. */
+int gs__pb_ivarint(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int64_t lo,
+		   int64_t hi, int64_t *out);
+/* The scalars of an ObjectMeta field; gs__pb_meta_free releases its strings. */
+int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct gs__pb_meta *m);
+void gs__pb_meta_free(struct gs__pb_meta *m);
+
+#endif
