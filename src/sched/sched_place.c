@@ -303,7 +303,7 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	return gs_sched__fit(s, p, n, msg, size);
 }
 
-/* "nodes gpu-worker and gpu-worker2 both carry" / "nodes a, b and 3 more carry" */
+/* NODE_ALIAS_AMBIGUOUS: "nodes gpu-worker and gpu-worker2 carry", "nodes a, b and 3 more carry" (list order). */
 static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, const struct gs_sched__pod *p,
 			  const struct gs_sched__alias *a)
 {
