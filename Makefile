@@ -250,7 +250,8 @@ manifests:
 images:
 	tests/cluster/images.sh all
 
-# For machines with docker and kind: a kind cluster with workers node1..node4 (deploy/kind/).
+# For machines with docker and kind: a kind cluster whose four workers are labelled
+# gpu-scheduler.io/node=node1..node4, the names the example map uses (deploy/kind/; node aliases).
 kind-demo:
 	deploy/kind/demo.sh
 

@@ -2,6 +2,7 @@
  * main.c: wires the daemon. Parse and validate the configuration, load the kubeconfig, create the loop,
  * start the modules, run, and on SIGTERM/SIGINT tear them down in order.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +46,7 @@ struct config {
 	int require_env;
 	int recreate_unmutated;
 	const char *device_sharing;
+	const char *node_alias_label;
 	int no_webhook;
 	const char *webhook_addr;
 	const char *tls_cert_file;
@@ -118,6 +120,35 @@ static int validate_sharing(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A label key as Kubernetes validates it: an optional DNS-1123 subdomain prefix (<= 253) and '/', then a
+ * name of 1-63 alphanumerics, '-', '_' or '.', beginning and ending with an alphanumeric. "" turns
+ * aliases off.
+ */
+static int validate_label_key(const char *v, char *err, size_t errlen)
+{
+	const char *slash = strchr(v, '/'), *name = slash ? slash + 1 : v;
+	size_t plen = slash ? (size_t)(slash - v) : 0, nlen = strlen(name);
+	int ok = 1;
+
+	if (!*v)
+		return 0;
+	if (slash) {
+		ok = plen > 0 && plen <= 253 && isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[plen - 1]);
+		for (size_t i = 0; ok && i < plen; i++)
+			ok = islower((unsigned char)v[i]) || isdigit((unsigned char)v[i]) || v[i] == '-' || v[i] == '.';
+	}
+	ok = ok && nlen > 0 && nlen <= 63 && isalnum((unsigned char)name[0]) && isalnum((unsigned char)name[nlen - 1]);
+	for (size_t i = 0; ok && i < nlen; i++)
+		ok = isalnum((unsigned char)name[i]) || name[i] == '-' || name[i] == '_' || name[i] == '.';
+	if (!ok) {
+		snprintf(err, errlen, "\"%s\" is not a label key ([prefix/]name: a DNS subdomain prefix, a name of 1-63 "
+			 "letters, digits, '-', '_', '.'), nor empty", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 #define OPT(f) offsetof(struct config, f)
 static const struct gs_opt options[] = {
 	{"kubeconfig", "KUBECONFIG_PATH", GS_OPT_STRING, NULL, 0, 0, OPT(kubeconfig), validate_readable,
@@ -145,6 +176,9 @@ static const struct gs_opt options[] = {
 	 "delete StatefulSet/Job pods the webhook missed so their controller recreates them"},
 	{"device-sharing", "GS_DEVICE_SHARING", GS_OPT_STRING, "exclusive", 0, 0, OPT(device_sharing),
 	 validate_sharing, "exclusive: a GPU held by a pod of one owner waits for it; any: never refuse (still counted)"},
+	{"node-alias-label", "GS_NODE_ALIAS_LABEL", GS_OPT_STRING, "gpu-scheduler.io/node", 0, 0, OPT(node_alias_label),
+	 validate_label_key, "a map's node name that names no node means the one node with this label of that value "
+	 "(empty: off)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
@@ -494,6 +528,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.check_env = d->cfg.require_env,
 		.recreate_unmutated = d->cfg.recreate_unmutated,
 		.device_sharing_any = strcmp(d->cfg.device_sharing, "any") == 0,
+		.node_alias_label = d->cfg.node_alias_label,
 		.events = d->cfg.events,
 		.leader = d->leader,
 		.seed = random_seed(),
@@ -596,8 +631,9 @@ int main(int argc, char **argv)
 		gs_log_error("%s", err);
 		return 1;
 	}
-	gs_log_info("gpu-scheduler %s: scheduler %s, annotation %s, apiserver %s", GS_VERSION, d.cfg.scheduler_name,
-		    d.cfg.annotation, kc.server);
+	gs_log_info("gpu-scheduler %s: scheduler %s, annotation %s, node alias label %s, apiserver %s", GS_VERSION,
+		    d.cfg.scheduler_name, d.cfg.annotation,
+		    d.cfg.node_alias_label && *d.cfg.node_alias_label ? d.cfg.node_alias_label : "(off)", kc.server);
 
 	uv_loop_init(&d.loop);
 	uv_signal_init(&d.loop, &d.sigterm);

@@ -184,6 +184,25 @@ api_code() {
 
 restart_apiserver() { "$GS_ROOT/tests/cluster/cluster.sh" restart-apiserver; }
 
+# node_real NAME: the node a map's NAME means, as the scheduler resolves it (node aliases): the node of
+# that name, else the one labelled gpu-scheduler.io/node=NAME (clusters whose nodes are named like
+# kind's, cluster.sh's GS_NODE_NAMES). Prints nothing when there is none.
+node_real() {
+	if NS='' kc get node "$1" >/dev/null 2>&1; then
+		echo "$1"
+	else
+		NS='' kc get nodes -l "gpu-scheduler.io/node=$1" -o jsonpath='{.items[*].metadata.name}'
+	fi
+}
+
+# node_who_re NAME: a regex for how the scheduler's messages introduce a check made on NAME's node:
+# nothing when NAME is the node's own name, "NAME \(node REAL\): " when it was resolved by the label.
+node_who_re() {
+	local real
+	real=$(node_real "$1")
+	[ "$real" = "$1" ] || printf '%s \\(node %s\\): ' "$1" "$real"
+}
+
 # ---- workloads -------------------------------------------------------------------------------
 
 map_annotation() {

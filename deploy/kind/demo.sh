@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The demo on kind: a five-node cluster (node1..node4 as workers), the scheduler deployed with
-# `kubectl apply -k deploy/`, the five-replica check StatefulSet placed by it, and a check that every
-# pod landed where the map says with the CUDA_VISIBLE_DEVICES it says.
+# The demo on kind: a five-node cluster (four workers labelled gpu-scheduler.io/node=node1..node4, kind
+# naming them CLUSTER-worker..CLUSTER-worker4), the scheduler deployed with `kubectl apply -k deploy/`
+# (its --node-alias-label default resolves the map's node1..node4 through that label), the
+# five-replica check StatefulSet placed by it, and a check that every pod landed on the node whose
+# label its map entry names, with the CUDA_VISIBLE_DEVICES it says.
 #
 #   make kind-demo                      (= deploy/kind/demo.sh)
 #   KIND_CLUSTER=name deploy/kind/demo.sh
@@ -55,10 +57,26 @@ build_archive gpu-scheduler-check check/Containerfile
 if kind get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
 	log "reusing kind cluster $CLUSTER"
 else
-	log "creating kind cluster $CLUSTER (1 control plane, node1..node4)"
+	log "creating kind cluster $CLUSTER (1 control plane, 4 workers labelled node1..node4)"
 	kind create cluster --name "$CLUSTER" --config deploy/kind/kind-config.yaml --wait "$TIMEOUT"
 fi
 $K wait --for=condition=Ready node --all --timeout="$TIMEOUT"
+$K get nodes -L gpu-scheduler.io/node
+
+# The node each map name means: the one worker whose gpu-scheduler.io/node label has that value.
+node_for() {
+	local nodes
+	nodes=$($K get nodes -l "gpu-scheduler.io/node=$1" -o jsonpath='{.items[*].metadata.name}')
+	case $nodes in
+	*' '*) die "several nodes carry gpu-scheduler.io/node=$1 ($nodes): the scheduler would not bind there" ;;
+	'') die "no node carries gpu-scheduler.io/node=$1 (was the cluster made from deploy/kind/kind-config.yaml?)" ;;
+	esac
+	echo "$nodes"
+}
+for alias in node1 node2 node3 node4; do
+	node=$(node_for "$alias") # exits (set -e) when none or several
+	printf '%s is node %s\n' "$alias" "$node"
+done
 
 log "loading the images into every node"
 kind load image-archive "$IMAGES/gpu-scheduler.tar" --name "$CLUSTER"
@@ -87,10 +105,11 @@ sleep 2 # the first report line is printed at start; give the log a moment to re
 log "kubectl get pod -o wide -A"
 $K get pod -o wide -A
 
-for node in node3 node4; do
+for alias in node3 node4; do
+	node=$(node_for "$alias")
 	for pod in $($K get pod -l app.kubernetes.io/name=gpu-scheduler-check \
 			--field-selector "spec.nodeName=$node" -o name); do
-		log "kubectl logs $pod (on $node)"
+		log "kubectl logs $pod (on $alias: node $node)"
 		$K logs "$pod" --tail=3
 	done
 done
@@ -99,19 +118,21 @@ log "scheduler log (last 20 lines)"
 $K -n kube-system logs deployment/gpu-scheduler --tail=20 || true
 
 # --- verdict --------------------------------------------------------------------------------------
-# index node devices, as in the annotation of deploy/examples/gpu-scheduler-check.yaml.
+# index, map name, devices, as in the annotation of deploy/examples/gpu-scheduler-check.yaml; the pod
+# must be on the node carrying that name in its label.
 fail=0
 log "verdict"
-while read -r i want_node want_dev; do
+while read -r i alias want_dev; do
+	want_node=$(node_for "$alias")
 	pod=gpu-scheduler-check-$i
 	node=$($K get pod "$pod" -o jsonpath='{.spec.nodeName}' 2>/dev/null || true)
 	dev=$($K get pod "$pod" -o \
 		jsonpath='{.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}' 2>/dev/null || true)
 	if [ "$node" = "$want_node" ] && [ "$dev" = "$want_dev" ]; then
-		printf 'ok    %s on %s with CUDA_VISIBLE_DEVICES=%s\n' "$pod" "$node" "$dev"
+		printf 'ok    %s on %s (node %s) with CUDA_VISIBLE_DEVICES=%s\n' "$pod" "$alias" "$node" "$dev"
 	else
-		printf 'FAIL  %s on %s with CUDA_VISIBLE_DEVICES=%s (want %s with %s)\n' "$pod" "${node:-nothing}" \
-			"${dev:-unset}" "$want_node" "$want_dev"
+		printf 'FAIL  %s on %s with CUDA_VISIBLE_DEVICES=%s (want %s, node %s, with %s)\n' "$pod" \
+			"${node:-nothing}" "${dev:-unset}" "$alias" "$want_node" "$want_dev"
 		fail=1
 	fi
 done <<'MAP'

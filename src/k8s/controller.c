@@ -202,6 +202,7 @@ struct bind_req {
 	uint64_t started;    /* uv_now at send */
 	int64_t created_ms;
 	char *uid, *ns, *name, *node, *devices;
+	char *where;         /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
 	long index;
 	enum gs_index_source source;
 	int line;
@@ -214,6 +215,7 @@ static void bind_req_free(struct bind_req *b)
 	free(b->name);
 	free(b->node);
 	free(b->devices);
+	free(b->where);
 	free(b);
 }
 
@@ -275,10 +277,10 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 			gs_histogram_observe(&c->e2e_latency, e2e < 0 ? 0 : e2e);
 		}
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
-		gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->node,
+		gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
 			    b->devices, b->index, gs_index_source_name(b->source));
 		snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
-			 "(index %ld, map line %d)", b->ns, b->name, b->node, b->devices, b->index, b->line);
+			 "(index %ld, map line %d)", b->ns, b->name, b->where, b->devices, b->index, b->line);
 		send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
 		break;
 	}
@@ -334,7 +336,12 @@ static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d
 		b->name = strdup(d->name);
 		b->node = strdup(d->node);
 		b->devices = strdup(d->devices);
-		if (b->uid && b->ns && b->name && b->node && b->devices)
+		if (strcmp(d->node, d->map_node) == 0) {
+			b->where = strdup(d->node);
+		} else if (asprintf(&b->where, "%s (node %s)", d->map_node, d->node) < 0) {
+			b->where = NULL;
+		}
+		if (b->uid && b->ns && b->name && b->node && b->devices && b->where)
 			r = gs_api_bind(c->kube, &pod, d->node, d->devices, bind_may_send, on_bind_done, b);
 	}
 	if (r < 0) {
@@ -344,7 +351,7 @@ static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d
 		gs_sched_bind_done(c->sched, d->uid, GS_BIND_RETRY, (int64_t)uv_now(c->loop));
 		return;
 	}
-	gs_log_debug("pod %s/%s: binding to %s (index %ld from %s, attempt %u)", d->ns, d->name, d->node, d->index,
+	gs_log_debug("pod %s/%s: binding to %s (index %ld from %s, attempt %u)", d->ns, d->name, b->where, d->index,
 		     gs_index_source_name(d->index_source), d->attempt);
 	c->binds_inflight++;
 }
@@ -645,6 +652,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.check_env = opts->check_env;
 	sc.recreate_unmutated = opts->recreate_unmutated;
 	sc.device_sharing_any = opts->device_sharing_any;
+	sc.alias_label = opts->node_alias_label;
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
 	if (!c->scheduler_name || !c->annotation || !c->sched) {

@@ -33,6 +33,8 @@ struct gs_controller_opts {
 	int check_env;                 /* refuse pods whose containers lack the map's CUDA_VISIBLE_DEVICES */
 	int recreate_unmutated;        /* and delete them when a StatefulSet or Job will recreate them */
 	int device_sharing_any;        /* --device-sharing=any: the ledger counts but never refuses */
+	const char *node_alias_label;  /* --node-alias-label: map names resolve through this node label; NULL or
+					* "" turns aliases off (sched.h) */
 	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	uint64_t seed;

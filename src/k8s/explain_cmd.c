@@ -26,7 +26,7 @@
 #define PATH_MAX_LEN 2048
 
 struct opts {
-	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output;
+	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
 	int sharing_any;
 	int check_env;
 };
@@ -131,7 +131,7 @@ static int feed_node(struct run *x, const char *name)
 		return r;
 	if (f.status == 404) {
 		free(f.body);
-		return 0;
+		return 0; /* absent: the engine then says so */
 	}
 	if (f.status != 200) {
 		r = fail_status(path, &f);
@@ -149,6 +149,41 @@ static int feed_node(struct run *x, const char *name)
 	}
 	r = gs_sched_node_upsert(x->s, &n, 0);
 	gs_node_obj_free(&n);
+	return r < 0 ? r : 1;
+}
+
+static int feed_node_item(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	struct run *x = ud;
+	return gs_sched_node_upsert(x->s, obj, 0);
+}
+
+/* The nodes carrying the alias label with value name (the map names no node by that name). */
+static int feed_alias_nodes(struct run *x, const char *name)
+{
+	char path[PATH_MAX_LEN], sel[600], esc[1800], err[256];
+	char *rv = NULL, *cont = NULL;
+	struct fetch f;
+	int r;
+
+	snprintf(sel, sizeof(sel), "%s=%s", x->o->alias_label, name);
+	if (gs_kube_escape(sel, esc, sizeof(esc)) < 0)
+		return -E2BIG;
+	snprintf(path, sizeof(path), "/api/v1/nodes?labelSelector=%s", esc);
+	if ((r = fetch(x, path, &f)) < 0)
+		return r;
+	if (f.status != 200) {
+		r = fail_status("nodes by alias", &f);
+		free(f.body);
+		return r;
+	}
+	r = gs_decode_list_ex(f.body, strlen(f.body), GS_OBJ_NODE, NULL, feed_node_item, x, &rv, &cont, &x->skipped,
+			      err, sizeof(err));
+	free(f.body);
+	free(rv);
+	free(cont);
+	if (r < 0)
+		fprintf(stderr, "gpu-scheduler explain: nodes labelled %s: %s\n", sel, err);
 	return r;
 }
 
@@ -192,6 +227,26 @@ static int feed_pods_on(struct run *x, const char *node)
 	return r;
 }
 
+/* The pods on the node the map's name resolves to now (by name, else the one node with the alias): the
+ * engine tells, from a look at the pod alone over the nodes fed so far. */
+static int feed_pods_resolved(struct run *x, const char *ns, const char *name, const char *node,
+			      const struct gs_pod_obj *pod)
+{
+	struct gs_sched_pod_info pi;
+	char *real = NULL;
+	int r;
+
+	if (pod->node_name && *pod->node_name)
+		return feed_pods_on(x, pod->node_name);
+	gs_sched_pod_upsert(x->s, pod, 0);
+	if (gs_sched_pod_find(x->s, ns, name, &pi) == 0 && pi.resolved && !(real = strdup(pi.resolved)))
+		return -ENOMEM;
+	gs_sched_pod_delete(x->s, pod->uid, 0);
+	r = feed_pods_on(x, real ? real : node);
+	free(real);
+	return r;
+}
+
 static struct gs_sched *new_engine(const struct opts *o)
 {
 	struct gs_sched_config cfg;
@@ -201,6 +256,7 @@ static struct gs_sched *new_engine(const struct opts *o)
 	cfg.annotation = o->annotation;
 	cfg.device_sharing_any = o->sharing_any;
 	cfg.check_env = o->check_env;
+	cfg.alias_label = o->alias_label && *o->alias_label ? o->alias_label : NULL;
 	return gs_sched_new(&cfg);
 }
 
@@ -244,7 +300,12 @@ static int explain(struct run *x)
 	x->skip_uid = pod.uid;
 	if (!x->s)
 		r = -ENOMEM;
-	else if (node && ((r = feed_node(x, node)) < 0 || (r = feed_pods_on(x, node)) < 0))
+	else if (node && (r = feed_node(x, node)) < 0)
+		;
+	else if (node && r == 0 && !pod.node_name && x->o->alias_label && *x->o->alias_label &&
+		 (r = feed_alias_nodes(x, node)) < 0)
+		;
+	else if (node && (r = feed_pods_resolved(x, pod.ns, pod.name, node, &pod)) < 0)
 		;
 	else
 		r = gs_sched_pod_upsert(x->s, &pod, 0);
@@ -280,6 +341,7 @@ static void usage(FILE *f)
 		   "      --annotation NAME       the daemon's --annotation (default gpu-scheduling-map)\n"
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
+		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; empty: off)\n"
 		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer)\n"
 		   "  -h, --help\n");
 }
@@ -328,10 +390,12 @@ int gs_explain_cmd(int argc, char **argv)
 		{"device-sharing", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"require-env", required_argument, NULL, 'r'},
+		{"node-alias-label", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text"};
+	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text",
+			 .alias_label = "gpu-scheduler.io/node"};
 	const char *sharing = "exclusive", *env = "true";
 	struct gs_kubeconfig kc;
 	char err[512];
@@ -347,6 +411,7 @@ int gs_explain_cmd(int argc, char **argv)
 		case 'd': sharing = optarg; break;
 		case 'o': o.output = optarg; break;
 		case 'r': env = optarg; break;
+		case 'l': o.alias_label = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -44,6 +44,8 @@ static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64
 		r |= gs_buf_printf(b, ",\"index\":%ld", p->index);
 	if (p->node) {
 		r |= json_str(b, "node", p->node);
+		if (p->resolved && strcmp(p->resolved, p->node) != 0)
+			r |= json_str(b, "resolvedNode", p->resolved);
 		r |= json_str(b, "devices", p->devices);
 	}
 	r |= gs_buf_printf(b, ",\"priority\":%" PRId64 ",\"ageSeconds\":%" PRId64, p->priority, age_s(p->created_ms, now_ms));
@@ -147,8 +149,11 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	else
 		r |= gs_buf_append_str(b, "  index:    none\n");
 	if (p->node)
-		r |= gs_buf_printf(b, "  map:      line %d: %ld=%s:%s\n  node:     %s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
-				   p->map_line, p->index, p->node, p->devices, p->node, p->devices, p->devices);
+		r |= gs_buf_printf(b, "  map:      line %d: %ld=%s:%s\n  node:     %s%s%s%s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
+				   p->map_line, p->index, p->node, p->devices, p->node,
+				   p->resolved && strcmp(p->resolved, p->node) ? " (node " : "",
+				   p->resolved && strcmp(p->resolved, p->node) ? p->resolved : "",
+				   p->resolved && strcmp(p->resolved, p->node) ? ")" : "", p->devices, p->devices);
 	r |= gs_buf_printf(b, "  state:    %s: the pod %s\n", gs_pod_state_name(p->state), state_phrase(p->state));
 	if (e->bound_node && (!p->node || strcmp(p->node, e->bound_node) != 0))
 		r |= gs_buf_printf(b, "  bound to: %s\n", e->bound_node);
@@ -166,7 +171,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	}
 	if (p->node || e->n_holders) {
 		if (p->node)
-			r |= gs_buf_printf(b, "\nDevices %s on %s:\n", p->devices, p->node);
+			r |= gs_buf_printf(b, "\nDevices %s on %s:\n", p->devices, p->resolved ? p->resolved : p->node);
 		else
 			r |= gs_buf_printf(b, "\nDevices held on %s:\n", e->bound_node);
 		if (!e->n_holders)

@@ -6,7 +6,7 @@
  * JSON of one pod (GET /debug/pods/NS/NAME):
  *   {"namespace":"ns","name":"train-2","uid":"...","state":"WAITING","reason":"DEVICE_BUSY",
  *    "message":"...","index":2,"indexSource":"label apps.kubernetes.io/pod-index","mapLine":3,
- *    "entry":"2=node3:0,1","node":"node3","devices":"0,1","priority":0,"ageSeconds":42,
+ *    "entry":"2=node3:0,1","node":"node3","resolvedNode":"gpu-worker3" (an alias only),"devices":"0,1","priority":0,"ageSeconds":42,
  *    "boundNode":"node3" (bound or binding only),"attempts":0,
  *    "verdict":"DEVICE_BUSY","waitsFor":"the pods holding the devices ending",
  *    "checks":[{"name":"pod","outcome":"pass"},...,{"name":"devices","outcome":"fail",

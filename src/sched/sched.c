@@ -62,6 +62,7 @@ const char *gs_wait_reason_name(enum gs_wait_reason r)
 		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
 		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
 		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
+		"NODE_ALIAS_AMBIGUOUS",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -94,6 +95,7 @@ void gs_sched_config_init(struct gs_sched_config *cfg)
 	cfg->backoff_min_ms = 200;
 	cfg->backoff_max_ms = 10000;
 	cfg->map_cache_size = 256;
+	cfg->alias_label = "gpu-scheduler.io/node";
 }
 
 struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
@@ -109,6 +111,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->cfg.scheduler_name = gs_sched__xstrdup(cfg->scheduler_name);
 	s->cfg.annotation = gs_sched__xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
 										  : "gpu-scheduling-map");
+	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_sched__xstrdup(cfg->alias_label) : NULL;
 	if (s->cfg.backoff_min_ms <= 0)
 		s->cfg.backoff_min_ms = 200;
 	if (s->cfg.backoff_max_ms <= 0)
@@ -121,6 +124,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->pods, 0);
 	gs_hmap_init(&s->pods_by_name, 0);
 	gs_hmap_init(&s->nodes, 0);
+	gs_hmap_init(&s->aliases, 0);
 	gs_hmap_init(&s->uses, 0);
 	gs_hmap_init(&s->res_ids, 0);
 	s->bindq.less = gs_sched__bind_before;
@@ -163,6 +167,10 @@ void gs_sched_free(struct gs_sched *s)
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->nodes, &it))
 		node_free(it.val);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->aliases, &it))
+		free(it.val);
+	gs_hmap_free(&s->aliases);
 	gs_hmap_free(&s->pods);
 	gs_hmap_free(&s->pods_by_name);
 	gs_hmap_free(&s->nodes);
@@ -176,6 +184,7 @@ void gs_sched_free(struct gs_sched *s)
 	free(s->retry.v);
 	free((char *)s->cfg.scheduler_name);
 	free((char *)s->cfg.annotation);
+	free((char *)s->cfg.alias_label);
 	free(s);
 }
 
@@ -195,6 +204,7 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	memcpy(n->name, name, len + 1);
 	gs_sched__list_init(&n->waiters);
 	gs_sched__list_init(&n->dirty);
+	gs_sched__list_init(&n->alink);
 	gs_hmap_init(&n->ledger, 0);
 	n->gpus = -1;
 	n->obj.gpus = -1;
@@ -204,9 +214,9 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 
 void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 {
-	if (n->present || n->n_waiters || n->n_uses)
+	if (n->present || n->n_waiters || n->n_uses || n->pinned)
 		return;
-	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0);
+	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0 && !n->alias);
 	if (n->dirty.next != &n->dirty)
 		gs_sched__list_del(&n->dirty);
 	gs_hmap_del_str(&s->nodes, n->name, NULL);
@@ -230,6 +240,51 @@ struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
 		c[i].value = gs_sched__xstrdup_null(l[i].value);
 	}
 	return c;
+}
+
+/* ---- the alias index ---------------------------------------------------------------------------- */
+
+/* The value of the alias label in a node record, or NULL (aliases off, no label, or empty). */
+static const char *alias_of(const struct gs_sched *s, const struct gs_node_obj *o)
+{
+	if (!s->cfg.alias_label)
+		return NULL;
+	for (int i = 0; i < o->n_labels; i++)
+		if (o->labels[i].key && strcmp(o->labels[i].key, s->cfg.alias_label) == 0)
+			return o->labels[i].value && *o->labels[i].value ? o->labels[i].value : NULL;
+	return NULL;
+}
+
+/* Takes n out of its alias entry (freed when it was the last node carrying the value). */
+static void alias_unlink(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_sched__alias *a = n->alias;
+
+	if (!a)
+		return;
+	gs_sched__list_del(&n->alink);
+	n->alias = NULL;
+	if (--a->n == 0) {
+		gs_hmap_del_str(&s->aliases, a->value, NULL);
+		free(a);
+	}
+}
+
+static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char *value)
+{
+	struct gs_sched__alias *a = gs_hmap_get_str(&s->aliases, value);
+
+	if (!a) {
+		size_t len = strlen(value);
+		a = gs_sched__xmalloc(sizeof(*a) + len + 1);
+		gs_sched__list_init(&a->nodes);
+		a->n = 0;
+		memcpy(a->value, value, len + 1);
+		gs_sched__hmap_put(&s->aliases, a->value, a);
+	}
+	gs_sched__list_add_tail(&a->nodes, &n->alink);
+	a->n++;
+	n->alias = a;
 }
 
 static int str_eq(const char *a, const char *b)
@@ -299,6 +354,8 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 {
 	struct gs_sched__node *n;
 	enum gs_wait_reason before, after;
+	const char *value;
+	char *old = NULL;
 
 	if (!o->name || !*o->name)
 		return -EINVAL;
@@ -314,6 +371,16 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	n->unschedulable = !!o->unschedulable;
 	n->gpus = o->gpus;
 	node_copy(s, n, o);
+	value = alias_of(s, o);
+	if (n->alias ? !value || strcmp(n->alias->value, value) != 0 : value != NULL) {
+		if (n->alias)
+			old = gs_sched__xstrdup(n->alias->value);
+		alias_unlink(s, n);
+		if (value)
+			alias_link(s, n, value);
+		gs_log_debug("node %s: alias label %s: %s -> %s", n->name, s->cfg.alias_label, old ? old : "(none)",
+			     value ? value : "(none)");
+	}
 	after = gs_sched__node_block(n);
 	if (before != after) {
 		if (before == GS_WAIT_NONE)
@@ -324,9 +391,14 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 			     before == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(before),
 			     after == GS_WAIT_NONE ? "schedulable" : gs_wait_reason_name(after), n->n_waiters);
 	}
-	/* Labels, taints, allocatable or devices changed, or the state: the waiters of this node are
-	 * placed again, each with its own checks (O(waiters of n)). */
+	/* Labels, taints, allocatable or devices changed, or the state: the waiters of this node's name
+	 * and of its alias value are placed again, each with its own checks; so are those of the value it
+	 * no longer carries (their name may now resolve to another node, or to none). */
 	gs_sched__node_changed(s, n);
+	if (old) {
+		gs_sched__name_changed(s, old);
+		free(old);
+	}
 	return 0;
 }
 
@@ -343,8 +415,16 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
 	gs_node_obj_free(&n->obj);
 	gs_sched__req_free(&n->alloc);
 	gs_log_debug("node %s: deleted, %zu pods wait for it", n->name, n->n_waiters);
+	n->pinned++; /* its alias value may be its own name: that walk must not free it */
+	if (n->alias) {
+		char *old = gs_sched__xstrdup(n->alias->value);
+		alias_unlink(s, n);
+		gs_sched__name_changed(s, old);
+		free(old);
+	}
 	gs_sched__node_changed(s, n);
-	gs_sched__node_gc(s, n);
+	n->pinned--;
+	gs_sched__node_gc(s, n); /* frees the slot if nothing needs it any more */
 	return 0;
 }
 
@@ -488,8 +568,13 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 
 /* ---- introspection ----------------------------------------------------------------------------- */
 
-void gs_sched__pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
+void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
 {
+	const struct gs_sched__alias *amb;
+	int pending = p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF;
+	const struct gs_sched__node *n =
+		p->entry && pending ? gs_sched__resolve(s, p->entry->node, &(int){0}, &amb) : NULL;
+
 	*out = (struct gs_sched_pod_info){
 		.uid = p->uid,
 		.ns = p->ns,
@@ -501,6 +586,7 @@ void gs_sched__pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info 
 		.index_source = p->index_source,
 		.node = p->entry ? p->entry->node : NULL,
 		.devices = p->entry ? p->entry->devices : NULL,
+		.resolved = n ? n->name : NULL,
 		.attempts = p->attempts,
 		.due_ms = p->state == GS_POD_BACKOFF ? p->due_ms : 0,
 		.created_ms = p->created_ms,
@@ -515,7 +601,7 @@ int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched
 
 	if (!p)
 		return -ENOENT;
-	gs_sched__pod_info(p, out);
+	gs_sched__pod_info(s, p, out);
 	return 0;
 }
 
@@ -531,7 +617,7 @@ int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name
 	p = gs_hmap_get(&s->pods_by_name, key, (size_t)n);
 	if (!p)
 		return -ENOENT;
-	gs_sched__pod_info(p, out);
+	gs_sched__pod_info(s, p, out);
 	return 0;
 }
 

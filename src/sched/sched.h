@@ -20,6 +20,13 @@
  * devices (the ledger). Otherwise it waits with a reason, reported once per change, and is placed again
  * on the event that can clear it: its node's update, a pod on that node ending, its own update.
  *
+ * Node aliases (cfg.alias_label): the map's node name N means the node named N when one exists;
+ * otherwise the one node whose alias label has the value N (kind cannot name its nodes; cloud node
+ * names change). Two or more such nodes: the pod waits with NODE_ALIAS_AMBIGUOUS. The name is resolved
+ * every time the pod is placed (and again at gs_sched_next_bind), so a node gaining, losing or changing
+ * the label, or a node named N appearing, moves every pod not yet handed out; a pod already bound never
+ * moves. Decisions carry the resolved node's real name; messages show both ("node1 (node gpu-worker3)").
+ *
  * Pods of other schedulers are kept as compact uses (node, requests, host ports, devices from
  * gpu-scheduler.io/assigned) while they are bound and not terminal. Pending pods are bound in order of
  * spec.priority (higher first), then creation time. docs/sched.md describes the states, the indexes
@@ -49,10 +56,14 @@ struct gs_sched_config {
 	int64_t backoff_max_ms;     /* ceiling cap; default 10000 */
 	size_t map_cache_size;      /* unreferenced parsed maps kept; default 256 */
 	int device_sharing_any;     /* --device-sharing=any: the ledger never refuses (it still counts) */
+	const char *alias_label;    /* --node-alias-label: a map's node name that names no node resolves to the
+				     * one node whose label of this key has that value; NULL or "" turns aliases
+				     * off. Default "gpu-scheduler.io/node" */
 	uint64_t seed;              /* jitter PRNG seed; 0 picks a fixed one (deterministic) */
 };
 
-/* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off). */
+/* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
+ * alias_label "gpu-scheduler.io/node"). */
 void gs_sched_config_init(struct gs_sched_config *cfg);
 
 struct gs_sched;
@@ -82,7 +93,8 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms);
 
 struct gs_bind_decision {
 	const char *uid, *ns, *name;
-	const char *node;    /* bind here */
+	const char *node;    /* bind here: the node's real name */
+	const char *map_node;/* the name the map gives; differs from node when resolved through the alias label */
 	const char *devices; /* canonical "0,1": the assigned annotation and CUDA_VISIBLE_DEVICES */
 	int n_devices;
 	long index;
@@ -139,6 +151,7 @@ enum gs_wait_reason {
 	GS_WAIT_HOST_PORT,      /* a host port the pod asks for is in use on the node */
 	GS_WAIT_INSUFFICIENT_RESOURCE, /* requests exceed the node's allocatable minus its pods' requests */
 	GS_WAIT_DEVICE_BUSY,    /* a pod of another owner holds one of the entry's devices on the node */
+	GS_WAIT_NODE_ALIAS_AMBIGUOUS, /* no node has the map's name and several carry it in the alias label */
 	GS_WAIT__COUNT
 };
 
@@ -157,7 +170,7 @@ struct gs_report {
 	enum gs_wait_reason reason;
 	const char *message; /* says exactly why, e.g. `node "node9" named by gpu-scheduling-map line 3
 			      * for index 2 does not exist` */
-	const char *node;    /* the node waited for (node reasons), else NULL */
+	const char *node;    /* the node name the map gives (node reasons), else NULL */
 	long index;          /* -1 when unknown */
 	int recreate;        /* NOT_MUTATED, recreate_unmutated set, owned by a StatefulSet or Job: the
 			      * I/O layer may delete the pod so its controller recreates it through the
@@ -195,6 +208,8 @@ struct gs_sched_pod_info {
 	long index;                 /* -1 when unknown */
 	enum gs_index_source index_source;
 	const char *node, *devices; /* the map entry, when there is one */
+	const char *resolved;       /* WAITING, QUEUED or BACKOFF with an entry: the node its name resolves to
+				     * now (itself, or through the alias label); NULL when none or several */
 	unsigned attempts;          /* Bindings handed out */
 	int64_t due_ms;             /* with BACKOFF */
 	int64_t created_ms;         /* creationTimestamp */
@@ -306,7 +321,8 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st);
 
 /*
  * Checks every invariant this header and sched_int.h state (per-state counts against the pods, heap
- * order, waiter lists, each node's totals, ports and ledger against the uses), from scratch, and aborts
+ * order, waiter lists, each node's totals, ports and ledger against the uses, the alias index against
+ * the nodes' labels), from scratch, and aborts
  * with the failed expression (GS_ASSERT) on a violation. O(pods + uses x nodes): for tests and debugging.
  */
 void gs_sched_check(const struct gs_sched *s);

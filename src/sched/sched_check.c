@@ -29,6 +29,22 @@ static void check_heap(const struct gs_sched__heap *h, enum gs_pod_state st, siz
 	}
 }
 
+/* The reasons that put a pod on a node slot's waiter list (the others are the pod's own). */
+static int node_reason(enum gs_wait_reason r)
+{
+	switch (r) {
+	case GS_WAIT_NO_MAP:
+	case GS_WAIT_MAP_INVALID:
+	case GS_WAIT_NO_INDEX:
+	case GS_WAIT_NO_ENTRY:
+	case GS_WAIT_NOT_MUTATED:
+	case GS_WAIT_SCHEDULING_GATED:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 static void check_pods(const struct gs_sched *s)
 {
 	size_t by_state[GS_POD__COUNT] = {0}, waiting_by[GS_WAIT__COUNT] = {0};
@@ -41,6 +57,10 @@ static void check_pods(const struct gs_sched *s)
 		if (p->state == GS_POD_WAITING) {
 			GS_ASSERT(p->reason != GS_WAIT_NONE && p->msg);
 			waiting_by[p->reason]++;
+			/* A node reason waits on the slot of the map's name, whatever it resolves to. */
+			GS_ASSERT(!node_reason(p->reason) == !p->wait_node);
+			if (p->wait_node)
+				GS_ASSERT(p->entry && strcmp(p->wait_node->name, p->entry->node) == 0);
 		} else {
 			GS_ASSERT(!p->wait_node);
 		}
@@ -111,20 +131,62 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	}
 	GS_ASSERT(holds == 0);
 	GS_ASSERT(n->present || n->n_waiters || n->n_uses);
+	GS_ASSERT(n->pinned == 0); /* only while a walk over waiters runs */
+}
+
+/* The alias label's value on a present node, as the index should hold it (NULL: none). */
+static const char *alias_value(const struct gs_sched *s, const struct gs_sched__node *n)
+{
+	if (!s->cfg.alias_label || !n->present)
+		return NULL;
+	for (int i = 0; i < n->obj.n_labels; i++)
+		if (strcmp(n->obj.labels[i].key, s->cfg.alias_label) == 0)
+			return n->obj.labels[i].value && *n->obj.labels[i].value ? n->obj.labels[i].value : NULL;
+	return NULL;
+}
+
+/* The alias index against the nodes: every present node with the label is in the entry of its value,
+ * once, and nothing else is; no entry is empty. Returns the nodes the index holds. */
+static size_t check_aliases(const struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+	size_t total = 0;
+
+	if (!s->cfg.alias_label)
+		GS_ASSERT(gs_hmap_len(&s->aliases) == 0);
+	while (gs_hmap_next(&s->aliases, &it)) {
+		const struct gs_sched__alias *a = it.val;
+		GS_ASSERT(a->n > 0 && list_len(&a->nodes) == a->n);
+		GS_ASSERT(gs_hmap_get_str(&s->aliases, a->value) == a);
+		for (const struct gs_sched__link *l = a->nodes.next; l != &a->nodes; l = l->next) {
+			const struct gs_sched__node *n = GS_SCHED__CONTAINER(l, struct gs_sched__node, alink);
+			const char *v = alias_value(s, n);
+			GS_ASSERT(n->alias == a && v && strcmp(v, a->value) == 0);
+			GS_ASSERT(gs_hmap_get_str(&s->nodes, n->name) == n);
+		}
+		total += a->n;
+	}
+	return total;
 }
 
 void gs_sched_check(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
-	size_t held = 0, shared = 0, present = 0, uses = 0;
+	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0;
 
 	check_pods(s);
 	while (gs_hmap_next(&s->nodes, &it)) {
 		const struct gs_sched__node *n = it.val;
+		const char *v = alias_value(s, n);
 		check_node(s, n, &held, &shared);
 		present += n->present != 0;
 		uses += n->n_uses;
+		/* In the index exactly when the label says so (check_aliases checks which entry). */
+		GS_ASSERT(!v == !n->alias);
+		GS_ASSERT((n->alias == NULL) == gs_sched__list_empty(&n->alink));
+		aliased += n->alias != NULL;
 	}
+	GS_ASSERT(check_aliases(s) == aliased);
 	GS_ASSERT(held == s->devs_held && shared == s->devs_shared);
 	GS_ASSERT(present == s->nodes_present && uses == gs_hmap_len(&s->uses));
 }

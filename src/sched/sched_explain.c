@@ -37,7 +37,9 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 	case GS_WAIT_SCHEDULING_GATED:
 		return "the pod's last scheduling gate being removed";
 	case GS_WAIT_NODE_MISSING:
-		return "the node joining the cluster";
+		return "the node joining the cluster (or a node gaining the alias label)";
+	case GS_WAIT_NODE_ALIAS_AMBIGUOUS:
+		return "the alias label being removed from all but one of the nodes that carry it";
 	case GS_WAIT_NODE_NOT_READY:
 		return "the node becoming Ready";
 	case GS_WAIT_NODE_CORDONED:
@@ -157,7 +159,7 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	memset(e, 0, sizeof(*e));
 	if (len < 0 || (size_t)len >= sizeof(key) || !(p = gs_hmap_get(&s->pods_by_name, key, (size_t)len)))
 		return -ENOENT;
-	gs_sched__pod_info(p, &e->pod);
+	gs_sched__pod_info(s, p, &e->pod);
 	e->shared = p->shared;
 	e->device_sharing_any = s->cfg.device_sharing_any;
 
@@ -171,17 +173,31 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
 	if (u && (p->state == GS_POD_BOUND || p->state == GS_POD_BINDING))
 		e->bound_node = u->node->name;
+	const struct gs_sched__alias *amb = NULL;
+	int via = 0;
 	if (p->entry)
-		n = gs_hmap_get_str(&s->nodes, p->entry->node);
+		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
 	skip = state_skip(p, e->bound_node, buf, sizeof(buf));
 	if (!skip && !p->entry)
 		skip = "the pod has no map entry";
 	if (skip) {
 		for (int i = GS_EXPLAIN_NODE_EXISTS; i < GS_EXPLAIN__COUNT; i++)
 			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, skip);
+	} else if (amb) {
+		snprintf(buf, sizeof(buf), "%zu nodes carry the alias label %s=%s", amb->n, s->cfg.alias_label,
+			 p->entry->node);
+		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_ALIAS_AMBIGUOUS, buf);
+		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
+			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node name is ambiguous");
+		n = NULL;
 	} else if (!n || !n->present) {
-		snprintf(buf, sizeof(buf), "node \"%s\" does not exist", p->entry->node);
+		if (s->cfg.alias_label)
+			snprintf(buf, sizeof(buf), "node \"%s\" does not exist and no node carries the label %s=%s",
+				 p->entry->node, s->cfg.alias_label, p->entry->node);
+		else
+			snprintf(buf, sizeof(buf), "node \"%s\" does not exist", p->entry->node);
 		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_MISSING, buf);
+		n = NULL;
 		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
 			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node does not exist");
 	} else {
@@ -266,7 +282,7 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 			continue;
 		size_t last = out->n_oldest < GS_PENDING_OLDEST ? out->n_oldest : GS_PENDING_OLDEST - 1;
 		memmove(&out->oldest[i + 1], &out->oldest[i], (last - i) * sizeof(out->oldest[0]));
-		gs_sched__pod_info(p, &out->oldest[i]);
+		gs_sched__pod_info(s, p, &out->oldest[i]);
 		if (out->n_oldest < GS_PENDING_OLDEST)
 			out->n_oldest++;
 	}

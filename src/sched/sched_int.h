@@ -113,14 +113,22 @@ struct gs_sched__use {
 };
 
 /*
- * A node slot exists while the node exists OR some pod waits for it OR some pod uses it (a pod may
- * name a node that has not joined yet; a pod bound to a node outlives the node's deletion): the slot
- * holds that node's waiter list, its running totals and its device ledger.
+ * A node slot exists while the node exists OR some pod waits for it OR some pod uses it OR a node
+ * change is visiting its waiters (pinned) (a pod may name a node that has not joined yet; a pod bound
+ * to a node outlives the node's deletion): the slot holds that node's waiter list, its running totals
+ * and its device ledger.
+ *
+ * Waiters: a pod WAITING with a node reason is on the slot of the name its map entry gives, always,
+ * whether that name is a node, an alias of one (cfg.alias_label), several, or nothing yet. A node's
+ * change therefore places again the waiters of its own name and of its alias value (O(1) slots).
  */
 struct gs_sched__node {
-	struct gs_sched__link waiters; /* pods WAITING with a node reason for this node */
+	struct gs_sched__link waiters; /* pods WAITING with a node reason whose map names this slot */
 	struct gs_sched__link dirty;   /* in s->dirty: usage went down, waiters to look at again */
+	struct gs_sched__link alink;   /* in alias->nodes while alias is set */
+	struct gs_sched__alias *alias; /* present nodes with a non-empty alias label: their index entry */
 	size_t n_waiters;
+	int pinned;                    /* > 0: not freed by gs_sched__node_gc (a walk over its waiters runs) */
 	int present;
 	int ready;
 	int unschedulable;
@@ -134,6 +142,16 @@ struct gs_sched__node {
 	struct gs_sched__port *ports;  /* host ports in use, with counts */
 	struct gs_hmap ledger;         /* device name -> struct gs_sched__dev */
 	char name[];                   /* the key of s->nodes */
+};
+
+/*
+ * The alias index: one entry per alias label value carried by at least one present node, listing those
+ * nodes in the order they took the value. Invariant: an entry is in s->aliases exactly while n > 0.
+ */
+struct gs_sched__alias {
+	struct gs_sched__link nodes;   /* gs_sched__node.alink */
+	size_t n;
+	char value[];                  /* the key of s->aliases */
 };
 
 /* What an pending pod of ours asks of its node beyond the map: NULL in the pod when it asks nothing. */
@@ -192,6 +210,7 @@ struct gs_sched {
 	struct gs_hmap pods;            /* uid -> pod (key borrowed from the pod) */
 	struct gs_hmap pods_by_name;    /* "ns/name" -> pod (the newest uid for that name) */
 	struct gs_hmap nodes;           /* name -> node slot (key borrowed from the slot) */
+	struct gs_hmap aliases;         /* alias label value -> struct gs_sched__alias (key borrowed) */
 	struct gs_hmap uses;            /* uid -> use (key borrowed), every pod that takes from a node */
 	struct gs_hmap res_ids;         /* extended resource name -> id + 1 */
 	char **res_names;               /* id -> name */
@@ -229,6 +248,13 @@ void gs_sched__heap_remove(struct gs_sched__heap *h, struct gs_sched__pod *p);
 /* sched_place.c */
 /* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE. */
 enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n);
+/*
+ * The node a map's node name means now: the present node of that name, else (aliases on) the one
+ * present node whose alias label has that value (*via_alias = 1). NULL when there is none, or when
+ * several carry the value (*ambiguous = that index entry). O(1).
+ */
+struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *name, int *via_alias,
+					 const struct gs_sched__alias **ambiguous);
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st);
 /* Takes p out of the queue, waiter list or heap it is in (state unchanged). */
 void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
@@ -242,14 +268,21 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 void gs_sched__spec_free(struct gs_sched__spec *sp);
 /* Places again every pod waiting for a node whose usage went down (s->dirty). */
 void gs_sched__drain_dirty(struct gs_sched *s);
-/* Places again every pod waiting for n. O(waiters of n). */
+/*
+ * Places again every pod waiting for n's name and for n's alias value (the pods whose map name may
+ * resolve to n). O(waiters of those two slots).
+ */
 void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n);
+/* The number of pods waiting for n's alias value (their map name may resolve to n). O(1). */
+size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n);
+/* Places again every pod waiting for the map name `name` (a slot may not exist: nothing to do). */
+void gs_sched__name_changed(struct gs_sched *s, const char *name);
 
 /* sched.c */
 /* The slot for a node name, created (absent, no waiters) when there is none. */
 struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name);
 /* The public view of a pod (strings borrowed from it). */
-void gs_sched__pod_info(const struct gs_sched__pod *p, struct gs_sched_pod_info *out);
+void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_pod_info *out);
 /* Frees a node slot nobody needs any more (absent, no waiters, no uses). */
 void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n);
 

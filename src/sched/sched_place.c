@@ -36,6 +36,27 @@ enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n)
 	return GS_WAIT_NONE;
 }
 
+struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *name, int *via_alias,
+					 const struct gs_sched__alias **ambiguous)
+{
+	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
+	const struct gs_sched__alias *a;
+
+	*via_alias = 0;
+	*ambiguous = NULL;
+	if (n && n->present)
+		return n; /* the name wins */
+	a = s->cfg.alias_label ? gs_hmap_get_str(&s->aliases, name) : NULL;
+	if (!a)
+		return NULL;
+	if (a->n > 1) {
+		*ambiguous = a;
+		return NULL;
+	}
+	*via_alias = 1;
+	return GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
+}
+
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st)
 {
 	if (p->state < GS_POD__COUNT)
@@ -198,14 +219,55 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
 		     p->entry->devices);
 }
 
-void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n)
+/*
+ * Places again the waiters of slot n. Placing a pod of n's list either leaves it where it is (it waits
+ * for the same name) or takes it off; the slot is pinned meanwhile so that the last one leaving does
+ * not free it under the walk.
+ */
+static void place_waiters(struct gs_sched *s, struct gs_sched__node *n)
 {
 	struct gs_sched__link *l = n->waiters.next, *next;
 
+	n->pinned++;
 	for (; l != &n->waiters; l = next) {
 		next = l->next;
 		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
 	}
+	n->pinned--;
+}
+
+void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_sched__node *a = n->alias ? gs_hmap_get_str(&s->nodes, n->alias->value) : NULL;
+
+	n->pinned++;
+	if (a && a != n)
+		a->pinned++;
+	place_waiters(s, n);
+	if (a && a != n) {
+		place_waiters(s, a);
+		a->pinned--;
+		gs_sched__node_gc(s, a);
+	}
+	n->pinned--;
+	gs_sched__node_gc(s, n);
+}
+
+size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n)
+{
+	const struct gs_sched__node *a = n->alias ? gs_hmap_get_str(&s->nodes, n->alias->value) : NULL;
+
+	return a && a != n ? a->n_waiters : 0;
+}
+
+void gs_sched__name_changed(struct gs_sched *s, const char *name)
+{
+	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
+
+	if (!n)
+		return;
+	place_waiters(s, n);
+	gs_sched__node_gc(s, n);
 }
 
 void gs_sched__drain_dirty(struct gs_sched *s)
@@ -248,46 +310,77 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	return gs_sched__fit(s, p, n, msg, size);
 }
 
+/* NODE_ALIAS_AMBIGUOUS: "nodes gpu-worker and gpu-worker2 carry", "nodes a, b and 3 more carry" (list order). */
+static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, const struct gs_sched__pod *p,
+			  const struct gs_sched__alias *a)
+{
+	const struct gs_sched__node *n1 = GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
+	const struct gs_sched__node *n2 = GS_SCHED__CONTAINER(a->nodes.next->next, struct gs_sched__node, alink);
+	char more[48] = "";
+
+	if (a->n > 2)
+		snprintf(more, sizeof(more), " and %zu more", a->n - 2);
+	snprintf(msg, size,
+		 "node \"%s\" named by %s line %d for index %ld is ambiguous: no node has that name and "
+		 "nodes %s%s %s%s carry the label %s=%s (remove it from all but one)",
+		 p->entry->node, s->cfg.annotation, p->entry->line, p->index, n1->name, a->n > 2 ? "," : " and",
+		 n2->name, more, s->cfg.alias_label, a->value);
+}
+
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 {
-	struct gs_sched__node *n;
+	struct gs_sched__node *n, *slot;
+	const struct gs_sched__alias *amb;
 	enum gs_wait_reason r;
-	char msg[MSG_MAX], why[MSG_MAX - 256];
+	char msg[2 * MSG_MAX], why[MSG_MAX - 256], who[520];
 	const char *what = "";
+	int via;
 
 	if (p->intrinsic != GS_WAIT_NONE) {
 		set_waiting(s, p, p->intrinsic, NULL, p->imsg);
 		return;
 	}
-	n = gs_hmap_get_str(&s->nodes, p->entry->node);
-	r = gs_sched__node_block(n);
+	n = gs_sched__resolve(s, p->entry->node, &via, &amb);
+	/* Both names when they differ: node1 (node gpu-worker3). */
+	if (via)
+		snprintf(who, sizeof(who), "%s (node %s)", p->entry->node, n->name);
+	r = amb ? GS_WAIT_NODE_ALIAS_AMBIGUOUS : gs_sched__node_block(n);
 	if (r == GS_WAIT_NONE) {
 		r = node_checks(s, p, n, why, sizeof(why));
 		if (r == GS_WAIT_NONE) {
 			set_queued(s, p);
 			return;
 		}
-		snprintf(msg, sizeof(msg), "%s (%s line %d for index %ld)", why, s->cfg.annotation, p->entry->line,
-			 p->index);
-		set_waiting(s, p, r, n, msg);
-		return;
+		snprintf(msg, sizeof(msg), "%s%s%s (%s line %d for index %ld)", via ? who : "", via ? ": " : "", why,
+			 s->cfg.annotation, p->entry->line, p->index);
+	} else if (r == GS_WAIT_NODE_ALIAS_AMBIGUOUS) {
+		ambiguous_msg(msg, sizeof(msg), s, p, amb);
+	} else {
+		switch (r) {
+		case GS_WAIT_NODE_MISSING:
+			what = "does not exist";
+			break;
+		case GS_WAIT_NODE_NOT_READY:
+			what = "is not Ready";
+			break;
+		default:
+			what = "is cordoned (spec.unschedulable)";
+			break;
+		}
+		if (via)
+			snprintf(msg, sizeof(msg), "%s named by %s line %d for index %ld %s", who, s->cfg.annotation,
+				 p->entry->line, p->index, what);
+		else if (r == GS_WAIT_NODE_MISSING && s->cfg.alias_label)
+			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld does not exist "
+				 "(and no node carries the label %s=%s)", p->entry->node, s->cfg.annotation,
+				 p->entry->line, p->index, s->cfg.alias_label, p->entry->node);
+		else
+			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld %s", p->entry->node,
+				 s->cfg.annotation, p->entry->line, p->index, what);
 	}
-	if (!n)
-		n = gs_sched__node_slot(s, p->entry->node);
-	switch (r) {
-	case GS_WAIT_NODE_MISSING:
-		what = "does not exist";
-		break;
-	case GS_WAIT_NODE_NOT_READY:
-		what = "is not Ready";
-		break;
-	default:
-		what = "is cordoned (spec.unschedulable)";
-		break;
-	}
-	snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld %s", n->name,
-		 s->cfg.annotation, p->entry->line, p->index, what);
-	set_waiting(s, p, r, n, msg);
+	/* Every node reason waits on the slot of the map's name (sched_int.h). */
+	slot = n && !via ? n : gs_sched__node_slot(s, p->entry->node);
+	set_waiting(s, p, r, slot, msg);
 }
 
 /* ---- the pod's own inputs ---------------------------------------------------------------------- */
@@ -545,13 +638,13 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 
 /* ---- pulls ------------------------------------------------------------------------------------- */
 
-/* Counts p on its entry's node while its Binding is in flight, so the next decision sees it. */
-static void reserve(struct gs_sched *s, struct gs_sched__pod *p)
+/* Counts p on node n (its entry's, resolved) while its Binding is in flight, so the next decision sees it. */
+static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n)
 {
 	static const struct gs_sched__req none;
 	const struct gs_sched__spec *sp = p->spec;
 
-	gs_sched__use_add(s, p->uid, gs_sched__node_slot(s, p->entry->node), sp ? &sp->req : &none,
+	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none,
 			  sp ? sp->ports : NULL, sp ? sp->n_ports : 0, p->entry->devices, p->owner, p->shared, p->key);
 }
 
@@ -565,18 +658,24 @@ int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decisi
 
 	while (s->bindq.len) {
 		struct gs_sched__pod *p = s->bindq.v[0];
-		gs_sched__place(s, p); /* the node as it is now */
+		const struct gs_sched__alias *amb;
+		struct gs_sched__node *n;
+		int via;
+		gs_sched__place(s, p); /* the node as it is now, its name resolved again */
 		if (p->state != GS_POD_QUEUED)
 			continue;
+		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
+		GS_ASSERT(n && n->present); /* place just queued it for n */
 		gs_sched__heap_remove(&s->bindq, p);
 		gs_sched__set_state(s, p, GS_POD_BINDING);
-		reserve(s, p);
+		reserve(s, p, n);
 		p->attempts++;
 		*out = (struct gs_bind_decision){
 			.uid = p->uid,
 			.ns = p->ns,
 			.name = p->name,
-			.node = p->entry->node,
+			.node = n->name,
+			.map_node = p->entry->node,
 			.devices = p->entry->devices,
 			.n_devices = p->entry->n_devices,
 			.index = p->index,
@@ -585,9 +684,9 @@ int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decisi
 			.created_ms = p->created_ms,
 			.attempt = p->attempts,
 		};
-		gs_log_debug("pod %s/%s: bind to %s devices %s (index %ld from %s, attempt %u)", p->ns, p->name,
-			     out->node, out->devices, p->index, gs_index_source_name(p->index_source),
-			     p->attempts);
+		gs_log_debug("pod %s/%s: bind to %s%s%s%s devices %s (index %ld from %s, attempt %u)", p->ns, p->name,
+			     out->map_node, via ? " (node " : "", via ? n->name : "", via ? ")" : "", out->devices,
+			     p->index, gs_index_source_name(p->index_source), p->attempts);
 		return 1;
 	}
 	return 0;

@@ -355,7 +355,8 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	GS_ASSERT(n->n_uses > 0);
 	n->n_uses--;
 	use_free(u);
-	if (n->n_waiters && n->dirty.next == &n->dirty)
+	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
+	if (n->dirty.next == &n->dirty && (n->n_waiters || gs_sched__alias_waiters(s, n)))
 		gs_sched__list_add_tail(&s->dirty, &n->dirty);
 	gs_sched__node_gc(s, n);
 	return 1;

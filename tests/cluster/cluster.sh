@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane for the tests and the demo: etcd, kube-apiserver and
-# kube-controller-manager, plus GS_NODES nodes node1..nodeN that are Ready and advertise nvidia.com/gpu.
+# kube-controller-manager, plus GS_NODES nodes node1..nodeN (or GS_NODE_NAMES) that are Ready and
+# advertise nvidia.com/gpu.
 # The nodes are Node objects without kubelets (GS_NODE_MODE=fake, the default: on loopback, seconds to
 # start), or real kubelets, each with its own containerd, with kube-scheduler and kube-proxy
 # (GS_NODE_MODE=kubelet: as root; see nodes.sh). See docs/cluster.md.
@@ -18,6 +19,11 @@
 #   GS_ETCD_PORT          etcd client port                        [12379]
 #   GS_ETCD_PEER_PORT     etcd peer port                          [GS_ETCD_PORT + 1]
 #   GS_NODES              number of nodes node1..nodeN            [4]
+#   GS_NODE_NAMES         the nodes' names instead, comma-separated (sets GS_NODES), e.g. kind's
+#                         gpu-worker,gpu-worker2,gpu-worker3,gpu-worker4     [node1..nodeN]
+#   GS_NODE_ALIASES       per node, the value of its label gpu-scheduler.io/node (the scheduler's
+#                         node alias label), comma-separated; "-" for none
+#                         [node1..nodeN with GS_NODE_NAMES, else none]
 #   GS_NODE_GPUS          nvidia.com/gpu per node                 [4]
 #   GS_NODE_MODE          fake (API objects) or kubelet (real)    [fake]
 #   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
@@ -42,6 +48,28 @@ API_PORT=${GS_APISERVER_PORT:-16443}
 ETCD_PORT=${GS_ETCD_PORT:-12379}
 ETCD_PEER_PORT=${GS_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}
 NODES=${GS_NODES:-4}
+# Node names and alias labels: node1..nodeN unless GS_NODE_NAMES says otherwise (kind-like names, whose
+# map names then come from the alias label, as deploy/kind/kind-config.yaml labels kind's workers).
+NODE_NAMES=${GS_NODE_NAMES:-}
+NODE_ALIASES=${GS_NODE_ALIASES:-}
+NODE_ALIAS_KEY=gpu-scheduler.io/node
+NODE_NAME_LIST=()
+if [ -n "$NODE_NAMES" ]; then
+	IFS=, read -r -a NODE_NAME_LIST <<<"$NODE_NAMES"
+	NODES=${#NODE_NAME_LIST[@]}
+	if [ -z "$NODE_ALIASES" ]; then
+		NODE_ALIASES=$(seq -s, -f 'node%g' 1 "$NODES")
+	fi
+fi
+NODE_ALIAS_LIST=()
+[ -n "$NODE_ALIASES" ] && IFS=, read -r -a NODE_ALIAS_LIST <<<"$NODE_ALIASES"
+# node_name N: the Kubernetes name of node N (1-based); node_alias N: its alias label value, or "".
+node_name() { if [ -n "$NODE_NAMES" ]; then echo "${NODE_NAME_LIST[$1 - 1]}"; else echo "node$1"; fi; }
+node_alias() {
+	local a=${NODE_ALIAS_LIST[$1 - 1]:-}
+	[ "$a" = - ] && a=
+	echo "$a"
+}
 NODE_GPUS=${GS_NODE_GPUS:-4}
 TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
 STOP_GRACE=${GS_APISERVER_STOP_GRACE:-2}
@@ -329,6 +357,8 @@ export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
 export GS_NODE_MODE=$NODE_MODE
+export GS_NODE_NAMES=$NODE_NAMES
+export GS_NODE_ALIASES=$NODE_ALIASES
 EOF
 }
 
@@ -407,15 +437,16 @@ start_controller_manager() {
 # ---- nodes -------------------------------------------------------------------------------------
 
 make_nodes() {
-	local i name now res
+	local i name now res alias
 	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	# pods: 1000, not a kubelet's 110: these nodes carry the integration tests' thousand-pod backlogs
 	# (nothing runs there), and the scheduler checks pod slots like the kubelet does.
 	res="{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"1000\",\"ephemeral-storage\":\"500Gi\",\"nvidia.com/gpu\":\"$NODE_GPUS\"}"
 	for i in $(seq 1 "$NODES"); do
-		name=node$i
+		name=$(node_name "$i")
+		alias=$(node_alias "$i")
 		api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$name\",
-			\"labels\":{\"kubernetes.io/hostname\":\"$name\",\"kubernetes.io/os\":\"linux\",
+			\"labels\":{\"kubernetes.io/hostname\":\"$name\",\"kubernetes.io/os\":\"linux\",${alias:+\"$NODE_ALIAS_KEY\":\"$alias\",}
 			\"kubernetes.io/arch\":\"amd64\",\"gpu-scheduler.test/fake\":\"true\"}}}" >/dev/null
 		# TaintNodesByCondition adds node.kubernetes.io/not-ready at creation; the node lifecycle
 		# controller would lift it, and it is off.
@@ -453,8 +484,8 @@ default_sa_ready() {
 # Every process `up` may have started, the nodes' first.
 all_procs() {
 	local d
-	for d in "$DIR"/nodes/node*; do
-		[ -d "$d" ] && printf 'kubelet-%s containerd-%s ' "${d##*/}" "${d##*/}"
+	for d in "$DIR"/nodes/node[0-9]*; do
+		[ -d "$d" ] && [ ! -L "$d" ] && printf 'kubelet-%s containerd-%s ' "${d##*/}" "${d##*/}"
 	done
 	[ -d "$DIR/nodes" ] && printf 'kube-proxy kube-scheduler '
 	echo "$PROCS"
@@ -504,7 +535,7 @@ cmd_up() {
 	wait_until "$NODES Ready nodes with nvidia.com/gpu=$NODE_GPUS" kube-apiserver nodes_ready
 	wait_until "the default service account and its token (controller manager)" kube-controller-manager default_sa_ready
 	trap - EXIT
-	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE), KUBECONFIG=$DIR/kubeconfig"
+	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE${NODE_NAMES:+: $NODE_NAMES}${NODE_ALIASES:+, labelled $NODE_ALIAS_KEY=$NODE_ALIASES}), KUBECONFIG=$DIR/kubeconfig"
 	log "  . $DIR/env   # to use it from a shell"
 }
 

@@ -3,6 +3,11 @@
 # default kube-scheduler and one kube-proxy so that Services and in-cluster config work as on kind.
 # Recipe and pitfalls: ../shared/notes/local-cluster.md, section 3; the design: docs/cluster.md.
 #
+# Node names: node1..nodeN, or GS_NODE_NAMES (kind-like names such as gpu-worker, gpu-worker2, ...,
+# labelled gpu-scheduler.io/node=GS_NODE_ALIASES; cluster.sh's node_name and node_alias). Everything on
+# the host stays keyed by the node's number (directory, cgroup, bridge, ports); $DIR/nodes/NAME is a
+# link to $DIR/nodes/nodeN when the name differs.
+#
 # Per node N, everything under $DIR/nodes/nodeN:
 #   - containerd with its own root, state, socket, runc root and CNI config; sandbox image gs-pause
 #   - a CNI bridge gs-nodeN (gateway 10.244.N.1/24, host-local IPAM), no masquerade
@@ -82,11 +87,14 @@ pause_archive() {
 # ---- per-node files ----------------------------------------------------------------------------
 
 write_node_files() {
-	local n=$1 d ip=$2
+	local n=$1 d ip=$2 name labels
 	d=$(node_dir "$n")
+	name=$(node_name "$n")
+	labels=gpu-scheduler.test/node=$name
+	[ -n "$(node_alias "$n")" ] && labels+=,$NODE_ALIAS_KEY=$(node_alias "$n")
 	mkdir -p "$d/containerd" "$d/cni/net.d" "$d/cni/ipam" "$d/kubelet" "$d/var-lib-kubelet" \
 		"$d/log-pods" "$d/log-containers" "$d/run-containerd" "$d/netns"
-	sign "node$n" "/O=system:nodes/CN=system:node:node$n" client_ext
+	sign "node$n" "/O=system:nodes/CN=system:node:$name" client_ext
 	kubeconfig_for "$d/kubeconfig" "node$n"
 	cat >"$d/containerd.toml" <<EOF
 version = 2
@@ -166,8 +174,8 @@ echo \$! >$PIDS/containerd-node$n.pid
 for i in \$(seq 1 100); do [ -S $d/containerd.sock ] && break; sleep 0.1; done
 exec $K8S_BIN/kubelet --config $d/kubelet.yaml --kubeconfig $d/kubeconfig --root-dir $d/kubelet \\
 	--container-runtime remote --container-runtime-endpoint unix://$d/containerd.sock \\
-	--pod-infra-container-image $PAUSE_IMAGE --hostname-override node$n --node-ip $ip \\
-	--node-labels gpu-scheduler.test/node=node$n --v=1
+	--pod-infra-container-image $PAUSE_IMAGE --hostname-override $name --node-ip $ip \\
+	--node-labels $labels --v=1
 EOF
 	chmod 755 "$d/run.sh"
 }
@@ -246,7 +254,7 @@ start_proxy() {
 	# One kube-proxy serves every node: they share this network namespace. Conntrack limits are left
 	# as they are (0): /proc/sys/net/netfilter is read-only here, as in most containers.
 	start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig "$DIR/kube-proxy.kubeconfig" \
-		--hostname-override node1 --proxy-mode iptables --cluster-cidr "$POD_CIDR" \
+		--hostname-override "$(node_name 1)" --proxy-mode iptables --cluster-cidr "$POD_CIDR" \
 		--conntrack-max-per-core 0 --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
 		--metrics-bind-address 127.0.0.1:$((KUBELET_PORT_BASE + 20)) \
 		--healthz-bind-address 127.0.0.1:$((KUBELET_PORT_BASE + 21)) --v=1
@@ -261,10 +269,10 @@ import_images() {
 	done
 }
 
-node_registered() { api GET "/api/v1/nodes/node$1" >/dev/null 2>&1; }
+node_registered() { api GET "/api/v1/nodes/$(node_name "$1")" >/dev/null 2>&1; }
 
 node_ready() {
-	api GET "/api/v1/nodes/node$1" 2>/dev/null | tr -d ' \n' |
+	api GET "/api/v1/nodes/$(node_name "$1")" 2>/dev/null | tr -d ' \n' |
 		grep -q '"type":"Ready","status":"True"'
 }
 
@@ -272,7 +280,7 @@ advertise_gpus() {
 	local n=$1
 	# An extended resource is advertised by PATCHing the status; the kubelet keeps it and derives
 	# allocatable from it. (A device plugin would do this on a machine with GPUs.)
-	api PATCH "/api/v1/nodes/node$n/status" \
+	api PATCH "/api/v1/nodes/$(node_name "$n")/status" \
 		"{\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"$NODE_GPUS\"},\"allocatable\":{\"nvidia.com/gpu\":\"$NODE_GPUS\"}}}" \
 		application/merge-patch+json >/dev/null
 }
@@ -297,6 +305,8 @@ nodes_up() {
 	for n in $(seq 1 "$NODES"); do
 		d=$(node_dir "$n")
 		write_node_files "$n" "$ip"
+		# tests find a node's containerd by the node's name: $DIR/nodes/NAME/containerd.sock
+		[ "$(node_name "$n")" = "node$n" ] || ln -sfn "node$n" "$DIR/nodes/$(node_name "$n")"
 		make_node_cgroups "$n"
 		start "kubelet-node$n" unshare -m --propagation private "$d/run.sh"
 	done
@@ -308,11 +318,11 @@ nodes_up() {
 		import_images "$n"
 	done
 	for n in $(seq 1 "$NODES"); do
-		wait_until "node$n registered" "kubelet-node$n" node_registered "$n"
+		wait_until "node$n ($(node_name "$n")) registered" "kubelet-node$n" node_registered "$n"
 		advertise_gpus "$n"
 	done
 	for n in $(seq 1 "$NODES"); do
-		wait_until "node$n Ready" "kubelet-node$n" node_ready "$n"
+		wait_until "node$n ($(node_name "$n")) Ready" "kubelet-node$n" node_ready "$n"
 	done
 }
 
@@ -365,8 +375,8 @@ nodes_down() {
 	local d m n ns
 	local -a nodes=() kubelets=() containerds=() pids=()
 	[ -d "$DIR/nodes" ] || return 0
-	for d in "$DIR"/nodes/node*; do
-		[ -d "$d" ] || continue
+	for d in "$DIR"/nodes/node[0-9]*; do
+		[ -d "$d" ] && [ ! -L "$d" ] || continue
 		nodes+=("${d##*/node}")
 		kubelets+=("kubelet-${d##*/}")
 		containerds+=("containerd-${d##*/}")

@@ -8,9 +8,20 @@
 test_begin
 
 # node, then devices, for each index of deploy/examples/gpu-scheduler-check.yaml's map
-WANT_NODE=(node1 node2 node3 node4 node4)
+WANT_MAP=(node1 node2 node3 node4 node4)
 WANT_DEVS=(0,1 2 0,1,2 3 3)
 CHECK=gpu-scheduler-check
+
+# The map's node1..node4 are the nodes of those names, or, on a cluster whose kubelets are named like
+# kind's workers (cluster.sh's GS_NODE_NAMES=gpu-worker,...), the nodes labelled
+# gpu-scheduler.io/node=node1..node4 (node aliases): WANT_NODE holds the real names.
+R=()
+for i in 1 2 3 4; do R[i]=$(node_real "node$i"); done
+WANT_NODE=("${R[1]}" "${R[2]}" "${R[3]}" "${R[4]}" "${R[4]}")
+echo "  node1..node4 are ${R[*]}"
+# How the scheduler's log names node4: "node4", or "node4 (node gpu-worker4)" when resolved by the label.
+WHO4=node4
+[ "${R[4]}" = node4 ] || WHO4="node4 (node ${R[4]})"
 
 node_field() { NS='' kc get node "$1" -o jsonpath="$2"; }
 
@@ -22,8 +33,8 @@ real_node() {
 		[ -n "$(NS=kube-node-lease kc get lease "$1" -o jsonpath='{.spec.renewTime}')" ]
 }
 
-for n in node1 node2 node3 node4; do
-	check "$n is a Ready kubelet with containerd and nvidia.com/gpu: 4" real_node "$n"
+for i in 1 2 3 4; do
+	check "node$i (${R[i]}) is a Ready kubelet with containerd and nvidia.com/gpu: 4" real_node "${R[i]}"
 done
 
 # ---- the scheduler from its image ----------------------------------------------------------------
@@ -49,7 +60,7 @@ check "a PodDisruptionBudget keeps one of them" eval \
 sched_pod=$(leader_pod)
 echo "  scheduler pods: $(sched_pods | tr '\n' ' ')(leader $sched_pod)"
 check "the scheduler runs on one of the nodes" eval \
-	'NS=kube-system kc get pod "$sched_pod" -o jsonpath="{.spec.nodeName}" | grep -qE "^node[1-4]$"'
+	'NS=kube-system kc get pod "$sched_pod" -o jsonpath="{.spec.nodeName}" | grep -qxF -e "${R[1]}" -e "${R[2]}" -e "${R[3]}" -e "${R[4]}"'
 check "the scheduler reaches the apiserver through in-cluster config (Service kubernetes)" eval \
 	'NS=kube-system kc logs "$sched_pod" | grep -q "apiserver https://10\.0\.0\.1:443"'
 
@@ -93,7 +104,7 @@ pod_logs_show() {
 check_pods() {
 	local i
 	for i in "$@"; do
-		check_eventually "$CHECK-$i Running on ${WANT_NODE[i]}" 120 pod_running_on "$CHECK-$i" "${WANT_NODE[i]}"
+		check_eventually "$CHECK-$i Running on ${WANT_MAP[i]} (${WANT_NODE[i]})" 120 pod_running_on "$CHECK-$i" "${WANT_NODE[i]}"
 		check_eventually "$CHECK-$i logs node=${WANT_NODE[i]} CUDA_VISIBLE_DEVICES=${WANT_DEVS[i]}" 30 \
 			pod_logs_show "$CHECK-$i" "${WANT_NODE[i]}" "${WANT_DEVS[i]}"
 	done
@@ -107,8 +118,8 @@ check "the gpu-scheduler-check image runs as 65532 on a read-only root" runs_res
 # replica (its caches warm) leads, and the Deployment starts a third pod. Uncordoned, the pods must land
 # where mapped, bound by the new leader.
 
-defer 'NS="" kc uncordon node3 node4 >/dev/null 2>&1'
-check "node3 and node4 cordoned" eval 'NS="" kc cordon node3 node4 >/dev/null'
+defer 'NS="" kc uncordon "${R[3]}" "${R[4]}" >/dev/null 2>&1'
+check "node3 and node4 cordoned" eval 'NS="" kc cordon "${R[3]}" "${R[4]}" >/dev/null'
 old_uids=$(kc get pods "$CHECK-2" "$CHECK-3" "$CHECK-4" -o jsonpath='{.items[*].metadata.uid}')
 check "pods 2, 3, 4 deleted" kc delete pod "$CHECK-2" "$CHECK-3" "$CHECK-4" --wait=false
 
@@ -137,9 +148,9 @@ echo "  new leader: $new_pod"
 # Its pod list may arrive before its node list: it must not judge the pods until it has both.
 check "the new scheduler never reported their nodes missing" eval \
 	'! NS=kube-system kc logs "$new_pod" | grep "waits: .*does not exist"'
-check "node3 and node4 uncordoned" eval 'NS="" kc uncordon node3 node4 >/dev/null'
+check "node3 and node4 uncordoned" eval 'NS="" kc uncordon "${R[3]}" "${R[4]}" >/dev/null'
 check_pods 2 3 4
 check "the new leader bound them" eval \
-	'NS=kube-system kc logs "$new_pod" | grep -q "bound pod $NS/$CHECK-4 to node4"'
+	'NS=kube-system kc logs "$new_pod" | grep -qF "bound pod $NS/$CHECK-4 to $WHO4 (CUDA_VISIBLE_DEVICES=3"'
 
 test_end

@@ -30,6 +30,14 @@ refused 1 'exec credential plugins are not supported' --kubeconfig "$fx/exec.yam
 refused 2 'device-sharing: "some" must be exclusive or any' --device-sharing some
 refused 2 'kube-api-content-type: "xml" must be json or protobuf' --kube-api-content-type xml
 GS_KUBE_API_CONTENT_TYPE=yaml refused 2 'GS_KUBE_API_CONTENT_TYPE \(environment\).*"yaml" must be json or protobuf' --no-webhook
+refused 2 'node-alias-label: "-bad" is not a label key' --node-alias-label -bad
+refused 2 'node-alias-label: "Example.com/node" is not a label key' --node-alias-label Example.com/node
+refused 2 'node-alias-label: "a/b/c" is not a label key' --node-alias-label a/b/c
+GS_NODE_ALIAS_LABEL='gpu node' refused 2 'GS_NODE_ALIAS_LABEL \(environment\): "gpu node" is not a label key' --no-webhook
+# Good keys (with and without a prefix, and empty: off) pass the check and stop at the next one.
+refused 2 'tls-cert-file' --kubeconfig "$fx/token.yaml" --node-alias-label gpu-node-name
+refused 2 'tls-cert-file' --kubeconfig "$fx/token.yaml" --node-alias-label=
+refused 2 'tls-cert-file' --kubeconfig "$fx/token.yaml" --node-alias-label kubernetes.io/hostname
 refused 2 'leader-elect-lease-duration: "15" is not a duration' --leader-elect-lease-duration 15
 refused 2 'leader-elect-retry-period: 10ms is outside' --leader-elect-retry-period 10ms
 refused 2 'lease-duration \(5000 ms\) must exceed --leader-elect-renew-deadline \(10000 ms\)' --no-webhook \

@@ -81,6 +81,19 @@ check "explain: NODE_MISSING, waits for the node joining" eval '
 check "explain and /debug/pods agree for lost-0" \
 	equals "$(debug "pods/$NS/lost-0" | checks_of)" eval 'cli -n "$NS" -o json lost-0 | checks_of'
 
+# A map naming a node through its alias label: the command resolves it as the daemon does.
+A=$N-alias
+api PATCH "/api/v1/nodes/$N" "{\"metadata\":{\"labels\":{\"gpu-scheduler.io/node\":\"$A\"}}}" application/merge-patch+json >/dev/null
+{
+	pod_yaml alias-0 "0=$A:3"
+	printf '    resources:\n      requests:\n        cpu: "64"\n'
+} | kc apply -f - >/dev/null
+check_eventually "alias-0 waits on $A (node $N)" 20 pod_event_has alias-0 "FailedScheduling: $A (node $N): Insufficient cpu"
+check "explain: the alias resolved, and the same checks as the daemon" eval '
+	t=$(cli -n "$NS" alias-0) && grep -q "node:     $A (node $N), devices 3" <<<"$t" &&
+	[ "$(cli -n "$NS" -o json alias-0 | checks_of)" = "$(debug "pods/$NS/alias-0" | checks_of)" ] &&
+	[ "$(debug "pods/$NS/alias-0" | jq -r .resolvedNode)" = "$N" ]'
+
 # The kubectl plugin: a kubectl-gpu_scheduler on PATH makes `kubectl gpu-scheduler explain` work.
 plug=$(mktemp -d)
 defer "rm -rf $plug"

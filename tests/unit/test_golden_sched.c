@@ -8,7 +8,9 @@
  * the two must match. GS_GOLDEN_UPDATE=1 rewrites the files instead (review the diff before committing).
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
- *   config check_env=0|1 recreate=0|1 sharing=exclusive|any   before anything else; a new engine
+ *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off
+ *                                             before anything else; a new engine (alias: the node alias
+ *                                             label, gpu-scheduler.io/node unless said)
  *   node NAME [notready] [cordoned] [gpus=N|gpus=none]   upsert (4 GPUs unless said)
  *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
  *                                             labels, taints and allocatable (repeatable keys)
@@ -26,16 +28,18 @@
  *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
  *   pull                                      binds until none, then reports until none
- *   state UID                                 prints the pod's state, reason and attempts
+ *   state UID                                 prints the pod's state, reason, attempts and the node its
+ *                                             map name resolves to now when that is another name
  *   stats                                     prints the engine's counts (pods, uses, ledger)
  *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain.h), text or JSON
  *   pending                                   prints the pending pods' summary (JSON)
  *   # comment, and empty lines, are kept as they are
  * Output lines:
- *   > bind NS/NAME node=NODE devices=DEVS index=I (SOURCE) line=L attempt=A
+ *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
+ *                                             map=: the map's name, when NODE was resolved by the alias label
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
- *   > state UID STATE [REASON] attempts=A
+ *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > error: ...                              a command the engine refused (its return code)
  */
 #include <stdarg.h>
@@ -61,6 +65,7 @@ struct replay {
 	struct gs_sched_config cfg;
 	int64_t now;
 	struct gs_buf out;
+	char *alias;  /* cfg.alias_label's storage */
 };
 
 static char *xstrdup(const char *s)
@@ -361,8 +366,9 @@ static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
 	while (gs_sched_next_bind(r->s, r->now, &d))
-		emit(r, "> bind %s/%s node=%s devices=%s index=%ld (%s) line=%d attempt=%u\n", d.ns, d.name, d.node,
-		     d.devices, d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt);
+		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u\n", d.ns, d.name, d.node,
+		     strcmp(d.node, d.map_node) ? " map=" : "", strcmp(d.node, d.map_node) ? d.map_node : "", d.devices,
+		     d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt);
 	struct gs_report rep;
 	while (gs_sched_next_report(r->s, r->now, &rep)) {
 		if (rep.kind == GS_REPORT_DEVICE_PLUGIN)
@@ -390,6 +396,11 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
 			else if (!strncmp(tok[i], "sharing=", 8))
 				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
+			else if (!strncmp(tok[i], "alias=", 6)) {
+				free(r->alias);
+				r->alias = strcmp(tok[i] + 6, "off") ? strdup(tok[i] + 6) : NULL;
+				r->cfg.alias_label = r->alias;
+			}
 		}
 		new_engine(r);
 	} else if (!strcmp(c, "node")) {
@@ -476,9 +487,11 @@ static void run_line(struct replay *r, char *line)
 		if (gs_sched_pod_info(r->s, tok[1], &pi) < 0)
 			emit(r, "> state %s unknown\n", tok[1]);
 		else
-			emit(r, "> state %s %s%s%s attempts=%u\n", tok[1], gs_pod_state_name(pi.state),
+			emit(r, "> state %s %s%s%s attempts=%u%s%s\n", tok[1], gs_pod_state_name(pi.state),
 			     pi.state == GS_POD_WAITING ? " " : "",
-			     pi.state == GS_POD_WAITING ? gs_wait_reason_name(pi.reason) : "", pi.attempts);
+			     pi.state == GS_POD_WAITING ? gs_wait_reason_name(pi.reason) : "", pi.attempts,
+			     pi.resolved && strcmp(pi.resolved, pi.node) ? " resolved=" : "",
+			     pi.resolved && strcmp(pi.resolved, pi.node) ? pi.resolved : "");
 	} else if (!strcmp(c, "explain") || !strcmp(c, "explain-json")) {
 		cmd_explain(r, tok[1], !strcmp(c, "explain-json"));
 	} else if (!strcmp(c, "pending")) {
@@ -521,6 +534,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 	assert_int_equal(gs_buf_append(got, r.out.data ? r.out.data : "", r.out.len), 0);
 	gs_buf_free(&r.out);
 	gs_sched_free(r.s);
+	free(r.alias);
 }
 
 static void print_diff(const char *exp, const char *got)
