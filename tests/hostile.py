@@ -8,10 +8,11 @@ MODE slowloris: each connection sends an HTTP request head one byte every --inte
 never finishing it.
 
 The attacker tries to keep N connections open to 127.0.0.1:PORT for S seconds: a connection the
-server closes is opened again after --reconnect-delay seconds (0.1). Bounded on purpose: loopback
+server closes (or that fails) is opened again after --reconnect-delay seconds (0.1). Bounded on purpose: loopback
 only, N <= 5000, S <= 300. Prints one line at the end, e.g.
-    opened=2731 closed_by_server=731 max_open=2000 failed=0
-(max_open: the most connections it held at once, so a test can tell the attack filled the cap).
+    attempts=2731 opened=2731 closed_by_server=731 max_open=2000 failed=0
+(attempts: connections tried; opened: established, TLS handshake included; max_open: the most it held
+at once, so a test can tell the attack filled the cap).
 """
 import argparse
 import asyncio
@@ -24,6 +25,7 @@ HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slowloris\r\n" 
 
 class Stats:
     def __init__(self):
+        self.attempts = 0
         self.opened = 0
         self.closed_by_server = 0
         self.failed = 0
@@ -34,6 +36,7 @@ class Stats:
 async def one(args, ctx, stats, deadline):
     """One slot: connect, hold, and when the server closes, connect again until the deadline."""
     while time.monotonic() < deadline:
+        stats.attempts += 1
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection("127.0.0.1", args.port, ssl=ctx,
@@ -93,7 +96,7 @@ async def main():
     await asyncio.wait(tasks, timeout=args.seconds + 15)
     for t in tasks:
         t.cancel()
-    print(f"opened={stats.opened} closed_by_server={stats.closed_by_server} max_open={stats.max_open} "
+    print(f"attempts={stats.attempts} opened={stats.opened} closed_by_server={stats.closed_by_server} max_open={stats.max_open} "
           f"failed={stats.failed}", flush=True)
 
 

@@ -7,7 +7,7 @@
 #   (a) 64 idle TCP connections to the health port
 #   (b) 100 slowloris connections to the health port
 #   (c) 256 slowloris TLS connections to the webhook (a byte every 2 s)
-#   (d) 2,000 idle TLS connections to the webhook
+#   (d) 2,000 idle TLS connections to the webhook, each reopened 5 s after the server closes it
 #   (e) the log during (d): a bounded number of warnings, with a "suppressed" count
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -107,7 +107,7 @@ check "(b) the oldest slow connections were evicted for new ones" at_least "$(($
 
 # --- (c) 256 slowloris TLS connections to the webhook, a byte every 2 s ---------------------------------
 attack "(c) 256 slowloris TLS to webhook" 6 1 slowloris --tls --port "$WPORT" --conns 256 --seconds 20 --interval 2
-check "(c) the attacker held 256 connections at once (the webhook cap)" at_least "$(summary max_open)" 256
+check "(c) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
 # The webhook copies its server's counters every 10 s (its reload tick).
 wev() { at_least "$(closed webhook evicted)" "$1"; }
 check_eventually "(c) the webhook evicted slow connections for the reviews" 15 wev "$PROBES"
@@ -115,9 +115,9 @@ check_eventually "(c) the webhook evicted slow connections for the reviews" 15 w
 # --- (d) 2,000 idle TLS connections to the webhook, and (e) the log meanwhile -------------------------
 lines0=$(wc -l <"$DAEMON_LOG")
 ev0=$(closed webhook evicted)
-attack "(d) 2000 idle TLS to webhook" 8 1 idle --tls --port "$WPORT" --conns 2000 --seconds 25
-check "(d) the attacker held at least 256 connections at once" at_least "$(summary max_open)" 256
-check "(d) the attacker opened over 2,000 connections in all" at_least "$(summary opened)" 2000
+attack "(d) 2000 idle TLS to webhook" 8 1 idle --tls --port "$WPORT" --conns 2000 --seconds 25 --reconnect-delay 5
+check "(d) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
+check "(d) the attacker tried over 2,000 connections in all" at_least "$(summary attempts)" 2000
 sleep 1
 tail -n +"$((lines0 + 1))" "$DAEMON_LOG" >"$work/attack-d.log"
 warns=$(grep -c ' warn .*http server' "$work/attack-d.log")
