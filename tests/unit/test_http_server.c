@@ -332,10 +332,11 @@ static void test_request_and_idle_timeouts(void **state)
 	t0 = ms_now();
 	struct raw *c = raw_open(NULL, 0);
 	assert_true(run_until(c, is_closed, 2000));
-	uint64_t took = ms_now() - t0;
-	assert_true(took >= 100 && took < 290);
+	assert_true(ms_now() - t0 >= 100);
 	assert_int_equal(c->len, 0);
 	raw_close(c);
+	run_for(20);
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_HEADER_TIMEOUT), 2); /* not idle_timeout: no request came */
 	/* After an answer, a kept-alive client with nothing more to say has idle_timeout_ms. */
 	const char *req = "GET /a HTTP/1.1\r\n\r\n";
 	c = raw_open(req, strlen(req));
@@ -350,6 +351,7 @@ static void test_request_and_idle_timeouts(void **state)
 	run_for(20);
 	assert_int_equal(closed_for(GS_HTTP_CLOSE_HEADER_TIMEOUT), 2);
 	assert_int_equal(closed_for(GS_HTTP_CLOSE_IDLE_TIMEOUT), 1);
+	/* (the 408 for a partial head, then the silent client) */
 	assert_int_equal(closed_for(GS_HTTP_CLOSE_REQUEST_TIMEOUT), 1);
 }
 
@@ -357,17 +359,19 @@ static void test_request_and_idle_timeouts(void **state)
 static void test_deadline_not_refreshed(void **state)
 {
 	struct raw *c = raw_open(NULL, 0);
-	static const char req[] = "GET /slow HTTP/1.1\r\nX-Test: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	/* 70 bytes at one per 20 ms: 1.4 s of trickle. A deadline pushed back by each byte would close
+	 * the connection only ~150 ms after the last one; from the accept it closes after ~150 ms. */
+	static const char req[] = "GET /slow HTTP/1.1\r\nX-Test: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	uint64_t t0 = ms_now();
 	size_t i = 0;
-	while (!c->closed && ms_now() - t0 < 1500) {
+	while (!c->closed && ms_now() - t0 < 2500) {
 		run_for(20);
 		if (c->connected && !c->closed && i < sizeof(req) - 1)
 			raw_write(c, req + i++, 1); /* one byte every 20 ms, well inside any per-byte timeout */
 	}
 	uint64_t took = ms_now() - t0;
 	assert_true(c->closed);
-	assert_true(took >= 140 && took < 400); /* header_timeout_ms = 150 from the accept, not from the last byte */
+	assert_true(took >= 140 && took < 1000); /* header_timeout_ms = 150 from the accept, not from the last byte */
 	assert_true(i > 3);
 	assert_int_equal(strncmp(c->buf, "HTTP/1.1 408", 12), 0);
 	raw_close(c);
@@ -381,7 +385,7 @@ static void test_deadline_not_refreshed(void **state)
 	t0 = ms_now();
 	assert_true(run_until(c, is_closed, 2000));
 	took = ms_now() - t0;
-	if (!(took >= 120 && took < 400))
+	if (!(took >= 120 && took < 1000))
 		fail_msg("took %llu ms: %s", (unsigned long long)took, c->buf);
 	assert_non_null(strstr(c->buf, "HTTP/1.1 408"));
 	raw_close(c);
