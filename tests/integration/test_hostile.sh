@@ -73,16 +73,20 @@ closed() { metric_h "gpu_scheduler_http_connections_closed_total{server=\"$1\",r
 # for all probes and one for all reviews (each failure named), then waits for the attacker's summary
 # in ATTACK_SUMMARY ("opened=... max_open=...").
 attack() {
-	local name=$1 settle=$2 gap=$3 i r pfail=() rfail=() apid
+	local name=$1 settle=$2 gap=$3 i r t0 pfail=() rfail=() apid pmax=0 rmax=0
 	shift 3
 	python3 "$HOSTILE" "$@" >"$work/$name.out" 2>&1 &
 	apid=$!
 	sleep "$settle"
 	for ((i = 1; i <= PROBES; i++)); do
 		r=$(probe) || pfail+=("#$i: ${r:-no answer}")
+		pmax=$(awk -v a="$pmax" -v b="${r#* }" 'BEGIN { print (b + 0 > a + 0 ? b : a) }')
+		t0=$(date +%s%N)
 		r=$(review 2>&1) || rfail+=("#$i: $r")
+		rmax=$(awk -v a="$rmax" -v b="$((($(date +%s%N) - t0) / 1000000))" 'BEGIN { print (b + 0 > a + 0 ? b : a) }')
 		sleep "$gap"
 	done
+	echo "  slowest /healthz probe ${pmax}s, slowest review ${rmax} ms"
 	if [ ${#pfail[@]} -eq 0 ]; then pass "$name: $PROBES /healthz probes answered 200 within 1 s"
 	else fail "$name: /healthz probes failed (${#pfail[@]} of $PROBES)" "${pfail[*]}"; fi
 	if [ ${#rfail[@]} -eq 0 ]; then pass "$name: $PROBES AdmissionReviews answered with a patch"
