@@ -161,7 +161,7 @@ FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c sr
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
-			src/core/options.c $(FUZZ_LLHTTP)
+			src/core/options.c src/core/hmap.c $(FUZZ_LLHTTP)
 FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			$(FUZZ_LLHTTP)
 # The kubeconfig harness confines the files its input may name (see its header).

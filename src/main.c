@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -49,6 +50,7 @@ struct config {
 	const char *node_alias_label;
 	int no_webhook;
 	const char *webhook_addr;
+	long webhook_max_conns, webhook_max_conns_per_source;
 	const char *tls_cert_file;
 	const char *tls_key_file;
 	int self_signed;
@@ -183,6 +185,11 @@ static const struct gs_opt options[] = {
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
 	 gs_opt_validate_hostport, "HTTPS address of the admission webhook (POST /mutate)"},
+	{"webhook-max-connections", "GS_WEBHOOK_MAX_CONNECTIONS", GS_OPT_INT, "256", 1, 65536, OPT(webhook_max_conns),
+	 NULL, "open webhook connections at most; over it the oldest idle or unfinished one is closed"},
+	{"webhook-max-connections-per-source", "GS_WEBHOOK_MAX_CONNECTIONS_PER_SOURCE", GS_OPT_INT, "0", 0, 65536,
+	 OPT(webhook_max_conns_per_source), NULL,
+	 "open webhook connections per client address at most (0: --webhook-max-connections)"},
 	{"tls-cert-file", "GS_TLS_CERT_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_cert_file), validate_readable,
 	 "webhook serving certificate (PEM), reloaded when it changes"},
 	{"tls-private-key-file", "GS_TLS_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_key_file),
@@ -356,6 +363,31 @@ static void on_signal(uv_signal_t *s, int signum)
 
 /* ---- startup ------------------------------------------------------------------------------------ */
 
+/*
+ * Open files: the soft limit up to the hard one, as the Go runtime does for kube-scheduler, so the
+ * connection caps (webhook, health, the apiserver pool) are what bounds descriptors, not a 1024 soft
+ * limit. Logged either way.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		gs_log_warn("open files: getrlimit: %s", strerror(errno));
+		return;
+	}
+	rlim_t was = rl.rlim_cur;
+	if (rl.rlim_cur != rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			gs_log_warn("open files: cannot raise the limit from %llu to %llu: %s", (unsigned long long)was,
+				    (unsigned long long)rl.rlim_max, strerror(errno));
+			return;
+		}
+	}
+	gs_log_info("open files limit %llu (soft limit was %llu)", (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)was);
+}
+
 static uint64_t random_seed(void)
 {
 	uint64_t seed = 0;
@@ -375,6 +407,8 @@ static int webhook_start(struct daemon *d, const char *cert_pem, const char *key
 		.key_pem = key_pem,
 		.admission = d->admission,
 		.stats = &d->wstats,
+		.max_conns = (unsigned)d->cfg.webhook_max_conns,
+		.max_conns_per_source = (unsigned)d->cfg.webhook_max_conns_per_source,
 	};
 	int r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err));
 	if (r < 0) {
@@ -622,6 +656,7 @@ int main(int argc, char **argv)
 	gs_log_setup(level, format);
 	gs_hmap_set_seed(random_seed());
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 
 	if (d.cfg.kubeconfig)
 		r = gs_kubeconfig_load(d.cfg.kubeconfig, &kc, err, sizeof(err));

@@ -65,6 +65,8 @@ void gs_conn__close(struct gs_conn *c)
 		uv_cancel((uv_req_t *)&c->gai_req);
 	uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
 	uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+	if (c->cbs->on_closing)
+		c->cbs->on_closing(c);
 }
 
 /* A failure before ready goes to on_ready, after it to on_error. Reading stops either way. */

@@ -68,6 +68,10 @@ struct gs_conn_cbs {
 	void (*on_error)(struct gs_conn *c, int err);
 	/* The timer set with gs_conn__timer fired. */
 	void (*on_timeout)(struct gs_conn *c);
+	/* Optional: gs_conn__close was just called (the socket is released now; on_close follows later).
+	 * Runs synchronously inside gs_conn__close, whoever called it (the owner, or the conn itself at
+	 * the end of a linger), exactly once: for the owner's bookkeeping only, no call back into c. */
+	void (*on_closing)(struct gs_conn *c);
 	/* Both handles are closed: the owner may free the struct holding c. Always the last callback. */
 	void (*on_close)(struct gs_conn *c);
 };

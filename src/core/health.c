@@ -10,6 +10,15 @@
 
 #define GS_HEALTH_TICK_MS 1000
 #define GS_HEALTH_METRICS_MAX (4 * 1024 * 1024)
+/*
+ * The port serves tiny GETs to kubelet probes (a new connection each, from the node) and to
+ * scrapers (one kept-alive connection each): a small cap and short deadlines, so idle or slow
+ * clients are closed in seconds and, at the cap, the oldest of them makes room (docs/http.md).
+ */
+#define GS_HEALTH_MAX_CONNS   64
+#define GS_HEALTH_HEADER_MS   2000 /* request head complete, from the accept or its first byte */
+#define GS_HEALTH_REQUEST_MS  3000 /* the whole request (a GET has no body) */
+#define GS_HEALTH_IDLE_MS     5000 /* kept alive between scrapes; a scraper reconnects */
 
 struct gs_health {
 	uv_loop_t *loop;
@@ -24,6 +33,10 @@ struct gs_health {
 	gs_health_route_cb route;
 	void *route_ud;
 	int pending;
+	struct gs_health_closed {
+		struct gs_health *h;
+		int reason;
+	} closed_ud[GS_HTTP_CLOSE_REASON_COUNT];
 	void (*close_cb)(void *ud);
 	void *close_ud;
 };
@@ -104,6 +117,28 @@ void gs_health_route(struct gs_health *h, const char *prefix, gs_health_route_cb
 	h->route_ud = ud;
 }
 
+static double m_closed(void *ud)
+{
+	struct gs_health_closed *c = ud;
+	struct gs_http_server_stats st;
+	gs_http_server_stats(c->h->server, &st);
+	return (double)st.closed[c->reason];
+}
+
+/* gpu_scheduler_http_connections_closed_total{server="health",reason=...}, read at scrape time. */
+static void register_metrics(struct gs_health *h)
+{
+	static char labels[GS_HTTP_CLOSE_REASON_COUNT][64];
+	for (int i = 0; i < GS_HTTP_CLOSE_REASON_COUNT; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "server=\"health\",reason=\"%s\"",
+			 gs_http_close_reason_name((enum gs_http_close_reason)i));
+		h->closed_ud[i].h = h;
+		h->closed_ud[i].reason = i;
+		gs_metrics_counter_fn(h->metrics, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, labels[i], m_closed,
+				      &h->closed_ud[i]);
+	}
+}
+
 int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
 		    void *ud, struct gs_health **out)
 {
@@ -116,14 +151,20 @@ int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metric
 	h->ud = ud;
 	struct gs_http_server_opts o = {
 		.addr = addr,
+		.name = "health",
 		.max_body = 4096,
-		.max_conns = 64,
+		.max_conns = GS_HEALTH_MAX_CONNS,
+		.header_timeout_ms = GS_HEALTH_HEADER_MS,
+		.request_timeout_ms = GS_HEALTH_REQUEST_MS,
+		.idle_timeout_ms = GS_HEALTH_IDLE_MS,
 	};
 	int r = gs_http_server_start(loop, &o, on_request, h, &h->server);
 	if (r < 0) {
 		free(h);
 		return r;
 	}
+	if (metrics)
+		register_metrics(h);
 	uv_timer_init(loop, &h->tick);
 	h->tick.data = h;
 	h->last_tick = uv_now(loop);

@@ -8,6 +8,12 @@
  *
  * Every limit has a named default below and answers the status RFC 9110 gives it, then closes:
  * the request head is not trusted after a limit was hit, so the connection is not reused.
+ *
+ * Hostile clients (http.h, above gs_http_server_opts): every connection the handler holds no request
+ * of sits in s->evictable and in its source's list, appended at the tail each time it enters a phase
+ * (accepted, began a later request, answered), so both lists stay ordered oldest first and every
+ * step is O(1). A connection leaves both when the handler gets its request and when it starts to
+ * close (conn.c's on_closing, which also gives its slot back at once: the socket is closed there).
  */
 #include "core/http.h"
 
@@ -17,7 +23,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "core/conn.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "core/options.h"
 
@@ -27,16 +38,34 @@
 #define HTTP_SERVER_MAX_BODY         (1024 * 1024) /* body: 413 */
 #define HTTP_SERVER_MAX_CONNS        256
 #define HTTP_SERVER_HANDSHAKE_MS     5000
+#define HTTP_SERVER_HEADER_MS        10000
 #define HTTP_SERVER_REQUEST_MS       10000
 #define HTTP_SERVER_IDLE_MS          60000
 #define HTTP_SERVER_BACKLOG          128
+/* Per-connection warnings (evictions, refusals, accept failures): lines per window per site. */
+#define HTTP_SERVER_LOG_BURST        5
+#define HTTP_SERVER_LOG_WINDOW_MS    10000
+
+/* One peer address and its connections. */
+struct source {
+	char ip[64];                   /* the key in s->sources */
+	unsigned n;                    /* its open (not closing) connections */
+	struct gs_conn_link evictable; /* its evictable connections, oldest first */
+};
 
 struct server_conn {
 	struct gs_conn conn;
 	struct gs_http_server *s;
-	struct gs_conn_link link;
+	struct gs_conn_link link;       /* s->conns: every connection until its on_close */
+	struct gs_conn_link elink;      /* s->evictable, while evictable */
+	struct gs_conn_link slink;      /* src->evictable, while evictable */
+	struct source *src;             /* NULL until accepted, and once closing */
 	struct gs_http_server_req *req; /* being read, or held by the handler */
+	uint64_t t0;                    /* start of the current request's deadlines (uv_now ms) */
+	int reason;                     /* enum gs_http_close_reason, -1 until known */
 	unsigned held : 1;              /* the handler has req */
+	unsigned served : 1;            /* a request was answered: the next one starts its own clock */
+	unsigned counted : 1;           /* in s->n_open and src->n */
 };
 
 struct gs_http_server_req {
@@ -46,7 +75,7 @@ struct gs_http_server_req {
 	const char *query;
 	struct gs_buf hdrs;     /* "name\0value\0" pairs */
 	unsigned n_headers;
-	unsigned in_value : 1, keep_alive : 1, head : 1;
+	unsigned in_value : 1, keep_alive : 1, head : 1, head_done : 1;
 	int reject;             /* status to answer instead of calling the handler */
 	struct gs_buf body;
 };
@@ -58,11 +87,18 @@ struct gs_http_server {
 	struct gs_http_server_opts o;
 	gs_http_handler_cb handler;
 	void *ud;
-	struct gs_conn_link conns;
-	unsigned n_conns;
+	struct gs_conn_link conns;      /* all, until their on_close */
+	struct gs_conn_link evictable;  /* oldest first */
+	struct gs_hmap sources;         /* ip -> struct source */
+	unsigned n_conns;               /* in conns */
+	unsigned n_open;                /* not closing: what the caps count */
+	unsigned n_evictable;
+	int reserve_fd;                 /* spent to accept and shed when out of descriptors; -1 if none */
 	uint64_t conns_total, requests_total, tls_failures_total, rejected_total;
+	uint64_t closed[GS_HTTP_CLOSE_REASON_COUNT];
 	int port;
 	char addr[64];
+	char name[64];                  /* for logs */
 	unsigned closing : 1, draining : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
 	void (*close_cb)(void *ud);
@@ -87,6 +123,165 @@ static const char *status_text(int status)
 	case 503: return "Service Unavailable";
 	default: return "Unknown";
 	}
+}
+
+static const char *const close_reason_names[GS_HTTP_CLOSE_REASON_COUNT] = {
+	[GS_HTTP_CLOSE_CLIENT] = "client_closed",
+	[GS_HTTP_CLOSE_DONE] = "done",
+	[GS_HTTP_CLOSE_EVICTED] = "evicted",
+	[GS_HTTP_CLOSE_REFUSED] = "refused",
+	[GS_HTTP_CLOSE_HANDSHAKE_TIMEOUT] = "handshake_timeout",
+	[GS_HTTP_CLOSE_HEADER_TIMEOUT] = "header_timeout",
+	[GS_HTTP_CLOSE_REQUEST_TIMEOUT] = "request_timeout",
+	[GS_HTTP_CLOSE_IDLE_TIMEOUT] = "idle_timeout",
+	[GS_HTTP_CLOSE_TLS_ERROR] = "tls_error",
+	[GS_HTTP_CLOSE_BAD_REQUEST] = "bad_request",
+	[GS_HTTP_CLOSE_SHUTDOWN] = "shutdown",
+	[GS_HTTP_CLOSE_ACCEPT_ERROR] = "accept_error",
+};
+
+const char *gs_http_close_reason_name(enum gs_http_close_reason r)
+{
+	return (unsigned)r < GS_HTTP_CLOSE_REASON_COUNT ? close_reason_names[r] : "unknown";
+}
+
+/* ---- the evictable lists ------------------------------------------------------------------------ */
+
+static struct server_conn *elink_conn(struct gs_conn_link *l)
+{
+	return GS_CONTAINER_OF(l, struct server_conn, elink);
+}
+
+static struct server_conn *slink_conn(struct gs_conn_link *l)
+{
+	return GS_CONTAINER_OF(l, struct server_conn, slink);
+}
+
+static int is_evictable(const struct server_conn *sc)
+{
+	return sc->elink.next != &sc->elink;
+}
+
+static void evictable_remove(struct server_conn *sc)
+{
+	if (!is_evictable(sc))
+		return;
+	gs_conn__list_remove(&sc->elink);
+	gs_conn__list_remove(&sc->slink);
+	sc->s->n_evictable--;
+}
+
+/* (Re)enters both lists at the tail: it just entered a phase, so it is now the youngest. */
+static void evictable_touch(struct server_conn *sc)
+{
+	if (!sc->src || sc->held || sc->conn.closing)
+		return;
+	evictable_remove(sc);
+	gs_conn__list_insert(&sc->s->evictable, &sc->elink);
+	gs_conn__list_insert(&sc->src->evictable, &sc->slink);
+	sc->s->n_evictable++;
+}
+
+/* Sets why the connection ends, unless a reason was already given (the first one wins). */
+static void set_reason(struct server_conn *sc, enum gs_http_close_reason r)
+{
+	if (sc->reason < 0)
+		sc->reason = (int)r;
+}
+
+static void sc_close(struct server_conn *sc, enum gs_http_close_reason r)
+{
+	set_reason(sc, r);
+	gs_conn__close(&sc->conn);
+}
+
+/* The peer's address without the port ("10.0.0.1", "::1"). */
+static void peer_ip(const char *peer, char *out, size_t size)
+{
+	const char *end;
+	if (peer[0] == '[') {
+		peer++;
+		end = strchr(peer, ']');
+	} else {
+		end = strrchr(peer, ':');
+	}
+	size_t n = end ? (size_t)(end - peer) : strlen(peer);
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, peer, n);
+	out[n] = '\0';
+}
+
+static struct source *source_get(struct gs_http_server *s, const char *ip)
+{
+	struct source *src = gs_hmap_get_str(&s->sources, ip);
+	if (src)
+		return src;
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		gs_log_error("http server %s: out of memory", s->name);
+		abort(); /* a small fixed record, at most one per open connection */
+	}
+	snprintf(src->ip, sizeof(src->ip), "%s", ip);
+	gs_conn__list_init(&src->evictable);
+	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0) {
+		gs_log_error("http server %s: out of memory", s->name);
+		abort();
+	}
+	return src;
+}
+
+static void source_put(struct gs_http_server *s, struct source *src)
+{
+	GS_ASSERT(src->n > 0);
+	if (--src->n > 0)
+		return;
+	GS_ASSERT(gs_conn__list_empty(&src->evictable));
+	gs_hmap_del_str(&s->sources, src->ip, NULL);
+	free(src);
+}
+
+/* conn.c: the socket is being closed. Its slot is free from now on. */
+static void sc_on_closing(struct gs_conn *c)
+{
+	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	struct gs_http_server *s = sc->s;
+	evictable_remove(sc);
+	if (sc->counted) {
+		sc->counted = 0;
+		s->n_open--;
+		source_put(s, sc->src);
+	}
+	sc->src = NULL;
+}
+
+/* Closes the oldest evictable connection (of src if given, else of all). 1 done, 0 none to close. */
+static int evict_oldest(struct gs_http_server *s, struct source *src, const char *for_peer, const char *why)
+{
+	struct server_conn *v;
+	if (src) {
+		if (gs_conn__list_empty(&src->evictable))
+			return 0;
+		v = slink_conn(src->evictable.next);
+	} else {
+		if (gs_conn__list_empty(&s->evictable))
+			return 0;
+		v = elink_conn(s->evictable.next);
+	}
+	gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
+		       "http server %s: %s: closing the oldest idle or unfinished connection, %s (%s, %llu ms old), for %s",
+		       s->name, why, v->conn.peer, !v->conn.ready ? "handshaking" : v->req ? "reading a request" : "idle",
+		       (unsigned long long)(uv_now(s->loop) - v->t0), for_peer);
+	v->reason = GS_HTTP_CLOSE_EVICTED;
+	gs_conn__close(&v->conn);
+	return 1;
+}
+
+/* Re-arms the one timer to end `ms` after `base` (never later because bytes came in). */
+static void arm_deadline(struct server_conn *sc, uint64_t base, unsigned ms)
+{
+	uint64_t now = uv_now(sc->s->loop), end = base + ms;
+	gs_conn__timer(&sc->conn, end > now ? end - now : 1);
 }
 
 /* ---- requests ---------------------------------------------------------------------------------- */
@@ -132,7 +327,12 @@ static int on_message_begin(llhttp_t *p)
 	sc->req = req_new(sc);
 	if (!sc->req)
 		return -1;
-	gs_conn__timer(&sc->conn, sc->s->o.request_timeout_ms);
+	if (sc->served) {
+		/* A later request on a kept-alive connection: its own clock, and it is young again. */
+		sc->t0 = uv_now(sc->s->loop);
+		evictable_touch(sc);
+	}
+	arm_deadline(sc, sc->t0, sc->s->o.header_timeout_ms);
 	return 0;
 }
 
@@ -179,6 +379,8 @@ static int on_headers_complete(llhttp_t *p)
 	struct gs_http_server_req *r = sc->req;
 	snprintf(r->method, sizeof(r->method), "%s", llhttp_method_name(p->method));
 	r->head = p->method == HTTP_HEAD;
+	r->head_done = 1;
+	arm_deadline(sc, sc->t0, sc->s->o.request_timeout_ms);
 	/* A declared body over the cap is refused before a byte of it is read. */
 	if ((p->flags & F_CONTENT_LENGTH) && p->content_length > sc->s->o.max_body)
 		return reject(r, 413);
@@ -244,12 +446,13 @@ static int write_response(struct server_conn *sc, int status, const char *ctype,
 	return r;
 }
 
-/* Answers a request the handler never saw (a limit, a parse error) and ends the connection. */
-static void respond_error(struct server_conn *sc, int status, const char *why)
+/* Answers a request the handler never saw (a limit, a parse error, a timeout) and ends the connection. */
+static void respond_error(struct server_conn *sc, int status, const char *why, enum gs_http_close_reason reason)
 {
 	struct gs_http_server *s = sc->s;
 	s->rejected_total++;
-	gs_log_debug("http server conn %u %s: %d (%s)", sc->conn.id, sc->conn.peer, status, why);
+	set_reason(sc, reason);
+	gs_log_debug("http server %s conn %u %s: %d (%s)", s->name, sc->conn.id, sc->conn.peer, status, why);
 	char text[160];
 	int n = snprintf(text, sizeof(text), "%s\n", why);
 	write_response(sc, status, "text/plain; charset=utf-8", text, (size_t)n, NULL, 0, 0, 0);
@@ -269,8 +472,11 @@ int gs_http_respond(struct gs_http_server_req *r, int status, const char *conten
 	int rc = write_response(sc, status, content_type, body, len, extra, n_extra, keep, r->head);
 	sc->req = NULL;
 	sc->held = 0;
+	sc->served = 1;
 	req_free(r);
+	evictable_touch(sc); /* idle now, or closing: either way not the handler's any more */
 	if (rc < 0 || !keep) {
+		set_reason(sc, rc < 0 ? GS_HTTP_CLOSE_CLIENT : s->closing ? GS_HTTP_CLOSE_SHUTDOWN : GS_HTTP_CLOSE_DONE);
 		gs_conn__shutdown(&sc->conn);
 		return rc;
 	}
@@ -286,11 +492,13 @@ static void sc_on_ready(struct gs_conn *c, int err)
 	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
 	if (err < 0) {
 		sc->s->tls_failures_total++;
-		gs_log_debug("http server conn %u %s: TLS handshake failed: %s", c->id, c->peer, gs_conn__error(c));
-		gs_conn__close(c);
+		gs_log_debug("http server %s conn %u %s: TLS handshake failed: %s", sc->s->name, c->id, c->peer,
+			     gs_conn__error(c));
+		sc_close(sc, err == UV_ECONNRESET || err == UV_EOF ? GS_HTTP_CLOSE_CLIENT : GS_HTTP_CLOSE_TLS_ERROR);
 		return;
 	}
-	gs_conn__timer(c, sc->s->o.idle_timeout_ms);
+	/* The head deadline still counts from the accept: a slow handshake leaves less time for it. */
+	arm_deadline(sc, sc->t0, sc->s->o.header_timeout_ms);
 }
 
 static void sc_on_message(struct gs_conn *c)
@@ -301,10 +509,11 @@ static void sc_on_message(struct gs_conn *c)
 	gs_conn__timer(c, 0);
 	s->requests_total++;
 	if (s->closing) {
-		respond_error(sc, 503, "shutting down");
+		respond_error(sc, 503, "shutting down", GS_HTTP_CLOSE_SHUTDOWN);
 		return;
 	}
 	sc->held = 1;
+	evictable_remove(sc); /* never closed to make room while the handler has its request */
 	s->handler(r, s->ud); /* may respond (and resume) right here */
 }
 
@@ -313,46 +522,58 @@ static void sc_on_error(struct gs_conn *c, int err)
 	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
 	struct gs_http_server_req *r = sc->req;
 	if (err == UV_EOF || sc->held) {
-		gs_conn__close(c);
+		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
 		return;
 	}
 	if (err == -E2BIG) /* the head passed max_header_bytes */
-		respond_error(sc, 431, "request header fields too large");
+		respond_error(sc, 431, "request header fields too large", GS_HTTP_CLOSE_BAD_REQUEST);
 	else if (r && r->reject == 413)
-		respond_error(sc, 413, "request body too large");
+		respond_error(sc, 413, "request body too large", GS_HTTP_CLOSE_BAD_REQUEST);
 	else if (r && r->reject)
-		respond_error(sc, r->reject, r->reject == 414 ? "request target too long" : "request header fields too large");
+		respond_error(sc, r->reject, r->reject == 414 ? "request target too long" : "request header fields too large",
+			      GS_HTTP_CLOSE_BAD_REQUEST);
 	else if (err == -EPROTO)
-		respond_error(sc, 400, *gs_conn__error(c) ? gs_conn__error(c) : "bad request");
+		respond_error(sc, 400, *gs_conn__error(c) ? gs_conn__error(c) : "bad request", GS_HTTP_CLOSE_BAD_REQUEST);
 	else
-		gs_conn__close(c);
+		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
 }
 
 static void sc_on_timeout(struct gs_conn *c)
 {
 	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
+	struct gs_http_server *s = sc->s;
 	if (sc->held)
 		return; /* the handler's time; it answers */
-	if (sc->req && c->ready) {
-		respond_error(sc, 408, "request not complete in time");
+	if (!c->ready) {
+		gs_log_debug("http server %s conn %u %s: handshake timeout", s->name, c->id, c->peer);
+		sc_close(sc, GS_HTTP_CLOSE_HANDSHAKE_TIMEOUT);
 		return;
 	}
-	gs_log_debug("http server conn %u %s: %s timeout", c->id, c->peer, c->ready ? "idle" : "handshake");
-	gs_conn__close(c);
+	if (sc->req) {
+		int body = sc->req->head_done;
+		respond_error(sc, 408, body ? "request not complete in time" : "request head not complete in time",
+			      body ? GS_HTTP_CLOSE_REQUEST_TIMEOUT : GS_HTTP_CLOSE_HEADER_TIMEOUT);
+		return;
+	}
+	gs_log_debug("http server %s conn %u %s: %s timeout", s->name, c->id, c->peer, sc->served ? "idle" : "header");
+	sc_close(sc, sc->served ? GS_HTTP_CLOSE_IDLE_TIMEOUT : GS_HTTP_CLOSE_HEADER_TIMEOUT);
 }
 
 static void server_maybe_closed(struct gs_http_server *s);
+static void listener_closed(uv_handle_t *h);
 
 static void sc_on_close(struct gs_conn *c)
 {
 	struct server_conn *sc = GS_CONTAINER_OF(c, struct server_conn, conn);
 	struct gs_http_server *s = sc->s;
+	GS_ASSERT(!sc->counted && !is_evictable(sc));
 	if (sc->req) {
 		if (sc->held)
 			sc->req->sc = NULL; /* the handler answers into the void */
 		else
 			req_free(sc->req);
 	}
+	s->closed[sc->reason < 0 ? GS_HTTP_CLOSE_CLIENT : sc->reason]++;
 	gs_conn__list_remove(&sc->link);
 	s->n_conns--;
 	free(sc);
@@ -365,39 +586,102 @@ static const struct gs_conn_cbs sc_cbs = {
 	.on_message = sc_on_message,
 	.on_error = sc_on_error,
 	.on_timeout = sc_on_timeout,
+	.on_closing = sc_on_closing,
 	.on_close = sc_on_close,
 };
+
+/*
+ * Out of descriptors (EMFILE/ENFILE). libuv has already tried its own trick (close a spare
+ * descriptor, accept and close what waits, reopen the spare: uv__emfile_trick) and calls us only when
+ * that failed; it then tries accept again at once, so this must free a descriptor or drain the
+ * backlog, or the loop spins. First choice: close the oldest evictable connection (its socket is
+ * released now, and the connection waiting gets it); else our own spare, the same trick.
+ */
+static void shed_load(struct gs_http_server *s)
+{
+	if (evict_oldest(s, NULL, "the listener", "out of file descriptors"))
+		return;
+	uv_os_fd_t lfd;
+	if (s->reserve_fd < 0 || uv_fileno((uv_handle_t *)&s->listener, &lfd) != 0) {
+		/* Nothing left to free: stop listening rather than spin (the daemon keeps running). */
+		gs_log_error("http server %s: out of file descriptors and nothing to free: no longer listening", s->name);
+		if (!s->listener_closed) {
+			s->listener_closed = 1;
+			uv_close((uv_handle_t *)&s->listener, listener_closed);
+		}
+		return;
+	}
+	close(s->reserve_fd);
+	int fd;
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0 || errno == EINTR)
+		if (fd >= 0)
+			close(fd);
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
 
 static void on_connection(uv_stream_t *listener, int status)
 {
 	struct gs_http_server *s = listener->data;
-	if (status < 0 || s->closing)
+	if (s->closing)
 		return;
+	if (status < 0) {
+		s->closed[GS_HTTP_CLOSE_ACCEPT_ERROR]++;
+		gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
+			       "http server %s: accept failed: %s (%u connections open)", s->name, uv_strerror(status),
+			       s->n_open);
+		if (status == UV_EMFILE || status == UV_ENFILE)
+			shed_load(s);
+		return;
+	}
 	struct server_conn *sc = calloc(1, sizeof(*sc));
-	if (!sc)
-		return; /* the connection waits in the backlog for the next attempt */
+	if (!sc) {
+		/* libuv holds the accepted socket until uv_accept: without it the listener would stall. */
+		gs_log_error("http server %s: out of memory", s->name);
+		abort();
+	}
 	sc->s = s;
+	sc->reason = -1;
 	gs_conn__init(&sc->conn, s->loop, HTTP_REQUEST, &server_settings, &sc_cbs, s->o.max_header_bytes);
+	gs_conn__list_init(&sc->elink);
+	gs_conn__list_init(&sc->slink);
 	gs_conn__list_insert(&s->conns, &sc->link);
 	s->n_conns++;
+	sc->t0 = uv_now(s->loop);
 
 	struct gs_tls *tls = NULL;
 	if (s->tls && gs_tls_server_new(s->tls, &tls) < 0) {
-		gs_conn__close(&sc->conn);
+		sc_close(sc, GS_HTTP_CLOSE_REFUSED);
 		return;
 	}
 	if (gs_conn__accept(&sc->conn, listener, tls) < 0) {
-		gs_conn__close(&sc->conn);
+		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
 		return;
 	}
-	if (s->n_conns > s->o.max_conns) {
+	char ip[64];
+	peer_ip(sc->conn.peer, ip, sizeof(ip));
+	struct source *src = source_get(s, ip);
+	src->n++;
+	s->n_open++;
+	sc->src = src;
+	sc->counted = 1;
+	/* Room first within the source, then overall; refuse only when nothing can go. */
+	int ok = src->n <= s->o.max_conns_per_source ||
+		 evict_oldest(s, src, sc->conn.peer,
+			      s->o.max_conns_per_source < s->o.max_conns ? "connections from one address at the limit"
+									  : "connections at the limit");
+	if (ok && s->n_open > s->o.max_conns)
+		ok = evict_oldest(s, NULL, sc->conn.peer, "connections at the limit");
+	if (!ok) {
 		s->rejected_total++;
-		gs_log_warn("http server %s: %u connections, refusing %s", s->o.addr, s->o.max_conns, sc->conn.peer);
-		gs_conn__close(&sc->conn);
+		gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
+			       "http server %s: %u connections (%u from %s), every one a request being answered: refusing %s",
+			       s->name, s->n_open - 1, src->n - 1, ip, sc->conn.peer);
+		sc_close(sc, GS_HTTP_CLOSE_REFUSED);
 		return;
 	}
 	s->conns_total++;
-	gs_conn__timer(&sc->conn, tls ? s->o.handshake_timeout_ms : s->o.idle_timeout_ms);
+	evictable_touch(sc);
+	arm_deadline(sc, sc->t0, tls ? s->o.handshake_timeout_ms : s->o.header_timeout_ms);
 }
 
 /* ---- the server --------------------------------------------------------------------------------- */
@@ -433,15 +717,25 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 		s->o.max_body = HTTP_SERVER_MAX_BODY;
 	if (!s->o.max_conns)
 		s->o.max_conns = HTTP_SERVER_MAX_CONNS;
+	if (!s->o.max_conns_per_source || s->o.max_conns_per_source > s->o.max_conns)
+		s->o.max_conns_per_source = s->o.max_conns;
 	if (!s->o.handshake_timeout_ms)
 		s->o.handshake_timeout_ms = HTTP_SERVER_HANDSHAKE_MS;
+	if (!s->o.header_timeout_ms)
+		s->o.header_timeout_ms = HTTP_SERVER_HEADER_MS;
 	if (!s->o.request_timeout_ms)
 		s->o.request_timeout_ms = HTTP_SERVER_REQUEST_MS;
+	if (s->o.request_timeout_ms < s->o.header_timeout_ms)
+		s->o.request_timeout_ms = s->o.header_timeout_ms;
 	if (!s->o.idle_timeout_ms)
 		s->o.idle_timeout_ms = HTTP_SERVER_IDLE_MS;
 	s->handler = handler;
 	s->ud = ud;
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(s->name, sizeof(s->name), "%s", o->name ? o->name : o->addr);
 	gs_conn__list_init(&s->conns);
+	gs_conn__list_init(&s->evictable);
+	gs_hmap_init(&s->sources, 0);
 	uv_tcp_init(loop, &s->listener);
 	s->listener.data = s;
 	int r = uv_tcp_bind(&s->listener, &addr.sa, 0);
@@ -519,7 +813,10 @@ void gs_http_server_set_tls(struct gs_http_server *s, struct gs_tls_config *tls)
 
 void gs_http_server_stats(const struct gs_http_server *s, struct gs_http_server_stats *st)
 {
-	st->conns_open = s->n_conns;
+	st->conns_open = s->n_open;
+	st->conns_evictable = s->n_evictable;
+	st->sources = (unsigned)s->sources.len;
+	memcpy(st->closed, s->closed, sizeof(st->closed));
 	st->conns_total = s->conns_total;
 	st->requests_total = s->requests_total;
 	st->tls_failures_total = s->tls_failures_total;
@@ -530,7 +827,8 @@ static void listener_closed(uv_handle_t *h)
 {
 	struct gs_http_server *s = h->data;
 	s->listener_closed = 2;
-	server_maybe_closed(s);
+	if (s->closing) /* else it stopped listening on its own (shed_load); the owner closes later */
+		server_maybe_closed(s);
 }
 
 static void server_maybe_closed(struct gs_http_server *s)
@@ -544,6 +842,10 @@ static void server_maybe_closed(struct gs_http_server *s)
 		return;
 	void (*cb)(void *) = s->close_cb;
 	void *ud = s->close_ud;
+	GS_ASSERT(s->sources.len == 0 && s->n_open == 0);
+	gs_hmap_free(&s->sources);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	gs_tls_config_unref(s->tls);
 	free(s);
 	if (cb)
@@ -563,7 +865,7 @@ void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), 
 	for (struct gs_conn_link *l = s->conns.next; l != &s->conns;) {
 		struct server_conn *sc = GS_CONTAINER_OF(l, struct server_conn, link);
 		l = l->next;
-		gs_conn__close(&sc->conn);
+		sc_close(sc, GS_HTTP_CLOSE_SHUTDOWN);
 	}
 	server_maybe_closed(s);
 }

@@ -77,20 +77,22 @@ static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
 	return len;
 }
 
-void gs_log_emit(enum gs_log_level level, const char *file, int line, const char *fmt, ...)
+static void log_vemit(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
+		      va_list ap)
 {
 	char msg[GS_LOG_LINE_MAX];
 	char out[GS_LOG_LINE_MAX * 2];
 	char ts[40];
 	struct timespec now;
 	struct tm tm;
-	va_list ap;
 	size_t n;
 	int saved_errno = errno;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	int m = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (suppressed) {
+		size_t at = m < 0 ? 0 : (size_t)m >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)m;
+		snprintf(msg + at, sizeof(msg) - at, " (%llu similar messages suppressed)", (unsigned long long)suppressed);
+	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
@@ -116,6 +118,48 @@ void gs_log_emit(enum gs_log_level level, const char *file, int line, const char
 	if (log_sink)
 		log_sink(level, msg, log_sink_data);
 	errno = saved_errno;
+}
+
+void gs_log_emit(enum gs_log_level level, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_vemit(level, file, line, 0, fmt, ap);
+	va_end(ap);
+}
+
+void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
+			 ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_vemit(level, file, line, suppressed, fmt, ap);
+	va_end(ap);
+}
+
+int gs_log_limit_take(struct gs_log_limit *l, uint64_t now_ms, uint64_t *suppressed)
+{
+	*suppressed = 0;
+	if (!l->started || now_ms - l->window_start >= l->window_ms) {
+		l->started = 1;
+		l->window_start = now_ms;
+		l->used = 0;
+	}
+	if (l->used >= l->burst) {
+		l->suppressed++;
+		return 0;
+	}
+	l->used++;
+	*suppressed = l->suppressed;
+	l->suppressed = 0;
+	return 1;
+}
+
+uint64_t gs_log_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 void gs_assert_fail(const char *expr, const char *file, int line)

@@ -13,6 +13,7 @@
 #define GS_CORE_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum gs_log_level {
 	GS_LOG_ERROR = 0,
@@ -55,6 +56,48 @@ void gs_log_set_sink(gs_log_sink_cb cb, void *data);
 #define gs_log_info(...)  GS_LOG_AT(GS_LOG_INFO, __VA_ARGS__)
 #define gs_log_debug(...) GS_LOG_AT(GS_LOG_DEBUG, __VA_ARGS__)
 #define gs_log_trace(...) GS_LOG_AT(GS_LOG_TRACE, __VA_ARGS__)
+
+/*
+ * Rate-limited logging, for lines a peer can cause at will (one per refused connection...): at most
+ * `burst` lines per window of `window_ms` per call site; the lines over it are dropped and counted,
+ * and the next line written from that site carries " (K similar messages suppressed)". The count
+ * is reported with the next line that passes, so a flood that stops leaves its count unreported
+ * until the site logs again: what the line was about should also be a metric.
+ *
+ *   gs_log_limited(GS_LOG_WARN, 5, 10000, "http server %s: refusing %s", addr, peer);
+ *
+ * Each macro use has its own static limiter (loop thread only, like the rest of the logger).
+ */
+struct gs_log_limit {
+	unsigned burst;        /* lines per window */
+	unsigned window_ms;
+	uint64_t window_start; /* monotonic ms when the current window began */
+	unsigned used;         /* lines written in the current window */
+	uint64_t suppressed;   /* lines dropped since the last line written */
+	int started;
+};
+#define GS_LOG_LIMIT_INIT(burst, window_ms) {(burst), (window_ms), 0, 0, 0, 0}
+
+/*
+ * Decides for one line at now_ms (monotonic). Returns 1: write it, and mention *suppressed lines
+ * dropped before it (then forgotten); or 0: drop it (counted). Windows are fixed: a new one starts
+ * at the first line at least window_ms after the current one began.
+ */
+int gs_log_limit_take(struct gs_log_limit *l, uint64_t now_ms, uint64_t *suppressed);
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t gs_log_now_ms(void);
+/* gs_log_emit with " (K similar messages suppressed)" appended when suppressed > 0. */
+void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
+			 ...) __attribute__((format(printf, 5, 6)));
+
+#define gs_log_limited(lvl, burst, window_ms, ...)                                                 \
+	do {                                                                                       \
+		static struct gs_log_limit gs_log_lim_ = GS_LOG_LIMIT_INIT(burst, window_ms);       \
+		uint64_t gs_log_sup_;                                                              \
+		if ((lvl) <= gs_log_level_current &&                                               \
+		    gs_log_limit_take(&gs_log_lim_, gs_log_now_ms(), &gs_log_sup_))                \
+			gs_log_emit_counted((lvl), __FILE__, __LINE__, gs_log_sup_, __VA_ARGS__);   \
+	} while (0)
 
 /*
  * An invariant a header states, checked always (not only in debug builds): on failure, one error line

@@ -87,6 +87,12 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 			 "Expiry of the served webhook certificate, seconds since the epoch.", NULL, &st->cert_not_after);
 	gs_metrics_histogram(m, "gpu_scheduler_webhook_review_duration_seconds",
 			     "Time to decide one admission review, in seconds.", NULL, &st->latency);
+	static char closed_labels[GS_HTTP_CLOSE_REASON_COUNT][64];
+	for (int i = 0; i < GS_HTTP_CLOSE_REASON_COUNT; i++) {
+		snprintf(closed_labels[i], sizeof(closed_labels[i]), "server=\"webhook\",reason=\"%s\"",
+			 gs_http_close_reason_name((enum gs_http_close_reason)i));
+		gs_metrics_counter(m, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, closed_labels[i], &st->conns_closed[i]);
+	}
 }
 
 /* ---- certificates ------------------------------------------------------------------------------- */
@@ -246,6 +252,8 @@ static void refresh_server_stats(struct gs_webhook *w)
 	gs_http_server_stats(w->server, &st);
 	w->stats->tls_failures.v = st.tls_failures_total;
 	w->stats->connections.v = st.conns_total;
+	for (int i = 0; i < GS_HTTP_CLOSE_REASON_COUNT; i++)
+		w->stats->conns_closed[i].v = st.closed[i];
 }
 
 static void on_reload_tick(uv_timer_t *t)
@@ -404,8 +412,14 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	struct gs_http_server_opts so = {
 		.addr = o->addr,
 		.tls = w->cfg,
+		.name = "webhook",
 		.max_body = o->max_body ? o->max_body : GS_WEBHOOK_MAX_BODY,
-		.max_conns = o->max_conns,
+		.max_conns = o->max_conns ? o->max_conns : GS_WEBHOOK_MAX_CONNS,
+		.max_conns_per_source = o->max_conns_per_source,
+		.handshake_timeout_ms = GS_WEBHOOK_HANDSHAKE_MS,
+		.header_timeout_ms = GS_WEBHOOK_HEADER_MS,
+		.request_timeout_ms = GS_WEBHOOK_REQUEST_MS,
+		.idle_timeout_ms = GS_WEBHOOK_IDLE_MS,
 	};
 	r = gs_http_server_start(loop, &so, on_request, w, &w->server);
 	if (r < 0) {

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/http.h"
 #include "core/metrics.h"
 #include "webhook/admission.h"
 
@@ -37,6 +38,17 @@
 #define GS_WEBHOOK_MAX_RESPONSE       (2 * 1024 * 1024) /* base64 of GS_ADMISSION_PATCH_MAX, and some */
 #define GS_WEBHOOK_CERT_MAX           (1024 * 1024)     /* bytes per certificate or key file */
 #define GS_WEBHOOK_RELOAD_INTERVAL_MS 10000
+/*
+ * Connections (docs/http.md, "Connection limits"). The apiserver keeps up to ~25 idle connections
+ * per webhook host and opens one more per concurrent admission (--max-mutating-requests-inflight,
+ * 200 by default), possibly several apiservers behind one address: so by default one address may use
+ * the whole cap, and eviction of the oldest idle or unfinished connection is what keeps room for it.
+ */
+#define GS_WEBHOOK_MAX_CONNS          256
+#define GS_WEBHOOK_HANDSHAKE_MS       5000
+#define GS_WEBHOOK_HEADER_MS          10000 /* from the accept (handshake included) or the request's first byte */
+#define GS_WEBHOOK_REQUEST_MS         10000 /* the apiserver's own timeout for a review is at most 30 s, 10 by default */
+#define GS_WEBHOOK_IDLE_MS            60000
 
 /*
  * Counters, updated on the loop thread; a caller may register them with a gs_metrics registry
@@ -52,6 +64,7 @@ struct gs_webhook_stats {
 	struct gs_counter tls_failures;         /* TLS handshakes that failed */
 	struct gs_counter connections;          /* connections accepted: as many as reviews = no keep-alive */
 	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
+	struct gs_counter conns_closed[GS_HTTP_CLOSE_REASON_COUNT]; /* the HTTP server's, copied */
 };
 
 /* Sets everything to zero and allocates the histogram (gs_latency_buckets). Cannot fail. */
@@ -62,7 +75,9 @@ void gs_webhook_stats_free(struct gs_webhook_stats *st);
  * gpu_scheduler_webhook_errors_total{kind="internal|rejected"},
  * gpu_scheduler_webhook_cert_reloads_total{result="success|failure"},
  * gpu_scheduler_webhook_tls_handshake_failures_total, gpu_scheduler_webhook_connections_total,
- * gpu_scheduler_webhook_cert_not_after_seconds and gpu_scheduler_webhook_review_duration_seconds.
+ * gpu_scheduler_webhook_cert_not_after_seconds, gpu_scheduler_webhook_review_duration_seconds and
+ * gpu_scheduler_http_connections_closed_total{server="webhook",reason="..."}. The counters the HTTP
+ * server keeps (connections, TLS failures, closes) are copied on every review and every reload tick.
  */
 void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);
 
@@ -76,7 +91,8 @@ struct gs_webhook_opts {
 	struct gs_webhook_stats *stats; /* borrowed, initialised by the caller; NULL: the webhook keeps its own */
 	unsigned reload_interval_ms;    /* 0: GS_WEBHOOK_RELOAD_INTERVAL_MS */
 	size_t max_body;                /* 0: GS_WEBHOOK_MAX_BODY */
-	unsigned max_conns;             /* 0: the HTTP server's default */
+	unsigned max_conns;             /* 0: GS_WEBHOOK_MAX_CONNS */
+	unsigned max_conns_per_source;  /* 0: max_conns */
 };
 
 struct gs_webhook; /* opaque */

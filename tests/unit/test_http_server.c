@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/http.h"
+#include "core/log.h"
 #include "core/tls.h"
 
 struct raw {
@@ -68,6 +69,7 @@ static int setup(void **state)
 		.max_url = 64,
 		.max_body = 100,
 		.max_conns = 3,
+		.header_timeout_ms = 150,
 		.request_timeout_ms = 150,
 		.idle_timeout_ms = 300,
 	};
@@ -139,11 +141,16 @@ static void raw_connected(uv_connect_t *req, int status)
 		raw_write(c, c->send, c->send_len);
 }
 
-/* Connects a raw client that sends data (may be NULL) once connected. */
-static struct raw *raw_open(const char *data, size_t len)
+/* Connects a raw client from source address `from` (NULL: any) that sends data (may be NULL) once connected. */
+static struct raw *raw_open_from(const char *from, const char *data, size_t len)
 {
 	struct raw *c = calloc(1, sizeof(*c));
 	uv_tcp_init(&loop, &c->tcp);
+	if (from) {
+		struct sockaddr_in b;
+		uv_ip4_addr(from, 0, &b);
+		assert_int_equal(uv_tcp_bind(&c->tcp, (struct sockaddr *)&b, 0), 0);
+	}
 	c->tcp.data = c;
 	c->creq.data = c;
 	c->send = data;
@@ -152,6 +159,11 @@ static struct raw *raw_open(const char *data, size_t len)
 	uv_ip4_addr("127.0.0.1", port, &a);
 	assert_int_equal(uv_tcp_connect(&c->creq, &c->tcp, (struct sockaddr *)&a, raw_connected), 0);
 	return c;
+}
+
+static struct raw *raw_open(const char *data, size_t len)
+{
+	return raw_open_from(NULL, data, len);
 }
 
 static void raw_free_cb(uv_handle_t *h)
@@ -223,7 +235,7 @@ static void test_keepalive_and_pipelining(void **state)
 	raw_close(c);
 }
 
-static int one_response(struct raw *c)
+static int one_echo(struct raw *c)
 {
 	return count_responses(c) >= 1 && strstr(c->buf, "x=");
 }
@@ -234,7 +246,7 @@ static void test_drain_closes_after_each_answer(void **state)
 {
 	const char *req = "GET /a?x=1 HTTP/1.1\r\nHost: t\r\n\r\n";
 	struct raw *kept = raw_open(req, strlen(req));
-	assert_true(run_until(kept, one_response, 2000));
+	assert_true(run_until(kept, one_echo, 2000));
 	assert_null(strstr(kept->buf, "Connection: close"));
 	assert_false(run_until(kept, is_closed, 100)); /* kept alive */
 	gs_http_server_drain(srv);
@@ -319,40 +331,329 @@ static void test_limits(void **state)
 	assert_int_equal(st.rejected_total, 8);
 }
 
+static void run_for(unsigned ms)
+{
+	uint64_t end = ms_now() + ms;
+	while (ms_now() < end)
+		uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+static uint64_t closed_for(enum gs_http_close_reason r)
+{
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	return st.closed[r];
+}
+
+static int one_response(struct raw *c)
+{
+	return count_responses(c) >= 1;
+}
+
 static void test_request_and_idle_timeouts(void **state)
 {
-	/* A request that never completes: 408 after request_timeout_ms, then closed. */
+	/* A request head that never completes: 408 after header_timeout_ms, then closed. */
 	const char *part = "GET / HTTP/1.1\r\nHost:";
 	uint64_t t0 = ms_now();
 	expect_status_and_close(part, strlen(part), "HTTP/1.1 408");
 	assert_true(ms_now() - t0 >= 100);
-	/* A silent client is dropped after idle_timeout_ms. */
+	/* A silent new client is dropped after header_timeout_ms: its first request is late. */
 	t0 = ms_now();
 	struct raw *c = raw_open(NULL, 0);
 	assert_true(run_until(c, is_closed, 2000));
-	assert_true(ms_now() - t0 >= 250);
+	assert_true(ms_now() - t0 >= 100);
 	assert_int_equal(c->len, 0);
+	raw_close(c);
+	run_for(20);
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_HEADER_TIMEOUT), 2); /* not idle_timeout: no request came */
+	/* After an answer, a kept-alive client with nothing more to say has idle_timeout_ms. */
+	const char *req = "GET /a HTTP/1.1\r\n\r\n";
+	c = raw_open(req, strlen(req));
+	assert_true(run_until(c, one_response, 2000));
+	t0 = ms_now();
+	assert_true(run_until(c, is_closed, 2000));
+	assert_true(ms_now() - t0 >= 250);
+	raw_close(c);
+	/* A body that never completes: 408 after request_timeout_ms. */
+	const char *body = "POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc";
+	expect_status_and_close(body, strlen(body), "HTTP/1.1 408");
+	run_for(20);
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_HEADER_TIMEOUT), 2);
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_IDLE_TIMEOUT), 1);
+	/* (the 408 for a partial head, then the silent client) */
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_REQUEST_TIMEOUT), 1);
+}
+
+/* Bytes trickled in never push the deadline back: it runs from the connection's start. */
+static void test_deadline_not_refreshed(void **state)
+{
+	struct raw *c = raw_open(NULL, 0);
+	/* 70 bytes at one per 20 ms: 1.4 s of trickle. A deadline pushed back by each byte would close
+	 * the connection only ~150 ms after the last one; from the accept it closes after ~150 ms. */
+	static const char req[] = "GET /slow HTTP/1.1\r\nX-Test: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	uint64_t t0 = ms_now();
+	size_t i = 0;
+	while (!c->closed && ms_now() - t0 < 2500) {
+		run_for(20);
+		if (c->connected && !c->closed && i < sizeof(req) - 1)
+			raw_write(c, req + i++, 1); /* one byte every 20 ms, well inside any per-byte timeout */
+	}
+	uint64_t took = ms_now() - t0;
+	assert_true(c->closed);
+	assert_true(took >= 140 && took < 1000); /* header_timeout_ms = 150 from the accept, not from the last byte */
+	assert_true(i > 3);
+	assert_int_equal(strncmp(c->buf, "HTTP/1.1 408", 12), 0);
+	raw_close(c);
+	/* On a kept-alive connection the next request gets its own clock, from its first byte. */
+	const char *first = "GET /a HTTP/1.1\r\n\r\n";
+	c = raw_open(first, strlen(first));
+	assert_true(run_until(c, one_response, 2000));
+	run_for(200); /* idle for longer than header_timeout_ms: fine, idle_timeout_ms is 300 */
+	assert_false(c->closed);
+	raw_write(c, "GET /b HTTP/1.1\r\n", 17);
+	t0 = ms_now();
+	assert_true(run_until(c, is_closed, 2000));
+	took = ms_now() - t0;
+	if (!(took >= 120 && took < 1000))
+		fail_msg("took %llu ms: %s", (unsigned long long)took, c->buf);
+	assert_non_null(strstr(c->buf, "HTTP/1.1 408"));
 	raw_close(c);
 }
 
-static void test_connection_cap(void **state)
+static int n_closed(struct raw **c, int n)
 {
-	struct raw *c[4];
-	for (int i = 0; i < 4; i++)
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += c[i]->closed;
+	return k;
+}
+
+/* At the cap the oldest evictable connection goes, not the new one. */
+static void test_connection_cap_evicts_oldest(void **state)
+{
+	struct raw *c[5];
+	for (int i = 0; i < 3; i++) {
 		c[i] = raw_open(NULL, 0);
-	uint64_t end = ms_now() + 200;
-	while (ms_now() < end)
-		uv_run(&loop, UV_RUN_NOWAIT);
-	int closed = 0;
-	for (int i = 0; i < 4; i++)
-		closed += c[i]->closed;
-	assert_int_equal(closed, 1); /* max_conns = 3: the fourth is accepted and closed */
+		run_for(30); /* accepted in this order */
+	}
+	/* c[0] answers a request: it becomes the youngest, so c[1] is now the oldest. */
+	const char *req = "GET /a HTTP/1.1\r\n\r\n";
+	raw_write(c[0], req, strlen(req));
+	assert_true(run_until(c[0], one_response, 2000));
+	c[3] = raw_open(NULL, 0);
+	run_for(50);
+	assert_int_equal(n_closed(c, 4), 1);
+	assert_true(c[1]->closed);
+	c[4] = raw_open(NULL, 0);
+	run_for(50);
+	assert_int_equal(n_closed(c, 5), 2);
+	assert_true(c[2]->closed);
+	/* The newest can still be served. */
+	raw_write(c[4], req, strlen(req));
+	assert_true(run_until(c[4], one_response, 2000));
 	struct gs_http_server_stats st;
 	gs_http_server_stats(srv, &st);
 	assert_int_equal(st.conns_open, 3);
-	assert_int_equal(st.conns_total, 3); /* the refused one is not counted as served */
+	assert_int_equal(st.conns_total, 5);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_EVICTED], 2);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_REFUSED], 0);
+	for (int i = 0; i < 5; i++)
+		raw_close(c[i]);
+}
+
+static struct gs_http_server_req *held_reqs[8];
+static int n_held;
+
+static void hold_all(struct gs_http_server_req *r, void *ud)
+{
+	held_reqs[n_held++] = r;
+}
+
+static int got_n_held3(struct raw *c)
+{
+	return n_held >= 3;
+}
+
+static int got_n_held1(struct raw *c)
+{
+	return n_held >= 1;
+}
+
+/* A connection whose request the handler holds is never closed to make room: the new one is refused. */
+static void test_held_requests_never_evicted(void **state)
+{
+	struct gs_http_server *plain = srv;
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 3};
+	n_held = 0;
+	assert_int_equal(gs_http_server_start(&loop, &o, hold_all, NULL, &srv), 0);
+	port = gs_http_server_port(srv);
+	const char *req = "GET /h HTTP/1.1\r\n\r\n";
+	struct raw *c[4];
+	for (int i = 0; i < 3; i++)
+		c[i] = raw_open(req, strlen(req));
+	assert_true(run_until(c[0], got_n_held3, 2000));
+	c[3] = raw_open(NULL, 0);
+	assert_true(run_until(c[3], is_closed, 2000)); /* refused */
+	run_for(50);
+	assert_int_equal(n_closed(c, 3), 0);
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_REFUSED], 1);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_EVICTED], 0);
+	/* Once one is answered it is idle, hence evictable: the next newcomer takes its place. */
+	gs_http_respond(held_reqs[0], 200, "text/plain", "ok", 2, NULL, 0);
+	assert_true(run_until(c[0], one_response, 2000));
+	struct raw *d = raw_open(NULL, 0);
+	assert_true(run_until(c[0], is_closed, 2000));
+	run_for(50);
+	assert_false(d->closed);
+	assert_int_equal(n_closed(c, 3), 1);
+	for (int i = 1; i < 3; i++)
+		gs_http_respond(held_reqs[i], 200, "text/plain", "ok", 2, NULL, 0);
 	for (int i = 0; i < 4; i++)
 		raw_close(c[i]);
+	raw_close(d);
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+	srv = plain;
+	port = gs_http_server_port(srv);
+}
+
+/* Over the per-source cap, a source's own oldest connection goes: another source's are untouched. */
+static void test_per_source_limit(void **state)
+{
+	struct gs_http_server *plain = srv;
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 6, .max_conns_per_source = 3};
+	assert_int_equal(gs_http_server_start(&loop, &o, on_request, NULL, &srv), 0);
+	port = gs_http_server_port(srv);
+	struct raw *other = raw_open_from("127.0.0.2", NULL, 0); /* the oldest of all */
+	run_for(30);
+	struct raw *c[5];
+	for (int i = 0; i < 5; i++) {
+		c[i] = raw_open_from("127.0.0.1", NULL, 0);
+		run_for(30);
+	}
+	/* 127.0.0.1 holds 3 at most: its two oldest went, 127.0.0.2's older one stays. */
+	assert_false(other->closed);
+	assert_true(c[0]->closed && c[1]->closed);
+	assert_int_equal(n_closed(c, 5), 2);
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.conns_open, 4);
+	assert_int_equal(st.sources, 2);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_EVICTED], 2);
+	/* The other source may still fill the rest, then the global cap evicts the oldest of all. */
+	struct raw *o2 = raw_open_from("127.0.0.2", NULL, 0);
+	run_for(30);
+	struct raw *o3 = raw_open_from("127.0.0.2", NULL, 0);
+	run_for(30);
+	assert_false(other->closed);
+	struct raw *o4 = raw_open_from("127.0.0.2", NULL, 0);
+	run_for(50);
+	assert_true(other->closed); /* 6 open: the global cap; `other` was the oldest */
+	assert_false(o2->closed || o3->closed || o4->closed);
+	raw_close(other);
+	raw_close(o2);
+	raw_close(o3);
+	raw_close(o4);
+	for (int i = 0; i < 5; i++)
+		raw_close(c[i]);
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+	srv = plain;
+	port = gs_http_server_port(srv);
+}
+
+/* ---- rate-limited logging ------------------------------------------------------------------ */
+
+static void test_log_limit_windows(void **state)
+{
+	struct gs_log_limit l = GS_LOG_LIMIT_INIT(3, 1000);
+	uint64_t sup = 99;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(gs_log_limit_take(&l, 5000 + (uint64_t)i, &sup), 1);
+		assert_int_equal(sup, 0);
+	}
+	assert_int_equal(gs_log_limit_take(&l, 5100, &sup), 0); /* over the burst: dropped, counted */
+	assert_int_equal(gs_log_limit_take(&l, 5999, &sup), 0);
+	assert_int_equal(gs_log_limit_take(&l, 5999, &sup), 0);
+	assert_int_equal(gs_log_limit_take(&l, 6000, &sup), 1); /* a new window: the count comes with it */
+	assert_int_equal(sup, 3);
+	assert_int_equal(gs_log_limit_take(&l, 6001, &sup), 1);
+	assert_int_equal(sup, 0); /* reported once */
+	assert_int_equal(gs_log_limit_take(&l, 6002, &sup), 1);
+	assert_int_equal(gs_log_limit_take(&l, 6003, &sup), 0);
+	assert_int_equal(gs_log_limit_take(&l, 60000, &sup), 1); /* long after: one window later, not many */
+	assert_int_equal(sup, 1);
+}
+
+static int sink_lines, sink_suppressed_lines;
+static char sink_last[512];
+
+static void count_sink(enum gs_log_level level, const char *msg, void *data)
+{
+	if (level != GS_LOG_WARN)
+		return;
+	sink_lines++;
+	if (strstr(msg, "similar messages suppressed"))
+		sink_suppressed_lines++;
+	snprintf(sink_last, sizeof(sink_last), "%s", msg);
+}
+
+static void flood_line(int i)
+{
+	gs_log_limited(GS_LOG_WARN, 2, 50, "flood %d", i); /* one site, one limiter */
+}
+
+static void test_log_limited_macro(void **state)
+{
+	sink_lines = sink_suppressed_lines = 0;
+	gs_log_set_sink(count_sink, NULL);
+	for (int i = 0; i < 10; i++)
+		flood_line(i);
+	assert_int_equal(sink_lines, 2);
+	run_for(60);
+	flood_line(10);
+	gs_log_set_sink(NULL, NULL);
+	assert_int_equal(sink_lines, 3);
+	assert_string_equal(sink_last, "flood 10 (8 similar messages suppressed)");
+}
+
+/* The server's per-connection warnings go through the limiter: 30 refusals, a handful of lines. */
+static void test_refusals_log_limited(void **state)
+{
+	struct gs_http_server *plain = srv;
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 1};
+	n_held = 0;
+	assert_int_equal(gs_http_server_start(&loop, &o, hold_all, NULL, &srv), 0);
+	port = gs_http_server_port(srv);
+	const char *req = "GET /h HTTP/1.1\r\n\r\n";
+	struct raw *h = raw_open(req, strlen(req));
+	assert_true(run_until(h, got_n_held1, 2000));
+	sink_lines = 0;
+	gs_log_set_sink(count_sink, NULL);
+	struct raw *c[30];
+	for (int i = 0; i < 30; i++)
+		c[i] = raw_open(NULL, 0);
+	for (int i = 0; i < 30; i++)
+		assert_true(run_until(c[i], is_closed, 2000));
+	gs_log_set_sink(NULL, NULL);
+	assert_int_equal(closed_for(GS_HTTP_CLOSE_REFUSED), 30);
+	assert_true(sink_lines >= 1 && sink_lines <= 5);
+	gs_http_respond(held_reqs[0], 200, "text/plain", "ok", 2, NULL, 0);
+	raw_close(h);
+	for (int i = 0; i < 30; i++)
+		raw_close(c[i]);
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+	srv = plain;
+	port = gs_http_server_port(srv);
 }
 
 static int got_held(struct raw *c)
@@ -431,7 +732,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_and_idle_timeouts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_not_refreshed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_cap_evicts_oldest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_requests_never_evicted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_source_limit, setup, teardown),
+		cmocka_unit_test(test_log_limit_windows),
+		cmocka_unit_test_setup_teardown(test_log_limited_macro, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals_log_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_after_client_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls_handshake_timeout, setup, teardown),
 	};

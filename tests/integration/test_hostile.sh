@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Hostile clients of the health and webhook ports (docs/reliability.md, "Hostile clients"): idle and
+# slow connections must not starve real clients. Each attack runs tests/hostile.py on loopback for a
+# bounded time and number of connections; meanwhile every /healthz probe must answer 200 within 1 s
+# (a kubelet liveness probe) and every real AdmissionReview sent to the webhook must be answered
+# with a patch. Then: the attack really filled the cap, and the warnings it caused were rate-limited.
+#   (a) 64 idle TCP connections to the health port
+#   (b) 100 slowloris connections to the health port
+#   (c) 256 slowloris TLS connections to the webhook (a byte every 2 s)
+#   (d) 2,000 idle TLS connections to the webhook, each reopened 5 s after the server closes it
+#   (e) the log during (d): a bounded number of warnings, with a "suppressed" count
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+work=$GS_TEST_LOGS/$T_NAME
+rm -rf "$work"
+mkdir -p "$work"
+HOSTILE=$GS_ROOT/tests/hostile.py
+PROBES=${GS_HOSTILE_PROBES:-10}
+
+# The attacker holds up to 2,000 sockets of its own.
+[ "$(ulimit -n)" -ge 4096 ] || ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=gs-test-hostile-ca \
+	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+	-keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/ext"
+openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
+	-extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
+
+WPORT=$(free_port)
+DAEMON_WEBHOOK=1 daemon_start --webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$work/tls.crt" \
+	--tls-private-key-file "$work/tls.key" --log-level info || exit 1
+HPORT=${DAEMON_URL##*:}
+check "open files limit raised and logged at startup" grep -q 'open files limit' "$DAEMON_LOG"
+
+# A real AdmissionReview: a StatefulSet's pod with a map entry for its index.
+cat >"$work/review.json" <<'JSON'
+{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"6c1a7d2e-0000-4000-8000-000000000001",
+"kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},
+"name":"trainer-1","namespace":"default","operation":"CREATE","userInfo":{"username":"system:serviceaccount:kube-system:statefulset-controller"},
+"object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"trainer-1","namespace":"default",
+"labels":{"apps.kubernetes.io/pod-index":"1"},"annotations":{"gpu-scheduling-map":"0=node1:0\n1=node2:2,3"}},
+"spec":{"schedulerName":"gpu-scheduler","containers":[{"name":"main","image":"busybox"}]}},"oldObject":null,"dryRun":false}}
+JSON
+
+# probe: /healthz answers 200 within 1 s. Prints "code seconds".
+probe() {
+	local r
+	r=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 1 "http://127.0.0.1:$HPORT/healthz")
+	echo "$r"
+	[ "${r%% *}" = 200 ]
+}
+
+# review: a real AdmissionReview answered with an allowed patch (as the apiserver would wait for it, 5 s).
+review() {
+	local body
+	body=$(curl -s --max-time 5 --cacert "$work/ca.crt" -H 'Content-Type: application/json' \
+		--data-binary "@$work/review.json" "https://127.0.0.1:$WPORT/mutate") || { echo "curl failed: $?"; return 1; }
+	grep -q '"allowed":[[:space:]]*true' <<<"$body" && grep -q '"patch"' <<<"$body" || { echo "answer: ${body:0:200}"; return 1; }
+}
+
+check "before any attack: /healthz" probe
+check "before any attack: a review is answered" review
+
+metric_h() { curl -s --max-time 2 "http://127.0.0.1:$HPORT/metrics" | awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'; }
+closed() { metric_h "gpu_scheduler_http_connections_closed_total{server=\"$1\",reason=\"$2\"}"; }
+
+# attack NAME SETTLE_S PROBE_GAP_S HOSTILE_ARGS...: starts the attacker, lets it fill the port for
+# SETTLE_S, then sends $PROBES probes and reviews PROBE_GAP_S apart while it runs; records one result
+# for all probes and one for all reviews (each failure named), then waits for the attacker's summary
+# in ATTACK_SUMMARY ("opened=... max_open=...").
+attack() {
+	local name=$1 settle=$2 gap=$3 i r t0 pfail=() rfail=() apid pmax=0 rmax=0
+	shift 3
+	python3 "$HOSTILE" "$@" >"$work/$name.out" 2>&1 &
+	apid=$!
+	sleep "$settle"
+	for ((i = 1; i <= PROBES; i++)); do
+		r=$(probe) || pfail+=("#$i: ${r:-no answer}")
+		pmax=$(awk -v a="$pmax" -v b="${r#* }" 'BEGIN { print (b + 0 > a + 0 ? b : a) }')
+		t0=$(date +%s%N)
+		r=$(review 2>&1) || rfail+=("#$i: $r")
+		rmax=$(awk -v a="$rmax" -v b="$((($(date +%s%N) - t0) / 1000000))" 'BEGIN { print (b + 0 > a + 0 ? b : a) }')
+		sleep "$gap"
+	done
+	echo "  slowest /healthz probe ${pmax}s, slowest review ${rmax} ms"
+	if [ ${#pfail[@]} -eq 0 ]; then pass "$name: $PROBES /healthz probes answered 200 within 1 s"
+	else fail "$name: /healthz probes failed (${#pfail[@]} of $PROBES)" "${pfail[*]}"; fi
+	if [ ${#rfail[@]} -eq 0 ]; then pass "$name: $PROBES AdmissionReviews answered with a patch"
+	else fail "$name: AdmissionReviews failed (${#rfail[@]} of $PROBES)" "${rfail[*]}"; fi
+	wait "$apid"
+	ATTACK_SUMMARY=$(tail -n 1 "$work/$name.out")
+	echo "  attacker: $ATTACK_SUMMARY"
+}
+summary() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$ATTACK_SUMMARY"; }
+at_least() { [ "${1:-0}" -ge "$2" ] || { echo "$1 < $2"; return 1; }; }
+
+# --- (a) 64 idle TCP connections to the health port (its cap) ----------------------------------------
+attack "(a) 64 idle TCP to health" 3 0.5 idle --port "$HPORT" --conns 64 --seconds 12
+check "(a) the attacker held 64 connections at once (the health cap)" at_least "$(summary max_open)" 64
+check "(a) idle connections closed by the health port's header deadline" at_least "$(closed health header_timeout)" 64
+
+# --- (b) 100 slowloris connections to the health port -------------------------------------------------
+ev0=$(closed health evicted)
+attack "(b) 100 slowloris to health" 3 0.5 slowloris --port "$HPORT" --conns 100 --seconds 12 --interval 0.5
+check "(b) the attacker held 64 connections at once" at_least "$(summary max_open)" 64
+check "(b) the oldest slow connections were evicted for new ones" at_least "$(($(closed health evicted) - ev0))" 10
+
+# --- (c) 256 slowloris TLS connections to the webhook, a byte every 2 s ---------------------------------
+attack "(c) 256 slowloris TLS to webhook" 6 1 slowloris --tls --port "$WPORT" --conns 256 --seconds 20 --interval 2
+check "(c) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
+# The webhook copies its server's counters every 10 s (its reload tick).
+wev() { at_least "$(closed webhook evicted)" "$1"; }
+# (A review may also find a slot a slow connection left at its deadline, so not one eviction per review.)
+check_eventually "(c) the webhook evicted slow connections for the reviews" 15 wev 1
+
+# --- (d) 2,000 idle TLS connections to the webhook, and (e) the log meanwhile -------------------------
+lines0=$(wc -l <"$DAEMON_LOG")
+ev0=$(closed webhook evicted)
+attack "(d) 2000 idle TLS to webhook" 8 1 idle --tls --port "$WPORT" --conns 2000 --seconds 25 --reconnect-delay 5
+check "(d) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
+check "(d) the attacker tried over 2,000 connections in all" at_least "$(summary attempts)" 2000
+sleep 1
+tail -n +"$((lines0 + 1))" "$DAEMON_LOG" >"$work/attack-d.log"
+warns=$(grep -c ' warn .*http server' "$work/attack-d.log")
+echo "  (e) $warns warning lines about connections during (d); evictions counted: see the metric"
+check_eventually "(d) evictions counted in gpu_scheduler_http_connections_closed_total" 15 wev "$((ev0 + 1000))"
+# 25 s of attack: 3 windows of 10 s, 5 lines each per call site (evict, refuse, accept).
+check "(e) warnings about connections rate-limited: at most 45 lines in 25 s" at_least 45 "$warns"
+check "(e) the suppressed lines are counted in the log" grep -q 'similar messages suppressed' "$work/attack-d.log"
+
+# --- after: all clean ------------------------------------------------------------------------------
+check "after the attacks: /healthz" probe
+check "after the attacks: a review is answered" review
+check "the daemon is still alive" daemon_alive
+test_end
