@@ -406,12 +406,6 @@ static int leader_start(struct daemon *d)
 		gs_log_error("%s", err[0] ? err : uv_strerror(r));
 		return r;
 	}
-	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
-			      "Times this replica became the leader, or stopped being it.", "to=\"leader\"",
-			      m_leader_acquired, d);
-	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
-			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
-			      m_leader_lost, d);
 	return 0;
 }
 
@@ -446,6 +440,13 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader",
 			    "1 while this replica binds: it holds the Lease (or runs with --leader-elect=false).", NULL,
 			    m_leader, d);
+	/* Registered with or without leader election (0 without), so dashboards find the series. */
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"leader\"",
+			      m_leader_acquired, d);
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
+			      m_leader_lost, d);
 	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready", "1 while /readyz answers 200 (caches synced, apiserver answering).",
 			    NULL, m_ready, d);
 
