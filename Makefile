@@ -38,7 +38,8 @@ CORE_SRC    := $(sort $(wildcard src/core/*.c))
 K8S_SRC     := $(sort $(wildcard src/k8s/*.c))
 SCHED_SRC   := $(sort $(wildcard src/sched/*.c))
 WEBHOOK_SRC := $(sort $(wildcard src/webhook/*.c))
-LIB_SRC     := $(CORE_SRC) $(K8S_SRC) $(SCHED_SRC) $(WEBHOOK_SRC)
+LINT_SRC    := $(sort $(wildcard src/lint/*.c))
+LIB_SRC     := $(CORE_SRC) $(K8S_SRC) $(SCHED_SRC) $(WEBHOOK_SRC) $(LINT_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(B)/%.o)
 LLHTTP_OBJ  := $(B)/third_party/llhttp/llhttp.o $(B)/third_party/llhttp/api.o $(B)/third_party/llhttp/http.o
 MAIN_OBJ    := $(B)/src/main.o
@@ -158,6 +159,7 @@ FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/de
 			src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
+FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
@@ -174,6 +176,7 @@ FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
 FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
 FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)
+FUZZ_lint_SEEDS       := $(wildcard tests/fixtures/lint/*.yaml) $(wildcard deploy/examples/*.yaml)
 FUZZ_http_server_DICT := tests/fuzz/http.dict
 FUZZ_http_client_DICT := tests/fuzz/http.dict
 
@@ -212,6 +215,8 @@ layering:
 	@! grep -nE '#include\s*[<"](uv\.h|mbedtls/)' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched must not use libuv or mbedTLS'; exit 1; }
 	@! grep -nE '#include\s*"(k8s|sched|webhook)/' src/core/*.c src/core/*.h 2>/dev/null || { echo 'layering: src/core must not know Kubernetes'; exit 1; }
 	@! grep -nE '#include\s*"(k8s|webhook)/' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched depends on core only'; exit 1; }
+	@! grep -nE '#include\s*([<"](uv\.h|mbedtls/)|"(k8s|webhook)/)' src/lint/lint.c src/lint/lint.h 2>/dev/null || { echo 'layering: src/lint/lint.c uses core and sched only (the apiserver is lint_cli.c'"'"'s)'; exit 1; }
+	@! grep -nE '#include\s*"webhook/' src/lint/*.c src/lint/*.h 2>/dev/null || { echo 'layering: src/lint does not use the webhook'; exit 1; }
 	@echo 'layering: ok'
 
 # bench/: each contender on the same pending pods, against the local control plane (docs/performance.md).

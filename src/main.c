@@ -27,6 +27,7 @@
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
 #include "k8s/leader.h"
+#include "lint/lint_cli.h"
 #include "webhook/server.h"
 
 #define GS_SHUTDOWN_GRACE_MS 10000
@@ -252,6 +253,7 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
 		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
 		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
+		   "Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n\n"
 		   "Options (a flag wins over its environment variable, which wins over the default):\n");
 	gs_options_usage(f, options, N_OPTIONS);
 	fprintf(f, "  %-32s %s\n  %-32s %s\n", "--help", "this text", "--version", "print the version");
@@ -438,10 +440,21 @@ static void on_leading(int leading, void *ud)
 		gs_certs_poke(d->certs);     /* a renewal may be ours to make */
 }
 
+/* 1 while this replica binds: it holds the Lease, or runs alone (--leader-elect=false). */
 static double m_leader(void *ud)
 {
 	struct daemon *d = ud;
+	if (!d->cfg.leader_elect)
+		return !d->stopping;
 	return d->leader && gs_leader_leading(d->leader);
+}
+
+/* What /readyz answers, as a series: 1 for 200, 0 for 503. */
+static double m_ready(void *ud)
+{
+	struct daemon *d = ud;
+	char why[256];
+	return d->ctrl && ready_cb(why, sizeof(why), d) == 1;
 }
 
 static struct gs_leader_stats leader_stats(void *ud)
@@ -501,14 +514,6 @@ static int leader_start(struct daemon *d)
 		gs_log_error("%s", err[0] ? err : uv_strerror(r));
 		return r;
 	}
-	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader", "1 while this replica holds the Lease and binds.", NULL,
-			    m_leader, d);
-	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
-			      "Times this replica became the leader, or stopped being it.", "to=\"leader\"",
-			      m_leader_acquired, d);
-	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
-			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
-			      m_leader_lost, d);
 	return 0;
 }
 
@@ -540,6 +545,18 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 
 	d->metrics = gs_metrics_new();
 	gs_metrics_process(d->metrics);
+	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader",
+			    "1 while this replica binds: it holds the Lease (or runs with --leader-elect=false).", NULL,
+			    m_leader, d);
+	/* Registered with or without leader election (0 without), so dashboards find the series. */
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"leader\"",
+			      m_leader_acquired, d);
+	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
+			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
+			      m_leader_lost, d);
+	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready", "1 while /readyz answers 200 (caches synced, apiserver answering).",
+			    NULL, m_ready, d);
 
 	struct gs_kube_opts ko = {
 		.kc = kc,
@@ -626,6 +643,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "explain") == 0)
 		return gs_explain_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));
+	/* Subcommands: the first argument names one (flags of the daemon all start with '-'). */
+	if (argc > 1 && strcmp(argv[1], "lint") == 0)
+		return gs_lint_main(argc - 1, argv + 1);
 	r = gs_options_parse(options, N_OPTIONS, argc, argv, &d.cfg, err, sizeof(err));
 	if (r == GS_OPTIONS_HELP) {
 		usage(stdout);

@@ -305,7 +305,9 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() {
 	local p i
 	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
+		# Below Linux's ephemeral range (32768-60999): a port picked there can be taken by any outgoing
+		# connection (the daemon's own, a fuzzer's) between this check and the bind.
+		p=$((20000 + RANDOM % 12000))
 		port_free "$p" && { echo "$p"; return 0; }
 	done
 	return 1

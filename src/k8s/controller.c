@@ -65,6 +65,9 @@ struct gs_controller {
 		enum gs_wait_reason reason;
 		char labels[48]; /* reason="NODE_MISSING": the registry keeps the pointer */
 	} waiting_by[GS_WAIT__COUNT];
+	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */
+	int64_t oldest_created_ms[GS_WAIT__COUNT];
+	uint64_t oldest_at;             /* uv_now() + 1 of the last computation, 0 never */
 	struct gs_counter bind_results[RES__COUNT];
 	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
 	struct gs_histogram bind_latency;
@@ -461,6 +464,25 @@ static double m_waiting_by(void *ud)
 	return (double)sched_stats(g->c).waiting_by[g->reason];
 }
 
+/* The age of the oldest pod waiting with this reason, 0 when none: a pending pod has waited since its
+ * creation. One O(pods) pass per scrape serves every reason's series. */
+static double m_waiting_age(void *ud)
+{
+	const struct waiting_gauge *g = ud;
+	struct gs_controller *c = g->c;
+	uint64_t at = uv_now(c->loop) + 1;
+	double age;
+
+	if (c->oldest_at != at) {
+		gs_sched_waiting_oldest(c->sched, c->oldest_created_ms);
+		c->oldest_at = at;
+	}
+	if (!c->oldest_created_ms[g->reason])
+		return 0;
+	age = wall_s() - (double)c->oldest_created_ms[g->reason] / 1000.0;
+	return age > 0 ? age : 0;
+}
+
 static double m_bound(void *ud)
 {
 	return (double)sched_stats(ud).by_state[GS_POD_BOUND];
@@ -571,6 +593,10 @@ static void register_metrics(struct gs_controller *c)
 				    "Waiting pods by the reason their events give (NODE_MISSING, NOT_MUTATED, ...).",
 				    g->labels, m_waiting_by, g);
 	}
+	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++)
+		gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods_max_age_seconds",
+				    "Seconds since the creation of the oldest pod waiting with this reason (0: none waits).",
+				    c->waiting_by[r].labels, m_waiting_age, &c->waiting_by[r]);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_bound_pods", "Pods of ours known to be bound.", NULL, m_bound, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_bindings_inflight", "Binding requests in flight.", NULL, m_inflight, c);
 	for (int i = 0; i < RES__COUNT; i++)

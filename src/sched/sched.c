@@ -643,3 +643,22 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->binds_retry = s->binds_retry;
 	st->reports = s->reports;
 }
+
+void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms[GS_WAIT__COUNT])
+{
+	struct gs_hmap_iter it = {0};
+
+	for (int r = 0; r < GS_WAIT__COUNT; r++)
+		oldest_created_ms[r] = 0;
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		int64_t *o;
+
+		if (p->state != GS_POD_WAITING || p->created_ms <= 0)
+			continue;
+		GS_ASSERT(p->reason > GS_WAIT_NONE && p->reason < GS_WAIT__COUNT);
+		o = &oldest_created_ms[p->reason];
+		if (*o == 0 || p->created_ms < *o)
+			*o = p->created_ms;
+	}
+}

@@ -320,6 +320,14 @@ struct gs_sched_stats {
 void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st);
 
 /*
+ * For each wait reason, the creation time (the pod's created_ms, as given to gs_sched_pod_upsert) of the
+ * oldest pod WAITING with it, or 0 when none waits with it (pods without a creation time are skipped).
+ * A pending pod has never been bound, so now minus this is how long the longest wait has lasted:
+ * gpu_scheduler_waiting_pods_max_age_seconds. O(pods): for a scrape, not for every event.
+ */
+void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms[GS_WAIT__COUNT]);
+
+/*
  * Checks every invariant this header and sched_int.h state (per-state counts against the pods, heap
  * order, waiter lists, each node's totals, ports and ledger against the uses, the alias index against
  * the nodes' labels), from scratch, and aborts

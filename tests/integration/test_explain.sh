@@ -88,7 +88,7 @@ api PATCH "/api/v1/nodes/$N" "{\"metadata\":{\"labels\":{\"gpu-scheduler.io/node
 	pod_yaml alias-0 "0=$A:3"
 	printf '    resources:\n      requests:\n        cpu: "64"\n'
 } | kc apply -f - >/dev/null
-check_eventually "alias-0 waits on $A (node $N)" 20 pod_event_has alias-0 "FailedScheduling: $A (node $N): Insufficient cpu"
+check_eventually "alias-0 waits on $A (node $N)" 20 pod_event_has alias-0 "FailedScheduling: $A [(]node $N[)]: Insufficient cpu"
 check "explain: the alias resolved, and the same checks as the daemon" eval '
 	t=$(cli -n "$NS" alias-0) && grep -q "node:     $A (node $N), devices 3" <<<"$t" &&
 	[ "$(cli -n "$NS" -o json alias-0 | checks_of)" = "$(debug "pods/$NS/alias-0" | checks_of)" ] &&

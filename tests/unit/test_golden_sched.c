@@ -33,6 +33,8 @@
  *   stats                                     prints the engine's counts (pods, uses, ledger)
  *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain.h), text or JSON
  *   pending                                   prints the pending pods' summary (JSON)
+ *   oldest                                    prints, per wait reason with a waiting pod, the creation
+ *                                             time of the oldest (gs_sched_waiting_oldest)
  *   # comment, and empty lines, are kept as they are
  * Output lines:
  *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
@@ -40,6 +42,7 @@
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
+ *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > error: ...                              a command the engine refused (its return code)
  */
 #include <stdarg.h>
@@ -482,6 +485,14 @@ static void run_line(struct replay *r, char *line)
 		gs_sched_stats(r->s, &st);
 		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu\n", st.pods, st.pending,
 		     st.uses, st.devices_held, st.devices_shared);
+	} else if (!strcmp(c, "oldest")) {
+		int64_t oldest[GS_WAIT__COUNT];
+		gs_sched_waiting_oldest(r->s, oldest);
+		emit(r, "> oldest");
+		for (int w = 0; w < GS_WAIT__COUNT; w++)
+			if (oldest[w])
+				emit(r, " %s=%lld", gs_wait_reason_name((enum gs_wait_reason)w), (long long)oldest[w]);
+		emit(r, "\n");
 	} else if (!strcmp(c, "state")) {
 		struct gs_sched_pod_info pi;
 		if (gs_sched_pod_info(r->s, tok[1], &pi) < 0)

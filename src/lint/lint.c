@@ -1,0 +1,644 @@
+/*
+ * lint.c: the checks of `gpu-scheduler lint` on YAML text (lint.h). libyaml's document loader gives
+ * every node its position; a map's line N inside a literal block scalar (`|`) is N lines below the `|`,
+ * since such a block keeps its lines as they are. The maps are parsed by sched/map.c, the indices
+ * computed by its gs_pod_index: the same code the scheduler and the webhook run.
+ */
+#include "lint/lint.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "core/hmap.h"
+#include "sched/map.h"
+
+#define LIST_MAX 10 /* indices listed in one message */
+
+struct claim {
+	char *owner;     /* "StatefulSet ns/name": one owner shares its own devices */
+	const char *file;
+	int line;
+	int shared;      /* gpu-scheduler.io/allow-shared-devices: "true" */
+	char *key;       /* "node/device" */
+	char *node, *device;
+};
+
+struct gs_lint {
+	char *annotation, *scheduler_name;
+	const struct gs_lint_node *nodes;
+	size_t n_nodes;
+	int have_nodes;
+	struct gs_hmap by_name, by_alias, ambiguous; /* -> struct gs_lint_node */
+	struct gs_lint_diag *diags;
+	size_t n_diags, cap_diags, errors, warnings, workloads;
+	char **files;
+	size_t n_files;
+	struct claim **claims;
+	size_t n_claims, cap_claims;
+};
+
+/* One pod template being checked. */
+struct tmpl {
+	struct gs_lint *l;
+	const char *file;
+	yaml_document_t *doc;
+	char what[600];        /* "StatefulSet ns/name" */
+	enum { REACH_RANGE, REACH_ONE, REACH_NONE, REACH_UNKNOWN } reach;
+	long lo, hi;           /* REACH_RANGE: indices lo..hi; REACH_ONE: lo */
+	const char *count_key; /* "replicas", "completions" */
+	int count_line;        /* its line, or 0 when defaulted */
+	const char *none_why;  /* REACH_NONE: why its pods have no index */
+};
+
+static _Noreturn void oom(void)
+{
+	fprintf(stderr, "gpu-scheduler lint: out of memory\n");
+	abort();
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (l->n_diags == l->cap_diags) {
+		l->cap_diags = l->cap_diags ? l->cap_diags * 2 : 16;
+		l->diags = realloc(l->diags, l->cap_diags * sizeof(*l->diags));
+		if (!l->diags)
+			oom();
+	}
+	l->diags[l->n_diags++] = (struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = xstrdup(msg)};
+	if (sev == GS_LINT_ERROR)
+		l->errors++;
+	else
+		l->warnings++;
+}
+
+struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
+{
+	struct gs_lint *l = xmalloc(sizeof(*l));
+
+	memset(l, 0, sizeof(*l));
+	l->annotation = xstrdup(o->annotation ? o->annotation : "gpu-scheduling-map");
+	l->scheduler_name = xstrdup(o->scheduler_name ? o->scheduler_name : "gpu-scheduler");
+	l->nodes = o->nodes;
+	l->n_nodes = o->n_nodes;
+	l->have_nodes = o->have_nodes || o->nodes;
+	gs_hmap_init(&l->by_name, 0);
+	gs_hmap_init(&l->by_alias, 0);
+	gs_hmap_init(&l->ambiguous, 0);
+	for (size_t i = 0; i < l->n_nodes; i++) {
+		const struct gs_lint_node *n = &l->nodes[i];
+		if (!n->name)
+			continue;
+		gs_hmap_put_str(&l->by_name, n->name, (void *)n, NULL);
+		if (n->alias && *n->alias) {
+			if (gs_hmap_get_str(&l->by_alias, n->alias))
+				gs_hmap_put_str(&l->ambiguous, n->alias, (void *)n, NULL);
+			else
+				gs_hmap_put_str(&l->by_alias, n->alias, (void *)n, NULL);
+		}
+	}
+	return l;
+}
+
+void gs_lint_free(struct gs_lint *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_diags; i++)
+		free((char *)l->diags[i].msg);
+	free(l->diags);
+	for (size_t i = 0; i < l->n_files; i++)
+		free(l->files[i]);
+	free(l->files);
+	for (size_t i = 0; i < l->n_claims; i++) {
+		struct claim *c = l->claims[i];
+		free(c->owner);
+		free(c->key);
+		free(c);
+	}
+	free(l->claims);
+	gs_hmap_free(&l->by_name);
+	gs_hmap_free(&l->by_alias);
+	gs_hmap_free(&l->ambiguous);
+	free(l->annotation);
+	free(l->scheduler_name);
+	free(l);
+}
+
+size_t gs_lint_count(const struct gs_lint *l)
+{
+	return l->n_diags;
+}
+
+const struct gs_lint_diag *gs_lint_diag_at(const struct gs_lint *l, size_t i)
+{
+	return i < l->n_diags ? &l->diags[i] : NULL;
+}
+
+size_t gs_lint_errors(const struct gs_lint *l)
+{
+	return l->errors;
+}
+
+size_t gs_lint_warnings(const struct gs_lint *l)
+{
+	return l->warnings;
+}
+
+size_t gs_lint_workloads(const struct gs_lint *l)
+{
+	return l->workloads;
+}
+
+/* ---- YAML helpers --------------------------------------------------------------------------------- */
+
+static int line_of(const yaml_node_t *n)
+{
+	return n ? (int)n->start_mark.line + 1 : 0;
+}
+
+static int scalar_is(const yaml_node_t *n, const char *s)
+{
+	size_t len = strlen(s);
+	return n && n->type == YAML_SCALAR_NODE && n->data.scalar.length == len &&
+	       memcmp(n->data.scalar.value, s, len) == 0;
+}
+
+/* The scalar's text, NUL-terminated by libyaml, or NULL when n is not a scalar. */
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static yaml_node_t *get(yaml_document_t *d, const yaml_node_t *m, const char *key)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++)
+		if (scalar_is(yaml_document_get_node(d, p->key), key))
+			return yaml_document_get_node(d, p->value);
+	return NULL;
+}
+
+static yaml_node_t *path(yaml_document_t *d, yaml_node_t *n, const char *const *keys)
+{
+	for (; n && *keys; keys++)
+		n = get(d, n, *keys);
+	return n;
+}
+#define PATH(d, n, ...) path((d), (n), (const char *const[]){__VA_ARGS__, NULL})
+
+/* A non-negative integer scalar; -1 otherwise (absent, templated, negative, too large). */
+static long integer(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > 1000000000L)
+		return -1;
+	return v;
+}
+
+/* ---- the checks of one template ------------------------------------------------------------------- */
+
+/* The file line of the map's line map_line: exact inside a literal block, else the annotation's line. */
+static int map_line_in_file(const yaml_node_t *ann, int map_line)
+{
+	if (map_line > 0 && ann->data.scalar.style == YAML_LITERAL_SCALAR_STYLE)
+		return (int)ann->start_mark.line + 1 + map_line;
+	return line_of(ann);
+}
+
+/* The node a map's name means, as the scheduler resolves it: the node of that name, else the one
+ * node whose alias label has that value. NULL and *ambiguous set when two have it. */
+static const struct gs_lint_node *resolve(struct gs_lint *l, const char *name, const struct gs_lint_node **second)
+{
+	const struct gs_lint_node *n = gs_hmap_get_str(&l->by_name, name);
+
+	*second = NULL;
+	if (n)
+		return n;
+	n = gs_hmap_get_str(&l->by_alias, name);
+	if (n && (*second = gs_hmap_get_str(&l->ambiguous, name)))
+		return NULL;
+	return n;
+}
+
+static int reachable(const struct tmpl *t, long index)
+{
+	switch (t->reach) {
+	case REACH_RANGE:
+		return index >= t->lo && index <= t->hi;
+	case REACH_ONE:
+		return index == t->lo;
+	default:
+		return 1; /* unknown: every entry may be used */
+	}
+}
+
+static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char *node, int line, int shared)
+{
+	struct gs_lint *l = t->l;
+	const char *d = e->devices;
+
+	while (*d) {
+		size_t n = strcspn(d, ",");
+		size_t nl = strlen(node), ol = strlen(t->what);
+		struct claim *c = xmalloc(sizeof(*c));
+		/* key "node/device", then NUL, node, NUL, device: one allocation */
+		c->key = xmalloc(2 * (nl + n) + 4);
+		memcpy(c->key, node, nl);
+		c->key[nl] = '/';
+		memcpy(c->key + nl + 1, d, n);
+		c->key[nl + 1 + n] = 0;
+		c->node = c->key + nl + n + 2;
+		memcpy(c->node, node, nl + 1);
+		c->device = c->node + nl + 1;
+		memcpy(c->device, d, n);
+		c->device[n] = 0;
+		c->owner = memcpy(xmalloc(ol + 1), t->what, ol + 1);
+		c->file = t->file;
+		c->line = line;
+		c->shared = shared;
+		if (l->n_claims == l->cap_claims) {
+			l->cap_claims = l->cap_claims ? l->cap_claims * 2 : 64;
+			l->claims = realloc(l->claims, l->cap_claims * sizeof(*l->claims));
+			if (!l->claims)
+				oom();
+		}
+		l->claims[l->n_claims++] = c;
+		d += n;
+		if (*d == ',')
+			d++;
+	}
+}
+
+static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, const char **resolved)
+{
+	struct gs_lint *l = t->l;
+	const struct gs_lint_node *second, *n = resolve(l, e->node, &second);
+
+	*resolved = e->node;
+	if (!l->have_nodes)
+		return;
+	if (second) {
+		const struct gs_lint_node *first = gs_hmap_get_str(&l->by_alias, e->node);
+		diag(l, t->file, line, GS_LINT_WARNING,
+		     "%s: node \"%s\" (index %ld) is the alias of both %s and %s: its pod waits (NODE_ALIAS_AMBIGUOUS)",
+		     t->what, e->node, e->index, first->name, second->name);
+		return;
+	}
+	if (!n) {
+		diag(l, t->file, line, GS_LINT_WARNING,
+		     "%s: node \"%s\" (index %ld) is not in the node list: its pod waits (NODE_MISSING)", t->what,
+		     e->node, e->index);
+		return;
+	}
+	char shown[600];
+	*resolved = n->name;
+	if (strcmp(n->name, e->node))
+		snprintf(shown, sizeof(shown), "\"%s\" (node %s)", e->node, n->name);
+	else
+		snprintf(shown, sizeof(shown), "\"%s\"", n->name);
+	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus)
+		diag(l, t->file, line, GS_LINT_WARNING,
+		     "%s: node %s advertises %lld nvidia.com/gpu, so it has no device %ld (index %ld waits: "
+		     "NODE_DEVICES)", t->what, shown, (long long)n->gpus, e->max_index, e->index);
+	else if (e->max_index >= 0 && n->gpus < 0)
+		diag(l, t->file, line, GS_LINT_WARNING,
+		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown,
+		     e->index, e->max_index);
+}
+
+/* Indices the workload reaches without an entry, listed in one warning. */
+static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_node_t *ann)
+{
+	char list[256] = "";
+	size_t used = 0, missing, within = 0;
+	int listed = 0;
+
+	if (t->reach == REACH_ONE) {
+		if (!gs_map_lookup(m, t->lo))
+			diag(t->l, t->file, line_of(ann), GS_LINT_WARNING,
+			     "%s: the pod's index %ld has no entry in the map: it waits (NO_ENTRY)", t->what, t->lo);
+		return;
+	}
+	if (t->reach != REACH_RANGE)
+		return;
+	for (size_t i = 0; i < gs_map_count(m); i++)
+		within += reachable(t, gs_map_entry_at(m, i)->index);
+	missing = (size_t)(t->hi - t->lo + 1) - within;
+	if (!missing)
+		return;
+	for (long i = t->lo; i <= t->hi && listed < LIST_MAX; i++) {
+		if (gs_map_lookup(m, i))
+			continue;
+		int w = snprintf(list + used, sizeof(list) - used, "%s%ld", listed ? ", " : "", i);
+		if (w > 0 && (size_t)w < sizeof(list) - used)
+			used += (size_t)w;
+		listed++;
+	}
+	diag(t->l, t->file, t->count_line ? t->count_line : line_of(ann), GS_LINT_WARNING,
+	     "%s: %s %ld%s but no entry for index %s%s: %s pod%s wait%s (NO_ENTRY)", t->what, t->count_key,
+	     t->hi - t->lo + 1, t->count_line ? "" : " (the default)", list,
+	     missing > (size_t)listed ? ", ..." : "", missing == 1 ? "that" : "those", missing == 1 ? "" : "s",
+	     missing == 1 ? "s" : "");
+}
+
+static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
+{
+	struct gs_lint *l = t->l;
+	yaml_document_t *d = t->doc;
+	yaml_node_t *ann = get(d, PATH(d, tmpl_node, "metadata", "annotations"), l->annotation);
+	yaml_node_t *sched = PATH(d, tmpl_node, "spec", "schedulerName");
+	const char *shared_v = scalar(get(d, PATH(d, tmpl_node, "metadata", "annotations"),
+					  "gpu-scheduler.io/allow-shared-devices"));
+	int ours = scalar_is(sched, l->scheduler_name);
+	struct gs_map *m = NULL;
+	struct gs_map_error err;
+
+	if (!ann) {
+		if (ours)
+			diag(l, t->file, line_of(sched), GS_LINT_WARNING,
+			     "%s: spec.schedulerName is %s but the pod template has no %s annotation: its pods wait "
+			     "(NO_MAP)", t->what, l->scheduler_name, l->annotation);
+		return;
+	}
+	l->workloads++;
+	if (ann->type != YAML_SCALAR_NODE) {
+		diag(l, t->file, line_of(ann), GS_LINT_ERROR, "%s: the %s annotation is not a string", t->what,
+		     l->annotation);
+		return;
+	}
+	if (!ours)
+		diag(l, t->file, line_of(sched ? sched : ann), GS_LINT_WARNING,
+		     "%s: has a %s annotation but spec.schedulerName is %s%s%s: %s will not place its pods", t->what,
+		     l->annotation, scalar(sched) ? "\"" : "", scalar(sched) ? scalar(sched) : "unset (default-scheduler)",
+		     scalar(sched) ? "\"" : "", l->scheduler_name);
+	if (t->reach == REACH_NONE)
+		diag(l, t->file, line_of(ann), GS_LINT_WARNING, "%s: its pods have no index (NO_INDEX): %s", t->what,
+		     t->none_why);
+	if (gs_map_parse(scalar(ann), ann->data.scalar.length, &m, &err) < 0) {
+		const char *msg = err.msg;
+		if (!strncmp(msg, "line ", 5) && strchr(msg, ':'))
+			msg = strchr(msg, ':') + 2; /* the file's line replaces the map's */
+		diag(l, t->file, map_line_in_file(ann, err.line), GS_LINT_ERROR, "%s: %s%s%.0d: %s", t->what,
+		     l->annotation, err.line > 0 ? " line " : "", err.line, msg);
+		return;
+	}
+	for (size_t i = 0; i < gs_map_count(m); i++) {
+		const struct gs_map_entry *e = gs_map_entry_at(m, i);
+		int line = map_line_in_file(ann, e->line);
+		const char *node;
+
+		if (!reachable(t, e->index)) {
+			if (t->reach == REACH_RANGE)
+				diag(l, t->file, line, GS_LINT_WARNING,
+				     "%s: the entry for index %ld is never used: %s %ld gives indices %ld-%ld", t->what,
+				     e->index, t->count_key, t->hi - t->lo + 1, t->lo, t->hi);
+			continue; /* REACH_ONE: the other entries are the template's other pods' */
+		}
+		check_node(t, e, line, &node);
+		add_claims(t, e, node, line, shared_v && !strcmp(shared_v, "true"));
+	}
+	check_missing(t, m, ann);
+	gs_map_unref(m);
+}
+
+/* One object (a document's root or a List item). */
+static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d, yaml_node_t *obj, int depth)
+{
+	struct tmpl t = {.l = l, .file = file, .doc = d, .reach = REACH_UNKNOWN};
+	yaml_node_t *kind = get(d, obj, "kind"), *spec = get(d, obj, "spec"), *tn;
+	const char *k = scalar(kind), *name = scalar(PATH(d, obj, "metadata", "name"));
+	const char *ns = scalar(PATH(d, obj, "metadata", "namespace"));
+
+	if (!k)
+		return;
+	if (!strcmp(k, "List")) {
+		yaml_node_t *items = get(d, obj, "items");
+		if (depth > 0 || !items || items->type != YAML_SEQUENCE_NODE)
+			return;
+		for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++)
+			check_object(l, file, d, yaml_document_get_node(d, *it), depth + 1);
+		return;
+	}
+	snprintf(t.what, sizeof(t.what), "%s %s%s%s", k, ns ? ns : "", ns ? "/" : "", name ? name : "(unnamed)");
+	if (!strcmp(k, "Pod")) {
+		long idx;
+		enum gs_index_source src;
+		const char *label = scalar(get(d, PATH(d, obj, "metadata", "labels"), "apps.kubernetes.io/pod-index"));
+		const char *job = scalar(get(d, PATH(d, obj, "metadata", "annotations"),
+					     "batch.kubernetes.io/job-completion-index"));
+		if (name && gs_pod_index(label, job, name, &idx, &src) == 0) {
+			t.reach = REACH_ONE;
+			t.lo = t.hi = idx;
+		} else if (name) {
+			t.reach = REACH_NONE;
+			t.none_why = "neither the label apps.kubernetes.io/pod-index, the Job annotation nor a trailing -N of "
+				     "the name gives the pod an index";
+		}
+		check_template(&t, obj);
+		return;
+	}
+	if (!strcmp(k, "CronJob")) {
+		spec = PATH(d, spec, "jobTemplate", "spec");
+		k = "Job";
+	}
+	tn = get(d, spec, "template");
+	if (!strcmp(k, "StatefulSet")) {
+		yaml_node_t *r = get(d, spec, "replicas");
+		long n = r ? integer(r) : 1, start = integer(PATH(d, spec, "ordinals", "start"));
+		t.count_key = "replicas";
+		t.count_line = line_of(r);
+		if (n >= 0) {
+			t.reach = REACH_RANGE;
+			t.lo = start > 0 ? start : 0;
+			t.hi = t.lo + n - 1;
+		}
+	} else if (!strcmp(k, "Job")) {
+		yaml_node_t *c = get(d, spec, "completions");
+		long n = c ? integer(c) : 1;
+		t.count_key = "completions";
+		t.count_line = line_of(c);
+		if (!scalar_is(get(d, spec, "completionMode"), "Indexed")) {
+			t.reach = REACH_NONE;
+			t.none_why = "the Job is not completionMode: Indexed";
+		} else if (n >= 0) {
+			t.reach = REACH_RANGE;
+			t.lo = 0;
+			t.hi = n - 1;
+		}
+	} else if (!strcmp(k, "Deployment")) {
+		t.reach = REACH_NONE;
+		t.none_why = "a Deployment's pods end in a random suffix; use a StatefulSet or an Indexed Job";
+	} else {
+		return;
+	}
+	if (t.reach == REACH_RANGE && t.hi < t.lo)
+		t.reach = REACH_UNKNOWN; /* replicas: 0: nothing runs, nothing to say about indices */
+	if (tn)
+		check_template(&t, tn);
+}
+
+int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
+{
+	yaml_parser_t p;
+	char *f;
+	size_t docs = 0;
+
+	l->files = realloc(l->files, (l->n_files + 1) * sizeof(*l->files));
+	if (!l->files)
+		oom();
+	f = l->files[l->n_files++] = xstrdup(file);
+	if (len > GS_LINT_MAX_BYTES) {
+		diag(l, f, 0, GS_LINT_ERROR, "larger than %d bytes", GS_LINT_MAX_BYTES);
+		return 0;
+	}
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	for (;;) {
+		yaml_document_t d;
+		yaml_node_t *root;
+
+		if (!yaml_parser_load(&p, &d)) {
+			diag(l, f, (int)p.problem_mark.line + 1, GS_LINT_ERROR, "YAML: %s%s%s",
+			     p.problem ? p.problem : "syntax error", p.context ? " " : "", p.context ? p.context : "");
+			break;
+		}
+		root = yaml_document_get_root_node(&d);
+		if (!root) {
+			yaml_document_delete(&d);
+			break; /* the end of the stream */
+		}
+		if (++docs > GS_LINT_MAX_DOCUMENTS) {
+			diag(l, f, line_of(root), GS_LINT_ERROR, "more than %d documents", GS_LINT_MAX_DOCUMENTS);
+			yaml_document_delete(&d);
+			break;
+		}
+		check_object(l, f, &d, root, 0);
+		yaml_document_delete(&d);
+	}
+	yaml_parser_delete(&p);
+	return 0;
+}
+
+void gs_lint_finish(struct gs_lint *l)
+{
+	struct gs_hmap first;
+
+	gs_hmap_init(&first, 0);
+	for (size_t i = 0; i < l->n_claims; i++) {
+		struct claim *c = l->claims[i], *o = gs_hmap_get_str(&first, c->key);
+		if (!o) {
+			gs_hmap_put_str(&first, c->key, c, NULL);
+			continue;
+		}
+		if (!strcmp(o->owner, c->owner) || (o->shared && c->shared))
+			continue;
+		diag(l, c->file, c->line, GS_LINT_WARNING,
+		     "%s: node \"%s\" device %s is also claimed by %s (%s:%d): pods of different owners wait for "
+		     "each other (DEVICE_BUSY)", c->owner, c->node, c->device, o->owner, o->file, o->line);
+	}
+	gs_hmap_free(&first);
+}
+
+/* ---- node lists ----------------------------------------------------------------------------------- */
+
+int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes,
+			size_t *n, char *err, size_t errlen)
+{
+	yaml_parser_t p;
+	yaml_document_t d;
+	yaml_node_t *items;
+	size_t count = 0, bytes = 0;
+	int r = -EINVAL;
+	char *pool;
+	struct gs_lint_node *out;
+
+	*nodes = NULL;
+	*n = 0;
+	if (len > GS_LINT_MAX_BYTES) {
+		snprintf(err, errlen, "larger than %d bytes", GS_LINT_MAX_BYTES);
+		return -EINVAL;
+	}
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&p, &d)) {
+		snprintf(err, errlen, "line %d: YAML: %s", (int)p.problem_mark.line + 1,
+			 p.problem ? p.problem : "syntax error");
+		yaml_parser_delete(&p);
+		return -EINVAL;
+	}
+	items = get(&d, yaml_document_get_root_node(&d), "items");
+	if (!items || items->type != YAML_SEQUENCE_NODE) {
+		snprintf(err, errlen, "not a NodeList (no items)");
+		goto out;
+	}
+	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
+		yaml_node_t *node = yaml_document_get_node(&d, *it);
+		const char *name = scalar(PATH(&d, node, "metadata", "name"));
+		const char *alias = alias_label && *alias_label ?
+			scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label)) : NULL;
+		if (!name) {
+			snprintf(err, errlen, "line %d: an item without metadata.name", line_of(node));
+			goto out;
+		}
+		count++;
+		bytes += strlen(name) + 1 + (alias ? strlen(alias) + 1 : 0);
+	}
+	out = xmalloc(count * sizeof(*out) + bytes);
+	pool = (char *)(out + count);
+	count = 0;
+	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
+		yaml_node_t *node = yaml_document_get_node(&d, *it);
+		const char *name = scalar(PATH(&d, node, "metadata", "name"));
+		const char *alias = alias_label && *alias_label ?
+			scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label)) : NULL;
+		yaml_node_t *g = get(&d, PATH(&d, node, "status", "allocatable"), "nvidia.com/gpu");
+		struct gs_lint_node *o = &out[count++];
+
+		o->name = strcpy(pool, name);
+		pool += strlen(name) + 1;
+		o->alias = alias ? strcpy(pool, alias) : NULL;
+		pool += alias ? strlen(alias) + 1 : 0;
+		o->gpus = g ? integer(g) : -1;
+	}
+	*nodes = out;
+	*n = count;
+	r = 0;
+out:
+	yaml_document_delete(&d);
+	yaml_parser_delete(&p);
+	return r;
+}

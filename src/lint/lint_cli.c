@@ -1,0 +1,294 @@
+/*
+ * lint_cli.c: `gpu-scheduler lint` (lint_cli.h). The one part of src/lint that uses src/k8s: the
+ * apiserver is asked for its nodes only with --kubeconfig, on a loop of its own that ends with the call.
+ */
+#include "lint/lint_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "k8s/client.h"
+#include "k8s/decode.h"
+#include "k8s/kubeconfig.h"
+#include "lint/lint.h"
+
+#define NODES_TIMEOUT_MS 30000
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: gpu-scheduler lint [OPTIONS] FILE...\n\n"
+		"Checks the gpu-scheduling-map annotations of the Pods, StatefulSets, Jobs, CronJobs and Deployments\n"
+		"in YAML or JSON manifests (several documents, Lists) with the scheduler's own parser; prints\n"
+		"FILE:LINE: error|warning: MESSAGE. FILE - is stdin.\n\n"
+		"  --nodes FILE               a NodeList (kubectl get nodes -o yaml): check node names and devices\n"
+		"  --kubeconfig FILE          read the nodes from the apiserver instead\n"
+		"  --node-alias-label KEY     map names also resolve through this node label [gpu-scheduler.io/node]\n"
+		"  --annotation NAME          the map's annotation [gpu-scheduling-map]\n"
+		"  --scheduler-name NAME      [gpu-scheduler]\n"
+		"  --strict                   warnings fail too (exit 1)\n"
+		"  -q, --quiet                errors only\n"
+		"  --help\n\n"
+		"Exit status: 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 usage or I/O.\n");
+}
+
+/* The whole file (or stdin), NUL-terminated. 0, or -errno. */
+static int read_all(const char *path, char **out, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	size_t cap = 65536, n = 0;
+	char *buf;
+	int r = 0;
+
+	*out = NULL;
+	if (!f)
+		return -errno;
+	buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (n < cap - 1) {
+			if (ferror(f))
+				r = -EIO;
+			break;
+		}
+		if (cap > GS_LINT_MAX_BYTES + 2u) {
+			r = -EFBIG;
+			break;
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* ---- nodes from the apiserver ------------------------------------------------------------------------ */
+
+struct fetch {
+	const char *alias_label;
+	struct gs_lint_node *nodes;
+	size_t n, cap;
+	char err[512];
+	int done, rc;
+	struct gs_kube *kube;
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	const struct gs_node_obj *n = obj;
+	struct fetch *f = ud;
+	const char *alias = NULL;
+
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct gs_lint_node *v = realloc(f->nodes, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		f->nodes = v;
+		f->cap = cap;
+	}
+	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
+		if (!strcmp(n->labels[i].key, f->alias_label))
+			alias = n->labels[i].value;
+	f->nodes[f->n] = (struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
+	if (!f->nodes[f->n].name || (alias && !f->nodes[f->n].alias))
+		return -ENOMEM;
+	f->n++;
+	return 0;
+}
+
+static void on_closed(void *ud)
+{
+	(void)ud;
+}
+
+static void on_nodes(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct fetch *f = ud;
+	char *rv = NULL, *cont = NULL;
+
+	f->done = 1;
+	f->rc = -EIO;
+	if (err < 0)
+		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", msg && *msg ? msg : uv_strerror(err));
+	else if (resp->status != 200)
+		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: HTTP %d: %.300s", resp->status, resp->body);
+	else if ((f->rc = gs_decode_list(resp->body, resp->body_len, GS_OBJ_NODE, "gpu-scheduling-map", on_node, f, &rv,
+					 &cont, f->err, sizeof(f->err))) < 0 && !f->err[0])
+		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", strerror(-f->rc));
+	free(rv);
+	free(cont);
+	gs_kube_close(f->kube, on_closed, f);
+}
+
+static int nodes_from_apiserver(const char *kubeconfig, struct fetch *f)
+{
+	struct gs_kubeconfig kc;
+	uv_loop_t loop;
+	int r;
+
+	memset(&kc, 0, sizeof(kc));
+	if ((r = gs_kubeconfig_load(kubeconfig, &kc, f->err, sizeof(f->err))) < 0)
+		return r;
+	uv_loop_init(&loop);
+	struct gs_kube_opts ko = {.kc = &kc, .max_conns = 1, .user_agent = "gpu-scheduler-lint"};
+	r = gs_kube_new(&loop, &ko, &f->kube, f->err, sizeof(f->err));
+	gs_kubeconfig_free(&kc);
+	if (r == 0) {
+		r = gs_kube_request(f->kube, "GET", "/api/v1/nodes", NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_nodes, f);
+		if (r < 0) {
+			snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", uv_strerror(r));
+			gs_kube_close(f->kube, on_closed, f);
+		}
+		uv_run(&loop, UV_RUN_DEFAULT);
+		if (r == 0)
+			r = f->done ? f->rc : -EIO;
+	}
+	if (uv_loop_close(&loop) != 0 && r == 0)
+		r = -EBUSY;
+	return r;
+}
+
+static void nodes_free(struct fetch *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free((char *)f->nodes[i].name);
+		free((char *)f->nodes[i].alias);
+	}
+	free(f->nodes);
+}
+
+/* ---- the command --------------------------------------------------------------------------------------- */
+
+int gs_lint_main(int argc, char **argv)
+{
+	enum { O_NODES = 256, O_KUBECONFIG, O_ALIAS, O_ANNOTATION, O_SCHEDULER, O_STRICT, O_HELP };
+	static const struct option longopts[] = {
+		{"nodes", required_argument, NULL, O_NODES},
+		{"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+		{"node-alias-label", required_argument, NULL, O_ALIAS},
+		{"annotation", required_argument, NULL, O_ANNOTATION},
+		{"scheduler-name", required_argument, NULL, O_SCHEDULER},
+		{"strict", no_argument, NULL, O_STRICT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, O_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	const char *nodes_file = NULL, *kubeconfig = NULL, *alias = "gpu-scheduler.io/node";
+	struct gs_lint_opts lo = {0};
+	struct fetch f = {0};
+	struct gs_lint_node *file_nodes = NULL;
+	struct gs_lint *l = NULL;
+	int strict = 0, quiet = 0, c, rc = 2;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+q", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_NODES: nodes_file = optarg; break;
+		case O_KUBECONFIG: kubeconfig = optarg; break;
+		case O_ALIAS: alias = optarg; break;
+		case O_ANNOTATION: lo.annotation = optarg; break;
+		case O_SCHEDULER: lo.scheduler_name = optarg; break;
+		case O_STRICT: strict = 1; break;
+		case 'q': quiet = 1; break;
+		case O_HELP: usage(stdout); return 0;
+		default:
+			fprintf(stderr, "gpu-scheduler lint: unknown option or missing value: %s\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "gpu-scheduler lint: no file given\n");
+		usage(stderr);
+		return 2;
+	}
+	if (nodes_file && kubeconfig) {
+		fprintf(stderr, "gpu-scheduler lint: --nodes and --kubeconfig exclude each other\n");
+		return 2;
+	}
+	if (nodes_file) {
+		char *text, err[512];
+		size_t len;
+		int r = read_all(nodes_file, &text, &len);
+		if (r < 0) {
+			fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", nodes_file, strerror(-r));
+			return 2;
+		}
+		r = gs_lint_nodes_parse(text, len, alias, &file_nodes, &lo.n_nodes, err, sizeof(err));
+		free(text);
+		if (r < 0) {
+			fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", nodes_file, err);
+			return 2;
+		}
+		lo.nodes = file_nodes;
+		lo.have_nodes = 1;
+	} else if (kubeconfig) {
+		f.alias_label = alias;
+		if (nodes_from_apiserver(kubeconfig, &f) < 0) {
+			fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s\n", kubeconfig,
+				f.err[0] ? f.err : "cannot read the nodes");
+			goto out;
+		}
+		lo.nodes = f.nodes;
+		lo.n_nodes = f.n;
+		lo.have_nodes = 1;
+	}
+
+	l = gs_lint_new(&lo);
+	for (int i = optind; i < argc; i++) {
+		char *text;
+		size_t len;
+		int r = read_all(argv[i], &text, &len);
+		if (r < 0) {
+			fprintf(stderr, "gpu-scheduler lint: %s: %s\n", argv[i], strerror(-r));
+			goto out;
+		}
+		gs_lint_add(l, strcmp(argv[i], "-") ? argv[i] : "<stdin>", text, len);
+		free(text);
+	}
+	gs_lint_finish(l);
+	for (size_t i = 0; i < gs_lint_count(l); i++) {
+		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
+		if (quiet && d->severity != GS_LINT_ERROR)
+			continue;
+		printf("%s:%d: %s: %s\n", d->file, d->line, d->severity == GS_LINT_ERROR ? "error" : "warning", d->msg);
+	}
+	fflush(stdout);
+	if (!quiet || gs_lint_errors(l))
+		fprintf(stderr, "gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
+			argc - optind, argc - optind == 1 ? "" : "s", gs_lint_workloads(l),
+			gs_lint_workloads(l) == 1 ? "" : "s",
+			lo.have_nodes ? "" : " (no node list: node names and devices not checked)", gs_lint_errors(l),
+			gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l), gs_lint_warnings(l) == 1 ? "" : "s");
+	rc = gs_lint_errors(l) || (strict && gs_lint_warnings(l)) ? 1 : 0;
+out:
+	gs_lint_free(l);
+	free(file_nodes);
+	nodes_free(&f);
+	return rc;
+}

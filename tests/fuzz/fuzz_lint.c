@@ -1,0 +1,51 @@
+/*
+ * fuzz_lint.c: manifests as `gpu-scheduler lint` reads them (src/lint/lint.c: libyaml's loader, the
+ * workload kinds, the map parser, the line arithmetic), and the same bytes as a --nodes NodeList.
+ * Checks: no crash, no leak, no sanitizer report; every diagnostic has a message and a line within the
+ * input (or 0); the counts agree with the diagnostics.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint/lint.h"
+
+static const struct gs_lint_node nodes[] = {
+	{"node1", NULL, 4}, {"node2", "n2", 2}, {"gpu-worker", "node3", 8}, {"gpu-worker2", "node3", 8}, {"cpu", NULL, -1},
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = sizeof(nodes) / sizeof(nodes[0]), .have_nodes = 1};
+	struct gs_lint *l = gs_lint_new(&o);
+	struct gs_lint_node *parsed;
+	size_t n, lines = 1, errors = 0;
+	char err[512];
+
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n' || data[i] == '\r';
+	gs_lint_add(l, "a.yaml", (const char *)data, size);
+	gs_lint_add(l, "b.yaml", (const char *)data, size); /* the same workloads twice: same owners */
+	gs_lint_finish(l);
+	for (size_t i = 0; i < gs_lint_count(l); i++) {
+		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
+		if (!d->msg[0] || d->line < 0 || (size_t)d->line > lines + 1)
+			abort();
+		errors += d->severity == GS_LINT_ERROR;
+	}
+	if (errors != gs_lint_errors(l) || gs_lint_errors(l) + gs_lint_warnings(l) != gs_lint_count(l))
+		abort();
+	gs_lint_free(l);
+
+	if (gs_lint_nodes_parse((const char *)data, size, "gpu-scheduler.io/node", &parsed, &n, err, sizeof(err)) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (!parsed[i].name || parsed[i].gpus < -1)
+				abort();
+		free(parsed);
+	} else if (!err[0]) {
+		abort();
+	}
+	return 0;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `gpu-scheduler lint` as CI and pre-commit run it: its exit statuses (0 clean or warnings, 1 errors or
+# --strict warnings, 2 usage and I/O), the line of a bad entry inside the file, and the node checks with
+# the nodes read from the real apiserver (--kubeconfig: node1..node4 with 4 GPUs, plus a node named like
+# kind's workers carrying an alias label), the same as from `kubectl get nodes -o yaml|json` (--nodes).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+LINT=("$GS_DAEMON_BIN" lint)
+work=$GS_TEST_LOGS/$T_NAME
+rm -rf "$work"
+mkdir -p "$work"
+FX=$GS_ROOT/tests/fixtures/lint
+
+# rc_is WANT CMD...: CMD's exit status is WANT (its stdout in $work/last.out, stderr in last.err).
+rc_is() {
+	local want=$1 rc
+	shift
+	"$@" >"$work/last.out" 2>"$work/last.err"
+	rc=$?
+	[ "$rc" = "$want" ] || { echo "exit $rc, want $want: $(head -c 600 "$work/last.out" "$work/last.err")"; return 1; }
+}
+out_has() { grep -qE "$1" "$work/last.out" || { echo "stdout lacks /$1/:"; cat "$work/last.out"; return 1; }; }
+
+# --- exit statuses, without nodes -------------------------------------------------------------------------
+check "clean example: exit 0" rc_is 0 "${LINT[@]}" "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml"
+check "clean example: nothing on stdout" test ! -s "$work/last.out"
+check "bad map: exit 1" rc_is 1 "${LINT[@]}" "$FX/bad-map.yaml"
+check "bad map: the line of the bad entry in the file" out_has "^$FX/bad-map.yaml:15: error: .*line 3: missing '='"
+check "warnings only: exit 0" rc_is 0 "${LINT[@]}" "$FX/reach.yaml"
+check "warnings only: printed" out_has "reach.yaml:8: warning: .*NO_ENTRY"
+check "warnings with --strict: exit 1" rc_is 1 "${LINT[@]}" --strict "$FX/reach.yaml"
+check "-q: errors only" rc_is 0 "${LINT[@]}" -q "$FX/reach.yaml"
+check "-q: no warning printed" test ! -s "$work/last.out"
+check "stdin (-)" eval 'rc_is 1 "${LINT[@]}" - <"$FX/bad-map.yaml" && out_has "^<stdin>:15: error"'
+check "YAML syntax error: exit 1 with its line" eval 'rc_is 1 "${LINT[@]}" "$FX/syntax.yaml" && out_has "syntax.yaml:7: error: YAML"'
+check "a file that does not exist: exit 2" rc_is 2 "${LINT[@]}" "$work/nope.yaml"
+check "no file: exit 2" rc_is 2 "${LINT[@]}"
+check "unknown option: exit 2" rc_is 2 "${LINT[@]}" --frobnicate "$FX/good.yaml"
+check "--nodes and --kubeconfig together: exit 2" rc_is 2 "${LINT[@]}" --nodes "$FX/nodes.yaml" --kubeconfig "$KUBECONFIG" "$FX/good.yaml"
+check "--nodes that is not a NodeList: exit 2" rc_is 2 "${LINT[@]}" --nodes "$FX/bad-map.yaml" "$FX/good.yaml"
+printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: x}\n' >"$work/dead.kubeconfig"
+check "--kubeconfig to an apiserver that does not answer: exit 2" rc_is 2 "${LINT[@]}" --kubeconfig "$work/dead.kubeconfig" "$FX/good.yaml"
+check "... saying why" grep -q 'nodes' "$work/last.err"
+
+# --- nodes from the apiserver ----------------------------------------------------------------------------
+WORKER=gs-lint-worker-$(printf '%04x' $RANDOM)
+ALIAS=lintnode-$(printf '%04x' $RANDOM)
+defer "node_delete $WORKER"
+node_make "$WORKER"
+kc label node "$WORKER" "gpu-scheduler.io/node=$ALIAS" >/dev/null
+cat >"$work/m.yaml" <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: lint-live
+spec:
+  replicas: 4
+  template:
+    metadata:
+      annotations:
+        gpu-scheduling-map: |
+          0=node1:0,1
+          1=node9:0
+          2=node2:7
+          3=$ALIAS:3
+    spec:
+      schedulerName: gpu-scheduler
+YAML
+check "--kubeconfig: clean example, exit 0 and silent" eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml" && test ! -s "$work/last.out"'
+check "--kubeconfig: warnings, exit 0" rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml"
+cp "$work/last.out" "$work/kube.out"
+check "--kubeconfig: a node the cluster lacks (line 12)" out_has "m.yaml:12: warning: .*\"node9\".*NODE_MISSING"
+check "--kubeconfig: a device above what node2 advertises (line 13)" out_has "m.yaml:13: warning: .*\"node2\" advertises 4 nvidia.com/gpu.*device 7.*NODE_DEVICES"
+check "--kubeconfig: the alias label resolves $ALIAS to $WORKER (no warning on line 14)" eval '! grep -q "m.yaml:14:" "$work/last.out"'
+check "--kubeconfig: exactly those two warnings" test "$(grep -c . "$work/kube.out")" = 2
+check "--kubeconfig --strict: exit 1" rc_is 1 "${LINT[@]}" --strict --kubeconfig "$KUBECONFIG" "$work/m.yaml"
+check "--node-alias-label '': aliases off, $ALIAS is missing" eval \
+	'rc_is 0 "${LINT[@]}" --node-alias-label "" --kubeconfig "$KUBECONFIG" "$work/m.yaml" && out_has "m.yaml:14: warning: .*NODE_MISSING"'
+# The device: $WORKER advertises 4 GPUs; relabel it with 2 and device 3 no longer exists.
+api PATCH "/api/v1/nodes/$WORKER/status" '{"status":{"allocatable":{"nvidia.com/gpu":"2"},"capacity":{"nvidia.com/gpu":"2"}}}' \
+	application/merge-patch+json >/dev/null
+check_eventually "--kubeconfig: the node's new allocatable is read (device 3 of 2, via the alias)" 10 eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml" && out_has "m.yaml:14: warning: .*\"$ALIAS\" \\(node $WORKER\\) advertises 2"'
+cp "$work/last.out" "$work/kube2.out"
+
+# --- --nodes from kubectl's output reads the same ---------------------------------------------------------
+kc get nodes -o yaml >"$work/nodes.yaml"
+kc get nodes -o json >"$work/nodes.json"
+check "--nodes (kubectl get nodes -o yaml): the same diagnostics as --kubeconfig" eval \
+	'rc_is 0 "${LINT[@]}" --nodes "$work/nodes.yaml" "$work/m.yaml" && diff "$work/kube2.out" "$work/last.out"'
+check "--nodes (-o json): the same" eval \
+	'rc_is 0 "${LINT[@]}" --nodes "$work/nodes.json" "$work/m.yaml" && diff "$work/kube2.out" "$work/last.out"'
+
+# --- as a pre-commit hook: the entry of .pre-commit-hooks.yaml, on several files at once ----------------------
+entry=$(python3 -c 'import sys, yaml; h = yaml.safe_load(open(sys.argv[1])); print(h[0]["entry"])' "$GS_ROOT/.pre-commit-hooks.yaml")
+check ".pre-commit-hooks.yaml's entry is the lint command ($entry)" test "$entry" = "gpu-scheduler lint"
+check "the hook's command on several files: exit 1 for the bad one among them" eval \
+	'rc_is 1 env PATH="$(dirname "$GS_DAEMON_BIN"):$PATH" $entry "$FX/good.yaml" "$FX/bad-map.yaml" "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml"'
+
+test_end

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# deploy/monitoring/ against the daemon's real /metrics: the PrometheusRule's rules and every dashboard
+# expression pass `promtool check rules`; the dashboard's structure is what Grafana needs (checked here:
+# Grafana itself is not available); every metric they name is one the daemon exports; and each alert,
+# evaluated by `promtool test rules` on series built from scrapes of the running daemon (a bound pod, pods
+# waiting with two reasons, reviews through its webhook, a webhook certificate expiring in 10 days and
+# then renewed for 60), fires when its condition holds and not otherwise (tests/monitoring_gen.py).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+MON=$GS_ROOT/deploy/monitoring
+GEN=$GS_ROOT/tests/monitoring_gen.py
+work=$GS_TEST_LOGS/$T_NAME
+rm -rf "$work"
+mkdir -p "$work"
+
+# --- the files alone ----------------------------------------------------------------------------------
+check "PrometheusRule: spec.groups extracted" eval 'python3 "$GEN" rules "$MON/prometheusrule.yaml" >"$work/rules.yml"'
+check "promtool check rules: the alerts" promtool check rules "$work/rules.yml"
+check "dashboard: structure (ids, datasources, targets), one recording rule per expression" \
+	eval 'python3 "$GEN" dashboard "$MON/dashboard.json" >"$work/dashboard-rules.yml"'
+check "promtool check rules: every dashboard expression" promtool check rules "$work/dashboard-rules.yml"
+# The checker refuses what it should: a panel id used twice, a target without expr, an unknown variable.
+python3 - "$MON/dashboard.json" "$work" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["panels"] if x["type"] != "row"]
+bad = json.loads(json.dumps(d)); [x for x in bad["panels"] if x["type"] != "row"][1]["id"] = p[0]["id"]
+json.dump(bad, open(sys.argv[2] + "/bad-id.json", "w"))
+bad = json.loads(json.dumps(d)); del [x for x in bad["panels"] if x["type"] != "row"][2]["targets"][0]["expr"]
+json.dump(bad, open(sys.argv[2] + "/bad-expr.json", "w"))
+bad = json.loads(json.dumps(d)); [x for x in bad["panels"] if x["type"] != "row"][3]["targets"][0]["expr"] += " * $nope"
+json.dump(bad, open(sys.argv[2] + "/bad-var.json", "w"))
+EOF
+for b in bad-id bad-expr bad-var; do
+	check "dashboard checker refuses $b" eval '! python3 "$GEN" dashboard "$work/$b.json" >/dev/null 2>"$work/$b.err"'
+done
+if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; then
+	check "kustomize renders deploy/monitoring (Service, ServiceMonitor, PrometheusRule, dashboard ConfigMap)" \
+		eval '[ "$(kubectl kustomize "$MON" | grep -cE "^kind: (Service|ServiceMonitor|PrometheusRule|ConfigMap)$")" = 4 ]'
+fi
+
+# --- a running daemon with a webhook whose certificate expires in 10 days --------------------------------
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 90 -subj /CN=gs-test-monitoring-ca \
+	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+make_pair() { # DIR DAYS
+	mkdir -p "$1"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+		-keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$1/ext"
+	openssl x509 -req -in "$1/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days "$2" \
+		-extfile "$1/ext" -out "$1/tls.crt" 2>/dev/null
+}
+vol=$work/secret
+make_pair "$vol/..short" 10
+make_pair "$vol/..long" 60
+ln -s ..short "$vol/..data"
+ln -s ..data/tls.crt "$vol/tls.crt"
+ln -s ..data/tls.key "$vol/tls.key"
+
+WPORT=$(free_port)
+webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
+DAEMON_WEBHOOK=1 daemon_start --webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$vol/tls.crt" \
+	--tls-private-key-file "$vol/tls.key" || exit 1
+check "daemon ready" daemon_ready 30
+
+MISSING=gs-mon-missing-$(printf '%04x' $RANDOM)
+kc apply -f - >/dev/null <<<"$(pod_yaml mon-bound-0 '0=node1:0')"
+kc apply -f - >/dev/null <<<"$(pod_yaml mon-missing-0 "0=$MISSING:1")"
+kc apply -f - >/dev/null <<<"$(pod_yaml mon-noentry-5 '0=node1:2')"
+check_eventually "a pod bound" 20 pod_on mon-bound-0 node1
+age() { metric "gpu_scheduler_waiting_pods_max_age_seconds{reason=\"$1\"}"; }
+check_eventually "waiting pods: NODE_MISSING and NO_ENTRY counted" 20 eval \
+	'[ "$(metric "gpu_scheduler_waiting_pods_by_reason{reason=\"NODE_MISSING\"}")" = 1 ] &&
+	 [ "$(metric "gpu_scheduler_waiting_pods_by_reason{reason=\"NO_ENTRY\"}")" = 1 ]'
+# The new gauge is the age of the oldest waiting pod: now minus its creationTimestamp.
+sleep 2
+created=$(date -d "$(kc get pod mon-missing-0 -o jsonpath='{.metadata.creationTimestamp}')" +%s)
+a=$(age NODE_MISSING)
+check "NODE_MISSING age $a s is now - creationTimestamp ($(($(date +%s) - created)) s), within 2 s" \
+	awk -v a="$a" -v c="$created" -v n="$(date +%s)" 'BEGIN { d = n - c - a; exit !(a > 0 && d > -2 && d < 2) }'
+check "a reason without waiting pods has age 0" eval '[ "$(age TAINT)" = 0 ]'
+
+check_eventually "webhook reviews counted (2 patched, 1 warned: no entry for index 5)" 10 eval \
+	'[ "$(metric "gpu_scheduler_webhook_reviews_total{result=\"patched\"}")" -ge 2 ] && [ "$(metric "gpu_scheduler_webhook_reviews_total{result=\"warned\"}")" -ge 1 ]'
+daemon_http /metrics >"$work/short.prom"
+now_short=$(date +%s)
+check "promtool check metrics: the exposition" eval 'promtool check metrics <"$work/short.prom"'
+check "every metric the rules name is exported" python3 "$GEN" names "$work/short.prom" "$MON/prometheusrule.yaml"
+check "every metric the dashboard names is exported" python3 "$GEN" names "$work/short.prom" "$MON/dashboard.json"
+check "a name the daemon does not export is caught" eval \
+	'! python3 "$GEN" names "$work/short.prom" <(echo "rate(gpu_scheduler_no_such_thing_total[5m])") 2>/dev/null'
+
+# --- the certificate renewed (a Secret volume's symlink swap): 60 days ------------------------------------
+reloads=$(metric 'gpu_scheduler_webhook_cert_reloads_total{result="success"}')
+ln -sfn ..long "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/..data"
+check_eventually "renewed certificate reloaded" 25 eval \
+	'[ "$(metric "gpu_scheduler_webhook_cert_reloads_total{result=\"success\"}")" -gt "$reloads" ]'
+daemon_http /metrics >"$work/long.prom"
+now_long=$(date +%s)
+
+# --- every alert evaluated by promtool on series from the scrapes ----------------------------------------
+check "rules for promtool test (annotations dropped)" eval \
+	'python3 "$GEN" rules "$MON/prometheusrule.yaml" --no-annotations >"$work/rules-test.yml"'
+check "alert tests generated from the scrapes" eval 'python3 "$GEN" alert-tests "$work/short.prom" "$now_short" \
+	"$work/long.prom" "$now_long" "$work/rules-test.yml" >"$work/alerts.test.yml"'
+check "the tests cover every alert (6)" eval \
+	'[ "$(grep -oE "alertname: \w+" "$work/alerts.test.yml" | sort -u | wc -l)" = 6 ]'
+check "promtool test rules: each alert fires when its condition holds, not otherwise" eval \
+	'promtool test rules "$work/alerts.test.yml" >"$work/promtool-test.txt" 2>&1 || { cat "$work/promtool-test.txt"; false; }'
+# The same tests fail against rules with the thresholds moved: they can fail.
+sed -e 's/> 600/> 6000/; s/14 \* 86400/1 * 86400/; s/> 0.05/> 0.5/; s/> 0.1$/> 1/' \
+	"$work/rules-test.yml" >"$work/rules-moved.yml"
+sed "s|$work/rules-test.yml|$work/rules-moved.yml|" "$work/alerts.test.yml" >"$work/alerts-moved.test.yml"
+promtool test rules "$work/alerts-moved.test.yml" >"$work/promtool-moved.txt" 2>&1
+n=$(grep -cE 'alertname: Gpu' "$work/promtool-moved.txt")
+check "with every threshold moved, promtool test rules fails for each of the 4 alerts moved (failures: $n)" eval \
+	'[ "$n" -ge 4 ] && for a in PodsWaitingTooLong WebhookCertificateExpiring BindingErrors WebhookSlow; do
+		grep -q "alertname: GpuScheduler$a" "$work/promtool-moved.txt" || exit 1; done'
+
+test_end

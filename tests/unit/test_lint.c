@@ -1,0 +1,364 @@
+/*
+ * test_lint.c: src/lint/lint.c on the manifests of tests/fixtures/lint/, the examples in deploy/ and
+ * the README's examples (extracted from README.md here, so they stay in sync): every diagnostic's file,
+ * line, severity and words; and none on the clean ones. Run from the repository's root (make unit).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint/lint.h"
+
+#define FX "tests/fixtures/lint/"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void add_file(struct gs_lint *l, const char *path)
+{
+	size_t len;
+	char *text = slurp(path, &len);
+	assert_int_equal(gs_lint_add(l, path, text, len), 0);
+	free(text);
+}
+
+static struct gs_lint *lint_files(const struct gs_lint_node *nodes, size_t n_nodes, ...)
+{
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = n_nodes, .have_nodes = nodes != NULL};
+	struct gs_lint *l = gs_lint_new(&o);
+	const char *p;
+	va_list ap;
+
+	va_start(ap, n_nodes);
+	while ((p = va_arg(ap, const char *)))
+		add_file(l, p);
+	va_end(ap);
+	gs_lint_finish(l);
+	return l;
+}
+
+static void dump(const struct gs_lint *l)
+{
+	for (size_t i = 0; i < gs_lint_count(l); i++) {
+		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
+		print_message("  %s:%d: %s: %s\n", d->file, d->line, d->severity ? "warning" : "error", d->msg);
+	}
+}
+
+/* A diagnostic at file:line of that severity whose message holds every word given. */
+static int has(const struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, ...)
+{
+	for (size_t i = 0; i < gs_lint_count(l); i++) {
+		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
+		const char *w;
+		int ok = !strcmp(d->file, file) && d->line == line && d->severity == sev;
+		va_list ap;
+		va_start(ap, sev);
+		while (ok && (w = va_arg(ap, const char *)))
+			ok = strstr(d->msg, w) != NULL;
+		va_end(ap);
+		if (ok)
+			return 1;
+	}
+	dump(l);
+	return 0;
+}
+#define HAS(l, file, line, sev, ...) assert_true(has((l), (file), (line), (sev), __VA_ARGS__, NULL))
+
+static void test_bad_map_names_the_line_in_the_file(void **state)
+{
+	struct gs_lint *l = lint_files(NULL, 0, FX "bad-map.yaml", NULL);
+	(void)state;
+	assert_int_equal(gs_lint_errors(l), 1);
+	assert_int_equal(gs_lint_warnings(l), 0);
+	HAS(l, FX "bad-map.yaml", 15, GS_LINT_ERROR, "StatefulSet ml/bad-map", "line 3", "missing '='");
+	gs_lint_free(l);
+}
+
+static void test_reach(void **state)
+{
+	const char *f = FX "reach.yaml";
+	struct gs_lint *l = lint_files(NULL, 0, f, NULL);
+	(void)state;
+	assert_int_equal(gs_lint_errors(l), 0);
+	HAS(l, f, 16, GS_LINT_WARNING, "StatefulSet reach", "index 7 is never used", "replicas 4", "0-3");
+	HAS(l, f, 8, GS_LINT_WARNING, "replicas 4", "no entry for index 1, 3", "NO_ENTRY");
+	HAS(l, f, 28, GS_LINT_WARNING, "Job indexed", "completions 2", "index 1", "NO_ENTRY");
+	HAS(l, f, 44, GS_LINT_WARNING, "Job plain", "not completionMode: Indexed", "NO_INDEX");
+	HAS(l, f, 56, GS_LINT_WARNING, "Deployment deploy", "NO_INDEX");
+	HAS(l, f, 70, GS_LINT_WARNING, "StatefulSet other-scheduler", "schedulerName is unset");
+	HAS(l, f, 79, GS_LINT_WARNING, "Pod no-map-3", "NO_MAP");
+	assert_int_equal(gs_lint_warnings(l), 7);
+	assert_int_equal(gs_lint_workloads(l), 5);
+	gs_lint_free(l);
+}
+
+static void test_good_is_clean(void **state)
+{
+	struct gs_lint_node *nodes;
+	size_t n, len;
+	char err[256];
+	char *text = slurp(FX "nodes.yaml", &len);
+	struct gs_lint *l;
+
+	(void)state;
+	assert_int_equal(gs_lint_nodes_parse(text, len, "gpu-scheduler.io/node", &nodes, &n, err, sizeof(err)), 0);
+	free(text);
+	l = lint_files(nodes, n, FX "good.yaml", NULL);
+	assert_int_equal(gs_lint_count(l), 0);
+	assert_int_equal(gs_lint_workloads(l), 3);
+	gs_lint_free(l);
+	free(nodes);
+}
+
+static void test_claims_across_files(void **state)
+{
+	struct gs_lint *l = lint_files(NULL, 0, FX "claims-a.yaml", FX "claims-b.yaml", NULL);
+	(void)state;
+	/* node2 GPU 1: the Job against the StatefulSet; GPU 0 twice by the same StatefulSet: nothing */
+	HAS(l, FX "claims-b.yaml", 13, GS_LINT_WARNING, "Job ml/eval", "node \"node2\" device 1",
+	    "StatefulSet ml/train (" FX "claims-a.yaml:13)", "DEVICE_BUSY");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+}
+
+static void test_shared_claims(void **state)
+{
+	static const char a[] = "kind: Pod\nmetadata:\n  name: a-0\n  annotations:\n"
+				"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
+				"spec:\n  schedulerName: gpu-scheduler\n";
+	static const char b[] = "kind: Pod\nmetadata:\n  name: b-0\n  annotations:\n"
+				"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
+				"spec:\n  schedulerName: gpu-scheduler\n";
+	static const char c[] = "kind: Pod\nmetadata:\n  name: c-0\n  annotations:\n"
+				"    gpu-scheduling-map: \"0=node1:0\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	struct gs_lint_opts o = {0};
+	struct gs_lint *l = gs_lint_new(&o);
+	(void)state;
+	gs_lint_add(l, "a", a, sizeof(a) - 1);
+	gs_lint_add(l, "b", b, sizeof(b) - 1);
+	gs_lint_finish(l);
+	assert_int_equal(gs_lint_count(l), 0); /* both share on purpose */
+	gs_lint_free(l);
+
+	l = gs_lint_new(&o);
+	gs_lint_add(l, "a", a, sizeof(a) - 1);
+	gs_lint_add(l, "c", c, sizeof(c) - 1);
+	gs_lint_finish(l);
+	HAS(l, "c", 5, GS_LINT_WARNING, "Pod c-0", "Pod a-0 (a:6)", "DEVICE_BUSY"); /* only one shares */
+	gs_lint_free(l);
+}
+
+static void test_nodes(void **state)
+{
+	struct gs_lint_node *yn, *jn, *an;
+	size_t ny, nj, na, len;
+	char err[256];
+	char *text;
+	struct gs_lint *l;
+
+	(void)state;
+	text = slurp(FX "nodes.yaml", &len);
+	assert_int_equal(gs_lint_nodes_parse(text, len, "gpu-scheduler.io/node", &yn, &ny, err, sizeof(err)), 0);
+	free(text);
+	text = slurp(FX "nodes.json", &len);
+	assert_int_equal(gs_lint_nodes_parse(text, len, "gpu-scheduler.io/node", &jn, &nj, err, sizeof(err)), 0);
+	free(text);
+	assert_int_equal(ny, 5);
+	assert_int_equal(nj, 5);
+	for (size_t i = 0; i < ny; i++) { /* JSON and YAML read alike */
+		assert_string_equal(yn[i].name, jn[i].name);
+		assert_int_equal(yn[i].gpus, jn[i].gpus);
+		assert_int_equal(!yn[i].alias, !jn[i].alias);
+	}
+	assert_string_equal(yn[2].name, "cpu-only");
+	assert_int_equal(yn[2].gpus, -1);
+	assert_string_equal(yn[3].alias, "node3");
+
+	/* claims-a: node3 resolves through the alias to gpu-worker3, which has no device 5 */
+	l = lint_files(yn, ny, FX "claims-a.yaml", NULL);
+	HAS(l, FX "claims-a.yaml", 14, GS_LINT_WARNING, "node \"node3\" (node gpu-worker3)", "advertises 4",
+	    "no device 5", "NODE_DEVICES");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+
+	/* two nodes with the alias node1, and no node named node2 */
+	text = slurp(FX "nodes-ambiguous.json", &len);
+	assert_int_equal(gs_lint_nodes_parse(text, len, "gpu-scheduler.io/node", &an, &na, err, sizeof(err)), 0);
+	free(text);
+	l = lint_files(an, na, FX "good.yaml", NULL);
+	HAS(l, FX "good.yaml", 13, GS_LINT_WARNING, "Pod solo-2", "alias of both gpu-worker and gpu-worker2",
+	    "NODE_ALIAS_AMBIGUOUS");
+	HAS(l, FX "good.yaml", 29, GS_LINT_WARNING, "StatefulSet from-one", "node \"node2\"", "NODE_MISSING");
+	gs_lint_free(l);
+
+	/* an empty alias label turns aliases off: node3 is then missing */
+	text = slurp(FX "nodes.yaml", &len);
+	free(an);
+	assert_int_equal(gs_lint_nodes_parse(text, len, "", &an, &na, err, sizeof(err)), 0);
+	free(text);
+	l = lint_files(an, na, FX "claims-a.yaml", NULL);
+	HAS(l, FX "claims-a.yaml", 14, GS_LINT_WARNING, "node \"node3\"", "NODE_MISSING");
+	gs_lint_free(l);
+	free(an);
+
+	assert_int_equal(gs_lint_nodes_parse("kind: Pod\n", 10, "x", &an, &na, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a NodeList"));
+	assert_int_equal(gs_lint_nodes_parse("items: [\n", 9, "x", &an, &na, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "YAML"));
+	free(yn);
+	free(jn);
+}
+
+static void test_yaml_errors_and_scalar_styles(void **state)
+{
+	static const char quoted[] = "kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
+				     "    gpu-scheduling-map: \"0=node1:0\\n1=node1:x\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	static const char notstr[] = "kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
+				     "    gpu-scheduling-map: [1, 2]\nspec:\n  schedulerName: gpu-scheduler\n";
+	struct gs_lint *l = lint_files(NULL, 0, FX "syntax.yaml", NULL);
+	struct gs_lint_opts o = {0};
+
+	(void)state;
+	HAS(l, FX "syntax.yaml", 7, GS_LINT_ERROR, "YAML");
+	gs_lint_free(l);
+
+	/* a double-quoted map: the annotation's own line (escapes make the map's lines no file lines) */
+	l = gs_lint_new(&o);
+	gs_lint_add(l, "q", quoted, sizeof(quoted) - 1);
+	gs_lint_add(l, "n", notstr, sizeof(notstr) - 1);
+	gs_lint_finish(l);
+	HAS(l, "q", 5, GS_LINT_ERROR, "line 2", "device");
+	HAS(l, "n", 5, GS_LINT_ERROR, "not a string");
+	gs_lint_free(l);
+}
+
+/* ---- the examples: deploy/ and the README ------------------------------------------------------------ */
+
+static void test_deploy_examples_are_clean(void **state)
+{
+	struct gs_lint_node nodes[] = {{"node1", NULL, 4}, {"node2", NULL, 4}, {"node3", NULL, 4}, {"node4", NULL, 4}};
+	glob_t g;
+	(void)state;
+	assert_int_equal(glob("deploy/examples/*.yaml", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 1);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct gs_lint *l = lint_files(nodes, 4, g.gl_pathv[i], NULL);
+		print_message("  %s: %zu workloads\n", g.gl_pathv[i], gs_lint_workloads(l));
+		dump(l);
+		assert_int_equal(gs_lint_count(l), 0);
+		assert_true(gs_lint_workloads(l) >= 1);
+		gs_lint_free(l);
+	}
+	globfree(&g);
+}
+
+/*
+ * The README's ```yaml blocks (a line holding only "..." elides the rest of a spec: dropped), and the
+ * map of its "The annotation" block in a StatefulSet of 3 replicas (linted apart: the two examples share
+ * node1's GPUs, as two workloads of one cluster should not).
+ */
+static void test_readme_examples_are_clean(void **state)
+{
+	struct gs_lint_node nodes[] = {{"node1", NULL, 4}, {"node2", NULL, 4}, {"node3", NULL, 4}, {"node4", NULL, 4}};
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = 4, .have_nodes = 1};
+	struct gs_lint *l = gs_lint_new(&o), *la = gs_lint_new(&o);
+	size_t len, blocks = 0, maps = 0;
+	char *readme = slurp("README.md", &len), *p = readme;
+
+	(void)state;
+	while ((p = strstr(p, "\n```"))) {
+		char *start = p + 4, *body = strchr(start, '\n'), *end;
+		if (!body)
+			break;
+		end = strstr(body, "\n```");
+		assert_non_null(end);
+		char lang[16] = "";
+		snprintf(lang, sizeof(lang), "%.*s", (int)(body - start < 15 ? body - start : 15), start);
+		size_t n = (size_t)(end - body);
+		char *text = calloc(1, n + 512);
+		assert_non_null(text);
+		if (!strcmp(lang, "yaml")) {
+			/* copy line by line, without the "..." elisions */
+			char *o2 = text;
+			for (char *line = body + 1; line < end;) {
+				char *nl = memchr(line, '\n', (size_t)(end - line));
+				size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
+				if (strspn(line, " ") + 3 != ll || strncmp(line + strspn(line, " "), "...", 3)) {
+					memcpy(o2, line, ll);
+					o2 += ll;
+					*o2++ = '\n';
+				}
+				line += ll + 1;
+			}
+			gs_lint_add(l, "README.md yaml block", text, strlen(text));
+			blocks++;
+		} else if (!strncmp(body + 1, "gpu-scheduling-map: |", 21)) {
+			int w = snprintf(text, n + 512, "kind: StatefulSet\nmetadata: {name: readme}\nspec:\n  replicas: 3\n"
+					 "  template:\n    metadata:\n      annotations:\n");
+			for (char *line = body + 1; line < end;) {
+				char *nl = memchr(line, '\n', (size_t)(end - line));
+				size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
+				w += snprintf(text + w, n + 512 - (size_t)w, "        %.*s\n", (int)ll, line);
+				line += ll + 1;
+			}
+			snprintf(text + w, n + 512 - (size_t)w, "    spec: {schedulerName: gpu-scheduler}\n");
+			gs_lint_add(la, "README.md annotation block", text, strlen(text));
+			maps++;
+		}
+		free(text);
+		p = end + 4;
+	}
+	free(readme);
+	gs_lint_finish(l);
+	gs_lint_finish(la);
+	dump(l);
+	dump(la);
+	assert_true(blocks >= 1);
+	assert_int_equal(maps, 1);
+	assert_int_equal(gs_lint_workloads(l), blocks);
+	assert_int_equal(gs_lint_workloads(la), maps);
+	assert_int_equal(gs_lint_count(l), 0);
+	assert_int_equal(gs_lint_count(la), 0);
+	gs_lint_free(l);
+	gs_lint_free(la);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_map_names_the_line_in_the_file),
+		cmocka_unit_test(test_reach),
+		cmocka_unit_test(test_good_is_clean),
+		cmocka_unit_test(test_claims_across_files),
+		cmocka_unit_test(test_shared_claims),
+		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_yaml_errors_and_scalar_styles),
+		cmocka_unit_test(test_deploy_examples_are_clean),
+		cmocka_unit_test(test_readme_examples_are_clean),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
