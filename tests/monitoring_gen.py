@@ -269,7 +269,7 @@ def cmd_alert_tests(short_path, now_short, long_path, now_long, rules_path):
     # Binding errors: the scraped counters, then growing.
     name = "gpu_scheduler_binding_attempts_total"
     counts = {lab["result"]: v for lab, v in select(short, name)}
-    if set(counts) != {"success", "gone", "retry", "rejected"} or counts["success"] < 1:
+    if set(counts) != {"success", "gone", "retry", "rejected", "already_bound", "withdrawn"} or counts["success"] < 1:
         die("%s: binding results %r" % (short_path, counts))
 
     def bindings(per_min):
