@@ -67,12 +67,17 @@ api_binds() {
 
 node_name() { echo "cx$TAG-$1-$2"; }
 
-# nodes STEP: NODES fake Ready nodes of GPUS GPUs, created in parallel, deleted at exit.
+# defer_nodes STEP: the nodes of STEP deleted at exit. Registered here, not in make_nodes: `check` runs
+# its command in a subshell, where a defer would be lost (and the nodes left behind for the next test).
+defer_nodes() {
+	defer "for i in \$(seq 0 $((NODES - 1))); do echo \"DELETE /api/v1/nodes/cx$TAG-$1-\$i -\"; done | ${APIREQ[*]} >/dev/null 2>&1"
+}
+
+# make_nodes STEP: NODES fake Ready nodes of GPUS GPUs, created in parallel.
 make_nodes() {
 	local step=$1 i n now res
 	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	res="{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\",\"nvidia.com/gpu\":\"$GPUS\"}"
-	defer "for i in \$(seq 0 $((NODES - 1))); do echo \"DELETE /api/v1/nodes/cx$TAG-$step-\$i -\"; done | ${APIREQ[*]} >/dev/null 2>&1"
 	for ((i = 0; i < NODES; i++)); do
 		n=$(node_name "$step" $i)
 		echo "POST /api/v1/nodes application/json {\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$n\",\"labels\":{\"kubernetes.io/hostname\":\"$n\",\"gpu-scheduler.test/fake\":\"true\"}}}"
@@ -142,6 +147,7 @@ wait_binds() {
 
 # ---- step 1: the leader SIGKILLed mid-burst ------------------------------------------------------
 
+defer_nodes 1
 check "$NODES nodes for step 1" make_nodes 1
 replica a
 check_eventually "a leads" 25 leads a
@@ -189,6 +195,7 @@ STEP1="kill at $a_logged2/$PODS bound; first binding by b after ${took} ms; 201:
 
 # ---- step 2: the leader frozen for 20 s mid-burst ------------------------------------------------
 
+defer_nodes 2
 check "$NODES nodes for step 2" make_nodes 2
 replica c
 check_eventually "c follows" 10 follows c
