@@ -56,7 +56,9 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 	echo "=== end to end on real nodes"
 	(
 		export GS_CLUSTER_DIR=$PWD/$B/e2e-cluster GS_NODE_MODE=kubelet
-		export GS_APISERVER_PORT=${GS_E2E_APISERVER_PORT:-46443} GS_ETCD_PORT=${GS_E2E_ETCD_PORT:-42379}
+		# Below Linux's ephemeral range (32768-60999), where any outgoing connection may hold the port
+		# (CI once found 42380, etcd's peer port, taken that way).
+		export GS_APISERVER_PORT=${GS_E2E_APISERVER_PORT:-17443} GS_ETCD_PORT=${GS_E2E_ETCD_PORT:-13379}
 		status=0
 		before=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
 		if ! tests/cluster/images.sh all; then

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export GS_CLUSTER_DIR=${GS_BENCH_DIR:-$PWD/build/bench-cluster}
-export GS_APISERVER_PORT=${GS_BENCH_APISERVER_PORT:-36443}
+export GS_APISERVER_PORT=${GS_BENCH_APISERVER_PORT:-18443}
 export GS_ETCD_PORT=${GS_BENCH_ETCD_PORT:-32379}
 export GS_NODES=0
 # 20,000 pods created, bound and deleted twice, with their events, outgrow etcd's default 1 GiB
