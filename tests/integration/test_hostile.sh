@@ -46,10 +46,15 @@ cat >"$work/review.json" <<'JSON'
 "spec":{"schedulerName":"gpu-scheduler","containers":[{"name":"main","image":"busybox"}]}},"oldObject":null,"dryRun":false}}
 JSON
 
-# probe: /healthz answers 200 within 1 s. Prints "code seconds".
+# The bar is 1 s (a kubelet probe's default timeout). Under the sanitizers (make check builds into
+# build-asan) the daemon runs several times slower and what is checked there is memory safety under
+# attack, not speed: 3 s.
+case $GS_BUILD in *asan*) PROBE_S=3 ;; *) PROBE_S=1 ;; esac
+
+# probe: /healthz answers 200 within $PROBE_S s. Prints "code seconds".
 probe() {
 	local r
-	r=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 1 "http://127.0.0.1:$HPORT/healthz")
+	r=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time "$PROBE_S" "http://127.0.0.1:$HPORT/healthz")
 	echo "$r"
 	[ "${r%% *}" = 200 ]
 }
@@ -89,8 +94,8 @@ attack() {
 	echo "  slowest /healthz probe ${pmax}s, slowest review ${rmax} ms"
 	# ALLOW_SLOW (default 0): how many probes and reviews may miss, for the one attack the daemon does
 	# not fully withstand yet (d: see docs/reliability.md, "Hostile clients"); the misses are printed.
-	local allow=${ALLOW_SLOW:-0} ok="within 1 s"
-	[ "$allow" -gt 0 ] && ok="within 1 s, at most $allow missing"
+	local allow=${ALLOW_SLOW:-0} ok="within $PROBE_S s"
+	[ "$allow" -gt 0 ] && ok="within $PROBE_S s, at most $allow missing"
 	[ ${#pfail[@]} -gt 0 ] && echo "  missed probes: ${pfail[*]}"
 	[ ${#rfail[@]} -gt 0 ] && echo "  missed reviews: ${rfail[*]}"
 	if [ ${#pfail[@]} -le "$allow" ]; then pass "$name: $PROBES /healthz probes answered 200 $ok"
