@@ -162,21 +162,6 @@ static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const 
 
 /* ---- resource lists ------------------------------------------------------------------------------ */
 
-enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_PODS, RES_EXT };
-
-static enum res_kind res_kind(const char *name)
-{
-	if (strcmp(name, "cpu") == 0)
-		return RES_CPU;
-	if (strcmp(name, "memory") == 0)
-		return RES_MEMORY;
-	if (strcmp(name, "ephemeral-storage") == 0)
-		return RES_EPHEMERAL;
-	if (strcmp(name, "pods") == 0)
-		return RES_PODS;
-	return RES_EXT;
-}
-
 /*
  * Appends to ext (counted before: it has room). A name given twice (hand-written JSON only) keeps its
  * first place and its last value, as Go's decoding into a map does. The apiserver writes map keys
@@ -213,38 +198,22 @@ static int decode_resources(struct dctx *d, const cJSON *parent, const char *key
 	if ((r = get_obj(d, parent, key, path, &list)) < 0 || !list)
 		return r;
 	cJSON_ArrayForEach(q, list)
-		n += !cJSON_IsNull(q) && res_kind(q->string) == RES_EXT;
+		n += !cJSON_IsNull(q) && gs_decode_res_kind(q->string, strlen(q->string)) == GS_RES_EXT;
 	if (n && !(out->ext = calloc((size_t)n, sizeof(*out->ext))))
 		return dnomem(d);
 	cJSON_ArrayForEach(q, list) {
-		enum res_kind k = res_kind(q->string);
+		enum gs_res_kind k = gs_decode_res_kind(q->string, strlen(q->string));
 		int64_t v;
 		if (cJSON_IsNull(q))
 			continue;
 		if (!cJSON_IsString(q))
 			return dfail(d, "%s%s%s[\"%.64s\"] is not a string", path, DOT(path), key, q->string);
-		r = k == RES_CPU ? gs_decode_quantity_milli(q->valuestring, &v) : gs_decode_quantity(q->valuestring, &v);
+		r = gs_decode_res_set(out, k, q->valuestring, &v);
 		if (r < 0)
 			return dfail(d, "%s%s%s[\"%.64s\"] \"%.40s\" is %s", path, DOT(path), key, q->string,
 				     q->valuestring, r == -ERANGE ? "out of range" : "not a quantity");
-		switch (k) {
-		case RES_CPU:
-			out->milli_cpu = v;
-			break;
-		case RES_MEMORY:
-			out->memory = v;
-			break;
-		case RES_EPHEMERAL:
-			out->ephemeral = v;
-			break;
-		case RES_PODS:
-			out->pods = v;
-			break;
-		case RES_EXT:
-			if ((r = set_ext(d, out, q->string, v, &sorted)) < 0)
-				return r;
-			break;
-		}
+		if (k == GS_RES_EXT && (r = set_ext(d, out, q->string, v, &sorted)) < 0)
+			return r;
 	}
 	return 0;
 }

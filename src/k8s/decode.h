@@ -55,6 +55,17 @@ int gs_decode_quantity(const char *s, int64_t *out);
  */
 int gs_decode_quantity_milli(const char *s, int64_t *out);
 
+/* What a name in a resource list (requests, overhead, allocatable) stands for. */
+enum gs_res_kind { GS_RES_CPU, GS_RES_MEMORY, GS_RES_EPHEMERAL, GS_RES_PODS, GS_RES_EXT };
+enum gs_res_kind gs_decode_res_kind(const char *name, size_t n);
+
+/*
+ * One entry of a resource list, for both decoders: qty parsed for kind k (cpu in millicores, the rest
+ * rounded up to whole units) into *v, and stored in out's field unless k is GS_RES_EXT (the caller
+ * keeps extended resources by name). Errors as gs_decode_quantity.
+ */
+int gs_decode_res_set(struct gs_resources *out, enum gs_res_kind k, const char *qty, int64_t *v);
+
 /* RFC 3339 ("2024-05-01T10:20:30Z", fractions and +hh:mm offsets too) -> ms since the epoch. */
 int gs_decode_time(const char *s, int64_t *ms);
 

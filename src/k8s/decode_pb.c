@@ -193,21 +193,6 @@ static int map_sval(struct gs__pctx *d, const struct gs_pb_field *val, const cha
 
 /* ---- resource lists ------------------------------------------------------------------------------ */
 
-enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_PODS, RES_EXT };
-
-static enum res_kind res_kind(const char *k, size_t n)
-{
-	if (gs__pb_eq(k, n, "cpu"))
-		return RES_CPU;
-	if (gs__pb_eq(k, n, "memory"))
-		return RES_MEMORY;
-	if (gs__pb_eq(k, n, "ephemeral-storage"))
-		return RES_EPHEMERAL;
-	if (gs__pb_eq(k, n, "pods"))
-		return RES_PODS;
-	return RES_EXT;
-}
-
 /* As decode.c's set_ext: a name given twice keeps its first place and its last value. */
 static int set_ext(struct gs__pctx *d, struct gs_resources *out, const char *name, size_t n, int64_t v)
 {
@@ -241,7 +226,7 @@ static int resources(struct gs__pctx *d, const uint8_t *data, size_t len, uint32
 			continue;
 		if ((rc = map_entry(d, &f, path, &k, &kn, &val)) < 0)
 			return rc;
-		n += res_kind(k, kn) == RES_EXT;
+		n += gs_decode_res_kind(k, kn) == GS_RES_EXT;
 	}
 	if (rc < 0)
 		return gs__pb_pbad(d, &r, path);
@@ -268,32 +253,14 @@ static int resources(struct gs__pctx *d, const uint8_t *data, size_t len, uint32
 			if (rc < 0)
 				return gs__pb_pbad(d, &qr, path);
 		}
-		enum res_kind kind = res_kind(k, kn);
+		enum gs_res_kind kind = gs_decode_res_kind(k, kn);
 		snprintf(qs, sizeof(qs), "%.*s", (int)sn, s);
-		rc = sn >= sizeof(qs) ? -ERANGE
-		     : kind == RES_CPU ? gs_decode_quantity_milli(qs, &v)
-				       : gs_decode_quantity(qs, &v);
+		rc = sn >= sizeof(qs) ? -ERANGE : gs_decode_res_set(out, kind, qs, &v);
 		if (rc < 0)
 			return gs__pb_pfail(d, "%s[\"%.*s\"] \"%.40s\" is %s", path, (int)(kn < 64 ? kn : 64), k, qs,
 				     rc == -ERANGE ? "out of range" : "not a quantity");
-		switch (kind) {
-		case RES_CPU:
-			out->milli_cpu = v;
-			break;
-		case RES_MEMORY:
-			out->memory = v;
-			break;
-		case RES_EPHEMERAL:
-			out->ephemeral = v;
-			break;
-		case RES_PODS:
-			out->pods = v;
-			break;
-		case RES_EXT:
-			if ((rc = set_ext(d, out, k, kn, v)) < 0)
-				return rc;
-			break;
-		}
+		if (kind == GS_RES_EXT && (rc = set_ext(d, out, k, kn, v)) < 0)
+			return rc;
 	}
 	return 0;
 }

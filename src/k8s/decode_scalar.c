@@ -175,3 +175,45 @@ int gs_decode_quantity_milli(const char *s, int64_t *out)
 {
 	return quantity_scaled(s, 3, out);
 }
+
+enum gs_res_kind gs_decode_res_kind(const char *name, size_t n)
+{
+	static const struct {
+		const char *name;
+		enum gs_res_kind kind;
+	} known[] = {
+		{"cpu", GS_RES_CPU},
+		{"memory", GS_RES_MEMORY},
+		{"ephemeral-storage", GS_RES_EPHEMERAL},
+		{"pods", GS_RES_PODS},
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strlen(known[i].name) == n && memcmp(known[i].name, name, n) == 0)
+			return known[i].kind;
+	return GS_RES_EXT;
+}
+
+int gs_decode_res_set(struct gs_resources *out, enum gs_res_kind k, const char *qty, int64_t *v)
+{
+	int r = k == GS_RES_CPU ? gs_decode_quantity_milli(qty, v) : gs_decode_quantity(qty, v);
+
+	if (r < 0)
+		return r;
+	switch (k) {
+	case GS_RES_CPU:
+		out->milli_cpu = *v;
+		break;
+	case GS_RES_MEMORY:
+		out->memory = *v;
+		break;
+	case GS_RES_EPHEMERAL:
+		out->ephemeral = *v;
+		break;
+	case GS_RES_PODS:
+		out->pods = *v;
+		break;
+	case GS_RES_EXT:
+		break;
+	}
+	return 0;
+}
