@@ -61,24 +61,6 @@ static void on_fetch(int err, const struct gs_http_response *resp, const char *m
 	}
 }
 
-/* GET path; 0 with f->status and f->body, or <0 with a message on stderr. */
-static int fetch(struct run *x, const char *path, struct fetch *f)
-{
-	memset(f, 0, sizeof(*f));
-	int r = gs_kube_request(x->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, FETCH_TIMEOUT_MS, on_fetch, f);
-	if (r < 0) {
-		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, uv_strerror(r));
-		return r;
-	}
-	while (!f->done)
-		uv_run(&x->loop, UV_RUN_ONCE);
-	if (f->err) {
-		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, f->msg[0] ? f->msg : uv_strerror(f->err));
-		return f->err;
-	}
-	return 0;
-}
-
 /* The apiserver's own words for a failed request (a Status message), else the status code. */
 static int fail_status(const char *what, const struct fetch *f)
 {
@@ -94,6 +76,32 @@ static int fail_status(const char *what, const struct fetch *f)
 	return -EIO;
 }
 
+/*
+ * GET path: 0 with f->body (the caller frees it) for a 200, 1 for a 404 when allow_404 (nothing to
+ * free), else <0 with a message naming what on stderr.
+ */
+static int fetch(struct run *x, const char *path, const char *what, int allow_404, struct fetch *f)
+{
+	memset(f, 0, sizeof(*f));
+	int r = gs_kube_request(x->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, FETCH_TIMEOUT_MS, on_fetch, f);
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, uv_strerror(r));
+		return r;
+	}
+	while (!f->done)
+		uv_run(&x->loop, UV_RUN_ONCE);
+	if (f->err) {
+		fprintf(stderr, "gpu-scheduler explain: GET %s: %s\n", path, f->msg[0] ? f->msg : uv_strerror(f->err));
+		return f->err;
+	}
+	if (f->status == 200)
+		return 0;
+	r = f->status == 404 && allow_404 ? 1 : fail_status(what, f);
+	free(f->body);
+	f->body = NULL;
+	return r;
+}
+
 static int read_pod(struct run *x, struct gs_pod_obj *pod)
 {
 	char path[PATH_MAX_LEN], what[600], err[256];
@@ -102,13 +110,8 @@ static int read_pod(struct run *x, struct gs_pod_obj *pod)
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", x->o->ns, x->o->pod);
 	snprintf(what, sizeof(what), "pod %s/%s", x->o->ns, x->o->pod);
-	if ((r = fetch(x, path, &f)) < 0)
+	if ((r = fetch(x, path, what, 0, &f)) < 0)
 		return r;
-	if (f.status != 200) {
-		r = fail_status(what, &f);
-		free(f.body);
-		return r;
-	}
 	cJSON *j = cJSON_Parse(f.body);
 	free(f.body);
 	r = j ? gs_decode_pod(j, x->o->annotation, pod, err, sizeof(err)) : -EINVAL;
@@ -127,17 +130,8 @@ static int feed_node(struct run *x, const char *name)
 	int r;
 
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
-	if ((r = fetch(x, path, &f)) < 0)
-		return r;
-	if (f.status == 404) {
-		free(f.body);
-		return 0; /* absent: the engine then says so */
-	}
-	if (f.status != 200) {
-		r = fail_status(path, &f);
-		free(f.body);
-		return r;
-	}
+	if ((r = fetch(x, path, path, 1, &f)) != 0)
+		return r > 0 ? 0 : r; /* absent: the engine then says so */
 	cJSON *j = cJSON_Parse(f.body);
 	free(f.body);
 	memset(&n, 0, sizeof(n));
@@ -170,13 +164,8 @@ static int feed_alias_nodes(struct run *x, const char *name)
 	if (gs_kube_escape(sel, esc, sizeof(esc)) < 0)
 		return -E2BIG;
 	snprintf(path, sizeof(path), "/api/v1/nodes?labelSelector=%s", esc);
-	if ((r = fetch(x, path, &f)) < 0)
+	if ((r = fetch(x, path, "nodes by alias", 0, &f)) < 0)
 		return r;
-	if (f.status != 200) {
-		r = fail_status("nodes by alias", &f);
-		free(f.body);
-		return r;
-	}
 	r = gs_decode_list_ex(f.body, strlen(f.body), GS_OBJ_NODE, NULL, feed_node_item, x, &rv, &cont, &x->skipped,
 			      err, sizeof(err));
 	free(f.body);
@@ -210,13 +199,8 @@ static int feed_pods_on(struct run *x, const char *node)
 	if (gs_kube_escape(sel, esc, sizeof(esc)) < 0)
 		return -E2BIG;
 	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", esc);
-	if ((r = fetch(x, path, &f)) < 0)
+	if ((r = fetch(x, path, "pods on the node", 0, &f)) < 0)
 		return r;
-	if (f.status != 200) {
-		r = fail_status("pods on the node", &f);
-		free(f.body);
-		return r;
-	}
 	r = gs_decode_list_ex(f.body, strlen(f.body), GS_OBJ_POD, x->o->annotation, feed_item, x, &rv, &cont,
 			      &x->skipped, err, sizeof(err));
 	free(f.body);
