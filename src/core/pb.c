@@ -69,7 +69,7 @@ int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 void gs_pb_init(struct gs_pb *r, const void *data, size_t len)
 {
 	r->start = r->p = data;
-	r->end = r->p + (data ? len : 0);
+	r->end = data ? r->p + len : r->p; /* NULL + 0 is undefined in C */
 	r->err = NULL;
 }
 
