@@ -57,7 +57,9 @@ SCHEDULER_NAME=${SCHEDULER_NAME:-gpu-scheduler}
 GS_ANNOTATION=${GS_ANNOTATION:-gpu-scheduling-map}
 export GS_CLUSTER_DIR
 
-T_NAME=$(basename "$0" .sh)
+# GS_TEST_TAG tells apart the results of a second pass of the same script (run-all.sh's e2e on
+# kind-named nodes).
+T_NAME=$(basename "$0" .sh)${GS_TEST_TAG:-}
 T_PASSED=0
 T_FAILED=0
 T_DEFERRED=()
@@ -132,7 +134,17 @@ check_eventually() {
 	fi
 }
 
-defer() { T_DEFERRED+=("$1"); }
+# defer CMD: CMD runs at test_end. Only from the script's own shell: in a subshell (a function run by
+# check, a $(...)) the list would be the subshell's copy and the cleanup lost, so that is a failure
+# of the test, and CMD runs at once instead.
+defer() {
+	if [ "$BASH_SUBSHELL" -gt 0 ]; then
+		fail "defer in a subshell (cleanup would be lost): $1"
+		eval "$1"
+		return 1
+	fi
+	T_DEFERRED+=("$1")
+}
 
 # equals WANT CMD...: CMD's output is WANT (for check and check_eventually; says what it got).
 equals() {

@@ -51,6 +51,11 @@ check "b bound nothing" eval '[ "$(binds b)" = 0 ]'
 check "b never sent a binding" eval '! grep -q "binding to" "${RLOG[b]}"'
 check "b keeps its cache warm (it knows the pods)" eval \
 	'[ "$(rmetric b '"'"'gpu_scheduler_cache_objects{kind="pod"}'"'"')" -ge 2 ]'
+rdebug() { curl -s --max-time 2 "${RURL[$1]}/debug/pods/$NS/$2" | jq -c '{state, node}'; }
+check_eventually "b, a follower, explains p-0 from its own cache: BOUND on node1" 10 \
+	eval '[ "$(rdebug b p-0)" = "{\"state\":\"BOUND\",\"node\":\"node1\"}" ]'
+check "the leader and the follower explain p-1 alike: BOUND on node2" \
+	eval '[ "$(rdebug a p-1)" = "{\"state\":\"BOUND\",\"node\":\"node2\"}" ] && [ "$(rdebug b p-1)" = "$(rdebug a p-1)" ]'
 
 # --- SIGTERM: a releases the Lease, b takes over at its next retry ---------------------------------
 t0=$(date +%s.%N)
