@@ -50,15 +50,15 @@
 struct source {
 	char ip[64];                   /* the key in s->sources */
 	unsigned n;                    /* its open (not closing) connections */
-	struct gs_conn_link evictable; /* its evictable connections, oldest first */
+	struct gs_list evictable; /* its evictable connections, oldest first */
 };
 
 struct server_conn {
 	struct gs_conn conn;
 	struct gs_http_server *s;
-	struct gs_conn_link link;       /* s->conns: every connection until its on_close */
-	struct gs_conn_link elink;      /* s->evictable, while evictable */
-	struct gs_conn_link slink;      /* src->evictable, while evictable */
+	struct gs_list link;       /* s->conns: every connection until its on_close */
+	struct gs_list elink;      /* s->evictable, while evictable */
+	struct gs_list slink;      /* src->evictable, while evictable */
 	struct source *src;             /* NULL until accepted, and once closing */
 	struct gs_http_server_req *req; /* being read, or held by the handler */
 	uint64_t t0;                    /* start of the current request's deadlines (uv_now ms) */
@@ -87,8 +87,8 @@ struct gs_http_server {
 	struct gs_http_server_opts o;
 	gs_http_handler_cb handler;
 	void *ud;
-	struct gs_conn_link conns;      /* all, until their on_close */
-	struct gs_conn_link evictable;  /* oldest first */
+	struct gs_list conns;      /* all, until their on_close */
+	struct gs_list evictable;  /* oldest first */
 	struct gs_hmap sources;         /* ip -> struct source */
 	unsigned n_conns;               /* in conns */
 	unsigned n_open;                /* not closing: what the caps count */
@@ -147,27 +147,27 @@ const char *gs_http_close_reason_name(enum gs_http_close_reason r)
 
 /* ---- the evictable lists ------------------------------------------------------------------------ */
 
-static struct server_conn *elink_conn(struct gs_conn_link *l)
+static struct server_conn *elink_conn(struct gs_list *l)
 {
 	return GS_CONTAINER_OF(l, struct server_conn, elink);
 }
 
-static struct server_conn *slink_conn(struct gs_conn_link *l)
+static struct server_conn *slink_conn(struct gs_list *l)
 {
 	return GS_CONTAINER_OF(l, struct server_conn, slink);
 }
 
 static int is_evictable(const struct server_conn *sc)
 {
-	return sc->elink.next != &sc->elink;
+	return gs_list_linked(&sc->elink);
 }
 
 static void evictable_remove(struct server_conn *sc)
 {
 	if (!is_evictable(sc))
 		return;
-	gs_conn__list_remove(&sc->elink);
-	gs_conn__list_remove(&sc->slink);
+	gs_list_remove(&sc->elink);
+	gs_list_remove(&sc->slink);
 	sc->s->n_evictable--;
 }
 
@@ -177,8 +177,8 @@ static void evictable_touch(struct server_conn *sc)
 	if (!sc->src || sc->held || sc->conn.closing)
 		return;
 	evictable_remove(sc);
-	gs_conn__list_insert(&sc->s->evictable, &sc->elink);
-	gs_conn__list_insert(&sc->src->evictable, &sc->slink);
+	gs_list_insert_tail(&sc->s->evictable, &sc->elink);
+	gs_list_insert_tail(&sc->src->evictable, &sc->slink);
 	sc->s->n_evictable++;
 }
 
@@ -223,7 +223,7 @@ static struct source *source_get(struct gs_http_server *s, const char *ip)
 		abort(); /* a small fixed record, at most one per open connection */
 	}
 	snprintf(src->ip, sizeof(src->ip), "%s", ip);
-	gs_conn__list_init(&src->evictable);
+	gs_list_init(&src->evictable);
 	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0) {
 		gs_log_error("http server %s: out of memory", s->name);
 		abort();
@@ -236,7 +236,7 @@ static void source_put(struct gs_http_server *s, struct source *src)
 	GS_ASSERT(src->n > 0);
 	if (--src->n > 0)
 		return;
-	GS_ASSERT(gs_conn__list_empty(&src->evictable));
+	GS_ASSERT(gs_list_empty(&src->evictable));
 	gs_hmap_del_str(&s->sources, src->ip, NULL);
 	free(src);
 }
@@ -260,13 +260,13 @@ static int evict_oldest(struct gs_http_server *s, struct source *src, const char
 {
 	struct server_conn *v;
 	if (src) {
-		if (gs_conn__list_empty(&src->evictable))
+		if (gs_list_empty(&src->evictable))
 			return 0;
-		v = slink_conn(src->evictable.next);
+		v = slink_conn(gs_list_first(&src->evictable));
 	} else {
-		if (gs_conn__list_empty(&s->evictable))
+		if (gs_list_empty(&s->evictable))
 			return 0;
-		v = elink_conn(s->evictable.next);
+		v = elink_conn(gs_list_first(&s->evictable));
 	}
 	gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
 		       "http server %s: %s: closing the oldest idle or unfinished connection, %s (%s, %llu ms old), for %s",
@@ -574,7 +574,7 @@ static void sc_on_close(struct gs_conn *c)
 			req_free(sc->req);
 	}
 	s->closed[sc->reason < 0 ? GS_HTTP_CLOSE_CLIENT : sc->reason]++;
-	gs_conn__list_remove(&sc->link);
+	gs_list_remove(&sc->link);
 	s->n_conns--;
 	free(sc);
 	if (s->closing)
@@ -642,9 +642,9 @@ static void on_connection(uv_stream_t *listener, int status)
 	sc->s = s;
 	sc->reason = -1;
 	gs_conn__init(&sc->conn, s->loop, HTTP_REQUEST, &server_settings, &sc_cbs, s->o.max_header_bytes);
-	gs_conn__list_init(&sc->elink);
-	gs_conn__list_init(&sc->slink);
-	gs_conn__list_insert(&s->conns, &sc->link);
+	gs_list_init(&sc->elink);
+	gs_list_init(&sc->slink);
+	gs_list_insert_tail(&s->conns, &sc->link);
 	s->n_conns++;
 	sc->t0 = uv_now(s->loop);
 
@@ -733,8 +733,8 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	s->ud = ud;
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	snprintf(s->name, sizeof(s->name), "%s", o->name ? o->name : o->addr);
-	gs_conn__list_init(&s->conns);
-	gs_conn__list_init(&s->evictable);
+	gs_list_init(&s->conns);
+	gs_list_init(&s->evictable);
 	gs_hmap_init(&s->sources, 0);
 	uv_tcp_init(loop, &s->listener);
 	s->listener.data = s;
@@ -859,12 +859,13 @@ void gs_http_server_drain(struct gs_http_server *s)
 
 void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)
 {
+	struct gs_list *l, *next;
+
 	s->closing = 1;
 	s->close_cb = close_cb;
 	s->close_ud = ud;
-	for (struct gs_conn_link *l = s->conns.next; l != &s->conns;) {
+	GS_LIST_FOREACH_SAFE(l, next, &s->conns) {
 		struct server_conn *sc = GS_CONTAINER_OF(l, struct server_conn, link);
-		l = l->next;
 		sc_close(sc, GS_HTTP_CLOSE_SHUTDOWN);
 	}
 	server_maybe_closed(s);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/list.h"
 #include "core/log.h"
 
 #define GS_KUBE_DEFAULT_TIMEOUT_MS 30000
@@ -22,7 +23,7 @@
 
 struct gs_kube_call {
 	struct gs_kube *k;
-	struct gs_kube_call *next;   /* queue link (queued) or pending-completion link (finished early) */
+	struct gs_list link;         /* in a queue (queued) or in k->early (finished early) */
 	char *path;
 	char *body;
 	size_t body_len;
@@ -44,7 +45,7 @@ struct gs_kube_call {
 };
 
 struct queue {
-	struct gs_kube_call *head, *tail;
+	struct gs_list calls;        /* FIFO */
 	unsigned n;
 };
 
@@ -70,7 +71,7 @@ struct gs_kube {
 	uv_timer_t throttle_timer;
 	int throttle_armed;
 	/* calls cancelled before dispatch finish from here, never inside gs_kube_cancel */
-	struct gs_kube_call *early_head;
+	struct gs_list early;        /* the last one finished first */
 	uv_timer_t early_timer;
 	/* shutdown */
 	int closing;
@@ -120,45 +121,51 @@ static int read_token(struct gs_kube *k)
 
 static void q_push(struct queue *q, struct gs_kube_call *c)
 {
-	c->next = NULL;
-	if (q->tail)
-		q->tail->next = c;
-	else
-		q->head = c;
-	q->tail = c;
+	gs_list_insert_tail(&q->calls, &c->link);
 	q->n++;
 	c->queued = 1;
 }
 
-static struct gs_kube_call *q_pop(struct queue *q)
+static struct gs_kube_call *q_head(const struct queue *q)
 {
-	struct gs_kube_call *c = q->head;
-	if (!c)
-		return NULL;
-	q->head = c->next;
-	if (!q->head)
-		q->tail = NULL;
+	return gs_list_empty(&q->calls) ? NULL : GS_CONTAINER_OF(gs_list_first(&q->calls), struct gs_kube_call, link);
+}
+
+/* Takes c (queued in q) off q. */
+static void q_remove(struct queue *q, struct gs_kube_call *c)
+{
+	GS_ASSERT(c->queued && q->n > 0);
+	gs_list_remove(&c->link);
 	q->n--;
 	c->queued = 0;
-	c->next = NULL;
+}
+
+static struct gs_kube_call *q_pop(struct queue *q)
+{
+	struct gs_kube_call *c = q_head(q);
+	if (c)
+		q_remove(q, c);
 	return c;
 }
 
-static void q_remove(struct queue *q, struct gs_kube_call *c)
+static void on_early_timer(uv_timer_t *t);
+
+/* Queues c for on_early_timer. */
+static void early_push(struct gs_kube *k, struct gs_kube_call *c)
 {
-	struct gs_kube_call **pp = &q->head, *prev = NULL;
-	while (*pp && *pp != c) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	if (!*pp)
-		return;
-	*pp = c->next;
-	if (q->tail == c)
-		q->tail = prev;
-	q->n--;
-	c->queued = 0;
-	c->next = NULL;
+	gs_list_insert_head(&k->early, &c->link);
+	uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+}
+
+static struct gs_kube_call *early_pop(struct gs_kube *k)
+{
+	struct gs_kube_call *c;
+
+	if (gs_list_empty(&k->early))
+		return NULL;
+	c = GS_CONTAINER_OF(gs_list_first(&k->early), struct gs_kube_call, link);
+	gs_list_remove(&c->link);
+	return c;
 }
 
 static void call_free(struct gs_kube_call *c)
@@ -174,8 +181,7 @@ static void on_early_timer(uv_timer_t *t)
 {
 	struct gs_kube *k = t->data;
 	struct gs_kube_call *c;
-	while ((c = k->early_head) != NULL) {
-		k->early_head = c->next;
+	while ((c = early_pop(k)) != NULL) {
 		c->done(-ECANCELED, NULL, "cancelled", c->ud);
 		call_free(c);
 	}
@@ -312,10 +318,10 @@ static void dispatch(struct gs_kube *k)
 
 	while (!k->closing && k->inflight[0] + k->inflight[1] < k->max_conns) {
 		struct gs_kube_call *c = NULL;
-		if (k->q[GS_KUBE_HIGH].head)
-			c = k->q[GS_KUBE_HIGH].head;
-		else if (k->q[GS_KUBE_LOW].head && k->inflight[GS_KUBE_LOW] < low_cap)
-			c = k->q[GS_KUBE_LOW].head;
+		if (k->q[GS_KUBE_HIGH].n)
+			c = q_head(&k->q[GS_KUBE_HIGH]);
+		else if (k->q[GS_KUBE_LOW].n && k->inflight[GS_KUBE_LOW] < low_cap)
+			c = q_head(&k->q[GS_KUBE_LOW]);
 		if (!c || !take_token(k))
 			return;
 		q_pop(&k->q[c->prio]);
@@ -323,9 +329,7 @@ static void dispatch(struct gs_kube *k)
 		if (r < 0) {
 			/* The pool refused it synchronously: report it from the completion timer. */
 			gs_log_warn("%s %s: cannot send: %s", c->method, c->path, uv_strerror(r));
-			c->next = k->early_head;
-			k->early_head = c;
-			uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+			early_push(k, c);
 		}
 	}
 }
@@ -412,9 +416,7 @@ void gs_kube_cancel(struct gs_kube_call *c)
 	struct gs_kube *k = c->k;
 	if (c->queued) {
 		q_remove(&k->q[c->prio], c);
-		c->next = k->early_head;
-		k->early_head = c;
-		uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+		early_push(k, c);
 	} else if (c->hc) {
 		gs_http_cancel(c->hc);
 	}
@@ -447,6 +449,9 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 	if (!k)
 		goto fail;
 	k->loop = loop;
+	gs_list_init(&k->q[GS_KUBE_HIGH].calls);
+	gs_list_init(&k->q[GS_KUBE_LOW].calls);
+	gs_list_init(&k->early);
 	k->max_conns = opts->max_conns ? opts->max_conns : 64;
 	k->qps = opts->qps;
 	k->burst = opts->burst ? opts->burst : 1;
@@ -573,8 +578,7 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
 			call_free(c);
 		}
 	}
-	while ((c = k->early_head) != NULL) {
-		k->early_head = c->next;
+	while ((c = early_pop(k)) != NULL) {
 		c->done(-ECANCELED, NULL, "client closing", c->ud);
 		call_free(c);
 	}

@@ -129,8 +129,8 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->res_ids, 0);
 	s->bindq.less = gs_sched__bind_before;
 	s->retry.less = gs_sched__due_before;
-	gs_sched__list_init(&s->reportq);
-	gs_sched__list_init(&s->dirty);
+	gs_list_init(&s->reportq);
+	gs_list_init(&s->dirty);
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	if (!s->maps) {
 		gs_sched_free(s);
@@ -202,9 +202,9 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	n = gs_sched__xmalloc(sizeof(*n) + len + 1);
 	memset(n, 0, sizeof(*n));
 	memcpy(n->name, name, len + 1);
-	gs_sched__list_init(&n->waiters);
-	gs_sched__list_init(&n->dirty);
-	gs_sched__list_init(&n->alink);
+	gs_list_init(&n->waiters);
+	gs_list_init(&n->dirty);
+	gs_list_init(&n->alink);
 	gs_hmap_init(&n->ledger, 0);
 	n->gpus = -1;
 	n->obj.gpus = -1;
@@ -217,8 +217,8 @@ void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 	if (n->present || n->n_waiters || n->n_uses || n->pinned)
 		return;
 	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0 && !n->alias);
-	if (n->dirty.next != &n->dirty)
-		gs_sched__list_del(&n->dirty);
+	if (gs_list_linked(&n->dirty))
+		gs_list_remove(&n->dirty);
 	gs_hmap_del_str(&s->nodes, n->name, NULL);
 	node_free(n);
 }
@@ -262,7 +262,7 @@ static void alias_unlink(struct gs_sched *s, struct gs_sched__node *n)
 
 	if (!a)
 		return;
-	gs_sched__list_del(&n->alink);
+	gs_list_remove(&n->alink);
 	n->alias = NULL;
 	if (--a->n == 0) {
 		gs_hmap_del_str(&s->aliases, a->value, NULL);
@@ -277,12 +277,12 @@ static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char 
 	if (!a) {
 		size_t len = strlen(value);
 		a = gs_sched__xmalloc(sizeof(*a) + len + 1);
-		gs_sched__list_init(&a->nodes);
+		gs_list_init(&a->nodes);
 		a->n = 0;
 		memcpy(a->value, value, len + 1);
 		gs_sched__hmap_put(&s->aliases, a->value, a);
 	}
-	gs_sched__list_add_tail(&a->nodes, &n->alink);
+	gs_list_insert_tail(&a->nodes, &n->alink);
 	a->n++;
 	n->alias = a;
 }
@@ -439,8 +439,8 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 	memset(p, 0, sizeof(*p));
 	p->state = GS_POD__COUNT; /* none yet: the first set_state counts it */
 	p->index = -1;
-	gs_sched__list_init(&p->qlink);
-	gs_sched__list_init(&p->rlink);
+	gs_list_init(&p->qlink);
+	gs_list_init(&p->rlink);
 	p->uid = memcpy(str, o->uid, lu);
 	p->ns = memcpy(str + lu, o->ns, ln);
 	p->name = memcpy(str + lu + ln, o->name, lm);
@@ -454,8 +454,8 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	gs_sched__detach(s, p);
-	if (p->rlink.next != &p->rlink)
-		gs_sched__list_del(&p->rlink);
+	if (gs_list_linked(&p->rlink))
+		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
 		s->by_state[p->state]--;
 	gs_hmap_del_str(&s->pods, p->uid, NULL);

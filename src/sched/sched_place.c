@@ -54,7 +54,7 @@ struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *n
 		return NULL;
 	}
 	*via_alias = 1;
-	return GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
+	return GS_CONTAINER_OF(gs_list_first(&a->nodes), struct gs_sched__node, alink);
 }
 
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st)
@@ -155,7 +155,7 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 		p->reason = GS_WAIT_NONE;
 		if (p->wait_node) {
 			struct gs_sched__node *n = p->wait_node;
-			gs_sched__list_del(&p->qlink);
+			gs_list_remove(&p->qlink);
 			n->n_waiters--;
 			p->wait_node = NULL;
 			gs_sched__node_gc(s, n);
@@ -174,7 +174,7 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 
 static int in_report_queue(const struct gs_sched__pod *p)
 {
-	return p->rlink.next != &p->rlink;
+	return gs_list_linked(&p->rlink);
 }
 
 /* Makes p wait for reason r (on node slot n for NODE_* reasons), noting a report if it is news. */
@@ -187,7 +187,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 		gs_sched__detach(s, p);
 		gs_sched__set_state(s, p, GS_POD_WAITING);
 		if (n) {
-			gs_sched__list_add_tail(&n->waiters, &p->qlink);
+			gs_list_insert_tail(&n->waiters, &p->qlink);
 			n->n_waiters++;
 			p->wait_node = n;
 		}
@@ -202,7 +202,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 	}
 	if (!in_report_queue(p) &&
 	    (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
-		gs_sched__list_add_tail(&s->reportq, &p->rlink);
+		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
 static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
@@ -226,12 +226,11 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
  */
 static void place_waiters(struct gs_sched *s, struct gs_sched__node *n)
 {
-	struct gs_sched__link *l = n->waiters.next, *next;
+	struct gs_list *l, *next;
 
 	n->pinned++;
-	for (; l != &n->waiters; l = next) {
-		next = l->next;
-		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
+	GS_LIST_FOREACH_SAFE(l, next, &n->waiters) {
+		gs_sched__place(s, GS_CONTAINER_OF(l, struct gs_sched__pod, qlink));
 	}
 	n->pinned--;
 }
@@ -272,9 +271,9 @@ void gs_sched__name_changed(struct gs_sched *s, const char *name)
 
 void gs_sched__drain_dirty(struct gs_sched *s)
 {
-	while (!gs_sched__list_empty(&s->dirty)) {
-		struct gs_sched__node *n = GS_SCHED__CONTAINER(s->dirty.next, struct gs_sched__node, dirty);
-		gs_sched__list_del(&n->dirty);
+	while (!gs_list_empty(&s->dirty)) {
+		struct gs_sched__node *n = GS_CONTAINER_OF(gs_list_first(&s->dirty), struct gs_sched__node, dirty);
+		gs_list_remove(&n->dirty);
 		gs_sched__node_changed(s, n);
 	}
 }
@@ -314,8 +313,8 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, const struct gs_sched__pod *p,
 			  const struct gs_sched__alias *a)
 {
-	const struct gs_sched__node *n1 = GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
-	const struct gs_sched__node *n2 = GS_SCHED__CONTAINER(a->nodes.next->next, struct gs_sched__node, alink);
+	const struct gs_sched__node *n1 = GS_CONTAINER_OF(gs_list_first(&a->nodes), struct gs_sched__node, alink);
+	const struct gs_sched__node *n2 = GS_CONTAINER_OF(gs_list_first(&a->nodes)->next, struct gs_sched__node, alink);
 	char more[48] = "";
 
 	if (a->n > 2)
@@ -551,7 +550,7 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 	p->noticed = gs_sched__xstrdup(msg);
 	p->notice_due = 1;
 	if (!in_report_queue(p))
-		gs_sched__list_add_tail(&s->reportq, &p->rlink);
+		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
@@ -770,14 +769,14 @@ int64_t gs_sched_next_deadline(const struct gs_sched *s)
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	gs_sched__drain_dirty(s);
-	while (!gs_sched__list_empty(&s->reportq)) {
-		struct gs_sched__pod *p = GS_SCHED__CONTAINER(s->reportq.next, struct gs_sched__pod, rlink);
+	while (!gs_list_empty(&s->reportq)) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(gs_list_first(&s->reportq), struct gs_sched__pod, rlink);
 		if (p->notice_due) {
 			/* The pod stays queued when a waiting report may be due too: the next call takes it. */
 			p->notice_due = 0;
 			if (p->state != GS_POD_WAITING ||
 			    (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0))
-				gs_sched__list_del(&p->rlink);
+				gs_list_remove(&p->rlink);
 			if (!p->entry || p->state == GS_POD_FINISHED || p->state == GS_POD_GONE)
 				continue;
 			*out = (struct gs_report){
@@ -792,7 +791,7 @@ int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *o
 			s->reports++;
 			return 1;
 		}
-		gs_sched__list_del(&p->rlink);
+		gs_list_remove(&p->rlink);
 		if (p->state != GS_POD_WAITING)
 			continue;
 		if (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0)

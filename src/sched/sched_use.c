@@ -182,8 +182,9 @@ static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port
 
 static struct gs_sched__bucket *bucket_of(struct gs_sched__dev *d, const char *owner)
 {
-	for (struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		if (strcmp(b->owner, owner) == 0)
 			return b;
 	}
@@ -198,7 +199,7 @@ static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 
 	if (!d) {
 		d = gs_sched__xmalloc(sizeof(*d) + dlen + 1);
-		gs_sched__list_init(&d->owners);
+		gs_list_init(&d->owners);
 		d->n_owners = d->n = 0;
 		memcpy(d->name, dev, dlen);
 		d->name[dlen] = '\0';
@@ -208,15 +209,15 @@ static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 	if (!(b = bucket_of(d, owner))) {
 		size_t ol = strlen(owner);
 		b = gs_sched__xmalloc(sizeof(*b) + ol + 1);
-		gs_sched__list_init(&b->shared);
-		gs_sched__list_init(&b->solo);
+		gs_list_init(&b->shared);
+		gs_list_init(&b->solo);
 		b->n = 0;
 		memcpy(b->owner, owner, ol + 1);
-		gs_sched__list_add_tail(&d->owners, &b->link);
+		gs_list_insert_tail(&d->owners, &b->link);
 		if (++d->n_owners == 2)
 			s->devs_shared++;
 	}
-	gs_sched__list_add_tail(shared ? &b->shared : &b->solo, &h->link);
+	gs_list_insert_tail(shared ? &b->shared : &b->solo, &h->link);
 	h->bucket = b;
 	h->dev = d;
 	b->n++;
@@ -228,10 +229,10 @@ static void ledger_del(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 	struct gs_sched__bucket *b = h->bucket;
 	struct gs_sched__dev *d = h->dev;
 
-	gs_sched__list_del(&h->link);
+	gs_list_remove(&h->link);
 	d->n--;
 	if (--b->n == 0) {
-		gs_sched__list_del(&b->link);
+		gs_list_remove(&b->link);
 		free(b);
 		if (d->n_owners-- == 2)
 			s->devs_shared--;
@@ -356,8 +357,8 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	n->n_uses--;
 	use_free(u);
 	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
-	if (n->dirty.next == &n->dirty && (n->n_waiters || gs_sched__alias_waiters(s, n)))
-		gs_sched__list_add_tail(&s->dirty, &n->dirty);
+	if (!gs_list_linked(&n->dirty) && (n->n_waiters || gs_sched__alias_waiters(s, n)))
+		gs_list_insert_tail(&s->dirty, &n->dirty);
 	gs_sched__node_gc(s, n);
 	return 1;
 }
@@ -373,10 +374,10 @@ void gs_sched__node_usage_free(struct gs_sched__node *n)
 
 	while (gs_hmap_next(&n->ledger, &it)) {
 		struct gs_sched__dev *d = it.val;
-		while (!gs_sched__list_empty(&d->owners)) {
-			struct gs_sched__link *l = d->owners.next;
-			gs_sched__list_del(l);
-			free(GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link));
+		while (!gs_list_empty(&d->owners)) {
+			struct gs_list *l = gs_list_first(&d->owners);
+			gs_list_remove(l);
+			free(GS_CONTAINER_OF(l, struct gs_sched__bucket, link));
 		}
 		free(d);
 	}
@@ -428,14 +429,15 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 /* The holder to name when p may not take d, or NULL when it may. */
 static const struct gs_sched__hold *dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
 {
-	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		if (strcmp(b->owner, owner) == 0)
 			continue;
-		if (!gs_sched__list_empty(&b->solo))
-			return GS_SCHED__CONTAINER(b->solo.next, struct gs_sched__hold, link);
+		if (!gs_list_empty(&b->solo))
+			return GS_CONTAINER_OF(gs_list_first(&b->solo), struct gs_sched__hold, link);
 		if (!shared)
-			return GS_SCHED__CONTAINER(b->shared.next, struct gs_sched__hold, link);
+			return GS_CONTAINER_OF(gs_list_first(&b->shared), struct gs_sched__hold, link);
 	}
 	return NULL;
 }
@@ -510,12 +512,13 @@ void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size
 
 	if (!d)
 		return;
-	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		for (int sh = 0; sh < 2; sh++) {
-			const struct gs_sched__link *head = sh ? &b->shared : &b->solo;
-			for (const struct gs_sched__link *h = head->next; h != head; h = h->next)
-				cb(GS_SCHED__CONTAINER(h, struct gs_sched__hold, link)->use, sh, ud);
+			const struct gs_list *head = sh ? &b->shared : &b->solo, *h;
+			GS_LIST_FOREACH(h, head)
+				cb(GS_CONTAINER_OF(h, struct gs_sched__hold, link)->use, sh, ud);
 		}
 	}
 }

@@ -1,7 +1,7 @@
 /*
  * test_core.c: the small core modules: buf (caps, JSON strings), log (levels, JSON lines), metrics (the
- * exposition format, and promtool on it when installed), options (precedence, bounds, messages) and
- * backoff (bounds and growth).
+ * exposition format, and promtool on it when installed), options (precedence, bounds, messages),
+ * backoff (bounds and growth) and list (order, removal while walking, membership).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 
 #include "core/backoff.h"
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/options.h"
@@ -306,6 +307,68 @@ static void test_backoff(void **state)
 	}
 }
 
+/* ---- list --------------------------------------------------------------------------------------- */
+
+struct item {
+	int v;
+	struct gs_list link;
+};
+
+/* The values of h's records, first to last, as "1,2,3". */
+static const char *list_str(const struct gs_list *h)
+{
+	static char s[64];
+	const struct gs_list *l;
+	size_t n = 0;
+
+	s[0] = 0;
+	GS_LIST_FOREACH(l, h) {
+		assert_ptr_equal(l->next->prev, l);
+		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "", GS_CONTAINER_OF(l, struct item, link)->v);
+	}
+	return s;
+}
+
+static void test_list(void **state)
+{
+	struct gs_list h, *l, *next;
+	struct item it[5];
+
+	gs_list_init(&h);
+	assert_true(gs_list_empty(&h));
+	assert_ptr_equal(gs_list_first(&h), &h);
+	for (int i = 0; i < 5; i++) {
+		it[i].v = i;
+		gs_list_init(&it[i].link);
+		assert_false(gs_list_linked(&it[i].link));
+	}
+	gs_list_insert_tail(&h, &it[1].link);
+	gs_list_insert_tail(&h, &it[2].link);
+	gs_list_insert_head(&h, &it[0].link);
+	gs_list_insert_before(&it[2].link, &it[3].link);
+	gs_list_insert_tail(&h, &it[4].link);
+	assert_string_equal(list_str(&h), "0,1,3,2,4");
+	assert_ptr_equal(gs_list_first(&h), &it[0].link);
+	assert_ptr_equal(gs_list_last(&h), &it[4].link);
+	assert_true(gs_list_linked(&it[3].link));
+
+	gs_list_remove(&it[3].link);
+	assert_false(gs_list_linked(&it[3].link));
+	gs_list_remove(&it[3].link); /* self-linked: a no-op */
+	assert_string_equal(list_str(&h), "0,1,2,4");
+
+	/* Removing the current link while walking (the odd ones). */
+	GS_LIST_FOREACH_SAFE(l, next, &h) {
+		if (GS_CONTAINER_OF(l, struct item, link)->v % 2)
+			gs_list_remove(l);
+	}
+	assert_string_equal(list_str(&h), "0,2,4");
+	GS_LIST_FOREACH_SAFE(l, next, &h)
+		gs_list_remove(l);
+	assert_true(gs_list_empty(&h));
+	assert_string_equal(list_str(&h), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_exposition),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
