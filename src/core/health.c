@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -112,8 +113,8 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 void gs_health_route(struct gs_health *h, const char *prefix, gs_health_route_cb cb, void *ud)
 {
 	free(h->route_prefix);
-	h->route_prefix = strdup(prefix);
-	h->route = h->route_prefix ? cb : NULL;
+	h->route_prefix = gs_xstrdup(prefix);
+	h->route = cb;
 	h->route_ud = ud;
 }
 
@@ -142,9 +143,7 @@ static void register_metrics(struct gs_health *h)
 int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
 		    void *ud, struct gs_health **out)
 {
-	struct gs_health *h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
+	struct gs_health *h = gs_xcalloc(1, sizeof(*h));
 	h->loop = loop;
 	h->metrics = metrics;
 	h->ready = ready;

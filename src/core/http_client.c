@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/alloc.h"
 #include "core/conn.h"
 #include "core/log.h"
 
@@ -442,9 +443,7 @@ static const llhttp_settings_t client_settings = {
 
 static int cc_open(struct gs_http_client *cl, struct client_conn **out)
 {
-	struct client_conn *cc = calloc(1, sizeof(*cc));
-	if (!cc)
-		return -ENOMEM;
+	struct client_conn *cc = gs_xcalloc(1, sizeof(*cc));
 	cc->cl = cl;
 	gs_conn__init(&cc->conn, cl->loop, HTTP_RESPONSE, &client_settings, &cc_cbs, HTTP_CLIENT_MAX_HEAD);
 	gs_list_insert_tail(&cl->conns, &cc->all);
@@ -536,9 +535,7 @@ int gs_http_send(struct gs_http_client *cl, const struct gs_http_request *req, g
 		return -ECANCELED;
 	if (!req->method || !req->path || req->path[0] != '/' || strpbrk(req->path, " \r\n") || !done)
 		return -EINVAL;
-	struct gs_http_call *call = calloc(1, sizeof(*call));
-	if (!call)
-		return -ENOMEM;
+	struct gs_http_call *call = gs_xcalloc(1, sizeof(*call));
 	struct gs_buf w;
 	gs_buf_init(&w, 0);
 	int r = serialize(cl, req, &w);
@@ -600,18 +597,10 @@ int gs_http_client_new(uv_loop_t *loop, const struct gs_http_client_opts *o, str
 {
 	if (!o->host || !*o->host || o->port <= 0 || o->port > 65535)
 		return -EINVAL;
-	struct gs_http_client *cl = calloc(1, sizeof(*cl));
-	if (!cl)
-		return -ENOMEM;
+	struct gs_http_client *cl = gs_xcalloc(1, sizeof(*cl));
 	cl->loop = loop;
-	cl->host = strdup(o->host);
-	cl->server_name = strdup(o->server_name && *o->server_name ? o->server_name : o->host);
-	if (!cl->host || !cl->server_name) {
-		free(cl->host);
-		free(cl->server_name);
-		free(cl);
-		return -ENOMEM;
-	}
+	cl->host = gs_xstrdup(o->host);
+	cl->server_name = gs_xstrdup(o->server_name && *o->server_name ? o->server_name : o->host);
 	cl->port = o->port;
 	cl->tls = o->tls;
 	if (cl->tls)

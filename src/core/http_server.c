@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/conn.h"
 #include "core/hmap.h"
 #include "core/log.h"
@@ -217,17 +218,11 @@ static struct source *source_get(struct gs_http_server *s, const char *ip)
 	struct source *src = gs_hmap_get_str(&s->sources, ip);
 	if (src)
 		return src;
-	src = calloc(1, sizeof(*src));
-	if (!src) {
-		gs_log_error("http server %s: out of memory", s->name);
-		abort(); /* a small fixed record, at most one per open connection */
-	}
+	src = gs_xcalloc(1, sizeof(*src)); /* a small fixed record, at most one per open connection */
 	snprintf(src->ip, sizeof(src->ip), "%s", ip);
 	gs_list_init(&src->evictable);
-	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0) {
-		gs_log_error("http server %s: out of memory", s->name);
-		abort();
-	}
+	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0)
+		gs_oom(0);
 	return src;
 }
 
@@ -288,9 +283,7 @@ static void arm_deadline(struct server_conn *sc, uint64_t base, unsigned ms)
 
 static struct gs_http_server_req *req_new(struct server_conn *sc)
 {
-	struct gs_http_server_req *r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
+	struct gs_http_server_req *r = gs_xcalloc(1, sizeof(*r));
 	r->sc = sc;
 	gs_buf_init(&r->url, sc->s->o.max_url);
 	gs_buf_init(&r->hdrs, sc->s->o.max_header_bytes);
@@ -325,8 +318,6 @@ static int on_message_begin(llhttp_t *p)
 	struct server_conn *sc = parser_conn(p);
 	req_free(sc->req);
 	sc->req = req_new(sc);
-	if (!sc->req)
-		return -1;
 	if (sc->served) {
 		/* A later request on a kept-alive connection: its own clock, and it is young again. */
 		sc->t0 = uv_now(sc->s->loop);
@@ -633,12 +624,7 @@ static void on_connection(uv_stream_t *listener, int status)
 			shed_load(s);
 		return;
 	}
-	struct server_conn *sc = calloc(1, sizeof(*sc));
-	if (!sc) {
-		/* libuv holds the accepted socket until uv_accept: without it the listener would stall. */
-		gs_log_error("http server %s: out of memory", s->name);
-		abort();
-	}
+	struct server_conn *sc = gs_xcalloc(1, sizeof(*sc));
 	sc->s = s;
 	sc->reason = -1;
 	gs_conn__init(&sc->conn, s->loop, HTTP_REQUEST, &server_settings, &sc_cbs, s->o.max_header_bytes);
@@ -701,9 +687,7 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	if (uv_ip4_addr(host, port, &addr.in4) != 0 && uv_ip6_addr(host, port, &addr.in6) != 0)
 		return -EINVAL;
 
-	struct gs_http_server *s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	struct gs_http_server *s = gs_xcalloc(1, sizeof(*s));
 	s->loop = loop;
 	s->o = *o;
 	s->o.addr = NULL;

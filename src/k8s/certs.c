@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <mbedtls/base64.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
 #include "core/buf.h"
 #include "core/log.h"
@@ -472,15 +473,13 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 {
 	if (!o->ns || !o->secret || !o->service || !o->config_name || !o->on_pair)
 		return -EINVAL;
-	struct gs_certs *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	struct gs_certs *c = gs_xcalloc(1, sizeof(*c));
 	c->loop = loop;
 	c->kube = kube;
-	c->ns = strdup(o->ns);
-	c->secret = strdup(o->secret);
-	c->service = strdup(o->service);
-	c->config_name = strdup(o->config_name);
+	c->ns = gs_xstrdup(o->ns);
+	c->secret = gs_xstrdup(o->secret);
+	c->service = gs_xstrdup(o->service);
+	c->config_name = gs_xstrdup(o->config_name);
 	c->validity_s = o->validity_s ? o->validity_s : GS_CERTS_VALIDITY_S;
 	c->renew_before_s = o->renew_before_s ? o->renew_before_s : GS_CERTS_RENEW_BEFORE_S;
 	c->on_pair = o->on_pair;
@@ -489,10 +488,6 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 	gs_backoff_init(&c->backoff, 800, 30000, (uint64_t)uv_hrtime());
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;
-	if (!c->ns || !c->secret || !c->service || !c->config_name) {
-		gs_certs_close(c);
-		return -ENOMEM;
-	}
 	uv_timer_start(&c->timer, on_timer, 0, 0); /* never from inside this call */
 	*out = c;
 	return 0;

@@ -57,7 +57,7 @@ struct gs_certs_opts {
 
 struct gs_certs;
 
-/* Starts the cycle. All strings are copied. 0 or -ENOMEM / -EINVAL. on_pair never runs from inside. */
+/* Starts the cycle. All strings are copied. 0 or -EINVAL. on_pair never runs from inside. */
 int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_opts *o, struct gs_certs **out);
 
 /* Runs the cycle again now (leadership was won: a renewal may be ours to do). */

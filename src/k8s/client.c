@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/list.h"
 #include "core/log.h"
 
@@ -105,9 +106,7 @@ static int read_token(struct gs_kube *k)
 		return -EINVAL;
 	}
 	if (!k->token || strcmp(k->token, buf) != 0) {
-		char *t = strdup(buf);
-		if (!t)
-			return -ENOMEM;
+		char *t = gs_xstrdup(buf);
 		if (k->token)
 			gs_log_info("token from %s changed; using the new one", k->token_file);
 		free(k->token);
@@ -361,19 +360,15 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 		return -EINVAL;
 	if (strlen(req->method) >= sizeof(((struct gs_kube_call *)0)->method_buf))
 		return -EINVAL;
-	struct gs_kube_call *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	struct gs_kube_call *c = gs_xcalloc(1, sizeof(*c));
 	c->k = k;
 	strcpy(c->method_buf, req->method);
 	c->method = c->method_buf;
-	c->path = strdup(req->path);
+	c->path = gs_xstrdup(req->path);
 	if (req->body) {
-		c->body = malloc(req->body_len + 1);
-		if (c->body) {
-			memcpy(c->body, req->body, req->body_len);
-			c->body[req->body_len] = '\0';
-		}
+		c->body = gs_xmalloc(req->body_len + 1);
+		memcpy(c->body, req->body, req->body_len);
+		c->body[req->body_len] = '\0';
 		c->body_len = req->body_len;
 	}
 	snprintf(c->content_type, sizeof(c->content_type), "%s",
@@ -386,10 +381,6 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 	c->may_send = req->may_send;
 	c->done = done;
 	c->ud = ud;
-	if (!c->path || (req->body && !c->body)) {
-		call_free(c);
-		return -ENOMEM;
-	}
 	int r = submit(c);
 	if (r < 0) {
 		call_free(c);
@@ -443,11 +434,9 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 {
 	const struct gs_kubeconfig *kc = opts->kc;
 	struct gs_tls_config *tls = NULL;
-	struct gs_kube *k = calloc(1, sizeof(*k));
-	int r = -ENOMEM;
+	struct gs_kube *k = gs_xcalloc(1, sizeof(*k));
+	int r;
 
-	if (!k)
-		goto fail;
 	k->loop = loop;
 	gs_list_init(&k->q[GS_KUBE_HIGH].calls);
 	gs_list_init(&k->q[GS_KUBE_LOW].calls);
@@ -457,16 +446,13 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 	k->burst = opts->burst ? opts->burst : 1;
 	k->tokens = k->burst;
 	k->tokens_at = uv_now(loop);
-	k->server = strdup(kc->server ? kc->server : "");
-	k->user_agent = strdup(opts->user_agent ? opts->user_agent : "gpu-scheduler");
+	k->server = gs_xstrdup(kc->server ? kc->server : "");
+	k->user_agent = gs_xstrdup(opts->user_agent ? opts->user_agent : "gpu-scheduler");
 	k->protobuf = opts->protobuf;
-	if (!k->server || !k->user_agent)
-		goto fail;
-	if (kc->token && !(k->token = strdup(kc->token)))
-		goto fail;
+	if (kc->token)
+		k->token = gs_xstrdup(kc->token);
 	if (kc->token_file) {
-		if (!(k->token_file = strdup(kc->token_file)))
-			goto fail;
+		k->token_file = gs_xstrdup(kc->token_file);
 		if (read_token(k) < 0 && !k->token) {
 			snprintf(err, errlen, "cannot read the bearer token from %s", kc->token_file);
 			r = -EINVAL;
@@ -503,19 +489,15 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 	*out = k;
 	return 0;
 fail:
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
 	gs_tls_config_unref(tls);
-	if (k) {
-		/* The HTTP clients own handles: they cannot be freed synchronously. A failed start is fatal
-		 * for the daemon, so leaking them here is the lesser evil over a half-closed loop. */
-		free(k->server);
-		free(k->user_agent);
-		free(k->token);
-		free(k->token_file);
-		if (!k->http && !k->watch)
-			free(k);
-	}
+	/* The HTTP clients own handles: they cannot be freed synchronously. A failed start is fatal for
+	 * the daemon, so leaking them here is the lesser evil over a half-closed loop. */
+	free(k->server);
+	free(k->user_agent);
+	free(k->token);
+	free(k->token_file);
+	if (!k->http && !k->watch)
+		free(k);
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "core/alloc.h"
 #include "core/buf.h"
 #include "core/log.h"
 
@@ -293,19 +294,10 @@ int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leade
 				      "identity, namespace and name short)");
 		return -EINVAL;
 	}
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->ns = strdup(o->ns);
-	l->name = strdup(o->name);
-	l->identity = strdup(o->identity);
-	if (!l->ns || !l->name || !l->identity) {
-		free(l->ns);
-		free(l->name);
-		free(l->identity);
-		free(l);
-		return -ENOMEM;
-	}
+	l = gs_xcalloc(1, sizeof(*l));
+	l->ns = gs_xstrdup(o->ns);
+	l->name = gs_xstrdup(o->name);
+	l->identity = gs_xstrdup(o->identity);
 	snprintf(l->path, sizeof(l->path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", o->ns, o->name);
 	l->loop = loop;
 	l->kube = kube;

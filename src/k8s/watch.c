@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
 #include "core/buf.h"
 #include "core/hmap.h"
@@ -579,29 +580,19 @@ static void watch_start(struct gs_watch *w)
 int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
 		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out)
 {
-	struct gs_watch *w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
+	struct gs_watch *w = gs_xcalloc(1, sizeof(*w));
 	w->loop = loop;
 	w->kube = kube;
 	w->h = *h;
 	w->ud = ud;
 	w->kind = opts->kind;
 	w->page_size = opts->page_size ? opts->page_size : GS_WATCH_PAGE_SIZE;
-	w->path = strdup(opts->path);
-	w->map_annotation = strdup(opts->map_annotation ? opts->map_annotation : "");
+	w->path = gs_xstrdup(opts->path);
+	w->map_annotation = gs_xstrdup(opts->map_annotation ? opts->map_annotation : "");
 	if (opts->field_selector) {
 		size_t cap = strlen(opts->field_selector) * 3 + 1;
-		w->field_selector = malloc(cap);
-		if (w->field_selector)
-			gs_kube_escape(opts->field_selector, w->field_selector, cap);
-	}
-	if (!w->path || !w->map_annotation || (opts->field_selector && !w->field_selector)) {
-		free(w->path);
-		free(w->map_annotation);
-		free(w->field_selector);
-		free(w);
-		return -ENOMEM;
+		w->field_selector = gs_xmalloc(cap);
+		gs_kube_escape(opts->field_selector, w->field_selector, cap);
 	}
 	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
 	gs_line_splitter_init(&w->lines, 0, on_line, w);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/hmap.h"
 #include "core/list.h"
 #include "sched/map_int.h"
@@ -89,10 +90,8 @@ static void ent_free(struct gs_map__cache_ent *e)
 
 struct gs_map_cache *gs_map_cache_new(size_t max_entries)
 {
-	struct gs_map_cache *c = calloc(1, sizeof(*c));
+	struct gs_map_cache *c = gs_xcalloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
 	gs_hmap_init(&c->by_text, 0);
 	gs_list_init(&c->lru);
 	c->max = max_entries;

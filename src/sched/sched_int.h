@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/alloc.h"
 #include "core/hmap.h"
 #include "core/list.h"
 #include "sched/map.h"
@@ -198,12 +199,8 @@ struct gs_sched {
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
-/* Allocation of small records: aborts with a message on failure. */
-_Noreturn void gs_sched__oom(void);
-void *gs_sched__xmalloc(size_t n);
-void *gs_sched__xcalloc(size_t n, size_t size);
-char *gs_sched__xstrdup(const char *s);
-char *gs_sched__xstrdup_null(const char *s); /* NULL stays NULL */
+/* gs_xstrdup (core/alloc.h, which the engine uses for all its records), NULL staying NULL. */
+char *gs_sched__xstrdup_null(const char *s);
 /* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
 struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
 void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);

@@ -123,9 +123,7 @@ void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p)
 {
 	if (h->len == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 16;
-		struct gs_sched__pod **v = realloc(h->v, cap * sizeof(*v));
-		if (!v)
-			gs_sched__oom();
+		struct gs_sched__pod **v = gs_xreallocarray(h->v, cap, sizeof(*v));
 		h->v = v;
 		h->cap = cap;
 	}
@@ -198,7 +196,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 	s->waiting_by[r]++;
 	if (!p->msg || strcmp(p->msg, msg) != 0) {
 		free(p->msg);
-		p->msg = gs_sched__xstrdup(msg);
+		p->msg = gs_xstrdup(msg);
 	}
 	if (!in_report_queue(p) &&
 	    (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
@@ -471,19 +469,19 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 	c->n_node_selector = c->node_selector ? o->n_node_selector : 0;
 	c->has_affinity = o->has_affinity;
 	if (o->n_terms > 0) {
-		c->terms = gs_sched__xcalloc((size_t)o->n_terms, sizeof(*c->terms));
+		c->terms = gs_xcalloc((size_t)o->n_terms, sizeof(*c->terms));
 		for (int i = 0; i < o->n_terms; i++) {
 			const struct gs_sel_term *t = &o->terms[i];
-			c->terms[i].reqs = gs_sched__xcalloc((size_t)(t->n_reqs > 0 ? t->n_reqs : 1), sizeof(*t->reqs));
+			c->terms[i].reqs = gs_xcalloc((size_t)(t->n_reqs > 0 ? t->n_reqs : 1), sizeof(*t->reqs));
 			for (int j = 0; j < t->n_reqs; j++) {
 				const struct gs_sel_req *q = &t->reqs[j];
 				struct gs_sel_req *d = &c->terms[i].reqs[j];
-				d->key = gs_sched__xstrdup(q->key ? q->key : "");
+				d->key = gs_xstrdup(q->key ? q->key : "");
 				d->op = q->op;
 				d->field = q->field;
-				d->values = gs_sched__xcalloc((size_t)(q->n_values > 0 ? q->n_values : 1), sizeof(char *));
+				d->values = gs_xcalloc((size_t)(q->n_values > 0 ? q->n_values : 1), sizeof(char *));
 				for (int k = 0; k < q->n_values; k++)
-					d->values[k] = gs_sched__xstrdup(q->values[k] ? q->values[k] : "");
+					d->values[k] = gs_xstrdup(q->values[k] ? q->values[k] : "");
 				d->n_values = q->n_values;
 			}
 			c->terms[i].n_reqs = t->n_reqs;
@@ -491,7 +489,7 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 		c->n_terms = o->n_terms;
 	}
 	if (o->n_tolerations > 0) {
-		c->tolerations = gs_sched__xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
+		c->tolerations = gs_xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
 		for (int i = 0; i < o->n_tolerations; i++) {
 			c->tolerations[i] = o->tolerations[i];
 			c->tolerations[i].key = gs_sched__xstrdup_null(o->tolerations[i].key);
@@ -515,7 +513,7 @@ static struct gs_sched__spec *spec_from(struct gs_sched *s, const struct gs_pod_
 		gs_resources_free(&r);
 		return NULL;
 	}
-	sp = gs_sched__xcalloc(1, sizeof(*sp));
+	sp = gs_xcalloc(1, sizeof(*sp));
 	gs_sched__req_from(s, &sp->req, &r);
 	gs_resources_free(&r);
 	sp->ports = gs_sched__ports_from(o, &sp->n_ports);
@@ -547,7 +545,7 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 	if (p->noticed && strcmp(p->noticed, msg) == 0)
 		return;
 	free(p->noticed);
-	p->noticed = gs_sched__xstrdup(msg);
+	p->noticed = gs_xstrdup(msg);
 	p->notice_due = 1;
 	if (!in_report_queue(p))
 		gs_list_insert_tail(&s->reportq, &p->rlink);
@@ -579,10 +577,8 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		snprintf(msg, sizeof(msg), "pod has no %s annotation", s->cfg.annotation);
 	} else {
 		rc = gs_map_cache_get(s->maps, o->map_text, strlen(o->map_text), &m, &err);
-		if (rc == -ENOMEM) {
-			gs_log_error("sched: out of memory");
-			abort();
-		}
+		if (rc == -ENOMEM)
+			gs_oom(strlen(o->map_text));
 		if (rc < 0) {
 			r = GS_WAIT_MAP_INVALID;
 			snprintf(msg, sizeof(msg), err->line ? "%s %s" : "%s: %s", s->cfg.annotation, err->msg);
@@ -611,7 +607,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->entry = e;
 	p->intrinsic = r;
 	free(p->imsg);
-	p->imsg = r != GS_WAIT_NONE ? gs_sched__xstrdup(msg) : NULL;
+	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	p->index = index;
 	p->index_source = src;
 	p->recreate_ok = o->owner_kind &&
@@ -797,7 +793,7 @@ int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *o
 		if (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0)
 			continue;
 		free(p->reported);
-		p->reported = gs_sched__xstrdup(p->msg);
+		p->reported = gs_xstrdup(p->msg);
 		p->reported_reason = p->reason;
 		*out = (struct gs_report){
 			.uid = p->uid,

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -123,9 +124,9 @@ static int file_read(const char *path, char **out, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	char *buf = malloc(GS_WEBHOOK_CERT_MAX + 1);
+	char *buf = gs_xmalloc(GS_WEBHOOK_CERT_MAX + 1);
 	size_t n = 0;
-	int r = buf ? 0 : -ENOMEM;
+	int r = 0;
 	while (r == 0 && n <= GS_WEBHOOK_CERT_MAX) {
 		ssize_t k = read(fd, buf + n, GS_WEBHOOK_CERT_MAX + 1 - n);
 		if (k < 0 && errno == EINTR)
@@ -376,11 +377,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
 		return -EINVAL;
 	}
-	struct gs_webhook *w = calloc(1, sizeof(*w));
-	if (!w) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	struct gs_webhook *w = gs_xcalloc(1, sizeof(*w));
 	w->loop = loop;
 	w->admission = o->admission;
 	if (o->stats) {
@@ -392,20 +389,14 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
 	int r;
 	if (from_files) {
-		w->cert_file = strdup(o->cert_file);
-		w->key_file = strdup(o->key_file);
-		r = w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM;
+		w->cert_file = gs_xstrdup(o->cert_file);
+		w->key_file = gs_xstrdup(o->key_file);
+		r = load_certs(w, err, errlen);
 	} else {
-		char *c = strdup(o->cert_pem), *k = strdup(o->key_pem);
-		r = c && k ? adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen) : -ENOMEM;
-		if (r == -ENOMEM) {
-			free(c);
-			free(k);
-		}
+		char *c = gs_xstrdup(o->cert_pem), *k = gs_xstrdup(o->key_pem);
+		r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	}
 	if (r < 0) {
-		if (r == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
 		webhook_free(w);
 		return r;
 	}
@@ -437,13 +428,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
-	char *c = strdup(cert_pem), *k = strdup(key_pem);
-	if (!c || !k) {
-		free(c);
-		free(k);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	char *c = gs_xstrdup(cert_pem), *k = gs_xstrdup(key_pem);
 	int r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	if (r < 0)
 		w->stats->cert_reload_failures.v++;

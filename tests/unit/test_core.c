@@ -1,7 +1,8 @@
 /*
  * test_core.c: the small core modules: buf (caps, JSON strings), log (levels, JSON lines), metrics (the
  * exposition format, and promtool on it when installed), options (precedence, bounds, messages),
- * backoff (bounds and growth) and list (order, removal while walking, membership).
+ * backoff (bounds and growth), list (order, removal while walking, membership) and alloc (the
+ * x-allocators: never NULL, an impossible size aborts naming the caller).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
 #include "core/buf.h"
 #include "core/list.h"
@@ -369,6 +374,54 @@ static void test_list(void **state)
 	assert_string_equal(list_str(&h), "");
 }
 
+/* ---- alloc -------------------------------------------------------------------------------------- */
+
+static void test_alloc(void **state)
+{
+	char *p = gs_xmalloc(0), *s;
+	int *v = NULL, fds[2], status;
+	char msg[256] = "";
+
+	assert_non_null(p);
+	free(p);
+	p = gs_xcalloc(0, 8);
+	assert_non_null(p);
+	free(p);
+	for (int i = 1; i <= 1000; i++) {
+		v = gs_xreallocarray(v, (size_t)i, sizeof(*v));
+		v[i - 1] = i;
+	}
+	assert_int_equal(v[999], 1000);
+	free(v);
+	s = gs_xstrndup("abcdef", 3);
+	assert_string_equal(s, "abc");
+	free(s);
+	s = gs_xstrndup("ab", 10);
+	assert_string_equal(s, "ab");
+	free(s);
+	s = gs_xstrdup("");
+	assert_string_equal(s, "");
+	free(s);
+
+	/* A size that cannot be had: the child aborts with one line naming this file. */
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		gs_log_setup(GS_LOG_ERROR, GS_LOG_TEXT);
+		p = gs_xcalloc(SIZE_MAX / 2, 4);
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], msg, sizeof(msg) - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_non_null(strstr(msg, "out of memory"));
+	assert_non_null(strstr(msg, "test_core.c:"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_alloc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
