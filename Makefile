@@ -163,9 +163,9 @@ FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c sr
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
-			src/core/options.c src/core/hmap.c src/core/alloc.c $(FUZZ_LLHTTP)
+			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
-			src/core/alloc.c $(FUZZ_LLHTTP)
+			src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 # The kubeconfig harness confines the files its input may name (see its header).
 FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 # Seeds read from where they live, besides tests/fuzz/corpus/NAME/.

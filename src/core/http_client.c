@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "core/alloc.h"
+#include "core/closer.h"
 #include "core/conn.h"
 #include "core/log.h"
 
@@ -75,8 +76,7 @@ struct gs_http_client {
 
 	uv_timer_t defer;
 	unsigned closing : 1, defer_closed : 1;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;   /* one part from the close until the defer timer closes, then that */
 };
 
 #define CALL_OF(l) GS_CONTAINER_OF(l, struct gs_http_call, link)
@@ -637,32 +637,31 @@ void gs_http_client_set_tls(struct gs_http_client *cl, struct gs_tls_config *tls
 	cl->tls = tls;
 }
 
-static void client_freed(uv_handle_t *h)
+static void client_release(struct gs_closer *c)
 {
-	struct gs_http_client *cl = h->data;
-	void (*cb)(void *) = cl->close_cb;
-	void *ud = cl->close_ud;
+	struct gs_http_client *cl = GS_CONTAINER_OF(c, struct gs_http_client, closer);
+
 	gs_tls_config_unref(cl->tls);
 	free(cl->host);
 	free(cl->server_name);
 	free(cl);
-	if (cb)
-		cb(ud);
 }
 
+/* Once every connection is closed and every done callback delivered: the defer timer goes last. */
 static void client_maybe_closed(struct gs_http_client *cl)
 {
 	if (cl->defer_closed || cl->n_conns || !gs_list_empty(&cl->finished))
 		return;
 	cl->defer_closed = 1;
-	uv_close((uv_handle_t *)&cl->defer, client_freed);
+	gs_closer_uv(&cl->closer, (uv_handle_t *)&cl->defer);
+	gs_closer_drop(&cl->closer); /* the pool's part, held since the close */
 }
 
 void gs_http_client_close(struct gs_http_client *cl, void (*close_cb)(void *ud), void *ud)
 {
 	cl->closing = 1;
-	cl->close_cb = close_cb;
-	cl->close_ud = ud;
+	gs_closer_start(&cl->closer, client_release, close_cb, ud);
+	gs_closer_hold(&cl->closer);
 	while (!gs_list_empty(&cl->queue)) {
 		struct gs_http_call *call = CALL_OF(gs_list_first(&cl->queue));
 		gs_list_remove(&call->link);
@@ -687,4 +686,5 @@ void gs_http_client_close(struct gs_http_client *cl, void (*close_cb)(void *ud),
 	}
 	/* Always through the defer timer, so close_cb never runs inside this call. */
 	uv_timer_start(&cl->defer, defer_fired, 0, 0);
+	gs_closer_arm(&cl->closer);
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/closer.h"
 #include "core/conn.h"
 #include "core/hmap.h"
 #include "core/log.h"
@@ -102,8 +103,10 @@ struct gs_http_server {
 	char name[64];                  /* for logs */
 	unsigned closing : 1, draining : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	/* Parts: every connection until its on_close, the listener while closing, and `last`, closed by
+	 * the close itself so that it completes asynchronously even with nothing else left open. */
+	struct gs_closer closer;
+	uv_timer_t last;
 };
 
 static const char *status_text(int status)
@@ -550,8 +553,8 @@ static void sc_on_timeout(struct gs_conn *c)
 	sc_close(sc, sc->served ? GS_HTTP_CLOSE_IDLE_TIMEOUT : GS_HTTP_CLOSE_HEADER_TIMEOUT);
 }
 
-static void server_maybe_closed(struct gs_http_server *s);
-static void listener_closed(uv_handle_t *h);
+static void listener_close(struct gs_http_server *s);
+static void server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud);
 
 static void sc_on_close(struct gs_conn *c)
 {
@@ -568,8 +571,7 @@ static void sc_on_close(struct gs_conn *c)
 	gs_list_remove(&sc->link);
 	s->n_conns--;
 	free(sc);
-	if (s->closing)
-		server_maybe_closed(s);
+	gs_closer_drop(&s->closer); /* the last part of a closing server frees it */
 }
 
 static const struct gs_conn_cbs sc_cbs = {
@@ -596,10 +598,7 @@ static void shed_load(struct gs_http_server *s)
 	if (s->reserve_fd < 0 || uv_fileno((uv_handle_t *)&s->listener, &lfd) != 0) {
 		/* Nothing left to free: stop listening rather than spin (the daemon keeps running). */
 		gs_log_error("http server %s: out of file descriptors and nothing to free: no longer listening", s->name);
-		if (!s->listener_closed) {
-			s->listener_closed = 1;
-			uv_close((uv_handle_t *)&s->listener, listener_closed);
-		}
+		listener_close(s);
 		return;
 	}
 	close(s->reserve_fd);
@@ -632,6 +631,7 @@ static void on_connection(uv_stream_t *listener, int status)
 	gs_list_init(&sc->slink);
 	gs_list_insert_tail(&s->conns, &sc->link);
 	s->n_conns++;
+	gs_closer_hold(&s->closer); /* dropped by sc_on_close */
 	sc->t0 = uv_now(s->loop);
 
 	struct gs_tls *tls = NULL;
@@ -720,15 +720,15 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	gs_list_init(&s->conns);
 	gs_list_init(&s->evictable);
 	gs_hmap_init(&s->sources, 0);
+	uv_timer_init(loop, &s->last);
 	uv_tcp_init(loop, &s->listener);
 	s->listener.data = s;
 	int r = uv_tcp_bind(&s->listener, &addr.sa, 0);
 	if (r == 0)
 		r = uv_listen((uv_stream_t *)&s->listener, HTTP_SERVER_BACKLOG, on_connection);
 	if (r < 0) {
-		/* The handle is registered: it goes through a close; s is freed in its callback. */
-		s->closing = 1;
-		server_maybe_closed(s);
+		/* The handles are registered: they go through a close; s is freed after the last. */
+		server_close(s, NULL, NULL);
 		return r;
 	}
 	struct sockaddr_storage ss;
@@ -811,29 +811,39 @@ static void listener_closed(uv_handle_t *h)
 {
 	struct gs_http_server *s = h->data;
 	s->listener_closed = 2;
-	if (s->closing) /* else it stopped listening on its own (shed_load); the owner closes later */
-		server_maybe_closed(s);
+	gs_closer_drop(&s->closer);
 }
 
-static void server_maybe_closed(struct gs_http_server *s)
+/* Stops listening, for good (at the close, or on its own in shed_load: the owner closes later). */
+static void listener_close(struct gs_http_server *s)
 {
-	if (!s->listener_closed) {
-		s->listener_closed = 1;
-		uv_close((uv_handle_t *)&s->listener, listener_closed);
+	if (s->listener_closed)
 		return;
-	}
-	if (s->listener_closed != 2 || s->n_conns)
-		return;
-	void (*cb)(void *) = s->close_cb;
-	void *ud = s->close_ud;
-	GS_ASSERT(s->sources.len == 0 && s->n_open == 0);
+	s->listener_closed = 1;
+	gs_closer_hold(&s->closer);
+	uv_close((uv_handle_t *)&s->listener, listener_closed);
+}
+
+static void server_release(struct gs_closer *c)
+{
+	struct gs_http_server *s = GS_CONTAINER_OF(c, struct gs_http_server, closer);
+
+	GS_ASSERT(s->sources.len == 0 && s->n_open == 0 && s->n_conns == 0);
 	gs_hmap_free(&s->sources);
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	gs_tls_config_unref(s->tls);
 	free(s);
-	if (cb)
-		cb(ud);
+}
+
+/* The connections are closing already: the listener and `last` follow. */
+static void server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)
+{
+	s->closing = 1;
+	gs_closer_start(&s->closer, server_release, close_cb, ud);
+	listener_close(s);
+	gs_closer_uv(&s->closer, (uv_handle_t *)&s->last);
+	gs_closer_arm(&s->closer);
 }
 
 void gs_http_server_drain(struct gs_http_server *s)
@@ -846,11 +856,9 @@ void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), 
 	struct gs_list *l, *next;
 
 	s->closing = 1;
-	s->close_cb = close_cb;
-	s->close_ud = ud;
 	GS_LIST_FOREACH_SAFE(l, next, &s->conns) {
 		struct server_conn *sc = GS_CONTAINER_OF(l, struct server_conn, link);
 		sc_close(sc, GS_HTTP_CLOSE_SHUTDOWN);
 	}
-	server_maybe_closed(s);
+	server_close(s, close_cb, ud);
 }

@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/backoff.h"
 #include "core/buf.h"
+#include "core/closer.h"
 #include "core/log.h"
 #include "core/tls.h"
 
@@ -41,7 +42,7 @@ struct gs_certs {
 
 	int pending;       /* requests in flight (0 or 1) */
 	int closing;
-	int timer_closed;
+	struct gs_closer closer; /* the timer and the request in flight, while closing */
 };
 
 static void cycle(struct gs_certs *c);
@@ -94,10 +95,10 @@ void gs_certs_poke(struct gs_certs *c)
 		uv_timer_start(&c->timer, on_timer, 0, 0);
 }
 
-static void maybe_free(struct gs_certs *c)
+static void certs_release(struct gs_closer *closer)
 {
-	if (!c->closing || c->pending || !c->timer_closed)
-		return;
+	struct gs_certs *c = GS_CONTAINER_OF(closer, struct gs_certs, closer);
+
 	free(c->ns);
 	free(c->secret);
 	free(c->service);
@@ -167,7 +168,7 @@ static int response_handled(struct gs_certs *c, int err, const char *msg, const 
 {
 	c->pending--;
 	if (c->closing) {
-		maybe_free(c);
+		gs_closer_drop(&c->closer);
 		return 1;
 	}
 	if (err) {
@@ -493,15 +494,13 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 	return 0;
 }
 
-static void on_timer_closed(uv_handle_t *h)
-{
-	struct gs_certs *c = h->data;
-	c->timer_closed = 1;
-	maybe_free(c);
-}
-
-void gs_certs_close(struct gs_certs *c)
+void gs_certs_close(struct gs_certs *c, void (*close_cb)(void *ud), void *ud)
 {
 	c->closing = 1;
-	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+	gs_closer_start(&c->closer, certs_release, close_cb, ud);
+	GS_ASSERT(c->pending == 0 || c->pending == 1);
+	if (c->pending)
+		gs_closer_hold(&c->closer); /* its response handler drops it */
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->timer);
+	gs_closer_arm(&c->closer);
 }

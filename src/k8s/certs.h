@@ -63,7 +63,8 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 /* Runs the cycle again now (leadership was won: a renewal may be ours to do). */
 void gs_certs_poke(struct gs_certs *c);
 
-/* Stops the cycle; c is freed once its requests are done (the kube client must still be open). */
-void gs_certs_close(struct gs_certs *c);
+/* Stops the cycle; c is freed once its timer is closed and its request (if any) answered or cancelled
+ * (the kube client must still be open), then close_cb (may be NULL) runs, never from inside. */
+void gs_certs_close(struct gs_certs *c, void (*close_cb)(void *ud), void *ud);
 
 #endif

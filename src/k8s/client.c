@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/closer.h"
 #include "core/list.h"
 #include "core/log.h"
 
@@ -76,9 +77,7 @@ struct gs_kube {
 	uv_timer_t early_timer;
 	/* shutdown */
 	int closing;
-	int pending_closes;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;     /* the two timers and the two HTTP clients */
 	uint64_t requests_total, auth_retries_total, throttled_total;
 };
 
@@ -520,29 +519,15 @@ const char *gs_kube_server(const struct gs_kube *k)
 	return k->server;
 }
 
-static void close_one(struct gs_kube *k)
+static void kube_release(struct gs_closer *c)
 {
-	if (--k->pending_closes > 0)
-		return;
-	void (*cb)(void *) = k->close_cb;
-	void *ud = k->close_ud;
+	struct gs_kube *k = GS_CONTAINER_OF(c, struct gs_kube, closer);
+
 	free(k->server);
 	free(k->user_agent);
 	free(k->token);
 	free(k->token_file);
 	free(k);
-	if (cb)
-		cb(ud);
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-	close_one(h->data);
-}
-
-static void on_client_closed(void *ud)
-{
-	close_one(ud);
 }
 
 void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
@@ -550,9 +535,7 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
 	struct gs_kube_call *c;
 
 	k->closing = 1;
-	k->close_cb = close_cb;
-	k->close_ud = ud;
-	k->pending_closes = 4;
+	gs_closer_start(&k->closer, kube_release, close_cb, ud);
 	/* Queued calls never reached the pool: finish them here, with the same contract as a cancel. */
 	for (int p = 0; p < 2; p++) {
 		while ((c = q_pop(&k->q[p])) != NULL) {
@@ -564,10 +547,13 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
 		c->done(-ECANCELED, NULL, "client closing", c->ud);
 		call_free(c);
 	}
-	uv_close((uv_handle_t *)&k->throttle_timer, on_handle_closed);
-	uv_close((uv_handle_t *)&k->early_timer, on_handle_closed);
-	gs_http_client_close(k->http, on_client_closed, k);
-	gs_http_client_close(k->watch, on_client_closed, k);
+	gs_closer_uv(&k->closer, (uv_handle_t *)&k->throttle_timer);
+	gs_closer_uv(&k->closer, (uv_handle_t *)&k->early_timer);
+	gs_closer_hold(&k->closer);
+	gs_http_client_close(k->http, gs_closer_drop_cb, &k->closer);
+	gs_closer_hold(&k->closer);
+	gs_http_client_close(k->watch, gs_closer_drop_cb, &k->closer);
+	gs_closer_arm(&k->closer);
 }
 
 int gs_kube_escape(const char *s, char *out, size_t outlen)

@@ -11,6 +11,7 @@
 #include <sys/time.h>
 
 #include "core/alloc.h"
+#include "core/closer.h"
 #include "core/log.h"
 #include "k8s/api.h"
 #include "k8s/watch.h"
@@ -54,10 +55,9 @@ struct gs_controller {
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
-	int handles_open;
-	int watches_open;
-	void (*stop_cb)(void *ud);
-	void *stop_ud;
+	/* The stop: both watches, the bindings' grace (until stop_check closes the three handles), and
+	 * those handles. No release: gs_controller_free frees, after the client's close. */
+	struct gs_closer closer;
 	int freed_wanted;
 
 	/* metrics */
@@ -685,7 +685,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->retry.data = c;
 	uv_timer_init(loop, &c->grace);
 	c->grace.data = c;
-	c->handles_open = 3;
 	register_metrics(c);
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
@@ -702,7 +701,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	};
 	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->nodes)) < 0)
 		return r;
-	c->watches_open++;
 	wo.kind = GS_OBJ_POD;
 	wo.path = "/api/v1/pods";
 	wo.field_selector = selector;
@@ -710,7 +708,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	wo.seed = opts->seed ^ 0x706f6473ull;
 	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
 		return r;
-	c->watches_open++;
 	*out = c;
 	return 0;
 }
@@ -788,30 +785,6 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 	return 1;
 }
 
-/* The stop is complete when the handles are closed and both watches have stopped. */
-static void stop_done_check(struct gs_controller *c)
-{
-	if (c->handles_open > 0 || c->watches_open > 0 || !c->stop_cb)
-		return;
-	void (*cb)(void *) = c->stop_cb;
-	c->stop_cb = NULL;
-	cb(c->stop_ud);
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-	struct gs_controller *c = h->data;
-	c->handles_open--;
-	stop_done_check(c);
-}
-
-static void on_watch_stopped(void *ud)
-{
-	struct gs_controller *c = ud;
-	c->watches_open--;
-	stop_done_check(c);
-}
-
 /* Finishes the stop once the watches are gone and no binding is in flight (or the grace ran out). */
 static void stop_check(struct gs_controller *c)
 {
@@ -822,9 +795,10 @@ static void stop_check(struct gs_controller *c)
 	if (c->binds_inflight > 0)
 		gs_log_warn("shutdown: %u binding(s) still in flight after the grace period; cancelling them",
 			    c->binds_inflight);
-	uv_close((uv_handle_t *)&c->pump, on_handle_closed);
-	uv_close((uv_handle_t *)&c->retry, on_handle_closed);
-	uv_close((uv_handle_t *)&c->grace, on_handle_closed);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->pump);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->retry);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->grace);
+	gs_closer_drop(&c->closer); /* the grace's part */
 }
 
 static void on_grace(uv_timer_t *t)
@@ -835,18 +809,21 @@ static void on_grace(uv_timer_t *t)
 void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_cb)(void *ud), void *ud)
 {
 	c->stopping = 1;
-	c->stop_cb = done_cb;
-	c->stop_ud = ud;
+	gs_closer_start(&c->closer, NULL, done_cb, ud);
 	uv_prepare_stop(&c->pump);
 	uv_timer_stop(&c->retry);
-	gs_watch_stop(c->pods, on_watch_stopped, c);
-	gs_watch_stop(c->nodes, on_watch_stopped, c);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->nodes, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer); /* the grace: stop_check drops it once it closes the handles */
 	if (c->binds_inflight > 0) {
 		gs_log_info("shutdown: waiting for %u binding(s) in flight", c->binds_inflight);
 		uv_timer_start(&c->grace, on_grace, grace_ms, 0);
-		return;
+	} else {
+		stop_check(c);
 	}
-	stop_check(c);
+	gs_closer_arm(&c->closer);
 }
 
 void gs_controller_free(struct gs_controller *c)

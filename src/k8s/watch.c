@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/backoff.h"
+#include "core/closer.h"
 #include "core/buf.h"
 #include "core/hmap.h"
 #include "core/json_items.h"
@@ -70,12 +71,8 @@ struct gs_watch {
 	uv_timer_t timer;     /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
-	void (*close_cb)(void *ud);
-	void *close_ud;
-	int stop_pending;     /* the timer's close and the cancelled call's done, while stopping */
+	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
 };
-
-static void stop_step(struct gs_watch *w);
 
 static void list_page(struct gs_watch *w);
 static void watch_start(struct gs_watch *w);
@@ -304,7 +301,7 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 
 	w->call = NULL;
 	if (w->state == ST_STOPPING) {
-		stop_step(w);
+		gs_closer_drop(&w->closer);
 		return;
 	}
 	const char *fwhy = "";
@@ -513,7 +510,7 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	w->watch_pb = -1;
 	w->stream_err = 0;
 	if (w->state == ST_STOPPING) {
-		stop_step(w);
+		gs_closer_drop(&w->closer);
 		return;
 	}
 	if (stream_err == -ESTALE) {
@@ -614,12 +611,10 @@ void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st)
 	st->known = (unsigned)gs_hmap_len(&w->known);
 }
 
-static void stop_step(struct gs_watch *w)
+static void watch_release(struct gs_closer *c)
 {
-	if (--w->stop_pending > 0)
-		return;
-	void (*cb)(void *) = w->close_cb;
-	void *ud = w->close_ud;
+	struct gs_watch *w = GS_CONTAINER_OF(c, struct gs_watch, closer);
+
 	gs_hmap_free(&w->known);
 	gs_line_splitter_free(&w->lines);
 	free(w->path);
@@ -631,25 +626,17 @@ static void stop_step(struct gs_watch *w)
 	gs_pb_stream_free(&w->pbs);
 	free(w->stream_rv);
 	free(w);
-	if (cb)
-		cb(ud);
-}
-
-static void on_closed(uv_handle_t *h)
-{
-	stop_step(h->data);
 }
 
 void gs_watch_stop(struct gs_watch *w, void (*close_cb)(void *ud), void *ud)
 {
 	w->state = ST_STOPPING;
-	w->close_cb = close_cb;
-	w->close_ud = ud;
-	w->stop_pending = 1;
+	gs_closer_start(&w->closer, watch_release, close_cb, ud);
 	if (w->call) {
-		w->stop_pending++;
-		gs_kube_cancel(w->call); /* its done callback runs later and calls stop_step */
+		gs_closer_hold(&w->closer);
+		gs_kube_cancel(w->call); /* its done callback runs later and drops its part */
 	}
 	uv_timer_stop(&w->timer);
-	uv_close((uv_handle_t *)&w->timer, on_closed);
+	gs_closer_uv(&w->closer, (uv_handle_t *)&w->timer);
+	gs_closer_arm(&w->closer);
 }

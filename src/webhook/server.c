@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/closer.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -38,10 +39,7 @@ struct gs_webhook {
 	char *cert, *key; /* the content being served */
 	struct gs_tls_config *cfg; /* built from it (a reference); the server holds its own */
 	size_t cert_len, key_len;
-	int closing;
-	int pending_closes;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;
 	struct gs_buf out;
 };
 
@@ -338,8 +336,6 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 
 static void webhook_free(struct gs_webhook *w)
 {
-	void (*cb)(void *) = w->close_cb;
-	void *ud = w->close_ud;
 	if (w->stats == &w->own_stats)
 		gs_webhook_stats_free(&w->own_stats);
 	gs_buf_free(&w->out);
@@ -349,24 +345,11 @@ static void webhook_free(struct gs_webhook *w)
 	free(w->cert_file);
 	free(w->key_file);
 	free(w);
-	if (cb)
-		cb(ud);
 }
 
-static void on_part_closed(struct gs_webhook *w)
+static void webhook_release(struct gs_closer *c)
 {
-	if (--w->pending_closes == 0)
-		webhook_free(w);
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-	on_part_closed(h->data);
-}
-
-static void on_server_closed(void *ud)
-{
-	on_part_closed(ud);
+	webhook_free(GS_CONTAINER_OF(c, struct gs_webhook, closer));
 }
 
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
@@ -454,10 +437,9 @@ void gs_webhook_drain(struct gs_webhook *w)
 
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud)
 {
-	w->closing = 1;
-	w->close_cb = close_cb;
-	w->close_ud = ud;
-	w->pending_closes = 2;
-	uv_close((uv_handle_t *)&w->reload, on_timer_closed);
-	gs_http_server_close(w->server, on_server_closed, w);
+	gs_closer_start(&w->closer, webhook_release, close_cb, ud);
+	gs_closer_uv(&w->closer, (uv_handle_t *)&w->reload);
+	gs_closer_hold(&w->closer);
+	gs_http_server_close(w->server, gs_closer_drop_cb, &w->closer);
+	gs_closer_arm(&w->closer);
 }

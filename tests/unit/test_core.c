@@ -1,8 +1,9 @@
 /*
  * test_core.c: the small core modules: buf (caps, JSON strings), log (levels, JSON lines), metrics (the
  * exposition format, and promtool on it when installed), options (precedence, bounds, messages),
- * backoff (bounds and growth), list (order, removal while walking, membership) and alloc (the
- * x-allocators: never NULL, an impossible size aborts naming the caller).
+ * backoff (bounds and growth), list (order, removal while walking, membership), alloc (the
+ * x-allocators: never NULL, an impossible size aborts naming the caller) and closer (the close
+ * protocol: one completion, after the release, never inside the close call).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 
 #include "core/alloc.h"
 #include "core/backoff.h"
+#include "core/closer.h"
 #include "core/buf.h"
 #include "core/list.h"
 #include "core/log.h"
@@ -422,6 +425,103 @@ static void test_alloc(void **state)
 	assert_non_null(strstr(msg, "test_core.c:"));
 }
 
+/* ---- closer -------------------------------------------------------------------------------------- */
+
+struct toy {
+	uv_timer_t a, b;
+	struct gs_closer closer;
+	int *released;
+};
+
+static void toy_release(struct gs_closer *c)
+{
+	struct toy *t = GS_CONTAINER_OF(c, struct toy, closer);
+	(*t->released)++;
+	free(t);
+}
+
+static int closer_done, closer_released_at_done;
+static int toy_released;
+
+static void toy_closed(void *ud)
+{
+	closer_done++;
+	closer_released_at_done = toy_released;
+	assert_ptr_equal(ud, &closer_done);
+}
+
+/* A sub-part: its completion arrives later, from a timer. */
+static struct gs_closer *pending_part;
+
+static void on_part_timer(uv_timer_t *t)
+{
+	gs_closer_drop(pending_part);
+	uv_close((uv_handle_t *)t, NULL);
+}
+
+static void test_closer(void **state)
+{
+	uv_loop_t loop;
+	uv_timer_t part;
+	struct toy *t = calloc(1, sizeof(*t));
+	int status;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	t->released = &toy_released;
+	uv_timer_init(&loop, &t->a);
+	uv_timer_init(&loop, &t->b);
+	uv_timer_init(&loop, &part);
+	gs_closer_init(&t->closer);
+
+	/* Parts held and dropped before the close never complete anything. */
+	gs_closer_hold(&t->closer);
+	gs_closer_drop(&t->closer);
+
+	gs_closer_start(&t->closer, toy_release, toy_closed, &closer_done);
+	gs_closer_uv(&t->closer, (uv_handle_t *)&t->a);
+	gs_closer_uv(&t->closer, (uv_handle_t *)&t->b);
+	gs_closer_hold(&t->closer);
+	pending_part = &t->closer;
+	uv_timer_start(&part, on_part_timer, 20, 0);
+	gs_closer_arm(&t->closer);
+	assert_int_equal(closer_done, 0); /* never inside the close */
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(closer_done, 1);
+	assert_int_equal(closer_released_at_done, 1); /* released first, then the owner told */
+	assert_int_equal(toy_released, 1);
+	assert_int_equal(uv_loop_close(&loop), 0);
+
+	/* Armed with nothing closing: close_cb would run inside the close call. Aborts. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gs_closer c;
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		gs_closer_init(&c);
+		gs_closer_start(&c, NULL, NULL, NULL);
+		gs_closer_arm(&c);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+
+	/* Closed twice: aborts. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gs_closer c;
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		gs_closer_init(&c);
+		gs_closer_start(&c, NULL, NULL, NULL);
+		gs_closer_start(&c, NULL, NULL, NULL);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_closer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
