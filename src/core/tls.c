@@ -460,6 +460,19 @@ static const char *pem_terminated(const char *data, size_t len, const char *mark
 	return *copy;
 }
 
+/* The certificate or key input `what` as mbedTLS takes it (pem_terminated), or NULL for an empty one
+ * with "<what>: empty" in err. */
+static const char *tls_input(const char *what, const char *data, size_t len, char **copy, size_t *out_len,
+			     char *err, size_t errlen)
+{
+	*copy = NULL;
+	if (!data || !len) {
+		gs_tls__seterr(err, errlen, "%s: empty", what);
+		return NULL;
+	}
+	return pem_terminated(data, len, "-----BEGIN", copy, out_len);
+}
+
 int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data, size_t len, int allow_partial,
 		      char *err, size_t errlen)
 {
@@ -468,11 +481,8 @@ int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data,
 	const char *p;
 	int r;
 
-	if (!data || !len) {
-		gs_tls__seterr(err, errlen, "%s: empty", what);
+	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
 		return -EINVAL;
-	}
-	p = pem_terminated(data, len, "-----BEGIN", &copy, &n);
 	r = mbedtls_x509_crt_parse(crt, (const unsigned char *)p, n);
 	free(copy);
 	if (r > 0 && crt->version != 0 && allow_partial) {
@@ -507,11 +517,8 @@ int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data
 	const char *p;
 	int r;
 
-	if (!data || !len) {
-		gs_tls__seterr(err, errlen, "%s: empty", what);
+	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
 		return -EINVAL;
-	}
-	p = pem_terminated(data, len, "-----BEGIN", &copy, &n);
 	r = mbedtls_pk_parse_key(pk, (const unsigned char *)p, n, NULL, 0);
 	if (copy) {
 		mbedtls_platform_zeroize(copy, n);

@@ -459,12 +459,47 @@ static void on_part_timer(uv_timer_t *t)
 	uv_close((uv_handle_t *)t, NULL);
 }
 
+/* Whether fn, run in a child with stderr silenced, dies of SIGABRT. */
+static int aborts(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		fn();
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* Armed with nothing closing: close_cb would run inside the close call. */
+static void arm_with_nothing_closing(void)
+{
+	struct gs_closer c;
+
+	gs_closer_init(&c);
+	gs_closer_start(&c, NULL, NULL, NULL);
+	gs_closer_arm(&c);
+}
+
+static void start_twice(void)
+{
+	struct gs_closer c;
+
+	gs_closer_init(&c);
+	gs_closer_start(&c, NULL, NULL, NULL);
+	gs_closer_start(&c, NULL, NULL, NULL);
+}
+
 static void test_closer(void **state)
 {
 	uv_loop_t loop;
 	uv_timer_t part;
 	struct toy *t = calloc(1, sizeof(*t));
-	int status;
 
 	assert_int_equal(uv_loop_init(&loop), 0);
 	t->released = &toy_released;
@@ -491,35 +526,8 @@ static void test_closer(void **state)
 	assert_int_equal(toy_released, 1);
 	assert_int_equal(uv_loop_close(&loop), 0);
 
-	/* Armed with nothing closing: close_cb would run inside the close call. Aborts. */
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct gs_closer c;
-		int fd = open("/dev/null", O_WRONLY);
-		dup2(fd, 2);
-		gs_closer_init(&c);
-		gs_closer_start(&c, NULL, NULL, NULL);
-		gs_closer_arm(&c);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-
-	/* Closed twice: aborts. */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct gs_closer c;
-		int fd = open("/dev/null", O_WRONLY);
-		dup2(fd, 2);
-		gs_closer_init(&c);
-		gs_closer_start(&c, NULL, NULL, NULL);
-		gs_closer_start(&c, NULL, NULL, NULL);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_true(aborts(arm_with_nothing_closing));
+	assert_true(aborts(start_twice));
 }
 
 int main(void)
