@@ -153,19 +153,19 @@ FUZZ_LLHTTP  := $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 
 # What each harness links besides itself (the one list per harness; a new harness needs its own).
 FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c src/sched/map_cache.c \
-			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c
+			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c src/core/alloc.c
 FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
 			src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c
-FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
-FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c
+FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
+FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
-FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c
+FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
-			src/core/options.c src/core/hmap.c $(FUZZ_LLHTTP)
+			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
-			$(FUZZ_LLHTTP)
+			src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 # The kubeconfig harness confines the files its input may name (see its header).
 FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 # Seeds read from where they live, besides tests/fuzz/corpus/NAME/.

@@ -275,11 +275,12 @@ static int ready_cb(char *why, size_t whylen, void *ud)
  *   leader releases the Lease, the apiserver client closes (in that order: each needs the next);
  *   the webhook drains for --shutdown-delay (answers close their connections, so the apiserver moves
  *   to the other replicas while the endpoints drop this one), then closes.
- * The signal handles close once both are done. */
+ * The certificate cycle closes at the signal too (its request in flight is answered or cancelled by
+ * the client's close). The signal handles close once all three are done. */
 
 static void finish(struct daemon *d)
 {
-	if (d->webhook || d->kube)
+	if (d->webhook || d->kube || d->certs)
 		return;
 	uv_close((uv_handle_t *)&d->drain, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -321,6 +322,13 @@ static void on_health_closed(void *ud)
 	gs_controller_stop(d->ctrl, GS_SHUTDOWN_GRACE_MS, on_ctrl_stopped, d);
 }
 
+static void on_certs_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->certs = NULL;
+	finish(d);
+}
+
 static void on_webhook_closed(void *ud)
 {
 	struct daemon *d = ud;
@@ -345,10 +353,8 @@ static void on_signal(uv_signal_t *s, int signum)
 	d->stopping = 1;
 	gs_log_info("%s: stopping (bindings in flight get %d s to finish)", strsignal(signum),
 		    GS_SHUTDOWN_GRACE_MS / 1000);
-	if (d->certs) {
-		gs_certs_close(d->certs); /* freed once its request (if any) is answered or cancelled */
-		d->certs = NULL;
-	}
+	if (d->certs) /* closed once its request (if any) is answered, or cancelled by the client's close */
+		gs_certs_close(d->certs, on_certs_closed, d);
 	if (d->webhook && d->cfg.shutdown_delay_ms > 0) {
 		gs_log_info("webhook: serving %ld ms more, each answer closing its connection (--shutdown-delay)",
 			    d->cfg.shutdown_delay_ms);

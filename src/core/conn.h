@@ -39,9 +39,8 @@
 #include <uv.h>
 
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/tls.h"
-
-#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* Plaintext kept behind a completed message while its answer is produced (reading is paused, so
  * this holds at most one socket read and the TLS records already received). */
@@ -155,37 +154,5 @@ void gs_conn__close(struct gs_conn *c);
 
 /* Readable reason for the last failure (TLS, parse, framing), "" if none. */
 const char *gs_conn__error(const struct gs_conn *c);
-
-/* ---- a doubly linked list for the owners' bookkeeping ----------------------------------------- */
-
-struct gs_conn_link {
-	struct gs_conn_link *prev, *next;
-};
-
-static inline void gs_conn__list_init(struct gs_conn_link *head)
-{
-	head->prev = head->next = head;
-}
-
-static inline int gs_conn__list_empty(const struct gs_conn_link *head)
-{
-	return head->next == head;
-}
-
-/* Inserts l before at (at == head: at the tail). */
-static inline void gs_conn__list_insert(struct gs_conn_link *at, struct gs_conn_link *l)
-{
-	l->next = at;
-	l->prev = at->prev;
-	at->prev->next = l;
-	at->prev = l;
-}
-
-static inline void gs_conn__list_remove(struct gs_conn_link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
 
 #endif

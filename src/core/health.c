@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -32,13 +34,11 @@ struct gs_health {
 	char *route_prefix;
 	gs_health_route_cb route;
 	void *route_ud;
-	int pending;
+	struct gs_closer closer;
 	struct gs_health_closed {
 		struct gs_health *h;
 		int reason;
 	} closed_ud[GS_HTTP_CLOSE_REASON_COUNT];
-	void (*close_cb)(void *ud);
-	void *close_ud;
 };
 
 static void on_tick(uv_timer_t *t)
@@ -112,8 +112,8 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 void gs_health_route(struct gs_health *h, const char *prefix, gs_health_route_cb cb, void *ud)
 {
 	free(h->route_prefix);
-	h->route_prefix = strdup(prefix);
-	h->route = h->route_prefix ? cb : NULL;
+	h->route_prefix = gs_xstrdup(prefix);
+	h->route = cb;
 	h->route_ud = ud;
 }
 
@@ -142,9 +142,7 @@ static void register_metrics(struct gs_health *h)
 int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
 		    void *ud, struct gs_health **out)
 {
-	struct gs_health *h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
+	struct gs_health *h = gs_xcalloc(1, sizeof(*h));
 	h->loop = loop;
 	h->metrics = metrics;
 	h->ready = ready;
@@ -179,33 +177,19 @@ int gs_health_port(const struct gs_health *h)
 	return gs_http_server_port(h->server);
 }
 
-static void close_step(struct gs_health *h)
+static void health_release(struct gs_closer *c)
 {
-	if (--h->pending > 0)
-		return;
-	void (*cb)(void *) = h->close_cb;
-	void *ud = h->close_ud;
+	struct gs_health *h = GS_CONTAINER_OF(c, struct gs_health, closer);
+
 	free(h->route_prefix);
 	free(h);
-	if (cb)
-		cb(ud);
-}
-
-static void on_tick_closed(uv_handle_t *t)
-{
-	close_step(t->data);
-}
-
-static void on_server_closed(void *ud)
-{
-	close_step(ud);
 }
 
 void gs_health_close(struct gs_health *h, void (*close_cb)(void *ud), void *ud)
 {
-	h->close_cb = close_cb;
-	h->close_ud = ud;
-	h->pending = 2;
-	uv_close((uv_handle_t *)&h->tick, on_tick_closed);
-	gs_http_server_close(h->server, on_server_closed, h);
+	gs_closer_start(&h->closer, health_release, close_cb, ud);
+	gs_closer_uv(&h->closer, (uv_handle_t *)&h->tick);
+	gs_closer_hold(&h->closer);
+	gs_http_server_close(h->server, gs_closer_drop_cb, &h->closer);
+	gs_closer_arm(&h->closer);
 }

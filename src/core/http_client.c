@@ -18,6 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
 #include "core/conn.h"
 #include "core/log.h"
 
@@ -29,14 +31,14 @@
 struct client_conn {
 	struct gs_conn conn;
 	struct gs_http_client *cl;
-	struct gs_conn_link all;  /* cl->conns */
-	struct gs_conn_link idle; /* cl->idle while idle */
+	struct gs_list all;  /* cl->conns */
+	struct gs_list idle; /* cl->idle while idle */
 	struct gs_http_call *call;
 	unsigned reused : 1, is_idle : 1;
 };
 
 struct gs_http_call {
-	struct gs_conn_link link; /* cl->queue or cl->finished */
+	struct gs_list link; /* cl->queue or cl->finished */
 	struct gs_http_client *cl;
 	struct client_conn *cc;
 	char *wire;
@@ -68,14 +70,13 @@ struct gs_http_client {
 	unsigned max_conns, connect_timeout_ms, idle_timeout_ms;
 	size_t max_body;
 
-	struct gs_conn_link conns, idle, queue, finished;
+	struct gs_list conns, idle, queue, finished;
 	unsigned n_conns, n_idle, n_queued, n_inflight;
 	uint64_t opened_total, tls_failures_total;
 
 	uv_timer_t defer;
 	unsigned closing : 1, defer_closed : 1;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;   /* one part from the close until the defer timer closes, then that */
 };
 
 #define CALL_OF(l) GS_CONTAINER_OF(l, struct gs_http_call, link)
@@ -97,9 +98,9 @@ static void call_free(struct gs_http_call *call)
 static void defer_fired(uv_timer_t *t)
 {
 	struct gs_http_client *cl = t->data;
-	while (!gs_conn__list_empty(&cl->finished)) {
-		struct gs_http_call *call = CALL_OF(cl->finished.next);
-		gs_conn__list_remove(&call->link);
+	while (!gs_list_empty(&cl->finished)) {
+		struct gs_http_call *call = CALL_OF(gs_list_first(&cl->finished));
+		gs_list_remove(&call->link);
 		call->done(call, call->err, NULL, call->ud);
 		call_free(call);
 	}
@@ -114,7 +115,7 @@ static void call_defer(struct gs_http_call *call, int err)
 {
 	struct gs_http_client *cl = call->cl;
 	call->err = err;
-	gs_conn__list_insert(&cl->finished, &call->link);
+	gs_list_insert_tail(&cl->finished, &call->link);
 	uv_timer_start(&cl->defer, defer_fired, 0, 0);
 }
 
@@ -132,7 +133,7 @@ static void cc_set_idle(struct client_conn *cc)
 {
 	struct gs_http_client *cl = cc->cl;
 	cc->is_idle = 1;
-	gs_conn__list_insert(cl->idle.next, &cc->idle); /* at the head: LIFO */
+	gs_list_insert_head(&cl->idle, &cc->idle); /* at the head: LIFO */
 	cl->n_idle++;
 	gs_conn__timer(&cc->conn, cl->idle_timeout_ms);
 }
@@ -142,7 +143,7 @@ static void cc_unset_idle(struct client_conn *cc)
 	if (!cc->is_idle)
 		return;
 	cc->is_idle = 0;
-	gs_conn__list_remove(&cc->idle);
+	gs_list_remove(&cc->idle);
 	cc->cl->n_idle--;
 }
 
@@ -204,7 +205,7 @@ static void cc_lost_call(struct client_conn *cc, int err)
 		gs_log_debug("http %s: request lost on reused conn %u (%s); retrying once", cc->conn.peer, cc->conn.id,
 			     uv_strerror(err));
 		call->retried = 1;
-		gs_conn__list_insert(cl->queue.next, &call->link); /* at the head: it was first */
+		gs_list_insert_head(&cl->queue, &call->link); /* at the head: it was first */
 		cl->n_queued++;
 		return;
 	}
@@ -305,7 +306,7 @@ static void cc_on_close(struct gs_conn *c)
 	struct gs_http_client *cl = cc->cl;
 	cc_lost_call(cc, -ECONNRESET);
 	cc_unset_idle(cc);
-	gs_conn__list_remove(&cc->all);
+	gs_list_remove(&cc->all);
 	cl->n_conns--;
 	free(cc);
 	if (cl->closing)
@@ -442,12 +443,10 @@ static const llhttp_settings_t client_settings = {
 
 static int cc_open(struct gs_http_client *cl, struct client_conn **out)
 {
-	struct client_conn *cc = calloc(1, sizeof(*cc));
-	if (!cc)
-		return -ENOMEM;
+	struct client_conn *cc = gs_xcalloc(1, sizeof(*cc));
 	cc->cl = cl;
 	gs_conn__init(&cc->conn, cl->loop, HTTP_RESPONSE, &client_settings, &cc_cbs, HTTP_CLIENT_MAX_HEAD);
-	gs_conn__list_insert(&cl->conns, &cc->all);
+	gs_list_insert_tail(&cl->conns, &cc->all);
 	cl->n_conns++;
 	cl->opened_total++;
 
@@ -473,17 +472,17 @@ static int cc_open(struct gs_http_client *cl, struct client_conn **out)
 
 static void pump(struct gs_http_client *cl)
 {
-	while (!cl->closing && !gs_conn__list_empty(&cl->queue)) {
+	while (!cl->closing && !gs_list_empty(&cl->queue)) {
 		struct client_conn *cc = NULL;
-		if (!gs_conn__list_empty(&cl->idle)) {
-			cc = CONN_OF_IDLE(cl->idle.next);
+		if (!gs_list_empty(&cl->idle)) {
+			cc = CONN_OF_IDLE(gs_list_first(&cl->idle));
 			cc_unset_idle(cc);
 		} else if (cl->n_conns < cl->max_conns) {
 			/* A fresh connection: the first call waiting will ride on it once it is ready. */
 			int r = cc_open(cl, &cc);
 			if (r < 0) { /* fail the call rather than retry in a tight loop */
-				struct gs_http_call *call = CALL_OF(cl->queue.next);
-				gs_conn__list_remove(&call->link);
+				struct gs_http_call *call = CALL_OF(gs_list_first(&cl->queue));
+				gs_list_remove(&call->link);
 				cl->n_queued--;
 				snprintf(call->error, sizeof(call->error), "cannot connect to %s:%d: %s", cl->host,
 					 cl->port, uv_strerror(r));
@@ -493,8 +492,8 @@ static void pump(struct gs_http_client *cl)
 		} else {
 			break;
 		}
-		struct gs_http_call *call = CALL_OF(cl->queue.next);
-		gs_conn__list_remove(&call->link);
+		struct gs_http_call *call = CALL_OF(gs_list_first(&cl->queue));
+		gs_list_remove(&call->link);
 		cl->n_queued--;
 		cl->n_inflight++;
 		cc->call = call;
@@ -536,9 +535,7 @@ int gs_http_send(struct gs_http_client *cl, const struct gs_http_request *req, g
 		return -ECANCELED;
 	if (!req->method || !req->path || req->path[0] != '/' || strpbrk(req->path, " \r\n") || !done)
 		return -EINVAL;
-	struct gs_http_call *call = calloc(1, sizeof(*call));
-	if (!call)
-		return -ENOMEM;
+	struct gs_http_call *call = gs_xcalloc(1, sizeof(*call));
 	struct gs_buf w;
 	gs_buf_init(&w, 0);
 	int r = serialize(cl, req, &w);
@@ -555,7 +552,7 @@ int gs_http_send(struct gs_http_client *cl, const struct gs_http_request *req, g
 	call->ud = ud;
 	call->timeout_ms = req->timeout_ms;
 	gs_buf_init(&call->body, cl->max_body);
-	gs_conn__list_insert(&cl->queue, &call->link);
+	gs_list_insert_tail(&cl->queue, &call->link);
 	cl->n_queued++;
 	if (out)
 		*out = call;
@@ -574,8 +571,8 @@ void gs_http_cancel(struct gs_http_call *call)
 		return; /* on_body finishes it when on_data returns */
 	if (call->cc) {
 		call_detach(call);
-	} else if (!gs_conn__list_empty(&call->link)) {
-		gs_conn__list_remove(&call->link);
+	} else if (!gs_list_empty(&call->link)) {
+		gs_list_remove(&call->link);
 		cl->n_queued--;
 	}
 	call_defer(call, -ECANCELED);
@@ -600,18 +597,10 @@ int gs_http_client_new(uv_loop_t *loop, const struct gs_http_client_opts *o, str
 {
 	if (!o->host || !*o->host || o->port <= 0 || o->port > 65535)
 		return -EINVAL;
-	struct gs_http_client *cl = calloc(1, sizeof(*cl));
-	if (!cl)
-		return -ENOMEM;
+	struct gs_http_client *cl = gs_xcalloc(1, sizeof(*cl));
 	cl->loop = loop;
-	cl->host = strdup(o->host);
-	cl->server_name = strdup(o->server_name && *o->server_name ? o->server_name : o->host);
-	if (!cl->host || !cl->server_name) {
-		free(cl->host);
-		free(cl->server_name);
-		free(cl);
-		return -ENOMEM;
-	}
+	cl->host = gs_xstrdup(o->host);
+	cl->server_name = gs_xstrdup(o->server_name && *o->server_name ? o->server_name : o->host);
 	cl->port = o->port;
 	cl->tls = o->tls;
 	if (cl->tls)
@@ -620,10 +609,10 @@ int gs_http_client_new(uv_loop_t *loop, const struct gs_http_client_opts *o, str
 	cl->connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : HTTP_CLIENT_CONNECT_MS;
 	cl->idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : HTTP_CLIENT_IDLE_MS;
 	cl->max_body = o->max_body ? o->max_body : HTTP_CLIENT_MAX_BODY;
-	gs_conn__list_init(&cl->conns);
-	gs_conn__list_init(&cl->idle);
-	gs_conn__list_init(&cl->queue);
-	gs_conn__list_init(&cl->finished);
+	gs_list_init(&cl->conns);
+	gs_list_init(&cl->idle);
+	gs_list_init(&cl->queue);
+	gs_list_init(&cl->finished);
 	uv_timer_init(loop, &cl->defer);
 	cl->defer.data = cl;
 	*out = cl;
@@ -648,40 +637,40 @@ void gs_http_client_set_tls(struct gs_http_client *cl, struct gs_tls_config *tls
 	cl->tls = tls;
 }
 
-static void client_freed(uv_handle_t *h)
+static void client_release(struct gs_closer *c)
 {
-	struct gs_http_client *cl = h->data;
-	void (*cb)(void *) = cl->close_cb;
-	void *ud = cl->close_ud;
+	struct gs_http_client *cl = GS_CONTAINER_OF(c, struct gs_http_client, closer);
+
 	gs_tls_config_unref(cl->tls);
 	free(cl->host);
 	free(cl->server_name);
 	free(cl);
-	if (cb)
-		cb(ud);
 }
 
+/* Once every connection is closed and every done callback delivered: the defer timer goes last. */
 static void client_maybe_closed(struct gs_http_client *cl)
 {
-	if (cl->defer_closed || cl->n_conns || !gs_conn__list_empty(&cl->finished))
+	if (cl->defer_closed || cl->n_conns || !gs_list_empty(&cl->finished))
 		return;
 	cl->defer_closed = 1;
-	uv_close((uv_handle_t *)&cl->defer, client_freed);
+	gs_closer_uv(&cl->closer, (uv_handle_t *)&cl->defer);
+	gs_closer_drop(&cl->closer); /* the pool's part, held since the close */
 }
 
 void gs_http_client_close(struct gs_http_client *cl, void (*close_cb)(void *ud), void *ud)
 {
 	cl->closing = 1;
-	cl->close_cb = close_cb;
-	cl->close_ud = ud;
-	while (!gs_conn__list_empty(&cl->queue)) {
-		struct gs_http_call *call = CALL_OF(cl->queue.next);
-		gs_conn__list_remove(&call->link);
+	gs_closer_start(&cl->closer, client_release, close_cb, ud);
+	gs_closer_hold(&cl->closer);
+	while (!gs_list_empty(&cl->queue)) {
+		struct gs_http_call *call = CALL_OF(gs_list_first(&cl->queue));
+		gs_list_remove(&call->link);
 		cl->n_queued--;
 		snprintf(call->error, sizeof(call->error), "client closing");
 		call_defer(call, -ECANCELED);
 	}
-	for (struct gs_conn_link *l = cl->conns.next; l != &cl->conns; l = l->next) {
+	struct gs_list *l;
+	GS_LIST_FOREACH(l, &cl->conns) {
 		struct client_conn *cc = CONN_OF_ALL(l);
 		struct gs_http_call *call = cc->call;
 		if (call && !call->in_data_cb) {
@@ -697,4 +686,5 @@ void gs_http_client_close(struct gs_http_client *cl, void (*close_cb)(void *ud),
 	}
 	/* Always through the defer timer, so close_cb never runs inside this call. */
 	uv_timer_start(&cl->defer, defer_fired, 0, 0);
+	gs_closer_arm(&cl->closer);
 }

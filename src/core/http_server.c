@@ -27,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
 #include "core/conn.h"
 #include "core/hmap.h"
 #include "core/log.h"
@@ -50,15 +52,15 @@
 struct source {
 	char ip[64];                   /* the key in s->sources */
 	unsigned n;                    /* its open (not closing) connections */
-	struct gs_conn_link evictable; /* its evictable connections, oldest first */
+	struct gs_list evictable; /* its evictable connections, oldest first */
 };
 
 struct server_conn {
 	struct gs_conn conn;
 	struct gs_http_server *s;
-	struct gs_conn_link link;       /* s->conns: every connection until its on_close */
-	struct gs_conn_link elink;      /* s->evictable, while evictable */
-	struct gs_conn_link slink;      /* src->evictable, while evictable */
+	struct gs_list link;       /* s->conns: every connection until its on_close */
+	struct gs_list elink;      /* s->evictable, while evictable */
+	struct gs_list slink;      /* src->evictable, while evictable */
 	struct source *src;             /* NULL until accepted, and once closing */
 	struct gs_http_server_req *req; /* being read, or held by the handler */
 	uint64_t t0;                    /* start of the current request's deadlines (uv_now ms) */
@@ -87,8 +89,8 @@ struct gs_http_server {
 	struct gs_http_server_opts o;
 	gs_http_handler_cb handler;
 	void *ud;
-	struct gs_conn_link conns;      /* all, until their on_close */
-	struct gs_conn_link evictable;  /* oldest first */
+	struct gs_list conns;      /* all, until their on_close */
+	struct gs_list evictable;  /* oldest first */
 	struct gs_hmap sources;         /* ip -> struct source */
 	unsigned n_conns;               /* in conns */
 	unsigned n_open;                /* not closing: what the caps count */
@@ -101,8 +103,10 @@ struct gs_http_server {
 	char name[64];                  /* for logs */
 	unsigned closing : 1, draining : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	/* Parts: every connection until its on_close, the listener while closing, and `last`, closed by
+	 * the close itself so that it completes asynchronously even with nothing else left open. */
+	struct gs_closer closer;
+	uv_timer_t last;
 };
 
 static const char *status_text(int status)
@@ -147,27 +151,27 @@ const char *gs_http_close_reason_name(enum gs_http_close_reason r)
 
 /* ---- the evictable lists ------------------------------------------------------------------------ */
 
-static struct server_conn *elink_conn(struct gs_conn_link *l)
+static struct server_conn *elink_conn(struct gs_list *l)
 {
 	return GS_CONTAINER_OF(l, struct server_conn, elink);
 }
 
-static struct server_conn *slink_conn(struct gs_conn_link *l)
+static struct server_conn *slink_conn(struct gs_list *l)
 {
 	return GS_CONTAINER_OF(l, struct server_conn, slink);
 }
 
 static int is_evictable(const struct server_conn *sc)
 {
-	return sc->elink.next != &sc->elink;
+	return gs_list_linked(&sc->elink);
 }
 
 static void evictable_remove(struct server_conn *sc)
 {
 	if (!is_evictable(sc))
 		return;
-	gs_conn__list_remove(&sc->elink);
-	gs_conn__list_remove(&sc->slink);
+	gs_list_remove(&sc->elink);
+	gs_list_remove(&sc->slink);
 	sc->s->n_evictable--;
 }
 
@@ -177,8 +181,8 @@ static void evictable_touch(struct server_conn *sc)
 	if (!sc->src || sc->held || sc->conn.closing)
 		return;
 	evictable_remove(sc);
-	gs_conn__list_insert(&sc->s->evictable, &sc->elink);
-	gs_conn__list_insert(&sc->src->evictable, &sc->slink);
+	gs_list_insert_tail(&sc->s->evictable, &sc->elink);
+	gs_list_insert_tail(&sc->src->evictable, &sc->slink);
 	sc->s->n_evictable++;
 }
 
@@ -217,17 +221,11 @@ static struct source *source_get(struct gs_http_server *s, const char *ip)
 	struct source *src = gs_hmap_get_str(&s->sources, ip);
 	if (src)
 		return src;
-	src = calloc(1, sizeof(*src));
-	if (!src) {
-		gs_log_error("http server %s: out of memory", s->name);
-		abort(); /* a small fixed record, at most one per open connection */
-	}
+	src = gs_xcalloc(1, sizeof(*src)); /* a small fixed record, at most one per open connection */
 	snprintf(src->ip, sizeof(src->ip), "%s", ip);
-	gs_conn__list_init(&src->evictable);
-	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0) {
-		gs_log_error("http server %s: out of memory", s->name);
-		abort();
-	}
+	gs_list_init(&src->evictable);
+	if (gs_hmap_put_str(&s->sources, src->ip, src, NULL) < 0)
+		gs_oom(0);
 	return src;
 }
 
@@ -236,7 +234,7 @@ static void source_put(struct gs_http_server *s, struct source *src)
 	GS_ASSERT(src->n > 0);
 	if (--src->n > 0)
 		return;
-	GS_ASSERT(gs_conn__list_empty(&src->evictable));
+	GS_ASSERT(gs_list_empty(&src->evictable));
 	gs_hmap_del_str(&s->sources, src->ip, NULL);
 	free(src);
 }
@@ -260,13 +258,13 @@ static int evict_oldest(struct gs_http_server *s, struct source *src, const char
 {
 	struct server_conn *v;
 	if (src) {
-		if (gs_conn__list_empty(&src->evictable))
+		if (gs_list_empty(&src->evictable))
 			return 0;
-		v = slink_conn(src->evictable.next);
+		v = slink_conn(gs_list_first(&src->evictable));
 	} else {
-		if (gs_conn__list_empty(&s->evictable))
+		if (gs_list_empty(&s->evictable))
 			return 0;
-		v = elink_conn(s->evictable.next);
+		v = elink_conn(gs_list_first(&s->evictable));
 	}
 	gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
 		       "http server %s: %s: closing the oldest idle or unfinished connection, %s (%s, %llu ms old), for %s",
@@ -288,9 +286,7 @@ static void arm_deadline(struct server_conn *sc, uint64_t base, unsigned ms)
 
 static struct gs_http_server_req *req_new(struct server_conn *sc)
 {
-	struct gs_http_server_req *r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
+	struct gs_http_server_req *r = gs_xcalloc(1, sizeof(*r));
 	r->sc = sc;
 	gs_buf_init(&r->url, sc->s->o.max_url);
 	gs_buf_init(&r->hdrs, sc->s->o.max_header_bytes);
@@ -325,8 +321,6 @@ static int on_message_begin(llhttp_t *p)
 	struct server_conn *sc = parser_conn(p);
 	req_free(sc->req);
 	sc->req = req_new(sc);
-	if (!sc->req)
-		return -1;
 	if (sc->served) {
 		/* A later request on a kept-alive connection: its own clock, and it is young again. */
 		sc->t0 = uv_now(sc->s->loop);
@@ -559,8 +553,8 @@ static void sc_on_timeout(struct gs_conn *c)
 	sc_close(sc, sc->served ? GS_HTTP_CLOSE_IDLE_TIMEOUT : GS_HTTP_CLOSE_HEADER_TIMEOUT);
 }
 
-static void server_maybe_closed(struct gs_http_server *s);
-static void listener_closed(uv_handle_t *h);
+static void listener_close(struct gs_http_server *s);
+static void server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud);
 
 static void sc_on_close(struct gs_conn *c)
 {
@@ -574,11 +568,10 @@ static void sc_on_close(struct gs_conn *c)
 			req_free(sc->req);
 	}
 	s->closed[sc->reason < 0 ? GS_HTTP_CLOSE_CLIENT : sc->reason]++;
-	gs_conn__list_remove(&sc->link);
+	gs_list_remove(&sc->link);
 	s->n_conns--;
 	free(sc);
-	if (s->closing)
-		server_maybe_closed(s);
+	gs_closer_drop(&s->closer); /* the last part of a closing server frees it */
 }
 
 static const struct gs_conn_cbs sc_cbs = {
@@ -605,10 +598,7 @@ static void shed_load(struct gs_http_server *s)
 	if (s->reserve_fd < 0 || uv_fileno((uv_handle_t *)&s->listener, &lfd) != 0) {
 		/* Nothing left to free: stop listening rather than spin (the daemon keeps running). */
 		gs_log_error("http server %s: out of file descriptors and nothing to free: no longer listening", s->name);
-		if (!s->listener_closed) {
-			s->listener_closed = 1;
-			uv_close((uv_handle_t *)&s->listener, listener_closed);
-		}
+		listener_close(s);
 		return;
 	}
 	close(s->reserve_fd);
@@ -633,19 +623,15 @@ static void on_connection(uv_stream_t *listener, int status)
 			shed_load(s);
 		return;
 	}
-	struct server_conn *sc = calloc(1, sizeof(*sc));
-	if (!sc) {
-		/* libuv holds the accepted socket until uv_accept: without it the listener would stall. */
-		gs_log_error("http server %s: out of memory", s->name);
-		abort();
-	}
+	struct server_conn *sc = gs_xcalloc(1, sizeof(*sc));
 	sc->s = s;
 	sc->reason = -1;
 	gs_conn__init(&sc->conn, s->loop, HTTP_REQUEST, &server_settings, &sc_cbs, s->o.max_header_bytes);
-	gs_conn__list_init(&sc->elink);
-	gs_conn__list_init(&sc->slink);
-	gs_conn__list_insert(&s->conns, &sc->link);
+	gs_list_init(&sc->elink);
+	gs_list_init(&sc->slink);
+	gs_list_insert_tail(&s->conns, &sc->link);
 	s->n_conns++;
+	gs_closer_hold(&s->closer); /* dropped by sc_on_close */
 	sc->t0 = uv_now(s->loop);
 
 	struct gs_tls *tls = NULL;
@@ -701,9 +687,7 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	if (uv_ip4_addr(host, port, &addr.in4) != 0 && uv_ip6_addr(host, port, &addr.in6) != 0)
 		return -EINVAL;
 
-	struct gs_http_server *s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	struct gs_http_server *s = gs_xcalloc(1, sizeof(*s));
 	s->loop = loop;
 	s->o = *o;
 	s->o.addr = NULL;
@@ -733,18 +717,18 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	s->ud = ud;
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	snprintf(s->name, sizeof(s->name), "%s", o->name ? o->name : o->addr);
-	gs_conn__list_init(&s->conns);
-	gs_conn__list_init(&s->evictable);
+	gs_list_init(&s->conns);
+	gs_list_init(&s->evictable);
 	gs_hmap_init(&s->sources, 0);
+	uv_timer_init(loop, &s->last);
 	uv_tcp_init(loop, &s->listener);
 	s->listener.data = s;
 	int r = uv_tcp_bind(&s->listener, &addr.sa, 0);
 	if (r == 0)
 		r = uv_listen((uv_stream_t *)&s->listener, HTTP_SERVER_BACKLOG, on_connection);
 	if (r < 0) {
-		/* The handle is registered: it goes through a close; s is freed in its callback. */
-		s->closing = 1;
-		server_maybe_closed(s);
+		/* The handles are registered: they go through a close; s is freed after the last. */
+		server_close(s, NULL, NULL);
 		return r;
 	}
 	struct sockaddr_storage ss;
@@ -827,29 +811,39 @@ static void listener_closed(uv_handle_t *h)
 {
 	struct gs_http_server *s = h->data;
 	s->listener_closed = 2;
-	if (s->closing) /* else it stopped listening on its own (shed_load); the owner closes later */
-		server_maybe_closed(s);
+	gs_closer_drop(&s->closer);
 }
 
-static void server_maybe_closed(struct gs_http_server *s)
+/* Stops listening, for good (at the close, or on its own in shed_load: the owner closes later). */
+static void listener_close(struct gs_http_server *s)
 {
-	if (!s->listener_closed) {
-		s->listener_closed = 1;
-		uv_close((uv_handle_t *)&s->listener, listener_closed);
+	if (s->listener_closed)
 		return;
-	}
-	if (s->listener_closed != 2 || s->n_conns)
-		return;
-	void (*cb)(void *) = s->close_cb;
-	void *ud = s->close_ud;
-	GS_ASSERT(s->sources.len == 0 && s->n_open == 0);
+	s->listener_closed = 1;
+	gs_closer_hold(&s->closer);
+	uv_close((uv_handle_t *)&s->listener, listener_closed);
+}
+
+static void server_release(struct gs_closer *c)
+{
+	struct gs_http_server *s = GS_CONTAINER_OF(c, struct gs_http_server, closer);
+
+	GS_ASSERT(s->sources.len == 0 && s->n_open == 0 && s->n_conns == 0);
 	gs_hmap_free(&s->sources);
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	gs_tls_config_unref(s->tls);
 	free(s);
-	if (cb)
-		cb(ud);
+}
+
+/* The connections are closing already: the listener and `last` follow. */
+static void server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)
+{
+	s->closing = 1;
+	gs_closer_start(&s->closer, server_release, close_cb, ud);
+	listener_close(s);
+	gs_closer_uv(&s->closer, (uv_handle_t *)&s->last);
+	gs_closer_arm(&s->closer);
 }
 
 void gs_http_server_drain(struct gs_http_server *s)
@@ -859,13 +853,12 @@ void gs_http_server_drain(struct gs_http_server *s)
 
 void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud)
 {
+	struct gs_list *l, *next;
+
 	s->closing = 1;
-	s->close_cb = close_cb;
-	s->close_ud = ud;
-	for (struct gs_conn_link *l = s->conns.next; l != &s->conns;) {
+	GS_LIST_FOREACH_SAFE(l, next, &s->conns) {
 		struct server_conn *sc = GS_CONTAINER_OF(l, struct server_conn, link);
-		l = l->next;
 		sc_close(sc, GS_HTTP_CLOSE_SHUTDOWN);
 	}
-	server_maybe_closed(s);
+	server_close(s, close_cb, ud);
 }

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "core/alloc.h"
+
 enum series_type {
 	SERIES_COUNTER,
 	SERIES_GAUGE,
@@ -44,21 +46,11 @@ const double gs_latency_buckets[GS_LATENCY_BUCKETS_N] = {
 	0.128,  0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384,
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fputs("gpu-scheduler: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 void gs_histogram_init(struct gs_histogram *h, const double *bounds, size_t n_bounds)
 {
 	h->bounds = bounds;
 	h->n_bounds = n_bounds;
-	h->buckets = xcalloc(n_bounds + 1, sizeof(*h->buckets));
+	h->buckets = gs_xcalloc(n_bounds + 1, sizeof(*h->buckets));
 	h->count = 0;
 	h->sum = 0;
 }
@@ -81,7 +73,7 @@ void gs_histogram_observe(struct gs_histogram *h, double v)
 
 struct gs_metrics *gs_metrics_new(void)
 {
-	struct gs_metrics *m = xcalloc(1, sizeof(*m));
+	struct gs_metrics *m = gs_xcalloc(1, sizeof(*m));
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	m->start_time = (double)tv.tv_sec + tv.tv_usec / 1e6;
@@ -107,12 +99,7 @@ static struct series *add(struct gs_metrics *m, const char *name, const char *he
 	}
 	if (m->n == m->size) {
 		size_t size = m->size ? m->size * 2 : 32;
-		struct series *v = realloc(m->v, size * sizeof(*v));
-		if (!v) {
-			fputs("gpu-scheduler: out of memory\n", stderr);
-			abort();
-		}
-		m->v = v;
+		m->v = gs_xreallocarray(m->v, size, sizeof(*m->v));
 		m->size = size;
 	}
 	struct series *s = &m->v[m->n++];

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 static int parse_bool(const char *v, int *out)
 {
 	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0) {
@@ -122,13 +124,9 @@ int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv
 		     size_t errlen)
 {
 	char where[128];
-	unsigned char *seen = calloc(n ? n : 1, 1);
+	unsigned char *seen = gs_xcalloc(n, 1);
 	int r = 0;
 
-	if (!seen) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -28,6 +28,7 @@
 #include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/tls_int.h"
 
@@ -452,13 +453,24 @@ static const char *pem_terminated(const char *data, size_t len, const char *mark
 	*out_len = len;
 	if (len == 0 || data[len - 1] == '\0' || !memmem(data, len, marker, strlen(marker)))
 		return data;
-	*copy = malloc(len + 1);
-	if (!*copy)
-		return NULL;
+	*copy = gs_xmalloc(len + 1);
 	memcpy(*copy, data, len);
 	(*copy)[len] = '\0';
 	*out_len = len + 1;
 	return *copy;
+}
+
+/* The certificate or key input `what` as mbedTLS takes it (pem_terminated), or NULL for an empty one
+ * with "<what>: empty" in err. */
+static const char *tls_input(const char *what, const char *data, size_t len, char **copy, size_t *out_len,
+			     char *err, size_t errlen)
+{
+	*copy = NULL;
+	if (!data || !len) {
+		gs_tls__seterr(err, errlen, "%s: empty", what);
+		return NULL;
+	}
+	return pem_terminated(data, len, "-----BEGIN", copy, out_len);
 }
 
 int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data, size_t len, int allow_partial,
@@ -469,15 +481,8 @@ int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data,
 	const char *p;
 	int r;
 
-	if (!data || !len) {
-		gs_tls__seterr(err, errlen, "%s: empty", what);
+	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
 		return -EINVAL;
-	}
-	p = pem_terminated(data, len, "-----BEGIN", &copy, &n);
-	if (!p) {
-		gs_tls__seterr(err, errlen, "%s: out of memory", what);
-		return -ENOMEM;
-	}
 	r = mbedtls_x509_crt_parse(crt, (const unsigned char *)p, n);
 	free(copy);
 	if (r > 0 && crt->version != 0 && allow_partial) {
@@ -512,15 +517,8 @@ int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data
 	const char *p;
 	int r;
 
-	if (!data || !len) {
-		gs_tls__seterr(err, errlen, "%s: empty", what);
+	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
 		return -EINVAL;
-	}
-	p = pem_terminated(data, len, "-----BEGIN", &copy, &n);
-	if (!p) {
-		gs_tls__seterr(err, errlen, "%s: out of memory", what);
-		return -ENOMEM;
-	}
 	r = mbedtls_pk_parse_key(pk, (const unsigned char *)p, n, NULL, 0);
 	if (copy) {
 		mbedtls_platform_zeroize(copy, n);
@@ -567,14 +565,9 @@ static int64_t x509_time_epoch(const mbedtls_x509_time *t)
 static struct gs_tls_config *config_alloc(int endpoint, char *err, size_t errlen, int *rc)
 {
 	static const char pers[] = "gs_tls_config";
-	struct gs_tls_config *c = calloc(1, sizeof(*c));
+	struct gs_tls_config *c = gs_xcalloc(1, sizeof(*c));
 	int r;
 
-	if (!c) {
-		gs_tls__seterr(err, errlen, "out of memory");
-		*rc = -ENOMEM;
-		return NULL;
-	}
 	c->refs = 1;
 	c->endpoint = endpoint;
 	mbedtls_ssl_config_init(&c->conf);
@@ -755,11 +748,9 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 
 static int session_new(struct gs_tls_config *cfg, struct gs_tls **out)
 {
-	struct gs_tls *t = calloc(1, sizeof(*t));
+	struct gs_tls *t = gs_xcalloc(1, sizeof(*t));
 	int r;
 
-	if (!t)
-		return -ENOMEM;
 	mbedtls_ssl_init(&t->ssl);
 	gs_buf_init(&t->in, GS_TLS_FEED_MAX);
 	gs_buf_init(&t->out, 0);
@@ -789,11 +780,7 @@ int gs_tls_client_new(struct gs_tls_config *cfg, const char *server_name, struct
 	if (r < 0)
 		return r;
 	if (server_name && *server_name) {
-		t->server_name = strdup(server_name);
-		if (!t->server_name) {
-			r = -ENOMEM;
-			goto out;
-		}
+		t->server_name = gs_xstrdup(server_name);
 		t->ip_len = gs_tls__parse_ip(server_name, t->ip);
 		/* RFC 6066: no SNI for IP literals. Without a hostname mbedTLS checks no name at all, so
 		 * the verify callback does the IP-SAN check. */

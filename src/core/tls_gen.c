@@ -24,6 +24,7 @@
 #include <mbedtls/platform_util.h>
 #include <mbedtls/x509_crt.h>
 
+#include "core/alloc.h"
 #include "core/tls_int.h"
 
 #define GEN_CN_MAX 64 /* X.520 ub-common-name */
@@ -91,15 +92,15 @@ static int eku_server_der(unsigned char *buf, size_t size)
  * the parsed attributes. mbedtls_x509_write_names() writes the list head last, so reverse it.
  * Multi-valued RDNs are flattened (rare in CA names).
  */
-static int copy_issuer_name(const mbedtls_x509_name *src, mbedtls_asn1_named_data **out)
+static void copy_issuer_name(const mbedtls_x509_name *src, mbedtls_asn1_named_data **out)
 {
 	for (const mbedtls_x509_name *n = src; n; n = n->next) {
 		mbedtls_asn1_named_data *d;
 		if (!n->oid.p)
 			continue;
-		d = mbedtls_calloc(1, sizeof(*d));
+		d = mbedtls_calloc(1, sizeof(*d)); /* mbedTLS frees the list: its allocator */
 		if (!d)
-			return -ENOMEM;
+			gs_oom(sizeof(*d));
 		d->next = *out;
 		*out = d;
 		d->oid.tag = n->oid.tag;
@@ -107,13 +108,12 @@ static int copy_issuer_name(const mbedtls_x509_name *src, mbedtls_asn1_named_dat
 		d->oid.p = mbedtls_calloc(1, n->oid.len);
 		d->val.p = mbedtls_calloc(1, n->val.len ? n->val.len : 1);
 		if (!d->oid.p || !d->val.p)
-			return -ENOMEM;
+			gs_oom(n->oid.len + n->val.len);
 		d->oid.len = n->oid.len;
 		d->val.len = n->val.len;
 		memcpy(d->oid.p, n->oid.p, n->oid.len);
 		memcpy(d->val.p, n->val.p, n->val.len);
 	}
-	return 0;
 }
 
 static int format_time(int64_t t, char out[16])
@@ -218,13 +218,8 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 	for (const char *const *n = req->dns_names; n && *n; n++)
 		der_size += strlen(*n) + 8;
 	pem_size += 2 * der_size;
-	der = malloc(der_size);
-	pem = malloc(pem_size);
-	if (!der || !pem) {
-		gs_tls__seterr(err, errlen, "out of memory");
-		ret = -ENOMEM;
-		goto out;
-	}
+	der = gs_xmalloc(der_size);
+	pem = gs_xmalloc(pem_size);
 
 	if ((r = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *)pers,
 				       sizeof(pers) - 1)) != 0) {
@@ -260,10 +255,7 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 			ret = -EINVAL;
 			goto out;
 		}
-		if ((ret = copy_issuer_name(&icrt.subject, &w.issuer)) < 0) {
-			gs_tls__seterr(err, errlen, "out of memory");
-			goto out;
-		}
+		copy_issuer_name(&icrt.subject, &w.issuer);
 		mbedtls_x509write_crt_set_issuer_key(&w, &ikey);
 	} else {
 		mbedtls_x509write_crt_set_issuer_key(&w, &key);
@@ -326,16 +318,12 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 		gen_error(r, "signing", err, errlen);
 		goto fail;
 	}
-	*cert_pem = strdup((const char *)pem);
+	*cert_pem = gs_xstrdup((const char *)pem);
 	if ((r = mbedtls_pk_write_key_pem(&key, pem, pem_size)) != 0) {
 		gen_error(r, "key encoding", err, errlen);
 		goto fail;
 	}
-	*key_pem = strdup((const char *)pem);
-	if (!*cert_pem || !*key_pem) {
-		gs_tls__seterr(err, errlen, "out of memory");
-		ret = -ENOMEM;
-	}
+	*key_pem = gs_xstrdup((const char *)pem);
 	goto out;
 
 fail:

@@ -15,8 +15,10 @@
 #include <cjson/cJSON.h>
 #include <mbedtls/base64.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
 #include "core/buf.h"
+#include "core/closer.h"
 #include "core/log.h"
 #include "core/tls.h"
 
@@ -40,7 +42,7 @@ struct gs_certs {
 
 	int pending;       /* requests in flight (0 or 1) */
 	int closing;
-	int timer_closed;
+	struct gs_closer closer; /* the timer and the request in flight, while closing */
 };
 
 static void cycle(struct gs_certs *c);
@@ -93,10 +95,10 @@ void gs_certs_poke(struct gs_certs *c)
 		uv_timer_start(&c->timer, on_timer, 0, 0);
 }
 
-static void maybe_free(struct gs_certs *c)
+static void certs_release(struct gs_closer *closer)
 {
-	if (!c->closing || c->pending || !c->timer_closed)
-		return;
+	struct gs_certs *c = GS_CONTAINER_OF(closer, struct gs_certs, closer);
+
 	free(c->ns);
 	free(c->secret);
 	free(c->service);
@@ -166,7 +168,7 @@ static int response_handled(struct gs_certs *c, int err, const char *msg, const 
 {
 	c->pending--;
 	if (c->closing) {
-		maybe_free(c);
+		gs_closer_drop(&c->closer);
 		return 1;
 	}
 	if (err) {
@@ -472,15 +474,13 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 {
 	if (!o->ns || !o->secret || !o->service || !o->config_name || !o->on_pair)
 		return -EINVAL;
-	struct gs_certs *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	struct gs_certs *c = gs_xcalloc(1, sizeof(*c));
 	c->loop = loop;
 	c->kube = kube;
-	c->ns = strdup(o->ns);
-	c->secret = strdup(o->secret);
-	c->service = strdup(o->service);
-	c->config_name = strdup(o->config_name);
+	c->ns = gs_xstrdup(o->ns);
+	c->secret = gs_xstrdup(o->secret);
+	c->service = gs_xstrdup(o->service);
+	c->config_name = gs_xstrdup(o->config_name);
 	c->validity_s = o->validity_s ? o->validity_s : GS_CERTS_VALIDITY_S;
 	c->renew_before_s = o->renew_before_s ? o->renew_before_s : GS_CERTS_RENEW_BEFORE_S;
 	c->on_pair = o->on_pair;
@@ -489,24 +489,18 @@ int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_
 	gs_backoff_init(&c->backoff, 800, 30000, (uint64_t)uv_hrtime());
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;
-	if (!c->ns || !c->secret || !c->service || !c->config_name) {
-		gs_certs_close(c);
-		return -ENOMEM;
-	}
 	uv_timer_start(&c->timer, on_timer, 0, 0); /* never from inside this call */
 	*out = c;
 	return 0;
 }
 
-static void on_timer_closed(uv_handle_t *h)
-{
-	struct gs_certs *c = h->data;
-	c->timer_closed = 1;
-	maybe_free(c);
-}
-
-void gs_certs_close(struct gs_certs *c)
+void gs_certs_close(struct gs_certs *c, void (*close_cb)(void *ud), void *ud)
 {
 	c->closing = 1;
-	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+	gs_closer_start(&c->closer, certs_release, close_cb, ud);
+	GS_ASSERT(c->pending == 0 || c->pending == 1);
+	if (c->pending)
+		gs_closer_hold(&c->closer); /* its response handler drops it */
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->timer);
+	gs_closer_arm(&c->closer);
 }

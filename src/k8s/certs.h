@@ -57,13 +57,14 @@ struct gs_certs_opts {
 
 struct gs_certs;
 
-/* Starts the cycle. All strings are copied. 0 or -ENOMEM / -EINVAL. on_pair never runs from inside. */
+/* Starts the cycle. All strings are copied. 0 or -EINVAL. on_pair never runs from inside. */
 int gs_certs_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_certs_opts *o, struct gs_certs **out);
 
 /* Runs the cycle again now (leadership was won: a renewal may be ours to do). */
 void gs_certs_poke(struct gs_certs *c);
 
-/* Stops the cycle; c is freed once its requests are done (the kube client must still be open). */
-void gs_certs_close(struct gs_certs *c);
+/* Stops the cycle; c is freed once its timer is closed and its request (if any) answered or cancelled
+ * (the kube client must still be open), then close_cb (may be NULL) runs, never from inside. */
+void gs_certs_close(struct gs_certs *c, void (*close_cb)(void *ud), void *ud);
 
 #endif

@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
+#include "core/list.h"
 #include "core/log.h"
 
 #define GS_KUBE_DEFAULT_TIMEOUT_MS 30000
@@ -22,7 +25,7 @@
 
 struct gs_kube_call {
 	struct gs_kube *k;
-	struct gs_kube_call *next;   /* queue link (queued) or pending-completion link (finished early) */
+	struct gs_list link;         /* in a queue (queued) or in k->early (finished early) */
 	char *path;
 	char *body;
 	size_t body_len;
@@ -44,7 +47,7 @@ struct gs_kube_call {
 };
 
 struct queue {
-	struct gs_kube_call *head, *tail;
+	struct gs_list calls;        /* FIFO */
 	unsigned n;
 };
 
@@ -70,13 +73,11 @@ struct gs_kube {
 	uv_timer_t throttle_timer;
 	int throttle_armed;
 	/* calls cancelled before dispatch finish from here, never inside gs_kube_cancel */
-	struct gs_kube_call *early_head;
+	struct gs_list early;        /* the last one finished first */
 	uv_timer_t early_timer;
 	/* shutdown */
 	int closing;
-	int pending_closes;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;     /* the two timers and the two HTTP clients */
 	uint64_t requests_total, auth_retries_total, throttled_total;
 };
 
@@ -104,9 +105,7 @@ static int read_token(struct gs_kube *k)
 		return -EINVAL;
 	}
 	if (!k->token || strcmp(k->token, buf) != 0) {
-		char *t = strdup(buf);
-		if (!t)
-			return -ENOMEM;
+		char *t = gs_xstrdup(buf);
 		if (k->token)
 			gs_log_info("token from %s changed; using the new one", k->token_file);
 		free(k->token);
@@ -120,45 +119,51 @@ static int read_token(struct gs_kube *k)
 
 static void q_push(struct queue *q, struct gs_kube_call *c)
 {
-	c->next = NULL;
-	if (q->tail)
-		q->tail->next = c;
-	else
-		q->head = c;
-	q->tail = c;
+	gs_list_insert_tail(&q->calls, &c->link);
 	q->n++;
 	c->queued = 1;
 }
 
-static struct gs_kube_call *q_pop(struct queue *q)
+static struct gs_kube_call *q_head(const struct queue *q)
 {
-	struct gs_kube_call *c = q->head;
-	if (!c)
-		return NULL;
-	q->head = c->next;
-	if (!q->head)
-		q->tail = NULL;
+	return gs_list_empty(&q->calls) ? NULL : GS_CONTAINER_OF(gs_list_first(&q->calls), struct gs_kube_call, link);
+}
+
+/* Takes c (queued in q) off q. */
+static void q_remove(struct queue *q, struct gs_kube_call *c)
+{
+	GS_ASSERT(c->queued && q->n > 0);
+	gs_list_remove(&c->link);
 	q->n--;
 	c->queued = 0;
-	c->next = NULL;
+}
+
+static struct gs_kube_call *q_pop(struct queue *q)
+{
+	struct gs_kube_call *c = q_head(q);
+	if (c)
+		q_remove(q, c);
 	return c;
 }
 
-static void q_remove(struct queue *q, struct gs_kube_call *c)
+static void on_early_timer(uv_timer_t *t);
+
+/* Queues c for on_early_timer. */
+static void early_push(struct gs_kube *k, struct gs_kube_call *c)
 {
-	struct gs_kube_call **pp = &q->head, *prev = NULL;
-	while (*pp && *pp != c) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	if (!*pp)
-		return;
-	*pp = c->next;
-	if (q->tail == c)
-		q->tail = prev;
-	q->n--;
-	c->queued = 0;
-	c->next = NULL;
+	gs_list_insert_head(&k->early, &c->link);
+	uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+}
+
+static struct gs_kube_call *early_pop(struct gs_kube *k)
+{
+	struct gs_kube_call *c;
+
+	if (gs_list_empty(&k->early))
+		return NULL;
+	c = GS_CONTAINER_OF(gs_list_first(&k->early), struct gs_kube_call, link);
+	gs_list_remove(&c->link);
+	return c;
 }
 
 static void call_free(struct gs_kube_call *c)
@@ -174,8 +179,7 @@ static void on_early_timer(uv_timer_t *t)
 {
 	struct gs_kube *k = t->data;
 	struct gs_kube_call *c;
-	while ((c = k->early_head) != NULL) {
-		k->early_head = c->next;
+	while ((c = early_pop(k)) != NULL) {
 		c->done(-ECANCELED, NULL, "cancelled", c->ud);
 		call_free(c);
 	}
@@ -312,10 +316,10 @@ static void dispatch(struct gs_kube *k)
 
 	while (!k->closing && k->inflight[0] + k->inflight[1] < k->max_conns) {
 		struct gs_kube_call *c = NULL;
-		if (k->q[GS_KUBE_HIGH].head)
-			c = k->q[GS_KUBE_HIGH].head;
-		else if (k->q[GS_KUBE_LOW].head && k->inflight[GS_KUBE_LOW] < low_cap)
-			c = k->q[GS_KUBE_LOW].head;
+		if (k->q[GS_KUBE_HIGH].n)
+			c = q_head(&k->q[GS_KUBE_HIGH]);
+		else if (k->q[GS_KUBE_LOW].n && k->inflight[GS_KUBE_LOW] < low_cap)
+			c = q_head(&k->q[GS_KUBE_LOW]);
 		if (!c || !take_token(k))
 			return;
 		q_pop(&k->q[c->prio]);
@@ -323,9 +327,7 @@ static void dispatch(struct gs_kube *k)
 		if (r < 0) {
 			/* The pool refused it synchronously: report it from the completion timer. */
 			gs_log_warn("%s %s: cannot send: %s", c->method, c->path, uv_strerror(r));
-			c->next = k->early_head;
-			k->early_head = c;
-			uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+			early_push(k, c);
 		}
 	}
 }
@@ -357,19 +359,15 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 		return -EINVAL;
 	if (strlen(req->method) >= sizeof(((struct gs_kube_call *)0)->method_buf))
 		return -EINVAL;
-	struct gs_kube_call *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	struct gs_kube_call *c = gs_xcalloc(1, sizeof(*c));
 	c->k = k;
 	strcpy(c->method_buf, req->method);
 	c->method = c->method_buf;
-	c->path = strdup(req->path);
+	c->path = gs_xstrdup(req->path);
 	if (req->body) {
-		c->body = malloc(req->body_len + 1);
-		if (c->body) {
-			memcpy(c->body, req->body, req->body_len);
-			c->body[req->body_len] = '\0';
-		}
+		c->body = gs_xmalloc(req->body_len + 1);
+		memcpy(c->body, req->body, req->body_len);
+		c->body[req->body_len] = '\0';
 		c->body_len = req->body_len;
 	}
 	snprintf(c->content_type, sizeof(c->content_type), "%s",
@@ -382,10 +380,6 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 	c->may_send = req->may_send;
 	c->done = done;
 	c->ud = ud;
-	if (!c->path || (req->body && !c->body)) {
-		call_free(c);
-		return -ENOMEM;
-	}
 	int r = submit(c);
 	if (r < 0) {
 		call_free(c);
@@ -412,9 +406,7 @@ void gs_kube_cancel(struct gs_kube_call *c)
 	struct gs_kube *k = c->k;
 	if (c->queued) {
 		q_remove(&k->q[c->prio], c);
-		c->next = k->early_head;
-		k->early_head = c;
-		uv_timer_start(&k->early_timer, on_early_timer, 0, 0);
+		early_push(k, c);
 	} else if (c->hc) {
 		gs_http_cancel(c->hc);
 	}
@@ -441,27 +433,25 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 {
 	const struct gs_kubeconfig *kc = opts->kc;
 	struct gs_tls_config *tls = NULL;
-	struct gs_kube *k = calloc(1, sizeof(*k));
-	int r = -ENOMEM;
+	struct gs_kube *k = gs_xcalloc(1, sizeof(*k));
+	int r;
 
-	if (!k)
-		goto fail;
 	k->loop = loop;
+	gs_list_init(&k->q[GS_KUBE_HIGH].calls);
+	gs_list_init(&k->q[GS_KUBE_LOW].calls);
+	gs_list_init(&k->early);
 	k->max_conns = opts->max_conns ? opts->max_conns : 64;
 	k->qps = opts->qps;
 	k->burst = opts->burst ? opts->burst : 1;
 	k->tokens = k->burst;
 	k->tokens_at = uv_now(loop);
-	k->server = strdup(kc->server ? kc->server : "");
-	k->user_agent = strdup(opts->user_agent ? opts->user_agent : "gpu-scheduler");
+	k->server = gs_xstrdup(kc->server ? kc->server : "");
+	k->user_agent = gs_xstrdup(opts->user_agent ? opts->user_agent : "gpu-scheduler");
 	k->protobuf = opts->protobuf;
-	if (!k->server || !k->user_agent)
-		goto fail;
-	if (kc->token && !(k->token = strdup(kc->token)))
-		goto fail;
+	if (kc->token)
+		k->token = gs_xstrdup(kc->token);
 	if (kc->token_file) {
-		if (!(k->token_file = strdup(kc->token_file)))
-			goto fail;
+		k->token_file = gs_xstrdup(kc->token_file);
 		if (read_token(k) < 0 && !k->token) {
 			snprintf(err, errlen, "cannot read the bearer token from %s", kc->token_file);
 			r = -EINVAL;
@@ -498,19 +488,15 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 	*out = k;
 	return 0;
 fail:
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
 	gs_tls_config_unref(tls);
-	if (k) {
-		/* The HTTP clients own handles: they cannot be freed synchronously. A failed start is fatal
-		 * for the daemon, so leaking them here is the lesser evil over a half-closed loop. */
-		free(k->server);
-		free(k->user_agent);
-		free(k->token);
-		free(k->token_file);
-		if (!k->http && !k->watch)
-			free(k);
-	}
+	/* The HTTP clients own handles: they cannot be freed synchronously. A failed start is fatal for
+	 * the daemon, so leaking them here is the lesser evil over a half-closed loop. */
+	free(k->server);
+	free(k->user_agent);
+	free(k->token);
+	free(k->token_file);
+	if (!k->http && !k->watch)
+		free(k);
 	return r;
 }
 
@@ -533,29 +519,15 @@ const char *gs_kube_server(const struct gs_kube *k)
 	return k->server;
 }
 
-static void close_one(struct gs_kube *k)
+static void kube_release(struct gs_closer *c)
 {
-	if (--k->pending_closes > 0)
-		return;
-	void (*cb)(void *) = k->close_cb;
-	void *ud = k->close_ud;
+	struct gs_kube *k = GS_CONTAINER_OF(c, struct gs_kube, closer);
+
 	free(k->server);
 	free(k->user_agent);
 	free(k->token);
 	free(k->token_file);
 	free(k);
-	if (cb)
-		cb(ud);
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-	close_one(h->data);
-}
-
-static void on_client_closed(void *ud)
-{
-	close_one(ud);
 }
 
 void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
@@ -563,9 +535,7 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
 	struct gs_kube_call *c;
 
 	k->closing = 1;
-	k->close_cb = close_cb;
-	k->close_ud = ud;
-	k->pending_closes = 4;
+	gs_closer_start(&k->closer, kube_release, close_cb, ud);
 	/* Queued calls never reached the pool: finish them here, with the same contract as a cancel. */
 	for (int p = 0; p < 2; p++) {
 		while ((c = q_pop(&k->q[p])) != NULL) {
@@ -573,15 +543,17 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud)
 			call_free(c);
 		}
 	}
-	while ((c = k->early_head) != NULL) {
-		k->early_head = c->next;
+	while ((c = early_pop(k)) != NULL) {
 		c->done(-ECANCELED, NULL, "client closing", c->ud);
 		call_free(c);
 	}
-	uv_close((uv_handle_t *)&k->throttle_timer, on_handle_closed);
-	uv_close((uv_handle_t *)&k->early_timer, on_handle_closed);
-	gs_http_client_close(k->http, on_client_closed, k);
-	gs_http_client_close(k->watch, on_client_closed, k);
+	gs_closer_uv(&k->closer, (uv_handle_t *)&k->throttle_timer);
+	gs_closer_uv(&k->closer, (uv_handle_t *)&k->early_timer);
+	gs_closer_hold(&k->closer);
+	gs_http_client_close(k->http, gs_closer_drop_cb, &k->closer);
+	gs_closer_hold(&k->closer);
+	gs_http_client_close(k->watch, gs_closer_drop_cb, &k->closer);
+	gs_closer_arm(&k->closer);
 }
 
 int gs_kube_escape(const char *s, char *out, size_t outlen)

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
 #include "core/log.h"
 #include "k8s/api.h"
 #include "k8s/watch.h"
@@ -53,10 +55,9 @@ struct gs_controller {
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
-	int handles_open;
-	int watches_open;
-	void (*stop_cb)(void *ud);
-	void *stop_ud;
+	/* The stop: both watches, the bindings' grace (until stop_check closes the three handles), and
+	 * those handles. No release: gs_controller_free frees, after the client's close. */
+	struct gs_closer closer;
 	int freed_wanted;
 
 	/* metrics */
@@ -129,9 +130,7 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 
 static struct low_req *low_req_new(struct gs_controller *c, const char *what, const struct gs_api_pod_ref *pod)
 {
-	struct low_req *q = calloc(1, sizeof(*q));
-	if (!q)
-		return NULL;
+	struct low_req *q = gs_xcalloc(1, sizeof(*q));
 	q->c = c;
 	snprintf(q->what, sizeof(q->what), "%s", what);
 	snprintf(q->ref, sizeof(q->ref), "%s/%s", pod->ns, pod->name);
@@ -148,7 +147,7 @@ static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod
 		return;
 	}
 	struct low_req *q = low_req_new(c, "event", pod);
-	if (!q || gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT,
+	if (gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT,
 			       (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
 		free(q);
 		c->events_dropped.v++;
@@ -160,7 +159,7 @@ static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod
 static void send_condition(struct gs_controller *c, const struct gs_api_pod_ref *pod, const char *message)
 {
 	struct low_req *q = low_req_new(c, "condition", pod);
-	if (!q || gs_api_unschedulable(c->kube, pod, message, (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
+	if (gs_api_unschedulable(c->kube, pod, message, (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
 		free(q);
 		c->conditions_failed.v++;
 		return;
@@ -171,7 +170,7 @@ static void send_condition(struct gs_controller *c, const struct gs_api_pod_ref 
 static void send_delete(struct gs_controller *c, const struct gs_api_pod_ref *pod)
 {
 	struct low_req *q = low_req_new(c, "delete", pod);
-	if (!q || gs_api_delete_pod(c->kube, pod, on_low_done, q) < 0) {
+	if (gs_api_delete_pod(c->kube, pod, on_low_done, q) < 0) {
 		free(q);
 		return;
 	}
@@ -324,33 +323,28 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d)
 {
 	struct gs_api_pod_ref pod = {.ns = d->ns, .name = d->name, .uid = d->uid};
-	struct bind_req *b = calloc(1, sizeof(*b));
-	int r = -ENOMEM;
+	struct bind_req *b = gs_xcalloc(1, sizeof(*b));
+	int r;
 
-	if (b) {
-		b->c = c;
-		b->started = uv_now(c->loop);
-		b->created_ms = d->created_ms;
-		b->index = d->index;
-		b->source = d->index_source;
-		b->line = d->map_line;
-		b->uid = strdup(d->uid);
-		b->ns = strdup(d->ns);
-		b->name = strdup(d->name);
-		b->node = strdup(d->node);
-		b->devices = strdup(d->devices);
-		if (strcmp(d->node, d->map_node) == 0) {
-			b->where = strdup(d->node);
-		} else if (asprintf(&b->where, "%s (node %s)", d->map_node, d->node) < 0) {
-			b->where = NULL;
-		}
-		if (b->uid && b->ns && b->name && b->node && b->devices && b->where)
-			r = gs_api_bind(c->kube, &pod, d->node, d->devices, bind_may_send, on_bind_done, b);
-	}
+	b->c = c;
+	b->started = uv_now(c->loop);
+	b->created_ms = d->created_ms;
+	b->index = d->index;
+	b->source = d->index_source;
+	b->line = d->map_line;
+	b->uid = gs_xstrdup(d->uid);
+	b->ns = gs_xstrdup(d->ns);
+	b->name = gs_xstrdup(d->name);
+	b->node = gs_xstrdup(d->node);
+	b->devices = gs_xstrdup(d->devices);
+	if (strcmp(d->node, d->map_node) == 0)
+		b->where = gs_xstrdup(d->node);
+	else if (asprintf(&b->where, "%s (node %s)", d->map_node, d->node) < 0)
+		gs_oom(0);
+	r = gs_api_bind(c->kube, &pod, d->node, d->devices, bind_may_send, on_bind_done, b);
 	if (r < 0) {
 		gs_log_error("pod %s/%s: cannot send the binding: %s", d->ns, d->name, uv_strerror(r));
-		if (b)
-			bind_req_free(b);
+		bind_req_free(b);
 		gs_sched_bind_done(c->sched, d->uid, GS_BIND_RETRY, (int64_t)uv_now(c->loop));
 		return;
 	}
@@ -659,19 +653,17 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 {
 	char selector[512];
 	struct gs_sched_config sc;
-	struct gs_controller *c = calloc(1, sizeof(*c));
+	struct gs_controller *c = gs_xcalloc(1, sizeof(*c));
 	int r;
 
-	if (!c)
-		return -ENOMEM;
 	c->loop = loop;
 	c->kube = kube;
 	c->metrics = metrics;
 	c->max_inflight = opts->max_inflight_binds ? opts->max_inflight_binds : 64;
 	c->events = opts->events;
 	c->leader = opts->leader;
-	c->scheduler_name = strdup(opts->scheduler_name);
-	c->annotation = strdup(opts->annotation);
+	c->scheduler_name = gs_xstrdup(opts->scheduler_name);
+	c->annotation = gs_xstrdup(opts->annotation);
 	gs_sched_config_init(&sc);
 	sc.scheduler_name = opts->scheduler_name;
 	sc.annotation = opts->annotation;
@@ -681,12 +673,11 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.alias_label = opts->node_alias_label;
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
-	if (!c->scheduler_name || !c->annotation || !c->sched) {
-		gs_sched_free(c->sched);
+	if (!c->sched) { /* an empty scheduler name */
 		free(c->scheduler_name);
 		free(c->annotation);
 		free(c);
-		return -ENOMEM;
+		return -EINVAL;
 	}
 	uv_prepare_init(loop, &c->pump);
 	c->pump.data = c;
@@ -694,7 +685,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->retry.data = c;
 	uv_timer_init(loop, &c->grace);
 	c->grace.data = c;
-	c->handles_open = 3;
 	register_metrics(c);
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
@@ -711,7 +701,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	};
 	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->nodes)) < 0)
 		return r;
-	c->watches_open++;
 	wo.kind = GS_OBJ_POD;
 	wo.path = "/api/v1/pods";
 	wo.field_selector = selector;
@@ -719,7 +708,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	wo.seed = opts->seed ^ 0x706f6473ull;
 	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
 		return r;
-	c->watches_open++;
 	*out = c;
 	return 0;
 }
@@ -797,30 +785,6 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 	return 1;
 }
 
-/* The stop is complete when the handles are closed and both watches have stopped. */
-static void stop_done_check(struct gs_controller *c)
-{
-	if (c->handles_open > 0 || c->watches_open > 0 || !c->stop_cb)
-		return;
-	void (*cb)(void *) = c->stop_cb;
-	c->stop_cb = NULL;
-	cb(c->stop_ud);
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-	struct gs_controller *c = h->data;
-	c->handles_open--;
-	stop_done_check(c);
-}
-
-static void on_watch_stopped(void *ud)
-{
-	struct gs_controller *c = ud;
-	c->watches_open--;
-	stop_done_check(c);
-}
-
 /* Finishes the stop once the watches are gone and no binding is in flight (or the grace ran out). */
 static void stop_check(struct gs_controller *c)
 {
@@ -831,9 +795,10 @@ static void stop_check(struct gs_controller *c)
 	if (c->binds_inflight > 0)
 		gs_log_warn("shutdown: %u binding(s) still in flight after the grace period; cancelling them",
 			    c->binds_inflight);
-	uv_close((uv_handle_t *)&c->pump, on_handle_closed);
-	uv_close((uv_handle_t *)&c->retry, on_handle_closed);
-	uv_close((uv_handle_t *)&c->grace, on_handle_closed);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->pump);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->retry);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->grace);
+	gs_closer_drop(&c->closer); /* the grace's part */
 }
 
 static void on_grace(uv_timer_t *t)
@@ -844,18 +809,21 @@ static void on_grace(uv_timer_t *t)
 void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_cb)(void *ud), void *ud)
 {
 	c->stopping = 1;
-	c->stop_cb = done_cb;
-	c->stop_ud = ud;
+	gs_closer_start(&c->closer, NULL, done_cb, ud);
 	uv_prepare_stop(&c->pump);
 	uv_timer_stop(&c->retry);
-	gs_watch_stop(c->pods, on_watch_stopped, c);
-	gs_watch_stop(c->nodes, on_watch_stopped, c);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->nodes, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer); /* the grace: stop_check drops it once it closes the handles */
 	if (c->binds_inflight > 0) {
 		gs_log_info("shutdown: waiting for %u binding(s) in flight", c->binds_inflight);
 		uv_timer_start(&c->grace, on_grace, grace_ms, 0);
-		return;
+	} else {
+		stop_check(c);
 	}
-	stop_check(c);
+	gs_closer_arm(&c->closer);
 }
 
 void gs_controller_free(struct gs_controller *c)

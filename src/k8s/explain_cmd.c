@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <uv.h>
 
+#include "core/alloc.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "k8s/client.h"
@@ -223,8 +224,8 @@ static int feed_pods_resolved(struct run *x, const char *ns, const char *name, c
 	if (pod->node_name && *pod->node_name)
 		return feed_pods_on(x, pod->node_name);
 	gs_sched_pod_upsert(x->s, pod, 0);
-	if (gs_sched_pod_find(x->s, ns, name, &pi) == 0 && pi.resolved && !(real = strdup(pi.resolved)))
-		return -ENOMEM;
+	if (gs_sched_pod_find(x->s, ns, name, &pi) == 0 && pi.resolved)
+		real = gs_xstrdup(pi.resolved);
 	gs_sched_pod_delete(x->s, pod->uid, 0);
 	r = feed_pods_on(x, real ? real : node);
 	free(real);
@@ -272,11 +273,9 @@ static int explain(struct run *x)
 	}
 	gs_sched_pod_upsert(x->s, &pod, 0);
 	if (pod.node_name && *pod.node_name) /* bound: its node, whatever the map says now */
-		node = strdup(pod.node_name);
+		node = gs_xstrdup(pod.node_name);
 	else if (gs_sched_pod_find(x->s, pod.ns, pod.name, &pi) == 0 && pi.node)
-		node = strdup(pi.node);
-	if ((pod.node_name || pi.node) && !node)
-		r = -ENOMEM;
+		node = gs_xstrdup(pi.node);
 	gs_sched_free(x->s);
 
 	/* Then the engine as the daemon would hold it: the node and its pods, the pod last. */

@@ -24,6 +24,8 @@
 #include <mbedtls/platform_util.h>
 #include <yaml.h>
 
+#include "core/alloc.h"
+
 /* One parse: the document, where errors go, and how relative paths resolve. */
 struct kc {
 	yaml_document_t doc;
@@ -52,11 +54,9 @@ __attribute__((format(printf, 3, 4))) static int kc_fail(struct kc *kc, int code
 static char *resolve_path(const char *base_dir, const char *path)
 {
 	if (path[0] == '/' || !base_dir || !base_dir[0])
-		return strdup(path);
+		return gs_xstrdup(path);
 	size_t a = strlen(base_dir), b = strlen(path);
-	char *p = malloc(a + 1 + b + 1);
-	if (!p)
-		return NULL;
+	char *p = gs_xmalloc(a + 1 + b + 1);
 	memcpy(p, base_dir, a);
 	p[a] = '/';
 	memcpy(p + a + 1, path, b + 1);
@@ -94,12 +94,7 @@ static int read_file(struct kc *kc, const char *what, const char *path, char **o
 					    GS_KUBECONFIG_FILE_MAX);
 				goto out;
 			}
-			char *p = realloc(data, want + 1);
-			if (!p) {
-				r = kc_fail(kc, -ENOMEM, "%s %s: out of memory", what, path);
-				goto out;
-			}
-			data = p;
+			data = gs_xrealloc(data, want + 1);
 			size = want;
 		}
 		ssize_t n = read(fd, data + len, size - len);
@@ -114,13 +109,8 @@ static int read_file(struct kc *kc, const char *what, const char *path, char **o
 			break;
 		len += (size_t)n;
 	}
-	if (!data) { /* an empty file */
-		data = malloc(1);
-		if (!data) {
-			r = kc_fail(kc, -ENOMEM, "%s %s: out of memory", what, path);
-			goto out;
-		}
-	}
+	if (!data) /* an empty file */
+		data = gs_xmalloc(1);
 	data[len] = '\0';
 	*out = data;
 	*out_len = len;
@@ -135,8 +125,6 @@ out:
 static int read_file_rel(struct kc *kc, const char *what, const char *path, char **out, size_t *out_len)
 {
 	char *full = resolve_path(kc->base_dir, path);
-	if (!full)
-		return kc_fail(kc, -ENOMEM, "out of memory");
 	int r = read_file(kc, what, full, out, out_len);
 	free(full);
 	return r;
@@ -246,8 +234,8 @@ static int get_str(struct kc *kc, yaml_node_t *map, const char *key, const char 
 		return 0;
 	if (memchr(v->data.scalar.value, '\0', len))
 		return kc_fail(kc, -EINVAL, "%s: %s contains a NUL byte", where, key);
-	*out = strndup((const char *)v->data.scalar.value, len);
-	return *out ? 0 : kc_fail(kc, -ENOMEM, "out of memory");
+	*out = gs_xstrndup((const char *)v->data.scalar.value, len);
+	return 0;
 }
 
 static int get_bool(struct kc *kc, yaml_node_t *map, const char *key, const char *where, int *out)
@@ -316,19 +304,13 @@ static int find_named(struct kc *kc, yaml_node_t *root, const char *list, const 
 static int decode_b64(struct kc *kc, const char *where, const char *key, const char *in, char **out, size_t *out_len)
 {
 	size_t n = strlen(in), k = 0, olen = 0;
-	unsigned char *clean = malloc(n + 1), *dst = NULL;
+	unsigned char *clean = gs_xmalloc(n + 1), *dst = NULL;
 	int r = 0;
 
-	if (!clean)
-		return kc_fail(kc, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (!is_blank(in[i]))
 			clean[k++] = (unsigned char)in[i];
-	dst = malloc(k / 4 * 3 + 4);
-	if (!dst) {
-		r = kc_fail(kc, -ENOMEM, "out of memory");
-		goto out;
-	}
+	dst = gs_xmalloc(k / 4 * 3 + 4);
 	if (k == 0 || mbedtls_base64_decode(dst, k / 4 * 3 + 3, &olen, clean, k) != 0) {
 		r = kc_fail(kc, -EINVAL, "%s: %s is not valid base64", where, key);
 		goto out;
@@ -447,8 +429,8 @@ static int parse_server(struct kc *kc, const char *where, const char *url, char 
 			return kc_fail(kc, -EINVAL, "%s: server \"%s\": port out of range", where, url);
 		*port = (int)v;
 	}
-	*host = strndup(h, (size_t)(hend - h));
-	return *host ? 0 : kc_fail(kc, -ENOMEM, "out of memory");
+	*host = gs_xstrndup(h, (size_t)(hend - h));
+	return 0;
 }
 
 /* ---- the three sections -------------------------------------------------------------------------- */
@@ -531,10 +513,7 @@ static int load_user(struct kc *kc, yaml_node_t *u, struct gs_kubeconfig *out)
 		/* client-go: the file wins over an inline token, and is re-read as it rotates. */
 		char what[340];
 		snprintf(what, sizeof(what), "%s: tokenFile", where);
-		if (!(out->token_file = resolve_path(kc->base_dir, name))) {
-			r = kc_fail(kc, -ENOMEM, "out of memory");
-			goto out;
-		}
+		out->token_file = resolve_path(kc->base_dir, name);
 		if ((r = read_token(kc, what, out->token_file, &out->token)) < 0)
 			goto out;
 	} else if (token) {
@@ -567,8 +546,7 @@ static int load_doc(struct kc *kc, const char *context, struct gs_kubeconfig *ou
 	if (root->type != YAML_MAPPING_NODE)
 		return kc_fail(kc, -EINVAL, "top level must be a mapping");
 	if (context) {
-		if (!(out->context = strdup(context)))
-			return kc_fail(kc, -ENOMEM, "out of memory");
+		out->context = gs_xstrdup(context);
 	} else {
 		if ((r = get_str(kc, root, "current-context", "top level", &out->context)) < 0)
 			return r;
@@ -643,10 +621,7 @@ int gs_kubeconfig_load_context(const char *path, const char *context, struct gs_
 	struct kc kc = {.label = label, .err = err, .errlen = errlen};
 	if ((r = read_file(&kc, "open", path, &data, &len)) < 0)
 		goto out;
-	if (!(dir = strdup(path))) {
-		r = kc_fail(&kc, -ENOMEM, "out of memory");
-		goto out;
-	}
+	dir = gs_xstrdup(path);
 	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
@@ -691,18 +666,12 @@ int gs_kubeconfig_in_cluster(const char *sa_dir, struct gs_kubeconfig *out, char
 		return kc_fail(&kc, -ENOENT, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set "
 					     "(not running in a pod?)");
 	int v6 = strchr(host, ':') != NULL;
-	if (asprintf(&out->server, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port) < 0) {
-		out->server = NULL;
-		r = kc_fail(&kc, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (asprintf(&out->server, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port) < 0)
+		gs_oom(0);
 	if ((r = parse_server(&kc, "KUBERNETES_SERVICE_HOST/PORT", out->server, &out->host, &out->port)) < 0 ||
 	    (r = read_file_rel(&kc, "CA", "ca.crt", &out->ca, &out->ca_len)) < 0)
 		goto out;
-	if (!(out->token_file = resolve_path(sa_dir, "token"))) {
-		r = kc_fail(&kc, -ENOMEM, "out of memory");
-		goto out;
-	}
+	out->token_file = resolve_path(sa_dir, "token");
 	if ((r = read_token(&kc, "token", out->token_file, &out->token)) < 0)
 		goto out;
 	r = read_file_rel(&kc, "namespace", "namespace", &ns, &ns_len);

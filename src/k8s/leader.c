@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "core/alloc.h"
 #include "core/buf.h"
+#include "core/closer.h"
 #include "core/log.h"
 
 struct gs_leader {
@@ -32,8 +34,7 @@ struct gs_leader {
 	int64_t observed_ms;       /* when `seen` (holder, renewTime, rv) last changed */
 	int inflight;              /* a request is out */
 	int stopping, released, releasing;
-	void (*done)(void *ud);
-	void *done_ud;
+	struct gs_closer closer;   /* the stop sequence (answers, the release), then the timer */
 	struct gs_leader_stats st;
 };
 
@@ -293,19 +294,10 @@ int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leade
 				      "identity, namespace and name short)");
 		return -EINVAL;
 	}
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->ns = strdup(o->ns);
-	l->name = strdup(o->name);
-	l->identity = strdup(o->identity);
-	if (!l->ns || !l->name || !l->identity) {
-		free(l->ns);
-		free(l->name);
-		free(l->identity);
-		free(l);
-		return -ENOMEM;
-	}
+	l = gs_xcalloc(1, sizeof(*l));
+	l->ns = gs_xstrdup(o->ns);
+	l->name = gs_xstrdup(o->name);
+	l->identity = gs_xstrdup(o->identity);
 	snprintf(l->path, sizeof(l->path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", o->ns, o->name);
 	l->loop = loop;
 	l->kube = kube;
@@ -331,18 +323,14 @@ void gs_leader_stats(const struct gs_leader *l, struct gs_leader_stats *st)
 	st->leading = gs_leader_leading(l);
 }
 
-static void on_timer_closed(uv_handle_t *h)
+static void leader_release(struct gs_closer *c)
 {
-	struct gs_leader *l = h->data;
-	void (*done)(void *) = l->done;
-	void *ud = l->done_ud;
+	struct gs_leader *l = GS_CONTAINER_OF(c, struct gs_leader, closer);
 
 	free(l->ns);
 	free(l->name);
 	free(l->identity);
 	free(l);
-	if (done)
-		done(ud);
 }
 
 /* The stop, one step per answer: wait for the request out, release if leading, then close. */
@@ -357,15 +345,17 @@ static void stop_step(struct gs_leader *l)
 	}
 	if (l->leading)
 		set_leading(l, 0, "stopping");
-	uv_close((uv_handle_t *)&l->timer, on_timer_closed);
+	gs_closer_uv(&l->closer, (uv_handle_t *)&l->timer);
+	gs_closer_drop(&l->closer); /* the sequence's part: the timer's close is the last */
 }
 
 void gs_leader_stop(struct gs_leader *l, void (*done)(void *ud), void *ud)
 {
 	GS_ASSERT(!l->stopping); /* stopped once */
 	l->stopping = 1;
-	l->done = done;
-	l->done_ud = ud;
+	gs_closer_start(&l->closer, leader_release, done, ud);
+	gs_closer_hold(&l->closer); /* the sequence, until stop_step closes the timer */
 	uv_timer_stop(&l->timer);
 	stop_step(l);
+	gs_closer_arm(&l->closer);
 }

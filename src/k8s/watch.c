@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
+#include "core/closer.h"
 #include "core/buf.h"
 #include "core/hmap.h"
 #include "core/json_items.h"
@@ -69,12 +71,8 @@ struct gs_watch {
 	uv_timer_t timer;     /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
-	void (*close_cb)(void *ud);
-	void *close_ud;
-	int stop_pending;     /* the timer's close and the cancelled call's done, while stopping */
+	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
 };
-
-static void stop_step(struct gs_watch *w);
 
 static void list_page(struct gs_watch *w);
 static void watch_start(struct gs_watch *w);
@@ -303,7 +301,7 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 
 	w->call = NULL;
 	if (w->state == ST_STOPPING) {
-		stop_step(w);
+		gs_closer_drop(&w->closer);
 		return;
 	}
 	const char *fwhy = "";
@@ -512,7 +510,7 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	w->watch_pb = -1;
 	w->stream_err = 0;
 	if (w->state == ST_STOPPING) {
-		stop_step(w);
+		gs_closer_drop(&w->closer);
 		return;
 	}
 	if (stream_err == -ESTALE) {
@@ -579,29 +577,19 @@ static void watch_start(struct gs_watch *w)
 int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
 		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out)
 {
-	struct gs_watch *w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
+	struct gs_watch *w = gs_xcalloc(1, sizeof(*w));
 	w->loop = loop;
 	w->kube = kube;
 	w->h = *h;
 	w->ud = ud;
 	w->kind = opts->kind;
 	w->page_size = opts->page_size ? opts->page_size : GS_WATCH_PAGE_SIZE;
-	w->path = strdup(opts->path);
-	w->map_annotation = strdup(opts->map_annotation ? opts->map_annotation : "");
+	w->path = gs_xstrdup(opts->path);
+	w->map_annotation = gs_xstrdup(opts->map_annotation ? opts->map_annotation : "");
 	if (opts->field_selector) {
 		size_t cap = strlen(opts->field_selector) * 3 + 1;
-		w->field_selector = malloc(cap);
-		if (w->field_selector)
-			gs_kube_escape(opts->field_selector, w->field_selector, cap);
-	}
-	if (!w->path || !w->map_annotation || (opts->field_selector && !w->field_selector)) {
-		free(w->path);
-		free(w->map_annotation);
-		free(w->field_selector);
-		free(w);
-		return -ENOMEM;
+		w->field_selector = gs_xmalloc(cap);
+		gs_kube_escape(opts->field_selector, w->field_selector, cap);
 	}
 	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
 	gs_line_splitter_init(&w->lines, 0, on_line, w);
@@ -623,12 +611,10 @@ void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st)
 	st->known = (unsigned)gs_hmap_len(&w->known);
 }
 
-static void stop_step(struct gs_watch *w)
+static void watch_release(struct gs_closer *c)
 {
-	if (--w->stop_pending > 0)
-		return;
-	void (*cb)(void *) = w->close_cb;
-	void *ud = w->close_ud;
+	struct gs_watch *w = GS_CONTAINER_OF(c, struct gs_watch, closer);
+
 	gs_hmap_free(&w->known);
 	gs_line_splitter_free(&w->lines);
 	free(w->path);
@@ -640,25 +626,17 @@ static void stop_step(struct gs_watch *w)
 	gs_pb_stream_free(&w->pbs);
 	free(w->stream_rv);
 	free(w);
-	if (cb)
-		cb(ud);
-}
-
-static void on_closed(uv_handle_t *h)
-{
-	stop_step(h->data);
 }
 
 void gs_watch_stop(struct gs_watch *w, void (*close_cb)(void *ud), void *ud)
 {
 	w->state = ST_STOPPING;
-	w->close_cb = close_cb;
-	w->close_ud = ud;
-	w->stop_pending = 1;
+	gs_closer_start(&w->closer, watch_release, close_cb, ud);
 	if (w->call) {
-		w->stop_pending++;
-		gs_kube_cancel(w->call); /* its done callback runs later and calls stop_step */
+		gs_closer_hold(&w->closer);
+		gs_kube_cancel(w->call); /* its done callback runs later and drops its part */
 	}
 	uv_timer_stop(&w->timer);
-	uv_close((uv_handle_t *)&w->timer, on_closed);
+	gs_closer_uv(&w->closer, (uv_handle_t *)&w->timer);
+	gs_closer_arm(&w->closer);
 }

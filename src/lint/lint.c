@@ -13,6 +13,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "core/alloc.h"
 #include "core/hmap.h"
 #include "sched/map.h"
 
@@ -54,26 +55,6 @@ struct tmpl {
 	const char *none_why;  /* REACH_NONE: why its pods have no index */
 };
 
-static _Noreturn void oom(void)
-{
-	fprintf(stderr, "gpu-scheduler lint: out of memory\n");
-	abort();
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		oom();
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
-}
-
 static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
@@ -86,11 +67,9 @@ static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_sev
 	va_end(ap);
 	if (l->n_diags == l->cap_diags) {
 		l->cap_diags = l->cap_diags ? l->cap_diags * 2 : 16;
-		l->diags = realloc(l->diags, l->cap_diags * sizeof(*l->diags));
-		if (!l->diags)
-			oom();
+		l->diags = gs_xreallocarray(l->diags, l->cap_diags, sizeof(*l->diags));
 	}
-	l->diags[l->n_diags++] = (struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = xstrdup(msg)};
+	l->diags[l->n_diags++] = (struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = gs_xstrdup(msg)};
 	if (sev == GS_LINT_ERROR)
 		l->errors++;
 	else
@@ -99,11 +78,11 @@ static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_sev
 
 struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
 {
-	struct gs_lint *l = xmalloc(sizeof(*l));
+	struct gs_lint *l = gs_xmalloc(sizeof(*l));
 
 	memset(l, 0, sizeof(*l));
-	l->annotation = xstrdup(o->annotation ? o->annotation : "gpu-scheduling-map");
-	l->scheduler_name = xstrdup(o->scheduler_name ? o->scheduler_name : "gpu-scheduler");
+	l->annotation = gs_xstrdup(o->annotation ? o->annotation : "gpu-scheduling-map");
+	l->scheduler_name = gs_xstrdup(o->scheduler_name ? o->scheduler_name : "gpu-scheduler");
 	l->nodes = o->nodes;
 	l->n_nodes = o->n_nodes;
 	l->have_nodes = o->have_nodes || o->nodes;
@@ -274,9 +253,9 @@ static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char 
 	while (*d) {
 		size_t n = strcspn(d, ",");
 		size_t nl = strlen(node), ol = strlen(t->what);
-		struct claim *c = xmalloc(sizeof(*c));
+		struct claim *c = gs_xmalloc(sizeof(*c));
 		/* key "node/device", then NUL, node, NUL, device: one allocation */
-		c->key = xmalloc(2 * (nl + n) + 4);
+		c->key = gs_xmalloc(2 * (nl + n) + 4);
 		memcpy(c->key, node, nl);
 		c->key[nl] = '/';
 		memcpy(c->key + nl + 1, d, n);
@@ -286,15 +265,13 @@ static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char 
 		c->device = c->node + nl + 1;
 		memcpy(c->device, d, n);
 		c->device[n] = 0;
-		c->owner = memcpy(xmalloc(ol + 1), t->what, ol + 1);
+		c->owner = memcpy(gs_xmalloc(ol + 1), t->what, ol + 1);
 		c->file = t->file;
 		c->line = line;
 		c->shared = shared;
 		if (l->n_claims == l->cap_claims) {
 			l->cap_claims = l->cap_claims ? l->cap_claims * 2 : 64;
-			l->claims = realloc(l->claims, l->cap_claims * sizeof(*l->claims));
-			if (!l->claims)
-				oom();
+			l->claims = gs_xreallocarray(l->claims, l->cap_claims, sizeof(*l->claims));
 		}
 		l->claims[l->n_claims++] = c;
 		d += n;
@@ -517,10 +494,8 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	char *f;
 	size_t docs = 0;
 
-	l->files = realloc(l->files, (l->n_files + 1) * sizeof(*l->files));
-	if (!l->files)
-		oom();
-	f = l->files[l->n_files++] = xstrdup(file);
+	l->files = gs_xreallocarray(l->files, l->n_files + 1, sizeof(*l->files));
+	f = l->files[l->n_files++] = gs_xstrdup(file);
 	if (len > GS_LINT_MAX_BYTES) {
 		diag(l, f, 0, GS_LINT_ERROR, "larger than %d bytes", GS_LINT_MAX_BYTES);
 		return 0;
@@ -617,7 +592,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 		count++;
 		bytes += strlen(name) + 1 + (alias ? strlen(alias) + 1 : 0);
 	}
-	out = xmalloc(count * sizeof(*out) + bytes);
+	out = gs_xmalloc(count * sizeof(*out) + bytes);
 	pool = (char *)(out + count);
 	count = 0;
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {

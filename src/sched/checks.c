@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/alloc.h"
 
 /* ---- labels and selectors ---------------------------------------------------------------------- */
 
@@ -226,18 +226,6 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
-/* checks.c stands alone (the webhook and its fuzzer link it without the engine): its own abort. */
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-
-	if (!q) {
-		gs_log_error("checks: out of memory (%zu bytes)", n);
-		abort();
-	}
-	return q;
-}
-
 /* The slot for name in out, appended (value 0) when absent. */
 static struct gs_res_ext *ext_slot(struct gs_resources *out, const char *name)
 {
@@ -247,9 +235,9 @@ static struct gs_res_ext *ext_slot(struct gs_resources *out, const char *name)
 	size_t len = strlen(name) + 1;
 	struct gs_res_ext *e;
 
-	out->ext = xrealloc(out->ext, (size_t)(out->n_ext + 1) * sizeof(*e));
+	out->ext = gs_xreallocarray(out->ext, (size_t)out->n_ext + 1, sizeof(*e));
 	e = &out->ext[out->n_ext++];
-	e->name = memcpy(xrealloc(NULL, len), name, len);
+	e->name = memcpy(gs_xmalloc(len), name, len);
 	e->value = 0;
 	return e;
 }

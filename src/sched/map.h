@@ -51,7 +51,7 @@ const struct gs_map_entry *gs_map_entry_at(const struct gs_map *m, size_t i); /*
  * Failed parses are cached too. Entries nobody references are evicted beyond max_entries.
  */
 struct gs_map_cache;
-struct gs_map_cache *gs_map_cache_new(size_t max_entries);
+struct gs_map_cache *gs_map_cache_new(size_t max_entries); /* never NULL */
 void gs_map_cache_free(struct gs_map_cache *c);
 /*
  * Returns 0 and *out (a new reference the caller unrefs), or -EINVAL with *err pointing at the cached

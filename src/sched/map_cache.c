@@ -20,15 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/hmap.h"
+#include "core/list.h"
 #include "sched/map_int.h"
 
-struct lru_link {
-	struct lru_link *prev, *next;
-};
-
 struct gs_map__cache_ent {
-	struct lru_link lru;                   /* idle LRU list, while idle; first member */
+	struct gs_list lru;                    /* in the idle LRU list while idle, else self-linked */
 	struct gs_map_cache *cache;
 	int idle;
 	struct gs_map *map;                    /* NULL for a failed parse */
@@ -39,19 +37,12 @@ struct gs_map__cache_ent {
 
 struct gs_map_cache {
 	struct gs_hmap by_text;          /* text -> entry; keys borrowed from the entries */
-	struct lru_link lru;             /* sentinel: lru.next is the most recently idle */
+	struct gs_list lru;              /* idle entries, the most recently idle first */
 	size_t max;
 	size_t idle;
 	uint64_t hits, misses;
 	struct gs_map_error too_big;     /* the error for uncached oversize text */
 };
-
-static void lru_unlink(struct gs_map__cache_ent *e)
-{
-	e->lru.prev->next = e->lru.next;
-	e->lru.next->prev = e->lru.prev;
-	e->lru.prev = e->lru.next = NULL;
-}
 
 /* Puts e at the head of the idle list (moving it there if it is already idle). */
 static void make_idle(struct gs_map__cache_ent *e)
@@ -59,21 +50,18 @@ static void make_idle(struct gs_map__cache_ent *e)
 	struct gs_map_cache *c = e->cache;
 
 	if (e->idle)
-		lru_unlink(e);
+		gs_list_remove(&e->lru);
 	else
 		c->idle++;
 	e->idle = 1;
-	e->lru.prev = &c->lru;
-	e->lru.next = c->lru.next;
-	c->lru.next->prev = &e->lru;
-	c->lru.next = &e->lru;
+	gs_list_insert_head(&c->lru, &e->lru);
 }
 
 void gs_map__cache_busy(struct gs_map__cache_ent *e)
 {
 	if (!e->idle)
 		return;
-	lru_unlink(e);
+	gs_list_remove(&e->lru);
 	e->idle = 0;
 	e->cache->idle--;
 }
@@ -90,7 +78,7 @@ static void ent_free(struct gs_map__cache_ent *e)
 
 	gs_hmap_del(&c->by_text, e->text, e->len, NULL);
 	if (e->idle) {
-		lru_unlink(e);
+		gs_list_remove(&e->lru);
 		c->idle--;
 	}
 	if (e->map) {
@@ -102,12 +90,10 @@ static void ent_free(struct gs_map__cache_ent *e)
 
 struct gs_map_cache *gs_map_cache_new(size_t max_entries)
 {
-	struct gs_map_cache *c = calloc(1, sizeof(*c));
+	struct gs_map_cache *c = gs_xcalloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
 	gs_hmap_init(&c->by_text, 0);
-	c->lru.prev = c->lru.next = &c->lru;
+	gs_list_init(&c->lru);
 	c->max = max_entries;
 	return c;
 }
@@ -127,12 +113,13 @@ void gs_map_cache_free(struct gs_map_cache *c)
 /* Evicts idle entries from the LRU tail until the cache holds at most max entries; keeps `keep`. */
 static void evict(struct gs_map_cache *c, const struct gs_map__cache_ent *keep)
 {
-	struct lru_link *l = c->lru.prev;
+	struct gs_list *l = gs_list_last(&c->lru);
 
 	while (gs_hmap_len(&c->by_text) > c->max && l != &c->lru) {
-		struct lru_link *prev = l->prev;
-		if ((struct gs_map__cache_ent *)l != keep)
-			ent_free((struct gs_map__cache_ent *)l); /* lru is the first member */
+		struct gs_list *prev = l->prev;
+		struct gs_map__cache_ent *e = GS_CONTAINER_OF(l, struct gs_map__cache_ent, lru);
+		if (e != keep)
+			ent_free(e);
 		l = prev;
 	}
 }
@@ -169,6 +156,7 @@ int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struc
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
+	gs_list_init(&e->lru);
 	e->cache = c;
 	e->len = len;
 	memcpy(e->text, text, len);

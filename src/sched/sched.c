@@ -20,40 +20,10 @@
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull
 
-void gs_sched__oom(void)
-{
-	gs_log_error("sched: out of memory");
-	abort();
-}
-
-void *gs_sched__xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p)
-		gs_sched__oom();
-	return p;
-}
-
-void *gs_sched__xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p)
-		gs_sched__oom();
-	return p;
-}
-
 void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val)
 {
 	if (gs_hmap_put_str(m, key, val, NULL) < 0)
-		gs_sched__oom();
-}
-
-char *gs_sched__xstrdup(const char *str)
-{
-	size_t n = strlen(str) + 1;
-	return memcpy(gs_sched__xmalloc(n), str, n);
+		gs_oom(0);
 }
 
 const char *gs_wait_reason_name(enum gs_wait_reason r)
@@ -104,14 +74,12 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 
 	if (!cfg->scheduler_name || !*cfg->scheduler_name)
 		return NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
+	s = gs_xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
-	s->cfg.scheduler_name = gs_sched__xstrdup(cfg->scheduler_name);
-	s->cfg.annotation = gs_sched__xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
+	s->cfg.scheduler_name = gs_xstrdup(cfg->scheduler_name);
+	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
 										  : "gpu-scheduling-map");
-	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_sched__xstrdup(cfg->alias_label) : NULL;
+	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_xstrdup(cfg->alias_label) : NULL;
 	if (s->cfg.backoff_min_ms <= 0)
 		s->cfg.backoff_min_ms = 200;
 	if (s->cfg.backoff_max_ms <= 0)
@@ -129,13 +97,9 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->res_ids, 0);
 	s->bindq.less = gs_sched__bind_before;
 	s->retry.less = gs_sched__due_before;
-	gs_sched__list_init(&s->reportq);
-	gs_sched__list_init(&s->dirty);
+	gs_list_init(&s->reportq);
+	gs_list_init(&s->dirty);
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
-	if (!s->maps) {
-		gs_sched_free(s);
-		return NULL;
-	}
 	return s;
 }
 
@@ -199,12 +163,12 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	if (n)
 		return n;
 	len = strlen(name);
-	n = gs_sched__xmalloc(sizeof(*n) + len + 1);
+	n = gs_xmalloc(sizeof(*n) + len + 1);
 	memset(n, 0, sizeof(*n));
 	memcpy(n->name, name, len + 1);
-	gs_sched__list_init(&n->waiters);
-	gs_sched__list_init(&n->dirty);
-	gs_sched__list_init(&n->alink);
+	gs_list_init(&n->waiters);
+	gs_list_init(&n->dirty);
+	gs_list_init(&n->alink);
 	gs_hmap_init(&n->ledger, 0);
 	n->gpus = -1;
 	n->obj.gpus = -1;
@@ -217,15 +181,15 @@ void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 	if (n->present || n->n_waiters || n->n_uses || n->pinned)
 		return;
 	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0 && !n->alias);
-	if (n->dirty.next != &n->dirty)
-		gs_sched__list_del(&n->dirty);
+	if (gs_list_linked(&n->dirty))
+		gs_list_remove(&n->dirty);
 	gs_hmap_del_str(&s->nodes, n->name, NULL);
 	node_free(n);
 }
 
 char *gs_sched__xstrdup_null(const char *str)
 {
-	return str ? gs_sched__xstrdup(str) : NULL;
+	return str ? gs_xstrdup(str) : NULL;
 }
 
 struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
@@ -234,9 +198,9 @@ struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
 
 	if (n <= 0)
 		return NULL;
-	c = gs_sched__xcalloc((size_t)n, sizeof(*c));
+	c = gs_xcalloc((size_t)n, sizeof(*c));
 	for (int i = 0; i < n; i++) {
-		c[i].key = gs_sched__xstrdup(l[i].key);
+		c[i].key = gs_xstrdup(l[i].key);
 		c[i].value = gs_sched__xstrdup_null(l[i].value);
 	}
 	return c;
@@ -262,7 +226,7 @@ static void alias_unlink(struct gs_sched *s, struct gs_sched__node *n)
 
 	if (!a)
 		return;
-	gs_sched__list_del(&n->alink);
+	gs_list_remove(&n->alink);
 	n->alias = NULL;
 	if (--a->n == 0) {
 		gs_hmap_del_str(&s->aliases, a->value, NULL);
@@ -276,13 +240,13 @@ static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char 
 
 	if (!a) {
 		size_t len = strlen(value);
-		a = gs_sched__xmalloc(sizeof(*a) + len + 1);
-		gs_sched__list_init(&a->nodes);
+		a = gs_xmalloc(sizeof(*a) + len + 1);
+		gs_list_init(&a->nodes);
 		a->n = 0;
 		memcpy(a->value, value, len + 1);
 		gs_sched__hmap_put(&s->aliases, a->value, a);
 	}
-	gs_sched__list_add_tail(&a->nodes, &n->alink);
+	gs_list_insert_tail(&a->nodes, &n->alink);
 	a->n++;
 	n->alias = a;
 }
@@ -334,7 +298,7 @@ static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct
 	c->labels = gs_sched__labels_dup(o->labels, o->n_labels);
 	c->n_labels = c->labels ? o->n_labels : 0;
 	if (o->n_taints > 0) {
-		c->taints = gs_sched__xcalloc((size_t)o->n_taints, sizeof(*c->taints));
+		c->taints = gs_xcalloc((size_t)o->n_taints, sizeof(*c->taints));
 		for (int i = 0; i < o->n_taints; i++) {
 			c->taints[i].key = gs_sched__xstrdup_null(o->taints[i].key);
 			c->taints[i].value = gs_sched__xstrdup_null(o->taints[i].value);
@@ -374,7 +338,7 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	value = alias_of(s, o);
 	if (n->alias ? !value || strcmp(n->alias->value, value) != 0 : value != NULL) {
 		if (n->alias)
-			old = gs_sched__xstrdup(n->alias->value);
+			old = gs_xstrdup(n->alias->value);
 		alias_unlink(s, n);
 		if (value)
 			alias_link(s, n, value);
@@ -417,7 +381,7 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
 	gs_log_debug("node %s: deleted, %zu pods wait for it", n->name, n->n_waiters);
 	n->pinned++; /* its alias value may be its own name: that walk must not free it */
 	if (n->alias) {
-		char *old = gs_sched__xstrdup(n->alias->value);
+		char *old = gs_xstrdup(n->alias->value);
 		alias_unlink(s, n);
 		gs_sched__name_changed(s, old);
 		free(old);
@@ -433,14 +397,14 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
 static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj *o)
 {
 	size_t lu = strlen(o->uid) + 1, ln = strlen(o->ns) + 1, lm = strlen(o->name) + 1;
-	struct gs_sched__pod *p = gs_sched__xmalloc(sizeof(*p));
-	char *str = gs_sched__xmalloc(lu + ln + lm + ln + lm);
+	struct gs_sched__pod *p = gs_xmalloc(sizeof(*p));
+	char *str = gs_xmalloc(lu + ln + lm + ln + lm);
 
 	memset(p, 0, sizeof(*p));
 	p->state = GS_POD__COUNT; /* none yet: the first set_state counts it */
 	p->index = -1;
-	gs_sched__list_init(&p->qlink);
-	gs_sched__list_init(&p->rlink);
+	gs_list_init(&p->qlink);
+	gs_list_init(&p->rlink);
 	p->uid = memcpy(str, o->uid, lu);
 	p->ns = memcpy(str + lu, o->ns, ln);
 	p->name = memcpy(str + lu + ln, o->name, lm);
@@ -454,8 +418,8 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	gs_sched__detach(s, p);
-	if (p->rlink.next != &p->rlink)
-		gs_sched__list_del(&p->rlink);
+	if (gs_list_linked(&p->rlink))
+		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
 		s->by_state[p->state]--;
 	gs_hmap_del_str(&s->pods, p->uid, NULL);
@@ -538,7 +502,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 		return 0;
 
 	free(p->rv);
-	p->rv = o->resource_version ? gs_sched__xstrdup(o->resource_version) : NULL;
+	p->rv = o->resource_version ? gs_xstrdup(o->resource_version) : NULL;
 	gs_sched__pod_inputs(s, p, o);
 	switch (p->state) {
 	case GS_POD_BINDING:

@@ -8,10 +8,12 @@
 
 #include "core/log.h"
 
-static size_t list_len(const struct gs_sched__link *h)
+static size_t list_len(const struct gs_list *h)
 {
+	const struct gs_list *l;
 	size_t n = 0;
-	for (const struct gs_sched__link *l = h->next; l != h; l = l->next) {
+
+	GS_LIST_FOREACH(l, h) {
 		GS_ASSERT(l->next->prev == l);
 		n++;
 	}
@@ -88,8 +90,9 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	size_t uses = 0, ports = 0, holds = 0, nport = 0;
 
 	GS_ASSERT(list_len(&n->waiters) == n->n_waiters);
-	for (const struct gs_sched__link *l = n->waiters.next; l != &n->waiters; l = l->next) {
-		const struct gs_sched__pod *p = GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink);
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &n->waiters) {
+		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, qlink);
 		GS_ASSERT(p->state == GS_POD_WAITING && p->wait_node == n);
 	}
 	while (gs_hmap_next(&s->uses, &it)) {
@@ -118,8 +121,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	while (gs_hmap_next(&n->ledger, &it)) {
 		const struct gs_sched__dev *d = it.val;
 		size_t owners = 0, nd = 0;
-		for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-			const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+		GS_LIST_FOREACH(l, &d->owners) {
+			const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 			GS_ASSERT(b->n > 0 && b->n == list_len(&b->shared) + list_len(&b->solo));
 			owners++;
 			nd += b->n;
@@ -158,8 +161,9 @@ static size_t check_aliases(const struct gs_sched *s)
 		const struct gs_sched__alias *a = it.val;
 		GS_ASSERT(a->n > 0 && list_len(&a->nodes) == a->n);
 		GS_ASSERT(gs_hmap_get_str(&s->aliases, a->value) == a);
-		for (const struct gs_sched__link *l = a->nodes.next; l != &a->nodes; l = l->next) {
-			const struct gs_sched__node *n = GS_SCHED__CONTAINER(l, struct gs_sched__node, alink);
+		const struct gs_list *l;
+		GS_LIST_FOREACH(l, &a->nodes) {
+			const struct gs_sched__node *n = GS_CONTAINER_OF(l, struct gs_sched__node, alink);
 			const char *v = alias_value(s, n);
 			GS_ASSERT(n->alias == a && v && strcmp(v, a->value) == 0);
 			GS_ASSERT(gs_hmap_get_str(&s->nodes, n->name) == n);
@@ -183,7 +187,7 @@ void gs_sched_check(const struct gs_sched *s)
 		uses += n->n_uses;
 		/* In the index exactly when the label says so (check_aliases checks which entry). */
 		GS_ASSERT(!v == !n->alias);
-		GS_ASSERT((n->alias == NULL) == gs_sched__list_empty(&n->alink));
+		GS_ASSERT((n->alias == NULL) == gs_list_empty(&n->alink));
 		aliased += n->alias != NULL;
 	}
 	GS_ASSERT(check_aliases(s) == aliased);

@@ -93,17 +93,15 @@ static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
 
 	if (e->n_holders == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 4;
-		struct gs_explain_holder *v = realloc(e->holders, h->cap * sizeof(*v));
-		if (!v)
-			gs_sched__oom();
+		struct gs_explain_holder *v = gs_xreallocarray(e->holders, h->cap, sizeof(*v));
 		e->holders = v;
 	}
 	struct gs_explain_holder *x = &e->holders[e->n_holders++];
-	x->device = gs_sched__xmalloc(h->len + 1);
+	x->device = gs_xmalloc(h->len + 1);
 	memcpy(x->device, h->dev, h->len);
 	x->device[h->len] = '\0';
-	x->pod = gs_sched__xstrdup(u->key ? u->key : u->uid);
-	x->owner = gs_sched__xstrdup(u->owner ? u->owner : u->uid);
+	x->pod = gs_xstrdup(u->key ? u->key : u->uid);
+	x->owner = gs_xstrdup(u->owner ? u->owner : u->uid);
 	x->same_owner = strcmp(x->owner, h->owner) == 0;
 	x->shared = shared;
 }

@@ -8,41 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/alloc.h"
 #include "core/hmap.h"
+#include "core/list.h"
 #include "sched/map.h"
 #include "sched/sched.h"
-
-/* An intrusive doubly-linked list; a head is a link pointing at itself when empty. */
-struct gs_sched__link {
-	struct gs_sched__link *prev, *next;
-};
-
-static inline void gs_sched__list_init(struct gs_sched__link *h)
-{
-	h->prev = h->next = h;
-}
-
-static inline int gs_sched__list_empty(const struct gs_sched__link *h)
-{
-	return h->next == h;
-}
-
-static inline void gs_sched__list_add_tail(struct gs_sched__link *h, struct gs_sched__link *l)
-{
-	l->prev = h->prev;
-	l->next = h;
-	h->prev->next = l;
-	h->prev = l;
-}
-
-static inline void gs_sched__list_del(struct gs_sched__link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
-
-#define GS_SCHED__CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 /* An extended resource amount: id from s->res_names. */
 struct gs_sched__ext {
@@ -73,22 +43,22 @@ struct gs_sched__use;
  * Invariant: a bucket is in dev->owners exactly while it has a holder; n counts all holders.
  */
 struct gs_sched__bucket {
-	struct gs_sched__link link;    /* in dev->owners */
-	struct gs_sched__link shared;  /* holds of sharing pods */
-	struct gs_sched__link solo;    /* holds of the others */
+	struct gs_list link;    /* in dev->owners */
+	struct gs_list shared;  /* holds of sharing pods */
+	struct gs_list solo;    /* holds of the others */
 	size_t n;
 	char owner[];
 };
 
 struct gs_sched__dev {
-	struct gs_sched__link owners;  /* buckets */
+	struct gs_list owners;  /* buckets */
 	size_t n_owners;
 	size_t n;                      /* holds */
 	char name[];                   /* "0", "GPU-8f2c...": the key in node->ledger */
 };
 
 struct gs_sched__hold {
-	struct gs_sched__link link;    /* in bucket->shared or ->solo */
+	struct gs_list link;    /* in bucket->shared or ->solo */
 	struct gs_sched__bucket *bucket;
 	struct gs_sched__dev *dev;
 	struct gs_sched__use *use;     /* the use whose holds[] this is */
@@ -123,9 +93,9 @@ struct gs_sched__use {
  * change therefore places again the waiters of its own name and of its alias value (O(1) slots).
  */
 struct gs_sched__node {
-	struct gs_sched__link waiters; /* pods WAITING with a node reason whose map names this slot */
-	struct gs_sched__link dirty;   /* in s->dirty: usage went down, waiters to look at again */
-	struct gs_sched__link alink;   /* in alias->nodes while alias is set */
+	struct gs_list waiters; /* pods WAITING with a node reason whose map names this slot */
+	struct gs_list dirty;   /* in s->dirty: usage went down, waiters to look at again */
+	struct gs_list alink;   /* in alias->nodes while alias is set */
 	struct gs_sched__alias *alias; /* present nodes with a non-empty alias label: their index entry */
 	size_t n_waiters;
 	int pinned;                    /* > 0: not freed by gs_sched__node_gc (a walk over its waiters runs) */
@@ -149,7 +119,7 @@ struct gs_sched__node {
  * nodes in the order they took the value. Invariant: an entry is in s->aliases exactly while n > 0.
  */
 struct gs_sched__alias {
-	struct gs_sched__link nodes;   /* gs_sched__node.alink */
+	struct gs_list nodes;   /* gs_sched__node.alink */
 	size_t n;
 	char value[];                  /* the key of s->aliases */
 };
@@ -163,8 +133,8 @@ struct gs_sched__spec {
 };
 
 struct gs_sched__pod {
-	struct gs_sched__link qlink;    /* in wait_node->waiters (WAITING) */
-	struct gs_sched__link rlink;    /* in s->reportq when a report may be due */
+	struct gs_list qlink;    /* in wait_node->waiters (WAITING) */
+	struct gs_list rlink;    /* in s->reportq when a report may be due */
 	enum gs_pod_state state;
 	enum gs_wait_reason reason;     /* with WAITING */
 	struct gs_sched__node *wait_node; /* with a node reason */
@@ -218,8 +188,8 @@ struct gs_sched {
 	struct gs_map_cache *maps;
 	struct gs_sched__heap bindq;    /* QUEUED pods: priority, then creation time, then seq */
 	struct gs_sched__heap retry;    /* BACKOFF pods by due_ms */
-	struct gs_sched__link reportq;  /* pods whose report may be due, FIFO */
-	struct gs_sched__link dirty;    /* node slots whose waiters must be placed again */
+	struct gs_list reportq;  /* pods whose report may be due, FIFO */
+	struct gs_list dirty;    /* node slots whose waiters must be placed again */
 	uint64_t seq;
 	uint64_t rng;
 	size_t by_state[GS_POD__COUNT];
@@ -229,12 +199,8 @@ struct gs_sched {
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
-/* Allocation of small records: aborts with a message on failure. */
-_Noreturn void gs_sched__oom(void);
-void *gs_sched__xmalloc(size_t n);
-void *gs_sched__xcalloc(size_t n, size_t size);
-char *gs_sched__xstrdup(const char *s);
-char *gs_sched__xstrdup_null(const char *s); /* NULL stays NULL */
+/* gs_xstrdup (core/alloc.h, which the engine uses for all its records), NULL staying NULL. */
+char *gs_sched__xstrdup_null(const char *s);
 /* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
 struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
 void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);

@@ -54,7 +54,7 @@ struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *n
 		return NULL;
 	}
 	*via_alias = 1;
-	return GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
+	return GS_CONTAINER_OF(gs_list_first(&a->nodes), struct gs_sched__node, alink);
 }
 
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st)
@@ -123,9 +123,7 @@ void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p)
 {
 	if (h->len == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 16;
-		struct gs_sched__pod **v = realloc(h->v, cap * sizeof(*v));
-		if (!v)
-			gs_sched__oom();
+		struct gs_sched__pod **v = gs_xreallocarray(h->v, cap, sizeof(*v));
 		h->v = v;
 		h->cap = cap;
 	}
@@ -155,7 +153,7 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 		p->reason = GS_WAIT_NONE;
 		if (p->wait_node) {
 			struct gs_sched__node *n = p->wait_node;
-			gs_sched__list_del(&p->qlink);
+			gs_list_remove(&p->qlink);
 			n->n_waiters--;
 			p->wait_node = NULL;
 			gs_sched__node_gc(s, n);
@@ -174,7 +172,7 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 
 static int in_report_queue(const struct gs_sched__pod *p)
 {
-	return p->rlink.next != &p->rlink;
+	return gs_list_linked(&p->rlink);
 }
 
 /* Makes p wait for reason r (on node slot n for NODE_* reasons), noting a report if it is news. */
@@ -187,7 +185,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 		gs_sched__detach(s, p);
 		gs_sched__set_state(s, p, GS_POD_WAITING);
 		if (n) {
-			gs_sched__list_add_tail(&n->waiters, &p->qlink);
+			gs_list_insert_tail(&n->waiters, &p->qlink);
 			n->n_waiters++;
 			p->wait_node = n;
 		}
@@ -198,11 +196,11 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 	s->waiting_by[r]++;
 	if (!p->msg || strcmp(p->msg, msg) != 0) {
 		free(p->msg);
-		p->msg = gs_sched__xstrdup(msg);
+		p->msg = gs_xstrdup(msg);
 	}
 	if (!in_report_queue(p) &&
 	    (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
-		gs_sched__list_add_tail(&s->reportq, &p->rlink);
+		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
 static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
@@ -226,12 +224,11 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
  */
 static void place_waiters(struct gs_sched *s, struct gs_sched__node *n)
 {
-	struct gs_sched__link *l = n->waiters.next, *next;
+	struct gs_list *l, *next;
 
 	n->pinned++;
-	for (; l != &n->waiters; l = next) {
-		next = l->next;
-		gs_sched__place(s, GS_SCHED__CONTAINER(l, struct gs_sched__pod, qlink));
+	GS_LIST_FOREACH_SAFE(l, next, &n->waiters) {
+		gs_sched__place(s, GS_CONTAINER_OF(l, struct gs_sched__pod, qlink));
 	}
 	n->pinned--;
 }
@@ -272,9 +269,9 @@ void gs_sched__name_changed(struct gs_sched *s, const char *name)
 
 void gs_sched__drain_dirty(struct gs_sched *s)
 {
-	while (!gs_sched__list_empty(&s->dirty)) {
-		struct gs_sched__node *n = GS_SCHED__CONTAINER(s->dirty.next, struct gs_sched__node, dirty);
-		gs_sched__list_del(&n->dirty);
+	while (!gs_list_empty(&s->dirty)) {
+		struct gs_sched__node *n = GS_CONTAINER_OF(gs_list_first(&s->dirty), struct gs_sched__node, dirty);
+		gs_list_remove(&n->dirty);
 		gs_sched__node_changed(s, n);
 	}
 }
@@ -314,8 +311,8 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, const struct gs_sched__pod *p,
 			  const struct gs_sched__alias *a)
 {
-	const struct gs_sched__node *n1 = GS_SCHED__CONTAINER(a->nodes.next, struct gs_sched__node, alink);
-	const struct gs_sched__node *n2 = GS_SCHED__CONTAINER(a->nodes.next->next, struct gs_sched__node, alink);
+	const struct gs_sched__node *n1 = GS_CONTAINER_OF(gs_list_first(&a->nodes), struct gs_sched__node, alink);
+	const struct gs_sched__node *n2 = GS_CONTAINER_OF(gs_list_first(&a->nodes)->next, struct gs_sched__node, alink);
 	char more[48] = "";
 
 	if (a->n > 2)
@@ -472,19 +469,19 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 	c->n_node_selector = c->node_selector ? o->n_node_selector : 0;
 	c->has_affinity = o->has_affinity;
 	if (o->n_terms > 0) {
-		c->terms = gs_sched__xcalloc((size_t)o->n_terms, sizeof(*c->terms));
+		c->terms = gs_xcalloc((size_t)o->n_terms, sizeof(*c->terms));
 		for (int i = 0; i < o->n_terms; i++) {
 			const struct gs_sel_term *t = &o->terms[i];
-			c->terms[i].reqs = gs_sched__xcalloc((size_t)(t->n_reqs > 0 ? t->n_reqs : 1), sizeof(*t->reqs));
+			c->terms[i].reqs = gs_xcalloc((size_t)(t->n_reqs > 0 ? t->n_reqs : 1), sizeof(*t->reqs));
 			for (int j = 0; j < t->n_reqs; j++) {
 				const struct gs_sel_req *q = &t->reqs[j];
 				struct gs_sel_req *d = &c->terms[i].reqs[j];
-				d->key = gs_sched__xstrdup(q->key ? q->key : "");
+				d->key = gs_xstrdup(q->key ? q->key : "");
 				d->op = q->op;
 				d->field = q->field;
-				d->values = gs_sched__xcalloc((size_t)(q->n_values > 0 ? q->n_values : 1), sizeof(char *));
+				d->values = gs_xcalloc((size_t)(q->n_values > 0 ? q->n_values : 1), sizeof(char *));
 				for (int k = 0; k < q->n_values; k++)
-					d->values[k] = gs_sched__xstrdup(q->values[k] ? q->values[k] : "");
+					d->values[k] = gs_xstrdup(q->values[k] ? q->values[k] : "");
 				d->n_values = q->n_values;
 			}
 			c->terms[i].n_reqs = t->n_reqs;
@@ -492,7 +489,7 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 		c->n_terms = o->n_terms;
 	}
 	if (o->n_tolerations > 0) {
-		c->tolerations = gs_sched__xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
+		c->tolerations = gs_xcalloc((size_t)o->n_tolerations, sizeof(*c->tolerations));
 		for (int i = 0; i < o->n_tolerations; i++) {
 			c->tolerations[i] = o->tolerations[i];
 			c->tolerations[i].key = gs_sched__xstrdup_null(o->tolerations[i].key);
@@ -516,7 +513,7 @@ static struct gs_sched__spec *spec_from(struct gs_sched *s, const struct gs_pod_
 		gs_resources_free(&r);
 		return NULL;
 	}
-	sp = gs_sched__xcalloc(1, sizeof(*sp));
+	sp = gs_xcalloc(1, sizeof(*sp));
 	gs_sched__req_from(s, &sp->req, &r);
 	gs_resources_free(&r);
 	sp->ports = gs_sched__ports_from(o, &sp->n_ports);
@@ -548,10 +545,10 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 	if (p->noticed && strcmp(p->noticed, msg) == 0)
 		return;
 	free(p->noticed);
-	p->noticed = gs_sched__xstrdup(msg);
+	p->noticed = gs_xstrdup(msg);
 	p->notice_due = 1;
 	if (!in_report_queue(p))
-		gs_sched__list_add_tail(&s->reportq, &p->rlink);
+		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
@@ -580,10 +577,8 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		snprintf(msg, sizeof(msg), "pod has no %s annotation", s->cfg.annotation);
 	} else {
 		rc = gs_map_cache_get(s->maps, o->map_text, strlen(o->map_text), &m, &err);
-		if (rc == -ENOMEM) {
-			gs_log_error("sched: out of memory");
-			abort();
-		}
+		if (rc == -ENOMEM)
+			gs_oom(strlen(o->map_text));
 		if (rc < 0) {
 			r = GS_WAIT_MAP_INVALID;
 			snprintf(msg, sizeof(msg), err->line ? "%s %s" : "%s: %s", s->cfg.annotation, err->msg);
@@ -612,7 +607,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->entry = e;
 	p->intrinsic = r;
 	free(p->imsg);
-	p->imsg = r != GS_WAIT_NONE ? gs_sched__xstrdup(msg) : NULL;
+	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	p->index = index;
 	p->index_source = src;
 	p->recreate_ok = o->owner_kind &&
@@ -770,14 +765,14 @@ int64_t gs_sched_next_deadline(const struct gs_sched *s)
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	gs_sched__drain_dirty(s);
-	while (!gs_sched__list_empty(&s->reportq)) {
-		struct gs_sched__pod *p = GS_SCHED__CONTAINER(s->reportq.next, struct gs_sched__pod, rlink);
+	while (!gs_list_empty(&s->reportq)) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(gs_list_first(&s->reportq), struct gs_sched__pod, rlink);
 		if (p->notice_due) {
 			/* The pod stays queued when a waiting report may be due too: the next call takes it. */
 			p->notice_due = 0;
 			if (p->state != GS_POD_WAITING ||
 			    (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0))
-				gs_sched__list_del(&p->rlink);
+				gs_list_remove(&p->rlink);
 			if (!p->entry || p->state == GS_POD_FINISHED || p->state == GS_POD_GONE)
 				continue;
 			*out = (struct gs_report){
@@ -792,13 +787,13 @@ int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *o
 			s->reports++;
 			return 1;
 		}
-		gs_sched__list_del(&p->rlink);
+		gs_list_remove(&p->rlink);
 		if (p->state != GS_POD_WAITING)
 			continue;
 		if (p->reported && p->reported_reason == p->reason && strcmp(p->reported, p->msg) == 0)
 			continue;
 		free(p->reported);
-		p->reported = gs_sched__xstrdup(p->msg);
+		p->reported = gs_xstrdup(p->msg);
 		p->reported_reason = p->reason;
 		*out = (struct gs_report){
 			.uid = p->uid,

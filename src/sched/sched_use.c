@@ -27,11 +27,9 @@ uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
 
 	if (v)
 		return (uint32_t)(v - 1);
-	names = realloc(s->res_names, (s->n_res + 1) * sizeof(*names));
-	if (!names)
-		gs_sched__oom();
+	names = gs_xreallocarray(s->res_names, s->n_res + 1, sizeof(*names));
 	s->res_names = names;
-	names[s->n_res] = gs_sched__xstrdup(name);
+	names[s->n_res] = gs_xstrdup(name);
 	gs_sched__hmap_put(&s->res_ids, names[s->n_res], (void *)(uintptr_t)(s->n_res + 1));
 	return s->n_res++;
 }
@@ -44,7 +42,7 @@ void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const str
 	out->eph = r->ephemeral;
 	if (r->n_ext <= 0)
 		return;
-	out->ext = gs_sched__xmalloc((size_t)r->n_ext * sizeof(*out->ext));
+	out->ext = gs_xmalloc((size_t)r->n_ext * sizeof(*out->ext));
 	for (int i = 0; i < r->n_ext; i++) {
 		if (r->ext[i].value <= 0)
 			continue;
@@ -77,9 +75,7 @@ static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint
 {
 	if (id >= n->used.n_ext) {
 		uint32_t len = s->n_res > id ? s->n_res : id + 1;
-		struct gs_sched__ext *e = realloc(n->used.ext, len * sizeof(*e));
-		if (!e)
-			gs_sched__oom();
+		struct gs_sched__ext *e = gs_xreallocarray(n->used.ext, len, sizeof(*e));
 		for (uint32_t i = n->used.n_ext; i < len; i++)
 			e[i] = (struct gs_sched__ext){.id = i, .v = 0};
 		n->used.ext = e;
@@ -109,11 +105,11 @@ struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *
 	*n = 0;
 	if (o->n_host_ports <= 0)
 		return NULL;
-	p = gs_sched__xcalloc((size_t)o->n_host_ports, sizeof(*p));
+	p = gs_xcalloc((size_t)o->n_host_ports, sizeof(*p));
 	for (int i = 0; i < o->n_host_ports; i++) {
 		p[i].port = o->host_ports[i].port;
 		p[i].proto = o->host_ports[i].proto ? o->host_ports[i].proto : 'T';
-		p[i].ip = o->host_ports[i].host_ip ? gs_sched__xstrdup(o->host_ports[i].host_ip) : NULL;
+		p[i].ip = o->host_ports[i].host_ip ? gs_xstrdup(o->host_ports[i].host_ip) : NULL;
 	}
 	*n = (size_t)o->n_host_ports;
 	return p;
@@ -154,14 +150,12 @@ static void node_ports_add(struct gs_sched__node *n, const struct gs_sched__port
 	}
 	if (n->n_ports == n->cap_ports) {
 		size_t cap = n->cap_ports ? n->cap_ports * 2 : 4;
-		struct gs_sched__port *v = realloc(n->ports, cap * sizeof(*v));
-		if (!v)
-			gs_sched__oom();
+		struct gs_sched__port *v = gs_xreallocarray(n->ports, cap, sizeof(*v));
 		n->ports = v;
 		n->cap_ports = cap;
 	}
 	n->ports[n->n_ports++] = (struct gs_sched__port){
-		.port = p->port, .proto = p->proto, .ip = p->ip ? gs_sched__xstrdup(p->ip) : NULL, .count = 1};
+		.port = p->port, .proto = p->proto, .ip = p->ip ? gs_xstrdup(p->ip) : NULL, .count = 1};
 }
 
 static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port *p)
@@ -182,8 +176,9 @@ static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port
 
 static struct gs_sched__bucket *bucket_of(struct gs_sched__dev *d, const char *owner)
 {
-	for (struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		if (strcmp(b->owner, owner) == 0)
 			return b;
 	}
@@ -197,8 +192,8 @@ static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 	struct gs_sched__bucket *b;
 
 	if (!d) {
-		d = gs_sched__xmalloc(sizeof(*d) + dlen + 1);
-		gs_sched__list_init(&d->owners);
+		d = gs_xmalloc(sizeof(*d) + dlen + 1);
+		gs_list_init(&d->owners);
 		d->n_owners = d->n = 0;
 		memcpy(d->name, dev, dlen);
 		d->name[dlen] = '\0';
@@ -207,16 +202,16 @@ static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 	}
 	if (!(b = bucket_of(d, owner))) {
 		size_t ol = strlen(owner);
-		b = gs_sched__xmalloc(sizeof(*b) + ol + 1);
-		gs_sched__list_init(&b->shared);
-		gs_sched__list_init(&b->solo);
+		b = gs_xmalloc(sizeof(*b) + ol + 1);
+		gs_list_init(&b->shared);
+		gs_list_init(&b->solo);
 		b->n = 0;
 		memcpy(b->owner, owner, ol + 1);
-		gs_sched__list_add_tail(&d->owners, &b->link);
+		gs_list_insert_tail(&d->owners, &b->link);
 		if (++d->n_owners == 2)
 			s->devs_shared++;
 	}
-	gs_sched__list_add_tail(shared ? &b->shared : &b->solo, &h->link);
+	gs_list_insert_tail(shared ? &b->shared : &b->solo, &h->link);
 	h->bucket = b;
 	h->dev = d;
 	b->n++;
@@ -228,10 +223,10 @@ static void ledger_del(struct gs_sched *s, struct gs_sched__node *n, struct gs_s
 	struct gs_sched__bucket *b = h->bucket;
 	struct gs_sched__dev *d = h->dev;
 
-	gs_sched__list_del(&h->link);
+	gs_list_remove(&h->link);
 	d->n--;
 	if (--b->n == 0) {
-		gs_sched__list_del(&b->link);
+		gs_list_remove(&b->link);
 		free(b);
 		if (d->n_owners-- == 2)
 			s->devs_shared--;
@@ -299,7 +294,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	size = sizeof(*u) + nd * sizeof(struct gs_sched__hold) + req->n_ext * sizeof(struct gs_sched__ext) + ul + 1 +
 	       (nd ? ol + 1 + kl + 1 : 0);
-	u = gs_sched__xcalloc(1, size);
+	u = gs_xcalloc(1, size);
 	at = (char *)(u + 1);
 	u->holds = nd ? (struct gs_sched__hold *)(void *)at : NULL;
 	at += nd * sizeof(struct gs_sched__hold);
@@ -314,10 +309,10 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	GS_ASSERT(at <= (char *)u + size);
 	if (n_ports) {
-		u->ports = gs_sched__xcalloc(n_ports, sizeof(*u->ports));
+		u->ports = gs_xcalloc(n_ports, sizeof(*u->ports));
 		for (size_t i = 0; i < n_ports; i++) {
 			u->ports[i] = ports[i];
-			u->ports[i].ip = ports[i].ip ? gs_sched__xstrdup(ports[i].ip) : NULL;
+			u->ports[i].ip = ports[i].ip ? gs_xstrdup(ports[i].ip) : NULL;
 			node_ports_add(node, &u->ports[i]);
 		}
 		u->n_ports = n_ports;
@@ -356,8 +351,8 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	n->n_uses--;
 	use_free(u);
 	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
-	if (n->dirty.next == &n->dirty && (n->n_waiters || gs_sched__alias_waiters(s, n)))
-		gs_sched__list_add_tail(&s->dirty, &n->dirty);
+	if (!gs_list_linked(&n->dirty) && (n->n_waiters || gs_sched__alias_waiters(s, n)))
+		gs_list_insert_tail(&s->dirty, &n->dirty);
 	gs_sched__node_gc(s, n);
 	return 1;
 }
@@ -373,10 +368,10 @@ void gs_sched__node_usage_free(struct gs_sched__node *n)
 
 	while (gs_hmap_next(&n->ledger, &it)) {
 		struct gs_sched__dev *d = it.val;
-		while (!gs_sched__list_empty(&d->owners)) {
-			struct gs_sched__link *l = d->owners.next;
-			gs_sched__list_del(l);
-			free(GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link));
+		while (!gs_list_empty(&d->owners)) {
+			struct gs_list *l = gs_list_first(&d->owners);
+			gs_list_remove(l);
+			free(GS_CONTAINER_OF(l, struct gs_sched__bucket, link));
 		}
 		free(d);
 	}
@@ -428,14 +423,15 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 /* The holder to name when p may not take d, or NULL when it may. */
 static const struct gs_sched__hold *dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
 {
-	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		if (strcmp(b->owner, owner) == 0)
 			continue;
-		if (!gs_sched__list_empty(&b->solo))
-			return GS_SCHED__CONTAINER(b->solo.next, struct gs_sched__hold, link);
+		if (!gs_list_empty(&b->solo))
+			return GS_CONTAINER_OF(gs_list_first(&b->solo), struct gs_sched__hold, link);
 		if (!shared)
-			return GS_SCHED__CONTAINER(b->shared.next, struct gs_sched__hold, link);
+			return GS_CONTAINER_OF(gs_list_first(&b->shared), struct gs_sched__hold, link);
 	}
 	return NULL;
 }
@@ -510,12 +506,13 @@ void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size
 
 	if (!d)
 		return;
-	for (const struct gs_sched__link *l = d->owners.next; l != &d->owners; l = l->next) {
-		const struct gs_sched__bucket *b = GS_SCHED__CONTAINER(l, struct gs_sched__bucket, link);
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &d->owners) {
+		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		for (int sh = 0; sh < 2; sh++) {
-			const struct gs_sched__link *head = sh ? &b->shared : &b->solo;
-			for (const struct gs_sched__link *h = head->next; h != head; h = h->next)
-				cb(GS_SCHED__CONTAINER(h, struct gs_sched__hold, link)->use, sh, ud);
+			const struct gs_list *head = sh ? &b->shared : &b->solo, *h;
+			GS_LIST_FOREACH(h, head)
+				cb(GS_CONTAINER_OF(h, struct gs_sched__hold, link)->use, sh, ud);
 		}
 	}
 }

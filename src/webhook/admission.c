@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "sched/checks.h"
 #include "webhook/jsonpatch.h"
 
@@ -59,19 +60,13 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	*out = NULL;
 	if (!o->scheduler_name || !*o->scheduler_name || !o->annotation || !*o->annotation)
 		return -EINVAL;
-	struct gs_admission *a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	a->scheduler_name = strdup(o->scheduler_name);
-	a->annotation = strdup(o->annotation);
+	struct gs_admission *a = gs_xcalloc(1, sizeof(*a));
+	a->scheduler_name = gs_xstrdup(o->scheduler_name);
+	a->annotation = gs_xstrdup(o->annotation);
 	a->cache = o->cache;
 	if (!a->cache) {
 		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
 		a->own_cache = 1;
-	}
-	if (!a->scheduler_name || !a->annotation || !a->cache) {
-		gs_admission_free(a);
-		return -ENOMEM;
 	}
 	*out = a;
 	return 0;

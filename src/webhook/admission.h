@@ -55,7 +55,7 @@ struct gs_admission_opts {
 	struct gs_map_cache *cache;
 };
 
-/* 0, -EINVAL (a required option is missing or empty), -ENOMEM. */
+/* 0, or -EINVAL (a required option is missing or empty). */
 int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out);
 void gs_admission_free(struct gs_admission *a); /* NULL is fine */
 

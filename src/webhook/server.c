@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/closer.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -37,10 +39,7 @@ struct gs_webhook {
 	char *cert, *key; /* the content being served */
 	struct gs_tls_config *cfg; /* built from it (a reference); the server holds its own */
 	size_t cert_len, key_len;
-	int closing;
-	int pending_closes;
-	void (*close_cb)(void *ud);
-	void *close_ud;
+	struct gs_closer closer;
 	struct gs_buf out;
 };
 
@@ -123,9 +122,9 @@ static int file_read(const char *path, char **out, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	char *buf = malloc(GS_WEBHOOK_CERT_MAX + 1);
+	char *buf = gs_xmalloc(GS_WEBHOOK_CERT_MAX + 1);
 	size_t n = 0;
-	int r = buf ? 0 : -ENOMEM;
+	int r = 0;
 	while (r == 0 && n <= GS_WEBHOOK_CERT_MAX) {
 		ssize_t k = read(fd, buf + n, GS_WEBHOOK_CERT_MAX + 1 - n);
 		if (k < 0 && errno == EINTR)
@@ -337,8 +336,6 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 
 static void webhook_free(struct gs_webhook *w)
 {
-	void (*cb)(void *) = w->close_cb;
-	void *ud = w->close_ud;
 	if (w->stats == &w->own_stats)
 		gs_webhook_stats_free(&w->own_stats);
 	gs_buf_free(&w->out);
@@ -348,24 +345,11 @@ static void webhook_free(struct gs_webhook *w)
 	free(w->cert_file);
 	free(w->key_file);
 	free(w);
-	if (cb)
-		cb(ud);
 }
 
-static void on_part_closed(struct gs_webhook *w)
+static void webhook_release(struct gs_closer *c)
 {
-	if (--w->pending_closes == 0)
-		webhook_free(w);
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-	on_part_closed(h->data);
-}
-
-static void on_server_closed(void *ud)
-{
-	on_part_closed(ud);
+	webhook_free(GS_CONTAINER_OF(c, struct gs_webhook, closer));
 }
 
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
@@ -376,11 +360,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
 		return -EINVAL;
 	}
-	struct gs_webhook *w = calloc(1, sizeof(*w));
-	if (!w) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	struct gs_webhook *w = gs_xcalloc(1, sizeof(*w));
 	w->loop = loop;
 	w->admission = o->admission;
 	if (o->stats) {
@@ -392,20 +372,14 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
 	int r;
 	if (from_files) {
-		w->cert_file = strdup(o->cert_file);
-		w->key_file = strdup(o->key_file);
-		r = w->cert_file && w->key_file ? load_certs(w, err, errlen) : -ENOMEM;
+		w->cert_file = gs_xstrdup(o->cert_file);
+		w->key_file = gs_xstrdup(o->key_file);
+		r = load_certs(w, err, errlen);
 	} else {
-		char *c = strdup(o->cert_pem), *k = strdup(o->key_pem);
-		r = c && k ? adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen) : -ENOMEM;
-		if (r == -ENOMEM) {
-			free(c);
-			free(k);
-		}
+		char *c = gs_xstrdup(o->cert_pem), *k = gs_xstrdup(o->key_pem);
+		r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	}
 	if (r < 0) {
-		if (r == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
 		webhook_free(w);
 		return r;
 	}
@@ -437,13 +411,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
-	char *c = strdup(cert_pem), *k = strdup(key_pem);
-	if (!c || !k) {
-		free(c);
-		free(k);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	char *c = gs_xstrdup(cert_pem), *k = gs_xstrdup(key_pem);
 	int r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	if (r < 0)
 		w->stats->cert_reload_failures.v++;
@@ -469,10 +437,9 @@ void gs_webhook_drain(struct gs_webhook *w)
 
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud)
 {
-	w->closing = 1;
-	w->close_cb = close_cb;
-	w->close_ud = ud;
-	w->pending_closes = 2;
-	uv_close((uv_handle_t *)&w->reload, on_timer_closed);
-	gs_http_server_close(w->server, on_server_closed, w);
+	gs_closer_start(&w->closer, webhook_release, close_cb, ud);
+	gs_closer_uv(&w->closer, (uv_handle_t *)&w->reload);
+	gs_closer_hold(&w->closer);
+	gs_http_server_close(w->server, gs_closer_drop_cb, &w->closer);
+	gs_closer_arm(&w->closer);
 }

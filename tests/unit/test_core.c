@@ -1,7 +1,9 @@
 /*
  * test_core.c: the small core modules: buf (caps, JSON strings), log (levels, JSON lines), metrics (the
- * exposition format, and promtool on it when installed), options (precedence, bounds, messages) and
- * backoff (bounds and growth).
+ * exposition format, and promtool on it when installed), options (precedence, bounds, messages),
+ * backoff (bounds and growth), list (order, removal while walking, membership), alloc (the
+ * x-allocators: never NULL, an impossible size aborts naming the caller) and closer (the close
+ * protocol: one completion, after the release, never inside the close call).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,15 +11,22 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/backoff.h"
+#include "core/closer.h"
 #include "core/buf.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/options.h"
@@ -306,6 +315,221 @@ static void test_backoff(void **state)
 	}
 }
 
+/* ---- list --------------------------------------------------------------------------------------- */
+
+struct item {
+	int v;
+	struct gs_list link;
+};
+
+/* The values of h's records, first to last, as "1,2,3". */
+static const char *list_str(const struct gs_list *h)
+{
+	static char s[64];
+	const struct gs_list *l;
+	size_t n = 0;
+
+	s[0] = 0;
+	GS_LIST_FOREACH(l, h) {
+		assert_ptr_equal(l->next->prev, l);
+		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "", GS_CONTAINER_OF(l, struct item, link)->v);
+	}
+	return s;
+}
+
+static void test_list(void **state)
+{
+	struct gs_list h, *l, *next;
+	struct item it[5];
+
+	gs_list_init(&h);
+	assert_true(gs_list_empty(&h));
+	assert_ptr_equal(gs_list_first(&h), &h);
+	for (int i = 0; i < 5; i++) {
+		it[i].v = i;
+		gs_list_init(&it[i].link);
+		assert_false(gs_list_linked(&it[i].link));
+	}
+	gs_list_insert_tail(&h, &it[1].link);
+	gs_list_insert_tail(&h, &it[2].link);
+	gs_list_insert_head(&h, &it[0].link);
+	gs_list_insert_before(&it[2].link, &it[3].link);
+	gs_list_insert_tail(&h, &it[4].link);
+	assert_string_equal(list_str(&h), "0,1,3,2,4");
+	assert_ptr_equal(gs_list_first(&h), &it[0].link);
+	assert_ptr_equal(gs_list_last(&h), &it[4].link);
+	assert_true(gs_list_linked(&it[3].link));
+
+	gs_list_remove(&it[3].link);
+	assert_false(gs_list_linked(&it[3].link));
+	gs_list_remove(&it[3].link); /* self-linked: a no-op */
+	assert_string_equal(list_str(&h), "0,1,2,4");
+
+	/* Removing the current link while walking (the odd ones). */
+	GS_LIST_FOREACH_SAFE(l, next, &h) {
+		if (GS_CONTAINER_OF(l, struct item, link)->v % 2)
+			gs_list_remove(l);
+	}
+	assert_string_equal(list_str(&h), "0,2,4");
+	GS_LIST_FOREACH_SAFE(l, next, &h)
+		gs_list_remove(l);
+	assert_true(gs_list_empty(&h));
+	assert_string_equal(list_str(&h), "");
+}
+
+/* ---- alloc -------------------------------------------------------------------------------------- */
+
+static void test_alloc(void **state)
+{
+	char *p = gs_xmalloc(0), *s;
+	int *v = NULL, fds[2], status;
+	char msg[256] = "";
+
+	assert_non_null(p);
+	free(p);
+	p = gs_xcalloc(0, 8);
+	assert_non_null(p);
+	free(p);
+	for (int i = 1; i <= 1000; i++) {
+		v = gs_xreallocarray(v, (size_t)i, sizeof(*v));
+		v[i - 1] = i;
+	}
+	assert_int_equal(v[999], 1000);
+	free(v);
+	s = gs_xstrndup("abcdef", 3);
+	assert_string_equal(s, "abc");
+	free(s);
+	s = gs_xstrndup("ab", 10);
+	assert_string_equal(s, "ab");
+	free(s);
+	s = gs_xstrdup("");
+	assert_string_equal(s, "");
+	free(s);
+
+	/* A size that cannot be had: the child aborts with one line naming this file. */
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		gs_log_setup(GS_LOG_ERROR, GS_LOG_TEXT);
+		p = gs_xcalloc(SIZE_MAX / 2, 4);
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], msg, sizeof(msg) - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_non_null(strstr(msg, "out of memory"));
+	assert_non_null(strstr(msg, "test_core.c:"));
+}
+
+/* ---- closer -------------------------------------------------------------------------------------- */
+
+struct toy {
+	uv_timer_t a, b;
+	struct gs_closer closer;
+	int *released;
+};
+
+static void toy_release(struct gs_closer *c)
+{
+	struct toy *t = GS_CONTAINER_OF(c, struct toy, closer);
+	(*t->released)++;
+	free(t);
+}
+
+static int closer_done, closer_released_at_done;
+static int toy_released;
+
+static void toy_closed(void *ud)
+{
+	closer_done++;
+	closer_released_at_done = toy_released;
+	assert_ptr_equal(ud, &closer_done);
+}
+
+/* A sub-part: its completion arrives later, from a timer. */
+static struct gs_closer *pending_part;
+
+static void on_part_timer(uv_timer_t *t)
+{
+	gs_closer_drop(pending_part);
+	uv_close((uv_handle_t *)t, NULL);
+}
+
+/* Whether fn, run in a child with stderr silenced, dies of SIGABRT. */
+static int aborts(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		fn();
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* Armed with nothing closing: close_cb would run inside the close call. */
+static void arm_with_nothing_closing(void)
+{
+	struct gs_closer c;
+
+	gs_closer_init(&c);
+	gs_closer_start(&c, NULL, NULL, NULL);
+	gs_closer_arm(&c);
+}
+
+static void start_twice(void)
+{
+	struct gs_closer c;
+
+	gs_closer_init(&c);
+	gs_closer_start(&c, NULL, NULL, NULL);
+	gs_closer_start(&c, NULL, NULL, NULL);
+}
+
+static void test_closer(void **state)
+{
+	uv_loop_t loop;
+	uv_timer_t part;
+	struct toy *t = calloc(1, sizeof(*t));
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	t->released = &toy_released;
+	uv_timer_init(&loop, &t->a);
+	uv_timer_init(&loop, &t->b);
+	uv_timer_init(&loop, &part);
+	gs_closer_init(&t->closer);
+
+	/* Parts held and dropped before the close never complete anything. */
+	gs_closer_hold(&t->closer);
+	gs_closer_drop(&t->closer);
+
+	gs_closer_start(&t->closer, toy_release, toy_closed, &closer_done);
+	gs_closer_uv(&t->closer, (uv_handle_t *)&t->a);
+	gs_closer_uv(&t->closer, (uv_handle_t *)&t->b);
+	gs_closer_hold(&t->closer);
+	pending_part = &t->closer;
+	uv_timer_start(&part, on_part_timer, 20, 0);
+	gs_closer_arm(&t->closer);
+	assert_int_equal(closer_done, 0); /* never inside the close */
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(closer_done, 1);
+	assert_int_equal(closer_released_at_done, 1); /* released first, then the owner told */
+	assert_int_equal(toy_released, 1);
+	assert_int_equal(uv_loop_close(&loop), 0);
+
+	assert_true(aborts(arm_with_nothing_closing));
+	assert_true(aborts(start_twice));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +539,9 @@ int main(void)
 		cmocka_unit_test(test_metrics_exposition),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_closer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
