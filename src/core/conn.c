@@ -61,6 +61,8 @@ void gs_conn__close(struct gs_conn *c)
 		return;
 	c->closing = 1;
 	c->reading = 0;
+	if (c->mem)
+		c->mem->conn = NULL;
 	if (c->gai_pending)
 		uv_cancel((uv_req_t *)&c->gai_req);
 	uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
@@ -139,6 +141,10 @@ static int conn_start_reading(struct gs_conn *c)
 {
 	if (c->reading || c->closing)
 		return 0;
+	if (c->mem) { /* the driver delivers, and only while reading is set */
+		c->reading = 1;
+		return 0;
+	}
 	int r = uv_read_start((uv_stream_t *)&c->tcp, conn_alloc, conn_read);
 	if (r == 0)
 		c->reading = 1;
@@ -165,6 +171,8 @@ static int conn_write_raw(struct gs_conn *c, const char *data, size_t len)
 {
 	if (len == 0)
 		return 0;
+	if (c->mem) /* captured, and at once where a socket would take it (no on_drain: nobody waits) */
+		return gs_buf_append(&c->mem->out, data, len) < 0 ? UV_EPIPE : 0;
 	struct gs_conn_wreq *w = malloc(sizeof(*w) + len);
 	if (!w)
 		return -ENOMEM;
@@ -217,16 +225,16 @@ static int conn_handshake(struct gs_conn *c)
 	return c->closing || c->failed ? -ECANCELED : 1;
 }
 
-static void conn_connected(uv_connect_t *req, int status)
+void gs_conn__connected(struct gs_conn *c, int status)
 {
-	struct gs_conn *c = GS_CONTAINER_OF(req, struct gs_conn, connect_req);
 	if (c->closing)
 		return;
 	if (status < 0) {
 		conn_fail(c, status, "connect failed");
 		return;
 	}
-	uv_tcp_nodelay(&c->tcp, 1);
+	if (!c->mem)
+		uv_tcp_nodelay(&c->tcp, 1);
 	int r = conn_start_reading(c);
 	if (r < 0) {
 		conn_fail(c, r, "read failed");
@@ -239,6 +247,11 @@ static void conn_connected(uv_connect_t *req, int status)
 	c->ready = 1;
 	c->connecting = 0;
 	c->cbs->on_ready(c, 0);
+}
+
+static void conn_connected(uv_connect_t *req, int status)
+{
+	gs_conn__connected(GS_CONTAINER_OF(req, struct gs_conn, connect_req), status);
 }
 
 static void conn_connect_addr(struct gs_conn *c, const struct sockaddr *sa)
@@ -526,10 +539,8 @@ static void conn_read_tls(struct gs_conn *c, const char *data, size_t len)
 		conn_fail(c, -EIO, "write failed");
 }
 
-static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+void gs_conn__received(struct gs_conn *c, const char *data, ssize_t nread)
 {
-	struct gs_conn *c = s->data;
-	(void)buf;
 	if (c->closing)
 		return;
 	if (c->lingering) {
@@ -553,9 +564,30 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	if (c->shutting)
 		return;
 	if (c->tls)
-		conn_read_tls(c, conn_rbuf, (size_t)nread);
+		conn_read_tls(c, data, (size_t)nread);
 	else
-		conn_input(c, conn_rbuf, (size_t)nread);
+		conn_input(c, data, (size_t)nread);
+}
+
+static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	gs_conn__received(s->data, buf->base, nread);
+}
+
+/* ---- the memory transport --------------------------------------------------------------------- */
+
+void gs_conn__open_memory(struct gs_conn *c, struct gs_conn_mem *m, const char *peer, int connecting)
+{
+	c->mem = m;
+	m->conn = c;
+	m->shut = 0;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	if (connecting) {
+		c->connecting = 1;
+		return;
+	}
+	c->ready = 1;
+	conn_start_reading(c);
 }
 
 /* ---- the owner's controls ----------------------------------------------------------------------- */
@@ -629,7 +661,9 @@ void gs_conn__shutdown(struct gs_conn *c)
 		gs_tls_close_notify(c->tls);
 		conn_flush_tls(c);
 	}
-	if (c->connecting || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, conn_shut) < 0)
+	if (c->mem)
+		c->mem->shut = 1;
+	if (c->connecting || c->mem || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, conn_shut) < 0)
 		gs_conn__close(c);
 }
 

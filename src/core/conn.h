@@ -1,6 +1,7 @@
 /*
  * conn.h: one HTTP/1.1 connection, the layer under http_client.c and http_server.c. Internal to the
- * HTTP module: nothing outside src/core/http_*.c includes it.
+ * HTTP module: nothing outside src/core/http_*.c includes it, except the tests and fuzzers that drive
+ * its memory transport (below).
  *
  * Layering, as in knot-resolver:
  *
@@ -28,6 +29,14 @@
  * runs from the last close callback, and only then may the owner free the memory. Every other
  * callback may call gs_conn__close; the conn stops delivering anything but on_close afterwards.
  * Loop thread only: the read buffers are per thread.
+ *
+ * Memory transport (tests and fuzzers, never the daemon): a conn opened with gs_conn__open_memory has
+ * no socket. Whoever drives it plays the kernel: it hands the conn what a socket read would give with
+ * gs_conn__received, the function the libuv read callback itself calls (so from there on the bytes
+ * take the daemon's path: TLS, framing guard, llhttp, the owner's callbacks), and completes a client's
+ * connect with gs_conn__connected, the connect callback's own body. What the conn writes is appended to
+ * the driver's buffer instead of being sent; a graceful end (gs_conn__shutdown) closes at once, as if
+ * the peer had read everything and closed too (there is no socket to linger on).
  */
 #ifndef GS_CORE_CONN_H
 #define GS_CORE_CONN_H
@@ -76,6 +85,7 @@ struct gs_conn_cbs {
 };
 
 struct gs_conn_wreq;
+struct gs_conn_mem;
 
 struct gs_conn {
 	uv_tcp_t tcp;
@@ -112,6 +122,7 @@ struct gs_conn {
 		lingering : 1, shutting : 1, closed_cb_done : 1, eof : 1, dispatching : 1, delivered : 1,
 		failed : 1;
 	void *data;                      /* owner's use */
+	struct gs_conn_mem *mem;         /* the memory transport's other end, NULL on a socket */
 };
 
 /*
@@ -154,5 +165,32 @@ void gs_conn__close(struct gs_conn *c);
 
 /* Readable reason for the last failure (TLS, parse, framing), "" if none. */
 const char *gs_conn__error(const struct gs_conn *c);
+
+/* ---- the memory transport (tests and fuzzers) ------------------------------------------------- */
+
+/* The driver's end of a memory conn. The driver owns it and must keep it until the conn closes. */
+struct gs_conn_mem {
+	struct gs_buf out;     /* everything the conn wrote, in order (the driver initialises it: its cap,
+	                        * if hit, fails the write as a socket error would) */
+	struct gs_conn *conn;  /* set by gs_conn__open_memory; NULL from gs_conn__close on */
+	unsigned shut : 1;     /* the conn ended gracefully (gs_conn__shutdown) rather than just closed */
+};
+
+/*
+ * Instead of gs_conn__connect/accept: c (after gs_conn__init) gets no socket; m->conn = c. With
+ * connecting (a client), c waits for gs_conn__connected; else (a server's accepted connection) it is
+ * reading at once. peer is the "address:port" for logs and the owner's bookkeeping. No TLS.
+ */
+void gs_conn__open_memory(struct gs_conn *c, struct gs_conn_mem *m, const char *peer, int connecting);
+
+/*
+ * What a socket read gives: nread > 0 bytes at data, 0 nothing, UV_EOF the peer's end, another libuv
+ * code a read error. The libuv read callback is this function. As with libuv, a driver calls it only
+ * while c->reading (and never once c->closing).
+ */
+void gs_conn__received(struct gs_conn *c, const char *data, ssize_t nread);
+
+/* A memory client's connect completed with status (0 or a libuv code): the connect callback's body. */
+void gs_conn__connected(struct gs_conn *c, int status);
 
 #endif

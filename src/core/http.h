@@ -225,4 +225,24 @@ void gs_http_server_drain(struct gs_http_server *s);
 /* Stops listening, closes every connection, frees the server; close_cb once every handle is closed. */
 void gs_http_server_close(struct gs_http_server *s, void (*close_cb)(void *ud), void *ud);
 
+/* ---- the memory transport (tests and fuzzers only; src/core/conn.h) ---------------------------- */
+
+struct gs_conn_mem;
+
+/*
+ * A connection to s from peer ("address:port") without a socket, as if the listener had accepted it:
+ * the same admission (caps, evictions, deadlines), and from gs_conn__received on the same parser path
+ * and handler as a socket's bytes. m is its other end: the driver feeds it and finds the answers in
+ * m->out. Plain HTTP only. 0, -ENOTSUP on a TLS server, -ECANCELED on a closing one.
+ */
+int gs_http_server__accept_memory(struct gs_http_server *s, struct gs_conn_mem *m, const char *peer);
+
+/*
+ * From now on c opens its connections without sockets: for each, open(ud) gives the driver's end m
+ * and the connection waits, connecting, for the driver's gs_conn__connected(m->conn, 0); then it
+ * writes its request into m->out and reads what the driver feeds with gs_conn__received. Plain HTTP
+ * only. open NULL: sockets again. open returning NULL fails the connection as a refused connect.
+ */
+void gs_http_client__use_memory(struct gs_http_client *c, struct gs_conn_mem *(*open)(void *ud), void *ud);
+
 #endif

@@ -75,6 +75,8 @@ struct gs_http_client {
 	uint64_t opened_total, tls_failures_total;
 
 	uv_timer_t defer;
+	struct gs_conn_mem *(*mem_open)(void *ud); /* the memory transport (tests), else NULL */
+	void *mem_ud;
 	unsigned closing : 1, defer_closed : 1;
 	struct gs_closer closer;   /* one part from the close until the defer timer closes, then that */
 };
@@ -452,12 +454,21 @@ static int cc_open(struct gs_http_client *cl, struct client_conn **out)
 
 	struct gs_tls *tls = NULL;
 	int r = 0;
-	if (cl->tls)
+	if (cl->mem_open) {
+		struct gs_conn_mem *m = cl->mem_open(cl->mem_ud);
+		char peer[sizeof(cc->conn.peer)];
+		snprintf(peer, sizeof(peer), strchr(cl->host, ':') ? "[%s]:%d" : "%s:%d", cl->host, cl->port);
+		if (m)
+			gs_conn__open_memory(&cc->conn, m, peer, 1);
+		else
+			r = UV_ECONNREFUSED;
+	} else if (cl->tls) {
 		r = gs_tls_client_new(cl->tls, cl->server_name, &tls);
-	if (r == 0)
+		if (r < 0)
+			cc->conn.reason = "cannot create a TLS session";
+	}
+	if (r == 0 && !cl->mem_open)
 		r = gs_conn__connect(&cc->conn, cl->host, cl->port, tls);
-	else
-		cc->conn.reason = "cannot create a TLS session";
 	if (r < 0) {
 		if (!cc->conn.tls)
 			gs_tls_free(tls);
@@ -627,6 +638,12 @@ void gs_http_client_stats(const struct gs_http_client *cl, struct gs_http_client
 	st->inflight = cl->n_inflight;
 	st->conns_opened_total = cl->opened_total;
 	st->tls_failures_total = cl->tls_failures_total;
+}
+
+void gs_http_client__use_memory(struct gs_http_client *c, struct gs_conn_mem *(*open)(void *ud), void *ud)
+{
+	c->mem_open = open;
+	c->mem_ud = ud;
 }
 
 void gs_http_client_set_tls(struct gs_http_client *cl, struct gs_tls_config *tls)

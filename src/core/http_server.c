@@ -609,6 +609,9 @@ static void shed_load(struct gs_http_server *s)
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
+static struct server_conn *sc_new(struct gs_http_server *s);
+static void sc_admit(struct server_conn *sc, int tls);
+
 static void on_connection(uv_stream_t *listener, int status)
 {
 	struct gs_http_server *s = listener->data;
@@ -623,6 +626,22 @@ static void on_connection(uv_stream_t *listener, int status)
 			shed_load(s);
 		return;
 	}
+	struct server_conn *sc = sc_new(s);
+	struct gs_tls *tls = NULL;
+	if (s->tls && gs_tls_server_new(s->tls, &tls) < 0) {
+		sc_close(sc, GS_HTTP_CLOSE_REFUSED);
+		return;
+	}
+	if (gs_conn__accept(&sc->conn, listener, tls) < 0) {
+		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
+		return;
+	}
+	sc_admit(sc, tls != NULL);
+}
+
+/* A new connection, before it has a transport: in the server's list, its clock started. */
+static struct server_conn *sc_new(struct gs_http_server *s)
+{
 	struct server_conn *sc = gs_xcalloc(1, sizeof(*sc));
 	sc->s = s;
 	sc->reason = -1;
@@ -633,16 +652,16 @@ static void on_connection(uv_stream_t *listener, int status)
 	s->n_conns++;
 	gs_closer_hold(&s->closer); /* dropped by sc_on_close */
 	sc->t0 = uv_now(s->loop);
+	return sc;
+}
 
-	struct gs_tls *tls = NULL;
-	if (s->tls && gs_tls_server_new(s->tls, &tls) < 0) {
-		sc_close(sc, GS_HTTP_CLOSE_REFUSED);
-		return;
-	}
-	if (gs_conn__accept(&sc->conn, listener, tls) < 0) {
-		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
-		return;
-	}
+/*
+ * The accepted connection (its peer known) joins the server: counted under its source, room made
+ * within the caps (evicting, or refusing it), evictable, its first deadline armed.
+ */
+static void sc_admit(struct server_conn *sc, int tls)
+{
+	struct gs_http_server *s = sc->s;
 	char ip[64];
 	peer_ip(sc->conn.peer, ip, sizeof(ip));
 	struct source *src = source_get(s, ip);
@@ -668,6 +687,19 @@ static void on_connection(uv_stream_t *listener, int status)
 	s->conns_total++;
 	evictable_touch(sc);
 	arm_deadline(sc, sc->t0, tls ? s->o.handshake_timeout_ms : s->o.header_timeout_ms);
+}
+
+/* The memory transport's accept (http.h): the same admission and parser path, no socket, no TLS. */
+int gs_http_server__accept_memory(struct gs_http_server *s, struct gs_conn_mem *m, const char *peer)
+{
+	if (s->closing)
+		return -ECANCELED;
+	if (s->tls)
+		return -ENOTSUP;
+	struct server_conn *sc = sc_new(s);
+	gs_conn__open_memory(&sc->conn, m, peer, 0);
+	sc_admit(sc, 0);
+	return 0;
 }
 
 /* ---- the server --------------------------------------------------------------------------------- */

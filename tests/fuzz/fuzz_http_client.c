@@ -1,9 +1,14 @@
 /*
  * fuzz_http_client.c: libFuzzer driver for the HTTP/1.1 client's response path (src/core/http.h,
- * http_client.c over conn.c and llhttp), end to end over loopback TCP in one libuv loop: a scripted
- * server in the same loop (as in tests/unit/test_http_client.c) waits for the request, answers with
- * the fuzzer's bytes and closes its write side, so that every input ends. Connections after the first
- * (a retry, a request behind a closed connection) are closed by that server unanswered.
+ * http_client.c over conn.c and llhttp), end to end in one libuv loop, from memory: the client opens
+ * its connections through the memory transport (conn.h, gs_http_client__use_memory), and a scripted
+ * server in the harness plays the kernel and the apiserver. It completes each connect
+ * (gs_conn__connected, the connect callback's body), waits for the request in the transport's
+ * buffer, answers with the fuzzer's bytes through gs_conn__received (the function the daemon's read
+ * callback calls), only while the connection is reading and up to 64 KiB at a time as a socket read
+ * would, then ends its side (UV_EOF), so that every input ends. Connections after the first (a retry,
+ * a request behind a closed connection) are closed by that server unanswered. No socket per input:
+ * the TCP stack used to take most of the time.
  *
  * The first byte picks the setting:
  *   0..127   the whole input is the server's answer (seeds are raw responses: they start with 'H'),
@@ -12,14 +17,14 @@
  *            0x01  the request streams its body (on_data, as a watch does: a 2xx body, de-chunked,
  *                  arrives piece by piece)
  *            0x02  ... and cancels the call from inside the first on_data
- *            0x04  the server writes in pieces of 1 to 8 bytes (sizes from a hash of the input), one
- *                  per loop turn, so the client reads the answer split at many places
+ *            0x04  the server sends in pieces of 1 to 8 bytes (sizes from a hash of the input), one
+ *                  read per loop turn, so the client reads the answer split at many places
  *            0x08  a 16-byte cap on a buffered body (-E2BIG past it)
  *            0x10  two requests on a pool of one connection: the second waits, then rides on the
  *                  same connection (the answer may hold two responses) or, once it is gone, on a new
  *                  one (retried once if it was lost on the reused connection)
- *            0x20  the client is closed (gs_http_client_close) as soon as the server has written
- *                  everything, whatever the client has read of it by then
+ *            0x20  the client is closed (gs_http_client_close) as soon as the server has handed over
+ *                  everything, before its end of input, whatever the client has made of it by then
  *            0x40  the requests are POSTs with a body
  * Invariants (abort() on a violation; a watchdog aborts an input that takes over 5 s):
  *   - every done callback runs exactly once per request, never from inside gs_http_send,
@@ -41,7 +46,6 @@
  *     build/corpus/http_client tests/fuzz/corpus/http_client
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,7 @@
 #include <uv.h>
 
 #include "core/buf.h"
+#include "core/conn.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -63,91 +68,82 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_REF 8
 
 static uv_loop_t loop;
-static uv_tcp_t listener;
-static int port;
 static uv_timer_t watchdog;
-static uv_idle_t pacer;
 
 /* ---- the scripted server -------------------------------------------------------------------------- */
 
+#define READ_MAX (64 * 1024) /* a socket read's size in conn.c */
+#define PORT 6443            /* no socket: only the client's peer name */
+
 struct srv_conn {
-	uv_tcp_t tcp;
-	uv_write_t wreq;
-	uv_shutdown_t sreq;
-	int first;   /* the connection that gets the answer */
-	int started; /* the request arrived: answering */
-	int writing, shut, closing;
+	struct gs_conn_mem m; /* m.conn: the client's connection, NULL once it closed; m.out: what it wrote */
+	int first;            /* the connection that gets the answer */
+	int connected;        /* its connect completed */
+	int started;          /* the request arrived: answering (first) or closing (the others) */
+	int eof_sent;
 };
 
 static struct {
 	struct srv_conn conns[MAX_SRV_CONNS];
-	int n_accepted, n_open;
+	int n_accepted;
 	const char *data;
 	size_t len, off;
 	int pieces;
 	uint32_t seed;
-	int all_written; /* every byte of the answer is out (or the connection is gone) */
+	int all_written; /* every byte of the answer is handed over (or the connection is gone) */
 } srv;
 
-static void srv_closed(uv_handle_t *h)
+/* The client opens a connection (gs_http_client__use_memory): the next slot is its other end. */
+static struct gs_conn_mem *srv_open(void *ud)
 {
-	(void)h;
-	srv.n_open--;
+	(void)ud;
+	CHECK(srv.n_accepted < MAX_SRV_CONNS);
+	struct srv_conn *sc = &srv.conns[srv.n_accepted];
+	sc->first = srv.n_accepted == 0;
+	sc->connected = sc->started = sc->eof_sent = 0;
+	gs_buf_reset(&sc->m.out);
+	srv.n_accepted++;
+	return &sc->m;
 }
 
-static void srv_close(struct srv_conn *sc)
+static int srv_n_open(void)
 {
-	if (sc->closing)
-		return;
-	sc->closing = 1;
-	if (sc->first) {
-		srv.all_written = 1;
-		uv_idle_stop(&pacer);
+	int n = 0;
+	for (int i = 0; i < srv.n_accepted; i++)
+		n += srv.conns[i].m.conn != NULL;
+	return n;
+}
+
+/*
+ * One step of one connection: complete its connect; or, once its request arrived and while it reads
+ * (libuv delivers only then), hand over the next piece of the answer (the first connection), or the
+ * end of input (after the answer, or at once for the others). 1 if it did something.
+ */
+static int srv_step_conn(struct srv_conn *sc)
+{
+	struct gs_conn *c = sc->m.conn;
+	if (!c) {
+		if (sc->first)
+			srv.all_written = 1; /* the client closed it: nothing more goes over */
+		return 0;
 	}
-	uv_close((uv_handle_t *)&sc->tcp, srv_closed);
-}
-
-static void srv_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
-{
-	static char buf[64 * 1024];
-	(void)h;
-	(void)suggested;
-	b->base = buf;
-	b->len = sizeof(buf);
-}
-
-static void srv_shut(uv_shutdown_t *req, int status)
-{
-	(void)req;
-	(void)status;
-}
-
-static void srv_write_next(struct srv_conn *sc);
-
-static void srv_wrote(uv_write_t *req, int status)
-{
-	struct srv_conn *sc = req->data;
-	sc->writing = 0;
-	if (status < 0) {
-		srv_close(sc);
-		return;
+	if (!sc->connected) {
+		sc->connected = 1;
+		gs_conn__connected(c, 0);
+		return 1;
 	}
-	if (!srv.pieces)
-		srv_write_next(sc);
-}
-
-static void srv_write_next(struct srv_conn *sc)
-{
-	if (sc->closing || sc->writing || sc->shut)
-		return;
-	if (srv.off == srv.len) {
-		sc->shut = 1;
-		srv.all_written = 1;
-		uv_idle_stop(&pacer);
-		sc->sreq.data = sc;
-		if (uv_shutdown(&sc->sreq, (uv_stream_t *)&sc->tcp, srv_shut) < 0)
-			srv_close(sc);
-		return;
+	if (!sc->started && sc->m.out.len > 0)
+		sc->started = 1;
+	if (!sc->started || !c->reading || sc->eof_sent)
+		return 0;
+	if (!sc->first || srv.off == srv.len) {
+		if (sc->first && !srv.all_written) {
+			srv.all_written = 1; /* let the 0x20 close happen before the end of input */
+			return 1;
+		}
+		sc->eof_sent = 1;
+		gs_conn__received(c, NULL, UV_EOF);
+		return 1;
 	}
 	size_t n = srv.len - srv.off;
 	if (srv.pieces) {
@@ -156,57 +152,20 @@ static void srv_write_next(struct srv_conn *sc)
 		srv.seed ^= srv.seed << 5;
 		if (n > 1 + srv.seed % 8)
 			n = 1 + srv.seed % 8;
+	} else if (n > READ_MAX) {
+		n = READ_MAX;
 	}
-	uv_buf_t b = uv_buf_init((char *)srv.data + srv.off, (unsigned)n);
 	srv.off += n;
-	sc->writing = 1;
-	sc->wreq.data = sc;
-	if (uv_write(&sc->wreq, (uv_stream_t *)&sc->tcp, &b, 1, srv_wrote) < 0) {
-		sc->writing = 0;
-		srv_close(sc);
-	}
+	gs_conn__received(c, srv.data + srv.off - n, (ssize_t)n);
+	return 1;
 }
 
-static void srv_pace(uv_idle_t *i)
+static int srv_step(void)
 {
-	srv_write_next(i->data);
-}
-
-static void srv_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
-{
-	struct srv_conn *sc = s->data;
-	(void)b;
-	if (n < 0) {
-		srv_close(sc);
-		return;
-	}
-	if (n == 0 || sc->started)
-		return;
-	sc->started = 1;
-	if (!sc->first) {
-		srv_close(sc); /* only the first connection is answered */
-		return;
-	}
-	if (srv.pieces) {
-		pacer.data = sc;
-		uv_idle_start(&pacer, srv_pace);
-	} else {
-		srv_write_next(sc);
-	}
-}
-
-static void srv_accept(uv_stream_t *l, int status)
-{
-	CHECK(status == 0 && srv.n_accepted < MAX_SRV_CONNS);
-	struct srv_conn *sc = &srv.conns[srv.n_accepted];
-	memset(sc, 0, sizeof(*sc));
-	sc->first = srv.n_accepted == 0;
-	srv.n_accepted++;
-	CHECK(uv_tcp_init(&loop, &sc->tcp) == 0);
-	srv.n_open++;
-	sc->tcp.data = sc;
-	CHECK(uv_accept(l, (uv_stream_t *)&sc->tcp) == 0);
-	CHECK(uv_read_start((uv_stream_t *)&sc->tcp, srv_alloc, srv_read) == 0);
+	int did = 0;
+	for (int i = 0; i < srv.n_accepted; i++)
+		did |= srv_step_conn(&srv.conns[i]);
+	return did;
 }
 
 /* ---- what llhttp alone makes of the answer -------------------------------------------------------- */
@@ -355,30 +314,20 @@ static void watchdog_fired(uv_timer_t *w)
 {
 	(void)w;
 	fprintf(stderr,
-		"fuzz_http_client: no end after %d ms (done %d/%d, closed %d, server written %zu/%zu, "
+		"fuzz_http_client: no end after %d ms (done %d/%d, closed %d, server sent %zu/%zu, "
 		"connections accepted %d of %llu, open %d)\n",
 		WATCHDOG_MS, t.done[0] + t.done[1], t.n_calls, t.closed, srv.off, srv.len, srv.n_accepted,
-		(unsigned long long)t.opened, srv.n_open);
+		(unsigned long long)t.opened, srv_n_open());
 	abort();
 }
 
 static void init(void)
 {
-	struct sockaddr_in a;
-	struct sockaddr_storage ss;
-	int len = sizeof(ss);
-
-	signal(SIGPIPE, SIG_IGN);
 	gs_log_setup(GS_LOG_ERROR, GS_LOG_TEXT);
 	CHECK(uv_loop_init(&loop) == 0);
-	CHECK(uv_tcp_init(&loop, &listener) == 0);
-	uv_ip4_addr("127.0.0.1", 0, &a);
-	CHECK(uv_tcp_bind(&listener, (const struct sockaddr *)&a, 0) == 0);
-	CHECK(uv_listen((uv_stream_t *)&listener, 128, srv_accept) == 0);
-	CHECK(uv_tcp_getsockname(&listener, (struct sockaddr *)&ss, &len) == 0);
-	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	uv_timer_init(&loop, &watchdog);
-	uv_idle_init(&loop, &pacer);
+	for (int i = 0; i < MAX_SRV_CONNS; i++)
+		gs_buf_init(&srv.conns[i].m.out, 1024 * 1024);
 	for (int i = 0; i < MAX_REF; i++)
 		gs_buf_init(&ref.body[i], 0);
 	gs_buf_init(&ref.cur, 0);
@@ -396,8 +345,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int mode = size > 0 && data[0] >= 128;
 	int flags = mode ? data[0] & 0x7f : 0;
 
-	memset(&srv.conns, 0, sizeof(srv.conns));
-	srv.n_accepted = srv.n_open = 0;
+	srv.n_accepted = 0;
 	srv.data = (const char *)data + mode;
 	srv.len = size - (size_t)mode;
 	srv.off = 0;
@@ -420,11 +368,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct gs_http_client_opts o = {
 		.host = "127.0.0.1",
-		.port = port,
+		.port = PORT,
 		.max_conns = 1,
 		.max_body = flags & 0x08 ? 16 : 0,
 	};
 	CHECK(gs_http_client_new(&loop, &o, &t.cl) == 0);
+	gs_http_client__use_memory(t.cl, srv_open, NULL);
 	const struct gs_http_header hdr[] = {{"Accept", "application/json"}};
 	struct gs_http_request req = {
 		.method = flags & 0x40 ? "POST" : "GET",
@@ -456,14 +405,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(st.inflight == 0 && st.queued == 0 && st.conns_open <= 1);
 			close_client();
 		}
-		/* Every connection the client made is accepted and closed: none is left in the backlog to be
-		 * taken for the next input's. */
-		if (t.closed && srv.n_open == 0 && (uint64_t)srv.n_accepted == t.opened)
+		/* Every connection the client made reached the server and is closed: none is left over
+		 * for the next input. */
+		if (t.closed && srv_n_open() == 0 && (uint64_t)srv.n_accepted == t.opened)
 			break;
-		uv_run(&loop, UV_RUN_ONCE);
+		/* Never blocks while the server has something to do; else waits for the loop (a deferred
+		 * done, a close, a deadline, or the watchdog). */
+		uv_run(&loop, srv_step() ? UV_RUN_NOWAIT : UV_RUN_ONCE);
 	}
+	uv_run(&loop, UV_RUN_NOWAIT); /* the closed connections' handles: freed within this input */
 	uv_timer_stop(&watchdog);
-	uv_idle_stop(&pacer);
 
 	int successes = 0;
 	for (int i = 0; i < t.n_calls; i++) {

@@ -1,9 +1,13 @@
 /*
  * fuzz_http_server.c: libFuzzer driver for the HTTP/1.1 server's request path (src/core/http.h,
- * http_server.c over conn.c and llhttp), end to end over a loopback TCP connection in one libuv loop:
- * the server only accepts from its own listener, so the harness is a client of it. Per input: one
- * connection, the bytes written, the write side shut (so every input ends: the server can always tell
- * that nothing more comes), everything the server sends read until it closes.
+ * http_server.c over conn.c and llhttp), end to end in one libuv loop, from memory: per input one
+ * connection through the memory transport (conn.h), which the server admits as it does an accepted
+ * socket (gs_http_server__accept_memory) and which gets its bytes through gs_conn__received, the
+ * function the daemon's read callback calls. The harness plays the kernel and the client: it hands the
+ * bytes over only while the connection is reading, as a socket read would (up to 64 KiB at a time),
+ * then the end of input (UV_EOF: the client shut its write side, so every input ends: the server can
+ * always tell that nothing more comes), and takes what the server writes from the transport's buffer
+ * until the server closes. No socket per input: the TCP stack used to take most of the time.
  *
  * The first byte picks the setting:
  *   0..127   the whole input is what the client sends (seeds are raw requests: they start with a
@@ -13,8 +17,8 @@
  *            0x01  the server with small limits (256 header bytes, 4 headers, a 32-byte target, a
  *                  64-byte body) instead of the defaults
  *            0x02  the handler answers on the next loop turn instead of from inside its callback
- *            0x04  the client writes in pieces of 1 to 8 bytes (sizes from a hash of the input), one
- *                  per loop turn, so that the server reads the request split at many places
+ *            0x04  the client sends in pieces of 1 to 8 bytes (sizes from a hash of the input), one
+ *                  read per loop turn, so that the server reads the request split at many places
  *            0x18  the answer: 200 with a summary of the request, 204, 404 with extra headers, or 200
  *                  echoing the request's body under its own Content-Type
  * Invariants (abort() on a violation, and a watchdog aborts an input that takes over 5 s):
@@ -38,7 +42,6 @@
  *     build/corpus/http_server tests/fuzz/corpus/http_server
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,7 @@
 #include <uv.h>
 
 #include "core/buf.h"
+#include "core/conn.h"
 #include "core/http.h"
 #include "core/log.h"
 
@@ -63,19 +67,17 @@ static uv_loop_t loop;
 static struct gs_http_server *srv[2]; /* default limits, small limits */
 static uv_timer_t watchdog, later;    /* later: the deferred answer */
 
-/* The harness's client: one connection per input. */
+/* The harness's client: the other end of one memory connection per input. */
 static struct {
-	uv_tcp_t tcp;
-	uv_connect_t creq;
-	uv_write_t wreq;
-	uv_shutdown_t sreq;
-	uv_idle_t pacer;
+	struct gs_conn_mem m; /* m.out: what the server sent */
 	const char *data;
 	size_t len, off;
 	uint32_t seed;
-	int pieces, writing, write_failed, shut, open, closed;
-	struct gs_buf recv;
+	int pieces, eof_sent;
 } cli;
+#define READ_MAX (64 * 1024) /* a socket read's size in conn.c */
+#define PEER "127.0.0.1:40000"
+
 
 /* The test's view of the handler's answers. */
 static struct {
@@ -160,72 +162,19 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 
 /* ---- the client ----------------------------------------------------------------------------------- */
 
-static void cli_closed(uv_handle_t *hd)
+/*
+ * One read's worth for the server, if it is reading (as libuv delivers only then): the next piece, or
+ * everything left (up to READ_MAX), or once all is sent the end of input. 1 if it fed something.
+ */
+static int cli_feed(void)
 {
-	(void)hd;
-	cli.closed = 1;
-}
-
-static void cli_close(void)
-{
-	if (!cli.open)
-		return;
-	cli.open = 0;
-	uv_idle_stop(&cli.pacer);
-	uv_close((uv_handle_t *)&cli.tcp, cli_closed);
-}
-
-static void cli_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *b)
-{
-	static char buf[64 * 1024];
-	(void)hd;
-	(void)suggested;
-	b->base = buf;
-	b->len = sizeof(buf);
-}
-
-static void cli_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
-{
-	(void)s;
-	if (n < 0) { /* EOF, or a reset: either way the server is done with us */
-		cli_close();
-		return;
-	}
-	CHECK(gs_buf_append(&cli.recv, b->base, (size_t)n) == 0);
-}
-
-static void cli_shut(uv_shutdown_t *req, int status)
-{
-	(void)req;
-	(void)status;
-}
-
-static void cli_write_next(void);
-
-static void cli_wrote(uv_write_t *req, int status)
-{
-	(void)req;
-	cli.writing = 0;
-	if (status < 0) {
-		cli.write_failed = 1; /* the server closed first; keep reading what it said */
-		uv_idle_stop(&cli.pacer);
-		return;
-	}
-	if (!cli.pieces)
-		cli_write_next();
-}
-
-/* Writes the next piece, or shuts the write side once everything is written. */
-static void cli_write_next(void)
-{
-	if (!cli.open || cli.writing || cli.write_failed || cli.shut)
-		return;
+	struct gs_conn *c = cli.m.conn;
+	if (!c || !c->reading || cli.eof_sent)
+		return 0;
 	if (cli.off == cli.len) {
-		cli.shut = 1;
-		uv_idle_stop(&cli.pacer);
-		if (uv_shutdown(&cli.sreq, (uv_stream_t *)&cli.tcp, cli_shut) < 0)
-			cli.write_failed = 1;
-		return;
+		cli.eof_sent = 1;
+		gs_conn__received(c, NULL, UV_EOF);
+		return 1;
 	}
 	size_t n = cli.len - cli.off;
 	if (cli.pieces) {
@@ -234,34 +183,12 @@ static void cli_write_next(void)
 		cli.seed ^= cli.seed << 5;
 		if (n > 1 + cli.seed % 8)
 			n = 1 + cli.seed % 8;
+	} else if (n > READ_MAX) {
+		n = READ_MAX;
 	}
-	uv_buf_t b = uv_buf_init((char *)cli.data + cli.off, (unsigned)n);
 	cli.off += n;
-	cli.writing = 1;
-	if (uv_write(&cli.wreq, (uv_stream_t *)&cli.tcp, &b, 1, cli_wrote) < 0) {
-		cli.writing = 0;
-		cli.write_failed = 1;
-	}
-}
-
-static void cli_pace(uv_idle_t *i)
-{
-	(void)i;
-	cli_write_next();
-}
-
-static void cli_connected(uv_connect_t *req, int status)
-{
-	(void)req;
-	if (status < 0) {
-		fprintf(stderr, "fuzz_http_server: connect: %s\n", uv_strerror(status));
-		abort(); /* the machine, not the input: out of ports? */
-	}
-	CHECK(uv_read_start((uv_stream_t *)&cli.tcp, cli_alloc, cli_read) == 0);
-	if (cli.pieces)
-		uv_idle_start(&cli.pacer, cli_pace);
-	else
-		cli_write_next();
+	gs_conn__received(c, cli.data + cli.off - n, (ssize_t)n);
+	return 1;
 }
 
 /* ---- checking what came back ---------------------------------------------------------------------- */
@@ -316,14 +243,14 @@ static void check_responses(uint64_t rejected)
 
 	if (getenv("GS_FUZZ_VERBOSE")) {
 		dump("sent", cli.data, cli.len);
-		dump("received", cli.recv.data, cli.recv.len);
+		dump("received", cli.m.out.data, cli.m.out.len);
 		fprintf(stderr, "handled %u, rejected %llu\n", h.n, (unsigned long long)rejected);
 	}
 	resp.finals = 0;
 	llhttp_init(&p, HTTP_RESPONSE, &settings);
-	if (cli.recv.len) {
-		CHECK(cli.recv.len >= 12 && memcmp(cli.recv.data, "HTTP/1.1 ", 9) == 0);
-		enum llhttp_errno e = llhttp_execute(&p, cli.recv.data, cli.recv.len);
+	if (cli.m.out.len) {
+		CHECK(cli.m.out.len >= 12 && memcmp(cli.m.out.data, "HTTP/1.1 ", 9) == 0);
+		enum llhttp_errno e = llhttp_execute(&p, cli.m.out.data, cli.m.out.len);
 		if (e != HPE_OK) {
 			fprintf(stderr, "fuzz_http_server: bad response stream: %s (%s)\n", llhttp_errno_name(e),
 				llhttp_get_error_reason(&p));
@@ -340,14 +267,13 @@ static void check_responses(uint64_t rejected)
 static void watchdog_fired(uv_timer_t *t)
 {
 	(void)t;
-	fprintf(stderr, "fuzz_http_server: no end after %d ms (client open %d, written %zu/%zu, held %p)\n",
-		WATCHDOG_MS, cli.open, cli.off, cli.len, (void *)h.held);
+	fprintf(stderr, "fuzz_http_server: no end after %d ms (connection open %d, sent %zu/%zu, held %p)\n",
+		WATCHDOG_MS, cli.m.conn != NULL, cli.off, cli.len, (void *)h.held);
 	abort();
 }
 
 static void init(void)
 {
-	signal(SIGPIPE, SIG_IGN);
 	gs_log_setup(GS_LOG_ERROR, GS_LOG_TEXT);
 	CHECK(uv_loop_init(&loop) == 0);
 	struct gs_http_server_opts o = {.addr = "127.0.0.1:0"};
@@ -362,15 +288,13 @@ static void init(void)
 	CHECK(gs_http_server_start(&loop, &small, on_request, NULL, &srv[1]) == 0);
 	uv_timer_init(&loop, &watchdog);
 	uv_timer_init(&loop, &later);
-	uv_idle_init(&loop, &cli.pacer);
-	gs_buf_init(&cli.recv, 4 * 1024 * 1024);
+	gs_buf_init(&cli.m.out, 4 * 1024 * 1024);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
 	struct gs_http_server_stats before, after, other;
-	struct sockaddr_in addr;
 
 	if (!ready) {
 		init();
@@ -394,21 +318,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cli.seed = (cli.seed ^ data[i]) * 16777619u;
 	if (!cli.seed)
 		cli.seed = 1;
-	cli.writing = cli.write_failed = cli.shut = cli.closed = 0;
-	gs_buf_reset(&cli.recv);
+	cli.eof_sent = 0;
+	gs_buf_reset(&cli.m.out);
 
 	gs_http_server_stats(s, &before);
-	CHECK(uv_tcp_init(&loop, &cli.tcp) == 0);
-	cli.open = 1;
-	uv_ip4_addr("127.0.0.1", gs_http_server_port(s), &addr);
-	CHECK(uv_tcp_connect(&cli.creq, &cli.tcp, (const struct sockaddr *)&addr, cli_connected) == 0);
+	CHECK(gs_http_server__accept_memory(s, &cli.m, PEER) == 0);
 	uv_timer_start(&watchdog, watchdog_fired, WATCHDOG_MS, 0);
 	for (;;) {
 		gs_http_server_stats(s, &after);
-		if (cli.closed && after.conns_open == 0 && !h.held && !uv_is_active((uv_handle_t *)&later))
+		if (!cli.m.conn && after.conns_open == 0 && !h.held && !uv_is_active((uv_handle_t *)&later))
 			break;
-		uv_run(&loop, UV_RUN_ONCE);
+		/* Never blocks while there is something to hand over; else waits for the loop (the
+		 * deferred answer, a close, a deadline, or the watchdog). */
+		uv_run(&loop, cli_feed() ? UV_RUN_NOWAIT : UV_RUN_ONCE);
 	}
+	uv_run(&loop, UV_RUN_NOWAIT); /* the closed connection's handles: freed within this input */
 	uv_timer_stop(&watchdog);
 	gs_http_server_stats(srv[!(flags & 1)], &other);
 	CHECK(other.conns_open == 0);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/conn.h"
 #include "core/http.h"
 
 struct srv_conn {
@@ -513,6 +514,67 @@ static void test_refused_and_bad_requests(void **state)
 	close_client(c);
 }
 
+/* The memory transport (the fuzzer's seam): connections without sockets, driven by the test. */
+static struct gs_conn_mem mem_ends[2];
+static int mem_opened;
+
+static struct gs_conn_mem *mem_open(void *ud)
+{
+	assert_true(mem_opened < 2);
+	struct gs_conn_mem *m = &mem_ends[mem_opened++];
+	gs_buf_init(&m->out, 0);
+	return m;
+}
+
+static void test_memory_transport(void **state)
+{
+	struct gs_http_client *c = client(1, 0);
+	int r1 = 0, r2 = 0;
+	mem_opened = 0;
+	gs_http_client__use_memory(c, mem_open, NULL);
+	struct gs_http_request req = {.method = "GET", .path = "/w", .on_data = on_data};
+	assert_int_equal(gs_http_send(c, &req, on_done, &r1, NULL), 0);
+	struct gs_conn_mem *m = &mem_ends[0];
+	assert_int_equal(mem_opened, 1);
+	assert_non_null(m->conn);
+	assert_false(m->conn->reading); /* connecting */
+	assert_int_equal(m->out.len, 0);
+	gs_conn__connected(m->conn, 0);
+	assert_true(m->conn->reading);
+	assert_true(m->out.len > 17 && memcmp(m->out.data, "GET /w HTTP/1.1\r\nHost: 127.0.0.1", 32) == 0);
+
+	const char *resp = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+	gs_conn__received(m->conn, resp, 30);
+	gs_conn__received(m->conn, resp + 30, (ssize_t)strlen(resp) - 30);
+	wait_done(1);
+	assert_int_equal(r1, 200);
+	assert_int_equal(F->streamed_len, 5);
+	assert_memory_equal(F->streamed, "abcde", 5);
+
+	/* A request on the kept-alive connection, lost to the server's close before any answer: retried
+	 * once on a fresh connection, which answers. */
+	get(c, "/x", 0, &r2);
+	assert_int_equal(mem_opened, 1); /* reused */
+	assert_non_null(m->conn);
+	gs_conn__received(m->conn, NULL, UV_EOF);
+	assert_null(m->conn);
+	while (mem_opened < 2) /* the pool of one opens the next once the old one's handles closed */
+		uv_run(&F->loop, UV_RUN_ONCE);
+	struct gs_conn_mem *m2 = &mem_ends[1];
+	gs_conn__connected(m2->conn, 0);
+	assert_true(m2->out.len > 17 && memcmp(m2->out.data, "GET /x HTTP/1.1\r\n", 17) == 0);
+	const char *nope = "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope";
+	gs_conn__received(m2->conn, nope, (ssize_t)strlen(nope));
+	wait_done(2);
+	assert_int_equal(r2, 404);
+	assert_string_equal(F->last_body, "nope");
+	assert_int_equal(F->accepted, 0); /* no socket was used */
+	close_client(c);
+	assert_null(m2->conn);
+	gs_buf_free(&mem_ends[0].out);
+	gs_buf_free(&mem_ends[1].out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +591,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_framing_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eof_framed_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_and_bad_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_transport, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

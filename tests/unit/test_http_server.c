@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/conn.h"
 #include "core/http.h"
 #include "core/log.h"
 #include "core/tls.h"
@@ -723,6 +724,64 @@ static void test_tls_handshake_timeout(void **state)
 	srv = plain;
 }
 
+/*
+ * The memory transport (the fuzzer's seam): a connection with no socket is admitted like an accepted
+ * one, its bytes take the read callback's path to the same handler, the answers land in the driver's
+ * buffer, and the end of input or a bad request ends it as on a socket.
+ */
+static void test_memory_transport(void **state)
+{
+	struct gs_conn_mem m, bad;
+	struct gs_http_server_stats st;
+	const char *req = "GET /a?x=1 HTTP/1.1\r\nHost: t\r\nX-Test: one\r\n\r\n"
+			  "POST /b HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhel";
+	gs_buf_init(&m.out, 0);
+	gs_buf_init(&bad.out, 0);
+
+	assert_int_equal(gs_http_server__accept_memory(srv, &m, "10.0.0.9:1234"), 0);
+	assert_ptr_not_equal(m.conn, NULL);
+	assert_true(m.conn->reading);
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.conns_open, 1);
+	assert_int_equal(st.conns_total, 1);
+	gs_conn__received(m.conn, req, (ssize_t)strlen(req)); /* the second request cut in its body */
+	gs_conn__received(m.conn, "lo", 2);
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(handled, 2);
+	gs_buf_append(&m.out, "", 1);
+	const char *out = m.out.data;
+	assert_non_null(strstr(out, "GET /a q=x=1 body=0 x=one"));
+	assert_non_null(strstr(out, "POST /b q= body=5 x=-"));
+	assert_true(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0 && strstr(out, "GET /a") < strstr(out, "POST /b"));
+	assert_null(strstr(out, "Connection: close"));
+	assert_true(m.conn && m.conn->reading); /* kept alive, waiting for more */
+
+	gs_conn__received(m.conn, NULL, UV_EOF); /* the client is done */
+	assert_null(m.conn);
+	assert_false(m.shut);
+
+	assert_int_equal(gs_http_server__accept_memory(srv, &bad, "10.0.0.9:1235"), 0);
+	gs_conn__received(bad.conn, "GET / HTTP/1.1\r\nHost: t\rX", 25);
+	assert_null(bad.conn); /* answered and ended gracefully at once: nothing to linger on */
+	assert_true(bad.shut);
+	gs_buf_append(&bad.out, "", 1);
+	assert_true(strncmp(bad.out.data, "HTTP/1.1 400 Bad Request\r\n", 26) == 0);
+	assert_non_null(strstr(bad.out.data, "Connection: close"));
+
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.conns_open, 0);
+	assert_int_equal(st.conns_total, 2);
+	assert_int_equal(st.requests_total, 2);
+	assert_int_equal(st.rejected_total, 1);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_CLIENT], 1);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_BAD_REQUEST], 1);
+	gs_buf_free(&m.out);
+	gs_buf_free(&bad.out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +800,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals_log_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_after_client_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls_handshake_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_transport, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
