@@ -219,7 +219,8 @@ layering:
 	@! grep -nE '#include\s*"webhook/' src/lint/*.c src/lint/*.h 2>/dev/null || { echo 'layering: src/lint does not use the webhook'; exit 1; }
 	@echo 'layering: ok'
 
-# bench/: each contender on the same pending pods, against the local control plane (docs/performance.md).
+# bench/: each contender on the same pending pods, against the local control plane (docs/performance.md);
+# gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default).
 BENCH_ARGS ?=
 bench: all
 	tests/cluster/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
