@@ -654,11 +654,15 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
-	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_text)) < 0 ||
+	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0 ||
 	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
 	    (r = decode_owner(d, meta, out)) < 0)
 		return r;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
+	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */
+		out->map_text = out->map_owned;
+		out->map_len = strlen(out->map_owned);
+	}
 	if ((r = get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
 		return r;
 	if (ts && gs_decode_time(ts, &out->created_ms) < 0)

@@ -388,7 +388,9 @@ int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct
 struct wanted {
 	uint32_t num;     /* 11 labels, 12 annotations */
 	const char *key;  /* NULL: not wanted */
-	char **out;
+	char **out;       /* a copy, or with out NULL: */
+	const char **ref; /* the value borrowed from the message, ref_len bytes (no copy) */
+	size_t *ref_len;
 };
 
 static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const struct wanted *w, int nw)
@@ -410,6 +412,11 @@ static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const stru
 				continue;
 			if ((rc = map_sval(d, &val, mapname, k, kn, &s, &sn)) < 0)
 				return rc;
+			if (!w[i].out) {
+				*w[i].ref = s ? s : "";
+				*w[i].ref_len = s ? sn : 0;
+				continue;
+			}
 			free(*w[i].out);
 			if (!(*w[i].out = strndup(s, sn)))
 				return gs__pb_pnomem(d);
@@ -1029,9 +1036,11 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
 	const struct wanted want[] = {
-		{11, GS_LABEL_POD_INDEX, &out->label_pod_index}, {12, GS_ANN_JOB_INDEX, &out->job_index},
-		{12, GS_ANN_ASSIGNED, &out->assigned},           {12, map_annotation, &out->map_text},
-		{12, GS_ANN_ALLOW_SHARED, &shared},
+		{11, GS_LABEL_POD_INDEX, &out->label_pod_index, NULL, NULL},
+		{12, GS_ANN_JOB_INDEX, &out->job_index, NULL, NULL},
+		{12, GS_ANN_ASSIGNED, &out->assigned, NULL, NULL},
+		{12, map_annotation, NULL, &out->map_text, &out->map_len}, /* borrowed: see objects.h */
+		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},
 	};
 	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
 		goto out;

@@ -579,7 +579,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		r = GS_WAIT_NO_MAP;
 		snprintf(msg, sizeof(msg), "pod has no %s annotation", s->cfg.annotation);
 	} else {
-		rc = gs_map_cache_get(s->maps, o->map_text, strlen(o->map_text), &m, &err);
+		rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
 		if (rc == -ENOMEM) {
 			gs_log_error("sched: out of memory");
 			abort();

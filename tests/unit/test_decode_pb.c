@@ -70,9 +70,9 @@ static void dump_res(struct gs_buf *b, const char *name, const struct gs_resourc
 
 static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 {
-	gs_buf_printf(b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%s idx=%s job=%s assigned=%s owner=%s/%s/%s",
+	gs_buf_printf(b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%.*s idx=%s job=%s assigned=%s owner=%s/%s/%s",
 		      S(p->uid), S(p->ns), S(p->name), S(p->resource_version), S(p->scheduler_name), S(p->node_name),
-		      S(p->map_text), S(p->label_pod_index), S(p->job_index), S(p->assigned), S(p->owner_kind),
+		      p->map_text ? (int)p->map_len : 6, p->map_text ? p->map_text : "(null)", S(p->label_pod_index), S(p->job_index), S(p->assigned), S(p->owner_kind),
 		      S(p->owner_name), S(p->owner_uid));
 	gs_buf_printf(b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld gates=%d:%s",
 		      (int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
@@ -711,7 +711,11 @@ static void test_gates_hand_built(void **state)
 	assert_null(p.map_text);
 	gs_pod_obj_free(&p);
 	assert_int_equal(gs_decode_pod_pb(pod2.b, pod2.n, MAP_ANN, &p, err, sizeof(err)), 0);
-	assert_string_equal(p.map_text, "0=node1:0");
+	/* The map is not copied: map_text points at its bytes inside the message (objects.h). */
+	assert_int_equal(p.map_len, 9);
+	assert_memory_equal(p.map_text, "0=node1:0", 9);
+	assert_true(p.map_text >= (const char *)pod2.b && p.map_text + p.map_len <= (const char *)pod2.b + pod2.n);
+	assert_null(p.map_owned);
 	gs_pod_obj_free(&p);
 }
 
