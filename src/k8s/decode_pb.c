@@ -982,9 +982,59 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_
 
 /* ---- pods ---------------------------------------------------------------------------------------- */
 
+/* PodSpec 10 nodeName and 19 schedulerName alone, borrowed (n 0: absent or empty, as ABSENT_IF_EMPTY). */
+static int spec_binding(struct gs__pctx *d, const struct gs_pb_field *sf, const char **node, size_t *nn,
+			const char **sched, size_t *sn)
+{
+	struct gs_pb r;
+	struct gs_pb_field f;
+	int rc;
+
+	*nn = *sn = 0;
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 10)
+			rc = gs__pb_sref(d, &f, "spec", "nodeName", node, nn);
+		else if (f.num == 19)
+			rc = gs__pb_sref(d, &f, "spec", "schedulerName", sched, sn);
+		if (rc < 0)
+			return rc;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, "spec") : 0;
+}
+
+/* The rest of a partial record (objects.h): spec.nodeName and spec.schedulerName. */
+static int partial_pod(struct gs__pctx *d, const struct gs_pb_field *spec, int has_spec, struct gs_pod_obj *out)
+{
+	const char *node = NULL, *sched = NULL;
+	size_t nn = 0, sn = 0;
+	int rc;
+
+	if (has_spec && (rc = spec_binding(d, spec, &node, &nn, &sched, &sn)) < 0)
+		return rc;
+	if ((nn && !(out->node_name = strndup(node, nn))) || (sn && !(out->scheduler_name = strndup(sched, sn))))
+		return gs__pb_pnomem(d);
+	out->partial = 1;
+	return 0;
+}
+
+/* With a hint: 1 when the pod is held bound to its spec.nodeName (read only what can change), else 0. */
+static int held_bound(struct gs__pctx *d, const struct gs_decode_hint *hint, const struct gs_pb_field *spec,
+		      const char *uid, int *held)
+{
+	const char *node = NULL, *sched = NULL;
+	size_t nn = 0, sn = 0;
+	int rc = spec_binding(d, spec, &node, &nn, &sched, &sn);
+
+	*held = rc == 0 && nn > 0 && hint->bound(uid, node, nn, hint->ud) == 1;
+	return rc;
+}
+
 /* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
 static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-		      struct gs_pod_obj *out)
+		      enum gs__pb_pod_mode mode, const struct gs_decode_hint *hint, struct gs_pod_obj *out)
 {
 	struct gs_pb r, s;
 	struct gs_pb_field f, g, spec = {0};
@@ -1035,6 +1085,14 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	}
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
+	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	int held = 0;
+	if (mode == GS__POD_HINT && hint && hint->bound && has_spec && (rc = held_bound(d, hint, &spec, out->uid, &held)) < 0)
+		goto out;
+	if (mode == GS__POD_META || held) {
+		rc = partial_pod(d, &spec, has_spec, out);
+		goto out;
+	}
 	const struct wanted want[] = {
 		{11, GS_LABEL_POD_INDEX, &out->label_pod_index, NULL, NULL},
 		{12, GS_ANN_JOB_INDEX, &out->job_index, NULL, NULL},
@@ -1049,7 +1107,6 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 		goto out;
 	if (!has_spec)
 		out->cuda_state = GS_CUDA_UNSET;
-	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 out:
 	gs__pb_meta_free(&m);
 	free(shared);
@@ -1057,18 +1114,24 @@ out:
 	return rc;
 }
 
-int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
-		     size_t errlen)
+int gs__pb_pod(const void *data, size_t len, const char *map_annotation, enum gs__pb_pod_mode mode,
+	       const struct gs_decode_hint *hint, struct gs_pod_obj *out, char *err, size_t errlen)
 {
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "pod"};
 
 	memset(out, 0, sizeof(*out));
-	int r = decode_pod(&d, data, len, map_annotation, out);
+	int r = decode_pod(&d, data, len, map_annotation, mode, hint, out);
 	if (r < 0) {
 		gs_pod_obj_free(out);
 		memset(out, 0, sizeof(*out));
 	}
 	return r;
+}
+
+int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
+		     size_t errlen)
+{
+	return gs__pb_pod(data, len, map_annotation, GS__POD_FULL, NULL, out, err, errlen);
 }
 
 /* ---- nodes --------------------------------------------------------------------------------------- */

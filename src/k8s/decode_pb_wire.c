@@ -138,7 +138,7 @@ static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKM
 
 /* WatchEvent: 1 type, 2 object (RawExtension: 1 raw, holding the `k8s\0` envelope). */
 static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-			struct gs_watch_event *ev)
+			const struct gs_decode_hint *hint, struct gs_watch_event *ev)
 {
 	struct gs_pb r, x;
 	struct gs_pb_field f, g;
@@ -210,7 +210,8 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 		return 0;
 	}
 	if (ev->kind == GS_OBJ_POD) {
-		rc = gs_decode_pod_pb(raw, raw_len, map_annotation, &ev->pod, d->err, d->errlen);
+		rc = gs__pb_pod(raw, raw_len, map_annotation, ev->type == GS_WATCH_DELETED ? GS__POD_META : GS__POD_HINT,
+				hint, &ev->pod, d->err, d->errlen);
 		if (rc == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			rc = gs__pb_pnomem(d);
 	} else {
@@ -224,13 +225,20 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 			     struct gs_watch_event *ev, char *err, size_t errlen)
 {
+	return gs_decode_watch_event_pb_hint(frame, len, kind, map_annotation, NULL, ev, err, errlen);
+}
+
+int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+				  const struct gs_decode_hint *hint, struct gs_watch_event *ev, char *err,
+				  size_t errlen)
+{
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "watch event"};
 	int r;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
 	ev->node.gpus = -1;
-	r = decode_event(&d, frame, len, map_annotation, ev);
+	r = decode_event(&d, frame, len, map_annotation, hint, ev);
 	if (r < 0) {
 		gs_watch_event_free(ev);
 		ev->kind = kind;

@@ -131,6 +131,14 @@ struct gs_pod_obj {
 	int deleting;           /* metadata.deletionTimestamp is set */
 	int terminal;           /* status.phase is Succeeded or Failed */
 	int allow_shared;       /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
+	/*
+	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
+	 * scheduler_name, node_name, created_ms, deleting, terminal; everything else is absent. The
+	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
+	 * (decode.h, struct gs_decode_hint), and for a DELETED event (uid is all that is used); the
+	 * engine takes one only for a pod it holds bound there (gs_sched_pod_upsert).
+	 */
+	int partial;
 
 	/* What the node admission checks read (spec). */
 	int64_t priority;       /* spec.priority, 0 when absent */
