@@ -6,6 +6,7 @@
  * NULL), the wrong JSON type is an error that names the field.
  */
 #include "k8s/decode.h"
+#include "k8s/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -948,16 +949,7 @@ static int decode_item(const cJSON *it, enum gs_obj_kind kind, const char *map_a
 	struct gs_node_obj node;
 	int r = kind == GS_OBJ_POD ? gs_decode_pod(it, map_annotation, &pod, ierr, ierrlen)
 				   : gs_decode_node(it, &node, ierr, ierrlen);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 1;
-	r = cb(kind, kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node, ud);
-	if (kind == GS_OBJ_POD)
-		gs_pod_obj_free(&pod);
-	else
-		gs_node_obj_free(&node);
-	return r;
+	return gs_decode__deliver(r, kind, &pod, &node, cb, ud);
 }
 
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -990,22 +982,8 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 	}
 	cJSON_ArrayForEach(it, items) {
 		r = decode_item(it, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-		i++;
-		if (r == -ENOMEM) {
-			r = dnomem(&d);
+		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
 			goto out;
-		}
-		if (r > 0) {
-			nskip++;
-			gs_log_warn("%s: item %d skipped: %s", d.what, i - 1, ierr);
-			continue;
-		}
-		if (r < 0) {
-			snprintf(ierr, sizeof(ierr), "stopped by the caller (%d)", r);
-			if (err && errlen)
-				snprintf(err, errlen, "%s: item %d: %s", d.what, i - 1, ierr);
-			goto out;
-		}
 	}
 	r = 0;
 	*resource_version = rv;
@@ -1040,12 +1018,7 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 	}
 	r = decode_item(root, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
 	cJSON_Delete(root);
-	if (r > 0) {
-		gs_log_warn("%s skipped: %s", d.what, ierr);
-		(*skipped)++;
-		return 0;
-	}
-	return r;
+	return gs_decode__stream_outcome(r, kind, ierr, skipped);
 }
 
 int gs_decode_list_meta(const char *json, size_t len, char **resource_version, char *err, size_t errlen)

@@ -4,6 +4,7 @@
  * decode.h and docs/k8s-decode.md, "Protobuf".
  */
 #include "k8s/decode.h"
+#include "k8s/decode_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -285,16 +286,7 @@ static int decode_item(const uint8_t *it, size_t len, enum gs_obj_kind kind, con
 	struct gs_node_obj node;
 	int r = kind == GS_OBJ_POD ? gs_decode_pod_pb(it, len, map_annotation, &pod, ierr, ierrlen)
 				   : gs_decode_node_pb(it, len, &node, ierr, ierrlen);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 1;
-	r = cb(kind, kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node, ud);
-	if (kind == GS_OBJ_POD)
-		gs_pod_obj_free(&pod);
-	else
-		gs_node_obj_free(&node);
-	return r;
+	return gs_decode__deliver(r, kind, &pod, &node, cb, ud);
 }
 
 int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -302,12 +294,7 @@ int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, 
 {
 	char ierr[512];
 	int r = decode_item(data, len, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-	if (r > 0) {
-		gs_log_warn("%s list item skipped: %s", kind == GS_OBJ_POD ? "pod" : "node", ierr);
-		(*skipped)++;
-		return 0;
-	}
-	return r;
+	return gs_decode__stream_outcome(r, kind, ierr, skipped);
 }
 
 int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -351,21 +338,8 @@ int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, co
 		if (f.num != 2)
 			continue;
 		rc = decode_item(f.data, f.len, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-		i++;
-		if (rc == -ENOMEM) {
-			rc = gs__pb_pnomem(&d);
+		if ((rc = gs_decode__item_outcome(rc, d.what, i++, ierr, &nskip, err, errlen)) < 0)
 			goto out;
-		}
-		if (rc > 0) {
-			nskip++;
-			gs_log_warn("%s: item %d skipped: %s", d.what, i - 1, ierr);
-			continue;
-		}
-		if (rc < 0) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s: item %d: stopped by the caller (%d)", d.what, i - 1, rc);
-			goto out;
-		}
 	}
 	rc = 0;
 	*resource_version = rv;
