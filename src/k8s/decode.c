@@ -565,20 +565,8 @@ static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_ob
 			i++;
 		}
 	}
-	if (out->n_host_ports == 0) {
-		free(out->host_ports);
-		out->host_ports = NULL;
-	}
-	out->n_containers = f.n;
-	if (f.n_unset == f.n) {
-		out->cuda_state = GS_CUDA_UNSET;
-	} else if (f.n_unset == 0 && f.n_other == 0 && !f.differ) {
-		out->cuda_state = GS_CUDA_SAME;
-		if (!(out->cuda_value = strdup(f.value)))
-			return dnomem(d);
-	} else {
-		out->cuda_state = GS_CUDA_MIXED;
-	}
+	if (gs_decode__containers_done(out, f.n, f.n_unset, f.n_other, f.differ, f.value, f.value ? strlen(f.value) : 0) < 0)
+		return dnomem(d);
 	return 0;
 }
 

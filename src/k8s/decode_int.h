@@ -30,4 +30,13 @@ int gs_decode__item_outcome(int r, const char *what, int idx, const char *ierr, 
  * and counted in *skipped, giving 0; anything else is returned as it is. */
 int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, unsigned *skipped);
 
+/*
+ * After the containers: an empty host-port array released, n_containers set, and the pod's
+ * CUDA_VISIBLE_DEVICES state from the fold over its containers (n of them, n_unset without the
+ * variable, n_other with it from valueFrom, differ when literal values differ; value[0..value_len)
+ * the first literal one). 0, or -ENOMEM.
+ */
+int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
+			       size_t value_len);
+
 #endif

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/log.h"
 
@@ -48,5 +50,25 @@ int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, un
 		return r;
 	gs_log_warn("%s list item skipped: %s", kind == GS_OBJ_POD ? "pod" : "node", ierr);
 	(*skipped)++;
+	return 0;
+}
+
+int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
+			       size_t value_len)
+{
+	if (out->n_host_ports == 0) {
+		free(out->host_ports);
+		out->host_ports = NULL;
+	}
+	out->n_containers = n;
+	if (n_unset == n) {
+		out->cuda_state = GS_CUDA_UNSET;
+	} else if (n_unset == 0 && n_other == 0 && !differ) {
+		out->cuda_state = GS_CUDA_SAME;
+		if (!(out->cuda_value = strndup(value, value_len)))
+			return -ENOMEM;
+	} else {
+		out->cuda_state = GS_CUDA_MIXED;
+	}
 	return 0;
 }

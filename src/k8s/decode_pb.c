@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "core/pb.h"
+#include "k8s/decode_int.h"
 #include "k8s/decode_pb_int.h"
 
 int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...)
@@ -679,20 +680,8 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 			i++;
 		}
 	}
-	if (out->n_host_ports == 0) {
-		free(out->host_ports);
-		out->host_ports = NULL;
-	}
-	out->n_containers = fo.n;
-	if (fo.n_unset == fo.n) {
-		out->cuda_state = GS_CUDA_UNSET;
-	} else if (fo.n_unset == 0 && fo.n_other == 0 && !fo.differ) {
-		out->cuda_state = GS_CUDA_SAME;
-		if (!(out->cuda_value = strndup(fo.value, fo.value_len)))
-			return gs__pb_pnomem(d);
-	} else {
-		out->cuda_state = GS_CUDA_MIXED;
-	}
+	if (gs_decode__containers_done(out, fo.n, fo.n_unset, fo.n_other, fo.differ, fo.value, fo.value_len) < 0)
+		return gs__pb_pnomem(d);
 	return 0;
 }
 
