@@ -5,12 +5,14 @@
  *   build/gpu-scheduler-bench --kubeconfig build/cluster/kubeconfig --nodes 100 --pods 2000 \
  *       [--shape sts|per-pod|mixed] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
  *       [--raw-conns 32] [--kube-scheduler PATH] [--apiserver-pid PID] [--events=false] [--out DIR]
- *       [--foreign N]
+ *       [--foreign N] [--encoding protobuf,json]
  *
  * Contenders:
  *   raw                 the bench POSTs the Bindings itself over --raw-conns connections, no logic:
  *                       the ceiling of this apiserver on this machine
- *   gpu-scheduler       build/gpu-scheduler started by the bench (its CPU and peak RSS from /proc)
+ *   gpu-scheduler       build/gpu-scheduler started by the bench (its CPU and peak RSS from /proc), once
+ *                       per --encoding (protobuf,json by default: both, side by side, rows
+ *                       "gpu-scheduler" and "gpu-scheduler-json"; --kube-api-content-type)
  *   kube-scheduler      kube-scheduler 1.20 with its default client QPS, pods pinned by nodeSelector
  *   kube-scheduler-qps  the same with --kube-api-qps 10000 --kube-api-burst 10000
  * Each gets a fresh namespace with the same pods (created before it starts, not timed), and the
@@ -48,7 +50,7 @@
 #define GROUP 1000
 
 struct cfg {
-	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon;
+	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon, *encoding;
 	int nodes, pods, raw_conns, apiserver_pid, events, foreign;
 };
 
@@ -62,7 +64,7 @@ struct req_counts {
 };
 
 struct run {
-	const char *name;
+	const char *name;      /* the contender; "gpu-scheduler-json" is gpu-scheduler speaking JSON */
 	char ns[64];
 	int expected;          /* pods that can bind */
 	int64_t *created_ns;   /* per pod: when its POST returned */
@@ -341,8 +343,10 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 	char qps_arg[] = "--kube-api-qps=10000", burst_arg[] = "--kube-api-burst=10000";
 	char events_arg[32];
 	snprintf(events_arg, sizeof(events_arg), "--events=%s", C.events ? "true" : "false");
-	if (!strcmp(r->name, "gpu-scheduler")) {
+	if (!strncmp(r->name, "gpu-scheduler", 13)) {
 		args[n++] = (char *)C.daemon;
+		args[n++] = !strcmp(r->name, "gpu-scheduler-json") ? "--kube-api-content-type=json"
+								  : "--kube-api-content-type=protobuf";
 		args[n++] = "--kubeconfig";
 		args[n++] = (char *)C.kubeconfig;
 		args[n++] = "--no-webhook";
@@ -511,7 +515,7 @@ static void run_one(struct run *r)
 		bench_proc_io(proc.pid, &r->rchar, &r->wchar);
 		uv_process_kill(&proc, SIGTERM);
 		uv_run(&loop, UV_RUN_NOWAIT);
-		if (!strcmp(r->name, "gpu-scheduler"))
+		if (!strncmp(r->name, "gpu-scheduler", 13))
 			r->ready_s = log_ready_s(log, r->t0_wall_ms);
 	}
 	wait_all("binds", C.pods);
@@ -586,6 +590,25 @@ static void report(struct run *runs, int n)
 		fprintf(js, "}}");
 	}
 	fprintf(js, "]}\n");
+	/* gpu-scheduler in both encodings in this run: protobuf against JSON. */
+	const struct run *pb = NULL, *js_run = NULL;
+	for (int k = 0; k < n; k++) {
+		if (!strcmp(runs[k].name, "gpu-scheduler"))
+			pb = &runs[k];
+		if (!strcmp(runs[k].name, "gpu-scheduler-json"))
+			js_run = &runs[k];
+	}
+	if (pb && js_run && pb->bound && js_run->bound && pb->t_end > pb->t0 && js_run->t_end > js_run->t0) {
+		double tp_pb = pb->bound / ((double)(pb->t_end - pb->t0) / 1e9);
+		double tp_js = js_run->bound / ((double)(js_run->t_end - js_run->t0) / 1e9);
+		printf("\ngpu-scheduler, protobuf against JSON: pods/s %.2fx, CPU per pod %.2fx, KiB in per pod %.2fx, "
+		       "apiserver CPU per pod %.2fx\n",
+		       tp_pb / tp_js, js_run->cpu_s > 0 ? (pb->cpu_s / pb->bound) / (js_run->cpu_s / js_run->bound) : 0,
+		       js_run->rchar ? ((double)pb->rchar / pb->bound) / ((double)js_run->rchar / js_run->bound) : 0,
+		       js_run->apiserver_cpu_s > 0
+			       ? (pb->apiserver_cpu_s / pb->bound) / (js_run->apiserver_cpu_s / js_run->bound)
+			       : 0);
+	}
 	/* What each contender made the apiserver do, per pod bound: where its CPU went. */
 	printf("\napiserver requests per pod bound (>= 0.01; WATCH counts a watch, not its events):\n");
 	for (int k = 0; k < n; k++) {
@@ -635,6 +658,35 @@ static void report(struct run *runs, int n)
 	       access("/usr/bin/gnuplot", X_OK) == 0 ? ", bound.png" : "");
 }
 
+/* The runs in order: --contenders, with gpu-scheduler once per --encoding ("gpu-scheduler" for
+ * protobuf, "gpu-scheduler-json" for JSON). Returns how many (at most max); exits on a bad encoding. */
+static int contender_names(const char **out, int max)
+{
+	static char list[256], enc[64];
+	int n = 0;
+	snprintf(list, sizeof(list), "%s", C.contenders);
+	for (char *t = strtok(list, ","); t && n < max; t = strtok(NULL, ",")) {
+		if (strcmp(t, "gpu-scheduler") != 0) {
+			out[n++] = t;
+			continue;
+		}
+		snprintf(enc, sizeof(enc), "%s", C.encoding);
+		for (const char *e = enc; *e && n < max;) {
+			size_t l = strcspn(e, ",");
+			if (l == 8 && !strncmp(e, "protobuf", 8))
+				out[n++] = "gpu-scheduler";
+			else if (l == 4 && !strncmp(e, "json", 4))
+				out[n++] = "gpu-scheduler-json";
+			else {
+				fprintf(stderr, "--encoding: %.*s is neither protobuf nor json\n", (int)l, e);
+				exit(2);
+			}
+			e += l + (e[l] == ',');
+		}
+	}
+	return n;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static void usage(void)
@@ -642,19 +694,19 @@ static void usage(void)
 	fprintf(stderr, "usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
 			"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
 			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
-			"  [--foreign N]\n");
+			"  [--foreign N] [--encoding protobuf,json]\n");
 }
 
 int main(int argc, char **argv)
 {
 	C = (struct cfg){.shape = "sts", .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
 			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler", .out = "build/bench",
-			 .daemon = "build/gpu-scheduler", .nodes = 100, .pods = 1000, .raw_conns = 32, .events = 1};
+			 .daemon = "build/gpu-scheduler", .encoding = "protobuf,json", .nodes = 100, .pods = 1000, .raw_conns = 32, .events = 1};
 	static const struct option lo[] = {
 		{"kubeconfig", 1, 0, 'k'}, {"nodes", 1, 0, 'n'},  {"pods", 1, 0, 'p'},          {"shape", 1, 0, 's'},
 		{"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'}, {"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},
 		{"apiserver-pid", 1, 0, 'a'}, {"events", 1, 0, 'e'}, {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
-		{"foreign", 1, 0, 'f'},
+		{"foreign", 1, 0, 'f'},    {"encoding", 1, 0, 'E'},
 		{0, 0, 0, 0}};
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -671,6 +723,7 @@ int main(int argc, char **argv)
 		case 'e': C.events = strcmp(optarg, "false") != 0; break;
 		case 'o': C.out = optarg; break;
 		case 'f': C.foreign = atoi(optarg); break;
+		case 'E': C.encoding = optarg; break;
 		default: usage(); return o == 'h' ? 0 : 2;
 		}
 	}
@@ -692,7 +745,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uv_loop_init(&loop);
-	struct gs_kube_opts ko = {.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench"};
+	/* protobuf: the bench's own watch (the same for every contender) costs the apiserver less. */
+	struct gs_kube_opts ko = {.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench",
+				  .protobuf = 1};
 	if (gs_kube_new(&loop, &ko, &kube, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -706,16 +761,15 @@ int main(int argc, char **argv)
 		make_foreign(foreign_ns);
 	}
 	struct run runs[8];
-	int n = 0;
-	char list[256];
-	snprintf(list, sizeof(list), "%s", C.contenders);
-	for (char *t = strtok(list, ","); t && n < 8; t = strtok(NULL, ",")) {
-		if (!strncmp(t, "kube-scheduler", 14) && access(C.kube_scheduler, X_OK) != 0) {
-			fprintf(stderr, "%s: %s not found, skipped\n", t, C.kube_scheduler);
+	const char *names[8];
+	int n = 0, m = contender_names(names, 8);
+	for (int k = 0; k < m; k++) {
+		if (!strncmp(names[k], "kube-scheduler", 14) && access(C.kube_scheduler, X_OK) != 0) {
+			fprintf(stderr, "%s: %s not found, skipped\n", names[k], C.kube_scheduler);
 			continue;
 		}
 		memset(&runs[n], 0, sizeof(runs[n]));
-		runs[n].name = strdup(t);
+		runs[n].name = strdup(names[k]);
 		run_one(&runs[n]);
 		n++;
 	}

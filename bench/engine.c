@@ -56,6 +56,7 @@ static void pod_init(struct gs_pod_obj *p, char *uid, char *name, const char *sc
 	p->name = name;
 	p->scheduler_name = (char *)sched;
 	p->map_text = map;
+	p->map_len = map ? strlen(map) : 0;
 	p->n_containers = 1;
 }
 

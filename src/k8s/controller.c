@@ -391,6 +391,13 @@ void gs_controller_kick(struct gs_controller *c)
 
 /* ---- watch handlers ---------------------------------------------------------------------------- */
 
+/* The pod watch's decoder asks: is this pod held bound to that node? Then it reads only what can change. */
+static int held_bound(const char *uid, const char *node, size_t node_len, void *ud)
+{
+	struct gs_controller *c = ud;
+	return gs_sched_pod_held(c->sched, uid, node, node_len);
+}
+
 static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	struct gs_controller *c = ud;
@@ -705,6 +712,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	wo.path = "/api/v1/pods";
 	wo.field_selector = selector;
 	wo.map_annotation = opts->annotation;
+	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
 	wo.seed = opts->seed ^ 0x706f6473ull;
 	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
 		return r;

@@ -6,6 +6,7 @@
  * NULL), the wrong JSON type is an error that names the field.
  */
 #include "k8s/decode.h"
+#include "k8s/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -564,20 +565,8 @@ static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_ob
 			i++;
 		}
 	}
-	if (out->n_host_ports == 0) {
-		free(out->host_ports);
-		out->host_ports = NULL;
-	}
-	out->n_containers = f.n;
-	if (f.n_unset == f.n) {
-		out->cuda_state = GS_CUDA_UNSET;
-	} else if (f.n_unset == 0 && f.n_other == 0 && !f.differ) {
-		out->cuda_state = GS_CUDA_SAME;
-		if (!(out->cuda_value = strdup(f.value)))
-			return dnomem(d);
-	} else {
-		out->cuda_state = GS_CUDA_MIXED;
-	}
+	if (gs_decode__containers_done(out, f.n, f.n_unset, f.n_other, f.differ, f.value, f.value ? strlen(f.value) : 0) < 0)
+		return dnomem(d);
 	return 0;
 }
 
@@ -629,10 +618,50 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 	return 0;
 }
 
-static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out)
+/* The labels, annotations and owner a full record keeps. */
+static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_annotation, struct gs_pod_obj *out)
 {
-	const cJSON *meta, *spec, *status, *labels, *ann;
-	const char *ts, *phase, *shared;
+	const cJSON *labels, *ann;
+	const char *shared;
+	int r;
+
+	if ((r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
+	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
+	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
+	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
+	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
+	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0 ||
+	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
+	    (r = decode_owner(d, meta, out)) < 0)
+		return r;
+	out->allow_shared = shared && strcmp(shared, "true") == 0;
+	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */
+		out->map_text = out->map_owned;
+		out->map_len = strlen(out->map_owned);
+	}
+	return 0;
+}
+
+/* The spec a full record keeps besides schedulerName and nodeName. */
+static int pod_spec_rest(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+{
+	int r;
+
+	if ((r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
+	    (r = decode_gates(d, spec, out)) < 0 || (r = decode_containers(d, spec, out)) < 0 ||
+	    (r = decode_resources(d, spec, "overhead", "spec", &out->overhead)) < 0 ||
+	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
+	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0)
+		return r;
+	return 0;
+}
+
+/* partial: only what objects.h lists for a partial record (a DELETED event, as the protobuf decoder). */
+static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, int partial,
+		      struct gs_pod_obj *out)
+{
+	const cJSON *meta, *spec, *status;
+	const char *ts, *phase;
 	int r;
 
 	if (!cJSON_IsObject(pod))
@@ -649,16 +678,8 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	if (!out->uid)
 		return dfail(d, "metadata.uid is missing");
 	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
-	    (r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
-	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
-	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
-	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
-	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
-	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_text)) < 0 ||
-	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
-	    (r = decode_owner(d, meta, out)) < 0)
+	    (!partial && (r = pod_meta_maps(d, meta, map_annotation, out)) < 0))
 		return r;
-	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if ((r = get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
 		return r;
 	if (ts && gs_decode_time(ts, &out->created_ms) < 0)
@@ -669,29 +690,32 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	if ((r = get_obj(d, pod, "spec", "", &spec)) < 0 ||
 	    (r = get_str(d, spec, "schedulerName", "spec", &out->scheduler_name)) < 0 ||
 	    (r = get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
-	    (r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
-	    (r = decode_gates(d, spec, out)) < 0 || (r = decode_containers(d, spec, out)) < 0 ||
-	    (r = decode_resources(d, spec, "overhead", "spec", &out->overhead)) < 0 ||
-	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
-	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0)
+	    (!partial && (r = pod_spec_rest(d, spec, out)) < 0))
 		return r;
 	if ((r = get_obj(d, pod, "status", "", &status)) < 0 || (r = get_sref(d, status, "phase", "status", &phase)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	out->partial = partial;
 	return 0;
 }
 
-int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err, size_t errlen)
+static int pod_record(const cJSON *pod, const char *map_annotation, int partial, struct gs_pod_obj *out, char *err,
+		      size_t errlen)
 {
 	struct dctx d = {.err = err, .errlen = errlen, .what = "pod"};
 
 	memset(out, 0, sizeof(*out));
-	int r = decode_pod(&d, pod, map_annotation, out);
+	int r = decode_pod(&d, pod, map_annotation, partial, out);
 	if (r < 0) {
 		gs_pod_obj_free(out);
 		memset(out, 0, sizeof(*out));
 	}
 	return r;
+}
+
+int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err, size_t errlen)
+{
+	return pod_record(pod, map_annotation, 0, out, err, errlen);
 }
 
 /* ---- nodes --------------------------------------------------------------------------------------- */
@@ -860,7 +884,8 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 	}
 	char *dst = d->err;
 	if (ev->kind == GS_OBJ_POD) {
-		r = gs_decode_pod(obj, map_annotation, &ev->pod, dst, d->errlen);
+		/* DELETED: the reader forgets the uid; the rest is not read (a partial record, objects.h). */
+		r = pod_record(obj, map_annotation, ev->type == GS_WATCH_DELETED, &ev->pod, dst, d->errlen);
 		if (r == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			r = dnomem(d);
 	} else {
@@ -912,16 +937,7 @@ static int decode_item(const cJSON *it, enum gs_obj_kind kind, const char *map_a
 	struct gs_node_obj node;
 	int r = kind == GS_OBJ_POD ? gs_decode_pod(it, map_annotation, &pod, ierr, ierrlen)
 				   : gs_decode_node(it, &node, ierr, ierrlen);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 1;
-	r = cb(kind, kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node, ud);
-	if (kind == GS_OBJ_POD)
-		gs_pod_obj_free(&pod);
-	else
-		gs_node_obj_free(&node);
-	return r;
+	return gs_decode__deliver(r, kind, &pod, &node, cb, ud);
 }
 
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -954,22 +970,8 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 	}
 	cJSON_ArrayForEach(it, items) {
 		r = decode_item(it, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-		i++;
-		if (r == -ENOMEM) {
-			r = dnomem(&d);
+		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
 			goto out;
-		}
-		if (r > 0) {
-			nskip++;
-			gs_log_warn("%s: item %d skipped: %s", d.what, i - 1, ierr);
-			continue;
-		}
-		if (r < 0) {
-			snprintf(ierr, sizeof(ierr), "stopped by the caller (%d)", r);
-			if (err && errlen)
-				snprintf(err, errlen, "%s: item %d: %s", d.what, i - 1, ierr);
-			goto out;
-		}
 	}
 	r = 0;
 	*resource_version = rv;
@@ -1004,12 +1006,7 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 	}
 	r = decode_item(root, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
 	cJSON_Delete(root);
-	if (r > 0) {
-		gs_log_warn("%s skipped: %s", d.what, ierr);
-		(*skipped)++;
-		return 0;
-	}
-	return r;
+	return gs_decode__stream_outcome(r, kind, ierr, skipped);
 }
 
 int gs_decode_list_meta(const char *json, size_t len, char **resource_version, char *err, size_t errlen)

@@ -178,6 +178,27 @@ int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 			     struct gs_watch_event *ev, char *err, size_t errlen);
 
+/*
+ * What the reader of a pod watch already holds, so the decoder reads only what can still change. Once
+ * the uid, the phase, the deletion timestamp and spec.nodeName are read, bound(uid, node, node_len, ud)
+ * is asked whether the pod is held bound to that node (node is not NUL-terminated); on 1 the record is
+ * partial (objects.h: no labels, annotations, containers, requests, constraints) and the rest of the
+ * pod is skipped without being looked at. For a 14 KiB StatefulSet pod, the MODIFIED event its own
+ * binding causes is then a few fields. Called only when spec.nodeName is set, synchronously.
+ */
+struct gs_decode_hint {
+	int (*bound)(const char *uid, const char *node, size_t node_len, void *ud);
+	void *ud;
+};
+
+/*
+ * gs_decode_watch_event_pb with a hint (NULL: none). Whatever the hint, a DELETED pod event gives a
+ * partial record: the reader only forgets the uid.
+ */
+int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+				  const struct gs_decode_hint *hint, struct gs_watch_event *ev, char *err,
+				  size_t errlen);
+
 /* A whole list body (envelope, PodList/NodeList), as gs_decode_list_ex. A body whose kind is not the
  * list expected (a Status) fails before any callback. */
 int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, const char *map_annotation,

@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "core/pb.h"
+#include "k8s/decode_int.h"
 #include "k8s/decode_pb_int.h"
 
 int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...)
@@ -388,7 +389,9 @@ int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct
 struct wanted {
 	uint32_t num;     /* 11 labels, 12 annotations */
 	const char *key;  /* NULL: not wanted */
-	char **out;
+	char **out;       /* a copy, or with out NULL: */
+	const char **ref; /* the value borrowed from the message, ref_len bytes (no copy) */
+	size_t *ref_len;
 };
 
 static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const struct wanted *w, int nw)
@@ -410,6 +413,11 @@ static int meta_maps(struct gs__pctx *d, const struct gs__pb_meta *m, const stru
 				continue;
 			if ((rc = map_sval(d, &val, mapname, k, kn, &s, &sn)) < 0)
 				return rc;
+			if (!w[i].out) {
+				*w[i].ref = s ? s : "";
+				*w[i].ref_len = s ? sn : 0;
+				continue;
+			}
 			free(*w[i].out);
 			if (!(*w[i].out = strndup(s, sn)))
 				return gs__pb_pnomem(d);
@@ -672,20 +680,8 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 			i++;
 		}
 	}
-	if (out->n_host_ports == 0) {
-		free(out->host_ports);
-		out->host_ports = NULL;
-	}
-	out->n_containers = fo.n;
-	if (fo.n_unset == fo.n) {
-		out->cuda_state = GS_CUDA_UNSET;
-	} else if (fo.n_unset == 0 && fo.n_other == 0 && !fo.differ) {
-		out->cuda_state = GS_CUDA_SAME;
-		if (!(out->cuda_value = strndup(fo.value, fo.value_len)))
-			return gs__pb_pnomem(d);
-	} else {
-		out->cuda_state = GS_CUDA_MIXED;
-	}
+	if (gs_decode__containers_done(out, fo.n, fo.n_unset, fo.n_other, fo.differ, fo.value, fo.value_len) < 0)
+		return gs__pb_pnomem(d);
 	return 0;
 }
 
@@ -975,9 +971,59 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_
 
 /* ---- pods ---------------------------------------------------------------------------------------- */
 
+/* PodSpec 10 nodeName and 19 schedulerName alone, borrowed (n 0: absent or empty, as ABSENT_IF_EMPTY). */
+static int spec_binding(struct gs__pctx *d, const struct gs_pb_field *sf, const char **node, size_t *nn,
+			const char **sched, size_t *sn)
+{
+	struct gs_pb r;
+	struct gs_pb_field f;
+	int rc;
+
+	*nn = *sn = 0;
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 10)
+			rc = gs__pb_sref(d, &f, "spec", "nodeName", node, nn);
+		else if (f.num == 19)
+			rc = gs__pb_sref(d, &f, "spec", "schedulerName", sched, sn);
+		if (rc < 0)
+			return rc;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, "spec") : 0;
+}
+
+/* The rest of a partial record (objects.h): spec.nodeName and spec.schedulerName. */
+static int partial_pod(struct gs__pctx *d, const struct gs_pb_field *spec, int has_spec, struct gs_pod_obj *out)
+{
+	const char *node = NULL, *sched = NULL;
+	size_t nn = 0, sn = 0;
+	int rc;
+
+	if (has_spec && (rc = spec_binding(d, spec, &node, &nn, &sched, &sn)) < 0)
+		return rc;
+	if ((nn && !(out->node_name = strndup(node, nn))) || (sn && !(out->scheduler_name = strndup(sched, sn))))
+		return gs__pb_pnomem(d);
+	out->partial = 1;
+	return 0;
+}
+
+/* With a hint: 1 when the pod is held bound to its spec.nodeName (read only what can change), else 0. */
+static int held_bound(struct gs__pctx *d, const struct gs_decode_hint *hint, const struct gs_pb_field *spec,
+		      const char *uid, int *held)
+{
+	const char *node = NULL, *sched = NULL;
+	size_t nn = 0, sn = 0;
+	int rc = spec_binding(d, spec, &node, &nn, &sched, &sn);
+
+	*held = rc == 0 && nn > 0 && hint->bound(uid, node, nn, hint->ud) == 1;
+	return rc;
+}
+
 /* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
 static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-		      struct gs_pod_obj *out)
+		      enum gs__pb_pod_mode mode, const struct gs_decode_hint *hint, struct gs_pod_obj *out)
 {
 	struct gs_pb r, s;
 	struct gs_pb_field f, g, spec = {0};
@@ -1028,10 +1074,20 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	}
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
+	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	int held = 0;
+	if (mode == GS__POD_HINT && hint && hint->bound && has_spec && (rc = held_bound(d, hint, &spec, out->uid, &held)) < 0)
+		goto out;
+	if (mode == GS__POD_META || held) {
+		rc = partial_pod(d, &spec, has_spec, out);
+		goto out;
+	}
 	const struct wanted want[] = {
-		{11, GS_LABEL_POD_INDEX, &out->label_pod_index}, {12, GS_ANN_JOB_INDEX, &out->job_index},
-		{12, GS_ANN_ASSIGNED, &out->assigned},           {12, map_annotation, &out->map_text},
-		{12, GS_ANN_ALLOW_SHARED, &shared},
+		{11, GS_LABEL_POD_INDEX, &out->label_pod_index, NULL, NULL},
+		{12, GS_ANN_JOB_INDEX, &out->job_index, NULL, NULL},
+		{12, GS_ANN_ASSIGNED, &out->assigned, NULL, NULL},
+		{12, map_annotation, NULL, &out->map_text, &out->map_len}, /* borrowed: see objects.h */
+		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},
 	};
 	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
 		goto out;
@@ -1040,7 +1096,6 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 		goto out;
 	if (!has_spec)
 		out->cuda_state = GS_CUDA_UNSET;
-	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 out:
 	gs__pb_meta_free(&m);
 	free(shared);
@@ -1048,18 +1103,24 @@ out:
 	return rc;
 }
 
-int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
-		     size_t errlen)
+int gs__pb_pod(const void *data, size_t len, const char *map_annotation, enum gs__pb_pod_mode mode,
+	       const struct gs_decode_hint *hint, struct gs_pod_obj *out, char *err, size_t errlen)
 {
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "pod"};
 
 	memset(out, 0, sizeof(*out));
-	int r = decode_pod(&d, data, len, map_annotation, out);
+	int r = decode_pod(&d, data, len, map_annotation, mode, hint, out);
 	if (r < 0) {
 		gs_pod_obj_free(out);
 		memset(out, 0, sizeof(*out));
 	}
 	return r;
+}
+
+int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
+		     size_t errlen)
+{
+	return gs__pb_pod(data, len, map_annotation, GS__POD_FULL, NULL, out, err, errlen);
 }
 
 /* ---- nodes --------------------------------------------------------------------------------------- */

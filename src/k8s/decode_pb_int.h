@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/pb.h"
+#include "k8s/decode.h"
 
 /* Where an error goes, and which object it is about ("pod default/web-0"). */
 struct gs__pctx {
@@ -50,5 +51,11 @@ int gs__pb_ivarint(struct gs__pctx *d, const struct gs_pb_field *f, const char *
 /* The scalars of an ObjectMeta field; gs__pb_meta_free releases its strings. */
 int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct gs__pb_meta *m);
 void gs__pb_meta_free(struct gs__pb_meta *m);
+
+/* How much of a pod to read: all of it, what a bound pod can change (when hint->bound says so), or
+ * the metadata (a DELETED event). */
+enum gs__pb_pod_mode { GS__POD_FULL, GS__POD_HINT, GS__POD_META };
+int gs__pb_pod(const void *data, size_t len, const char *map_annotation, enum gs__pb_pod_mode mode,
+	       const struct gs_decode_hint *hint, struct gs_pod_obj *out, char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
  * decode.h and docs/k8s-decode.md, "Protobuf".
  */
 #include "k8s/decode.h"
+#include "k8s/decode_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -138,7 +139,7 @@ static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKM
 
 /* WatchEvent: 1 type, 2 object (RawExtension: 1 raw, holding the `k8s\0` envelope). */
 static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-			struct gs_watch_event *ev)
+			const struct gs_decode_hint *hint, struct gs_watch_event *ev)
 {
 	struct gs_pb r, x;
 	struct gs_pb_field f, g;
@@ -210,7 +211,8 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 		return 0;
 	}
 	if (ev->kind == GS_OBJ_POD) {
-		rc = gs_decode_pod_pb(raw, raw_len, map_annotation, &ev->pod, d->err, d->errlen);
+		rc = gs__pb_pod(raw, raw_len, map_annotation, ev->type == GS_WATCH_DELETED ? GS__POD_META : GS__POD_HINT,
+				hint, &ev->pod, d->err, d->errlen);
 		if (rc == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			rc = gs__pb_pnomem(d);
 	} else {
@@ -224,13 +226,20 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 			     struct gs_watch_event *ev, char *err, size_t errlen)
 {
+	return gs_decode_watch_event_pb_hint(frame, len, kind, map_annotation, NULL, ev, err, errlen);
+}
+
+int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
+				  const struct gs_decode_hint *hint, struct gs_watch_event *ev, char *err,
+				  size_t errlen)
+{
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "watch event"};
 	int r;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
 	ev->node.gpus = -1;
-	r = decode_event(&d, frame, len, map_annotation, ev);
+	r = decode_event(&d, frame, len, map_annotation, hint, ev);
 	if (r < 0) {
 		gs_watch_event_free(ev);
 		ev->kind = kind;
@@ -277,16 +286,7 @@ static int decode_item(const uint8_t *it, size_t len, enum gs_obj_kind kind, con
 	struct gs_node_obj node;
 	int r = kind == GS_OBJ_POD ? gs_decode_pod_pb(it, len, map_annotation, &pod, ierr, ierrlen)
 				   : gs_decode_node_pb(it, len, &node, ierr, ierrlen);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 1;
-	r = cb(kind, kind == GS_OBJ_POD ? (const void *)&pod : (const void *)&node, ud);
-	if (kind == GS_OBJ_POD)
-		gs_pod_obj_free(&pod);
-	else
-		gs_node_obj_free(&node);
-	return r;
+	return gs_decode__deliver(r, kind, &pod, &node, cb, ud);
 }
 
 int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -294,12 +294,7 @@ int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, 
 {
 	char ierr[512];
 	int r = decode_item(data, len, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-	if (r > 0) {
-		gs_log_warn("%s list item skipped: %s", kind == GS_OBJ_POD ? "pod" : "node", ierr);
-		(*skipped)++;
-		return 0;
-	}
-	return r;
+	return gs_decode__stream_outcome(r, kind, ierr, skipped);
 }
 
 int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -343,21 +338,8 @@ int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, co
 		if (f.num != 2)
 			continue;
 		rc = decode_item(f.data, f.len, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-		i++;
-		if (rc == -ENOMEM) {
-			rc = gs__pb_pnomem(&d);
+		if ((rc = gs_decode__item_outcome(rc, d.what, i++, ierr, &nskip, err, errlen)) < 0)
 			goto out;
-		}
-		if (rc > 0) {
-			nskip++;
-			gs_log_warn("%s: item %d skipped: %s", d.what, i - 1, ierr);
-			continue;
-		}
-		if (rc < 0) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s: item %d: stopped by the caller (%d)", d.what, i - 1, rc);
-			goto out;
-		}
 	}
 	rc = 0;
 	*resource_version = rv;

@@ -47,6 +47,7 @@ struct gs_watch {
 	char *path;
 	char *field_selector; /* escaped */
 	char *map_annotation;
+	struct gs_decode_hint hint;
 	unsigned page_size;
 	enum state state;
 	char *rv;             /* resourceVersion to watch from */
@@ -442,7 +443,8 @@ static int on_line(const char *line, size_t len, void *ud)
 	struct gs_watch_event ev;
 	char derr[256] = "";
 
-	int r = w->watch_pb ? gs_decode_watch_event_pb(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr))
+	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
+							   sizeof(derr))
 			    : gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr));
 	if (r < 0) {
 		/* One bad event must not lose the others: count it, log it, go on. */
@@ -583,6 +585,7 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 	w->h = *h;
 	w->ud = ud;
 	w->kind = opts->kind;
+	w->hint = opts->hint;
 	w->page_size = opts->page_size ? opts->page_size : GS_WATCH_PAGE_SIZE;
 	w->path = gs_xstrdup(opts->path);
 	w->map_annotation = gs_xstrdup(opts->map_annotation ? opts->map_annotation : "");

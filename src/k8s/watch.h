@@ -46,6 +46,9 @@ struct gs_watch_opts {
 	unsigned page_size;         /* 0: 500 */
 	int consistent_list;        /* 1: the first list too is paginated from etcd, not the watch cache */
 	uint64_t seed;              /* for jitter */
+	/* Pods in protobuf: what the handler holds, so that a watch event of a pod it holds bound is read
+	 * partially (decode.h, gs_decode_hint; objects.h, partial). {NULL}: every pod read whole. */
+	struct gs_decode_hint hint;
 };
 
 struct gs_watch_stats {

@@ -54,6 +54,8 @@ struct gs_map_cache;
 struct gs_map_cache *gs_map_cache_new(size_t max_entries); /* never NULL */
 void gs_map_cache_free(struct gs_map_cache *c);
 /*
+ * text[0..len) need not be NUL-terminated: it is hashed and compared where it lies (a slice of the
+ * apiserver's message), and a hit copies nothing; only a miss keeps a copy, as the entry's key.
  * Returns 0 and *out (a new reference the caller unrefs), or -EINVAL with *err pointing at the cached
  * error (valid until the next call on the cache).
  */

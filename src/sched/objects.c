@@ -51,7 +51,7 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	free(p->resource_version);
 	free(p->scheduler_name);
 	free(p->node_name);
-	free(p->map_text);
+	free(p->map_owned);
 	free(p->label_pod_index);
 	free(p->job_index);
 	free(p->assigned);

@@ -2,8 +2,8 @@
  * objects.h: the compact pod and node records placement works on.
  *
  * src/k8s/decode.c fills them from apiserver JSON, keeping only these fields (never whole objects);
- * src/sched copies what it keeps. All strings are NUL-terminated and owned by the record; a NULL
- * string means "absent"; an array with a count of 0 may be NULL. gs_pod_obj_free / gs_node_obj_free
+ * src/sched copies what it keeps. All strings are NUL-terminated and owned by the record, but for the
+ * pod's map_text (below); a NULL string means "absent"; an array with a count of 0 may be NULL. gs_pod_obj_free / gs_node_obj_free
  * release the strings and arrays, not the record.
  *
  * Resource amounts are Kubernetes quantities rounded up to whole units (bytes, pods, devices), except
@@ -12,6 +12,7 @@
 #ifndef GS_SCHED_OBJECTS_H
 #define GS_SCHED_OBJECTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* What the pod's containers say about CUDA_VISIBLE_DEVICES, as decoded. */
@@ -106,7 +107,17 @@ struct gs_pod_obj {
 	char *resource_version;
 	char *scheduler_name;   /* spec.schedulerName */
 	char *node_name;        /* spec.nodeName: set once bound */
-	char *map_text;         /* the scheduling-map annotation (name from --annotation) */
+	/*
+	 * The scheduling-map annotation (name from --annotation): map_len bytes at map_text, NOT
+	 * necessarily NUL-terminated; map_text NULL when absent. A 14 KiB map that every pod of a
+	 * StatefulSet carries is not copied: the protobuf decoder points map_text into the message it
+	 * decodes (valid as long as those bytes: the handler call, for the watch), and the engine looks
+	 * the parsed map up by those bytes (gs_map_cache_get). When the decoder had to make the text
+	 * (JSON unescapes it), map_owned holds it, map_text points at it, and gs_pod_obj_free frees it.
+	 */
+	const char *map_text;
+	size_t map_len;
+	char *map_owned;
 	char *label_pod_index;  /* label apps.kubernetes.io/pod-index */
 	char *job_index;        /* annotation batch.kubernetes.io/job-completion-index */
 	char *assigned;         /* annotation gpu-scheduler.io/assigned ("node4:3"), set by our binding */
@@ -120,6 +131,14 @@ struct gs_pod_obj {
 	int deleting;           /* metadata.deletionTimestamp is set */
 	int terminal;           /* status.phase is Succeeded or Failed */
 	int allow_shared;       /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
+	/*
+	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
+	 * scheduler_name, node_name, created_ms, deleting, terminal; everything else is absent. The
+	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
+	 * (decode.h, struct gs_decode_hint), and for a DELETED event (uid is all that is used); the
+	 * engine takes one only for a pod it holds bound there (gs_sched_pod_upsert).
+	 */
+	int partial;
 
 	/* What the node admission checks read (spec). */
 	int64_t priority;       /* spec.priority, 0 when absent */

@@ -469,12 +469,21 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	gs_sched__ports_free(ports, n_ports);
 }
 
+int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *node, size_t node_len)
+{
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, uid);
+
+	return u && strlen(u->node->name) == node_len && memcmp(u->node->name, node, node_len) == 0;
+}
+
 int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t now_ms)
 {
 	struct gs_sched__pod *p;
 
 	if (!o->uid || !o->ns || !o->name || !*o->uid)
 		return -EINVAL;
+	if (o->partial && !(o->node_name && gs_sched_pod_held(s, o->uid, o->node_name, strlen(o->node_name))))
+		return -EINVAL; /* its requests, map and constraints are not in the record */
 	/* Any pod, ours or not, counts on its node until it ends (deleting pods still run). */
 	if (o->terminal)
 		gs_sched__use_remove(s, o->uid);

@@ -87,6 +87,13 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms);
  * GS_BIND_GONE is looked at again only when the upsert's resource_version differs (or is absent).
  */
 int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *p, int64_t now_ms);
+/*
+ * 1 when the engine counts pod uid on node node[0..node_len) (a use: the pod bound there, or our
+ * binding's reservation), else 0. Then an upsert of that pod still bound there needs only what a
+ * partial record holds (objects.h): its requests are counted already and a bound pod is never placed
+ * again. gs_sched_pod_upsert refuses a partial record (-EINVAL) for a pod this does not hold.
+ */
+int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *node, size_t node_len);
 int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms);
 
 /* ---- decisions --------------------------------------------------------------------------------- */

@@ -576,9 +576,9 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		r = GS_WAIT_NO_MAP;
 		snprintf(msg, sizeof(msg), "pod has no %s annotation", s->cfg.annotation);
 	} else {
-		rc = gs_map_cache_get(s->maps, o->map_text, strlen(o->map_text), &m, &err);
+		rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
 		if (rc == -ENOMEM)
-			gs_oom(strlen(o->map_text));
+			gs_oom(o->map_len);
 		if (rc < 0) {
 			r = GS_WAIT_MAP_INVALID;
 			snprintf(msg, sizeof(msg), err->line ? "%s %s" : "%s: %s", s->cfg.annotation, err->msg);

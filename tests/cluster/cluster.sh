@@ -33,6 +33,8 @@
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
 #   GS_APISERVER_AUDIT    1: kube-apiserver writes an audit log of every binding (pods/binding, Metadata
 #                         level) to logs/audit.log; it survives restarts, unlike apiserver_request_total [0]
+#   GS_APISERVER_PROFILING  1: kube-apiserver serves /debug/pprof (bench/profile-daemon.sh takes its CPU
+#                         profile while a contender runs) [0]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
 #                         override single binaries (the envtest convention)
@@ -414,7 +416,8 @@ start_apiserver() {
 		--enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
 		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
 		--kubelet-preferred-address-types InternalIP \
-		--allow-privileged=true --profiling=false --v=1 "${audit[@]}"
+		--allow-privileged=true --profiling="$([ "${GS_APISERVER_PROFILING:-0}" = 1 ] && echo true || echo false)" \
+		--v=1 "${audit[@]}"
 	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz
 }
 

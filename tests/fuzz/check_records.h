@@ -34,6 +34,10 @@ static void check_labels(const struct gs_label *l, int n)
 static void check_pod(const struct gs_pod_obj *p)
 {
 	CHECK(p->uid && p->ns && p->name);
+	CHECK(p->map_text || (!p->map_len && !p->map_owned));
+	CHECK(!p->map_owned || p->map_text == p->map_owned);
+	CHECK(!p->map_text || !memchr(p->map_text, 0, p->map_len));
+	CHECK(!p->partial || (!p->map_text && p->n_containers == 0 && !p->owner_uid && !p->assigned && !p->n_terms));
 	CHECK(p->priority >= INT32_MIN && p->priority <= INT32_MAX);
 	CHECK(p->n_gates >= 0 && (p->n_gates > 0 || !p->first_gate));
 	CHECK(p->n_containers == p->n_init + p->n_ctr);

@@ -70,9 +70,9 @@ static void dump_res(struct gs_buf *b, const char *name, const struct gs_resourc
 
 static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 {
-	gs_buf_printf(b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%s idx=%s job=%s assigned=%s owner=%s/%s/%s",
+	gs_buf_printf(b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%.*s idx=%s job=%s assigned=%s owner=%s/%s/%s",
 		      S(p->uid), S(p->ns), S(p->name), S(p->resource_version), S(p->scheduler_name), S(p->node_name),
-		      S(p->map_text), S(p->label_pod_index), S(p->job_index), S(p->assigned), S(p->owner_kind),
+		      p->map_text ? (int)p->map_len : 6, p->map_text ? p->map_text : "(null)", S(p->label_pod_index), S(p->job_index), S(p->assigned), S(p->owner_kind),
 		      S(p->owner_name), S(p->owner_uid));
 	gs_buf_printf(b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld gates=%d:%s",
 		      (int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
@@ -711,8 +711,138 @@ static void test_gates_hand_built(void **state)
 	assert_null(p.map_text);
 	gs_pod_obj_free(&p);
 	assert_int_equal(gs_decode_pod_pb(pod2.b, pod2.n, MAP_ANN, &p, err, sizeof(err)), 0);
-	assert_string_equal(p.map_text, "0=node1:0");
+	/* The map is not copied: map_text points at its bytes inside the message (objects.h). */
+	assert_int_equal(p.map_len, 9);
+	assert_memory_equal(p.map_text, "0=node1:0", 9);
+	assert_true(p.map_text >= (const char *)pod2.b && p.map_text + p.map_len <= (const char *)pod2.b + pod2.n);
+	assert_null(p.map_owned);
 	gs_pod_obj_free(&p);
+}
+
+/* A watch frame: WatchEvent{1 type, 2 RawExtension{1 raw: "k8s\0" Unknown{2 raw: the pod}}}. */
+static void w_event(struct w *ev, const char *type, const struct w *pod)
+{
+	struct w unk = {0}, env = {0}, ext = {0};
+	w_msg(&unk, 2, pod);
+	memcpy(env.b, "k8s\0", 4);
+	env.n = 4;
+	memcpy(env.b + env.n, unk.b, unk.n);
+	env.n += unk.n;
+	w_msg(&ext, 1, &env);
+	w_str(ev, 1, type);
+	w_msg(ev, 2, &ext);
+}
+
+struct asked {
+	int calls, answer;
+	char uid[64], node[64];
+};
+
+static int hint_bound(const char *uid, const char *node, size_t node_len, void *ud)
+{
+	struct asked *a = ud;
+	a->calls++;
+	snprintf(a->uid, sizeof(a->uid), "%s", uid);
+	snprintf(a->node, sizeof(a->node), "%.*s", (int)node_len, node);
+	return a->answer;
+}
+
+/*
+ * A pod the reader holds bound to its node is read partially: what can still change (phase, deletion,
+ * node) and nothing else; a pod it does not hold, or one without spec.nodeName, is read whole; a
+ * DELETED event is partial whatever the reader holds.
+ */
+static void test_hint_bound_partial(void **state)
+{
+	(void)state;
+	struct w ann = {0}, meta = {0}, ctr = {0}, env = {0}, spec = {0}, status = {0}, pod = {0}, ev = {0};
+	struct asked a = {0};
+	struct gs_decode_hint hint = {.bound = hint_bound, .ud = &a};
+	struct gs_watch_event e;
+	char err[256] = "";
+
+	w_str(&ann, 1, MAP_ANN);
+	w_str(&ann, 2, "0=node1:0");
+	w_str(&meta, 1, "web-0");
+	w_str(&meta, 3, "default");
+	w_str(&meta, 5, "u-1");
+	w_str(&meta, 6, "42");
+	w_msg(&meta, 12, &ann);
+	w_str(&env, 1, "CUDA_VISIBLE_DEVICES");
+	w_str(&env, 2, "0");
+	w_str(&ctr, 1, "main");
+	w_msg(&ctr, 7, &env);
+	w_msg(&spec, 2, &ctr);
+	w_str(&spec, 10, "node1");
+	w_str(&spec, 19, "gpu-scheduler");
+	w_str(&status, 1, "Running");
+	w_msg(&pod, 1, &meta);
+	w_msg(&pod, 2, &spec);
+	w_msg(&pod, 3, &status);
+	w_event(&ev, "MODIFIED", &pod);
+
+	/* Held: partial. */
+	a.answer = 1;
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(a.calls, 1);
+	assert_string_equal(a.uid, "u-1");
+	assert_string_equal(a.node, "node1");
+	assert_int_equal(e.pod.partial, 1);
+	assert_string_equal(e.pod.node_name, "node1");
+	assert_string_equal(e.pod.scheduler_name, "gpu-scheduler");
+	assert_string_equal(e.pod.resource_version, "42");
+	assert_string_equal(e.resource_version, "42");
+	assert_null(e.pod.map_text);
+	assert_int_equal(e.pod.n_containers, 0);
+	assert_int_equal(e.pod.cuda_state, GS_CUDA_UNSET);
+	assert_int_equal(e.pod.terminal, 0);
+	gs_watch_event_free(&e);
+
+	/* Not held: whole, as without a hint. */
+	a.answer = 0;
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(a.calls, 2);
+	assert_int_equal(e.pod.partial, 0);
+	assert_int_equal(e.pod.n_containers, 1);
+	assert_int_equal(e.pod.cuda_state, GS_CUDA_SAME);
+	assert_int_equal(e.pod.map_len, 9);
+	gs_watch_event_free(&e);
+
+	/* DELETED: partial without asking. */
+	struct w del = {0};
+	w_event(&del, "DELETED", &pod);
+	assert_int_equal(gs_decode_watch_event_pb_hint(del.b, del.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(a.calls, 2);
+	assert_int_equal(e.type, GS_WATCH_DELETED);
+	assert_int_equal(e.pod.partial, 1);
+	assert_string_equal(e.pod.uid, "u-1");
+	gs_watch_event_free(&e);
+
+	/* No spec.nodeName: nothing to ask, read whole. */
+	struct w spec2 = {0}, pod2 = {0}, ev2 = {0};
+	w_msg(&spec2, 2, &ctr);
+	w_str(&spec2, 19, "gpu-scheduler");
+	w_msg(&pod2, 1, &meta);
+	w_msg(&pod2, 2, &spec2);
+	w_event(&ev2, "ADDED", &pod2);
+	a.answer = 1;
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev2.b, ev2.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(a.calls, 2);
+	assert_int_equal(e.pod.partial, 0);
+	assert_int_equal(e.pod.n_containers, 1);
+	gs_watch_event_free(&e);
+
+	/* Held but terminal: partial, and says so. */
+	struct w status3 = {0}, pod3 = {0}, ev3 = {0};
+	w_str(&status3, 1, "Succeeded");
+	w_msg(&pod3, 1, &meta);
+	w_msg(&pod3, 2, &spec);
+	w_msg(&pod3, 3, &status3);
+	w_event(&ev3, "MODIFIED", &pod3);
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev3.b, ev3.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(e.pod.partial, 1);
+	assert_int_equal(e.pod.terminal, 1);
+	gs_watch_event_free(&e);
 }
 
 /* Wrong wire types, truncations, NUL bytes, envelopes: each fails that object with a message. */
@@ -922,7 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_pods_both_encodings),  cmocka_unit_test(test_nodes_both_encodings),
 		cmocka_unit_test(test_lists_both_encodings), cmocka_unit_test(test_watch_both_encodings),
 		cmocka_unit_test(test_status_both_encodings), cmocka_unit_test(test_gates_hand_built),
-		cmocka_unit_test(test_hostile_hand_built), cmocka_unit_test(test_json_fixtures_as_protobuf),
+		cmocka_unit_test(test_hostile_hand_built), cmocka_unit_test(test_hint_bound_partial), cmocka_unit_test(test_json_fixtures_as_protobuf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

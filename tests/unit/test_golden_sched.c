@@ -252,7 +252,9 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 		if (eq)
 			*eq = '\0';
 		if (!strcmp(k, "map")) {
-			p.map_text = map_text(v);
+			p.map_owned = map_text(v);
+			p.map_text = p.map_owned;
+			p.map_len = strlen(p.map_owned);
 		} else if (!strcmp(k, "sched")) {
 			free(p.scheduler_name);
 			p.scheduler_name = xstrdup(v);

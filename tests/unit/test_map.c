@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,41 @@ static void test_cache_by_content(void **state)
 	gs_map_cache_free(c);
 }
 
+/*
+ * The text is looked up where it lies (a slice of a message, not NUL-terminated, as the protobuf
+ * decoder hands it over: objects.h), and a hit allocates nothing: no copy of a 14 KiB map per pod.
+ * mallinfo2's bytes in use are the witness (under ASan or valgrind they may read 0 throughout).
+ */
+static void test_cache_hit_in_place(void **state)
+{
+	struct gs_map_cache *c = gs_map_cache_new(4);
+	struct gs_map *a, *b, *d;
+	const struct gs_map_error *err;
+	char msg1[] = "ANN0=node1:0\n1=node2:1,2\nTAIL";
+	char msg2[] = "xx0=node1:0\n1=node2:1,2\nyy";
+	size_t n = strlen("0=node1:0\n1=node2:1,2\n");
+	(void)state;
+
+	assert_non_null(c);
+	assert_int_equal(gs_map_cache_get(c, msg1 + 3, n, &a, &err), 0); /* a miss: parsed, copied once */
+	assert_int_equal(gs_map_count(a), 2);
+	assert_string_equal(gs_map_lookup(a, 1)->devices, "1,2");
+	size_t before = mallinfo2().uordblks;
+	assert_int_equal(gs_map_cache_get(c, msg2 + 2, n, &b, &err), 0); /* the same bytes elsewhere */
+	assert_int_equal(gs_map_cache_get(c, msg1 + 3, n, &d, &err), 0);
+	assert_int_equal(mallinfo2().uordblks, before);
+	assert_ptr_equal(a, b);
+	assert_ptr_equal(a, d);
+	gs_map_unref(d);
+	/* One byte less is other text: a miss, another map. */
+	assert_int_equal(gs_map_cache_get(c, msg1 + 3, n - 1, &d, &err), 0);
+	assert_ptr_not_equal(a, d);
+	gs_map_unref(a);
+	gs_map_unref(b);
+	gs_map_unref(d);
+	gs_map_cache_free(c);
+}
+
 static void test_pod_index_sources(void **state)
 {
 	long idx;
@@ -179,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_cache_by_content),
+		cmocka_unit_test(test_cache_hit_in_place),
 		cmocka_unit_test(test_pod_index_sources),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,7 @@ static void pod_upsert(struct model *m, struct model_pod *p)
 		.n_containers = 1,
 	};
 	snprintf(map, sizeof(map), "0=%s:0\n", map_names[p->map]);
+	o.map_len = strlen(map);
 	assert_int_equal(gs_sched_pod_upsert(m->s, &o, m->now), 0);
 }
 
@@ -261,8 +262,8 @@ static void test_alias_off(void **state)
 	struct gs_label l = {.key = (char *)LABEL, .value = (char *)"node1"};
 	struct gs_node_obj n = {.name = (char *)"gpu-worker", .ready = 1, .gpus = 4, .n_labels = 1, .labels = &l};
 	struct gs_pod_obj p = {.uid = (char *)"u", .ns = (char *)"ns", .name = (char *)"a-0",
-			       .scheduler_name = (char *)"gpu-scheduler", .map_text = (char *)"0=node1:0",
-			       .n_containers = 1};
+			       .scheduler_name = (char *)"gpu-scheduler", .map_text = "0=node1:0",
+			       .map_len = 9, .n_containers = 1};
 	struct gs_sched_pod_info pi;
 	struct gs_bind_decision d;
 	(void)state;

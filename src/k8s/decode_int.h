@@ -1,0 +1,42 @@
+/*
+ * decode_int.h: what the JSON decoder (decode.c) and the protobuf one (decode_pb_wire.c) share about
+ * list items: a decoded record handed to the caller and freed, and one item's outcome in a list loop
+ * (skipped and logged, out of memory, stopped by the caller). Private to src/k8s/decode*.c.
+ */
+#ifndef GS_K8S_DECODE_INT_H
+#define GS_K8S_DECODE_INT_H
+
+#include <stddef.h>
+
+#include "k8s/decode.h"
+
+/*
+ * rc is what decoding the item into *pod or *node (by kind) returned. 0: the record goes to cb and is
+ * freed after; returns cb's result (0, or < 0 to stop). -ENOMEM is returned as it is; another < 0 (the
+ * item did not decode, the record already released by its decoder) gives 1.
+ */
+int gs_decode__deliver(int rc, enum gs_obj_kind kind, struct gs_pod_obj *pod, struct gs_node_obj *node,
+		       gs_decode_item_cb cb, void *ud);
+
+/*
+ * The outcome of item idx of a list (what: "pod list"), r from gs_decode__deliver: 1 logs why the item
+ * was skipped (ierr) and counts it in *nskip, and the loop goes on (0); -ENOMEM and a caller's stop
+ * write the error into err and return < 0, which ends the loop.
+ */
+int gs_decode__item_outcome(int r, const char *what, int idx, const char *ierr, unsigned *nskip, char *err,
+			    size_t errlen);
+
+/* A streamed list's single item, r from gs_decode__deliver: 1 is logged ("pod list item skipped: ...")
+ * and counted in *skipped, giving 0; anything else is returned as it is. */
+int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, unsigned *skipped);
+
+/*
+ * After the containers: an empty host-port array released, n_containers set, and the pod's
+ * CUDA_VISIBLE_DEVICES state from the fold over its containers (n of them, n_unset without the
+ * variable, n_other with it from valueFrom, differ when literal values differ; value[0..value_len)
+ * the first literal one). 0, or -ENOMEM.
+ */
+int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
+			       size_t value_len);
+
+#endif

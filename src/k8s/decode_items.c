@@ -1,0 +1,74 @@
+/*
+ * decode_items.c: list items, the same for both encodings (decode_int.h).
+ */
+#include "k8s/decode_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+int gs_decode__deliver(int rc, enum gs_obj_kind kind, struct gs_pod_obj *pod, struct gs_node_obj *node,
+		       gs_decode_item_cb cb, void *ud)
+{
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
+		return 1;
+	rc = cb(kind, kind == GS_OBJ_POD ? (const void *)pod : (const void *)node, ud);
+	if (kind == GS_OBJ_POD)
+		gs_pod_obj_free(pod);
+	else
+		gs_node_obj_free(node);
+	return rc;
+}
+
+int gs_decode__item_outcome(int r, const char *what, int idx, const char *ierr, unsigned *nskip, char *err,
+			    size_t errlen)
+{
+	if (r == 0)
+		return 0;
+	if (r > 0) {
+		(*nskip)++;
+		gs_log_warn("%s: item %d skipped: %s", what, idx, ierr);
+		return 0;
+	}
+	if (err && errlen) {
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "%s: out of memory", what);
+		else
+			snprintf(err, errlen, "%s: item %d: stopped by the caller (%d)", what, idx, r);
+	}
+	return r;
+}
+
+int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, unsigned *skipped)
+{
+	if (r <= 0)
+		return r;
+	gs_log_warn("%s list item skipped: %s", kind == GS_OBJ_POD ? "pod" : "node", ierr);
+	(*skipped)++;
+	return 0;
+}
+
+int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
+			       size_t value_len)
+{
+	if (out->n_host_ports == 0) {
+		free(out->host_ports);
+		out->host_ports = NULL;
+	}
+	out->n_containers = n;
+	if (n_unset == n) {
+		out->cuda_state = GS_CUDA_UNSET;
+	} else if (n_unset == 0 && n_other == 0 && !differ) {
+		out->cuda_state = GS_CUDA_SAME;
+		if (!(out->cuda_value = strndup(value, value_len)))
+			return -ENOMEM;
+	} else {
+		out->cuda_state = GS_CUDA_MIXED;
+	}
+	return 0;
+}
