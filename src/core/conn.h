@@ -53,6 +53,33 @@
 
 struct gs_conn;
 
+/* A doubly linked list link (the helpers are at the end of this header). */
+struct gs_conn_link {
+	struct gs_conn_link *prev, *next;
+};
+
+/*
+ * The handshake budget. A server's TLS handshake step costs public-key work (an ECDHE key pair and
+ * an ECDSA signature for a ClientHello, an ECDH secret for the client's key exchange), and libuv runs
+ * every readable socket's callback in one poll phase: thousands of ClientHellos arriving together
+ * would make one loop turn last seconds, and every other socket (a health probe, a request in flight)
+ * waits for that turn to end. So the handshake steps that received bytes trigger share a budget of
+ * time per loop turn. Over it, a connection's step is deferred: its ciphertext is kept, reading on it
+ * stops, and it joins a queue that the next turns run first, within the same budget. While steps are
+ * queued every new one joins the queue (arrival order); a connection's later step (the client's
+ * Finished; every step of our own client connections) goes before any first step (a new
+ * ClientHello): finishing a handshake is worth more than starting one. Each turn runs at least one
+ * queued step and the loop does not block while steps are queued, so established traffic cannot
+ * starve handshakes either; it waits at most one budget plus one step per turn for them.
+ */
+#define GS_CONN_HS_BUDGET_NS (10 * 1000 * 1000ULL)
+
+struct gs_conn_hs_stats {
+	uint64_t steps;     /* handshake steps that received bytes triggered (the budgeted ones) */
+	uint64_t deferred;  /* steps put off to a later turn by the budget */
+	unsigned queued;    /* connections whose step is waiting now */
+};
+
 /* Callbacks from the conn to its owner. Each may call gs_conn__close. */
 struct gs_conn_cbs {
 	/* Client: connected (and TLS handshake done), or err < 0 (DNS, connect, TLS: -EACCES/-EPROTO).
@@ -106,6 +133,10 @@ struct gs_conn {
 	char peer[64];
 	const char *reason;              /* static text for the last failure, or NULL */
 
+	struct gs_conn_link hs_link;     /* in the handshake queue while hs_queued */
+	unsigned hs_queued : 1;          /* a handshake step waits for its turn (reading stopped) */
+	unsigned hs_stepped : 1;         /* the handshake has made a step: the next one is a later step */
+
 	unsigned writes_pending;
 	unsigned handles_open;           /* tcp + timer, until their close callbacks */
 	size_t linger_bytes;
@@ -156,11 +187,14 @@ void gs_conn__close(struct gs_conn *c);
 /* Readable reason for the last failure (TLS, parse, framing), "" if none. */
 const char *gs_conn__error(const struct gs_conn *c);
 
-/* ---- a doubly linked list for the owners' bookkeeping ----------------------------------------- */
+/* The handshake budget's counters (all connections of the thread). */
+void gs_conn__hs_stats(struct gs_conn_hs_stats *st);
 
-struct gs_conn_link {
-	struct gs_conn_link *prev, *next;
-};
+/* Sets the handshake budget per loop turn (GS_CONN_HS_BUDGET_NS by default) and returns the previous
+ * one. 0 runs exactly one step per turn, each from the queue: for tests. */
+uint64_t gs_conn__hs_budget(uint64_t ns);
+
+/* ---- a doubly linked list for the owners' bookkeeping ----------------------------------------- */
 
 static inline void gs_conn__list_init(struct gs_conn_link *head)
 {
