@@ -700,6 +700,7 @@ static struct hs_sched *hs;
 static struct gs_conn_link hs_queue[HS_NQUEUES]; /* oldest first */
 static int hs_queue_ready;
 static uint64_t hs_budget_ns = GS_CONN_HS_BUDGET_NS;
+static uint64_t hs_lifo_after_ns = GS_CONN_HS_LIFO_AFTER_NS;
 static uint64_t hs_spent_ns; /* this turn */
 static struct gs_conn_hs_stats hs_st;
 
@@ -778,6 +779,7 @@ static void hs_count_step(void)
 static void hs_account(uv_loop_t *loop, uint64_t ns)
 {
 	hs_spent_ns += ns;
+	hs_st.ns += ns;
 	hs_open(loop); /* so that the turn's end resets the budget */
 }
 
@@ -808,10 +810,34 @@ static void hs_defer(struct gs_conn *c)
 	gs_conn__list_init(&c->hs_link);
 	gs_conn__list_insert(&hs_queue[c->hs_stepped ? HS_LATER : HS_FIRST], &c->hs_link);
 	c->hs_queued = 1;
+	c->hs_queued_at = uv_hrtime();
 	hs_st.queued++;
 	hs_st.deferred++;
 	hs_open(c->loop);
 	uv_idle_start(&hs->idle, hs_run_queued);
+}
+
+/*
+ * Later steps first, oldest first. Then first steps: oldest first, unless the oldest has waited over
+ * GS_CONN_HS_LIFO_AFTER_NS: then the queue is overloaded and the newest goes first (adaptive LIFO).
+ * Under a flood, the oldest waiting connections are the next the server evicts at its cap or drops
+ * at its handshake deadline: their step would be wasted, and a real client arriving now would wait
+ * behind all of them, past its own eviction. Newest first serves it within a turn or two.
+ */
+static struct gs_conn *hs_next(void)
+{
+	struct gs_conn_link *l;
+	if (!gs_conn__list_empty(&hs_queue[HS_LATER])) {
+		l = hs_queue[HS_LATER].next;
+	} else {
+		l = hs_queue[HS_FIRST].next;
+		struct gs_conn *oldest = GS_CONTAINER_OF(l, struct gs_conn, hs_link);
+		if (uv_hrtime() - oldest->hs_queued_at > hs_lifo_after_ns) {
+			l = hs_queue[HS_FIRST].prev;
+			hs_st.lifo++;
+		}
+	}
+	return GS_CONTAINER_OF(l, struct gs_conn, hs_link);
 }
 
 /* The idle phase, before this turn's poll: the queued steps, oldest first, within the budget. */
@@ -820,9 +846,7 @@ static void hs_run_queued(uv_idle_t *h)
 	(void)h;
 	unsigned n = 0;
 	while (!hs_queue_empty() && (n == 0 || hs_spent_ns < hs_budget_ns)) {
-		struct gs_conn_link *l = !gs_conn__list_empty(&hs_queue[HS_LATER]) ? hs_queue[HS_LATER].next
-										   : hs_queue[HS_FIRST].next;
-		struct gs_conn *c = GS_CONTAINER_OF(l, struct gs_conn, hs_link);
+		struct gs_conn *c = hs_next();
 		hs_dequeue(c);
 		n++;
 		if (c->closing || c->failed || c->shutting)
@@ -846,5 +870,12 @@ uint64_t gs_conn__hs_budget(uint64_t ns)
 {
 	uint64_t old = hs_budget_ns;
 	hs_budget_ns = ns;
+	return old;
+}
+
+uint64_t gs_conn__hs_lifo_after(uint64_t ns)
+{
+	uint64_t old = hs_lifo_after_ns;
+	hs_lifo_after_ns = ns;
 	return old;
 }

@@ -73,10 +73,17 @@ struct gs_conn_link {
  * starve handshakes either; it waits at most one budget plus one step per turn for them.
  */
 #define GS_CONN_HS_BUDGET_NS (10 * 1000 * 1000ULL)
+/* First steps (new ClientHellos) wait oldest first, unless the oldest has waited this long: then the
+ * newest go first (adaptive LIFO). Under a flood the oldest are the next to be evicted at the cap or
+ * dropped at the handshake deadline; a real client arriving meanwhile is served within a turn or two
+ * instead of behind them all. */
+#define GS_CONN_HS_LIFO_AFTER_NS (100 * 1000 * 1000ULL)
 
 struct gs_conn_hs_stats {
 	uint64_t steps;     /* handshake steps that received bytes triggered (the budgeted ones) */
 	uint64_t deferred;  /* steps put off to a later turn by the budget */
+	uint64_t ns;        /* time spent in handshake work, all steps (client first steps too) */
+	uint64_t lifo;      /* first steps taken newest first (the oldest had waited too long) */
 	unsigned queued;    /* connections whose step is waiting now */
 };
 
@@ -134,6 +141,7 @@ struct gs_conn {
 	const char *reason;              /* static text for the last failure, or NULL */
 
 	struct gs_conn_link hs_link;     /* in the handshake queue while hs_queued */
+	uint64_t hs_queued_at;           /* uv_hrtime() when it joined the queue */
 	unsigned hs_queued : 1;          /* a handshake step waits for its turn (reading stopped) */
 	unsigned hs_stepped : 1;         /* the handshake has made a step: the next one is a later step */
 
@@ -193,6 +201,10 @@ void gs_conn__hs_stats(struct gs_conn_hs_stats *st);
 /* Sets the handshake budget per loop turn (GS_CONN_HS_BUDGET_NS by default) and returns the previous
  * one. 0 runs exactly one step per turn, each from the queue: for tests. */
 uint64_t gs_conn__hs_budget(uint64_t ns);
+
+/* Sets how long the oldest first step may wait before the newest go first (GS_CONN_HS_LIFO_AFTER_NS
+ * by default); returns the previous value. For tests. */
+uint64_t gs_conn__hs_lifo_after(uint64_t ns);
 
 /* ---- a doubly linked list for the owners' bookkeeping ----------------------------------------- */
 

@@ -24,6 +24,7 @@ struct peer {
 	int ready;     /* TLS handshake done (or plain) */
 	int messages;  /* complete messages received */
 	int pingpong;  /* client: sends the next request as soon as an answer arrives */
+	int index;     /* server: order of accept (0, 1, ...) */
 	struct peer *next;
 };
 
@@ -33,6 +34,7 @@ static int tls_port, plain_port;
 static struct gs_tls_config *srv_cfg, *cli_cfg;
 static struct peer *peers; /* every peer, for teardown */
 static int n_clients_ready, n_servers_ready; /* TLS handshakes completed, each side */
+static int n_accepted, first_ready_index;
 
 /* Turns and steps, counted by the test's check handle at the end of every turn. */
 static uv_check_t turn_check;
@@ -51,9 +53,9 @@ static void on_ready(struct gs_conn *c, int err)
 	p->ready = 1;
 	if (!c->tls)
 		return; /* counted: TLS handshakes only */
-	if (p->server)
-		n_servers_ready++;
-	else
+	if (p->server && n_servers_ready++ == 0)
+		first_ready_index = p->index;
+	if (!p->server)
 		n_clients_ready++;
 }
 
@@ -114,6 +116,7 @@ static void on_accept(uv_stream_t *l, int status)
 	if (l == (uv_stream_t *)&tls_listener)
 		assert_int_equal(gs_tls_server_new(srv_cfg, &tls), 0);
 	struct peer *p = peer_new(HTTP_REQUEST, 1);
+	p->index = n_accepted++;
 	assert_int_equal(gs_conn__accept(&p->conn, l, tls), 0);
 }
 
@@ -167,7 +170,8 @@ static int setup(void **state)
 	assert_int_equal(uv_check_init(&loop, &turn_check), 0);
 	assert_int_equal(uv_check_start(&turn_check, on_turn_end), 0);
 	uv_unref((uv_handle_t *)&turn_check);
-	n_clients_ready = n_servers_ready = 0;
+	n_clients_ready = n_servers_ready = n_accepted = 0;
+	first_ready_index = -1;
 	turn = 0;
 	max_steps_per_turn = 0;
 	struct gs_conn_hs_stats st;
@@ -179,6 +183,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	gs_conn__hs_budget(GS_CONN_HS_BUDGET_NS);
+	gs_conn__hs_lifo_after(GS_CONN_HS_LIFO_AFTER_NS);
 	for (struct peer *p = peers; p; p = p->next)
 		gs_conn__close(&p->conn);
 	uv_close((uv_handle_t *)&tls_listener, NULL);
@@ -303,6 +308,40 @@ static void test_established_not_starved(void **state)
 	assert_true(run_turns(all_handshakes_done, 10000));
 }
 
+/* First steps go oldest first while the queue moves; once the oldest has waited past the LIFO
+ * threshold, newest first. With one step per turn (budget 0) and all ClientHellos queued in one turn,
+ * the first server to finish is the first accepted (FIFO) or the last (threshold 0: always LIFO). */
+static void burst_first_ready(int n, uint64_t lifo_after, struct gs_conn_hs_stats *d)
+{
+	struct gs_conn_hs_stats st0, st;
+	gs_conn__hs_budget(0);
+	gs_conn__hs_lifo_after(lifo_after);
+	gs_conn__hs_stats(&st0);
+	n_tls = n;
+	for (int i = 0; i < n_tls; i++)
+		client_open(tls_port);
+	assert_true(run_turns(all_handshakes_done, 10000));
+	gs_conn__hs_stats(&st);
+	d->lifo = st.lifo - st0.lifo;
+	d->deferred = st.deferred - st0.deferred;
+}
+
+static void test_fifo_then_newest_first(void **state)
+{
+	struct gs_conn_hs_stats d;
+	burst_first_ready(6, 60 * 1000000000ULL, &d); /* never reached, even under valgrind */
+	assert_int_equal(d.lifo, 0);
+	assert_int_equal(first_ready_index, 0);
+}
+
+static void test_newest_first_when_overloaded(void **state)
+{
+	struct gs_conn_hs_stats d;
+	burst_first_ready(6, 0, &d);
+	assert_true(d.lifo > 0);
+	assert_int_equal(first_ready_index, 5);
+}
+
 static struct peer *busy;
 static int busy_started(void)
 {
@@ -335,6 +374,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_step_per_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tiny_budget_inline_then_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_budget_completes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_then_newest_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newest_first_when_overloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_established_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handshakes_not_starved, setup, teardown),
 	};

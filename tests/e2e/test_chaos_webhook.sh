@@ -20,6 +20,7 @@ short) PODS=100 RATE=7 ;;
 full) PODS=200 RATE=7 ;;
 *) fail "GS_CHAOS_SIZE" "\"$SIZE\" is not short or full"; exit 1 ;;
 esac
+PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THREADS:-2}
 HOOK=mutate.gpu-scheduler.io
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 
@@ -59,7 +60,7 @@ rej0=$(rejections)
 failed0=$(failed_calls)
 for ((i = 0; i < PODS; i++)); do
 	echo "POST /api/v1/namespaces/$NS/pods application/json {\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-$i\",\"annotations\":{\"$GS_ANNOTATION\":\"$i=no-such-node:$((i % 4))\"}},\"spec\":{\"schedulerName\":\"$SCHEDULER_NAME\",\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"imagePullPolicy\":\"Never\",\"command\":[\"sleep\",\"3600\"]}]}}"
-done | "${APIREQ[@]}" --threads 2 --rate "$RATE" >"$GS_TEST_LOGS/$T_NAME-create.log" 2>&1 &
+done | "${APIREQ[@]}" --threads "$THREADS" --rate "$RATE" >"$GS_TEST_LOGS/$T_NAME-create.log" 2>&1 &
 creator=$!
 defer "kill $creator 2>/dev/null || true"
 
