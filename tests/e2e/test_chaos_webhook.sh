@@ -7,20 +7,22 @@
 # one (apiserver_admission_webhook_rejection_count; with Ignore 1.20 counts none, the log is what
 # shows them), while it called the webhook once per pod (apiserver_admission_webhook_admission_duration_seconds).
 #
-# Not yet in make test's e2e phase (not named test_*.sh) until it has run once; then rename it.
-# GS_CHAOS_SIZE=short (the default: 100 pods over ~15 s) or full (200 pods
-# over ~30 s). The pods map to a node that does not exist: they stay pending (nothing runs), the
+# GS_CHAOS_SIZE=short (the default, in make e2e: 300 pods at 40/s, 8 at a time, ~30 s in all) or full
+# (1,000 pods); GS_CHAOS_PODS, GS_CHAOS_RATE and GS_CHAOS_THREADS override. The rate matters: at 7
+# pods/s the apiserver rarely has a review in flight when the pod goes, and even --shutdown-delay=0s
+# passed; at 40/s one run of two without the delay left a pod unmutated (EOF on a review in flight).
+# The pods map to a node that does not exist: they stay pending (nothing runs), the
 # webhook mutates them all the same.
 . "$(dirname "$0")/../lib.sh"
 test_begin
 
 SIZE=${GS_CHAOS_SIZE:-short}
 case $SIZE in
-short) PODS=100 RATE=7 ;;
-full) PODS=200 RATE=7 ;;
+short) PODS=300 RATE=40 ;;
+full) PODS=1000 RATE=40 ;;
 *) fail "GS_CHAOS_SIZE" "\"$SIZE\" is not short or full"; exit 1 ;;
 esac
-PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THREADS:-2}
+PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THREADS:-8}
 HOOK=mutate.gpu-scheduler.io
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 
