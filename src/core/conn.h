@@ -66,7 +66,8 @@ struct gs_conn_link {
  * waits for that turn to end. So the handshake steps that received bytes trigger share a budget of
  * time per loop turn. Over it, a connection's step is deferred: its ciphertext is kept, reading on it
  * stops, and it joins a queue that the next turns run first, within the same budget. While steps are
- * queued every new one joins the queue (arrival order); a connection's later step (the client's
+ * queued every new one joins the queue (arrival order, newest first once overloaded: see
+ * GS_CONN_HS_LIFO_AFTER_NS); a connection's later step (the client's
  * Finished; every step of our own client connections) goes before any first step (a new
  * ClientHello): finishing a handshake is worth more than starting one. Each turn runs at least one
  * queued step and the loop does not block while steps are queued, so established traffic cannot
