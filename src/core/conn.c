@@ -730,16 +730,11 @@ static void hs_close(void)
 	struct hs_sched *d = hs;
 	hs = NULL;
 	hs_spent_ns = 0;
-	if (!uv_is_closing((uv_handle_t *)&d->idle))
-		uv_close((uv_handle_t *)&d->idle, hs_handle_closed);
-	else
-		d->open_handles--; /* closed under us (a test's uv_walk) */
-	if (!uv_is_closing((uv_handle_t *)&d->check))
-		uv_close((uv_handle_t *)&d->check, hs_handle_closed);
-	else
-		d->open_handles--;
-	if (d->open_handles == 0)
-		free(d);
+	/* Closed under us (a test's uv_walk): libuv still holds the memory until its close callbacks. */
+	if (uv_is_closing((uv_handle_t *)&d->idle) || uv_is_closing((uv_handle_t *)&d->check))
+		return;
+	uv_close((uv_handle_t *)&d->idle, hs_handle_closed);
+	uv_close((uv_handle_t *)&d->check, hs_handle_closed);
 }
 
 static void hs_turn_end(uv_check_t *h)
@@ -801,12 +796,13 @@ static void hs_run_queued(uv_idle_t *h);
 
 static void hs_defer(struct gs_conn *c)
 {
-	GS_ASSERT(!c->hs_queued);
-	hs_queue_init();
 	if (c->reading) {
 		uv_read_stop((uv_stream_t *)&c->tcp);
 		c->reading = 0;
 	}
+	if (c->hs_queued)
+		return; /* read again while waiting (nothing restarts reading then; harmless if it did) */
+	hs_queue_init();
 	gs_conn__list_init(&c->hs_link);
 	gs_conn__list_insert(&hs_queue[c->hs_stepped ? HS_LATER : HS_FIRST], &c->hs_link);
 	c->hs_queued = 1;
