@@ -92,6 +92,10 @@ check "the apiserver called the webhook for every pod ($dcalls >= $PODS)" test "
 check "the apiserver counted no webhook rejection ($drej)" test "$drej" = 0
 check "the apiserver logged no failed webhook call ($dfailed)" test "$dfailed" = 0
 check_eventually "two replicas Ready again (the Deployment replaced $victim)" 120 equals 2 ready_replicas
+# The deleted pod stays (phase Running, terminating) for its --shutdown-delay and more: wait until it
+# is gone, so that the next test finds exactly two scheduler pods (test_nodes counts them).
+check_eventually "the deleted pod $victim is gone" 90 eval \
+	'[ -z "$(NS=kube-system kc get pod "$victim" --ignore-not-found -o name 2>&1)" ]'
 [ -n "${GS_CHAOS_RESULTS:-}" ] && printf 'test_chaos_webhook size=%s: %s pods, %s webhook calls, %s rejections, %s failed calls, %s unmutated\n' \
 	"$SIZE" "$PODS" "$dcalls" "$drej" "$dfailed" "$(printf '%s' "$missed" | grep -c .)" >>"$GS_CHAOS_RESULTS"
 test_end
