@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #define CONN_READ_BUF (64 * 1024)
@@ -34,6 +35,9 @@ static char conn_pbuf[CONN_READ_BUF];   /* TLS plaintext */
 static unsigned conn_next_id;
 
 static void conn_dispatch(struct gs_conn *c);
+static void hs_dequeue(struct gs_conn *c);
+static void hs_account(uv_loop_t *loop, uint64_t ns);
+static void hs_count_step(void);
 
 /* ---- closing ------------------------------------------------------------------------------------ */
 
@@ -63,6 +67,7 @@ void gs_conn__close(struct gs_conn *c)
 	c->reading = 0;
 	if (c->mem)
 		c->mem->conn = NULL;
+	hs_dequeue(c);
 	if (c->gai_pending)
 		uv_cancel((uv_req_t *)&c->gai_req);
 	uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
@@ -189,24 +194,37 @@ static int conn_write_raw(struct gs_conn *c, const char *data, size_t len)
 	return 0;
 }
 
-/* Sends whatever ciphertext the TLS session has produced (handshake records, alerts, data). */
-static int conn_flush_tls(struct gs_conn *c)
+/* Sends whatever ciphertext the TLS session has produced (handshake records, alerts, data). 0 or <0;
+ * *sent (if given) says how many bytes went out. */
+static int conn_flush_tls_n(struct gs_conn *c, size_t *sent)
 {
 	static struct gs_buf out; /* loop thread only; reused */
 	gs_buf_reset(&out);
 	int r = gs_tls_flush(c->tls, &out);
 	if (r == 0)
 		r = conn_write_raw(c, out.data, out.len);
+	if (sent)
+		*sent = r == 0 ? out.len : 0;
 	if (out.size > 4 * CONN_READ_BUF)
 		gs_buf_free(&out); /* do not keep a large burst's memory forever */
 	return r;
 }
 
+static int conn_flush_tls(struct gs_conn *c)
+{
+	return conn_flush_tls_n(c, NULL);
+}
+
 /* Drives the TLS handshake. 1 done, 0 more input needed, <0 failed (already reported). */
 static int conn_handshake(struct gs_conn *c)
 {
+	uint64_t t0 = uv_hrtime();
+	size_t sent;
 	int r = gs_tls_handshake(c->tls);
-	int w = conn_flush_tls(c);
+	int w = conn_flush_tls_n(c, &sent);
+	if (sent)
+		c->hs_stepped = 1; /* our flight is out: what the peer sends next finishes the handshake */
+	hs_account(c->loop, uv_hrtime() - t0);
 	if (r < 0) {
 		conn_fail(c, r, NULL);
 		return r;
@@ -510,14 +528,14 @@ static void conn_linger_read(struct gs_conn *c, ssize_t nread)
 		gs_conn__close(c);
 }
 
-static void conn_read_tls(struct gs_conn *c, const char *data, size_t len)
+/* After ciphertext was fed: the handshake step if one is due, then the plaintext, then our answer. */
+static void conn_tls_progress(struct gs_conn *c)
 {
-	if (gs_tls_feed(c->tls, data, len) < 0) {
-		conn_fail(c, -ENOMEM, "out of memory");
-		return;
+	if (!gs_tls_handshake_done(c->tls)) {
+		hs_count_step();
+		if (conn_handshake(c) <= 0)
+			return;
 	}
-	if (!gs_tls_handshake_done(c->tls) && conn_handshake(c) <= 0)
-		return;
 	for (;;) {
 		int n = gs_tls_read(c->tls, conn_pbuf, sizeof(conn_pbuf));
 		if (n > 0) {
@@ -537,6 +555,22 @@ static void conn_read_tls(struct gs_conn *c, const char *data, size_t len)
 	}
 	if (conn_flush_tls(c) < 0)
 		conn_fail(c, -EIO, "write failed");
+}
+
+static int hs_may_step_now(void);
+static void hs_defer(struct gs_conn *c);
+
+static void conn_read_tls(struct gs_conn *c, const char *data, size_t len)
+{
+	if (gs_tls_feed(c->tls, data, len) < 0) {
+		conn_fail(c, -ENOMEM, "out of memory");
+		return;
+	}
+	if (!gs_tls_handshake_done(c->tls) && !hs_may_step_now()) {
+		hs_defer(c);
+		return;
+	}
+	conn_tls_progress(c);
 }
 
 void gs_conn__received(struct gs_conn *c, const char *data, ssize_t nread)
@@ -657,6 +691,7 @@ void gs_conn__shutdown(struct gs_conn *c)
 	if (c->closing || c->shutting)
 		return;
 	c->shutting = 1;
+	hs_dequeue(c);
 	if (c->tls && gs_tls_handshake_done(c->tls)) {
 		gs_tls_close_notify(c->tls);
 		conn_flush_tls(c);
@@ -677,4 +712,197 @@ const char *gs_conn__error(const struct gs_conn *c)
 			return e;
 	}
 	return "";
+}
+
+/* ---- the handshake budget (conn.h) -------------------------------------------------------------- */
+
+/*
+ * One scheduler per thread (like the read buffers). Its two handles exist only while needed: from the
+ * first handshake step of a turn until the end of a turn that left nothing queued. The check handle
+ * ends the turn (poll, then check: the budget is per turn); the idle handle, started while steps are
+ * queued, runs them at the start of the next turn and keeps poll from blocking meanwhile.
+ */
+struct hs_sched {
+	uv_idle_t idle;
+	uv_check_t check;
+	uv_loop_t *loop;
+	unsigned open_handles;
+};
+
+enum { HS_LATER, HS_FIRST, HS_NQUEUES };
+
+static struct hs_sched *hs;
+static struct gs_list hs_queue[HS_NQUEUES]; /* oldest first */
+static int hs_queue_ready;
+static uint64_t hs_budget_ns = GS_CONN_HS_BUDGET_NS;
+static uint64_t hs_lifo_after_ns = GS_CONN_HS_LIFO_AFTER_NS;
+static uint64_t hs_spent_ns; /* this turn */
+static struct gs_conn_hs_stats hs_st;
+
+static void hs_queue_init(void)
+{
+	if (hs_queue_ready)
+		return;
+	for (int i = 0; i < HS_NQUEUES; i++)
+		gs_list_init(&hs_queue[i]);
+	hs_queue_ready = 1;
+}
+
+static int hs_queue_empty(void)
+{
+	return hs_st.queued == 0;
+}
+
+static void hs_handle_closed(uv_handle_t *h)
+{
+	struct hs_sched *d = h->data;
+	if (--d->open_handles == 0)
+		free(d);
+}
+
+static void hs_close(void)
+{
+	struct hs_sched *d = hs;
+	hs = NULL;
+	hs_spent_ns = 0;
+	/* Closed under us (a test's uv_walk): libuv still holds the memory until its close callbacks. */
+	if (uv_is_closing((uv_handle_t *)&d->idle) || uv_is_closing((uv_handle_t *)&d->check))
+		return;
+	uv_close((uv_handle_t *)&d->idle, hs_handle_closed);
+	uv_close((uv_handle_t *)&d->check, hs_handle_closed);
+}
+
+static void hs_turn_end(uv_check_t *h)
+{
+	(void)h;
+	hs_spent_ns = 0;
+	if (hs_queue_empty())
+		hs_close();
+}
+
+static void hs_open(uv_loop_t *loop)
+{
+	if (hs && uv_is_closing((uv_handle_t *)&hs->check))
+		hs = NULL; /* closed by someone else (a test's uv_walk); its memory is left alone */
+	if (hs) {
+		GS_ASSERT(hs->loop == loop); /* one loop per thread */
+		return;
+	}
+	hs = gs_xmalloc(sizeof(*hs));
+	hs->loop = loop;
+	uv_idle_init(loop, &hs->idle);
+	uv_check_init(loop, &hs->check);
+	hs->idle.data = hs->check.data = hs;
+	hs->open_handles = 2;
+	uv_check_start(&hs->check, hs_turn_end);
+}
+
+static void hs_count_step(void)
+{
+	hs_st.steps++;
+}
+
+static void hs_account(uv_loop_t *loop, uint64_t ns)
+{
+	hs_spent_ns += ns;
+	hs_st.ns += ns;
+	hs_open(loop); /* so that the turn's end resets the budget */
+}
+
+static int hs_may_step_now(void)
+{
+	return hs_queue_empty() && hs_spent_ns < hs_budget_ns;
+}
+
+static void hs_dequeue(struct gs_conn *c)
+{
+	if (!c->hs_queued)
+		return;
+	c->hs_queued = 0;
+	gs_list_remove(&c->hs_link);
+	hs_st.queued--;
+}
+
+static void hs_run_queued(uv_idle_t *h);
+
+static void hs_defer(struct gs_conn *c)
+{
+	if (c->reading) {
+		uv_read_stop((uv_stream_t *)&c->tcp);
+		c->reading = 0;
+	}
+	if (c->hs_queued)
+		return; /* read again while waiting (nothing restarts reading then; harmless if it did) */
+	hs_queue_init();
+	gs_list_init(&c->hs_link);
+	gs_list_insert_tail(&hs_queue[c->hs_stepped ? HS_LATER : HS_FIRST], &c->hs_link);
+	c->hs_queued = 1;
+	c->hs_queued_at = uv_hrtime();
+	hs_st.queued++;
+	hs_st.deferred++;
+	hs_open(c->loop);
+	uv_idle_start(&hs->idle, hs_run_queued);
+}
+
+/*
+ * Later steps first, oldest first. Then first steps: oldest first, unless the oldest has waited over
+ * GS_CONN_HS_LIFO_AFTER_NS: then the queue is overloaded and the newest goes first (adaptive LIFO).
+ * Under a flood, the oldest waiting connections are the next the server evicts at its cap or drops
+ * at its handshake deadline: their step would be wasted, and a real client arriving now would wait
+ * behind all of them, past its own eviction. Newest first serves it within a turn or two.
+ */
+static struct gs_conn *hs_next(void)
+{
+	struct gs_list *l;
+	if (!gs_list_empty(&hs_queue[HS_LATER])) {
+		l = hs_queue[HS_LATER].next;
+	} else {
+		l = hs_queue[HS_FIRST].next;
+		struct gs_conn *oldest = GS_CONTAINER_OF(l, struct gs_conn, hs_link);
+		if (uv_hrtime() - oldest->hs_queued_at > hs_lifo_after_ns) {
+			l = hs_queue[HS_FIRST].prev;
+			hs_st.lifo++;
+		}
+	}
+	return GS_CONTAINER_OF(l, struct gs_conn, hs_link);
+}
+
+/* The idle phase, before this turn's poll: the queued steps, oldest first, within the budget. */
+static void hs_run_queued(uv_idle_t *h)
+{
+	(void)h;
+	unsigned n = 0;
+	while (!hs_queue_empty() && (n == 0 || hs_spent_ns < hs_budget_ns)) {
+		struct gs_conn *c = hs_next();
+		hs_dequeue(c);
+		n++;
+		if (c->closing || c->failed || c->shutting)
+			continue;
+		conn_tls_progress(c);
+		if (c->closing || c->failed || c->shutting || c->paused || c->eof)
+			continue;
+		if (conn_start_reading(c) < 0)
+			conn_fail(c, -EIO, "read failed");
+	}
+	if (hs_queue_empty() && hs)
+		uv_idle_stop(&hs->idle);
+}
+
+void gs_conn__hs_stats(struct gs_conn_hs_stats *st)
+{
+	*st = hs_st;
+}
+
+uint64_t gs_conn__hs_budget(uint64_t ns)
+{
+	uint64_t old = hs_budget_ns;
+	hs_budget_ns = ns;
+	return old;
+}
+
+uint64_t gs_conn__hs_lifo_after(uint64_t ns)
+{
+	uint64_t old = hs_lifo_after_ns;
+	hs_lifo_after_ns = ns;
+	return old;
 }

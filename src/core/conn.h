@@ -61,6 +61,36 @@
 
 struct gs_conn;
 
+/*
+ * The handshake budget. A server's TLS handshake step costs public-key work (an ECDHE key pair and
+ * an ECDSA signature for a ClientHello, an ECDH secret for the client's key exchange), and libuv runs
+ * every readable socket's callback in one poll phase: thousands of ClientHellos arriving together
+ * would make one loop turn last seconds, and every other socket (a health probe, a request in flight)
+ * waits for that turn to end. So the handshake steps that received bytes trigger share a budget of
+ * time per loop turn. Over it, a connection's step is deferred: its ciphertext is kept, reading on it
+ * stops, and it joins a queue that the next turns run first, within the same budget. While steps are
+ * queued every new one joins the queue (arrival order, newest first once overloaded: see
+ * GS_CONN_HS_LIFO_AFTER_NS); a connection's later step (the client's
+ * Finished; every step of our own client connections) goes before any first step (a new
+ * ClientHello): finishing a handshake is worth more than starting one. Each turn runs at least one
+ * queued step and the loop does not block while steps are queued, so established traffic cannot
+ * starve handshakes either; it waits at most one budget plus one step per turn for them.
+ */
+#define GS_CONN_HS_BUDGET_NS (10 * 1000 * 1000ULL)
+/* First steps (new ClientHellos) wait oldest first, unless the oldest has waited this long: then the
+ * newest go first (adaptive LIFO). Under a flood the oldest are the next to be evicted at the cap or
+ * dropped at the handshake deadline; a real client arriving meanwhile is served within a turn or two
+ * instead of behind them all. */
+#define GS_CONN_HS_LIFO_AFTER_NS (100 * 1000 * 1000ULL)
+
+struct gs_conn_hs_stats {
+	uint64_t steps;     /* handshake steps that received bytes triggered (the budgeted ones) */
+	uint64_t deferred;  /* steps put off to a later turn by the budget */
+	uint64_t ns;        /* time spent in handshake work, all steps (client first steps too) */
+	uint64_t lifo;      /* first steps taken newest first (the oldest had waited too long) */
+	unsigned queued;    /* connections whose step is waiting now */
+};
+
 /* Callbacks from the conn to its owner. Each may call gs_conn__close. */
 struct gs_conn_cbs {
 	/* Client: connected (and TLS handshake done), or err < 0 (DNS, connect, TLS: -EACCES/-EPROTO).
@@ -115,6 +145,11 @@ struct gs_conn {
 	char peer[64];
 	const char *reason;              /* static text for the last failure, or NULL */
 
+	struct gs_list hs_link;          /* in the handshake queue while hs_queued */
+	uint64_t hs_queued_at;           /* uv_hrtime() when it joined the queue */
+	unsigned hs_queued : 1;          /* a handshake step waits for its turn (reading stopped) */
+	unsigned hs_stepped : 1;         /* the handshake has made a step: the next one is a later step */
+
 	unsigned writes_pending;
 	unsigned handles_open;           /* tcp + timer, until their close callbacks */
 	size_t linger_bytes;
@@ -165,6 +200,17 @@ void gs_conn__close(struct gs_conn *c);
 
 /* Readable reason for the last failure (TLS, parse, framing), "" if none. */
 const char *gs_conn__error(const struct gs_conn *c);
+
+/* The handshake budget's counters (all connections of the thread). */
+void gs_conn__hs_stats(struct gs_conn_hs_stats *st);
+
+/* Sets the handshake budget per loop turn (GS_CONN_HS_BUDGET_NS by default) and returns the previous
+ * one. 0 runs exactly one step per turn, each from the queue: for tests. */
+uint64_t gs_conn__hs_budget(uint64_t ns);
+
+/* Sets how long the oldest first step may wait before the newest go first (GS_CONN_HS_LIFO_AFTER_NS
+ * by default); returns the previous value. For tests. */
+uint64_t gs_conn__hs_lifo_after(uint64_t ns);
 
 /* ---- the memory transport (tests and fuzzers) ------------------------------------------------- */
 

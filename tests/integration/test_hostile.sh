@@ -46,10 +46,14 @@ cat >"$work/review.json" <<'JSON'
 "spec":{"schedulerName":"gpu-scheduler","containers":[{"name":"main","image":"busybox"}]}},"oldObject":null,"dryRun":false}}
 JSON
 
-# The bar is 1 s (a kubelet probe's default timeout). Under the sanitizers (make check builds into
-# build-asan) the daemon runs several times slower and what is checked there is memory safety under
-# attack, not speed: 3 s.
-case $GS_BUILD in *asan*) PROBE_S=3 ;; *) PROBE_S=1 ;; esac
+# The bar is 1 s (a kubelet probe's default timeout), in every build: since the handshake budget no
+# loop turn is long, and under the sanitizers (make check builds into build-asan) the slowest probe
+# measured 37 ms. One thing differs there: our accept and eviction path runs several times slower
+# while the attacker's reconnect waves do not, so a real review still in its handshake when a wave of
+# ~256 connections arrives is evicted as the oldest more often (measured: 1 review of 30 in three ASan
+# runs, 0 of 40 in four plain ones). Under the sanitizers 1 review of 10 may fail, with its reason.
+PROBE_S=1
+case $GS_BUILD in *asan*) REVIEW_ALLOW=1 ;; *) REVIEW_ALLOW=0 ;; esac
 
 # probe: /healthz answers 200 within $PROBE_S s. Prints "code seconds".
 probe() {
@@ -92,15 +96,13 @@ attack() {
 		sleep "$gap"
 	done
 	echo "  slowest /healthz probe ${pmax}s, slowest review ${rmax} ms"
-	# ALLOW_SLOW (default 0): how many probes and reviews may miss, for the one attack the daemon does
-	# not fully withstand yet (d: see docs/reliability.md, "Hostile clients"); the misses are printed.
-	local allow=${ALLOW_SLOW:-0} ok="within $PROBE_S s"
-	[ "$allow" -gt 0 ] && ok="within $PROBE_S s, at most $allow missing"
+	local ok="within $PROBE_S s"
 	[ ${#pfail[@]} -gt 0 ] && echo "  missed probes: ${pfail[*]}"
 	[ ${#rfail[@]} -gt 0 ] && echo "  missed reviews: ${rfail[*]}"
-	if [ ${#pfail[@]} -le "$allow" ]; then pass "$name: $PROBES /healthz probes answered 200 $ok"
+	if [ ${#pfail[@]} = 0 ]; then pass "$name: $PROBES /healthz probes answered 200 $ok"
 	else fail "$name: /healthz probes failed (${#pfail[@]} of $PROBES)" "${pfail[*]}"; fi
-	if [ ${#rfail[@]} -le "$allow" ]; then pass "$name: $PROBES AdmissionReviews answered with a patch${allow:+}$([ "$allow" -gt 0 ] && echo ", at most $allow missing")"
+	if [ ${#rfail[@]} -le "$REVIEW_ALLOW" ]; then
+		pass "$name: $PROBES AdmissionReviews answered with a patch$([ "$REVIEW_ALLOW" = 0 ] || echo " (at most $REVIEW_ALLOW failing)")"
 	else fail "$name: AdmissionReviews failed (${#rfail[@]} of $PROBES)" "${rfail[*]}"; fi
 	wait "$apid"
 	ATTACK_SUMMARY=$(tail -n 1 "$work/$name.out")
@@ -131,12 +133,11 @@ check_eventually "(c) the webhook evicted slow connections for the reviews" 15 w
 # --- (d) 2,000 idle TLS connections to the webhook, and (e) the log meanwhile -------------------------
 lines0=$(wc -l <"$DAEMON_LOG")
 ev0=$(closed webhook evicted)
-# Not yet withstood in full: while thousands of TLS handshakes arrive, one loop turn can take over a
-# second of handshake work, and a probe or review then misses its second (measured: 1 to 4 of 10 on
-# 2 cores, most in the first seconds of the burst; main missed 7 of 10 reviews). Asserted: probing
-# starts once the first 2,000 handshakes are through (14 s), and at most 5 of 10 miss (main misses 7;
-# under the sanitizers, at most 8).
-ALLOW_SLOW=$([ "$PROBE_S" = 1 ] && echo 5 || echo 8) attack "(d) 2000 idle TLS to webhook" 14 1 idle --tls --port "$WPORT" --conns 2000 --seconds 32 --reconnect-delay 5
+# While thousands of TLS handshakes arrive, the handshake budget (docs/http.md) keeps every loop turn
+# short, so probes and reviews are served during the burst too: probing starts 3 s in, while the
+# first 2,000 connections are still being made (before the budget, one turn could spend over a second
+# in handshakes and 1 to 4 of 10 probes missed their second even from 14 s in).
+attack "(d) 2000 idle TLS to webhook" 3 1 idle --tls --port "$WPORT" --conns 2000 --seconds 32 --reconnect-delay 5
 check "(d) the attacker held 250 of the webhook's 256 slots at once" at_least "$(summary max_open)" 250
 check "(d) the attacker tried over 2,000 connections in all" at_least "$(summary attempts)" 2000
 sleep 1

@@ -7,19 +7,22 @@
 # one (apiserver_admission_webhook_rejection_count; with Ignore 1.20 counts none, the log is what
 # shows them), while it called the webhook once per pod (apiserver_admission_webhook_admission_duration_seconds).
 #
-# Not yet in make test's e2e phase (not named test_*.sh) until it has run once; then rename it.
-# GS_CHAOS_SIZE=short (the default: 100 pods over ~15 s) or full (200 pods
-# over ~30 s). The pods map to a node that does not exist: they stay pending (nothing runs), the
+# GS_CHAOS_SIZE=short (the default, in make e2e: 300 pods at 40/s, 8 at a time, ~30 s in all) or full
+# (1,000 pods); GS_CHAOS_PODS, GS_CHAOS_RATE and GS_CHAOS_THREADS override. The rate matters: at 7
+# pods/s the apiserver rarely has a review in flight when the pod goes, and even --shutdown-delay=0s
+# passed; at 40/s one run of two without the delay left a pod unmutated (EOF on a review in flight).
+# The pods map to a node that does not exist: they stay pending (nothing runs), the
 # webhook mutates them all the same.
 . "$(dirname "$0")/../lib.sh"
 test_begin
 
 SIZE=${GS_CHAOS_SIZE:-short}
 case $SIZE in
-short) PODS=100 RATE=7 ;;
-full) PODS=200 RATE=7 ;;
+short) PODS=300 RATE=40 ;;
+full) PODS=1000 RATE=40 ;;
 *) fail "GS_CHAOS_SIZE" "\"$SIZE\" is not short or full"; exit 1 ;;
 esac
+PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THREADS:-8}
 HOOK=mutate.gpu-scheduler.io
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 
@@ -59,7 +62,7 @@ rej0=$(rejections)
 failed0=$(failed_calls)
 for ((i = 0; i < PODS; i++)); do
 	echo "POST /api/v1/namespaces/$NS/pods application/json {\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-$i\",\"annotations\":{\"$GS_ANNOTATION\":\"$i=no-such-node:$((i % 4))\"}},\"spec\":{\"schedulerName\":\"$SCHEDULER_NAME\",\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"imagePullPolicy\":\"Never\",\"command\":[\"sleep\",\"3600\"]}]}}"
-done | "${APIREQ[@]}" --threads 2 --rate "$RATE" >"$GS_TEST_LOGS/$T_NAME-create.log" 2>&1 &
+done | "${APIREQ[@]}" --threads "$THREADS" --rate "$RATE" >"$GS_TEST_LOGS/$T_NAME-create.log" 2>&1 &
 creator=$!
 defer "kill $creator 2>/dev/null || true"
 
@@ -89,6 +92,10 @@ check "the apiserver called the webhook for every pod ($dcalls >= $PODS)" test "
 check "the apiserver counted no webhook rejection ($drej)" test "$drej" = 0
 check "the apiserver logged no failed webhook call ($dfailed)" test "$dfailed" = 0
 check_eventually "two replicas Ready again (the Deployment replaced $victim)" 120 equals 2 ready_replicas
+# The deleted pod stays (phase Running, terminating) for its --shutdown-delay and more: wait until it
+# is gone, so that the next test finds exactly two scheduler pods (test_nodes counts them).
+check_eventually "the deleted pod $victim is gone" 90 eval \
+	'[ -z "$(NS=kube-system kc get pod "$victim" --ignore-not-found -o name 2>&1)" ]'
 [ -n "${GS_CHAOS_RESULTS:-}" ] && printf 'test_chaos_webhook size=%s: %s pods, %s webhook calls, %s rejections, %s failed calls, %s unmutated\n' \
 	"$SIZE" "$PODS" "$dcalls" "$drej" "$dfailed" "$(printf '%s' "$missed" | grep -c .)" >>"$GS_CHAOS_RESULTS"
 test_end
