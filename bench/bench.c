@@ -42,7 +42,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/watch.h"
 #include "util.h"

@@ -159,7 +159,7 @@ static int hint_held(const char *uid, const char *node, size_t node_len, void *u
 static int on_event(const char *data, size_t len, void *ud)
 {
 	struct ev *e = ud;
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char err[256];
 	static const struct gs_decode_hint hint = {.bound = hint_held};
 	int r = e->pb ? gs_decode_watch_event_pb_hint(data, len, GS_OBJ_POD, MAP_ANN, &hint, &ev, err, sizeof(err))
@@ -168,7 +168,7 @@ static int on_event(const char *data, size_t len, void *ud)
 		fprintf(stderr, "decode-bench: %s\n", err);
 		exit(1);
 	}
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 	e->n++;
 	return 0;
 }

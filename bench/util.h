@@ -10,7 +10,7 @@
 #include <uv.h>
 
 #include "core/buf.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 /* Monotonic nanoseconds (uv_hrtime). */
 int64_t bench_now_ns(void);

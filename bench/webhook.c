@@ -41,7 +41,7 @@
 #include "core/http.h"
 #include "core/log.h"
 #include "core/tls.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/kubeconfig.h"
 #include "util.h"
 #include "webhook/jsonpatch.h"

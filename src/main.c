@@ -21,7 +21,7 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/options.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/controller.h"
 #include "k8s/explain_cmd.h"
 #include "k8s/kubeconfig.h"

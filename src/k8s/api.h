@@ -15,7 +15,7 @@
 #ifndef GS_K8S_API_H
 #define GS_K8S_API_H
 
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 #define GS_ASSIGNED_ANNOTATION "gpu-scheduler.io/assigned"
 

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 #define GS_CERTS_CHECK_MS       (60 * 60 * 1000)          /* look at the Secret hourly */
 #define GS_CERTS_VALIDITY_S     (365LL * 24 * 3600)       /* serving certificate lifetime */

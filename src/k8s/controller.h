@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "core/metrics.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/leader.h"
 
 struct gs_controller;

@@ -835,7 +835,7 @@ static cJSON *parse_doc(struct dctx *d, const char *json, size_t len, int *r)
 
 static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
-const char *gs_watch_type_name(enum gs_watch_type t)
+const char *gs_decode_event_type_name(enum gs_decode_event_type t)
 {
 	return (unsigned)t < sizeof(watch_types) / sizeof(watch_types[0]) ? watch_types[t] : "?";
 }
@@ -853,7 +853,7 @@ static int decode_status_obj(struct dctx *d, const cJSON *st, int *code, char **
 	return 0;
 }
 
-static int decode_event(struct dctx *d, const cJSON *root, const char *map_annotation, struct gs_watch_event *ev)
+static int decode_event(struct dctx *d, const cJSON *root, const char *map_annotation, struct gs_decode_event *ev)
 {
 	const cJSON *obj, *meta;
 	const char *type;
@@ -869,12 +869,12 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 			break;
 	if (t == sizeof(watch_types) / sizeof(watch_types[0]))
 		return dfail(d, "unknown event type \"%.32s\"", type);
-	ev->type = (enum gs_watch_type)t;
-	if (ev->type == GS_WATCH_ERROR)
+	ev->type = (enum gs_decode_event_type)t;
+	if (ev->type == GS_DECODE_EV_ERROR)
 		return decode_status_obj(d, obj, &ev->status_code, &ev->status_reason, &ev->status_message);
 	if (!obj)
 		return dfail(d, "%s event without an object", type);
-	if (ev->type == GS_WATCH_BOOKMARK) {
+	if (ev->type == GS_DECODE_EV_BOOKMARK) {
 		if ((r = get_obj(d, obj, "metadata", "object", &meta)) < 0 ||
 		    (r = get_str(d, meta, "resourceVersion", "object.metadata", &ev->resource_version)) < 0)
 			return r;
@@ -885,7 +885,7 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 	char *dst = d->err;
 	if (ev->kind == GS_OBJ_POD) {
 		/* DELETED: the reader forgets the uid; the rest is not read (a partial record, objects.h). */
-		r = pod_record(obj, map_annotation, ev->type == GS_WATCH_DELETED, &ev->pod, dst, d->errlen);
+		r = pod_record(obj, map_annotation, ev->type == GS_DECODE_EV_DELETED, &ev->pod, dst, d->errlen);
 		if (r == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			r = dnomem(d);
 	} else {
@@ -897,7 +897,7 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 }
 
 int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			  struct gs_watch_event *ev, char *err, size_t errlen)
+			  struct gs_decode_event *ev, char *err, size_t errlen)
 {
 	struct dctx d = {.err = err, .errlen = errlen, .what = "watch event"};
 	cJSON *root;
@@ -911,13 +911,13 @@ int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, c
 	r = decode_event(&d, root, map_annotation, ev);
 	cJSON_Delete(root);
 	if (r < 0) {
-		gs_watch_event_free(ev);
+		gs_decode_event_free(ev);
 		ev->kind = kind;
 	}
 	return r;
 }
 
-void gs_watch_event_free(struct gs_watch_event *ev)
+void gs_decode_event_free(struct gs_decode_event *ev)
 {
 	gs_pod_obj_free(&ev->pod);
 	gs_node_obj_free(&ev->node);

@@ -71,12 +71,12 @@ int gs_decode_time(const char *s, int64_t *ms);
 
 /* ---- watch events -------------------------------------------------------------------------------- */
 
-enum gs_watch_type {
-	GS_WATCH_ADDED = 0,
-	GS_WATCH_MODIFIED,
-	GS_WATCH_DELETED,
-	GS_WATCH_BOOKMARK,
-	GS_WATCH_ERROR,
+enum gs_decode_event_type {
+	GS_DECODE_EV_ADDED = 0,
+	GS_DECODE_EV_MODIFIED,
+	GS_DECODE_EV_DELETED,
+	GS_DECODE_EV_BOOKMARK,
+	GS_DECODE_EV_ERROR,
 };
 
 /*
@@ -85,10 +85,10 @@ enum gs_watch_type {
  *   BOOKMARK: only resource_version (the object carries nothing else worth reading).
  *   ERROR: the object is a metav1.Status: status_code (410 = the resourceVersion is too old: relist),
  *          status_reason ("Expired", "Gone"), status_message; any of them may be 0/NULL.
- * All strings are owned by the event; gs_watch_event_free() releases them (safe after a failure too).
+ * All strings are owned by the event; gs_decode_event_free() releases them (safe after a failure too).
  */
-struct gs_watch_event {
-	enum gs_watch_type type;
+struct gs_decode_event {
+	enum gs_decode_event_type type;
 	enum gs_obj_kind kind;
 	struct gs_pod_obj pod;
 	struct gs_node_obj node;
@@ -100,11 +100,11 @@ struct gs_watch_event {
 
 /* json[0..len) need not be NUL-terminated. Trailing bytes other than blanks are an error. */
 int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			  struct gs_watch_event *ev, char *err, size_t errlen);
-void gs_watch_event_free(struct gs_watch_event *ev);
+			  struct gs_decode_event *ev, char *err, size_t errlen);
+void gs_decode_event_free(struct gs_decode_event *ev);
 
 /* The name of a watch type, for logs ("ADDED"). */
-const char *gs_watch_type_name(enum gs_watch_type t);
+const char *gs_decode_event_type_name(enum gs_decode_event_type t);
 
 /* ---- lists --------------------------------------------------------------------------------------- */
 
@@ -176,7 +176,7 @@ int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_
 
 /* One watch frame's WatchEvent (the bytes after the 4-byte length). */
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			     struct gs_watch_event *ev, char *err, size_t errlen);
+			     struct gs_decode_event *ev, char *err, size_t errlen);
 
 /*
  * What the reader of a pod watch already holds, so the decoder reads only what can still change. Once
@@ -196,7 +196,7 @@ struct gs_decode_hint {
  * partial record: the reader only forgets the uid.
  */
 int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-				  const struct gs_decode_hint *hint, struct gs_watch_event *ev, char *err,
+				  const struct gs_decode_hint *hint, struct gs_decode_event *ev, char *err,
 				  size_t errlen);
 
 /* A whole list body (envelope, PodList/NodeList), as gs_decode_list_ex. A body whose kind is not the

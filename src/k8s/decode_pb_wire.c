@@ -139,7 +139,7 @@ static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKM
 
 /* WatchEvent: 1 type, 2 object (RawExtension: 1 raw, holding the `k8s\0` envelope). */
 static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-			const struct gs_decode_hint *hint, struct gs_watch_event *ev)
+			const struct gs_decode_hint *hint, struct gs_decode_event *ev)
 {
 	struct gs_pb r, x;
 	struct gs_pb_field f, g;
@@ -178,17 +178,17 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 			break;
 	if (t == sizeof(watch_types) / sizeof(watch_types[0]))
 		return gs__pb_pfail(d, "unknown event type \"%.*s\"", (int)(tn < 32 ? tn : 32), type);
-	ev->type = (enum gs_watch_type)t;
+	ev->type = (enum gs_decode_event_type)t;
 	if (!env) {
-		if (ev->type == GS_WATCH_ERROR)
+		if (ev->type == GS_DECODE_EV_ERROR)
 			return 0;
 		return gs__pb_pfail(d, "%s event without an object", watch_types[t]);
 	}
 	if ((rc = unwrap(d, env, env_len, &raw, &raw_len, kind, sizeof(kind))) < 0)
 		return rc;
-	if (ev->type == GS_WATCH_ERROR)
+	if (ev->type == GS_DECODE_EV_ERROR)
 		return status_obj(d, raw, raw_len, &ev->status_code, &ev->status_reason, &ev->status_message);
-	if (ev->type == GS_WATCH_BOOKMARK) {
+	if (ev->type == GS_DECODE_EV_BOOKMARK) {
 		/* Only metadata.resourceVersion. */
 		struct gs__pb_meta m = {0};
 		gs_pb_init(&r, raw, raw_len);
@@ -211,7 +211,7 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 		return 0;
 	}
 	if (ev->kind == GS_OBJ_POD) {
-		rc = gs__pb_pod(raw, raw_len, map_annotation, ev->type == GS_WATCH_DELETED ? GS__POD_META : GS__POD_HINT,
+		rc = gs__pb_pod(raw, raw_len, map_annotation, ev->type == GS_DECODE_EV_DELETED ? GS__POD_META : GS__POD_HINT,
 				hint, &ev->pod, d->err, d->errlen);
 		if (rc == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			rc = gs__pb_pnomem(d);
@@ -224,13 +224,13 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 }
 
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			     struct gs_watch_event *ev, char *err, size_t errlen)
+			     struct gs_decode_event *ev, char *err, size_t errlen)
 {
 	return gs_decode_watch_event_pb_hint(frame, len, kind, map_annotation, NULL, ev, err, errlen);
 }
 
 int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-				  const struct gs_decode_hint *hint, struct gs_watch_event *ev, char *err,
+				  const struct gs_decode_hint *hint, struct gs_decode_event *ev, char *err,
 				  size_t errlen)
 {
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "watch event"};
@@ -241,7 +241,7 @@ int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kin
 	ev->node.gpus = -1;
 	r = decode_event(&d, frame, len, map_annotation, hint, ev);
 	if (r < 0) {
-		gs_watch_event_free(ev);
+		gs_decode_event_free(ev);
 		ev->kind = kind;
 	}
 	return r;

@@ -17,7 +17,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/log.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/decode.h"
 #include "k8s/kubeconfig.h"
 #include "sched/explain.h"

@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 #define GS_LEADER_LEASE_MS          15000
 #define GS_LEADER_RENEW_DEADLINE_MS 10000

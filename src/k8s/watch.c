@@ -440,7 +440,7 @@ static void list_page(struct gs_watch *w)
 static int on_line(const char *line, size_t len, void *ud)
 {
 	struct gs_watch *w = ud;
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char derr[256] = "";
 
 	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
@@ -454,26 +454,26 @@ static int on_line(const char *line, size_t len, void *ud)
 	}
 	w->st.events_total++;
 	switch (ev.type) {
-	case GS_WATCH_ADDED:
-	case GS_WATCH_MODIFIED:
+	case GS_DECODE_EV_ADDED:
+	case GS_DECODE_EV_MODIFIED:
 		upsert(w, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node);
 		set_str(&w->rv, ev.resource_version);
 		break;
-	case GS_WATCH_DELETED:
+	case GS_DECODE_EV_DELETED:
 		removed(w, obj_key(w->kind, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node));
 		set_str(&w->rv, ev.resource_version);
 		break;
-	case GS_WATCH_BOOKMARK:
+	case GS_DECODE_EV_BOOKMARK:
 		set_str(&w->rv, ev.resource_version);
 		break;
-	case GS_WATCH_ERROR:
+	case GS_DECODE_EV_ERROR:
 		gs_log_info("%s: watch error event %d %s: %s", gs_watch_name(w), ev.status_code,
 			    ev.status_reason ? ev.status_reason : "", ev.status_message ? ev.status_message : "");
 		w->stream_err = ev.status_code == 410 ? -ESTALE : -EPROTO;
-		gs_watch_event_free(&ev);
+		gs_decode_event_free(&ev);
 		return -ECANCELED; /* stop feeding; the done callback decides */
 	}
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 	return 0;
 }
 

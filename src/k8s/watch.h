@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/decode.h"
 
 struct gs_watch;

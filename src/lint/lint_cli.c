@@ -11,7 +11,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "k8s/client.h"
+#include "k8s/kube.h"
 #include "k8s/decode.h"
 #include "k8s/kubeconfig.h"
 #include "lint/lint.h"

@@ -48,7 +48,7 @@ static int on_item(enum gs_obj_kind kind, const void *obj, void *ud)
 static void watch(const char *json, size_t len, enum gs_obj_kind kind)
 {
 	static const struct gs_pod_obj zero_pod;
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char err[512] = "";
 
 	int r = gs_decode_watch_event(json, len, kind, MAP_ANN, &ev, err, sizeof(err));
@@ -58,13 +58,13 @@ static void watch(const char *json, size_t len, enum gs_obj_kind kind)
 		      !ev.node.taints && !ev.node.alloc.ext && ev.node.gpus == -1);
 		return;
 	}
-	if (ev.type <= GS_WATCH_DELETED) {
+	if (ev.type <= GS_DECODE_EV_DELETED) {
 		if (kind == GS_OBJ_POD)
 			check_pod(&ev.pod);
 		else
 			check_node(&ev.node);
 	}
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 }
 
 static void list(const char *json, size_t len, enum gs_obj_kind kind)

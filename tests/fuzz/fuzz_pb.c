@@ -169,7 +169,7 @@ static int on_frame(const char *p, size_t len, void *ud)
 {
 	enum gs_obj_kind kind = *(enum gs_obj_kind *)ud;
 	static const struct gs_decode_hint hint = {.bound = hint_held};
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char err[512] = "";
 
 	if (gs_decode_watch_event_pb_hint(p, len, kind, MAP_ANN, &hint, &ev, err, sizeof(err)) < 0) {
@@ -177,20 +177,20 @@ static int on_frame(const char *p, size_t len, void *ud)
 		      !ev.pod.uid && !ev.node.name && ev.node.gpus == -1);
 		return 0;
 	}
-	if (ev.type <= GS_WATCH_DELETED) {
+	if (ev.type <= GS_DECODE_EV_DELETED) {
 		if (kind == GS_OBJ_POD) {
 			check_pod(&ev.pod);
 			/* Partial only for DELETED, or a bound pod the reader holds (an odd-length node name). */
-			CHECK(!ev.pod.partial || ev.type == GS_WATCH_DELETED ||
+			CHECK(!ev.pod.partial || ev.type == GS_DECODE_EV_DELETED ||
 			      (ev.pod.node_name && (strlen(ev.pod.node_name) & 1)));
 		}
 		else
 			check_node(&ev.node);
-	} else if (ev.type == GS_WATCH_BOOKMARK) {
+	} else if (ev.type == GS_DECODE_EV_BOOKMARK) {
 		CHECK(ev.resource_version);
 	}
 	CHECK(ev.status_code >= 0 && ev.status_code <= 999);
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 	return 0;
 }
 

@@ -158,14 +158,14 @@ static void test_watch_stream(void **state)
 	char *text = slurp(FIX "watch-pods.jsonl", &len), err[256];
 	int events = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		struct gs_watch_event ev;
+		struct gs_decode_event ev;
 		memset(&ev, 0, sizeof(ev));
 		int r = gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err));
 		assert_int_equal(r, 0);
-		if (ev.type == GS_WATCH_ADDED || ev.type == GS_WATCH_MODIFIED || ev.type == GS_WATCH_DELETED)
+		if (ev.type == GS_DECODE_EV_ADDED || ev.type == GS_DECODE_EV_MODIFIED || ev.type == GS_DECODE_EV_DELETED)
 			assert_non_null(ev.pod.uid);
 		events++;
-		gs_watch_event_free(&ev);
+		gs_decode_event_free(&ev);
 	}
 	assert_int_equal(events, 5);
 	free(text);
@@ -188,7 +188,7 @@ static void test_bad_inputs(void **state)
 		"{\"type\":\"ADDED\",\"object\":{}} trailing",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct gs_watch_event ev;
+		struct gs_decode_event ev;
 		char err[256] = "";
 		memset(&ev, 0, sizeof(ev));
 		int r = gs_decode_watch_event(bad[i], strlen(bad[i]), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err));
@@ -196,7 +196,7 @@ static void test_bad_inputs(void **state)
 			fail_msg("accepted bad input %zu: %s", i, bad[i]);
 		if (!err[0])
 			fail_msg("no reason for bad input %zu", i);
-		gs_watch_event_free(&ev);
+		gs_decode_event_free(&ev);
 	}
 
 	/* Deep nesting must not recurse without bound. */
@@ -205,11 +205,11 @@ static void test_bad_inputs(void **state)
 	memset(deep, '[', depth);
 	memset(deep + depth, ']', depth);
 	deep[2 * depth] = '\0';
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char err[256];
 	memset(&ev, 0, sizeof(ev));
 	assert_true(gs_decode_watch_event(deep, 2 * depth, GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)) < 0);
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 	free(deep);
 
 	/* A list with one broken item: the others still come through. */

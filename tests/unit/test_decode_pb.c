@@ -116,11 +116,11 @@ static void dump_node(struct gs_buf *b, const struct gs_node_obj *n)
 	dump_res(b, "alloc", &n->alloc);
 }
 
-static void dump_event(struct gs_buf *b, const struct gs_watch_event *ev)
+static void dump_event(struct gs_buf *b, const struct gs_decode_event *ev)
 {
-	gs_buf_printf(b, "%s rv=%s status=%d/%s/%s: ", gs_watch_type_name(ev->type), S(ev->resource_version),
+	gs_buf_printf(b, "%s rv=%s status=%d/%s/%s: ", gs_decode_event_type_name(ev->type), S(ev->resource_version),
 		      ev->status_code, S(ev->status_reason), S(ev->status_message));
-	if (ev->type == GS_WATCH_BOOKMARK || ev->type == GS_WATCH_ERROR)
+	if (ev->type == GS_DECODE_EV_BOOKMARK || ev->type == GS_DECODE_EV_ERROR)
 		return;
 	if (ev->kind == GS_OBJ_POD)
 		dump_pod(b, &ev->pod);
@@ -385,7 +385,7 @@ struct ev_sink {
 static int on_event(const char *data, size_t len, void *ud)
 {
 	struct ev_sink *s = ud;
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	char err[512] = "";
 	int r = s->pb ? gs_decode_watch_event_pb(data, len, s->kind, MAP_ANN, &ev, err, sizeof(err))
 		      : gs_decode_watch_event(data, len, s->kind, MAP_ANN, &ev, err, sizeof(err));
@@ -393,7 +393,7 @@ static int on_event(const char *data, size_t len, void *ud)
 		fail_msg("event %d (%s): %s", s->n, s->pb ? "protobuf" : "JSON", err);
 	dump_event(s->b, &ev);
 	gs_buf_printf(s->b, "\n");
-	gs_watch_event_free(&ev);
+	gs_decode_event_free(&ev);
 	s->n++;
 	return 0;
 }
@@ -512,7 +512,7 @@ static void fixture_as_pb(const char *path)
 	if (strncmp(base, "watch-", 6) == 0) {
 		/* One event per line; each line is also a frame of the protobuf stream. */
 		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-			struct gs_watch_event ev;
+			struct gs_decode_event ev;
 			cJSON *o = cJSON_Parse(line);
 			assert_non_null(o);
 			gs_buf_reset(&enc);
@@ -521,11 +521,11 @@ static void fixture_as_pb(const char *path)
 			if (gs_decode_watch_event(line, strlen(line), kind, MAP_ANN, &ev, err, sizeof(err)) < 0)
 				fail_msg("%s (JSON): %s", base, err);
 			dump_event(&j, &ev);
-			gs_watch_event_free(&ev);
+			gs_decode_event_free(&ev);
 			if (gs_decode_watch_event_pb(enc.data, enc.len, kind, MAP_ANN, &ev, err, sizeof(err)) < 0)
 				fail_msg("%s (protobuf): %s", base, err);
 			dump_event(&p, &ev);
-			gs_watch_event_free(&ev);
+			gs_decode_event_free(&ev);
 			cJSON_Delete(o);
 		}
 	} else if (strncmp(base, "list-", 5) == 0) {
@@ -758,7 +758,7 @@ static void test_hint_bound_partial(void **state)
 	struct w ann = {0}, meta = {0}, ctr = {0}, env = {0}, spec = {0}, status = {0}, pod = {0}, ev = {0};
 	struct asked a = {0};
 	struct gs_decode_hint hint = {.bound = hint_bound, .ud = &a};
-	struct gs_watch_event e;
+	struct gs_decode_event e;
 	char err[256] = "";
 
 	w_str(&ann, 1, MAP_ANN);
@@ -796,7 +796,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.n_containers, 0);
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_UNSET);
 	assert_int_equal(e.pod.terminal, 0);
-	gs_watch_event_free(&e);
+	gs_decode_event_free(&e);
 
 	/* Not held: whole, as without a hint. */
 	a.answer = 0;
@@ -806,17 +806,17 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.n_containers, 1);
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_SAME);
 	assert_int_equal(e.pod.map_len, 9);
-	gs_watch_event_free(&e);
+	gs_decode_event_free(&e);
 
 	/* DELETED: partial without asking. */
 	struct w del = {0};
 	w_event(&del, "DELETED", &pod);
 	assert_int_equal(gs_decode_watch_event_pb_hint(del.b, del.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
 	assert_int_equal(a.calls, 2);
-	assert_int_equal(e.type, GS_WATCH_DELETED);
+	assert_int_equal(e.type, GS_DECODE_EV_DELETED);
 	assert_int_equal(e.pod.partial, 1);
 	assert_string_equal(e.pod.uid, "u-1");
-	gs_watch_event_free(&e);
+	gs_decode_event_free(&e);
 
 	/* No spec.nodeName: nothing to ask, read whole. */
 	struct w spec2 = {0}, pod2 = {0}, ev2 = {0};
@@ -830,7 +830,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(a.calls, 2);
 	assert_int_equal(e.pod.partial, 0);
 	assert_int_equal(e.pod.n_containers, 1);
-	gs_watch_event_free(&e);
+	gs_decode_event_free(&e);
 
 	/* Held but terminal: partial, and says so. */
 	struct w status3 = {0}, pod3 = {0}, ev3 = {0};
@@ -842,7 +842,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(gs_decode_watch_event_pb_hint(ev3.b, ev3.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
 	assert_int_equal(e.pod.partial, 1);
 	assert_int_equal(e.pod.terminal, 1);
-	gs_watch_event_free(&e);
+	gs_decode_event_free(&e);
 }
 
 /* Wrong wire types, truncations, NUL bytes, envelopes: each fails that object with a message. */
@@ -954,7 +954,7 @@ static void test_hostile_hand_built(void **state)
 	assert_string_equal(err, "object: content encoding \"gzip\" is not supported");
 
 	/* Watch events: unknown type, no type, an ADDED without an object. */
-	struct gs_watch_event ev;
+	struct gs_decode_event ev;
 	struct w we = {0};
 	w_str(&we, 1, "RENAMED");
 	assert_int_equal(gs_decode_watch_event_pb(we.b, we.n, GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)), -EINVAL);

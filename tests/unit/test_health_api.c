@@ -1,6 +1,6 @@
 /*
  * test_health_api.c: the operational endpoints (core/health.c) over a real socket, and the pure parts
- * of the apiserver calls (k8s/api.c result classes, k8s/client.c path escaping, timestamps).
+ * of the apiserver calls (k8s/api.c result classes, k8s/kube.c path escaping, timestamps).
  * Binding, events, conditions and deletion themselves run against the real apiserver in
  * tests/integration/.
  */
@@ -17,7 +17,7 @@
 #include "core/health.h"
 #include "core/http.h"
 #include "k8s/api.h"
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 static uv_loop_t loop;
 static int ready;

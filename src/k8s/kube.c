@@ -1,9 +1,9 @@
 /*
- * client.c: see client.h. The kube layer keeps its own two FIFO queues and hands a request to the
+ * kube.c: see kube.h. The kube layer keeps its own two FIFO queues and hands a request to the
  * HTTP pool only when a connection is free for it, so priorities and the rate limit are decided here
  * and the pool's own queue stays empty for requests.
  */
-#include "k8s/client.h"
+#include "k8s/kube.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * client.h: the kube-apiserver client: authentication, rate limiting and priorities over the core
+ * kube.h: the kube-apiserver client: authentication, rate limiting and priorities over the core
  * HTTP pool (src/core/http.h).
  *
  * Two pools to one apiserver: one for long-lived watches (a connection each, never queued behind
@@ -14,8 +14,8 @@
  * Rate limit: --kube-api-qps/--kube-api-burst as a token bucket; qps 0 means unlimited. Watches are not
  * rate limited (kube-scheduler's client does the same for its informers' long requests).
  */
-#ifndef GS_K8S_CLIENT_H
-#define GS_K8S_CLIENT_H
+#ifndef GS_K8S_KUBE_H
+#define GS_K8S_KUBE_H
 
 #include <stdint.h>
 #include <uv.h>
