@@ -223,30 +223,30 @@ layering:
 # gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default).
 BENCH_ARGS ?=
 bench: all
-	tests/cluster/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
+	bench/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
 
 # The scale sweep (1k..20k pods, 100 and 1,000 nodes, events on and off): build/bench-full/summary.md.
 bench-full: all
-	tests/cluster/bench-full.sh
+	bench/bench-full.sh
 
 # The admission webhook: AdmissionReviews sent directly, then pod creates with and without it.
 bench-webhook: all
-	tests/cluster/bench.sh webhook $(BENCH_ARGS)
+	bench/bench.sh webhook $(BENCH_ARGS)
 
 bench-smoke: all
-	tests/cluster/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)
+	bench/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)
 
 # The local demo (README): a real control plane, kubelets node1..node4 with containerd, gpu-scheduler
 # deployed from its image, and the example StatefulSet Running. As root.
 demo:
-	tests/cluster/demo.sh up
+	scripts/demo.sh up
 
 demo-down:
-	tests/cluster/demo.sh down
+	scripts/demo.sh down
 
 # docs/evidence/ from a fresh run of the demo (which it tears down afterwards).
 evidence:
-	tests/cluster/evidence.sh
+	scripts/evidence.sh
 
 # deploy/install.yaml: deploy/ + the self-signed Component as one file (for kubectl < 1.21).
 manifests:

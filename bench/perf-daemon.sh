@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bench/perf-daemon.sh: a --daemon for gpu-scheduler-bench that profiles what it runs. It starts
 # build/gpu-scheduler (or $GS_PERF_DAEMON) under `perf record` with DWARF call graphs, and the
-# apiserver of $GS_CLUSTER_DIR (which tests/cluster/bench.sh exports) under a second `perf record`
+# apiserver of $GS_CLUSTER_DIR (which bench/bench.sh exports) under a second `perf record`
 # for as long as the daemon lives; the bench's SIGTERM goes to the daemon, then both profiles are
 # written to $GS_PERF_OUT (build/perf): daemon.data, apiserver.data.
 #
-#   tests/cluster/bench.sh --nodes 1000 --pods 5000 --contenders gpu-scheduler \
+#   bench/bench.sh --nodes 1000 --pods 5000 --contenders gpu-scheduler \
 #       --daemon bench/perf-daemon.sh --out build/bench-perf
 #   perf report -i build/perf/daemon.data --no-children --sort symbol
 #

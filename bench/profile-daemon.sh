@@ -8,7 +8,7 @@
 # Output in $GS_PERF_OUT (build/perf): daemon-ENC.data and apiserver-ENC.pprof, ENC being protobuf or
 # json from the daemon's --kube-api-content-type.
 #
-#   GS_APISERVER_PROFILING=1 GS_PERF_DAEMON=build/gpu-scheduler tests/cluster/bench.sh --nodes 1000 \
+#   GS_APISERVER_PROFILING=1 GS_PERF_DAEMON=build/gpu-scheduler bench/bench.sh --nodes 1000 \
 #       --pods 10000 --daemon bench/profile-daemon.sh --out build/bench-prof
 #   perf report -i build/perf/daemon-protobuf.data --no-children --sort dso,symbol
 #   go tool pprof -top build/perf/apiserver-protobuf.pprof     (Go 1.19: /usr/lib/go-1.19/bin/go)

@@ -6,14 +6,14 @@
 # config, the webhook reached through its Service), then the example StatefulSet. When the five pods
 # run, it prints `kubectl get pod -owide -A` and the logs of the pods on node3 and node4.
 #
-#   tests/cluster/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
-#   tests/cluster/demo.sh down    (make demo-down)
-#   tests/cluster/demo.sh show    prints the two outputs again (the cluster must be up)
+#   scripts/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
+#   scripts/demo.sh down    (make demo-down)
+#   scripts/demo.sh show    prints the two outputs again (the cluster must be up)
 #
 # As root on Debian bookworm with cgroup v1 hierarchies (see docs/cluster.md). Only one cluster with
 # real nodes runs on a machine at a time (the nodes' cgroups and bridges have fixed names).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROOT=$PWD
 export GS_CLUSTER_DIR=${GS_DEMO_DIR:-$ROOT/build/demo}
 export GS_APISERVER_PORT=${GS_DEMO_APISERVER_PORT:-26443}

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# make bench-full: the scale sweep of issue 5. Each configuration runs tests/cluster/bench.sh on a
+# make bench-full: the scale sweep of issue 5. Each configuration runs bench/bench.sh on a
 # fresh control plane (so etcd's size never carries over), then one table summarises them all.
 #
-#   tests/cluster/bench-full.sh [OUT]     (default build/bench-full; about 25 minutes on 2 cores)
+#   bench/bench-full.sh [OUT]     (default build/bench-full; about 25 minutes on 2 cores)
 #
 # Configurations: 1k, 5k, 10k, 20k pending pods on 1,000 nodes and 10k on 100 nodes, each with the
 # Scheduled event on and off; contenders raw binder and gpu-scheduler, plus kube-scheduler at QPS
 # 10000 for 10k pods / 1k nodes with events on (the issue's reference point). GS_SWEEP="PODS:NODES ..."
 # replaces the list of configurations.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${1:-build/bench-full}
 SWEEP=${GS_SWEEP:-"1000:1000 5000:1000 10000:1000 20000:1000 10000:100"}
 mkdir -p "$OUT"
@@ -22,7 +22,7 @@ for cfg in $SWEEP; do
 		[ "$pods:$nodes:$ev" = 10000:1000:true ] && contenders=raw,gpu-scheduler,kube-scheduler-qps
 		dir=$OUT/p$pods-n$nodes-ev$ev
 		echo "=== bench-full: $pods pods, $nodes nodes, events $ev ($contenders)" >&2
-		tests/cluster/bench.sh --nodes "$nodes" --pods "$pods" --contenders "$contenders" \
+		bench/bench.sh --nodes "$nodes" --pods "$pods" --contenders "$contenders" \
 			--events="$ev" --out "$dir" >"$dir.txt" 2>"$dir.err" || {
 			echo "bench-full: $dir failed (see $dir.err)" >&2
 			continue

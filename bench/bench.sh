@@ -5,7 +5,7 @@
 # bench/bench.c); with "webhook" first, the rest go to build/gpu-scheduler-webhook-bench
 # (bench/webhook.c) instead.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 export GS_CLUSTER_DIR=${GS_BENCH_DIR:-$PWD/build/bench-cluster}
 export GS_APISERVER_PORT=${GS_BENCH_APISERVER_PORT:-18443}
 export GS_ETCD_PORT=${GS_BENCH_ETCD_PORT:-32379}
