@@ -1,14 +1,23 @@
 /*
  * decode_int.h: what the JSON decoder (decode.c) and the protobuf one (decode_pb_wire.c) share about
- * list items: a decoded record handed to the caller and freed, and one item's outcome in a list loop
+ * errors and list items: a decoded record handed to the caller and freed, and one item's outcome in a list loop
  * (skipped and logged, out of memory, stopped by the caller). Private to src/k8s/decode*.c.
  */
 #ifndef GS_K8S_DECODE_INT_H
 #define GS_K8S_DECODE_INT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "k8s/decode.h"
+
+/*
+ * Both decoders' errors, into err[0..errlen) when err and errlen: "WHAT: MESSAGE" (MESSAGE from fmt;
+ * no prefix when what is ""), returning -EINVAL; "WHAT: out of memory" ("decode" for an empty what),
+ * returning -ENOMEM.
+ */
+int gs_decode__vfail(char *err, size_t errlen, const char *what, const char *fmt, va_list ap);
+int gs_decode__nomem(char *err, size_t errlen, const char *what);
 
 /*
  * rc is what decoding the item into *pod or *node (by kind) returned. 0: the record goes to cb and is

@@ -1,5 +1,5 @@
 /*
- * decode_items.c: list items, the same for both encodings (decode_int.h).
+ * decode_items.c: errors and list items, the same for both encodings (decode_int.h).
  */
 #include "k8s/decode_int.h"
 
@@ -9,6 +9,23 @@
 #include <string.h>
 
 #include "core/log.h"
+
+int gs_decode__vfail(char *err, size_t errlen, const char *what, const char *fmt, va_list ap)
+{
+	char msg[384];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (err && errlen)
+		snprintf(err, errlen, "%s%s%s", what, what[0] ? ": " : "", msg);
+	return -EINVAL;
+}
+
+int gs_decode__nomem(char *err, size_t errlen, const char *what)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s: out of memory", what[0] ? what : "decode");
+	return -ENOMEM;
+}
 
 int gs_decode__deliver(int rc, enum gs_obj_kind kind, struct gs_pod_obj *pod, struct gs_node_obj *node,
 		       gs_decode_item_cb cb, void *ud)

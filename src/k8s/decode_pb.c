@@ -30,22 +30,17 @@
 
 int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...)
 {
-	char msg[384];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	int r = gs_decode__vfail(d->err, d->errlen, d->what, fmt, ap);
 	va_end(ap);
-	if (d->err && d->errlen)
-		snprintf(d->err, d->errlen, "%s%s%s", d->what, d->what[0] ? ": " : "", msg);
-	return -EINVAL;
+	return r;
 }
 
 int gs__pb_pnomem(struct gs__pctx *d)
 {
-	if (d->err && d->errlen)
-		snprintf(d->err, d->errlen, "%s: out of memory", d->what[0] ? d->what : "decode");
-	return -ENOMEM;
+	return gs_decode__nomem(d->err, d->errlen, d->what);
 }
 
 /* A reader's failure, naming the message it was reading. */
