@@ -8,7 +8,8 @@
 # the SEED files, and keeps what the fuzzer finds from one run to the next. DICT may be empty. The
 # fuzzer's output goes to $GS_FUZZ_DIR/logs/NAME.log, a crashing input to $GS_FUZZ_DIR/crashes/NAME/.
 # Prints executions, wall time, coverage (libFuzzer's cov: edges, ft: features) and "0 crashes" or the
-# crash file; exits non-zero on a crash (also a leak, a timeout, an out-of-memory).
+# crash file; exits non-zero on a crash (also a leak, a timeout, an out-of-memory); a run stopped by
+# SIGINT says "interrupted, 0 crashes" and exits 0.
 set -u
 name=$1 secs=$2 dict=$3
 shift 3
@@ -47,6 +48,11 @@ line=$(printf 'fuzz %-12s %11s execs in %4ss (%s/s), %s, corpus %s' "$name" "${e
 	"${cov:-cov: ?}" "$files")
 if [ "$rc" -eq 0 ] && [ -z "$crash" ]; then
 	echo "$line: 0 crashes"
+	exit 0
+fi
+# Stopped by SIGINT (libFuzzer exits 72 after "run interrupted"): nothing found, say so.
+if [ -z "$crash" ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+	echo "$line: interrupted, 0 crashes"
 	exit 0
 fi
 echo "$line: CRASH ${crash:-(exit $rc, no test unit written)}; log $log"
