@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-smoke: the load generator works end to end on the test cluster (fake nodes, pending pods in
-# the mixed shape, the raw binder and gpu-scheduler in turn) and every contender's outcome is right:
+# the mixed shape, the raw binder and gpu-scheduler, protobuf then JSON, in turn) and every contender's outcome is right:
 # all pods that can bind are bound where their map says, the ones naming missing nodes are not.
 # Then the webhook bench: AdmissionReviews straight to the daemon and pod creates through the
 # apiserver with and without the webhook, every answer and every created pod checked.
@@ -9,11 +9,13 @@
 test_begin
 out=$GS_TEST_LOGS/$T_NAME
 rm -rf "$out"
-check "bench-smoke: 150 pods, 10 nodes, mixed shape, raw and gpu-scheduler" \
+check "bench-smoke: 150 pods, 10 nodes, mixed shape, raw and gpu-scheduler (protobuf, then JSON)" \
 	"$GS_BUILD_DIR/gpu-scheduler-bench" --kubeconfig "$KUBECONFIG" --nodes 10 --pods 150 --shape mixed \
-	--contenders raw,gpu-scheduler --daemon "$GS_DAEMON_BIN" --out "$out"
-check "results.json written, both contenders ok" \
-	eval "[ \"\$(grep -o '\"ok\":true' '$out/results.json' | wc -l)\" = 2 ]"
+	--contenders raw,gpu-scheduler --encoding protobuf,json --daemon "$GS_DAEMON_BIN" --out "$out"
+check "results.json written, the three runs ok (raw, gpu-scheduler, gpu-scheduler-json)" python3 -c '
+import json, sys
+c = {x["name"]: x["ok"] for x in json.load(open(sys.argv[1]))["contenders"]}
+sys.exit(c != {"raw": True, "gpu-scheduler": True, "gpu-scheduler-json": True})' "$out/results.json"
 check "bound.csv written" test -s "$out/bound.csv"
 # Its ready time comes from its own log: positive, and shorter than its whole run.
 check "gpu-scheduler's ready time measured (0 < ready_s < seconds)" python3 -c '
