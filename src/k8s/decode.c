@@ -592,7 +592,7 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 {
 	const cJSON *refs, *ref;
 	char path[64];
-	int i = 0, r;
+	int i = 0, r, taken = 0;
 
 	if (get_arr(d, meta, "ownerReferences", "metadata", &refs) < 0)
 		return -EINVAL;
@@ -603,8 +603,11 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 			return dfail(d, "%s is not an object", path);
 		if (get_bool(d, ref, "controller", path, &controller) < 0)
 			return -EINVAL;
-		if (!controller || out->owner_kind)
-			continue; /* the apiserver allows one controller; the first one counts */
+		/* The apiserver allows one controller; the first one counts, whatever fields it lacks (a
+		 * second must not write over the first's strings: fuzz_decode found that leak). */
+		if (!controller || taken)
+			continue;
+		taken = 1;
 		if ((r = get_str(d, ref, "kind", path, &out->owner_kind)) < 0 ||
 		    (r = get_str(d, ref, "name", path, &out->owner_name)) < 0 ||
 		    (r = get_str(d, ref, "uid", path, &out->owner_uid)) < 0)

@@ -427,7 +427,7 @@ static int owner(struct gs__pctx *d, const struct gs__pb_meta *m, struct gs_pod_
 	struct gs_pb r, o;
 	struct gs_pb_field f, g;
 	char path[64];
-	int i = 0, rc;
+	int i = 0, rc, taken = 0;
 
 	gs_pb_init(&r, m->data, m->len);
 	while (gs_pb_next(&r, &f) > 0) {
@@ -451,7 +451,8 @@ static int owner(struct gs__pctx *d, const struct gs__pb_meta *m, struct gs_pod_
 		}
 		if (rc < 0 && o.err)
 			rc = gs__pb_pbad(d, &o, path);
-		if (rc == 0 && controller && !out->owner_kind) {
+		if (rc == 0 && controller && !taken) { /* the first controller, even without a kind */
+			taken = 1;
 			out->owner_kind = kind;
 			out->owner_name = name;
 			out->owner_uid = uid;
