@@ -401,17 +401,8 @@ static int decode_tolerations(struct dctx *d, const cJSON *spec, struct gs_pod_o
 
 /* ---- pods ---------------------------------------------------------------------------------------- */
 
-/* What all containers say about CUDA_VISIBLE_DEVICES, folded one container at a time. */
-struct cuda_fold {
-	int n;            /* containers seen */
-	int n_unset;      /* containers without it */
-	int n_other;      /* containers that set it from valueFrom */
-	int differ;       /* literal values differ */
-	const char *value;/* the first literal value (borrowed) */
-};
-
 /* c is a container object at cpath ("spec.containers[1]"). */
-static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, struct cuda_fold *f)
+static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, struct gs_decode__cuda_fold *f)
 {
 	char path[96];
 	const cJSON *env, *e;
@@ -441,16 +432,7 @@ static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, str
 			val = v ? v : "";
 		}
 	}
-	f->n++;
-	if (state == 0) {
-		f->n_unset++;
-	} else if (state == 2) {
-		f->n_other++;
-	} else if (!f->value) {
-		f->value = val;
-	} else if (strcmp(f->value, val) != 0) {
-		f->differ = 1;
-	}
+	gs_decode__cuda_add(f, state, val, val ? strlen(val) : 0);
 	return 0;
 }
 
@@ -524,7 +506,7 @@ static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struc
 static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	static const char *const lists[] = {"initContainers", "containers"};
-	struct cuda_fold f = {0};
+	struct gs_decode__cuda_fold f = {0};
 	char cpath[64], rpath[80];
 	int r;
 
@@ -560,7 +542,7 @@ static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_ob
 			i++;
 		}
 	}
-	if (gs_decode__containers_done(out, f.n, f.n_unset, f.n_other, f.differ, f.value, f.value ? strlen(f.value) : 0) < 0)
+	if (gs_decode__containers_done(out, &f) < 0)
 		return dnomem(d);
 	return 0;
 }

@@ -40,12 +40,26 @@ int gs_decode__item_outcome(int r, const char *what, int idx, const char *ierr, 
 int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, unsigned *skipped);
 
 /*
- * After the containers: an empty host-port array released, n_containers set, and the pod's
- * CUDA_VISIBLE_DEVICES state from the fold over its containers (n of them, n_unset without the
- * variable, n_other with it from valueFrom, differ when literal values differ; value[0..value_len)
- * the first literal one). 0, or -ENOMEM.
+ * What all containers say about CUDA_VISIBLE_DEVICES, folded one container at a time by
+ * gs_decode__cuda_add: state 0 the container does not set it, 1 a literal value val[0..len), 2 from
+ * valueFrom (val ignored). val is borrowed: it must live until gs_decode__containers_done.
  */
-int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
-			       size_t value_len);
+struct gs_decode__cuda_fold {
+	int n;             /* containers seen */
+	int n_unset;       /* containers without it */
+	int n_other;       /* containers that set it from valueFrom */
+	int differ;        /* literal values differ */
+	const char *value; /* the first literal value (borrowed), value_len bytes */
+	size_t value_len;
+};
+
+void gs_decode__cuda_add(struct gs_decode__cuda_fold *f, int state, const char *val, size_t len);
+
+/*
+ * After the containers: an empty host-port array released, n_containers set, and the pod's
+ * CUDA_VISIBLE_DEVICES state from the fold (its first literal value copied when every container
+ * sets the same one). 0, or -ENOMEM.
+ */
+int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__cuda_fold *f);
 
 #endif

@@ -70,19 +70,33 @@ int gs_decode__stream_outcome(int r, enum gs_obj_kind kind, const char *ierr, un
 	return 0;
 }
 
-int gs_decode__containers_done(struct gs_pod_obj *out, int n, int n_unset, int n_other, int differ, const char *value,
-			       size_t value_len)
+void gs_decode__cuda_add(struct gs_decode__cuda_fold *f, int state, const char *val, size_t len)
+{
+	f->n++;
+	if (state == 0) {
+		f->n_unset++;
+	} else if (state == 2) {
+		f->n_other++;
+	} else if (!f->value) {
+		f->value = val;
+		f->value_len = len;
+	} else if (f->value_len != len || memcmp(f->value, val, len) != 0) {
+		f->differ = 1;
+	}
+}
+
+int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__cuda_fold *f)
 {
 	if (out->n_host_ports == 0) {
 		free(out->host_ports);
 		out->host_ports = NULL;
 	}
-	out->n_containers = n;
-	if (n_unset == n) {
+	out->n_containers = f->n;
+	if (f->n_unset == f->n) {
 		out->cuda_state = GS_CUDA_UNSET;
-	} else if (n_unset == 0 && n_other == 0 && !differ) {
+	} else if (f->n_unset == 0 && f->n_other == 0 && !f->differ) {
 		out->cuda_state = GS_CUDA_SAME;
-		if (!(out->cuda_value = strndup(value, value_len)))
+		if (!(out->cuda_value = strndup(f->value, f->value_len)))
 			return -ENOMEM;
 	} else {
 		out->cuda_state = GS_CUDA_MIXED;

@@ -469,14 +469,9 @@ static int owner(struct gs__pctx *d, const struct gs__pb_meta *m, struct gs_pod_
 
 /* ---- pod spec ------------------------------------------------------------------------------------ */
 
-struct cuda_fold {
-	int n, n_unset, n_other, differ;
-	const char *value; /* the first literal value (borrowed from the message) */
-	size_t value_len;
-};
-
 /* EnvVar: 1 name, 2 value, 3 valueFrom. A later duplicate wins, as in the kubelet. */
-static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const char *cpath, struct cuda_fold *fo)
+static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const char *cpath,
+		    struct gs_decode__cuda_fold *fo)
 {
 	struct gs_pb r, e;
 	struct gs_pb_field f, g;
@@ -519,17 +514,7 @@ static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const c
 			val_len = v ? vn : 0;
 		}
 	}
-	fo->n++;
-	if (state == 0) {
-		fo->n_unset++;
-	} else if (state == 2) {
-		fo->n_other++;
-	} else if (!fo->value) {
-		fo->value = val;
-		fo->value_len = val_len;
-	} else if (fo->value_len != val_len || memcmp(fo->value, val, val_len) != 0) {
-		fo->differ = 1;
-	}
+	gs_decode__cuda_add(fo, state, val, val_len);
 	return 0;
 }
 
@@ -580,7 +565,7 @@ static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *pa
 
 /* Container: 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests). */
 static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular,
-		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct cuda_fold *fo)
+		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct gs_decode__cuda_fold *fo)
 {
 	struct gs_pb r;
 	struct gs_pb_field f;
@@ -644,7 +629,7 @@ struct at {
 static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const struct at *at,
 		      struct gs_pod_obj *out)
 {
-	struct cuda_fold fo = {0};
+	struct gs_decode__cuda_fold fo = {0};
 	char cpath[64];
 	int rc;
 
@@ -676,7 +661,7 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 			i++;
 		}
 	}
-	if (gs_decode__containers_done(out, fo.n, fo.n_unset, fo.n_other, fo.differ, fo.value, fo.value_len) < 0)
+	if (gs_decode__containers_done(out, &fo) < 0)
 		return gs__pb_pnomem(d);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "slurp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,23 +19,6 @@
 
 #define FIX "tests/fixtures/json/"
 #define MAP_ANN "gpu-scheduler.io/map"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s (run from the repository root)", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-	p[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return p;
-}
 
 static int decode_pod_file(const char *path, struct gs_pod_obj *p, char *err, size_t errlen)
 {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "slurp.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -37,23 +38,6 @@
 static const char *const pair_dirs[] = {"tests/fixtures/recorded/", "tests/fixtures/k8s-serializers/"};
 static const char *REC = "";
 #define MAP_ANN "gpu-scheduler.io/map"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s (run from the repository root)", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *p = malloc((size_t)n + 1);
-	assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-	p[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return p;
-}
 
 /* ---- records as text ----------------------------------------------------------------------------- */
 

@@ -7,27 +7,13 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "slurp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "k8s/leader.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	b[n] = '\0';
-	*len = (size_t)n;
-	return b;
-}
 
 static void test_decode_recorded(void **state)
 {
