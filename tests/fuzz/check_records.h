@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "k8s/decode.h"
 #include "sched/objects.h"
 
 #define CHECK(e) ((e) ? (void)0 : abort())
@@ -84,6 +85,17 @@ static void check_node(const struct gs_node_obj *n)
 		CHECK(n->taints[i].effect > GS_EFFECT_ALL && n->taints[i].effect <= GS_EFFECT_OTHER);
 	check_res(&n->alloc);
 	CHECK(n->gpus >= -1);
+}
+
+/* A list decoder's item callback: each record checked, counted in *(unsigned *)ud. */
+static int check_item(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	if (kind == GS_OBJ_POD)
+		check_pod(obj);
+	else
+		check_node(obj);
+	(*(unsigned *)ud)++;
+	return 0;
 }
 
 #endif

@@ -35,16 +35,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAP_ANN "gpu-scheduler.io/map"
-static int on_item(enum gs_obj_kind kind, const void *obj, void *ud)
-{
-	if (kind == GS_OBJ_POD)
-		check_pod(obj);
-	else
-		check_node(obj);
-	(*(unsigned *)ud)++;
-	return 0;
-}
-
 static void watch(const char *json, size_t len, enum gs_obj_kind kind)
 {
 	static const struct gs_pod_obj zero_pod;
@@ -72,7 +62,7 @@ static void list(const char *json, size_t len, enum gs_obj_kind kind)
 	char *rv = NULL, *cont = NULL, err[512] = "";
 	unsigned n = 0;
 
-	int r = gs_decode_list(json, len, kind, MAP_ANN, on_item, &n, &rv, &cont, err, sizeof(err));
+	int r = gs_decode_list(json, len, kind, MAP_ANN, check_item, &n, &rv, &cont, err, sizeof(err));
 	if (r < 0)
 		CHECK(err[0] && !rv && !cont);
 	free(rv);
@@ -83,7 +73,7 @@ static void one_item(const char *json, size_t len, enum gs_obj_kind kind)
 {
 	unsigned n = 0, skipped = 0;
 
-	int r = gs_decode_list_item(json, len, kind, MAP_ANN, on_item, &n, &skipped);
+	int r = gs_decode_list_item(json, len, kind, MAP_ANN, check_item, &n, &skipped);
 	CHECK(r == 0 && n + skipped == 1);
 }
 

@@ -30,16 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAP_ANN "gpu-scheduler.io/map"
 
-static int on_item(enum gs_obj_kind kind, const void *obj, void *ud)
-{
-	if (kind == GS_OBJ_POD)
-		check_pod(obj);
-	else
-		check_node(obj);
-	(*(unsigned *)ud)++;
-	return 0;
-}
-
 /* Walks a message and, to a small depth, every LEN field as a message of its own. */
 static void walk(const uint8_t *p, size_t len, int depth)
 {
@@ -102,7 +92,7 @@ static void bodies(const uint8_t *p, size_t len)
 	for (int k = 0; k < 2; k++) {
 		n = 0;
 		err[0] = '\0';
-		if (gs_decode_list_pb_ex(p, len, (enum gs_obj_kind)k, MAP_ANN, on_item, &n, &rv, &cont, &skipped, err,
+		if (gs_decode_list_pb_ex(p, len, (enum gs_obj_kind)k, MAP_ANN, check_item, &n, &rv, &cont, &skipped, err,
 					 sizeof(err)) < 0) {
 			CHECK(err[0] && !rv && !cont);
 		} else {
@@ -135,7 +125,7 @@ static int on_field(uint32_t num, int wire, uint64_t v, const uint8_t *p, size_t
 	}
 	if (num == 2) {
 		unsigned before = s->items + s->skipped;
-		int r = gs_decode_list_item_pb(p, len, GS_OBJ_POD, MAP_ANN, on_item, &s->items, &s->skipped);
+		int r = gs_decode_list_item_pb(p, len, GS_OBJ_POD, MAP_ANN, check_item, &s->items, &s->skipped);
 		CHECK(r == 0 && s->items + s->skipped == before + 1);
 	}
 	return 0;
