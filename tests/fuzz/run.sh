@@ -9,7 +9,8 @@
 # fuzzer's output goes to $GS_FUZZ_DIR/logs/NAME.log, a crashing input to $GS_FUZZ_DIR/crashes/NAME/.
 # Prints executions, wall time, coverage (libFuzzer's cov: edges, ft: features) and "0 crashes" or the
 # crash file; exits non-zero on a crash (also a leak, a timeout, an out-of-memory); a run stopped by
-# SIGINT says "interrupted, 0 crashes" and exits 0.
+# SIGINT says "interrupted, 0 crashes" and exits 0. GS_FUZZ_RUNS=N stops the run after N executions
+# (libFuzzer's -runs) if SECONDS have not run out first.
 set -u
 name=$1 secs=$2 dict=$3
 shift 3
@@ -32,6 +33,7 @@ done
 args=(-max_total_time="$secs" -timeout="${GS_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -print_final_stats=1
 	-artifact_prefix="$crashes/")
 [ -n "$dict" ] && args+=(-dict="$dict")
+[ -n "${GS_FUZZ_RUNS:-}" ] && args+=(-runs="$GS_FUZZ_RUNS")
 start=$(date +%s.%N)
 "$bin" "${args[@]}" "$corpus" >"$log" 2>&1
 rc=$?
