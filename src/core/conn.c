@@ -41,22 +41,19 @@ static void hs_count_step(void);
 
 /* ---- closing ------------------------------------------------------------------------------------ */
 
-static void conn_maybe_finish(struct gs_conn *c)
+/* Both handles and a pending getaddrinfo are the closer's parts; the owner's on_close runs last. */
+static void conn_release(struct gs_closer *cl)
 {
-	if (c->handles_open || c->gai_pending || c->closed_cb_done)
-		return;
-	c->closed_cb_done = 1;
+	struct gs_conn *c = GS_CONTAINER_OF(cl, struct gs_conn, closer);
 	gs_tls_free(c->tls);
 	c->tls = NULL;
 	gs_buf_free(&c->pending);
-	c->cbs->on_close(c); /* may free c */
 }
 
-static void conn_handle_closed(uv_handle_t *h)
+static void conn_closed(void *ud)
 {
-	struct gs_conn *c = h->data;
-	c->handles_open--;
-	conn_maybe_finish(c);
+	struct gs_conn *c = ud;
+	c->cbs->on_close(c); /* may free c */
 }
 
 void gs_conn__close(struct gs_conn *c)
@@ -70,8 +67,10 @@ void gs_conn__close(struct gs_conn *c)
 	hs_dequeue(c);
 	if (c->gai_pending)
 		uv_cancel((uv_req_t *)&c->gai_req);
-	uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
-	uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+	gs_closer_start(&c->closer, conn_release, conn_closed, c);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->tcp);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->timer);
+	gs_closer_arm(&c->closer);
 	if (c->cbs->on_closing)
 		c->cbs->on_closing(c);
 }
@@ -128,7 +127,6 @@ int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const 
 	}
 	c->tcp.data = c;
 	c->timer.data = c;
-	c->handles_open = 2;
 	return 0;
 }
 
@@ -285,9 +283,10 @@ static void conn_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *re
 	c->gai_pending = 0;
 	if (c->closing) {
 		uv_freeaddrinfo(res);
-		conn_maybe_finish(c);
+		gs_closer_drop(&c->closer); /* may finish the close */
 		return;
 	}
+	gs_closer_drop(&c->closer);
 	if (status < 0 || !res) {
 		conn_fail(c, status < 0 ? status : UV_EAI_NONAME, "name resolution failed");
 	} else {
@@ -317,8 +316,10 @@ int gs_conn__connect(struct gs_conn *c, const char *host, int port, struct gs_tl
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	int r = uv_getaddrinfo(c->loop, &c->gai_req, conn_resolved, host, service, &hints);
-	if (r == 0)
+	if (r == 0) {
 		c->gai_pending = 1;
+		gs_closer_hold(&c->closer); /* a close waits for the resolver's callback */
+	}
 	return r;
 }
 

@@ -25,8 +25,9 @@
  * Chunk-size and trailer lines are left to llhttp (it bounds chunk sizes; trailers are rare and
  * only our own peers send bodies that large).
  *
- * Lifetime: gs_conn__close closes both handles (after a pending getaddrinfo returns); cbs->on_close
- * runs from the last close callback, and only then may the owner free the memory. Every other
+ * Lifetime: gs_conn__close closes both handles; a pending getaddrinfo is cancelled and waited for
+ * (the close protocol of core/closer.h: three parts); cbs->on_close runs once the last part has
+ * reported back, never inside gs_conn__close, and only then may the owner free the memory. Every other
  * callback may call gs_conn__close; the conn stops delivering anything but on_close afterwards.
  * Loop thread only: the read buffers are per thread.
  *
@@ -48,6 +49,7 @@
 #include <uv.h>
 
 #include "core/buf.h"
+#include "core/closer.h"
 #include "core/list.h"
 #include "core/tls.h"
 
@@ -151,10 +153,10 @@ struct gs_conn {
 	unsigned hs_stepped : 1;         /* the handshake has made a step: the next one is a later step */
 
 	unsigned writes_pending;
-	unsigned handles_open;           /* tcp + timer, until their close callbacks */
+	struct gs_closer closer;         /* parts: tcp, timer, a pending getaddrinfo */
 	size_t linger_bytes;
 	unsigned reading : 1, paused : 1, closing : 1, ready : 1, gai_pending : 1, connecting : 1,
-		lingering : 1, shutting : 1, closed_cb_done : 1, eof : 1, dispatching : 1, delivered : 1,
+		lingering : 1, shutting : 1, eof : 1, dispatching : 1, delivered : 1,
 		failed : 1;
 	void *data;                      /* owner's use */
 	struct gs_conn_mem *mem;         /* the memory transport's other end, NULL on a socket */

@@ -2,7 +2,8 @@
  * test_conn.c: the connection layer's handshake budget (conn.h): TLS handshake steps share a budget
  * per loop turn, so a burst of handshakes neither stalls established connections nor is starved by
  * them. Server and clients are gs_conns in one loop; the test's own check handle counts loop turns
- * and the read-driven handshake steps each turn ran (gs_conn__hs_stats).
+ * and the read-driven handshake steps each turn ran (gs_conn__hs_stats). Also the close protocol
+ * around a connect by name: on_close waits for the resolver's callback.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,9 +80,13 @@ static void on_timeout(struct gs_conn *c)
 {
 }
 
+static int n_closed;
+
 static void on_close(struct gs_conn *c)
 {
 	struct peer *p = GS_CONTAINER_OF(c, struct peer, conn);
+	assert_false(c->gai_pending); /* the resolver's callback has run: nothing refers to c now */
+	n_closed++;
 	for (struct peer **pp = &peers; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
@@ -170,7 +175,7 @@ static int setup(void **state)
 	assert_int_equal(uv_check_init(&loop, &turn_check), 0);
 	assert_int_equal(uv_check_start(&turn_check, on_turn_end), 0);
 	uv_unref((uv_handle_t *)&turn_check);
-	n_clients_ready = n_servers_ready = n_accepted = 0;
+	n_clients_ready = n_servers_ready = n_accepted = n_closed = 0;
 	first_ready_index = -1;
 	turn = 0;
 	max_steps_per_turn = 0;
@@ -368,6 +373,53 @@ static void test_handshakes_not_starved(void **state)
 	assert_int_equal(max_steps_per_turn, 1);
 }
 
+static int one_closed(void)
+{
+	return n_closed > 0;
+}
+
+/* Closed while its name is being resolved: the close waits for getaddrinfo's callback (cancelled or
+ * not), then on_close runs once. */
+static void test_close_while_resolving(void **state)
+{
+	struct peer *p = peer_new(HTTP_RESPONSE, 0);
+	assert_int_equal(gs_conn__connect(&p->conn, "localhost", plain_port, NULL), 0);
+	assert_true(p->conn.gai_pending);
+	gs_conn__close(&p->conn);
+	gs_conn__close(&p->conn); /* idempotent */
+	assert_true(run_turns(one_closed, 10000));
+	for (int i = 0; i < 10; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(n_closed, 1);
+	assert_null(peers);
+	assert_int_equal(n_accepted, 0);
+}
+
+static struct peer *by_name;
+static int established_ready_by_name(void)
+{
+	return by_name->ready;
+}
+
+static int by_name_answered(void)
+{
+	return by_name->messages == 1;
+}
+
+/* A connect by name resolves, connects and carries a request; its close then finishes once. */
+static void test_connect_by_name(void **state)
+{
+	by_name = peer_new(HTTP_RESPONSE, 0);
+	assert_int_equal(gs_conn__connect(&by_name->conn, "localhost", plain_port, NULL), 0);
+	assert_true(by_name->conn.gai_pending);
+	assert_true(run_turns(established_ready_by_name, 10000));
+	assert_int_equal(gs_conn__write(&by_name->conn, request, strlen(request)), 0);
+	assert_true(run_turns(by_name_answered, 10000));
+	assert_int_equal(n_accepted, 1);
+	gs_conn__close(&by_name->conn);
+	assert_int_equal(n_closed, 0); /* never from inside the close call */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +430,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_newest_first_when_overloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_established_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handshakes_not_starved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_while_resolving, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_by_name, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
