@@ -4,7 +4,8 @@
 # kubelets node1..node4 each with its own containerd, the images built here with buildah and imported
 # into every node; gpu-scheduler deployed into kube-system from its image through deploy/ (in-cluster
 # config, the webhook reached through its Service), then the example StatefulSet. When the five pods
-# run, it prints `kubectl get pod -owide -A` and the logs of the pods on node3 and node4.
+# run, it prints `kubectl get pod -o wide -A`, the logs of the pods on node3 and node4, and the verdict
+# of deploy/examples/verify.sh (the same as deploy/kind/demo.sh's: each pod where its map says).
 #
 #   scripts/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
 #   scripts/demo.sh down    (make demo-down)
@@ -24,27 +25,10 @@ NS=gpu-demo
 
 say() { printf '\n=== demo: %s\n' "$*"; }
 
-# Logs of one pod, waiting (up to 30 s) for a second line so the loop shows.
-pod_log() {
-	local i
-	for i in $(seq 1 30); do
-		[ "$(kubectl -n "$NS" logs "$1" | wc -l)" -ge 2 ] && break
-		sleep 1
-	done
-	kubectl -n "$NS" logs "$1"
-}
-
+# What the demo shows: every pod, the logs of the pods on node3 and node4, and the verdict (exits 1
+# when a pod is not where its map says).
 show() {
-	local n p
-	say "kubectl get pod -owide -A"
-	kubectl get pod -owide -A
-	for n in node3 node4; do
-		for p in $(kubectl -n "$NS" get pods --field-selector "spec.nodeName=$n" \
-			-o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort); do
-			say "kubectl -n $NS logs $p   (on $n)"
-			pod_log "$p"
-		done
-	done
+	deploy/examples/verify.sh -n "$NS" --show node3,node4
 }
 
 case ${1:-up} in

@@ -100,47 +100,12 @@ $K delete pod -l app.kubernetes.io/name=gpu-scheduler-check --ignore-not-found -
 $K apply -f deploy/examples/gpu-scheduler-check.yaml
 $K rollout status statefulset/gpu-scheduler-check --timeout="$TIMEOUT" || true
 $K wait --for=condition=Ready pod -l app.kubernetes.io/name=gpu-scheduler-check --timeout="$TIMEOUT" || true
-sleep 2 # the first report line is printed at start; give the log a moment to reach the kubelet
-
-log "kubectl get pod -o wide -A"
-$K get pod -o wide -A
-
-for alias in node3 node4; do
-	node=$(node_for "$alias")
-	for pod in $($K get pod -l app.kubernetes.io/name=gpu-scheduler-check \
-			--field-selector "spec.nodeName=$node" -o name); do
-		log "kubectl logs $pod (on $alias: node $node)"
-		$K logs "$pod" --tail=3
-	done
-done
 
 log "scheduler log (last 20 lines)"
 $K -n kube-system logs deployment/gpu-scheduler --tail=20 || true
 
 # --- verdict --------------------------------------------------------------------------------------
-# index, map name, devices, as in the annotation of deploy/examples/gpu-scheduler-check.yaml; the pod
-# must be on the node carrying that name in its label.
-fail=0
-log "verdict"
-while read -r i alias want_dev; do
-	want_node=$(node_for "$alias")
-	pod=gpu-scheduler-check-$i
-	node=$($K get pod "$pod" -o jsonpath='{.spec.nodeName}' 2>/dev/null || true)
-	dev=$($K get pod "$pod" -o \
-		jsonpath='{.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}' 2>/dev/null || true)
-	if [ "$node" = "$want_node" ] && [ "$dev" = "$want_dev" ]; then
-		printf 'ok    %s on %s (node %s) with CUDA_VISIBLE_DEVICES=%s\n' "$pod" "$alias" "$node" "$dev"
-	else
-		printf 'FAIL  %s on %s with CUDA_VISIBLE_DEVICES=%s (want %s, node %s, with %s)\n' "$pod" \
-			"${node:-nothing}" "${dev:-unset}" "$alias" "$want_node" "$want_dev"
-		fail=1
-	fi
-done <<'MAP'
-0 node1 0,1
-1 node2 2
-2 node3 0,1,2
-3 node4 3
-4 node4 3
-MAP
-[ "$fail" = 0 ] || die "some pods are not where the map puts them"
+# Every pod on the node its map entry names (by the gpu-scheduler.io/node label here), with its devices:
+# deploy/examples/verify.sh, the same verdict as make demo's.
+KUBECTL="$K" deploy/examples/verify.sh --show node3,node4 || die "some pods are not where the map puts them"
 printf '\nkind-demo: all 5 pods placed as mapped. Clean up with: kind delete cluster --name %s\n' "$CLUSTER"

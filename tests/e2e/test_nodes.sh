@@ -110,6 +110,9 @@ check_pods() {
 	done
 }
 check_pods 0 1 2 3 4
+# The demos' verdict (deploy/examples/verify.sh, used by make demo and make kind-demo) agrees.
+verify() { KUBECTL="$GS_KUBECTL --kubeconfig $KUBECONFIG" "$GS_ROOT/deploy/examples/verify.sh" -n "$NS"; }
+check "deploy/examples/verify.sh: all 5 pods placed as mapped" eval 'verify | grep -qx "verify: all 5 pods placed as mapped"'
 check "the gpu-scheduler-check image runs as 65532 on a read-only root" runs_restricted "$NS" "$CHECK-0"
 
 # ---- the leader's pod deleted while check pods are pending ---------------------------------------
@@ -134,6 +137,10 @@ waiting_for_cordon() {
 	done
 }
 check_eventually "pods 2, 3, 4 recreated and pending: their nodes are cordoned" 120 waiting_for_cordon
+verdict=$(verify 2>&1) && rc=0 || rc=$?
+check "deploy/examples/verify.sh fails while they wait, naming pods 2, 3, 4 and only them" eval \
+	'[ "$rc" = 1 ] && [ "$(printf "%s\n" "$verdict" | grep -c "^FAIL  $CHECK-[234] on no node")" = 3 ] &&
+	 [ "$(printf "%s\n" "$verdict" | grep -c "^ok    ")" = 2 ]'
 
 check "the leader's pod deleted" eval 'NS=kube-system kc delete pod "$sched_pod" --wait=false >/dev/null'
 new_leader() {
