@@ -37,30 +37,11 @@ CONTENDERS=$((PODS / 20))
 LEASE=gs-chaos-leader
 TAG=${NS##*-}
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
-declare -A RPID RURL RLOG
+# common.sh's replicas, without events, at GS_CHAOS_QPS if set
+REPLICA_ARGS=(--no-webhook --events=false ${GS_CHAOS_QPS:+--kube-api-qps "$GS_CHAOS_QPS"})
 echo "  size $SIZE: $PODS pods + $CONTENDERS contenders per step, $NODES nodes of $GPUS GPUs per step, $RATE pods/s"
 
 # ---- helpers -------------------------------------------------------------------------------------
-
-# replica NAME [ARGS...]: a daemon with leader election on the test's Lease, its own health port and log.
-replica() {
-	local name=$1 port
-	shift
-	port=$(free_port)
-	RURL[$name]=http://127.0.0.1:$port
-	RLOG[$name]=$GS_TEST_LOGS/$T_NAME-$name.log
-	mkdir -p "$GS_TEST_LOGS"
-	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" --no-webhook \
-		--require-env=false --events=false --log-level debug --leader-elect --leader-elect-resource-name "$LEASE" \
-		--leader-elect-resource-namespace "$NS" ${GS_CHAOS_QPS:+--kube-api-qps "$GS_CHAOS_QPS"} "$@" </dev/null >"${RLOG[$name]}" 2>&1 &
-	RPID[$name]=$!
-	defer "kill -CONT ${RPID[$name]} 2>/dev/null; kill -KILL ${RPID[$name]} 2>/dev/null || true"
-	wait_for "$name ready" 30 eval '[ "$(curl -sf --max-time 2 '"${RURL[$name]}"'/readyz)" = ok ]'
-}
-rmetric() { curl -sf --max-time 2 "${RURL[$1]}/metrics" | awk -v k="$2" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'; }
-leads() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 1 ]; }
-follows() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 0 ]; }
-binds() { rmetric "$1" "gpu_scheduler_binding_attempts_total{result=\"${2:-success}\"}"; }
 
 # api_binds CODE: bindings the apiserver answered with CODE so far (apiserver_request_total).
 api_binds() {

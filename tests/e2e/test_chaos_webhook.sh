@@ -14,6 +14,7 @@
 # The pods map to a node that does not exist: they stay pending (nothing runs), the
 # webhook mutates them all the same.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
 test_begin
 
 SIZE=${GS_CHAOS_SIZE:-short}
@@ -26,13 +27,6 @@ PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THR
 HOOK=mutate.gpu-scheduler.io
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 
-sched_pods() {
-	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
-		-o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{"\n"}{end}'
-}
-leader_pod() {
-	NS=kube-system kc get lease gpu-scheduler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null | sed 's/_[0-9a-f]*$//'
-}
 ready_replicas() { NS=kube-system kc get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}'; }
 
 # apiserver_sum METRIC FILTER: the sum of METRIC's series whose line contains FILTER.

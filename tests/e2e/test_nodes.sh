@@ -5,6 +5,7 @@
 # as 65532 on a read-only root, and the leader's pod deleted while check pods are pending: the other
 # replica takes over and binds them.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
 test_begin
 
 # node, then devices, for each index of deploy/examples/gpu-scheduler-check.yaml's map
@@ -42,14 +43,6 @@ done
 check "gpu-scheduler deployed into kube-system through deploy/ (self-signed certificate)" \
 	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
 
-sched_pods() {
-	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
-		-o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{"\n"}{end}'
-}
-# The leader: the Lease's holder is "<pod name>_<random suffix>".
-leader_pod() {
-	NS=kube-system kc get lease gpu-scheduler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null | sed 's/_[0-9a-f]*$//'
-}
 leader_is_running() { sched_pods | grep -qx "$(leader_pod)"; }
 check "two replicas Running" eval '[ "$(sched_pods | wc -l)" = 2 ]'
 check "on two different nodes (preferred anti-affinity)" eval \

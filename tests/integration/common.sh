@@ -15,6 +15,19 @@
 #   metric NAME[{LABELS}]         the value of one series on /metrics (0 when absent)
 #   webhook_register URL [CA_FILE]  a MutatingWebhookConfiguration gs-test-$NS for pods CREATE in $NS
 #                                 only (failurePolicy Ignore), deleted at exit; sets WEBHOOK_CONFIG
+#   test_ca DIR DAYS CN           a P-256 CA in DIR/ca.crt, DIR/ca.key
+#   test_pair DIR DAYS CA_DIR     a serving pair for 127.0.0.1 in DIR/tls.{crt,key}, signed by CA_DIR's CA
+#   secret_volume VOL VERSION     VOL laid out like a Secret volume: tls.crt -> ..data/tls.crt,
+#                                 ..data -> VERSION (a directory made by test_pair)
+#   secret_swap VOL VERSION       the kubelet's atomic swap of ..data to VERSION
+#
+# Leader-elected replicas (test_leader, chaos_leader), each with its own health port and log:
+#   replica NAME [ARGS...]        starts a daemon electing on Lease $LEASE in $NS with ARGS, or without
+#                                 any with REPLICA_ARGS (default --no-webhook); sets RURL, RLOG, RPID[NAME]; waits
+#                                 for /readyz; killed (even if stopped) at exit
+#   rmetric NAME SERIES           one series of replica NAME's /metrics (0 when absent)
+#   leads NAME, follows NAME      its gpu_scheduler_leader is 1, 0
+#   binds NAME [RESULT]           its gpu_scheduler_binding_attempts_total{result=RESULT} (success)
 
 node_make() {
 	local name=$1 now res
@@ -116,3 +129,50 @@ ${ca:+    caBundle: $(base64 -w0 "$ca")}
       gpu-scheduler.test/webhook: $NS
 YAML
 }
+
+test_ca() {
+	mkdir -p "$1"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "$2" -subj "/CN=$3" \
+		-keyout "$1/ca.key" -out "$1/ca.crt" 2>/dev/null
+}
+
+test_pair() {
+	mkdir -p "$1"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+		-keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$1/ext"
+	openssl x509 -req -in "$1/tls.csr" -CA "$3/ca.crt" -CAkey "$3/ca.key" -CAcreateserial -days "$2" \
+		-extfile "$1/ext" -out "$1/tls.crt" 2>/dev/null
+}
+
+secret_volume() {
+	ln -s "$2" "$1/..data"
+	ln -s ..data/tls.crt "$1/tls.crt"
+	ln -s ..data/tls.key "$1/tls.key"
+}
+
+secret_swap() { ln -sfn "$2" "$1/..data.tmp" && mv -T "$1/..data.tmp" "$1/..data"; }
+
+declare -gA RPID RURL RLOG
+REPLICA_ARGS=(--no-webhook)
+
+replica() {
+	local name=$1 port extra=("${REPLICA_ARGS[@]}")
+	shift
+	[ $# -gt 0 ] && extra=("$@")
+	port=$(free_port)
+	RURL[$name]=http://127.0.0.1:$port
+	RLOG[$name]=$GS_TEST_LOGS/$T_NAME-$name.log
+	mkdir -p "$GS_TEST_LOGS"
+	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" "${extra[@]}" \
+		--require-env=false --log-level debug --leader-elect --leader-elect-resource-name "$LEASE" \
+		--leader-elect-resource-namespace "$NS" </dev/null >"${RLOG[$name]}" 2>&1 &
+	RPID[$name]=$!
+	defer "kill -CONT ${RPID[$name]} 2>/dev/null; kill -KILL ${RPID[$name]} 2>/dev/null || true"
+	wait_for "$name ready" 30 eval '[ "$(curl -sf --max-time 2 '"${RURL[$name]}"'/readyz)" = ok ]'
+}
+
+rmetric() { curl -sf --max-time 2 "${RURL[$1]}/metrics" | awk -v k="$2" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'; }
+leads() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 1 ]; }
+follows() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 0 ]; }
+binds() { rmetric "$1" "gpu_scheduler_binding_attempts_total{result=\"${2:-success}\"}"; }

@@ -22,13 +22,8 @@ PROBES=${GS_HOSTILE_PROBES:-10}
 # The attacker holds up to 2,000 sockets of its own.
 [ "$(ulimit -n)" -ge 4096 ] || ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=gs-test-hostile-ca \
-	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
-	-keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/ext"
-openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
-	-extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
+test_ca "$work" 2 gs-test-hostile-ca
+test_pair "$work" 2 "$work"
 
 WPORT=$(free_port)
 DAEMON_WEBHOOK=1 daemon_start --webhook-addr "127.0.0.1:$WPORT" --tls-cert-file "$work/tls.crt" \

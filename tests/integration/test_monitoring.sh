@@ -42,22 +42,11 @@ if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; th
 fi
 
 # --- a running daemon with a webhook whose certificate expires in 10 days --------------------------------
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 90 -subj /CN=gs-test-monitoring-ca \
-	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-make_pair() { # DIR DAYS
-	mkdir -p "$1"
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
-		-keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
-	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$1/ext"
-	openssl x509 -req -in "$1/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days "$2" \
-		-extfile "$1/ext" -out "$1/tls.crt" 2>/dev/null
-}
+test_ca "$work" 90 gs-test-monitoring-ca
 vol=$work/secret
-make_pair "$vol/..short" 10
-make_pair "$vol/..long" 60
-ln -s ..short "$vol/..data"
-ln -s ..data/tls.crt "$vol/tls.crt"
-ln -s ..data/tls.key "$vol/tls.key"
+test_pair "$vol/..short" 10 "$work"
+test_pair "$vol/..long" 60 "$work"
+secret_volume "$vol" ..short
 
 WPORT=$(free_port)
 webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
@@ -94,7 +83,7 @@ check "a name the daemon does not export is caught" eval \
 
 # --- the certificate renewed (a Secret volume's symlink swap): 60 days ------------------------------------
 reloads=$(metric 'gpu_scheduler_webhook_cert_reloads_total{result="success"}')
-ln -sfn ..long "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/..data"
+secret_swap "$vol" ..long
 check_eventually "renewed certificate reloaded" 25 eval \
 	'[ "$(metric "gpu_scheduler_webhook_cert_reloads_total{result=\"success\"}")" -gt "$reloads" ]'
 daemon_http /metrics >"$work/long.prom"

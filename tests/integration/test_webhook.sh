@@ -13,23 +13,11 @@ rm -rf "$work"
 mkdir -p "$work"
 
 # --- certificates, laid out like a Kubernetes Secret volume (tls.crt -> ..data/tls.crt) -------------
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=gs-test-webhook-ca \
-	-keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-make_pair() { # DIR
-	mkdir -p "$1"
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
-		-keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
-	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$1/ext"
-	openssl x509 -req -in "$1/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
-		-extfile "$1/ext" -out "$1/tls.crt" 2>/dev/null
-}
+test_ca "$work" 2 gs-test-webhook-ca
 vol=$work/secret
-make_pair "$vol/..v1"
-make_pair "$vol/..v2"
-ln -s ..v1 "$vol/..data"
-ln -s ..data/tls.crt "$vol/tls.crt"
-ln -s ..data/tls.key "$vol/tls.key"
-swap_secret() { ln -sfn "$1" "$vol/..data.tmp" && mv -T "$vol/..data.tmp" "$vol/..data"; }
+test_pair "$vol/..v1" 2 "$work"
+test_pair "$vol/..v2" 2 "$work"
+secret_volume "$vol" ..v1
 
 WPORT=$(free_port)
 webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
@@ -150,7 +138,7 @@ creators=()
 for i in $(seq 0 29); do
 	kc apply -f - >/dev/null 2>&1 <<<"$(pod_yaml "rot-$i" "${M30[@]}")" &
 	creators+=($!)
-	[ "$i" = 5 ] && swap_secret ..v2
+	[ "$i" = 5 ] && secret_swap "$vol" ..v2
 	sleep 0.5
 done
 wait "${creators[@]}"
