@@ -374,6 +374,141 @@ static void test_close_notify(void **state)
 	gs_tls_free(s);
 }
 
+/* ---- session resumption ---------------------------------------------------------------------- */
+
+/* Connects a client of ccfg to a server of scfg as name, expects both to finish, exchanges a byte each
+ * way, and returns whether the handshake resumed (both ends must agree). */
+static int connect_resumed(struct gs_tls_config *ccfg, struct gs_tls_config *scfg, const char *name)
+{
+	struct gs_tls *c, *s;
+	char buf[8];
+	int rs, rc = connect_to(ccfg, scfg, name, &c, &s, &rs);
+	if (rc != 1 || rs != 1)
+		fail_msg("%s: client %d (%s) server %d (%s)", name, rc, gs_tls_error(c), rs, gs_tls_error(s));
+	assert_int_equal(gs_tls_resumed(c), gs_tls_resumed(s));
+	assert_int_equal(gs_tls_write(c, "q", 1), 0);
+	transfer(c, s);
+	assert_int_equal(gs_tls_read(s, buf, sizeof(buf)), 1);
+	assert_int_equal(gs_tls_write(s, "a", 1), 0);
+	transfer(s, c);
+	assert_int_equal(gs_tls_read(c, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], 'a');
+	rc = gs_tls_resumed(c);
+	gs_tls_free(c);
+	gs_tls_free(s);
+	return rc;
+}
+
+static void expect_stats(struct gs_tls_config *cfg, uint64_t full, uint64_t resumed)
+{
+	struct gs_tls_stats st;
+	gs_tls_config_stats(cfg, &st);
+	if (st.full != full || st.resumed != resumed)
+		fail_msg("handshakes full %llu resumed %llu, want %llu and %llu", (unsigned long long)st.full,
+			 (unsigned long long)st.resumed, (unsigned long long)full, (unsigned long long)resumed);
+}
+
+static void test_resume(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls *early, *s;
+	int rc, rs;
+
+	/* Opened before any handshake completed: it offers what exists when its handshake starts. */
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &early), 0);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 1, 0);
+	expect_stats(srv, 1, 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	assert_false(gs_tls_config_resumable(cli, "127.0.0.1"));
+
+	/* The second and later connections resume the first one's session, the early one included. */
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	assert_int_equal(gs_tls_server_new(srv, &s), 0);
+	handshake(early, s, &rc, &rs);
+	assert_int_equal(rc, 1);
+	assert_int_equal(rs, 1);
+	assert_true(gs_tls_resumed(early));
+	assert_true(gs_tls_resumed(s));
+	/* A resumed session is the negotiated one: same protocol and suite. */
+	assert_string_equal(gs_tls_version(early), "TLSv1.2");
+	assert_string_equal(gs_tls_ciphersuite(early), "TLS-ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256");
+	gs_tls_free(early);
+	gs_tls_free(s);
+	expect_stats(cli, 1, 3);
+	expect_stats(srv, 1, 3);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+}
+
+static void test_resume_refused(void **state)
+{
+	static const char *const names[] = { "localhost", NULL };
+	int64_t now = time(NULL);
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	/* Same certificate, other ticket keys: its tickets are not ours. */
+	struct gs_tls_config *srv2 = server_config(P.leaf, P.leaf_key);
+	/* Names localhost too, but issued by a CA the client does not trust. */
+	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca2, P.ca2_key, &key);
+	struct gs_tls_config *rogue = server_config(cert, key);
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+
+	/* The ticket is offered and refused: the client runs a full handshake and verifies the chain. */
+	expect_refused(cli, rogue, "localhost", "certificate not trusted by the configured CA");
+	expect_stats(rogue, 0, 0);
+	expect_stats(cli, 1, 0);
+	/* A refused resumption against a trusted server is a full handshake, which replaces the saved
+	 * session: the next connection to that server resumes, the first server's ticket is gone. */
+	assert_int_equal(connect_resumed(cli, srv2, "localhost"), 0);
+	expect_stats(cli, 2, 0);
+	assert_int_equal(connect_resumed(cli, srv2, "localhost"), 1);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 3, 1);
+	expect_stats(srv, 2, 0);
+	expect_stats(srv2, 1, 1);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(srv2);
+	gs_tls_config_unref(rogue);
+	gs_tls_config_unref(cli);
+	free(cert);
+	free(key);
+}
+
+static void test_resume_same_config_and_name_only(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls_config *same_ca = client_config(P.ca, 0), *insecure = client_config(NULL, 1);
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	/* The server would take the ticket from anyone (it is its own): a full handshake means that the
+	 * client did not offer it. Another config, even one trusting the same CA, has no session. */
+	assert_int_equal(connect_resumed(same_ca, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(insecure, srv, "localhost"), 0);
+	/* The same config towards another name (which the certificate also carries) does not offer the
+	 * session verified for localhost; that full handshake then replaces it. */
+	assert_int_equal(connect_resumed(cli, srv, "127.0.0.1"), 0);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_true(gs_tls_config_resumable(cli, "127.0.0.1"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	expect_stats(cli, 3, 1);
+	/* A refused name after a saved session: the name check still runs (no session for it). */
+	expect_refused(cli, srv, "other.example", "certificate does not name other.example");
+	/* Only completed handshakes count: the server saw the client's alert, not a Finished. */
+	expect_stats(srv, 5, 1);
+	expect_stats(cli, 3, 1);
+	/* Configs of insecure_skip_verify resume their own sessions too. */
+	assert_int_equal(connect_resumed(insecure, srv, "localhost"), 1);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+	gs_tls_config_unref(same_ca);
+	gs_tls_config_unref(insecure);
+}
+
 /* ---- verification ---------------------------------------------------------------------------- */
 
 static void test_wrong_ca(void **state)
@@ -978,6 +1113,9 @@ int main(void)
 		cmocka_unit_test(test_feed_cap),
 		cmocka_unit_test(test_garbage_input),
 		cmocka_unit_test(test_close_notify),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_resume_refused),
+		cmocka_unit_test(test_resume_same_config_and_name_only),
 		cmocka_unit_test(test_wrong_ca),
 		cmocka_unit_test(test_dns_mismatch),
 		cmocka_unit_test(test_ip_literals),
