@@ -95,6 +95,8 @@ struct gs_tls {
 	int done;      /* handshake complete */
 	int started;   /* the first handshake step ran (a client's saved session was offered, or not) */
 	int resumed;   /* the handshake resumed a session (final once done) */
+	unsigned char *offered; /* client: a copy of the ticket it offered, NULL if none */
+	size_t offered_len;
 	int fatal;     /* latched error: mbedTLS contexts must not be used after one */
 	int ip_len;    /* 4 or 16 when server_name is an IP literal */
 	unsigned char ip[16];
@@ -851,6 +853,7 @@ void gs_tls_free(struct gs_tls *t)
 	gs_buf_free(&t->in);
 	gs_buf_free(&t->out);
 	free(t->server_name);
+	free(t->offered);
 	gs_tls_config_unref(t->cfg);
 	free(t);
 }
@@ -873,12 +876,22 @@ static void offer_session(struct gs_tls *t)
 
 	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT || !gs_tls_config_resumable(c, t->server_name))
 		return;
-	if (mbedtls_ssl_set_session(&t->ssl, &c->saved) != 0)
+	if (mbedtls_ssl_set_session(&t->ssl, &c->saved) != 0) {
 		gs_log_debug("tls: cannot offer the saved session to %s, full handshake", t->server_name ? t->server_name : "");
+		return;
+	}
+	t->offered = gs_xmalloc(c->saved.ticket_len);
+	memcpy(t->offered, c->saved.ticket, c->saved.ticket_len);
+	t->offered_len = c->saved.ticket_len;
 }
 
-/* Client, after a full handshake: the config's saved session becomes this one if the server gave a
- * ticket (without one there is nothing a server without a cache could resume). */
+/*
+ * Client, after a full handshake: the config's saved session becomes this one if the server gave a
+ * ticket in it, else none (a server that stopped issuing tickets would refuse the old one every time).
+ * When the server refused the offered ticket and sent no new one, mbedTLS 2.28 leaves the offered
+ * ticket in the new session, next to the new master secret: resuming that pair would fail (the ticket
+ * holds the old secret), so a ticket equal to the offered one is not a ticket of this handshake.
+ */
 static void save_session(struct gs_tls *t)
 {
 	struct gs_tls_config *c = t->cfg;
@@ -886,15 +899,32 @@ static void save_session(struct gs_tls *t)
 
 	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT)
 		return;
+	mbedtls_ssl_session_free(&c->saved); /* zeroes it: ready for reuse */
+	free(c->saved_name);
+	c->saved_name = NULL;
 	mbedtls_ssl_session_init(&s);
-	if (mbedtls_ssl_get_session(&t->ssl, &s) != 0 || !s.ticket || !s.ticket_len) {
+	if (mbedtls_ssl_get_session(&t->ssl, &s) != 0 || !s.ticket || !s.ticket_len ||
+	    (t->offered && s.ticket_len == t->offered_len && memcmp(s.ticket, t->offered, s.ticket_len) == 0)) {
 		mbedtls_ssl_session_free(&s);
 		return;
 	}
-	mbedtls_ssl_session_free(&c->saved);
 	c->saved = s; /* takes over its ticket and peer certificate */
-	free(c->saved_name);
 	c->saved_name = gs_xstrdup(t->server_name ? t->server_name : "");
+}
+
+/* Client, after a failed handshake that offered the saved session: forget it if it is still saved, so
+ * that a session the server cannot resume (whatever the reason) costs one failure, not every
+ * connection's. The next handshake is full. */
+static void forget_offered(struct gs_tls *t)
+{
+	struct gs_tls_config *c = t->cfg;
+
+	if (!t->offered || !c->saved_name || c->saved.ticket_len != t->offered_len ||
+	    memcmp(c->saved.ticket, t->offered, t->offered_len) != 0)
+		return;
+	mbedtls_ssl_session_free(&c->saved);
+	free(c->saved_name);
+	c->saved_name = NULL;
 }
 
 static void handshake_complete(struct gs_tls *t)
@@ -936,6 +966,7 @@ int gs_tls_handshake(struct gs_tls *t)
 	}
 	if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE)
 		return 0;
+	forget_offered(t);
 	return fail(t, r);
 }
 

@@ -8,8 +8,8 @@
  * against the certificate's IP SANs (mbedTLS 2.28 only matches DNS names).
  *
  * Session resumption (RFC 5077 tickets, TLS 1.2):
- *   - A client config keeps at most one resumable session: the one of its most recent full handshake
- *     that got a ticket from the server, with the server name that handshake verified. A new client
+ *   - A client config keeps at most one resumable session: that of its most recent full handshake if
+ *     the server gave a ticket in it (else none), with the server name that handshake verified. A new client
  *     session offers it at its first gs_tls_handshake() call (not at creation, so a connection opened
  *     before a handshake completes still gets the newest ticket) when, and only when, its server name
  *     is the same string. The session was verified by this config (its CAs, that name), so a config is
@@ -18,6 +18,8 @@
  *     make against this config and name, and an insecure_skip_verify config verifies nothing either way.
  *   - A server that refuses the ticket (another key, expired, no ticket support) answers with a full
  *     handshake, which the client runs and verifies as usual; the saved session is then replaced.
+ *     A handshake that offered the saved session and failed (for any reason) drops it if it is still
+ *     the saved one: a session that cannot be resumed costs one connection, never all of them.
  *   - A server config issues tickets (keys drawn from its DRBG, AES-256-GCM, rotated by mbedTLS every
  *     GS_TLS_TICKET_LIFETIME seconds, tickets valid that long), so its clients may resume; it keeps no
  *     session cache.

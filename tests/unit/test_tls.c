@@ -605,6 +605,8 @@ struct raw {
 	mbedtls_ctr_drbg_context drbg;
 	mbedtls_ssl_config conf;
 	mbedtls_ssl_context ssl;
+	mbedtls_x509_crt crt; /* a raw server's own */
+	mbedtls_pk_context pk;
 	struct gs_buf in, out;
 	size_t in_off;
 };
@@ -635,6 +637,8 @@ static void raw_init(struct raw *r, int min_minor, int max_minor, const int *sui
 	mbedtls_ctr_drbg_init(&r->drbg);
 	mbedtls_ssl_config_init(&r->conf);
 	mbedtls_ssl_init(&r->ssl);
+	mbedtls_x509_crt_init(&r->crt);
+	mbedtls_pk_init(&r->pk);
 	gs_buf_init(&r->in, 0);
 	gs_buf_init(&r->out, 0);
 	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
@@ -652,9 +656,116 @@ static void raw_init(struct raw *r, int min_minor, int max_minor, const int *sui
 	mbedtls_ssl_set_bio(&r->ssl, r, raw_send, raw_recv, NULL);
 }
 
+static void raw_free(struct raw *r);
+
+/* A raw TLS 1.2 server with mbedTLS's defaults and no session tickets (nor cache): it resumes nothing. */
+static void raw_server_init(struct raw *r, const char *cert, const char *key)
+{
+	static const char *alpn[] = { "http/1.1", NULL };
+	memset(r, 0, sizeof(*r));
+	mbedtls_entropy_init(&r->entropy);
+	mbedtls_ctr_drbg_init(&r->drbg);
+	mbedtls_ssl_config_init(&r->conf);
+	mbedtls_ssl_init(&r->ssl);
+	mbedtls_x509_crt_init(&r->crt);
+	mbedtls_pk_init(&r->pk);
+	gs_buf_init(&r->in, 0);
+	gs_buf_init(&r->out, 0);
+	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
+	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_TRANSPORT_STREAM,
+						     MBEDTLS_SSL_PRESET_DEFAULT), 0);
+	mbedtls_ssl_conf_rng(&r->conf, mbedtls_ctr_drbg_random, &r->drbg);
+	assert_int_equal(mbedtls_x509_crt_parse(&r->crt, (const unsigned char *)cert, strlen(cert) + 1), 0);
+	assert_int_equal(mbedtls_pk_parse_key(&r->pk, (const unsigned char *)key, strlen(key) + 1, NULL, 0), 0);
+	assert_int_equal(mbedtls_ssl_conf_own_cert(&r->conf, &r->crt, &r->pk), 0);
+	assert_int_equal(mbedtls_ssl_conf_alpn_protocols(&r->conf, alpn), 0);
+	assert_int_equal(mbedtls_ssl_setup(&r->ssl, &r->conf), 0);
+	mbedtls_ssl_set_bio(&r->ssl, r, raw_send, raw_recv, NULL);
+}
+
+/* Handshakes a client session with the raw server; returns the client's gs_tls_handshake() result. */
+static int raw_server_handshake(struct gs_tls *c, struct raw *r, int *rr)
+{
+	int rc = 0;
+	*rr = MBEDTLS_ERR_SSL_WANT_READ;
+	for (int i = 0; i < 20; i++) {
+		struct gs_buf b;
+		if (rc == 0)
+			rc = gs_tls_handshake(c);
+		gs_buf_init(&b, 0);
+		assert_int_equal(gs_tls_flush(c, &b), 0);
+		if (b.len)
+			assert_int_equal(gs_buf_append(&r->in, b.data, b.len), 0);
+		gs_buf_free(&b);
+		if (*rr == MBEDTLS_ERR_SSL_WANT_READ)
+			*rr = mbedtls_ssl_handshake(&r->ssl);
+		if (r->out.len)
+			assert_int_equal(gs_tls_feed(c, r->out.data, r->out.len), 0);
+		gs_buf_reset(&r->out);
+		if (rc != 0 && *rr != MBEDTLS_ERR_SSL_WANT_READ)
+			break;
+	}
+	return rc;
+}
+
+static void test_resume_no_ticket_server(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls *c;
+	struct raw r;
+	int rr;
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	/* A server that knows no tickets ignores the one offered: a full handshake (verified: the same
+	 * server with an untrusted certificate is refused below). */
+	raw_server_init(&r, P.leaf, P.leaf_key);
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(raw_server_handshake(c, &r, &rr), 1);
+	assert_int_equal(rr, 0);
+	assert_false(gs_tls_resumed(c));
+	gs_tls_free(c);
+	raw_free(&r);
+	expect_stats(cli, 2, 0);
+	/* That full handshake gave no ticket: nothing is saved any more, so nothing stale is offered. */
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	expect_stats(cli, 3, 1);
+
+	/* A handshake that offered the saved session and failed drops it: the next one is full. */
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(gs_tls_handshake(c), 0);
+	assert_int_equal(gs_tls_feed(c, "HTTP/1.1 400 Bad Request\r\n\r\n", 28), 0);
+	assert_int_equal(gs_tls_handshake(c), -EPROTO);
+	gs_tls_free(c);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 4, 1);
+
+	/* The same raw server with a certificate the client does not trust, while a ticket is offered:
+	 * refused. */
+	static const char *const names[] = { "localhost", NULL };
+	int64_t now = time(NULL);
+	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca2, P.ca2_key, &key);
+	raw_server_init(&r, cert, key);
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(raw_server_handshake(c, &r, &rr), -EACCES);
+	assert_non_null(strstr(gs_tls_error(c), "certificate not trusted by the configured CA"));
+	gs_tls_free(c);
+	raw_free(&r);
+	free(cert);
+	free(key);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+}
+
 static void raw_free(struct raw *r)
 {
 	mbedtls_ssl_free(&r->ssl);
+	mbedtls_x509_crt_free(&r->crt);
+	mbedtls_pk_free(&r->pk);
 	mbedtls_ssl_config_free(&r->conf);
 	mbedtls_ctr_drbg_free(&r->drbg);
 	mbedtls_entropy_free(&r->entropy);
@@ -1116,6 +1227,7 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_resume_refused),
 		cmocka_unit_test(test_resume_same_config_and_name_only),
+		cmocka_unit_test(test_resume_no_ticket_server),
 		cmocka_unit_test(test_wrong_ca),
 		cmocka_unit_test(test_dns_mismatch),
 		cmocka_unit_test(test_ip_literals),
