@@ -49,7 +49,7 @@ CHECK_SRC   := $(sort $(wildcard check/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
-	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench
+	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench $(B)/gpu-scheduler-tls-bench
 
 .PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
@@ -92,6 +92,9 @@ $(B)/gpu-scheduler-engine-bench: $(B)/bench/engine.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-decode-bench: $(B)/bench/decode.o $(B)/libgs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/gpu-scheduler-tls-bench: $(B)/bench/tls.o $(B)/libgs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/gpu-scheduler-webhook-bench: $(B)/bench/webhook.o $(B)/bench/util.o $(B)/libgs.a

@@ -27,6 +27,8 @@
 #include <mbedtls/pem.h>
 #include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
+#include <mbedtls/ssl_internal.h> /* mbedtls_ssl_handshake_params.resume: 2.28 has no accessor */
+#include <mbedtls/ssl_ticket.h>
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -76,6 +78,12 @@ struct gs_tls_config {
 	mbedtls_x509_crt ca;
 	mbedtls_x509_crt cert;
 	mbedtls_pk_context key;
+	/* Client: the session to resume (see tls.h), valid when saved_name is set; the name it verified. */
+	mbedtls_ssl_session saved;
+	char *saved_name;
+	/* Server: the ticket keys. */
+	mbedtls_ssl_ticket_context ticket;
+	struct gs_tls_stats stats;
 };
 
 struct gs_tls {
@@ -85,6 +93,10 @@ struct gs_tls {
 	size_t in_off; /* bytes of `in` already given to mbedTLS */
 	struct gs_buf out;
 	int done;      /* handshake complete */
+	int started;   /* the first handshake step ran (a client's saved session was offered, or not) */
+	int resumed;   /* the handshake resumed a session (final once done) */
+	unsigned char *offered; /* client: a copy of the ticket it offered, NULL if none */
+	size_t offered_len;
 	int fatal;     /* latched error: mbedTLS contexts must not be used after one */
 	int ip_len;    /* 4 or 16 when server_name is an IP literal */
 	unsigned char ip[16];
@@ -576,6 +588,8 @@ static struct gs_tls_config *config_alloc(int endpoint, char *err, size_t errlen
 	mbedtls_x509_crt_init(&c->ca);
 	mbedtls_x509_crt_init(&c->cert);
 	mbedtls_pk_init(&c->key);
+	mbedtls_ssl_session_init(&c->saved);
+	mbedtls_ssl_ticket_init(&c->ticket);
 
 	r = mbedtls_ctr_drbg_seed(&c->drbg, mbedtls_entropy_func, &c->entropy, (const unsigned char *)pers,
 				  sizeof(pers) - 1);
@@ -599,8 +613,9 @@ static struct gs_tls_config *config_alloc(int endpoint, char *err, size_t errlen
 	mbedtls_ssl_conf_curves(&c->conf, tls_curves);
 	mbedtls_ssl_conf_renegotiation(&c->conf, MBEDTLS_SSL_RENEGOTIATION_DISABLED);
 	mbedtls_ssl_conf_legacy_renegotiation(&c->conf, MBEDTLS_SSL_LEGACY_NO_RENEGOTIATION);
-	/* No resumption: the server keeps no cache and issues no tickets, so the client offers none. */
-	mbedtls_ssl_conf_session_tickets(&c->conf, MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+	/* Resumption by tickets only: a client offers its config's saved session, a server issues tickets
+	 * (gs_tls_server_config_new) and keeps no session cache. */
+	mbedtls_ssl_conf_session_tickets(&c->conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
 	return c;
 }
 
@@ -679,12 +694,30 @@ int gs_tls_server_config_new(const char *cert, size_t cert_len, const char *key,
 		goto out;
 	/* No client certificates are asked for. */
 	mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_NONE);
+	r = mbedtls_ssl_ticket_setup(&c->ticket, mbedtls_ctr_drbg_random, &c->drbg, MBEDTLS_CIPHER_AES_256_GCM,
+				     GS_TLS_TICKET_LIFETIME);
+	if (r != 0) {
+		gs_tls__seterr(err, errlen, "TLS session tickets: cannot set up (-0x%04x)", (unsigned)-r);
+		r = gs_tls__errno(r) == -ENOMEM ? -ENOMEM : -EIO;
+		goto out;
+	}
+	mbedtls_ssl_conf_session_tickets_cb(&c->conf, mbedtls_ssl_ticket_write, mbedtls_ssl_ticket_parse, &c->ticket);
 	c->not_after = x509_time_epoch(&c->cert.valid_to);
 	*out = c;
 	c = NULL;
 out:
 	gs_tls_config_unref(c);
 	return r;
+}
+
+void gs_tls_config_stats(const struct gs_tls_config *cfg, struct gs_tls_stats *st)
+{
+	*st = cfg->stats;
+}
+
+int gs_tls_config_resumable(const struct gs_tls_config *cfg, const char *server_name)
+{
+	return cfg->saved_name && strcmp(cfg->saved_name, server_name ? server_name : "") == 0;
 }
 
 int64_t gs_tls_config_not_after(const struct gs_tls_config *cfg)
@@ -709,6 +742,9 @@ void gs_tls_config_unref(struct gs_tls_config *cfg)
 	mbedtls_x509_crt_free(&cfg->ca);
 	mbedtls_x509_crt_free(&cfg->cert);
 	mbedtls_pk_free(&cfg->key);
+	mbedtls_ssl_session_free(&cfg->saved);
+	free(cfg->saved_name);
+	mbedtls_ssl_ticket_free(&cfg->ticket);
 	mbedtls_ctr_drbg_free(&cfg->drbg);
 	mbedtls_entropy_free(&cfg->entropy);
 	free(cfg);
@@ -817,6 +853,7 @@ void gs_tls_free(struct gs_tls *t)
 	gs_buf_free(&t->in);
 	gs_buf_free(&t->out);
 	free(t->server_name);
+	free(t->offered);
 	gs_tls_config_unref(t->cfg);
 	free(t);
 }
@@ -831,27 +868,116 @@ int gs_tls_feed(struct gs_tls *t, const char *data, size_t len)
 	return gs_buf_append(&t->in, data, len);
 }
 
+/* Client, before the first handshake step: offers the config's saved session if it was verified for
+ * this server name (tls.h). A failure to copy it only costs the resumption. */
+static void offer_session(struct gs_tls *t)
+{
+	struct gs_tls_config *c = t->cfg;
+
+	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT || !gs_tls_config_resumable(c, t->server_name))
+		return;
+	if (mbedtls_ssl_set_session(&t->ssl, &c->saved) != 0) {
+		gs_log_debug("tls: cannot offer the saved session to %s, full handshake", t->server_name ? t->server_name : "");
+		return;
+	}
+	t->offered = gs_xmalloc(c->saved.ticket_len);
+	memcpy(t->offered, c->saved.ticket, c->saved.ticket_len);
+	t->offered_len = c->saved.ticket_len;
+}
+
+/*
+ * Client, after a full handshake: the config's saved session becomes this one if the server gave a
+ * ticket in it, else none (a server that stopped issuing tickets would refuse the old one every time).
+ * When the server refused the offered ticket and sent no new one, mbedTLS 2.28 leaves the offered
+ * ticket in the new session, next to the new master secret: resuming that pair would fail (the ticket
+ * holds the old secret), so a ticket equal to the offered one is not a ticket of this handshake.
+ */
+static void save_session(struct gs_tls *t)
+{
+	struct gs_tls_config *c = t->cfg;
+	mbedtls_ssl_session s;
+
+	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT)
+		return;
+	mbedtls_ssl_session_free(&c->saved); /* zeroes it: ready for reuse */
+	free(c->saved_name);
+	c->saved_name = NULL;
+	mbedtls_ssl_session_init(&s);
+	if (mbedtls_ssl_get_session(&t->ssl, &s) != 0 || !s.ticket || !s.ticket_len ||
+	    (t->offered && s.ticket_len == t->offered_len && memcmp(s.ticket, t->offered, s.ticket_len) == 0)) {
+		mbedtls_ssl_session_free(&s);
+		return;
+	}
+	c->saved = s; /* takes over its ticket and peer certificate */
+	c->saved_name = gs_xstrdup(t->server_name ? t->server_name : "");
+}
+
+/* Client, after a failed handshake that offered the saved session: forget it if it is still saved, so
+ * that a session the server cannot resume (whatever the reason) costs one failure, not every
+ * connection's. The next handshake is full. */
+static void forget_offered(struct gs_tls *t)
+{
+	struct gs_tls_config *c = t->cfg;
+
+	if (!t->offered || !c->saved_name || c->saved.ticket_len != t->offered_len ||
+	    memcmp(c->saved.ticket, t->offered, t->offered_len) != 0)
+		return;
+	mbedtls_ssl_session_free(&c->saved);
+	free(c->saved_name);
+	c->saved_name = NULL;
+}
+
+static void handshake_complete(struct gs_tls *t)
+{
+	t->done = 1;
+	if (t->resumed) {
+		t->cfg->stats.resumed++;
+	} else {
+		t->cfg->stats.full++;
+		save_session(t);
+	}
+}
+
 int gs_tls_handshake(struct gs_tls *t)
 {
-	int r;
+	int r = 0;
 
 	if (t->fatal)
 		return t->fatal;
 	if (t->done)
 		return 1;
-	r = mbedtls_ssl_handshake(&t->ssl);
+	if (!t->started) {
+		t->started = 1;
+		offer_session(t);
+	}
+	/* mbedtls_ssl_handshake() is this loop; stepping it ourselves reads whether the peer resumed
+	 * before the last step frees the handshake parameters. A client's flag is set by set_session and
+	 * settled by the ServerHello; a server's by a ticket that parsed. */
+	while (t->ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+		r = mbedtls_ssl_handshake_step(&t->ssl);
+		if (t->ssl.handshake)
+			t->resumed = t->ssl.handshake->resume;
+		if (r != 0)
+			break;
+	}
 	if (r == 0) {
-		t->done = 1;
+		handshake_complete(t);
 		return 1;
 	}
 	if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE)
 		return 0;
+	forget_offered(t);
 	return fail(t, r);
 }
 
 int gs_tls_handshake_done(const struct gs_tls *t)
 {
 	return t->done;
+}
+
+int gs_tls_resumed(const struct gs_tls *t)
+{
+	return t->done && t->resumed;
 }
 
 int gs_tls_read(struct gs_tls *t, char *buf, size_t len)

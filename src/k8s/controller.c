@@ -578,6 +578,20 @@ static double m_requests(void *ud)
 	return (double)st.requests_total;
 }
 
+static double m_tls_full(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
+	return (double)st.tls.full;
+}
+
+static double m_tls_resumed(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
+	return (double)st.tls.resumed;
+}
+
 static void register_metrics(struct gs_controller *c)
 {
 	struct gs_metrics *m = c->metrics;
@@ -651,6 +665,11 @@ static void register_metrics(struct gs_controller *c)
 			   &c->recreated);
 	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_requests_total", "Requests sent to the apiserver.", NULL,
 			      m_requests, c);
+	static const char tls_help[] = "TLS handshakes completed with the apiserver, by whether they resumed a session.";
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"false\"",
+			      m_tls_full, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"true\"",
+			      m_tls_resumed, c);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */

@@ -61,6 +61,7 @@ struct gs_kube {
 	char *server;
 	char *user_agent;
 	int protobuf;
+	struct gs_tls_config *tls; /* a reference: the one config of both clients, for its handshake counts */
 	/* auth */
 	char *token;
 	char *token_file;
@@ -480,7 +481,7 @@ int gs_kube_new(uv_loop_t *loop, const struct gs_kube_opts *opts, struct gs_kube
 		snprintf(err, errlen, "cannot create the HTTP client: %s", uv_strerror(r));
 		goto fail;
 	}
-	gs_tls_config_unref(tls);
+	k->tls = tls; /* our reference */
 	uv_timer_init(loop, &k->throttle_timer);
 	k->throttle_timer.data = k;
 	uv_timer_init(loop, &k->early_timer);
@@ -512,6 +513,8 @@ void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st)
 	st->throttled_total = k->throttled_total;
 	gs_http_client_stats(k->http, &st->http);
 	gs_http_client_stats(k->watch, &st->watch);
+	if (k->tls)
+		gs_tls_config_stats(k->tls, &st->tls);
 }
 
 const char *gs_kube_server(const struct gs_kube *k)
@@ -527,6 +530,7 @@ static void kube_release(struct gs_closer *c)
 	free(k->user_agent);
 	free(k->token);
 	free(k->token_file);
+	gs_tls_config_unref(k->tls);
 	free(k);
 }
 

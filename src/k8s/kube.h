@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "core/http.h"
+#include "core/tls.h"
 #include "k8s/kubeconfig.h"
 
 struct gs_kube;
@@ -98,6 +99,7 @@ struct gs_kube_stats {
 	unsigned queued_high, queued_low, inflight_high, inflight_low;
 	uint64_t requests_total, auth_retries_total, throttled_total;
 	struct gs_http_client_stats http, watch;
+	struct gs_tls_stats tls; /* handshakes of both clients' connections, full or resumed (tls.h) */
 };
 void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st);
 

@@ -374,6 +374,141 @@ static void test_close_notify(void **state)
 	gs_tls_free(s);
 }
 
+/* ---- session resumption ---------------------------------------------------------------------- */
+
+/* Connects a client of ccfg to a server of scfg as name, expects both to finish, exchanges a byte each
+ * way, and returns whether the handshake resumed (both ends must agree). */
+static int connect_resumed(struct gs_tls_config *ccfg, struct gs_tls_config *scfg, const char *name)
+{
+	struct gs_tls *c, *s;
+	char buf[8];
+	int rs, rc = connect_to(ccfg, scfg, name, &c, &s, &rs);
+	if (rc != 1 || rs != 1)
+		fail_msg("%s: client %d (%s) server %d (%s)", name, rc, gs_tls_error(c), rs, gs_tls_error(s));
+	assert_int_equal(gs_tls_resumed(c), gs_tls_resumed(s));
+	assert_int_equal(gs_tls_write(c, "q", 1), 0);
+	transfer(c, s);
+	assert_int_equal(gs_tls_read(s, buf, sizeof(buf)), 1);
+	assert_int_equal(gs_tls_write(s, "a", 1), 0);
+	transfer(s, c);
+	assert_int_equal(gs_tls_read(c, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], 'a');
+	rc = gs_tls_resumed(c);
+	gs_tls_free(c);
+	gs_tls_free(s);
+	return rc;
+}
+
+static void expect_stats(struct gs_tls_config *cfg, uint64_t full, uint64_t resumed)
+{
+	struct gs_tls_stats st;
+	gs_tls_config_stats(cfg, &st);
+	if (st.full != full || st.resumed != resumed)
+		fail_msg("handshakes full %llu resumed %llu, want %llu and %llu", (unsigned long long)st.full,
+			 (unsigned long long)st.resumed, (unsigned long long)full, (unsigned long long)resumed);
+}
+
+static void test_resume(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls *early, *s;
+	int rc, rs;
+
+	/* Opened before any handshake completed: it offers what exists when its handshake starts. */
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &early), 0);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 1, 0);
+	expect_stats(srv, 1, 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	assert_false(gs_tls_config_resumable(cli, "127.0.0.1"));
+
+	/* The second and later connections resume the first one's session, the early one included. */
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	assert_int_equal(gs_tls_server_new(srv, &s), 0);
+	handshake(early, s, &rc, &rs);
+	assert_int_equal(rc, 1);
+	assert_int_equal(rs, 1);
+	assert_true(gs_tls_resumed(early));
+	assert_true(gs_tls_resumed(s));
+	/* A resumed session is the negotiated one: same protocol and suite. */
+	assert_string_equal(gs_tls_version(early), "TLSv1.2");
+	assert_string_equal(gs_tls_ciphersuite(early), "TLS-ECDHE-ECDSA-WITH-CHACHA20-POLY1305-SHA256");
+	gs_tls_free(early);
+	gs_tls_free(s);
+	expect_stats(cli, 1, 3);
+	expect_stats(srv, 1, 3);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+}
+
+static void test_resume_refused(void **state)
+{
+	static const char *const names[] = { "localhost", NULL };
+	int64_t now = time(NULL);
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	/* Same certificate, other ticket keys: its tickets are not ours. */
+	struct gs_tls_config *srv2 = server_config(P.leaf, P.leaf_key);
+	/* Names localhost too, but issued by a CA the client does not trust. */
+	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca2, P.ca2_key, &key);
+	struct gs_tls_config *rogue = server_config(cert, key);
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+
+	/* The ticket is offered and refused: the client runs a full handshake and verifies the chain. */
+	expect_refused(cli, rogue, "localhost", "certificate not trusted by the configured CA");
+	expect_stats(rogue, 0, 0);
+	expect_stats(cli, 1, 0);
+	/* A refused resumption against a trusted server is a full handshake, which replaces the saved
+	 * session: the next connection to that server resumes, the first server's ticket is gone. */
+	assert_int_equal(connect_resumed(cli, srv2, "localhost"), 0);
+	expect_stats(cli, 2, 0);
+	assert_int_equal(connect_resumed(cli, srv2, "localhost"), 1);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 3, 1);
+	expect_stats(srv, 2, 0);
+	expect_stats(srv2, 1, 1);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(srv2);
+	gs_tls_config_unref(rogue);
+	gs_tls_config_unref(cli);
+	free(cert);
+	free(key);
+}
+
+static void test_resume_same_config_and_name_only(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls_config *same_ca = client_config(P.ca, 0), *insecure = client_config(NULL, 1);
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	/* The server would take the ticket from anyone (it is its own): a full handshake means that the
+	 * client did not offer it. Another config, even one trusting the same CA, has no session. */
+	assert_int_equal(connect_resumed(same_ca, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(insecure, srv, "localhost"), 0);
+	/* The same config towards another name (which the certificate also carries) does not offer the
+	 * session verified for localhost; that full handshake then replaces it. */
+	assert_int_equal(connect_resumed(cli, srv, "127.0.0.1"), 0);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_true(gs_tls_config_resumable(cli, "127.0.0.1"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	expect_stats(cli, 3, 1);
+	/* A refused name after a saved session: the name check still runs (no session for it). */
+	expect_refused(cli, srv, "other.example", "certificate does not name other.example");
+	/* Only completed handshakes count: the server saw the client's alert, not a Finished. */
+	expect_stats(srv, 5, 1);
+	expect_stats(cli, 3, 1);
+	/* Configs of insecure_skip_verify resume their own sessions too. */
+	assert_int_equal(connect_resumed(insecure, srv, "localhost"), 1);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+	gs_tls_config_unref(same_ca);
+	gs_tls_config_unref(insecure);
+}
+
 /* ---- verification ---------------------------------------------------------------------------- */
 
 static void test_wrong_ca(void **state)
@@ -470,6 +605,8 @@ struct raw {
 	mbedtls_ctr_drbg_context drbg;
 	mbedtls_ssl_config conf;
 	mbedtls_ssl_context ssl;
+	mbedtls_x509_crt crt; /* a raw server's own */
+	mbedtls_pk_context pk;
 	struct gs_buf in, out;
 	size_t in_off;
 };
@@ -500,6 +637,8 @@ static void raw_init(struct raw *r, int min_minor, int max_minor, const int *sui
 	mbedtls_ctr_drbg_init(&r->drbg);
 	mbedtls_ssl_config_init(&r->conf);
 	mbedtls_ssl_init(&r->ssl);
+	mbedtls_x509_crt_init(&r->crt);
+	mbedtls_pk_init(&r->pk);
 	gs_buf_init(&r->in, 0);
 	gs_buf_init(&r->out, 0);
 	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
@@ -517,9 +656,116 @@ static void raw_init(struct raw *r, int min_minor, int max_minor, const int *sui
 	mbedtls_ssl_set_bio(&r->ssl, r, raw_send, raw_recv, NULL);
 }
 
+static void raw_free(struct raw *r);
+
+/* A raw TLS 1.2 server with mbedTLS's defaults and no session tickets (nor cache): it resumes nothing. */
+static void raw_server_init(struct raw *r, const char *cert, const char *key)
+{
+	static const char *alpn[] = { "http/1.1", NULL };
+	memset(r, 0, sizeof(*r));
+	mbedtls_entropy_init(&r->entropy);
+	mbedtls_ctr_drbg_init(&r->drbg);
+	mbedtls_ssl_config_init(&r->conf);
+	mbedtls_ssl_init(&r->ssl);
+	mbedtls_x509_crt_init(&r->crt);
+	mbedtls_pk_init(&r->pk);
+	gs_buf_init(&r->in, 0);
+	gs_buf_init(&r->out, 0);
+	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
+	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_TRANSPORT_STREAM,
+						     MBEDTLS_SSL_PRESET_DEFAULT), 0);
+	mbedtls_ssl_conf_rng(&r->conf, mbedtls_ctr_drbg_random, &r->drbg);
+	assert_int_equal(mbedtls_x509_crt_parse(&r->crt, (const unsigned char *)cert, strlen(cert) + 1), 0);
+	assert_int_equal(mbedtls_pk_parse_key(&r->pk, (const unsigned char *)key, strlen(key) + 1, NULL, 0), 0);
+	assert_int_equal(mbedtls_ssl_conf_own_cert(&r->conf, &r->crt, &r->pk), 0);
+	assert_int_equal(mbedtls_ssl_conf_alpn_protocols(&r->conf, alpn), 0);
+	assert_int_equal(mbedtls_ssl_setup(&r->ssl, &r->conf), 0);
+	mbedtls_ssl_set_bio(&r->ssl, r, raw_send, raw_recv, NULL);
+}
+
+/* Handshakes a client session with the raw server; returns the client's gs_tls_handshake() result. */
+static int raw_server_handshake(struct gs_tls *c, struct raw *r, int *rr)
+{
+	int rc = 0;
+	*rr = MBEDTLS_ERR_SSL_WANT_READ;
+	for (int i = 0; i < 20; i++) {
+		struct gs_buf b;
+		if (rc == 0)
+			rc = gs_tls_handshake(c);
+		gs_buf_init(&b, 0);
+		assert_int_equal(gs_tls_flush(c, &b), 0);
+		if (b.len)
+			assert_int_equal(gs_buf_append(&r->in, b.data, b.len), 0);
+		gs_buf_free(&b);
+		if (*rr == MBEDTLS_ERR_SSL_WANT_READ)
+			*rr = mbedtls_ssl_handshake(&r->ssl);
+		if (r->out.len)
+			assert_int_equal(gs_tls_feed(c, r->out.data, r->out.len), 0);
+		gs_buf_reset(&r->out);
+		if (rc != 0 && *rr != MBEDTLS_ERR_SSL_WANT_READ)
+			break;
+	}
+	return rc;
+}
+
+static void test_resume_no_ticket_server(void **state)
+{
+	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
+	struct gs_tls *c;
+	struct raw r;
+	int rr;
+
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	/* A server that knows no tickets ignores the one offered: a full handshake (verified: the same
+	 * server with an untrusted certificate is refused below). */
+	raw_server_init(&r, P.leaf, P.leaf_key);
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(raw_server_handshake(c, &r, &rr), 1);
+	assert_int_equal(rr, 0);
+	assert_false(gs_tls_resumed(c));
+	gs_tls_free(c);
+	raw_free(&r);
+	expect_stats(cli, 2, 0);
+	/* That full handshake gave no ticket: nothing is saved any more, so nothing stale is offered. */
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 1);
+	expect_stats(cli, 3, 1);
+
+	/* A handshake that offered the saved session and failed drops it: the next one is full. */
+	assert_true(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(gs_tls_handshake(c), 0);
+	assert_int_equal(gs_tls_feed(c, "HTTP/1.1 400 Bad Request\r\n\r\n", 28), 0);
+	assert_int_equal(gs_tls_handshake(c), -EPROTO);
+	gs_tls_free(c);
+	assert_false(gs_tls_config_resumable(cli, "localhost"));
+	assert_int_equal(connect_resumed(cli, srv, "localhost"), 0);
+	expect_stats(cli, 4, 1);
+
+	/* The same raw server with a certificate the client does not trust, while a ticket is offered:
+	 * refused. */
+	static const char *const names[] = { "localhost", NULL };
+	int64_t now = time(NULL);
+	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca2, P.ca2_key, &key);
+	raw_server_init(&r, cert, key);
+	assert_int_equal(gs_tls_client_new(cli, "localhost", &c), 0);
+	assert_int_equal(raw_server_handshake(c, &r, &rr), -EACCES);
+	assert_non_null(strstr(gs_tls_error(c), "certificate not trusted by the configured CA"));
+	gs_tls_free(c);
+	raw_free(&r);
+	free(cert);
+	free(key);
+	gs_tls_config_unref(srv);
+	gs_tls_config_unref(cli);
+}
+
 static void raw_free(struct raw *r)
 {
 	mbedtls_ssl_free(&r->ssl);
+	mbedtls_x509_crt_free(&r->crt);
+	mbedtls_pk_free(&r->pk);
 	mbedtls_ssl_config_free(&r->conf);
 	mbedtls_ctr_drbg_free(&r->drbg);
 	mbedtls_entropy_free(&r->entropy);
@@ -978,6 +1224,10 @@ int main(void)
 		cmocka_unit_test(test_feed_cap),
 		cmocka_unit_test(test_garbage_input),
 		cmocka_unit_test(test_close_notify),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_resume_refused),
+		cmocka_unit_test(test_resume_same_config_and_name_only),
+		cmocka_unit_test(test_resume_no_ticket_server),
 		cmocka_unit_test(test_wrong_ca),
 		cmocka_unit_test(test_dns_mismatch),
 		cmocka_unit_test(test_ip_literals),
