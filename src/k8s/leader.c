@@ -97,8 +97,10 @@ static void arm(struct gs_leader *l, int64_t delay)
 static void next_round(struct gs_leader *l)
 {
 	int64_t d = l->retry_ms;
-	if (!l->leading) /* followers spread out (client-go's JitterFactor 1.2) */
+	if (!l->leading) { /* followers spread out (client-go's JitterFactor 1.2), and wake when a term ends */
 		d += (int64_t)(rng_next(l) % (uint64_t)(l->retry_ms / 5 + 1));
+		d = gs_lease_wait_ms(&l->seen, l->identity, l->observed_ms, l->lease_ms, now_ms(l), d);
+	}
 	arm(l, d);
 }
 

@@ -10,7 +10,9 @@
  *   GET the Lease (404: create it, holding it). If another holder renewed it less than lease_duration
  *   ago (measured on OUR clock, from when we first saw its current record: clocks of other machines
  *   are never compared), wait. Otherwise PUT it with our identity and the resourceVersion read: a
- *   409 means another replica wrote first.
+ *   409 means another replica wrote first. A follower whose holder's term ends before its next poll
+ *   polls at that end instead (gs_lease_wait_ms; client-go polls on): a dead leader is replaced within
+ *   lease_duration + one poll (the delay before we saw its last renewal) instead of + two.
  * A leader renews the same way. Its leadership is valid until renew_deadline after it SENT its last
  * successful renewal; a replica that sees that renewal waits at least lease_duration after it saw it,
  * so with renew_deadline < lease_duration two replicas never lead at once. A leader past its deadline
@@ -94,5 +96,14 @@ int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *er
  */
 int gs_lease_may_take(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
 		      int64_t now_ms);
+
+/*
+ * A follower's wait before its next GET: poll_ms, or less when another holder's term (counted as in
+ * gs_lease_may_take) ends sooner: then exactly at its end, so a dead leader is replaced lease_ms after
+ * we saw its last renewal, not up to one more poll later. Never 0 for a term already over (a write
+ * that failed is retried a poll later, not in a loop).
+ */
+int64_t gs_lease_wait_ms(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
+			 int64_t now_ms, int64_t poll_ms);
 
 #endif

@@ -78,6 +78,15 @@ int gs_lease_may_take(const struct gs_lease *cur, const char *identity, int64_t 
 	return observed_ms + lease_ms <= now_ms;
 }
 
+int64_t gs_lease_wait_ms(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
+			 int64_t now_ms, int64_t poll_ms)
+{
+	if (!cur->holder[0] || strcmp(cur->holder, identity) == 0)
+		return poll_ms;
+	int64_t left = observed_ms + lease_ms - now_ms;
+	return left > 0 && left < poll_ms ? left : poll_ms;
+}
+
 
 int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
 {

@@ -96,6 +96,30 @@ static void test_may_take(void **state)
 	assert_false(gs_lease_may_take(&l, "other_3", 1000, lease, 2000));
 }
 
+/* A follower polls every poll_ms, but at the end of another holder's term when that comes sooner. */
+static void test_wait(void **state)
+{
+	struct gs_lease l = {.rv = "1"};
+	const int64_t lease = 15000, poll = 2200;
+
+	/* Nobody holds it, or we do: the poll period. */
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 15000, poll), poll);
+	snprintf(l.holder, sizeof(l.holder), "me_1");
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 15000, poll), poll);
+	/* Another holder, its term far from over: the poll period. */
+	snprintf(l.holder, sizeof(l.holder), "other_2");
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 1000, poll), poll);
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 13800, poll), poll);
+	/* Its term ends before the next poll: wake exactly then, when gs_lease_may_take says yes. */
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 13801, poll), 2199);
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 15999, poll), 1);
+	assert_false(gs_lease_may_take(&l, "me_1", 1000, lease, 15999));
+	assert_true(gs_lease_may_take(&l, "me_1", 1000, lease, 15999 + 1));
+	/* Already over (our write failed): a poll later, never a loop of zero waits. */
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 16000, poll), poll);
+	assert_int_equal(gs_lease_wait_ms(&l, "me_1", 1000, lease, 99000, poll), poll);
+}
+
 static void test_durations(void **state)
 {
 	assert_true(gs_leader_durations_ok(15000, 10000, 2000)); /* kube-scheduler's defaults */
@@ -111,6 +135,7 @@ int main(void)
 		cmocka_unit_test(test_decode_recorded),
 		cmocka_unit_test(test_decode_released_and_bad),
 		cmocka_unit_test(test_may_take),
+		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
