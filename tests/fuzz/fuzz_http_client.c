@@ -59,6 +59,8 @@
 #include "core/http.h"
 #include "core/log.h"
 
+#include "pieces.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(e) ((e) ? (void)0 : (fprintf(stderr, "fuzz_http_client: check failed: %s\n", #e), abort()))
@@ -145,16 +147,7 @@ static int srv_step_conn(struct srv_conn *sc)
 		gs_conn__received(c, NULL, UV_EOF);
 		return 1;
 	}
-	size_t n = srv.len - srv.off;
-	if (srv.pieces) {
-		srv.seed ^= srv.seed << 13;
-		srv.seed ^= srv.seed >> 17;
-		srv.seed ^= srv.seed << 5;
-		if (n > 1 + srv.seed % 8)
-			n = 1 + srv.seed % 8;
-	} else if (n > READ_MAX) {
-		n = READ_MAX;
-	}
+	size_t n = pieces_next(&srv.seed, srv.pieces, srv.len - srv.off, READ_MAX);
 	srv.off += n;
 	gs_conn__received(c, srv.data + srv.off - n, (ssize_t)n);
 	return 1;
@@ -351,11 +344,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	srv.off = 0;
 	srv.pieces = flags & 0x04;
 	srv.all_written = 0;
-	srv.seed = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		srv.seed = (srv.seed ^ data[i]) * 16777619u;
-	if (!srv.seed)
-		srv.seed = 1;
+	srv.seed = pieces_seed(data, size);
 	reference(srv.data, srv.len);
 
 	t.flags = flags;

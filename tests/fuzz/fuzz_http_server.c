@@ -55,6 +55,8 @@
 #include "core/http.h"
 #include "core/log.h"
 
+#include "pieces.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(e) ((e) ? (void)0 : (fprintf(stderr, "fuzz_http_server: check failed: %s\n", #e), abort()))
@@ -176,16 +178,7 @@ static int cli_feed(void)
 		gs_conn__received(c, NULL, UV_EOF);
 		return 1;
 	}
-	size_t n = cli.len - cli.off;
-	if (cli.pieces) {
-		cli.seed ^= cli.seed << 13;
-		cli.seed ^= cli.seed >> 17;
-		cli.seed ^= cli.seed << 5;
-		if (n > 1 + cli.seed % 8)
-			n = 1 + cli.seed % 8;
-	} else if (n > READ_MAX) {
-		n = READ_MAX;
-	}
+	size_t n = pieces_next(&cli.seed, cli.pieces, cli.len - cli.off, READ_MAX);
 	cli.off += n;
 	gs_conn__received(c, cli.data + cli.off - n, (ssize_t)n);
 	return 1;
@@ -313,11 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cli.len = len;
 	cli.off = 0;
 	cli.pieces = flags & 0x04;
-	cli.seed = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		cli.seed = (cli.seed ^ data[i]) * 16777619u;
-	if (!cli.seed)
-		cli.seed = 1;
+	cli.seed = pieces_seed(data, size);
 	cli.eof_sent = 0;
 	gs_buf_reset(&cli.m.out);
 
