@@ -304,8 +304,10 @@ EOF
 cert_user() { printf '    client-certificate: %s\n    client-key: %s' "$PKI/$1.crt" "$PKI/$1.key"; }
 
 write_kubeconfigs() {
+	local ca
+	ca=$(base64 -w0 <"$PKI/ca.crt")
 	# Token auth, inline CA: what most clusters hand out, and self-contained.
-	kubeconfig_write "$DIR/kubeconfig" gs-test gs-admin "certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")" \
+	kubeconfig_write "$DIR/kubeconfig" gs-test gs-admin "certificate-authority-data: $ca" \
 		"    token: $(cat "$DIR/admin.token")" default
 	# The same identity by client certificate, with file references, for tests of that path.
 	kubeconfig_write "$DIR/kubeconfig-cert" gs-test gs-admin-cert "certificate-authority: $PKI/ca.crt" "$(cert_user admin)"
