@@ -38,4 +38,32 @@ static inline size_t pieces_next(uint32_t *seed, int pieces, size_t left, size_t
 	return left > max ? max : left;
 }
 
+/* A stream handed over in reads: data[off..len) is still to go. */
+struct pieces {
+	const char *data;
+	size_t len, off;
+	uint32_t seed; /* pieces_seed()'s */
+	int cut;       /* in pieces of 1 to 8 bytes, else in reads as large as they may be */
+};
+
+/* The stream text[0..len) of the fuzzer's input data[0..size). */
+static inline void pieces_start(struct pieces *p, const char *text, size_t len, int cut, const uint8_t *data,
+				size_t size)
+{
+	p->data = text;
+	p->len = len;
+	p->off = 0;
+	p->cut = cut;
+	p->seed = pieces_seed(data, size);
+}
+
+/* The next read (of up to max bytes), at *at; its length, 0 once all is handed over. */
+static inline size_t pieces_take(struct pieces *p, const char **at, size_t max)
+{
+	size_t n = pieces_next(&p->seed, p->cut, p->len - p->off, max);
+	*at = p->data + p->off;
+	p->off += n;
+	return n;
+}
+
 #endif
