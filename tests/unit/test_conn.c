@@ -213,6 +213,11 @@ static int run_turns(int (*pred)(void), unsigned max_turns)
 	return pred();
 }
 
+/* A bound for what waits on the thread pool (getaddrinfo), not on loop turns: an idle turn takes well
+ * under a microsecond, so 10,000 of them (a few ms under ASan) were not always enough on a loaded
+ * machine. This many is seconds. */
+#define RESOLVE_TURNS 10000000u
+
 static int n_tls;
 static int all_handshakes_done(void)
 {
@@ -384,7 +389,7 @@ static void test_close_while_resolving(void **state)
 	assert_true(p->conn.gai_pending);
 	gs_conn__close(&p->conn);
 	gs_conn__close(&p->conn); /* idempotent */
-	assert_true(run_turns(one_closed, 10000));
+	assert_true(run_turns(one_closed, RESOLVE_TURNS));
 	for (int i = 0; i < 10; i++)
 		uv_run(&loop, UV_RUN_NOWAIT);
 	assert_int_equal(n_closed, 1);
@@ -409,7 +414,7 @@ static void test_connect_by_name(void **state)
 	by_name = peer_new(HTTP_RESPONSE, 0);
 	assert_int_equal(gs_conn__connect(&by_name->conn, "localhost", plain_port, NULL), 0);
 	assert_true(by_name->conn.gai_pending);
-	assert_true(run_turns(established_ready_by_name, 10000));
+	assert_true(run_turns(established_ready_by_name, RESOLVE_TURNS));
 	assert_int_equal(gs_conn__write(&by_name->conn, request, strlen(request)), 0);
 	assert_true(run_turns(by_name_answered, 10000));
 	assert_int_equal(n_accepted, 1);
