@@ -3,6 +3,7 @@
 #
 #   . "$(dirname "$0")/../lib.sh"
 #   test_begin                        # namespace $NS, cleanup at exit, results protocol
+#   work=$(test_workdir)              # a fresh directory for the test's files, if it needs one
 #   kc apply -f - <<<"$(statefulset_yaml web 3 '0=node1:0' '1=node2:0,1' '2=node3:3')"
 #   check_eventually "3 pods created" 30 pod_count_is 3
 #   daemon_start && daemon_ready 30
@@ -36,11 +37,16 @@
 #                                   (INDENT=N spaces, default 0)
 #   statefulset_yaml NAME REPLICAS [ENTRY...]        manifests with schedulerName $SCHEDULER_NAME
 #   job_yaml NAME COMPLETIONS PARALLELISM [ENTRY...] (POD_GPUS=N adds an nvidia.com/gpu limit)
+#                                   with POD_TEMPLATE=FUNC, both take their pod template from
+#                                   FUNC APP [ENTRY...] (pod_meta_yaml, then a spec of its own)
+#   pod_meta_yaml APP [ENTRY...]    a pod template's metadata (label app=APP, the map), at 4 spaces
 #   pod_count [SELECTOR]            number of pods in $NS (matching the label selector)
 #   pod_count_is N [SELECTOR]       test form of it
 #   bind_pod POD NODE               POST the binding subresource as the scheduler would
 #   force_delete_pods [SELECTOR]    grace period 0: pods bound to kubelet-less nodes never go otherwise
 #   restart_apiserver               tests/cluster/cluster.sh restart-apiserver
+#   test_workdir                    prints $GS_TEST_LOGS/<test>, made empty: the test's own files
+#                                   (certificates, kubeconfigs, logs), kept after the run for a look
 #
 # Environment: GS_BUILD (build), GS_CLUSTER_DIR (<GS_BUILD>/cluster), GS_KEEP_NS=1 keeps the namespace,
 # GS_DAEMON_BIN (<GS_BUILD>/gpu-scheduler), GS_TEST_LOGS (<GS_BUILD>/test-logs), TEST_ASSET_KUBECTL.
@@ -224,8 +230,7 @@ map_annotation() {
 	for e in "$@"; do printf '%s  %s\n' "$pad" "$e"; done
 }
 
-# pod_template_yaml APP [ENTRY...]: the pod template both workload kinds share, at 4 spaces.
-pod_template_yaml() {
+pod_meta_yaml() {
 	local app=$1
 	shift
 	printf '    metadata:\n      labels:\n        app: %s\n' "$app"
@@ -233,6 +238,11 @@ pod_template_yaml() {
 		printf '      annotations:\n'
 		INDENT=8 map_annotation "$@"
 	fi
+}
+
+# pod_template_yaml APP [ENTRY...]: the pod template both workload kinds share, at 4 spaces.
+pod_template_yaml() {
+	pod_meta_yaml "$@"
 	cat <<EOF
     spec:
       schedulerName: $SCHEDULER_NAME
@@ -266,7 +276,7 @@ spec:
       app: $name
   template:
 EOF
-	pod_template_yaml "$name" "$@"
+	"${POD_TEMPLATE:-pod_template_yaml}" "$name" "$@"
 }
 
 job_yaml() {
@@ -283,7 +293,7 @@ spec:
   backoffLimit: 0
   template:
 EOF
-	RESTART_POLICY=Never pod_template_yaml "$name" "$@"
+	RESTART_POLICY=Never "${POD_TEMPLATE:-pod_template_yaml}" "$name" "$@"
 }
 
 pod_count() {
@@ -420,6 +430,11 @@ test_begin() {
 		exit 1
 	fi
 	echo "  namespace $NS"
+}
+
+test_workdir() {
+	local dir=$GS_TEST_LOGS/$T_NAME
+	rm -rf "$dir" && mkdir -p "$dir" && echo "$dir"
 }
 
 ns_gone() { ! NS='' kc get namespace "$1" >/dev/null 2>&1; }

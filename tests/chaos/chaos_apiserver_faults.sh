@@ -12,9 +12,7 @@ test_begin
 
 N=$(size 300 2000)
 RA=2
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 PLOG=$work/proxy.log
 
 chaos_nodes_make 10 || { fail "nodes" "cannot create them"; exit 1; }

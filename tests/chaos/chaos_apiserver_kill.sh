@@ -80,19 +80,18 @@ check "no binding forgotten as gone (every 409 was an already-bound pod on our n
 check "no binding rejected" test "$rejected" = 0
 check "every 409 the apiserver sent reached the daemon as already_bound, or died with the apiserver" \
 	test "$already" -le "$AUDIT_409"
+# unexplained NAME,NAME...: the pods among these with no failed binding attempt in the daemon's log.
+unexplained() {
+	local p names
+	IFS=, read -ra names <<<"$1"
+	for p in "${names[@]}"; do
+		grep -q "pod $NS/$p: binding failed" "$DAEMON_LOG" || printf ' %s' "$p"
+	done
+}
 # Each 409 is explained: the same pod's earlier attempt failed in the kill (transport error or 5xx).
-unexplained=
-IFS=, read -ra names <<<"$AUDIT_409_NAMES"
-for p in "${names[@]}"; do
-	grep -q "pod $NS/$p: binding failed" "$DAEMON_LOG" || unexplained+=" $p"
-done
-check "each 409 follows a failed attempt of the same pod (its answer lost in a kill)" test -z "$unexplained"
+check "each 409 follows a failed attempt of the same pod (its answer lost in a kill)" \
+	test -z "$(unexplained "$AUDIT_409_NAMES")"
 # A pod with no record at all: its binding took effect as the apiserver died, before the audit line.
-unexplained=
-IFS=, read -ra names <<<"$AUDIT_UNRECORDED_NAMES"
-for p in "${names[@]}"; do
-	grep -q "pod $NS/$p: binding failed" "$DAEMON_LOG" || unexplained+=" $p"
-done
-check "each pod missing from the audit log had its binding cut by a kill" test -z "$unexplained"
+check "each pod missing from the audit log had its binding cut by a kill" test -z "$(unexplained "$AUDIT_UNRECORDED_NAMES")"
 check "the watches were restarted after the kills" test "$restarts" -ge "$KILLS"
 test_end

@@ -23,14 +23,10 @@
 # Every node has 8 GPUs, every main pod one GPU of its own: pods / 8 fake nodes per step, deleted at exit.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../integration/common.sh"
+. "$(dirname "$0")/lib.sh"
 test_begin
 
-SIZE=${GS_CHAOS_SIZE:-short}
-case $SIZE in
-short) PODS=300 RATE=100 ;;
-full) PODS=5000 RATE=250 ;;
-*) fail "GS_CHAOS_SIZE" "\"$SIZE\" is not short or full"; exit 1 ;;
-esac
+PODS=$(size 300 5000) RATE=$(size 100 250)
 GPUS=8
 NODES=$(((PODS + GPUS - 1) / GPUS))
 CONTENDERS=$((PODS / 20))
@@ -39,7 +35,7 @@ TAG=${NS##*-}
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 # common.sh's replicas, without events, at GS_CHAOS_QPS if set
 REPLICA_ARGS=(--no-webhook --events=false ${GS_CHAOS_QPS:+--kube-api-qps "$GS_CHAOS_QPS"})
-echo "  size $SIZE: $PODS pods + $CONTENDERS contenders per step, $NODES nodes of $GPUS GPUs per step, $RATE pods/s"
+echo "  size $GS_CHAOS_SIZE: $PODS pods + $CONTENDERS contenders per step, $NODES nodes of $GPUS GPUs per step, $RATE pods/s"
 
 # ---- helpers -------------------------------------------------------------------------------------
 
@@ -226,8 +222,8 @@ check "no 409 in step 2 ($d409)" test "$d409" = 0
 check "no GPU given twice: every pod on its mapped node and GPU, every contender waits" gpus_ok 2
 STEP2="frozen at $b_frozen/$PODS bound for $((t_cont - t_stop)) ms; c's first binding after ${c_took} ms; after waking b sent $sent_after, read $answered_after answers sent before; 201: $d201, 409: $d409; b $b_ok + c $c_ok"
 
-echo "  RESULT size=$SIZE step1: $STEP1"
-echo "  RESULT size=$SIZE step2: $STEP2"
-[ -n "${GS_CHAOS_RESULTS:-}" ] && printf 'chaos_leader size=%s qps=%s\n  kill: %s\n  freeze: %s\n' "$SIZE" \
+echo "  RESULT size=$GS_CHAOS_SIZE step1: $STEP1"
+echo "  RESULT size=$GS_CHAOS_SIZE step2: $STEP2"
+[ -n "${GS_CHAOS_RESULTS:-}" ] && printf 'chaos_leader size=%s qps=%s\n  kill: %s\n  freeze: %s\n' "$GS_CHAOS_SIZE" \
 	"${GS_CHAOS_QPS:-0}" "$STEP1" "$STEP2" >>"$GS_CHAOS_RESULTS"
 test_end

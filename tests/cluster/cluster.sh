@@ -274,78 +274,47 @@ EOF
 	echo "$(cat "$DIR/admin.token"),gs-admin,gs-admin,system:masters" >"$PKI/tokens.csv"
 }
 
+# kubeconfig_write FILE CONTEXT USER CA CREDENTIALS [NAMESPACE]: a kubeconfig (mode 600) for $SERVER with one
+# cluster and context named CONTEXT; CA is the cluster's certificate-authority line, CREDENTIALS the user's
+# lines (at 4 spaces).
+kubeconfig_write() {
+	{
+		cat <<EOF
+apiVersion: v1
+kind: Config
+current-context: $2
+clusters:
+- name: $2
+  cluster:
+    server: $SERVER
+    $4
+contexts:
+- name: $2
+  context:
+    cluster: $2
+    user: $3
+EOF
+		[ -n "${6:-}" ] && printf '    namespace: %s\n' "$6"
+		printf 'users:\n- name: %s\n  user:\n%s\n' "$3" "$5"
+	} >"$1"
+	chmod 600 "$1"
+}
+
+# cert_user NAME: the credentials lines of the client certificate pki/NAME.crt.
+cert_user() { printf '    client-certificate: %s\n    client-key: %s' "$PKI/$1.crt" "$PKI/$1.key"; }
+
 write_kubeconfigs() {
 	local ca
 	ca=$(base64 -w0 <"$PKI/ca.crt")
 	# Token auth, inline CA: what most clusters hand out, and self-contained.
-	cat >"$DIR/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-current-context: gs-test
-clusters:
-- name: gs-test
-  cluster:
-    server: $SERVER
-    certificate-authority-data: $ca
-contexts:
-- name: gs-test
-  context:
-    cluster: gs-test
-    user: gs-admin
-    namespace: default
-users:
-- name: gs-admin
-  user:
-    token: $(cat "$DIR/admin.token")
-EOF
+	kubeconfig_write "$DIR/kubeconfig" gs-test gs-admin "certificate-authority-data: $ca" \
+		"    token: $(cat "$DIR/admin.token")" default
 	# The same identity by client certificate, with file references, for tests of that path.
-	cat >"$DIR/kubeconfig-cert" <<EOF
-apiVersion: v1
-kind: Config
-current-context: gs-test
-clusters:
-- name: gs-test
-  cluster:
-    server: $SERVER
-    certificate-authority: $PKI/ca.crt
-contexts:
-- name: gs-test
-  context:
-    cluster: gs-test
-    user: gs-admin-cert
-users:
-- name: gs-admin-cert
-  user:
-    client-certificate: $PKI/admin.crt
-    client-key: $PKI/admin.key
-EOF
-	chmod 600 "$DIR/kubeconfig" "$DIR/kubeconfig-cert"
+	kubeconfig_write "$DIR/kubeconfig-cert" gs-test gs-admin-cert "certificate-authority: $PKI/ca.crt" "$(cert_user admin)"
 }
 
 # kubeconfig_for FILE NAME: a kubeconfig for the client certificate pki/NAME.crt.
-kubeconfig_for() {
-	cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-current-context: gs
-clusters:
-- name: gs
-  cluster:
-    server: $SERVER
-    certificate-authority: $PKI/ca.crt
-contexts:
-- name: gs
-  context:
-    cluster: gs
-    user: $2
-users:
-- name: $2
-  user:
-    client-certificate: $PKI/$2.crt
-    client-key: $PKI/$2.key
-EOF
-	chmod 600 "$1"
-}
+kubeconfig_for() { kubeconfig_write "$1" gs "$2" "certificate-authority: $PKI/ca.crt" "$(cert_user "$2")"; }
 
 env_lines() {
 	cat <<EOF

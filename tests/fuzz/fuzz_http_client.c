@@ -59,6 +59,8 @@
 #include "core/http.h"
 #include "core/log.h"
 
+#include "pieces.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(e) ((e) ? (void)0 : (fprintf(stderr, "fuzz_http_client: check failed: %s\n", #e), abort()))
@@ -86,10 +88,7 @@ struct srv_conn {
 static struct {
 	struct srv_conn conns[MAX_SRV_CONNS];
 	int n_accepted;
-	const char *data;
-	size_t len, off;
-	int pieces;
-	uint32_t seed;
+	struct pieces in; /* the answer */
 	int all_written; /* every byte of the answer is handed over (or the connection is gone) */
 } srv;
 
@@ -136,7 +135,7 @@ static int srv_step_conn(struct srv_conn *sc)
 		sc->started = 1;
 	if (!sc->started || !c->reading || sc->eof_sent)
 		return 0;
-	if (!sc->first || srv.off == srv.len) {
+	if (!sc->first || srv.in.off == srv.in.len) {
 		if (sc->first && !srv.all_written) {
 			srv.all_written = 1; /* let the 0x20 close happen before the end of input */
 			return 1;
@@ -145,18 +144,9 @@ static int srv_step_conn(struct srv_conn *sc)
 		gs_conn__received(c, NULL, UV_EOF);
 		return 1;
 	}
-	size_t n = srv.len - srv.off;
-	if (srv.pieces) {
-		srv.seed ^= srv.seed << 13;
-		srv.seed ^= srv.seed >> 17;
-		srv.seed ^= srv.seed << 5;
-		if (n > 1 + srv.seed % 8)
-			n = 1 + srv.seed % 8;
-	} else if (n > READ_MAX) {
-		n = READ_MAX;
-	}
-	srv.off += n;
-	gs_conn__received(c, srv.data + srv.off - n, (ssize_t)n);
+	const char *at;
+	size_t n = pieces_take(&srv.in, &at, READ_MAX);
+	gs_conn__received(c, at, (ssize_t)n);
 	return 1;
 }
 
@@ -316,7 +306,7 @@ static void watchdog_fired(uv_timer_t *w)
 	fprintf(stderr,
 		"fuzz_http_client: no end after %d ms (done %d/%d, closed %d, server sent %zu/%zu, "
 		"connections accepted %d of %llu, open %d)\n",
-		WATCHDOG_MS, t.done[0] + t.done[1], t.n_calls, t.closed, srv.off, srv.len, srv.n_accepted,
+		WATCHDOG_MS, t.done[0] + t.done[1], t.n_calls, t.closed, srv.in.off, srv.in.len, srv.n_accepted,
 		(unsigned long long)t.opened, srv_n_open());
 	abort();
 }
@@ -346,17 +336,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int flags = mode ? data[0] & 0x7f : 0;
 
 	srv.n_accepted = 0;
-	srv.data = (const char *)data + mode;
-	srv.len = size - (size_t)mode;
-	srv.off = 0;
-	srv.pieces = flags & 0x04;
+	pieces_start(&srv.in, (const char *)data + mode, size - (size_t)mode, flags & 0x04, data, size);
 	srv.all_written = 0;
-	srv.seed = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		srv.seed = (srv.seed ^ data[i]) * 16777619u;
-	if (!srv.seed)
-		srv.seed = 1;
-	reference(srv.data, srv.len);
+	reference(srv.in.data, srv.in.len);
 
 	t.flags = flags;
 	t.n_calls = 0;

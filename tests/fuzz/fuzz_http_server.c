@@ -55,6 +55,8 @@
 #include "core/http.h"
 #include "core/log.h"
 
+#include "pieces.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(e) ((e) ? (void)0 : (fprintf(stderr, "fuzz_http_server: check failed: %s\n", #e), abort()))
@@ -70,10 +72,8 @@ static uv_timer_t watchdog, later;    /* later: the deferred answer */
 /* The harness's client: the other end of one memory connection per input. */
 static struct {
 	struct gs_conn_mem m; /* m.out: what the server sent */
-	const char *data;
-	size_t len, off;
-	uint32_t seed;
-	int pieces, eof_sent;
+	struct pieces in; /* what it sends */
+	int eof_sent;
 } cli;
 #define READ_MAX (64 * 1024) /* a socket read's size in conn.c */
 #define PEER "127.0.0.1:40000"
@@ -171,23 +171,14 @@ static int cli_feed(void)
 	struct gs_conn *c = cli.m.conn;
 	if (!c || !c->reading || cli.eof_sent)
 		return 0;
-	if (cli.off == cli.len) {
+	if (cli.in.off == cli.in.len) {
 		cli.eof_sent = 1;
 		gs_conn__received(c, NULL, UV_EOF);
 		return 1;
 	}
-	size_t n = cli.len - cli.off;
-	if (cli.pieces) {
-		cli.seed ^= cli.seed << 13;
-		cli.seed ^= cli.seed >> 17;
-		cli.seed ^= cli.seed << 5;
-		if (n > 1 + cli.seed % 8)
-			n = 1 + cli.seed % 8;
-	} else if (n > READ_MAX) {
-		n = READ_MAX;
-	}
-	cli.off += n;
-	gs_conn__received(c, cli.data + cli.off - n, (ssize_t)n);
+	const char *at;
+	size_t n = pieces_take(&cli.in, &at, READ_MAX);
+	gs_conn__received(c, at, (ssize_t)n);
 	return 1;
 }
 
@@ -242,7 +233,7 @@ static void check_responses(uint64_t rejected)
 	llhttp_t p;
 
 	if (getenv("GS_FUZZ_VERBOSE")) {
-		dump("sent", cli.data, cli.len);
+		dump("sent", cli.in.data, cli.in.len);
 		dump("received", cli.m.out.data, cli.m.out.len);
 		fprintf(stderr, "handled %u, rejected %llu\n", h.n, (unsigned long long)rejected);
 	}
@@ -268,7 +259,7 @@ static void watchdog_fired(uv_timer_t *t)
 {
 	(void)t;
 	fprintf(stderr, "fuzz_http_server: no end after %d ms (connection open %d, sent %zu/%zu, held %p)\n",
-		WATCHDOG_MS, cli.m.conn != NULL, cli.off, cli.len, (void *)h.held);
+		WATCHDOG_MS, cli.m.conn != NULL, cli.in.off, cli.in.len, (void *)h.held);
 	abort();
 }
 
@@ -309,15 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	h.flags = flags;
 	h.max_url = flags & 1 ? SMALL_URL : 2048;
-	cli.data = req;
-	cli.len = len;
-	cli.off = 0;
-	cli.pieces = flags & 0x04;
-	cli.seed = 2166136261u;
-	for (size_t i = 0; i < size; i++)
-		cli.seed = (cli.seed ^ data[i]) * 16777619u;
-	if (!cli.seed)
-		cli.seed = 1;
+	pieces_start(&cli.in, req, len, flags & 0x04, data, size);
 	cli.eof_sent = 0;
 	gs_buf_reset(&cli.m.out);
 

@@ -39,6 +39,8 @@
 
 #include "core/json_items.h"
 
+#include "pieces.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(e) ((e) ? (void)0 : abort())
@@ -122,10 +124,8 @@ static void feed(struct run *r, const char *doc, size_t len, const uint8_t *size
 			if (n == 0 && ++empty > n_sizes)
 				n = 1; /* all sizes 0: still move on */
 		} else {
-			seed ^= seed << 13;
-			seed ^= seed >> 17;
-			seed ^= seed << 5;
-			n = seed % 16 == 0 ? seed % 512 : 1 + seed % 17;
+			uint32_t x = pieces_rand(&seed);
+			n = x % 16 == 0 ? x % 512 : 1 + x % 17;
 		}
 		if (n > len - off)
 			n = len - off;
@@ -169,8 +169,8 @@ static void in_document(const struct run *r, const char *doc, size_t len)
 	}
 }
 
-/* cJSON's reading of a text: printed unformatted, or NULL when it does not parse whole. */
-static char *canonical(const char *text, size_t len)
+/* cJSON's parse of text[0..len) (NUL-terminated for it), NULL unless it is one value and nothing after. */
+static cJSON *parse_whole(const char *text, size_t len)
 {
 	char *z = malloc(len + 1);
 	CHECK(z != NULL);
@@ -178,6 +178,13 @@ static char *canonical(const char *text, size_t len)
 	z[len] = '\0';
 	cJSON *j = cJSON_ParseWithLengthOpts(z, len + 1, NULL, 1);
 	free(z);
+	return j;
+}
+
+/* cJSON's reading of a text: printed unformatted, or NULL when it does not parse whole. */
+static char *canonical(const char *text, size_t len)
+{
+	cJSON *j = parse_whole(text, len);
 	if (!j)
 		return NULL;
 	char *out = cJSON_PrintUnformatted(j);
@@ -247,12 +254,7 @@ static void compare_with_cjson(const struct run *r, const char *doc, size_t len)
 		if (c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r')
 			return; /* cJSON takes any byte up to 0x20 for a blank, and stops at a NUL */
 	}
-	char *z = malloc(len + 1);
-	CHECK(z != NULL);
-	memcpy(z, doc, len);
-	z[len] = '\0';
-	cJSON *root = cJSON_ParseWithLengthOpts(z, len + 1, NULL, 1);
-	free(z);
+	cJSON *root = parse_whole(doc, len);
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
 		return;
@@ -298,7 +300,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *doc = (const char *)data;
 	size_t len = size;
 	struct run chunked = {0}, whole = {0};
-	uint32_t seed = 2166136261u;
 
 	if (size > 0 && data[0] >= 128) {
 		if (size < 2)
@@ -314,12 +315,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data[0] & 0x20)
 			chunked.stop_at = whole.stop_at = 1 + (data[0] & 3);
 	}
-	for (size_t i = 0; i < size; i++)
-		seed = (seed ^ data[i]) * 16777619u;
-	if (seed == 0)
-		seed = 1;
-
-	feed(&chunked, doc, len, sizes, n_sizes, seed, 0);
+	feed(&chunked, doc, len, sizes, n_sizes, pieces_seed(data, size), 0);
 	feed(&whole, doc, len, NULL, 0, 0, 1);
 	same_runs(&chunked, &whole);
 	in_document(&whole, doc, len);

@@ -13,9 +13,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 HOSTILE=$GS_ROOT/tests/hostile.py
 PROBES=${GS_HOSTILE_PROBES:-10}
 

@@ -8,9 +8,7 @@
 test_begin
 
 LINT=("$GS_DAEMON_BIN" lint)
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 FX=$GS_ROOT/tests/fixtures/lint
 
 # rc_is WANT CMD...: CMD's exit status is WANT (its stdout in $work/last.out, stderr in last.err).

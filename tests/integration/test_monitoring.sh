@@ -11,9 +11,7 @@ test_begin
 
 MON=$GS_ROOT/deploy/monitoring
 GEN=$GS_ROOT/tests/monitoring_gen.py
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 
 # --- the files alone ----------------------------------------------------------------------------------
 check "PrometheusRule: spec.groups extracted" eval 'python3 "$GEN" rules "$MON/prometheusrule.yaml" >"$work/rules.yml"'

@@ -17,9 +17,7 @@ defer "node_delete $N2"
 node_make "$N" || { fail "node $N" "cannot create it"; test_end; }
 node_make "$N2" || { fail "node $N2" "cannot create it"; test_end; }
 
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
 WPORT=$(free_port)

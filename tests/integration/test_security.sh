@@ -7,8 +7,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-work=$GS_TEST_LOGS/$T_NAME
-mkdir -p "$work"
+work=$(test_workdir)
 token=$(cat "$GS_CLUSTER_DIR/admin.token")
 
 # kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 WPORT=$(free_port)
 secret=wh-tls
 webhook_register "https://localhost:$WPORT/mutate"

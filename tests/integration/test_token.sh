@@ -4,9 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 echo "not-a-valid-token" >"$work/token"
 cat >"$work/kubeconfig" <<YAML
 apiVersion: v1

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-work=$GS_TEST_LOGS/$T_NAME
-rm -rf "$work"
-mkdir -p "$work"
+work=$(test_workdir)
 
 # --- certificates, laid out like a Kubernetes Secret volume (tls.crt -> ..data/tls.crt) -------------
 test_ca "$work" 2 gs-test-webhook-ca
@@ -38,25 +36,11 @@ cuda_count() {
 	kc get pod "$1" -o json | grep -c '"name": "CUDA_VISIBLE_DEVICES"'
 }
 
-sts_yaml() { # NAME REPLICAS ENTRY...
-	local name=$1 replicas=$2
-	shift 2
+# webhook_template APP ENTRY...: a pod template with an init container and a sidecar that has its own
+# CUDA_VISIBLE_DEVICES (replaced, not duplicated) and another variable (kept).
+webhook_template() {
+	pod_meta_yaml "$@"
 	cat <<YAML
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: $name
-spec:
-  serviceName: $name
-  replicas: $replicas
-  podManagementPolicy: Parallel
-  selector:
-    matchLabels: {app: $name}
-  template:
-    metadata:
-      labels: {app: $name}
-      annotations:
-$(INDENT=8 map_annotation "$@")
     spec:
       schedulerName: $SCHEDULER_NAME
       terminationGracePeriodSeconds: 0
@@ -78,6 +62,7 @@ $(INDENT=8 map_annotation "$@")
           value: "9"
 YAML
 }
+sts_yaml() { POD_TEMPLATE=webhook_template statefulset_yaml "$@"; } # NAME REPLICAS ENTRY...
 
 # --- the task's StatefulSet, through the webhook -------------------------------------------------------
 kc apply -f - >/dev/null <<<"$(sts_yaml gpu-scheduler-check 5 '0=node1:0,1' '1=node2:2' '2=node3:0,1,2' '3=node4:3' '4=node4:3')"

@@ -213,6 +213,11 @@ static int run_turns(int (*pred)(void), unsigned max_turns)
 	return pred();
 }
 
+/* A bound for what waits on the thread pool (getaddrinfo), not on loop turns: an idle turn takes well
+ * under a microsecond, so 10,000 of them (a few ms under ASan) were not always enough on a loaded
+ * machine. This many is seconds. */
+#define RESOLVE_TURNS 10000000u
+
 static int n_tls;
 static int all_handshakes_done(void)
 {
@@ -232,42 +237,56 @@ static int hs_queued(void)
 	return st.queued > 0;
 }
 
+/* Opens n TLS clients at once (n_tls = n). */
+static void open_tls_burst(int n)
+{
+	n_tls = n;
+	for (int i = 0; i < n; i++)
+		client_open(tls_port);
+}
+
+/* A burst of n handshakes run to completion (asserted, within max_turns). *d gets what the burst
+ * added to the counters (steps, deferred, ns, lifo) and the queue's length after it (queued). */
+static void run_tls_burst(int n, unsigned max_turns, struct gs_conn_hs_stats *d)
+{
+	struct gs_conn_hs_stats st0, st;
+	gs_conn__hs_stats(&st0);
+	open_tls_burst(n);
+	assert_true(run_turns(all_handshakes_done, max_turns));
+	gs_conn__hs_stats(&st);
+	d->steps = st.steps - st0.steps;
+	d->deferred = st.deferred - st0.deferred;
+	d->ns = st.ns - st0.ns;
+	d->lifo = st.lifo - st0.lifo;
+	d->queued = st.queued;
+}
+
 /* With budget 0 every read-driven step waits for the next turn and each turn runs one: a burst of
  * handshakes spreads over many turns instead of one. (Without the budget all eight ClientHellos
  * arriving together are answered in one poll phase.) */
 static void test_one_step_per_turn(void **state)
 {
+	struct gs_conn_hs_stats d;
 	gs_conn__hs_budget(0);
-	struct gs_conn_hs_stats st0, st;
-	gs_conn__hs_stats(&st0);
-	n_tls = 8;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
-	assert_true(run_turns(all_handshakes_done, 10000));
-	gs_conn__hs_stats(&st);
+	run_tls_burst(8, 10000, &d);
 	assert_int_equal(max_steps_per_turn, 1);
 	/* Each handshake: the server's ClientHello and Finished steps, the client's two: 32 steps. */
-	assert_true(st.steps - st0.steps >= 4 * (uint64_t)n_tls);
-	assert_true(st.deferred - st0.deferred >= st.steps - st0.steps); /* every one went through the queue */
-	assert_true(turn >= st.steps - st0.steps);
-	assert_int_equal(st.queued, 0);
+	assert_true(d.steps >= 4 * (uint64_t)n_tls);
+	assert_true(d.deferred >= d.steps); /* every one went through the queue */
+	assert_true(turn >= d.steps);
+	assert_int_equal(d.queued, 0);
 }
 
 /* A tiny budget (1 ns): the first step of a turn runs at once when nothing is queued (inline, in the
  * poll phase), every other one waits. Still one step per turn. */
 static void test_tiny_budget_inline_then_queue(void **state)
 {
+	struct gs_conn_hs_stats d;
 	gs_conn__hs_budget(1);
-	struct gs_conn_hs_stats st0, st;
-	gs_conn__hs_stats(&st0);
-	n_tls = 8;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
-	assert_true(run_turns(all_handshakes_done, 10000));
-	gs_conn__hs_stats(&st);
+	run_tls_burst(8, 10000, &d);
 	assert_int_equal(max_steps_per_turn, 1);
-	assert_true(st.deferred - st0.deferred > 0);
-	assert_true(st.deferred - st0.deferred < st.steps - st0.steps); /* some ran inline */
+	assert_true(d.deferred > 0);
+	assert_true(d.deferred < d.steps); /* some ran inline */
 }
 
 /* With the default budget (10 ms a turn) a burst of 40 completes, and no turn runs all the 40
@@ -275,17 +294,12 @@ static void test_tiny_budget_inline_then_queue(void **state)
  * about 1 ms, an ECDHE key pair and an ECDSA signature, so the budget allows ~10). */
 static void test_default_budget_completes(void **state)
 {
-	struct gs_conn_hs_stats st0, st;
-	gs_conn__hs_stats(&st0);
-	n_tls = 40;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
-	assert_true(run_turns(all_handshakes_done, 100000));
-	gs_conn__hs_stats(&st);
-	assert_true(st.steps - st0.steps >= 4 * (uint64_t)n_tls);
+	struct gs_conn_hs_stats d;
+	run_tls_burst(40, 100000, &d);
+	assert_true(d.steps >= 4 * (uint64_t)n_tls);
 	assert_true(max_steps_per_turn < (uint64_t)n_tls);
-	assert_true(st.deferred > st0.deferred);
-	assert_int_equal(st.queued, 0);
+	assert_true(d.deferred > 0);
+	assert_int_equal(d.queued, 0);
 }
 
 /* A request on an established connection is answered within a few turns while handshakes are
@@ -295,9 +309,7 @@ static void test_established_not_starved(void **state)
 	established = client_open(plain_port);
 	assert_true(run_turns(established_ready, 100));
 	gs_conn__hs_budget(0);
-	n_tls = 16;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
+	open_tls_burst(16);
 	assert_true(run_turns(hs_queued, 100)); /* a handshake burst is queued */
 	struct gs_conn_hs_stats st0, st;
 	gs_conn__hs_stats(&st0);
@@ -318,17 +330,9 @@ static void test_established_not_starved(void **state)
  * the first server to finish is the first accepted (FIFO) or the last (threshold 0: always LIFO). */
 static void burst_first_ready(int n, uint64_t lifo_after, struct gs_conn_hs_stats *d)
 {
-	struct gs_conn_hs_stats st0, st;
 	gs_conn__hs_budget(0);
 	gs_conn__hs_lifo_after(lifo_after);
-	gs_conn__hs_stats(&st0);
-	n_tls = n;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
-	assert_true(run_turns(all_handshakes_done, 10000));
-	gs_conn__hs_stats(&st);
-	d->lifo = st.lifo - st0.lifo;
-	d->deferred = st.deferred - st0.deferred;
+	run_tls_burst(n, 10000, d);
 }
 
 static void test_fifo_then_newest_first(void **state)
@@ -364,9 +368,7 @@ static void test_handshakes_not_starved(void **state)
 	assert_int_equal(gs_conn__write(&busy->conn, request, strlen(request)), 0);
 	assert_true(run_turns(busy_started, 100));
 	gs_conn__hs_budget(0);
-	n_tls = 8;
-	for (int i = 0; i < n_tls; i++)
-		client_open(tls_port);
+	open_tls_burst(8);
 	int m0 = busy->messages;
 	assert_true(run_turns(all_handshakes_done, 10000));
 	assert_true(busy->messages > m0 + 10); /* the ping-pong went on throughout */
@@ -387,7 +389,7 @@ static void test_close_while_resolving(void **state)
 	assert_true(p->conn.gai_pending);
 	gs_conn__close(&p->conn);
 	gs_conn__close(&p->conn); /* idempotent */
-	assert_true(run_turns(one_closed, 10000));
+	assert_true(run_turns(one_closed, RESOLVE_TURNS));
 	for (int i = 0; i < 10; i++)
 		uv_run(&loop, UV_RUN_NOWAIT);
 	assert_int_equal(n_closed, 1);
@@ -412,7 +414,7 @@ static void test_connect_by_name(void **state)
 	by_name = peer_new(HTTP_RESPONSE, 0);
 	assert_int_equal(gs_conn__connect(&by_name->conn, "localhost", plain_port, NULL), 0);
 	assert_true(by_name->conn.gai_pending);
-	assert_true(run_turns(established_ready_by_name, 10000));
+	assert_true(run_turns(established_ready_by_name, RESOLVE_TURNS));
 	assert_int_equal(gs_conn__write(&by_name->conn, request, strlen(request)), 0);
 	assert_true(run_turns(by_name_answered, 10000));
 	assert_int_equal(n_accepted, 1);

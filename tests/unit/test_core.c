@@ -263,19 +263,17 @@ static void test_options(void **state)
 	assert_int_equal(parse(&c, err, 2, "--version"), GS_OPTIONS_VERSION);
 
 	/* Go-style durations (the --leader-elect-* flags). */
+	static const struct {
+		const char *text;
+		long ms;
+	} good[] = {{"15s", 15000}, {"500ms", 500}, {"1m30s", 90000}, {"2h", 7200000}, {"1m500ms", 60500}, {"0", 0}};
 	long ms;
-	assert_int_equal(gs_parse_duration_ms("15s", &ms), 0);
-	assert_int_equal(ms, 15000);
-	assert_int_equal(gs_parse_duration_ms("500ms", &ms), 0);
-	assert_int_equal(ms, 500);
-	assert_int_equal(gs_parse_duration_ms("1m30s", &ms), 0);
-	assert_int_equal(ms, 90000);
-	assert_int_equal(gs_parse_duration_ms("2h", &ms), 0);
-	assert_int_equal(ms, 7200000);
-	assert_int_equal(gs_parse_duration_ms("1m500ms", &ms), 0);
-	assert_int_equal(ms, 60500);
-	assert_int_equal(gs_parse_duration_ms("0", &ms), 0);
-	assert_int_equal(ms, 0);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ms = -1;
+		int rc = gs_parse_duration_ms(good[i].text, &ms);
+		if (rc != 0 || ms != good[i].ms)
+			fail_msg("\"%s\": %d, %ld ms; want 0, %ld ms", good[i].text, rc, ms, good[i].ms);
+	}
 	const char *bad[] = {"", "15", "s", "1.5s", "-1s", "15x", "1s ", "9999999h", "1d"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (gs_parse_duration_ms(bad[i], &ms) != -EINVAL)

@@ -238,6 +238,13 @@ static void get(struct gs_http_client *c, const char *path, unsigned timeout_ms,
 	assert_int_equal(gs_http_send(c, &req, on_done, result, NULL), 0);
 }
 
+/* A GET whose body goes to on_data; *call (if not NULL) gets the call, as gs_http_send's. */
+static void get_streamed(struct gs_http_client *c, const char *path, int *result, struct gs_http_call **call)
+{
+	struct gs_http_request req = {.method = "GET", .path = path, .on_data = on_data};
+	assert_int_equal(gs_http_send(c, &req, on_done, result, call), 0);
+}
+
 /* Runs the loop until n done callbacks have arrived (the server keeps the loop alive). */
 static void wait_done(int n)
 {
@@ -245,21 +252,25 @@ static void wait_done(int n)
 		uv_run(&F->loop, UV_RUN_ONCE);
 }
 
+/* One GET with nothing else in flight, to the end: it must be the n-th done of the test. Returns its
+ * result (the status, or the error). */
+static int get_wait(struct gs_http_client *c, const char *path, int n)
+{
+	int r = 0;
+	get(c, path, 0, &r);
+	wait_done(n);
+	assert_int_equal(F->done_calls, n);
+	return r;
+}
+
 static void test_keepalive_reuses_one_connection(void **state)
 {
 	struct gs_http_client *c = client(4, 0);
-	int r1 = 0, r2 = 0, r3 = 0;
-	get(c, "/ok", 0, &r1);
-	wait_done(1);
-	assert_int_equal(r1, 200);
+	assert_int_equal(get_wait(c, "/ok", 1), 200);
 	assert_string_equal(F->last_body, "ok");
-	get(c, "/404", 0, &r2);
-	wait_done(2);
-	assert_int_equal(r2, 404);
+	assert_int_equal(get_wait(c, "/404", 2), 404);
 	assert_string_equal(F->last_body, "nope");
-	get(c, "/ok", 0, &r3);
-	wait_done(3);
-	assert_int_equal(r3, 200);
+	assert_int_equal(get_wait(c, "/ok", 3), 200);
 	assert_int_equal(F->accepted, 1);
 	struct gs_http_client_stats st;
 	gs_http_client_stats(c, &st);
@@ -319,16 +330,13 @@ static void test_may_send_withdraws(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
 	struct gated g = {.allowed = 0};
-	int r = 0;
 	gated_get(c, "/ok", &g);
 	assert_int_equal(F->done_calls, 0); /* never synchronously */
 	wait_done(1);
 	assert_int_equal(g.result, GS_HTTP_EWITHDRAWN);
 	assert_int_equal(g.asked, 1);
 	assert_int_equal(F->requests, 0);
-	get(c, "/ok", 0, &r);
-	wait_done(2);
-	assert_int_equal(r, 200);
+	assert_int_equal(get_wait(c, "/ok", 2), 200);
 	assert_int_equal(F->accepted, 1);
 	assert_int_equal(F->requests, 1);
 	g = (struct gated){.allowed = 1};
@@ -360,16 +368,14 @@ static void test_stream_chunked(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
 	int r = 0;
-	struct gs_http_request req = {.method = "GET", .path = "/chunked", .on_data = on_data};
-	assert_int_equal(gs_http_send(c, &req, on_done, &r, NULL), 0);
+	get_streamed(c, "/chunked", &r, NULL);
 	wait_done(1);
 	assert_int_equal(r, 200);
 	assert_int_equal(F->streamed_len, 6);
 	assert_memory_equal(F->streamed, "abcdef", 6);
 	assert_int_equal(F->last_len, 0); /* streamed bodies are not buffered */
 	/* A non-2xx answer to a streaming request is buffered for done. */
-	req.path = "/404";
-	assert_int_equal(gs_http_send(c, &req, on_done, &r, NULL), 0);
+	get_streamed(c, "/404", &r, NULL);
 	wait_done(2);
 	assert_int_equal(r, 404);
 	assert_string_equal(F->last_body, "nope");
@@ -381,8 +387,7 @@ static void test_cancel_inside_on_data(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
 	int r = 0;
-	struct gs_http_request req = {.method = "GET", .path = "/chunked", .on_data = on_data};
-	assert_int_equal(gs_http_send(c, &req, on_done, &r, &F->cancel_in_data), 0);
+	get_streamed(c, "/chunked", &r, &F->cancel_in_data);
 	wait_done(1);
 	assert_int_equal(r, -ECANCELED);
 	assert_int_equal(F->streamed_len, 3); /* nothing after the cancel */
@@ -394,15 +399,10 @@ static void test_cancel_inside_on_data(void **state)
 static void test_body_cap(void **state)
 {
 	struct gs_http_client *c = client(1, 100 * 1024);
-	int r = 0;
-	get(c, "/big", 0, &r);
-	wait_done(1);
-	assert_int_equal(r, -E2BIG);
+	assert_int_equal(get_wait(c, "/big", 1), -E2BIG);
 	close_client(c);
 	struct gs_http_client *c2 = client(1, 0);
-	get(c2, "/big", 0, &r);
-	wait_done(2);
-	assert_int_equal(r, 200);
+	assert_int_equal(get_wait(c2, "/big", 2), 200);
 	assert_int_equal(F->last_len, 300 * 1024);
 	close_client(c2);
 }
@@ -410,23 +410,15 @@ static void test_body_cap(void **state)
 static void test_retry_after_server_closed_idle(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
-	int r = 0;
-	get(c, "/ok", 0, &r);
-	wait_done(1);
+	get_wait(c, "/ok", 1);
 	/* The next request finds the connection dropped before any answer: retried once, fresh conn. */
-	get(c, "/drop", 0, &r);
-	wait_done(2);
-	assert_int_equal(r, -ECONNRESET); /* /drop drops every time: the retry fails too */
+	assert_int_equal(get_wait(c, "/drop", 2), -ECONNRESET); /* /drop drops every time: the retry fails too */
 	assert_int_equal(F->accepted, 2);
 	assert_int_equal(F->requests, 3);
 	/* A connection closed by the server after "Connection: close" is not reused. */
-	get(c, "/close", 0, &r);
-	wait_done(3);
-	assert_int_equal(r, 200);
+	assert_int_equal(get_wait(c, "/close", 3), 200);
 	assert_string_equal(F->last_body, "bye");
-	get(c, "/ok", 0, &r);
-	wait_done(4);
-	assert_int_equal(r, 200);
+	assert_int_equal(get_wait(c, "/ok", 4), 200);
 	assert_int_equal(F->accepted, 4);
 	close_client(c);
 }
@@ -471,26 +463,21 @@ static void test_close_cancels_everything(void **state)
 static void test_bad_framing_refused(void **state)
 {
 	struct gs_http_client *c = client(2, 0);
-	int r1 = 0, r2 = 0, r3 = 0;
+	int r1 = 0, r2 = 0;
 	get(c, "/bare-lf", 0, &r1);
 	get(c, "/fold", 0, &r2);
 	wait_done(2);
 	assert_int_equal(r1, -EPROTO);
 	assert_int_equal(r2, -EPROTO);
 	/* llhttp 8.1.0 took this for status 1, handed out as a response (found by fuzz_http_client.c). */
-	get(c, "/status-1", 0, &r3);
-	wait_done(3);
-	assert_int_equal(r3, -EPROTO);
+	assert_int_equal(get_wait(c, "/status-1", 3), -EPROTO);
 	close_client(c);
 }
 
 static void test_eof_framed_body(void **state)
 {
 	struct gs_http_client *c = client(1, 0);
-	int r = 0;
-	get(c, "/eof", 0, &r);
-	wait_done(1);
-	assert_int_equal(r, 200);
+	assert_int_equal(get_wait(c, "/eof", 1), 200);
 	assert_string_equal(F->last_body, "until the end");
 	close_client(c);
 }
@@ -501,9 +488,7 @@ static void test_refused_and_bad_requests(void **state)
 	struct gs_http_client *c;
 	assert_int_equal(gs_http_client_new(&F->loop, &o, &c), 0);
 	int r = 0;
-	get(c, "/ok", 0, &r);
-	wait_done(1);
-	assert_int_equal(r, UV_ECONNREFUSED);
+	assert_int_equal(get_wait(c, "/ok", 1), UV_ECONNREFUSED);
 
 	struct gs_http_header evil = {"X-Evil", "a\r\nInjected: 1"};
 	struct gs_http_request req = {.method = "GET", .path = "/ok", .headers = &evil, .n_headers = 1};

@@ -51,11 +51,16 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 	gs_http_respond(r, 200, "text/plain", body, (size_t)n, NULL, 0);
 }
 
-static void start_server(const struct gs_http_server_opts *o)
+static void start_server_with(const struct gs_http_server_opts *o, gs_http_handler_cb handler)
 {
-	assert_int_equal(gs_http_server_start(&loop, o, on_request, NULL, &srv), 0);
+	assert_int_equal(gs_http_server_start(&loop, o, handler, NULL, &srv), 0);
 	port = gs_http_server_port(srv);
 	assert_true(port > 0);
+}
+
+static void start_server(const struct gs_http_server_opts *o)
+{
+	start_server_with(o, on_request);
 }
 
 static int setup(void **state)
@@ -82,6 +87,23 @@ static int closed_server;
 static void on_srv_closed(void *ud)
 {
 	closed_server = 1;
+}
+
+/* Closes srv and runs the loop until its close callback has run. */
+static void close_server(void)
+{
+	closed_server = 0;
+	gs_http_server_close(srv, on_srv_closed, NULL);
+	while (!closed_server)
+		uv_run(&loop, UV_RUN_ONCE);
+}
+
+/* Closes a test's own server and puts back the one setup() started (saved in plain). */
+static void restore_server(struct gs_http_server *plain)
+{
+	close_server();
+	srv = plain;
+	port = gs_http_server_port(srv);
 }
 
 static void walk_close(uv_handle_t *h, void *arg)
@@ -486,8 +508,7 @@ static void test_held_requests_never_evicted(void **state)
 	struct gs_http_server *plain = srv;
 	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 3};
 	n_held = 0;
-	assert_int_equal(gs_http_server_start(&loop, &o, hold_all, NULL, &srv), 0);
-	port = gs_http_server_port(srv);
+	start_server_with(&o, hold_all);
 	const char *req = "GET /h HTTP/1.1\r\n\r\n";
 	struct raw *c[4];
 	for (int i = 0; i < 3; i++)
@@ -514,12 +535,7 @@ static void test_held_requests_never_evicted(void **state)
 	for (int i = 0; i < 4; i++)
 		raw_close(c[i]);
 	raw_close(d);
-	closed_server = 0;
-	gs_http_server_close(srv, on_srv_closed, NULL);
-	while (!closed_server)
-		uv_run(&loop, UV_RUN_ONCE);
-	srv = plain;
-	port = gs_http_server_port(srv);
+	restore_server(plain);
 }
 
 /* Over the per-source cap, a source's own oldest connection goes: another source's are untouched. */
@@ -527,8 +543,7 @@ static void test_per_source_limit(void **state)
 {
 	struct gs_http_server *plain = srv;
 	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 6, .max_conns_per_source = 3};
-	assert_int_equal(gs_http_server_start(&loop, &o, on_request, NULL, &srv), 0);
-	port = gs_http_server_port(srv);
+	start_server(&o);
 	struct raw *other = raw_open_from("127.0.0.2", NULL, 0); /* the oldest of all */
 	run_for(30);
 	struct raw *c[5];
@@ -561,12 +576,7 @@ static void test_per_source_limit(void **state)
 	raw_close(o4);
 	for (int i = 0; i < 5; i++)
 		raw_close(c[i]);
-	closed_server = 0;
-	gs_http_server_close(srv, on_srv_closed, NULL);
-	while (!closed_server)
-		uv_run(&loop, UV_RUN_ONCE);
-	srv = plain;
-	port = gs_http_server_port(srv);
+	restore_server(plain);
 }
 
 /* ---- rate-limited logging ------------------------------------------------------------------ */
@@ -630,8 +640,7 @@ static void test_refusals_log_limited(void **state)
 	struct gs_http_server *plain = srv;
 	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 1};
 	n_held = 0;
-	assert_int_equal(gs_http_server_start(&loop, &o, hold_all, NULL, &srv), 0);
-	port = gs_http_server_port(srv);
+	start_server_with(&o, hold_all);
 	const char *req = "GET /h HTTP/1.1\r\n\r\n";
 	struct raw *h = raw_open(req, strlen(req));
 	assert_true(run_until(h, got_n_held1, 2000));
@@ -649,12 +658,7 @@ static void test_refusals_log_limited(void **state)
 	raw_close(h);
 	for (int i = 0; i < 30; i++)
 		raw_close(c[i]);
-	closed_server = 0;
-	gs_http_server_close(srv, on_srv_closed, NULL);
-	while (!closed_server)
-		uv_run(&loop, UV_RUN_ONCE);
-	srv = plain;
-	port = gs_http_server_port(srv);
+	restore_server(plain);
 }
 
 static int got_held(struct raw *c)
@@ -677,10 +681,7 @@ static void test_answer_after_client_left(void **state)
 	held = NULL;
 	c = raw_open(req, strlen(req));
 	assert_true(run_until(c, got_held, 2000));
-	closed_server = 0;
-	gs_http_server_close(srv, on_srv_closed, NULL);
-	while (!closed_server)
-		uv_run(&loop, UV_RUN_ONCE);
+	close_server();
 	assert_int_equal(gs_http_respond(held, 200, "text/plain", "late", 4, NULL, 0), -ECONNRESET);
 	held = NULL;
 	raw_close(c);
@@ -717,11 +718,7 @@ static void test_tls_handshake_timeout(void **state)
 	gs_http_server_stats(srv, &st);
 	assert_int_equal(st.tls_failures_total, 1);
 	assert_int_equal(handled, 0);
-	closed_server = 0;
-	gs_http_server_close(srv, on_srv_closed, NULL);
-	while (!closed_server)
-		uv_run(&loop, UV_RUN_ONCE);
-	srv = plain;
+	restore_server(plain);
 }
 
 /*

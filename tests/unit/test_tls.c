@@ -630,7 +630,9 @@ static int raw_recv(void *ctx, unsigned char *p, size_t n)
 	return (int)n;
 }
 
-static void raw_init(struct raw *r, int min_minor, int max_minor, const int *suites, const char **alpn)
+/* The part every raw peer shares: all contexts initialised, a seeded DRBG, mbedTLS's default
+ * configuration for the endpoint (MBEDTLS_SSL_IS_CLIENT or _SERVER). */
+static void raw_setup(struct raw *r, int endpoint)
 {
 	memset(r, 0, sizeof(*r));
 	mbedtls_entropy_init(&r->entropy);
@@ -642,9 +644,14 @@ static void raw_init(struct raw *r, int min_minor, int max_minor, const int *sui
 	gs_buf_init(&r->in, 0);
 	gs_buf_init(&r->out, 0);
 	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
-	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
 						     MBEDTLS_SSL_PRESET_DEFAULT), 0);
 	mbedtls_ssl_conf_rng(&r->conf, mbedtls_ctr_drbg_random, &r->drbg);
+}
+
+static void raw_init(struct raw *r, int min_minor, int max_minor, const int *suites, const char **alpn)
+{
+	raw_setup(r, MBEDTLS_SSL_IS_CLIENT);
 	mbedtls_ssl_conf_authmode(&r->conf, MBEDTLS_SSL_VERIFY_NONE);
 	mbedtls_ssl_conf_min_version(&r->conf, 3, min_minor);
 	mbedtls_ssl_conf_max_version(&r->conf, 3, max_minor);
@@ -662,19 +669,7 @@ static void raw_free(struct raw *r);
 static void raw_server_init(struct raw *r, const char *cert, const char *key)
 {
 	static const char *alpn[] = { "http/1.1", NULL };
-	memset(r, 0, sizeof(*r));
-	mbedtls_entropy_init(&r->entropy);
-	mbedtls_ctr_drbg_init(&r->drbg);
-	mbedtls_ssl_config_init(&r->conf);
-	mbedtls_ssl_init(&r->ssl);
-	mbedtls_x509_crt_init(&r->crt);
-	mbedtls_pk_init(&r->pk);
-	gs_buf_init(&r->in, 0);
-	gs_buf_init(&r->out, 0);
-	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
-	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, MBEDTLS_SSL_IS_SERVER, MBEDTLS_SSL_TRANSPORT_STREAM,
-						     MBEDTLS_SSL_PRESET_DEFAULT), 0);
-	mbedtls_ssl_conf_rng(&r->conf, mbedtls_ctr_drbg_random, &r->drbg);
+	raw_setup(r, MBEDTLS_SSL_IS_SERVER);
 	assert_int_equal(mbedtls_x509_crt_parse(&r->crt, (const unsigned char *)cert, strlen(cert) + 1), 0);
 	assert_int_equal(mbedtls_pk_parse_key(&r->pk, (const unsigned char *)key, strlen(key) + 1, NULL, 0), 0);
 	assert_int_equal(mbedtls_ssl_conf_own_cert(&r->conf, &r->crt, &r->pk), 0);
@@ -683,25 +678,37 @@ static void raw_server_init(struct raw *r, const char *cert, const char *key)
 	mbedtls_ssl_set_bio(&r->ssl, r, raw_send, raw_recv, NULL);
 }
 
+/* The raw peer's input gets what our session t wrote. */
+static void raw_take(struct raw *r, struct gs_tls *t)
+{
+	struct gs_buf b;
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_tls_flush(t, &b), 0);
+	if (b.len)
+		assert_int_equal(gs_buf_append(&r->in, b.data, b.len), 0);
+	gs_buf_free(&b);
+}
+
+/* Our session t gets what the raw peer wrote. */
+static void raw_give(struct raw *r, struct gs_tls *t)
+{
+	if (r->out.len)
+		assert_int_equal(gs_tls_feed(t, r->out.data, r->out.len), 0);
+	gs_buf_reset(&r->out);
+}
+
 /* Handshakes a client session with the raw server; returns the client's gs_tls_handshake() result. */
 static int raw_server_handshake(struct gs_tls *c, struct raw *r, int *rr)
 {
 	int rc = 0;
 	*rr = MBEDTLS_ERR_SSL_WANT_READ;
 	for (int i = 0; i < 20; i++) {
-		struct gs_buf b;
 		if (rc == 0)
 			rc = gs_tls_handshake(c);
-		gs_buf_init(&b, 0);
-		assert_int_equal(gs_tls_flush(c, &b), 0);
-		if (b.len)
-			assert_int_equal(gs_buf_append(&r->in, b.data, b.len), 0);
-		gs_buf_free(&b);
+		raw_take(r, c);
 		if (*rr == MBEDTLS_ERR_SSL_WANT_READ)
 			*rr = mbedtls_ssl_handshake(&r->ssl);
-		if (r->out.len)
-			assert_int_equal(gs_tls_feed(c, r->out.data, r->out.len), 0);
-		gs_buf_reset(&r->out);
+		raw_give(r, c);
 		if (rc != 0 && *rr != MBEDTLS_ERR_SSL_WANT_READ)
 			break;
 	}
@@ -779,23 +786,32 @@ static int raw_handshake(struct raw *r, struct gs_tls *s, int *rs)
 	int rr = MBEDTLS_ERR_SSL_WANT_READ;
 	*rs = 0;
 	for (int i = 0; i < 20; i++) {
-		struct gs_buf b;
 		if (rr == MBEDTLS_ERR_SSL_WANT_READ)
 			rr = mbedtls_ssl_handshake(&r->ssl);
-		if (r->out.len)
-			assert_int_equal(gs_tls_feed(s, r->out.data, r->out.len), 0);
-		gs_buf_reset(&r->out);
+		raw_give(r, s);
 		if (*rs == 0)
 			*rs = gs_tls_handshake(s);
-		gs_buf_init(&b, 0);
-		assert_int_equal(gs_tls_flush(s, &b), 0);
-		if (b.len)
-			assert_int_equal(gs_buf_append(&r->in, b.data, b.len), 0);
-		gs_buf_free(&b);
+		raw_take(r, s);
 		if (rr != MBEDTLS_ERR_SSL_WANT_READ && *rs != 0)
 			break;
 	}
 	return rr;
+}
+
+/* A raw client (raw_init's parameters) handshakes with a new session *s of P.server; returns
+ * raw_handshake()'s result. raw_end() frees both. */
+static int raw_connect(struct raw *r, int min_minor, int max_minor, const int *suites, const char **alpn,
+		       struct gs_tls **s, int *rs)
+{
+	raw_init(r, min_minor, max_minor, suites, alpn);
+	assert_int_equal(gs_tls_server_new(P.server, s), 0);
+	return raw_handshake(r, *s, rs);
+}
+
+static void raw_end(struct raw *r, struct gs_tls *s)
+{
+	gs_tls_free(s);
+	raw_free(r);
 }
 
 static void test_raw_client_accepted(void **state)
@@ -806,23 +822,17 @@ static void test_raw_client_accepted(void **state)
 	int rs;
 
 	/* The harness itself works: a TLS 1.0-1.2 client with default suites gets TLS 1.2 and ALPN. */
-	raw_init(&r, 1, 3, NULL, alpn);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	assert_int_equal(raw_handshake(&r, s, &rs), 0);
+	assert_int_equal(raw_connect(&r, 1, 3, NULL, alpn, &s, &rs), 0);
 	assert_int_equal(rs, 1);
 	assert_string_equal(mbedtls_ssl_get_version(&r.ssl), "TLSv1.2");
 	assert_string_equal(mbedtls_ssl_get_alpn_protocol(&r.ssl), "http/1.1");
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 
 	/* No ALPN offered is fine too. */
-	raw_init(&r, 3, 3, NULL, NULL);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	assert_int_equal(raw_handshake(&r, s, &rs), 0);
+	assert_int_equal(raw_connect(&r, 3, 3, NULL, NULL, &s, &rs), 0);
 	assert_int_equal(rs, 1);
 	assert_null(mbedtls_ssl_get_alpn_protocol(&r.ssl));
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 }
 
 static void test_tls11_refused(void **state)
@@ -831,14 +841,11 @@ static void test_tls11_refused(void **state)
 	struct gs_tls *s;
 	int rs, rr;
 
-	raw_init(&r, 1, 2, NULL, NULL);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	rr = raw_handshake(&r, s, &rs);
+	rr = raw_connect(&r, 1, 2, NULL, NULL, &s, &rs);
 	assert_int_equal(rs, -EPROTO);
 	assert_non_null(strstr(gs_tls_error(s), "TLS 1.2"));
 	assert_int_equal(rr, MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE);
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 }
 
 static void test_weak_suites_refused(void **state)
@@ -855,14 +862,11 @@ static void test_weak_suites_refused(void **state)
 	struct gs_tls *s;
 	int rs, rr;
 
-	raw_init(&r, 3, 3, cbc, NULL);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	rr = raw_handshake(&r, s, &rs);
+	rr = raw_connect(&r, 3, 3, cbc, NULL, &s, &rs);
 	assert_int_equal(rs, -EPROTO);
 	assert_non_null(strstr(gs_tls_error(s), "no cipher suite in common"));
 	assert_int_not_equal(rr, 0);
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 }
 
 /* A peer that offers only AES-GCM (a server keeping its own order answers the same way) gets it. */
@@ -873,13 +877,10 @@ static void test_aes_gcm_peer_accepted(void **state)
 	struct gs_tls *s;
 	int rs;
 
-	raw_init(&r, 3, 3, gcm, NULL);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	assert_int_equal(raw_handshake(&r, s, &rs), 0);
+	assert_int_equal(raw_connect(&r, 3, 3, gcm, NULL, &s, &rs), 0);
 	assert_int_equal(rs, 1);
 	assert_string_equal(gs_tls_ciphersuite(s), "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256");
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 }
 
 static void test_alpn_mismatch_refused(void **state)
@@ -889,12 +890,9 @@ static void test_alpn_mismatch_refused(void **state)
 	struct gs_tls *s;
 	int rs;
 
-	raw_init(&r, 3, 3, NULL, h2);
-	assert_int_equal(gs_tls_server_new(P.server, &s), 0);
-	assert_int_not_equal(raw_handshake(&r, s, &rs), 0);
+	assert_int_not_equal(raw_connect(&r, 3, 3, NULL, h2, &s, &rs), 0);
 	assert_int_equal(rs, -EPROTO);
-	gs_tls_free(s);
-	raw_free(&r);
+	raw_end(&r, s);
 }
 
 /* ---- configs --------------------------------------------------------------------------------- */
