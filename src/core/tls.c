@@ -472,31 +472,45 @@ static const char *pem_terminated(const char *data, size_t len, const char *mark
 	return *copy;
 }
 
-/* The certificate or key input `what` as mbedTLS takes it (pem_terminated), or NULL for an empty one
- * with "<what>: empty" in err. */
-static const char *tls_input(const char *what, const char *data, size_t len, char **copy, size_t *out_len,
-			     char *err, size_t errlen)
+/* A certificate or key input as mbedTLS takes it: p[0..n), data itself or a NUL-terminated copy. */
+struct tls_input {
+	const unsigned char *p;
+	size_t n;
+	char *copy;
+};
+
+/* Opens input `what` (pem_terminated); -EINVAL with "<what>: empty" in err for an empty one. */
+static int tls_input_open(struct tls_input *in, const char *what, const char *data, size_t len, char *err,
+			  size_t errlen)
 {
-	*copy = NULL;
+	in->copy = NULL;
 	if (!data || !len) {
 		gs_tls__seterr(err, errlen, "%s: empty", what);
-		return NULL;
+		return -EINVAL;
 	}
-	return pem_terminated(data, len, "-----BEGIN", copy, out_len);
+	in->p = (const unsigned char *)pem_terminated(data, len, "-----BEGIN", &in->copy, &in->n);
+	return 0;
+}
+
+/* Frees the copy, wiped first when it holds a secret. */
+static void tls_input_close(struct tls_input *in, int secret)
+{
+	if (in->copy && secret)
+		mbedtls_platform_zeroize(in->copy, in->n);
+	free(in->copy);
 }
 
 int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data, size_t len, int allow_partial,
 		      char *err, size_t errlen)
 {
-	char *copy, msg[128];
-	size_t n;
-	const char *p;
+	struct tls_input in;
+	char msg[128];
 	int r;
 
-	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
+	if (tls_input_open(&in, what, data, len, err, errlen) < 0)
 		return -EINVAL;
-	r = mbedtls_x509_crt_parse(crt, (const unsigned char *)p, n);
-	free(copy);
+	r = mbedtls_x509_crt_parse(crt, in.p, in.n);
+	tls_input_close(&in, 0);
 	if (r > 0 && crt->version != 0 && allow_partial) {
 		gs_log_warn("tls: %s: %d certificate(s) could not be parsed and are ignored", what, r);
 		return 0;
@@ -524,18 +538,14 @@ int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data,
 int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data, size_t len, char *err,
 		      size_t errlen)
 {
-	char *copy, msg[128];
-	size_t n;
-	const char *p;
+	struct tls_input in;
+	char msg[128];
 	int r;
 
-	if (!(p = tls_input(what, data, len, &copy, &n, err, errlen)))
+	if (tls_input_open(&in, what, data, len, err, errlen) < 0)
 		return -EINVAL;
-	r = mbedtls_pk_parse_key(pk, (const unsigned char *)p, n, NULL, 0);
-	if (copy) {
-		mbedtls_platform_zeroize(copy, n);
-		free(copy);
-	}
+	r = mbedtls_pk_parse_key(pk, in.p, in.n, NULL, 0);
+	tls_input_close(&in, 1);
 	if (r == 0 && !mbedtls_pk_can_do(pk, MBEDTLS_PK_ECDSA) && !mbedtls_pk_can_do(pk, MBEDTLS_PK_RSA)) {
 		gs_tls__seterr(err, errlen, "%s: only ECDSA and RSA keys are supported", what);
 		return -EINVAL;

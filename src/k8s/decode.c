@@ -315,11 +315,9 @@ static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct 
 		return dfail(d, "%s is not an object", path);
 	if ((r = get_arr(d, t, lists[0], path, &arr[0])) < 0 || (r = get_arr(d, t, lists[1], path, &arr[1])) < 0)
 		return r;
-	if ((n = cJSON_GetArraySize(arr[0]) + cJSON_GetArraySize(arr[1])) == 0)
-		return 0;
-	if (!(out->reqs = calloc((size_t)n, sizeof(*out->reqs))))
+	n = cJSON_GetArraySize(arr[0]) + cJSON_GetArraySize(arr[1]);
+	if (gs_decode__term_reqs(out, n) < 0)
 		return dnomem(d);
-	out->n_reqs = n;
 	for (int l = 0; l < 2; l++) {
 		int i = 0;
 		cJSON_ArrayForEach(q, arr[l]) {
@@ -424,13 +422,8 @@ static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, str
 		if (get_sref(d, e, "value", path, &v) < 0 || get_obj(d, e, "valueFrom", path, &from) < 0)
 			return -EINVAL;
 		/* The kubelet lets a later duplicate win; so do we. An entry with neither is "". */
-		if (from) {
-			state = 2;
-			val = NULL;
-		} else {
-			state = 1;
-			val = v ? v : "";
-		}
+		state = from ? 2 : 1;
+		val = from ? NULL : v ? v : "";
 	}
 	gs_decode__cuda_add(f, state, val, val ? strlen(val) : 0);
 	return 0;

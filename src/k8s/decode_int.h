@@ -62,4 +62,8 @@ void gs_decode__cuda_add(struct gs_decode__cuda_fold *f, int state, const char *
  */
 int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__cuda_fold *f);
 
+/* A node selector term's n requirements (matchExpressions then matchFields), zeroed; none for n 0.
+ * 0, or -ENOMEM. */
+int gs_decode__term_reqs(struct gs_sel_term *t, int n);
+
 #endif

@@ -103,3 +103,13 @@ int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__c
 	}
 	return 0;
 }
+
+int gs_decode__term_reqs(struct gs_sel_term *t, int n)
+{
+	if (n == 0)
+		return 0;
+	if (!(t->reqs = calloc((size_t)n, sizeof(*t->reqs))))
+		return -ENOMEM;
+	t->n_reqs = n;
+	return 0;
+}

@@ -505,14 +505,9 @@ static int fold_env(struct gs__pctx *d, const uint8_t *data, size_t len, const c
 			return gs__pb_pbad(d, &e, path);
 		if (!gs__pb_eq(name, nn, "CUDA_VISIBLE_DEVICES"))
 			continue;
-		if (from) {
-			state = 2;
-			val = NULL;
-		} else {
-			state = 1;
-			val = v ? v : "";
-			val_len = v ? vn : 0;
-		}
+		state = from ? 2 : 1; /* a later duplicate wins, as in decode.c */
+		val = from ? NULL : v ? v : "";
+		val_len = from || !v ? 0 : vn;
 	}
 	gs_decode__cuda_add(fo, state, val, val_len);
 	return 0;
@@ -729,9 +724,8 @@ static int term(struct gs__pctx *d, const struct gs_pb_field *tf, const char *pa
 	n += gs_pb_count(tf->data, tf->len, 2);
 	if (n == 0)
 		return 0;
-	if (!(out->reqs = calloc((size_t)n, sizeof(*out->reqs))))
+	if (gs_decode__term_reqs(out, n) < 0)
 		return gs__pb_pnomem(d);
-	out->n_reqs = n;
 	for (int l = 0; l < 2; l++) {
 		int i = 0;
 		gs_pb_init(&r, tf->data, tf->len);
@@ -1002,42 +996,61 @@ static int held_bound(struct gs__pctx *d, const struct gs_decode_hint *hint, con
 	return rc;
 }
 
-/* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
-static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-		      enum gs__pb_pod_mode mode, const struct gs_decode_hint *hint, struct gs_pod_obj *out)
+/* The top level of a Pod or a Node: 1 metadata (its scalars into m), 2 spec, 3 status. A later
+ * field replaces an earlier one of its number; a field absent stays zero-length and unflagged. */
+struct top {
+	struct gs_pb_field spec, status;
+	int has_spec, has_status;
+};
+
+static int top_fields(struct gs__pctx *d, const uint8_t *data, size_t len, struct gs__pb_meta *m, struct top *t)
 {
-	struct gs_pb r, s;
-	struct gs_pb_field f, g, spec = {0};
-	struct gs__pb_meta m = {0};
-	char *shared = NULL, *phase = NULL;
-	int has_spec = 0, rc;
+	struct gs_pb r;
+	struct gs_pb_field f;
+	int rc;
 
 	gs_pb_init(&r, data, len);
 	while ((rc = gs_pb_next(&r, &f)) > 0) {
 		if (f.num == 1) {
-			gs__pb_meta_free(&m);
-			memset(&m, 0, sizeof(m));
-			if ((rc = gs__pb_meta_scalars(d, &f, &m)) < 0)
-				goto out;
+			gs__pb_meta_free(m);
+			memset(m, 0, sizeof(*m));
+			if ((rc = gs__pb_meta_scalars(d, &f, m)) < 0)
+				return rc;
 		} else if (f.num == 2) {
-			spec = f;
-			has_spec = 1;
+			t->spec = f;
+			t->has_spec = 1;
 		} else if (f.num == 3) {
-			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "", "status")) < 0)
-				goto out;
-			gs_pb_sub(&s, &f);
-			while ((rc = gs_pb_next(&s, &g)) > 0)
-				if (g.num == 1 && (rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, &phase)) < 0)
-					goto out;
-			if (rc < 0) {
-				rc = gs__pb_pbad(d, &s, "status");
-				goto out;
-			}
+			t->status = f;
+			t->has_status = 1;
 		}
 	}
-	if (rc < 0) {
-		rc = gs__pb_pbad(d, &r, "");
+	return rc < 0 ? gs__pb_pbad(d, &r, "") : 0;
+}
+
+/* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
+static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
+		      enum gs__pb_pod_mode mode, const struct gs_decode_hint *hint, struct gs_pod_obj *out)
+{
+	struct gs_pb s;
+	struct gs_pb_field g;
+	struct gs__pb_meta m = {0};
+	struct top t = {0};
+	char *shared = NULL, *phase = NULL;
+	int rc;
+
+	if ((rc = top_fields(d, data, len, &m, &t)) < 0)
 		goto out;
+	if (t.has_status) {
+		if ((rc = gs__pb_want(d, &t.status, GS_PB_LEN, "", "status")) < 0)
+			goto out;
+		gs_pb_sub(&s, &t.status);
+		while ((rc = gs_pb_next(&s, &g)) > 0)
+			if (g.num == 1 && (rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, &phase)) < 0)
+				goto out;
+		if (rc < 0) {
+			rc = gs__pb_pbad(d, &s, "status");
+			goto out;
+		}
 	}
 	out->ns = m.ns;
 	out->name = m.name;
@@ -1057,10 +1070,10 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	out->deleting = m.deleting;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 	int held = 0;
-	if (mode == GS__POD_HINT && hint && hint->bound && has_spec && (rc = held_bound(d, hint, &spec, out->uid, &held)) < 0)
+	if (mode == GS__POD_HINT && hint && hint->bound && t.has_spec && (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
 		goto out;
 	if (mode == GS__POD_META || held) {
-		rc = partial_pod(d, &spec, has_spec, out);
+		rc = partial_pod(d, &t.spec, t.has_spec, out);
 		goto out;
 	}
 	const struct wanted want[] = {
@@ -1073,9 +1086,9 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
 		goto out;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
-	if (has_spec && (rc = pod_spec(d, &spec, out)) < 0)
+	if (t.has_spec && (rc = pod_spec(d, &t.spec, out)) < 0)
 		goto out;
-	if (!has_spec)
+	if (!t.has_spec)
 		out->cuda_state = GS_CUDA_UNSET;
 out:
 	gs__pb_meta_free(&m);
@@ -1202,31 +1215,13 @@ static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct 
 /* Node: 1 metadata, 2 spec, 3 status. */
 static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, struct gs_node_obj *out)
 {
-	struct gs_pb r;
-	struct gs_pb_field f, spec = {0}, status = {0};
 	struct gs__pb_meta m = {0};
-	int has_spec = 0, has_status = 0, rc;
+	struct top t = {0};
+	int rc;
 
 	out->gpus = -1;
-	gs_pb_init(&r, data, len);
-	while ((rc = gs_pb_next(&r, &f)) > 0) {
-		if (f.num == 1) {
-			gs__pb_meta_free(&m);
-			memset(&m, 0, sizeof(m));
-			if ((rc = gs__pb_meta_scalars(d, &f, &m)) < 0)
-				goto out;
-		} else if (f.num == 2) {
-			spec = f;
-			has_spec = 1;
-		} else if (f.num == 3) {
-			status = f;
-			has_status = 1;
-		}
-	}
-	if (rc < 0) {
-		rc = gs__pb_pbad(d, &r, "");
+	if ((rc = top_fields(d, data, len, &m, &t)) < 0)
 		goto out;
-	}
 	out->name = m.name;
 	out->resource_version = m.rv;
 	m.name = m.rv = NULL;
@@ -1236,7 +1231,8 @@ static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, stru
 	}
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
 	if ((rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0 ||
-	    (has_spec && (rc = node_spec(d, &spec, out)) < 0) || (has_status && (rc = node_status(d, &status, out)) < 0))
+	    (t.has_spec && (rc = node_spec(d, &t.spec, out)) < 0) ||
+	    (t.has_status && (rc = node_status(d, &t.status, out)) < 0))
 		goto out;
 out:
 	gs__pb_meta_free(&m);
