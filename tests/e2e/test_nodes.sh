@@ -130,10 +130,12 @@ waiting_for_cordon() {
 	done
 }
 check_eventually "pods 2, 3, 4 recreated and pending: their nodes are cordoned" 120 waiting_for_cordon
-verdict=$(verify 2>&1) && rc=0 || rc=$?
+# (check keeps its own `out` and `rc`: this exit status is verify_rc.)
+verdict=$(verify 2>&1) && verify_rc=0 || verify_rc=$?
 check "deploy/examples/verify.sh fails while they wait, naming pods 2, 3, 4 and only them" eval \
-	'[ "$rc" = 1 ] && [ "$(printf "%s\n" "$verdict" | grep -c "^FAIL  $CHECK-[234] on no node")" = 3 ] &&
-	 [ "$(printf "%s\n" "$verdict" | grep -c "^ok    ")" = 2 ]'
+	'[ "$verify_rc" = 1 ] && [ "$(printf "%s\n" "$verdict" | grep -c "^FAIL  $CHECK-[234] on no node")" = 3 ] &&
+	 [ "$(printf "%s\n" "$verdict" | grep -c "^ok    ")" = 2 ] ||
+	 { echo "exit $verify_rc:"; printf "%s\n" "$verdict"; false; }'
 
 check "the leader's pod deleted" eval 'NS=kube-system kc delete pod "$sched_pod" --wait=false >/dev/null'
 new_leader() {
