@@ -720,6 +720,14 @@ out:
 	return r;
 }
 
+/* Client: the config's saved session is dropped (mbedtls_ssl_session_free zeroes it for reuse). */
+static void saved_forget(struct gs_tls_config *c)
+{
+	mbedtls_ssl_session_free(&c->saved);
+	free(c->saved_name);
+	c->saved_name = NULL;
+}
+
 void gs_tls_config_stats(const struct gs_tls_config *cfg, struct gs_tls_stats *st)
 {
 	*st = cfg->stats;
@@ -752,8 +760,7 @@ void gs_tls_config_unref(struct gs_tls_config *cfg)
 	mbedtls_x509_crt_free(&cfg->ca);
 	mbedtls_x509_crt_free(&cfg->cert);
 	mbedtls_pk_free(&cfg->key);
-	mbedtls_ssl_session_free(&cfg->saved);
-	free(cfg->saved_name);
+	saved_forget(cfg);
 	mbedtls_ssl_ticket_free(&cfg->ticket);
 	mbedtls_ctr_drbg_free(&cfg->drbg);
 	mbedtls_entropy_free(&cfg->entropy);
@@ -878,6 +885,12 @@ int gs_tls_feed(struct gs_tls *t, const char *data, size_t len)
 	return gs_buf_append(&t->in, data, len);
 }
 
+/* Client: whether ticket[0..len) is the one this session offered. */
+static int offered_ticket(const struct gs_tls *t, const unsigned char *ticket, size_t len)
+{
+	return t->offered && ticket && len == t->offered_len && memcmp(ticket, t->offered, len) == 0;
+}
+
 /* Client, before the first handshake step: offers the config's saved session if it was verified for
  * this server name (tls.h). A failure to copy it only costs the resumption. */
 static void offer_session(struct gs_tls *t)
@@ -909,12 +922,10 @@ static void save_session(struct gs_tls *t)
 
 	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT)
 		return;
-	mbedtls_ssl_session_free(&c->saved); /* zeroes it: ready for reuse */
-	free(c->saved_name);
-	c->saved_name = NULL;
+	saved_forget(c);
 	mbedtls_ssl_session_init(&s);
 	if (mbedtls_ssl_get_session(&t->ssl, &s) != 0 || !s.ticket || !s.ticket_len ||
-	    (t->offered && s.ticket_len == t->offered_len && memcmp(s.ticket, t->offered, s.ticket_len) == 0)) {
+	    offered_ticket(t, s.ticket, s.ticket_len)) {
 		mbedtls_ssl_session_free(&s);
 		return;
 	}
@@ -929,12 +940,8 @@ static void forget_offered(struct gs_tls *t)
 {
 	struct gs_tls_config *c = t->cfg;
 
-	if (!t->offered || !c->saved_name || c->saved.ticket_len != t->offered_len ||
-	    memcmp(c->saved.ticket, t->offered, t->offered_len) != 0)
-		return;
-	mbedtls_ssl_session_free(&c->saved);
-	free(c->saved_name);
-	c->saved_name = NULL;
+	if (c->saved_name && offered_ticket(t, c->saved.ticket, c->saved.ticket_len))
+		saved_forget(c);
 }
 
 static void handshake_complete(struct gs_tls *t)
