@@ -187,7 +187,8 @@ static const struct gs_opt options[] = {
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
 	 gs_opt_validate_hostport, "HTTPS address of the admission webhook (POST /mutate)"},
 	{"webhook-max-connections", "GS_WEBHOOK_MAX_CONNECTIONS", GS_OPT_INT, "256", 1, 65536, OPT(webhook_max_conns),
-	 NULL, "open webhook connections at most; over it the oldest idle or unfinished one is closed"},
+	 NULL, "open webhook connections at most; over it the oldest idle or unfinished one of the address "
+	       "holding the most is closed"},
 	{"webhook-max-connections-per-source", "GS_WEBHOOK_MAX_CONNECTIONS_PER_SOURCE", GS_OPT_INT, "0", 0, 65536,
 	 OPT(webhook_max_conns_per_source), NULL,
 	 "open webhook connections per client address at most (0: --webhook-max-connections)"},

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """tests/hostile.py: idle and slow clients against one of our ports, for tests/integration/test_hostile.sh.
 
-    hostile.py MODE --port PORT --conns N --seconds S [--tls] [--interval SEC]
+    hostile.py MODE --port PORT --conns N --seconds S [--tls] [--interval SEC] [--source 127.X.Y.Z]
 
 MODE idle: each connection connects (and with --tls finishes the TLS handshake), then sends nothing.
 MODE slowloris: each connection sends an HTTP request head one byte every --interval seconds (2),
 never finishing it.
 
 The attacker tries to keep N connections open to 127.0.0.1:PORT for S seconds: a connection the
-server closes (or that fails) is opened again after --reconnect-delay seconds (0.1). Bounded on purpose: loopback
-only, N <= 5000, S <= 300. Prints one line at the end, e.g.
+server closes (or that fails) is opened again after --reconnect-delay seconds (0.1). --source binds the
+attacker's sockets to another loopback address, as a pod's own IP differs from the apiserver's. Bounded on
+purpose: loopback only, N <= 5000, S <= 300. Prints one line at the end, e.g.
     attempts=2731 opened=2731 closed_by_server=731 max_open=2000 failed=0
 (attempts: connections tried; opened: established, TLS handshake included; max_open: the most it held
 at once, so a test can tell the attack filled the cap).
@@ -39,7 +40,7 @@ async def one(args, ctx, stats, deadline):
         stats.attempts += 1
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection("127.0.0.1", args.port, ssl=ctx,
+                asyncio.open_connection("127.0.0.1", args.port, ssl=ctx, local_addr=args.local_addr,
                                         ssl_handshake_timeout=10 if ctx else None),
                 timeout=10)
         except (OSError, asyncio.TimeoutError, ssl.SSLError):
@@ -82,9 +83,13 @@ async def main():
     p.add_argument("--tls", action="store_true")
     p.add_argument("--interval", type=float, default=2.0)
     p.add_argument("--reconnect-delay", type=float, default=0.1)
+    p.add_argument("--source", default=None)
     args = p.parse_args()
     if not 0 < args.conns <= 5000 or not 0 < args.seconds <= 300:
         sys.exit("hostile.py: --conns must be 1..5000 and --seconds 1..300")
+    if args.source is not None and not args.source.startswith("127."):
+        sys.exit("hostile.py: --source must be a loopback address (127.x.y.z)")
+    args.local_addr = (args.source, 0) if args.source else None
     ctx = None
     if args.tls:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -132,8 +132,11 @@ struct gs_http_server_req; /* opaque: one request; valid until gs_http_respond *
  *     *evictable*. They are kept in one list ordered by the time they entered their current phase
  *     (accepted, began a request, got an answer), oldest first, and per peer address in the same order.
  *   - A new connection over max_conns_per_source for its address closes that address's oldest
- *     evictable connection; over max_conns, the oldest evictable connection of all. Only when there
- *     is none (every connection is a request the handler holds) is the new one refused.
+ *     evictable connection; over max_conns, the oldest evictable connection of the address that has
+ *     the most evictable connections (the newcomer's own on a tie). Only when there is none (every
+ *     connection is a request the handler holds) is the new one refused. So an address flooding the
+ *     port recycles its own connections: another address's are closed only while it holds at least
+ *     as many that could go.
  *   - Deadlines are counted from the start of a phase and never pushed back by received bytes: the
  *     TLS handshake within handshake_timeout_ms of the accept; the request head within
  *     header_timeout_ms and the whole request within request_timeout_ms of the accept (first request)
@@ -147,7 +150,7 @@ struct gs_http_server_opts {
 	unsigned max_headers;           /* header count; over it: 431 */
 	size_t max_url;                 /* request target length; over it: 414 */
 	size_t max_body;                /* over it: 413 (checked against Content-Length before reading) */
-	unsigned max_conns;             /* open connections at most: over it the oldest evictable one goes */
+	unsigned max_conns;             /* open connections at most: over it an evictable one goes (above) */
 	unsigned max_conns_per_source;  /* per peer address; 0 (default): max_conns */
 	unsigned handshake_timeout_ms;  /* TLS handshake, from the accept */
 	unsigned header_timeout_ms;     /* request head, from the accept or the request's first byte */

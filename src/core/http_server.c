@@ -14,6 +14,8 @@
  * (accepted, began a later request, answered), so both lists stay ordered oldest first and every
  * step is O(1). A connection leaves both when the handler gets its request and when it starts to
  * close (conn.c's on_closing, which also gives its slot back at once: the socket is closed there).
+ * At the cap the source with the most evictable connections pays (largest_source: a walk over the
+ * sources, at most one per open connection), with the head of its own list.
  */
 #include "core/http.h"
 
@@ -52,6 +54,7 @@
 struct source {
 	char ip[64];                   /* the key in s->sources */
 	unsigned n;                    /* its open (not closing) connections */
+	unsigned n_evictable;          /* in evictable */
 	struct gs_list evictable; /* its evictable connections, oldest first */
 };
 
@@ -173,6 +176,7 @@ static void evictable_remove(struct server_conn *sc)
 	gs_list_remove(&sc->elink);
 	gs_list_remove(&sc->slink);
 	sc->s->n_evictable--;
+	sc->src->n_evictable--;
 }
 
 /* (Re)enters both lists at the tail: it just entered a phase, so it is now the youngest. */
@@ -184,6 +188,7 @@ static void evictable_touch(struct server_conn *sc)
 	gs_list_insert_tail(&sc->s->evictable, &sc->elink);
 	gs_list_insert_tail(&sc->src->evictable, &sc->slink);
 	sc->s->n_evictable++;
+	sc->src->n_evictable++;
 }
 
 /* Sets why the connection ends, unless a reason was already given (the first one wins). */
@@ -234,7 +239,7 @@ static void source_put(struct gs_http_server *s, struct source *src)
 	GS_ASSERT(src->n > 0);
 	if (--src->n > 0)
 		return;
-	GS_ASSERT(gs_list_empty(&src->evictable));
+	GS_ASSERT(gs_list_empty(&src->evictable) && src->n_evictable == 0);
 	gs_hmap_del_str(&s->sources, src->ip, NULL);
 	free(src);
 }
@@ -251,6 +256,24 @@ static void sc_on_closing(struct gs_conn *c)
 		source_put(s, sc->src);
 	}
 	sc->src = NULL;
+}
+
+/*
+ * The address that pays at the cap (http.h): the one with the most evictable connections, `own` (the
+ * newcomer's) on a tie; NULL if no connection is evictable. At most one source per open connection,
+ * so the walk is bounded by the cap.
+ */
+static struct source *largest_source(const struct gs_http_server *s, struct source *own)
+{
+	struct source *best = own->n_evictable ? own : NULL;
+	struct gs_hmap_iter it = {0};
+	while (gs_hmap_next(&s->sources, &it)) {
+		struct source *src = it.val;
+		if (src->n_evictable > (best ? best->n_evictable : 0))
+			best = src;
+	}
+	GS_ASSERT(best ? best->n_evictable > 0 : s->n_evictable == 0); /* each evictable one is its source's */
+	return best;
 }
 
 /* Closes the oldest evictable connection (of src if given, else of all). 1 done, 0 none to close. */
@@ -674,8 +697,14 @@ static void sc_admit(struct server_conn *sc, int tls)
 		 evict_oldest(s, src, sc->conn.peer,
 			      s->o.max_conns_per_source < s->o.max_conns ? "connections from one address at the limit"
 									  : "connections at the limit");
-	if (ok && s->n_open > s->o.max_conns)
-		ok = evict_oldest(s, NULL, sc->conn.peer, "connections at the limit");
+	if (ok && s->n_open > s->o.max_conns) {
+		struct source *payer = largest_source(s, src);
+		char why[160];
+		if (payer)
+			snprintf(why, sizeof(why), "connections at the limit, %s holding the most that can go (%u)",
+				 payer->ip, payer->n_evictable);
+		ok = payer && evict_oldest(s, payer, sc->conn.peer, why);
+	}
 	if (!ok) {
 		s->rejected_total++;
 		gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,

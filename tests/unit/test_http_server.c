@@ -538,19 +538,25 @@ static void test_held_requests_never_evicted(void **state)
 	restore_server(plain);
 }
 
+/* Opens n idle connections from address `from`, each accepted before the next (so oldest first). */
+static void open_in_order(struct raw **c, int n, const char *from)
+{
+	for (int i = 0; i < n; i++) {
+		c[i] = raw_open_from(from, NULL, 0);
+		run_for(30);
+	}
+}
+
 /* Over the per-source cap, a source's own oldest connection goes: another source's are untouched. */
 static void test_per_source_limit(void **state)
 {
 	struct gs_http_server *plain = srv;
 	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 6, .max_conns_per_source = 3};
 	start_server(&o);
-	struct raw *other = raw_open_from("127.0.0.2", NULL, 0); /* the oldest of all */
-	run_for(30);
+	struct raw *other;
+	open_in_order(&other, 1, "127.0.0.2"); /* the oldest of all */
 	struct raw *c[5];
-	for (int i = 0; i < 5; i++) {
-		c[i] = raw_open_from("127.0.0.1", NULL, 0);
-		run_for(30);
-	}
+	open_in_order(c, 5, "127.0.0.1");
 	/* 127.0.0.1 holds 3 at most: its two oldest went, 127.0.0.2's older one stays. */
 	assert_false(other->closed);
 	assert_true(c[0]->closed && c[1]->closed);
@@ -575,6 +581,46 @@ static void test_per_source_limit(void **state)
 	raw_close(o3);
 	raw_close(o4);
 	for (int i = 0; i < 5; i++)
+		raw_close(c[i]);
+	restore_server(plain);
+}
+
+/*
+ * At the cap the address with the most connections that can go pays, with its own oldest: one address
+ * flooding the port recycles its own connections, not another's older one. On a tie the newcomer's.
+ */
+static void test_cap_evicts_from_the_largest_source(void **state)
+{
+	struct gs_http_server *plain = srv;
+	struct gs_http_server_opts o = {.addr = "127.0.0.1:0", .max_conns = 4};
+	start_server(&o);
+	struct raw *a;
+	open_in_order(&a, 1, "127.0.0.2"); /* the oldest of all */
+	struct raw *c[6];
+	open_in_order(c, 6, "127.0.0.1");
+	/* 127.0.0.1 held 3 that could go when each of c[3..5] came: its own oldest went each time. */
+	assert_false(a->closed);
+	assert_true(c[0]->closed && c[1]->closed && c[2]->closed);
+	assert_int_equal(n_closed(c, 6), 3);
+	/* A newcomer from 127.0.0.2 (1 that can go) still takes from 127.0.0.1 (3). */
+	struct raw *b = raw_open_from("127.0.0.2", NULL, 0);
+	run_for(50);
+	assert_true(c[3]->closed);
+	assert_false(a->closed || b->closed);
+	/* 2 and 2: a tie, so the newcomer's own address pays, with its oldest. */
+	struct raw *d = raw_open_from("127.0.0.2", NULL, 0);
+	run_for(50);
+	assert_true(a->closed);
+	assert_false(b->closed || d->closed || c[4]->closed || c[5]->closed);
+	struct gs_http_server_stats st;
+	gs_http_server_stats(srv, &st);
+	assert_int_equal(st.conns_open, 4);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_EVICTED], 5);
+	assert_int_equal(st.closed[GS_HTTP_CLOSE_REFUSED], 0);
+	raw_close(a);
+	raw_close(b);
+	raw_close(d);
+	for (int i = 0; i < 6; i++)
 		raw_close(c[i]);
 	restore_server(plain);
 }
@@ -792,6 +838,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_cap_evicts_oldest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_requests_never_evicted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_source_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cap_evicts_from_the_largest_source, setup, teardown),
 		cmocka_unit_test(test_log_limit_windows),
 		cmocka_unit_test_setup_teardown(test_log_limited_macro, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals_log_limited, setup, teardown),
