@@ -15,15 +15,10 @@
 # webhook mutates them all the same.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../chaos/lib.sh" # GS_CHAOS_SIZE and size
 test_begin
 
-SIZE=${GS_CHAOS_SIZE:-short}
-case $SIZE in
-short) PODS=300 RATE=40 ;;
-full) PODS=1000 RATE=40 ;;
-*) fail "GS_CHAOS_SIZE" "\"$SIZE\" is not short or full"; exit 1 ;;
-esac
-PODS=${GS_CHAOS_PODS:-$PODS} RATE=${GS_CHAOS_RATE:-$RATE} THREADS=${GS_CHAOS_THREADS:-8}
+PODS=${GS_CHAOS_PODS:-$(size 300 1000)} RATE=${GS_CHAOS_RATE:-40} THREADS=${GS_CHAOS_THREADS:-8}
 HOOK=mutate.gpu-scheduler.io
 APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
 
@@ -91,5 +86,5 @@ check_eventually "two replicas Ready again (the Deployment replaced $victim)" 12
 check_eventually "the deleted pod $victim is gone" 90 eval \
 	'[ -z "$(NS=kube-system kc get pod "$victim" --ignore-not-found -o name 2>&1)" ]'
 [ -n "${GS_CHAOS_RESULTS:-}" ] && printf 'test_chaos_webhook size=%s: %s pods, %s webhook calls, %s rejections, %s failed calls, %s unmutated\n' \
-	"$SIZE" "$PODS" "$dcalls" "$drej" "$dfailed" "$(printf '%s' "$missed" | grep -c .)" >>"$GS_CHAOS_RESULTS"
+	"$GS_CHAOS_SIZE" "$PODS" "$dcalls" "$drej" "$dfailed" "$(printf '%s' "$missed" | grep -c .)" >>"$GS_CHAOS_RESULTS"
 test_end
