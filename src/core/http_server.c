@@ -699,11 +699,7 @@ static void sc_admit(struct server_conn *sc, int tls)
 									  : "connections at the limit");
 	if (ok && s->n_open > s->o.max_conns) {
 		struct source *payer = largest_source(s, src);
-		char why[160];
-		if (payer)
-			snprintf(why, sizeof(why), "connections at the limit, %s holding the most that can go (%u)",
-				 payer->ip, payer->n_evictable);
-		ok = payer && evict_oldest(s, payer, sc->conn.peer, why);
+		ok = payer && evict_oldest(s, payer, sc->conn.peer, "connections at the limit, the address holding the most pays");
 	}
 	if (!ok) {
 		s->rejected_total++;
