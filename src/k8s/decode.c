@@ -726,6 +726,7 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	int i = 0, r;
 
 	out->gpus = -1;
+	out->gpu_capacity = -1;
 	if (!cJSON_IsObject(node))
 		return dfail(d, "not an object");
 	if ((r = get_obj(d, node, "metadata", "", &meta)) < 0 || (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
@@ -768,6 +769,7 @@ int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t
 		gs_node_obj_free(out);
 		memset(out, 0, sizeof(*out));
 		out->gpus = -1;
+		out->gpu_capacity = -1;
 	}
 	return r;
 }
@@ -879,6 +881,7 @@ int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, c
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
 	ev->node.gpus = -1;
+	ev->node.gpu_capacity = -1;
 	if (!(root = parse_doc(&d, json, len, &r)))
 		return r;
 	r = decode_event(&d, root, map_annotation, ev);
@@ -899,6 +902,7 @@ void gs_decode_event_free(struct gs_decode_event *ev)
 	free(ev->status_message);
 	memset(ev, 0, sizeof(*ev));
 	ev->node.gpus = -1;
+	ev->node.gpu_capacity = -1;
 }
 
 /* Decodes one list item into its record and hands it to cb. Returns cb's result (0 or < 0), -ENOMEM,

@@ -1220,6 +1220,7 @@ static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, stru
 	int rc;
 
 	out->gpus = -1;
+	out->gpu_capacity = -1;
 	if ((rc = top_fields(d, data, len, &m, &t)) < 0)
 		goto out;
 	out->name = m.name;
@@ -1249,6 +1250,7 @@ int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, cha
 		gs_node_obj_free(out);
 		memset(out, 0, sizeof(*out));
 		out->gpus = -1;
+		out->gpu_capacity = -1;
 	}
 	return r;
 }

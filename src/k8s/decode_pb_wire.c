@@ -239,6 +239,7 @@ int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kin
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
 	ev->node.gpus = -1;
+	ev->node.gpu_capacity = -1;
 	r = decode_event(&d, frame, len, map_annotation, hint, ev);
 	if (r < 0) {
 		gs_decode_event_free(ev);

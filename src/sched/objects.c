@@ -63,10 +63,18 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	for (int i = 0; i < p->n_init; i++)
 		gs_resources_free(&p->init_req[i]);
 	free(p->init_req);
-	for (int i = 0; i < p->n_ctr; i++)
+	free(p->init_sidecar);
+	for (int i = 0; i < p->n_ctr; i++) {
 		gs_resources_free(&p->ctr_req[i]);
+		if (p->ctr_status_req)
+			gs_resources_free(&p->ctr_status_req[i]);
+	}
 	free(p->ctr_req);
+	free(p->ctr_status_req);
+	free(p->ctr_status_set);
+	gs_resources_free(&p->pod_req);
 	gs_resources_free(&p->overhead);
+	free(p->os_name);
 	for (int i = 0; i < p->n_host_ports; i++)
 		free(p->host_ports[i].host_ip);
 	free(p->host_ports);
@@ -95,4 +103,5 @@ void gs_node_obj_free(struct gs_node_obj *n)
 	gs_resources_free(&n->alloc);
 	memset(n, 0, sizeof(*n));
 	n->gpus = -1;
+	n->gpu_capacity = -1;
 }

@@ -130,10 +130,18 @@ struct gs_pod_obj {
 	int64_t created_ms;     /* metadata.creationTimestamp, ms since the epoch; 0 if absent */
 	int deleting;           /* metadata.deletionTimestamp is set */
 	int terminal;           /* status.phase is Succeeded or Failed */
+	/*
+	 * No regular container is running: every status.containerStatuses entry has state.terminated or
+	 * state.waiting, or there is none (the kubelet's notRunning, pkg/kubelet/kubelet_pods.go). With
+	 * deleting, the kubelet no longer counts the pod on its node (filterOutTerminatedPods).
+	 */
+	int stopped;
 	int allow_shared;       /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
-	 * scheduler_name, node_name, created_ms, deleting, terminal; everything else is absent. The
+	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
+	 * owner_name, owner_uid), allow_shared, and everything gs_pod_requests reads (the containers'
+	 * requests, their status after a resize, overhead, pod-level resources); everything else is absent. The
 	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
 	 * (decode.h, struct gs_decode_hint), and for a DELETED event (uid is all that is used); the
 	 * engine takes one only for a pod it holds bound there (gs_sched_pod_upsert).
@@ -146,9 +154,21 @@ struct gs_pod_obj {
 	char *first_gate;       /* the first gate's name */
 	int n_init;
 	struct gs_resources *init_req;  /* resources.requests of each init container, in order */
+	unsigned char *init_sidecar;    /* n_init flags: restartPolicy Always (a sidecar, 1.28+); NULL: none */
 	int n_ctr;
 	struct gs_resources *ctr_req;   /* resources.requests of each regular container */
+	/*
+	 * In-place resize (1.27+): per regular container (n_ctr entries; NULL when the status reports none),
+	 * the requests the status reports for the container of that name (containerStatuses[].resources
+	 * .requests, else .allocatedResources); ctr_status_set[i] is 0 where it reports none.
+	 */
+	struct gs_resources *ctr_status_req;
+	unsigned char *ctr_status_set;
+	int resize_infeasible;          /* status.resize Infeasible, or a PodResizePending condition so */
+	int has_pod_req;                /* spec.resources.requests is set (pod-level resources, 1.32+) */
+	struct gs_resources pod_req;    /* spec.resources.requests */
 	struct gs_resources overhead;   /* spec.overhead */
+	char *os_name;                  /* spec.os.name (1.25+), NULL when absent */
 	int n_host_ports;
 	struct gs_host_port *host_ports;
 	int n_node_selector;
@@ -166,6 +186,7 @@ struct gs_node_obj {
 	int ready;              /* condition Ready == True */
 	int unschedulable;      /* spec.unschedulable (cordoned) */
 	int64_t gpus;           /* status.allocatable["nvidia.com/gpu"], -1 if absent */
+	int64_t gpu_capacity;   /* status.capacity["nvidia.com/gpu"], -1 if absent (unhealthy GPUs: above gpus) */
 	int n_labels;
 	struct gs_label *labels;
 	int n_taints;
