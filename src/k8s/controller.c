@@ -514,6 +514,11 @@ static double m_devs_shared(void *ud)
 	return (double)sched_stats(ud).devices_shared;
 }
 
+static double m_claims_ignored(void *ud)
+{
+	return (double)sched_stats(ud).claims_ignored;
+}
+
 static double m_maps(void *ud)
 {
 	return (double)sched_stats(ud).maps_cached;
@@ -652,6 +657,9 @@ static void register_metrics(struct gs_controller *c)
 			    "state=\"held\"", m_devs_held, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices", "GPU devices in the ledger with a holder (node, device).",
 			    "state=\"shared\"", m_devs_shared, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_ignored_claims_total",
+			      "Pods seen on a node with a gpu-scheduler.io/assigned claim the ledger does not believe.",
+			      NULL, m_claims_ignored, c);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
 			   &c->events_sent);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",

@@ -89,8 +89,11 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_append_json_str(b, h->device);
 		r |= json_str(b, "pod", h->pod);
 		r |= json_str(b, "owner", h->owner);
-		r |= gs_buf_printf(b, ",\"sameOwner\":%s,\"shared\":%s}", h->same_owner ? "true" : "false",
+		r |= gs_buf_printf(b, ",\"sameOwner\":%s,\"shared\":%s", h->same_owner ? "true" : "false",
 				   h->shared ? "true" : "false");
+		if (h->ignored)
+			r |= json_str(b, "ignoredClaim", h->ignored);
+		r |= gs_buf_append_str(b, "}");
 	}
 	r |= gs_buf_append_str(b, "]}\n");
 	return r < 0 ? -E2BIG : 0;
@@ -178,6 +181,11 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 			r |= gs_buf_append_str(b, "  no pod holds them\n");
 		for (size_t i = 0; i < e->n_holders; i++) {
 			const struct gs_explain_holder *h = &e->holders[i];
+			if (h->ignored) {
+				r |= gs_buf_printf(b, "  %s claimed by %s through gpu-scheduler.io/assigned, ignored: %s\n",
+						   h->device, h->pod, h->ignored);
+				continue;
+			}
 			r |= gs_buf_printf(b, "  %s held by %s (owner %s)%s%s\n", h->device, h->pod, h->owner,
 					   h->same_owner ? ", the same owner as this pod" : ", another owner",
 					   h->shared ? ", shared" : "");

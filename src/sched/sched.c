@@ -80,6 +80,8 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
 										  : "gpu-scheduling-map");
 	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_xstrdup(cfg->alias_label) : NULL;
+	s->cfg.ignored_resources = gs_sched__xstrdup_null(cfg->ignored_resources);
+	s->cfg.ignored_resource_groups = gs_sched__xstrdup_null(cfg->ignored_resource_groups);
 	if (s->cfg.backoff_min_ms <= 0)
 		s->cfg.backoff_min_ms = 200;
 	if (s->cfg.backoff_max_ms <= 0)
@@ -149,6 +151,9 @@ void gs_sched_free(struct gs_sched *s)
 	free((char *)s->cfg.scheduler_name);
 	free((char *)s->cfg.annotation);
 	free((char *)s->cfg.alias_label);
+	free((char *)s->cfg.ignored_resources);
+	free((char *)s->cfg.ignored_resource_groups);
+	free(s->res_ignored);
 	free(s);
 }
 
@@ -257,6 +262,16 @@ static int str_eq(const char *a, const char *b)
 }
 
 /*
+ * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
+ * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
+ * may still name them (docs/sched.md, "Capacity, not allocatable"). Allocatable when no capacity.
+ */
+static int64_t node_gpus(const struct gs_node_obj *o)
+{
+	return o->gpu_capacity > o->gpus ? o->gpu_capacity : o->gpus;
+}
+
+/*
  * 1 when o says nothing new of what placement reads of the node (state, GPU count, labels, taints,
  * allocatable): a kubelet's status updates mostly change only heartbeats and images, and such an
  * update then costs a comparison, not a copy and a pass over the node's waiters.
@@ -266,7 +281,7 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	const struct gs_node_obj *c = &n->obj;
 	uint32_t n_ext = 0;
 
-	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != o->gpus ||
+	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
 	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
 	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
 	    c->alloc.pods != o->alloc.pods)
@@ -333,7 +348,7 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	}
 	n->ready = !!o->ready;
 	n->unschedulable = !!o->unschedulable;
-	n->gpus = o->gpus;
+	n->gpus = node_gpus(o);
 	node_copy(s, n, o);
 	value = alias_of(s, o);
 	if (n->alias ? !value || strcmp(n->alias->value, value) != 0 : value != NULL) {
@@ -439,32 +454,144 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
 }
 
 /*
- * The use a pod with spec.nodeName makes of its node: its requests, host ports, and the devices of its
- * gpu-scheduler.io/assigned annotation when that names the same node. A pod already counted on that
- * node is left as it is (the requests of a bound pod do not change; our reservation already holds
- * what the binding gave it).
+ * The devices of o's gpu-scheduler.io/assigned claim on its node, when the ledger may believe it: o is
+ * a pod of ours (schedulerName) and its own map entry names that node (by name, or by the alias value
+ * the node carries now) and exactly those devices, as our binding writes it. The annotation is text
+ * anyone who can create a pod may write; a claim that fails this is ignored (*why says why) and the pod
+ * holds no device through it. NULL and *why NULL when the pod claims nothing on that node.
+ */
+static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o, const char **why)
+{
+	size_t nl = strlen(o->node_name);
+	const char *devs;
+	const struct gs_map_error *err = NULL;
+	const struct gs_map_entry *e;
+	const struct gs_sched__node *n;
+	struct gs_map *m = NULL;
+	enum gs_index_source src;
+	long index;
+	int ok;
+
+	*why = NULL;
+	if (!o->assigned || strncmp(o->assigned, o->node_name, nl) != 0 || o->assigned[nl] != ':')
+		return NULL;
+	devs = o->assigned + nl + 1;
+	if (!o->scheduler_name || strcmp(o->scheduler_name, s->cfg.scheduler_name) != 0) {
+		*why = "the pod is not scheduled by us";
+		return NULL;
+	}
+	if (!o->map_text || gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
+		*why = "the pod has no map or no index";
+		return NULL;
+	}
+	int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
+	if (rc == -ENOMEM)
+		gs_oom(o->map_len);
+	if (rc < 0) {
+		*why = "the pod's map is invalid";
+		return NULL;
+	}
+	e = gs_map_lookup(m, index);
+	n = gs_hmap_get_str(&s->nodes, o->node_name);
+	ok = e && strcmp(e->devices, devs) == 0 &&
+	     (strcmp(e->node, o->node_name) == 0 || (n && n->alias && strcmp(n->alias->value, e->node) == 0));
+	gs_map_unref(m);
+	if (!ok) {
+		*why = "the pod's own map entry does not give it that node and those devices";
+		return NULL;
+	}
+	return devs;
+}
+
+static int req_same(const struct gs_sched__req *a, const struct gs_sched__req *b)
+{
+	if (a->cpu != b->cpu || a->mem != b->mem || a->eph != b->eph || a->n_ext != b->n_ext)
+		return 0;
+	for (uint32_t i = 0; i < a->n_ext; i++)
+		if (gs_sched__req_ext(b, a->ext[i].id) != a->ext[i].v)
+			return 0;
+	return 1;
+}
+
+/* The devices a use holds, as the canonical list "0,1" (malloc'd; NULL when none). */
+static char *use_devices(const struct gs_sched__use *u)
+{
+	size_t len = 0, at = 0;
+	char *out;
+
+	if (!u->n_holds)
+		return NULL;
+	for (size_t i = 0; i < u->n_holds; i++)
+		len += strlen(u->holds[i].dev->name) + 1;
+	out = gs_xmalloc(len);
+	for (size_t i = 0; i < u->n_holds; i++)
+		at += (size_t)sprintf(out + at, "%s%s", i ? "," : "", u->holds[i].dev->name);
+	return out;
+}
+
+/*
+ * The use a pod with spec.nodeName makes of its node, brought up to date on every update of the pod
+ * (docs/sched.md, "What the engine keeps from a pod's first sight"):
+ *   - requests: an in-place resize changes them (gs_pod_requests reads the status);
+ *   - owner and sharing annotation: adoption, orphaning and a re-created owner change the controller
+ *     uid; the devices the pod holds move to its new owner's bucket;
+ *   - devices: a bound pod's never change (its containers got them at creation): kept from the use on
+ *     the same node, else taken from its trusted claim (trusted_claim);
+ *   - host ports: immutable in a pod's spec, kept from the use on the same node (a partial record,
+ *     objects.h, does not carry them).
+ * Nothing is rebuilt when nothing changed, so a status update costs a comparison.
  */
 static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 {
-	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, o->uid);
+	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, o->uid);
+	const char *owner = o->owner_uid ? o->owner_uid : o->uid, *devs = NULL, *why = NULL;
+	int same = u && strcmp(u->node->name, o->node_name) == 0;
 	struct gs_resources r;
 	struct gs_sched__req req;
 	struct gs_sched__port *ports;
-	const char *devs = NULL;
-	char key[600];
-	size_t n_ports, nl = strlen(o->node_name);
+	char key[600], *held = NULL, *ignored = NULL;
+	size_t n_ports;
 
-	if (u && strcmp(u->node->name, o->node_name) == 0)
-		return;
 	gs_pod_requests(o, &r);
 	gs_sched__req_from(s, &req, &r);
 	gs_resources_free(&r);
-	ports = gs_sched__ports_from(o, &n_ports);
-	if (o->assigned && strncmp(o->assigned, o->node_name, nl) == 0 && o->assigned[nl] == ':')
-		devs = o->assigned + nl + 1;
+	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
+	    (!u->n_holds || strcmp(u->owner, owner) == 0)) {
+		gs_sched__req_free(&req);
+		return;
+	}
+	if (same) {
+		gs_log_debug("pod %s/%s on node %s: requests, owner or sharing changed; its use follows", o->ns,
+			     o->name, o->node_name);
+		n_ports = u->n_ports;
+		ports = n_ports ? gs_xcalloc(n_ports, sizeof(*ports)) : NULL;
+		for (size_t i = 0; i < n_ports; i++) {
+			ports[i] = u->ports[i];
+			ports[i].ip = gs_sched__xstrdup_null(u->ports[i].ip);
+		}
+		devs = held = use_devices(u);
+		if (u->ignored) {
+			ignored = gs_xstrdup(u->ignored); /* the devices, up to the NUL before the key */
+			why = u->ignored_why;
+		}
+	} else {
+		ports = gs_sched__ports_from(o, &n_ports);
+		devs = trusted_claim(s, o, &why);
+		if (why) {
+			s->claims_ignored++;
+			ignored = gs_xstrdup(o->assigned + strlen(o->node_name) + 1);
+			gs_log_warn("pod %s/%s: its gpu-scheduler.io/assigned annotation \"%.120s\" is ignored: %s; "
+				    "the pod holds no GPU through it",
+				    o->ns, o->name, o->assigned, why);
+		}
+	}
 	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
-	gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, o->owner_uid,
-			  o->allow_shared, key);
+	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, o->owner_uid,
+			      o->allow_shared, key);
+	if (ignored)
+		gs_sched__use_ignore(u, ignored, why, key);
+	free(ignored);
+	free(held);
 	gs_sched__req_free(&req);
 	gs_sched__ports_free(ports, n_ports);
 }
@@ -484,8 +611,9 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 		return -EINVAL;
 	if (o->partial && !(o->node_name && gs_sched_pod_held(s, o->uid, o->node_name, strlen(o->node_name))))
 		return -EINVAL; /* its requests, map and constraints are not in the record */
-	/* Any pod, ours or not, counts on its node until it ends (deleting pods still run). */
-	if (o->terminal)
+	/* Any pod, ours or not, counts on its node until it ends: terminal, or deleting with no container
+	 * running (the kubelet's filterOutTerminatedPods); a deleting pod still running keeps its use. */
+	if (o->terminal || (o->deleting && o->stopped))
 		gs_sched__use_remove(s, o->uid);
 	else if (o->node_name && *o->node_name)
 		use_from_obj(s, o);
@@ -611,6 +739,7 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->uses = gs_hmap_len(&s->uses);
 	st->devices_held = s->devs_held;
 	st->devices_shared = s->devs_shared;
+	st->claims_ignored = s->claims_ignored;
 	st->binds_ok = s->binds_ok;
 	st->binds_gone = s->binds_gone;
 	st->binds_retry = s->binds_retry;

@@ -60,6 +60,14 @@ struct gs_sched_config {
 				     * one node whose label of this key has that value; NULL or "" turns aliases
 				     * off. Default "gpu-scheduler.io/node" */
 	uint64_t seed;              /* jitter PRNG seed; 0 picks a fixed one (deterministic) */
+	/*
+	 * Extended resources the fit does not check (kube-scheduler's NodeResourcesFit ignoredResources and
+	 * ignoredResourceGroups): comma-separated names ("example.com/foo"), and groups ("example.com"
+	 * ignores every "example.com/..."). NULL or "": none; hugepages-* are never ignored. A pod
+	 * requesting a resource its node does not advertise waits unless the resource is ignored here.
+	 */
+	const char *ignored_resources;
+	const char *ignored_resource_groups;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
@@ -273,6 +281,9 @@ struct gs_explain_holder {
 	char *owner;    /* controller uid, or the pod's uid */
 	int same_owner; /* the explained pod's own owner: no conflict */
 	int shared;     /* the holder carries the sharing annotation */
+	/* Not a holder: the pod claims the device through gpu-scheduler.io/assigned and the ledger ignores
+	 * the claim (not a pod of ours, or not what its own map entry gives it); why says so (static). */
+	const char *ignored;
 };
 
 struct gs_sched_explain {
@@ -321,6 +332,7 @@ struct gs_sched_stats {
 	size_t uses;                      /* pods (any scheduler) counted on a node, reservations included */
 	size_t devices_held;              /* (node, device) pairs in the ledger with a holder */
 	size_t devices_shared;            /* of which held by more than one owner */
+	uint64_t claims_ignored;          /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 

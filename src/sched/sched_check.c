@@ -105,6 +105,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		sum.eph += u->req.eph;
 		ports += u->n_ports;
 		holds += u->n_holds;
+		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
 		for (uint32_t i = 0; i < u->req.n_ext; i++) {
 			uint32_t id = u->req.ext[i].id;
 			GS_ASSERT(id < n->used.n_ext);

@@ -101,9 +101,39 @@ static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
 	memcpy(x->device, h->dev, h->len);
 	x->device[h->len] = '\0';
 	x->pod = gs_xstrdup(u->key ? u->key : u->uid);
+	x->ignored = NULL;
 	x->owner = gs_xstrdup(u->owner ? u->owner : u->uid);
 	x->same_owner = strcmp(x->owner, h->owner) == 0;
 	x->shared = shared;
+}
+
+/* Pods on n whose claim of one of the devices of list (canonical "0,1") the ledger ignores. O(uses):
+ * explain is asked by people, not on the binding path. */
+static void add_ignored(const struct gs_sched *s, const struct gs_sched__node *n, const char *list,
+			struct holders_ctx *h)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->uses, &it)) {
+		const struct gs_sched__use *u = it.val;
+		if (u->node != n || !u->ignored)
+			continue;
+		for (const char *q = list; *q;) {
+			size_t len;
+			const char *d = q;
+			q = gs_sched__next_dev(q, &len);
+			if (!gs_sched__dev_listed(u->ignored, d, len))
+				continue;
+			h->dev = d;
+			h->len = len;
+			add_holder(u, 0, h);
+			struct gs_explain_holder *x = &h->e->holders[h->e->n_holders - 1];
+			free(x->pod);
+			x->pod = gs_xstrdup(u->ignored_key);
+			x->same_owner = 0;
+			x->ignored = u->ignored_why;
+		}
+	}
 }
 
 /* The node checks, each on its own, for a pending pod with an entry and a present node n. */
@@ -129,6 +159,42 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 	outcome(&k[GS_EXPLAIN_RESOURCES],
 		gs_sched__fit_resources(s, p, n, k[GS_EXPLAIN_RESOURCES].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_DEVICES], gs_sched__fit_devices(s, p, n, k[GS_EXPLAIN_DEVICES].msg, GS_EXPLAIN_MSG));
+}
+
+/* Ready and cordon as placement judges them (gs_sched__node_block_for): a pass says when a taint or a
+ * toleration decided it. */
+static void node_state(const struct gs_sched__pod *p, const struct gs_sched__node *n, struct gs_sched_explain *e)
+{
+	enum gs_wait_reason r = gs_sched__node_block_for(n, p);
+	const struct gs_taint *t = gs_sched__condition_taint(n);
+	char buf[GS_EXPLAIN_MSG];
+
+	if (r == GS_WAIT_NODE_NOT_READY) {
+		snprintf(buf, sizeof(buf), "node \"%s\" is not Ready (and carries neither the %s nor the %s taint)",
+			 n->name, GS_TAINT_NOT_READY, GS_TAINT_UNREACHABLE);
+		set_check(&e->checks[GS_EXPLAIN_NODE_READY], GS_EXPLAIN_FAIL, r, buf);
+	} else if (!n->ready) {
+		snprintf(buf, sizeof(buf), "node \"%s\" is not Ready: its taint %.63s decides (see taints)", n->name,
+			 t->key);
+		set_check(&e->checks[GS_EXPLAIN_NODE_READY], GS_EXPLAIN_PASS, GS_WAIT_NONE, buf);
+	} else {
+		set_check(&e->checks[GS_EXPLAIN_NODE_READY], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+	}
+	if (!n->unschedulable) {
+		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+	} else if (r == GS_WAIT_NODE_CORDONED || r == GS_WAIT_NODE_NOT_READY) {
+		/* Not Ready blocks first; the cordon is judged on its own, as placement would once Ready. */
+		const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+		int tolerated = c && gs_sched__tolerates_cordon(c->tolerations, c->n_tolerations);
+		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)%s", n->name,
+			 tolerated ? ", tolerated by the pod" : "");
+		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], tolerated ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL,
+			  GS_WAIT_NODE_CORDONED, buf);
+	} else {
+		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable), tolerated by the pod (%s:NoSchedule)",
+			 n->name, GS_TAINT_UNSCHEDULABLE);
+		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], GS_EXPLAIN_PASS, GS_WAIT_NONE, buf);
+	}
 }
 
 static const char *state_skip(const struct gs_sched__pod *p, const char *bound_node, char *buf, size_t size)
@@ -200,12 +266,7 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node does not exist");
 	} else {
 		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
-		snprintf(buf, sizeof(buf), "node \"%s\" is not Ready", n->name);
-		set_check(&e->checks[GS_EXPLAIN_NODE_READY], n->ready ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL,
-			  GS_WAIT_NODE_NOT_READY, n->ready ? NULL : buf);
-		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)", n->name);
-		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], n->unschedulable ? GS_EXPLAIN_FAIL : GS_EXPLAIN_PASS,
-			  GS_WAIT_NODE_CORDONED, n->unschedulable ? buf : NULL);
+		node_state(p, n, e);
 		node_checks(s, p, n, e);
 	}
 
@@ -226,6 +287,7 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 			q = gs_sched__next_dev(q, &h.len);
 			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
 		}
+		add_ignored(s, n, p->entry->devices, &h);
 	} else if (e->bound_node) {
 		for (size_t i = 0; i < u->n_holds; i++) {
 			h.dev = u->holds[i].dev->name;

@@ -79,7 +79,15 @@ struct gs_sched__use {
 	char *uid;
 	char *owner;                   /* controller uid, or the pod's uid; with holds only */
 	char *key;                     /* "ns/name", for messages; with holds only */
-	/* One allocation: the struct, then holds[], req.ext[], and the strings (ports apart). */
+	/*
+	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
+	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
+	 * nothing in the ledger through it (invariant: ignored implies no holds); explain shows it.
+	 */
+	char *ignored;
+	const char *ignored_why;
+	const char *ignored_key;       /* "ns/name", in the same allocation as ignored */
+	/* One allocation: the struct, then holds[], req.ext[], and the strings (ports and ignored apart). */
 };
 
 /*
@@ -102,7 +110,7 @@ struct gs_sched__node {
 	int present;
 	int ready;
 	int unschedulable;
-	int64_t gpus;
+	int64_t gpus;                  /* nvidia.com/gpu capacity (else allocatable), -1: none advertised */
 	struct gs_node_obj obj;        /* labels, taints, allocatable (name and rv not kept) */
 	struct gs_sched__req alloc;    /* obj.alloc, compact */
 	struct gs_sched__req used;     /* sum of the uses on this node (used.ext sized to s->n_res) */
@@ -184,6 +192,7 @@ struct gs_sched {
 	struct gs_hmap uses;            /* uid -> use (key borrowed), every pod that takes from a node */
 	struct gs_hmap res_ids;         /* extended resource name -> id + 1 */
 	char **res_names;               /* id -> name */
+	unsigned char *res_ignored;     /* id -> 1 when the fit ignores it (cfg.ignored_resources, _groups) */
 	uint32_t n_res;
 	struct gs_map_cache *maps;
 	struct gs_sched__heap bindq;    /* QUEUED pods: priority, then creation time, then seq */
@@ -196,6 +205,7 @@ struct gs_sched {
 	size_t waiting_by[GS_WAIT__COUNT];
 	size_t nodes_present, nodes_schedulable;
 	size_t devs_held, devs_shared;  /* ledger: devices with a holder, of which with several owners */
+	uint64_t claims_ignored;        /* pods first seen on a node with a claim not believed (trusted_claim) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
@@ -212,8 +222,26 @@ void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p);
 void gs_sched__heap_remove(struct gs_sched__heap *h, struct gs_sched__pod *p);
 
 /* sched_place.c */
-/* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE. */
+/* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE, whatever the pod (counts
+ * nodes_schedulable). */
 enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n);
+
+/* The taints the node lifecycle controller puts on nodes (TaintNodesByCondition, 1.17+). */
+#define GS_TAINT_NOT_READY "node.kubernetes.io/not-ready"
+#define GS_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
+#define GS_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
+/* n's first not-ready or unreachable taint (any effect), or NULL. */
+const struct gs_taint *gs_sched__condition_taint(const struct gs_sched__node *n);
+/* 1 when a toleration tolerates node.kubernetes.io/unschedulable:NoSchedule (kube-scheduler's
+ * NodeUnschedulable plugin: such a pod may go to a cordoned node). */
+int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols);
+/*
+ * The NODE_* reason node n blocks pod p with, as kube-scheduler decides since 1.17: NODE_MISSING; a
+ * node that is not Ready blocks with NODE_NOT_READY only when it carries neither the not-ready nor the
+ * unreachable taint (with one, the taint check decides, through the pod's tolerations); a cordoned
+ * node blocks with NODE_CORDONED unless p tolerates node.kubernetes.io/unschedulable:NoSchedule.
+ */
+enum gs_wait_reason gs_sched__node_block_for(const struct gs_sched__node *n, const struct gs_sched__pod *p);
 /*
  * The node a map's node name means now: the present node of that name, else (aliases on) the one
  * present node whose alias label has that value (*via_alias = 1). NULL when there is none, or when
@@ -270,6 +298,8 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 					const struct gs_sched__req *req, const struct gs_sched__port *ports,
 					size_t n_ports, const char *devices, const char *owner, int shared,
 					const char *key);
+/* Records on u an ignored claim of devices and the pod's "ns/name" (both copied) and why (static). */
+void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key);
 /* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */
 int gs_sched__use_remove(struct gs_sched *s, const char *uid);
 /*
@@ -288,6 +318,8 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 /* Calls cb for every pod holding device dev (len bytes) of n, solo holders of an owner before sharing ones. */
 void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
 			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud);
+/* 1 when device dev (len bytes) is one of list's ("0,1"). */
+int gs_sched__dev_listed(const char *list, const char *dev, size_t len);
 /* Devices of a canonical list ("0,1") one at a time: the next one's length in *len; returns what follows. */
 const char *gs_sched__next_dev(const char *p, size_t *len);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */

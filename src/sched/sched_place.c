@@ -36,6 +36,40 @@ enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n)
 	return GS_WAIT_NONE;
 }
 
+const struct gs_taint *gs_sched__condition_taint(const struct gs_sched__node *n)
+{
+	for (int i = 0; i < n->obj.n_taints; i++) {
+		const char *k = n->obj.taints[i].key;
+		if (k && (strcmp(k, GS_TAINT_NOT_READY) == 0 || strcmp(k, GS_TAINT_UNREACHABLE) == 0))
+			return &n->obj.taints[i];
+	}
+	return NULL;
+}
+
+int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols)
+{
+	static const struct gs_taint cordon = {.key = (char *)GS_TAINT_UNSCHEDULABLE,
+					       .effect = GS_EFFECT_NO_SCHEDULE};
+
+	for (int i = 0; i < n_tols; i++)
+		if (gs_toleration_tolerates(&tols[i], &cordon))
+			return 1;
+	return 0;
+}
+
+enum gs_wait_reason gs_sched__node_block_for(const struct gs_sched__node *n, const struct gs_sched__pod *p)
+{
+	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+
+	if (!n || !n->present)
+		return GS_WAIT_NODE_MISSING;
+	if (!n->ready && !gs_sched__condition_taint(n))
+		return GS_WAIT_NODE_NOT_READY;
+	if (n->unschedulable && !(c && gs_sched__tolerates_cordon(c->tolerations, c->n_tolerations)))
+		return GS_WAIT_NODE_CORDONED;
+	return GS_WAIT_NONE;
+}
+
 struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *name, int *via_alias,
 					 const struct gs_sched__alias **ambiguous)
 {
@@ -341,7 +375,7 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	/* Both names when they differ: node1 (node gpu-worker3). */
 	if (via)
 		snprintf(who, sizeof(who), "%s (node %s)", p->entry->node, n->name);
-	r = amb ? GS_WAIT_NODE_ALIAS_AMBIGUOUS : gs_sched__node_block(n);
+	r = amb ? GS_WAIT_NODE_ALIAS_AMBIGUOUS : gs_sched__node_block_for(n, p);
 	if (r == GS_WAIT_NONE) {
 		r = node_checks(s, p, n, why, sizeof(why));
 		if (r == GS_WAIT_NONE) {

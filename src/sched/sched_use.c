@@ -18,7 +18,33 @@
 #include "core/log.h"
 #include "sched/checks.h"
 
+static const char *next_dev(const char *p, size_t *len);
+
 /* ---- resources ----------------------------------------------------------------------------------- */
+
+/* 1 when name is one of list's comma-separated items (len bytes of name). */
+int gs_sched__dev_listed(const char *list, const char *name, size_t len)
+{
+	for (const char *p = list; p && *p;) {
+		size_t l;
+		const char *item = p;
+		p = next_dev(p, &l);
+		if (l == len && memcmp(item, name, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* kube-scheduler's rule: an ignored name, or a name "GROUP/..." of an ignored group; never hugepages. */
+static int res_ignored(const struct gs_sched_config *cfg, const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	if (strncmp(name, "hugepages-", 10) == 0)
+		return 0;
+	return gs_sched__dev_listed(cfg->ignored_resources, name, strlen(name)) ||
+	       (slash && gs_sched__dev_listed(cfg->ignored_resource_groups, name, (size_t)(slash - name)));
+}
 
 uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
 {
@@ -29,6 +55,8 @@ uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
 		return (uint32_t)(v - 1);
 	names = gs_xreallocarray(s->res_names, s->n_res + 1, sizeof(*names));
 	s->res_names = names;
+	s->res_ignored = gs_xreallocarray(s->res_ignored, s->n_res + 1, 1);
+	s->res_ignored[s->n_res] = (unsigned char)res_ignored(&s->cfg, name);
 	names[s->n_res] = gs_xstrdup(name);
 	gs_sched__hmap_put(&s->res_ids, names[s->n_res], (void *)(uintptr_t)(s->n_res + 1));
 	return s->n_res++;
@@ -262,6 +290,7 @@ static size_t count_devs(const char *devices)
 static void use_free(struct gs_sched__use *u)
 {
 	gs_sched__ports_free(u->ports, u->n_ports);
+	free(u->ignored);
 	free(u); /* holds, ext and strings live in the same block */
 }
 
@@ -331,6 +360,17 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	gs_sched__hmap_put(&s->uses, u->uid, u);
 	return u;
+}
+
+void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key)
+{
+	size_t dl = strlen(devices), kl = strlen(key);
+
+	free(u->ignored);
+	u->ignored = gs_xmalloc(dl + 1 + kl + 1);
+	memcpy(u->ignored, devices, dl + 1);
+	u->ignored_key = memcpy(u->ignored + dl + 1, key, kl + 1);
+	u->ignored_why = why;
 }
 
 int gs_sched__use_remove(struct gs_sched *s, const char *uid)
@@ -413,6 +453,8 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 	for (uint32_t i = 0; i < r->n_ext; i++) {
 		uint32_t id = r->ext[i].id;
 		int64_t used = id < n->used.n_ext ? n->used.ext[id].v : 0;
+		if (s->res_ignored[id])
+			continue;
 		if (insufficient(msg, size, s->res_names[id], r->ext[i].v, used, gs_sched__req_ext(&n->alloc, id),
 				 GS_QTY_COUNT))
 			return 0;

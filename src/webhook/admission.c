@@ -14,6 +14,7 @@
 #define ADMISSION_API_VERSION "admission.k8s.io/v1"
 #define LABEL_POD_INDEX       "apps.kubernetes.io/pod-index"
 #define ANNOTATION_JOB_INDEX  "batch.kubernetes.io/job-completion-index"
+#define ANNOTATION_ASSIGNED   "gpu-scheduler.io/assigned"
 #define RESOURCE_GPU          "nvidia.com/gpu"
 /* The device plugin warning repeats the devices twice; past this it is not worth sending whole. */
 #define WARNING_MAX           (64 * 1024)
@@ -398,6 +399,18 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	if (!res->ns[0])
 		copy_str(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
 
+	/* Only our binding writes it (a Binding's annotations, the pods/binding subresource, never seen
+	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
+	if (cJSON_GetObjectItemCaseSensitive(annotations, ANNOTATION_ASSIGNED)) {
+		res->outcome = GS_ADMISSION_DENIED;
+		snprintf(res->message, sizeof(res->message),
+			 "the annotation " ANNOTATION_ASSIGNED " is set only by gpu-scheduler's binding; remove it from "
+			 "the pod (or its template) and create it again");
+		v->allowed = 0;
+		v->deny_code = 400;
+		v->deny_reason = "BadRequest";
+		return 0;
+	}
 	if (!str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
 		return 0;
 	const char *text = get_str(annotations, a->annotation);

@@ -62,7 +62,8 @@ void gs_admission_free(struct gs_admission *a); /* NULL is fine */
 enum gs_admission_outcome {
 	GS_ADMISSION_PATCHED = 0, /* allowed with a patch setting the variable somewhere */
 	GS_ADMISSION_UNCHANGED,   /* ours, every container already has the right value: no patch */
-	GS_ADMISSION_DENIED,      /* ours, the map does not parse: allowed=false */
+	GS_ADMISSION_DENIED,      /* ours and the map does not parse, or any pod created with
+				   * gpu-scheduler.io/assigned: allowed=false */
 	GS_ADMISSION_WARNED,      /* ours, no index or no entry: allowed with a warning, no patch */
 	GS_ADMISSION_SKIPPED,     /* not ours (other kind, operation, scheduler, no annotation) */
 	GS_ADMISSION_BAD_REQUEST, /* not an AdmissionReview we can answer: HTTP 400, no response JSON */

@@ -9,14 +9,18 @@
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
  *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off
+ *          ignored-resources=A,B ignored-groups=G,H
  *                                             before anything else; a new engine (alias: the node alias
- *                                             label, gpu-scheduler.io/node unless said)
- *   node NAME [notready] [cordoned] [gpus=N|gpus=none]   upsert (4 GPUs unless said)
+ *                                             label, gpu-scheduler.io/node unless said; ignored-*: the
+ *                                             fit's ignored extended resources and groups)
+ *   node NAME [notready] [cordoned] [gpus=N|gpus=none] [capacity=N]
+ *                                             upsert (4 GPUs unless said; capacity: nvidia.com/gpu
+ *                                             capacity, above the allocatable gpus=)
  *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
  *                                             labels, taints and allocatable (repeatable keys)
  *   node-delete NAME
  *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner=KIND[/NAME] cuda= cuda-mixed
- *                                             label-index= job-index= rv= deleting terminal
+ *                                             label-index= job-index= rv= deleting terminal stopped
  *        req=cpu=Q,memory=Q,NAME=N            one regular container's requests (repeat: more containers)
  *        init=...  overhead=...               an init container's requests; spec.overhead
  *        port=N[/UDP|/SCTP][@IP]              a host port
@@ -30,7 +34,8 @@
  *   pull                                      binds until none, then reports until none
  *   state UID                                 prints the pod's state, reason, attempts and the node its
  *                                             map name resolves to now when that is another name
- *   stats                                     prints the engine's counts (pods, uses, ledger)
+ *   stats                                     prints the engine's counts (pods, uses, ledger; ignored
+ *                                             claims when there are)
  *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain.h), text or JSON
  *   pending                                   prints the pending pods' summary (JSON)
  *   oldest                                    prints, per wait reason with a waiting pod, the creation
@@ -69,6 +74,7 @@ struct replay {
 	int64_t now;
 	struct gs_buf out;
 	char *alias;  /* cfg.alias_label's storage */
+	char *ignored[2]; /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
 };
 
 static char *xstrdup(const char *s)
@@ -284,6 +290,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.deleting = 1;
 		} else if (!strcmp(k, "terminal")) {
 			p.terminal = 1;
+		} else if (!strcmp(k, "stopped")) {
+			p.stopped = 1;
 		} else if (!strcmp(k, "req")) {
 			parse_res(grow_res(&p.ctr_req, &p.n_ctr), (char *)v);
 		} else if (!strcmp(k, "init")) {
@@ -401,7 +409,13 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
 			else if (!strncmp(tok[i], "sharing=", 8))
 				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
-			else if (!strncmp(tok[i], "alias=", 6)) {
+			else if (!strncmp(tok[i], "ignored-resources=", 18)) {
+				free(r->ignored[0]);
+				r->cfg.ignored_resources = r->ignored[0] = strdup(tok[i] + 18);
+			} else if (!strncmp(tok[i], "ignored-groups=", 15)) {
+				free(r->ignored[1]);
+				r->cfg.ignored_resource_groups = r->ignored[1] = strdup(tok[i] + 15);
+			} else if (!strncmp(tok[i], "alias=", 6)) {
 				free(r->alias);
 				r->alias = strcmp(tok[i] + 6, "off") ? strdup(tok[i] + 6) : NULL;
 				r->cfg.alias_label = r->alias;
@@ -409,7 +423,7 @@ static void run_line(struct replay *r, char *line)
 		}
 		new_engine(r);
 	} else if (!strcmp(c, "node")) {
-		struct gs_node_obj nd = {.ready = 1, .gpus = 4};
+		struct gs_node_obj nd = {.ready = 1, .gpus = 4, .gpu_capacity = -1};
 		nd.name = strdup(tok[1]);
 		for (int i = 2; i < n; i++) {
 			if (!strncmp(tok[i], "label=", 6)) {
@@ -452,6 +466,8 @@ static void run_line(struct replay *r, char *line)
 				nd.gpus = -1;
 			else if (!strncmp(tok[i], "gpus=", 5))
 				nd.gpus = atoll(tok[i] + 5);
+			else if (!strncmp(tok[i], "capacity=", 9))
+				nd.gpu_capacity = atoll(tok[i] + 9);
 		}
 		if (nd.gpus >= 0) /* as the decoder does: the count is also an allocatable resource */
 			res_add_ext(&nd.alloc, "nvidia.com/gpu", nd.gpus);
@@ -485,8 +501,11 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "stats")) {
 		struct gs_sched_stats st;
 		gs_sched_stats(r->s, &st);
-		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu\n", st.pods, st.pending,
+		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu", st.pods, st.pending,
 		     st.uses, st.devices_held, st.devices_shared);
+		if (st.claims_ignored)
+			emit(r, " claims_ignored=%llu", (unsigned long long)st.claims_ignored);
+		emit(r, "\n");
 	} else if (!strcmp(c, "oldest")) {
 		int64_t oldest[GS_WAIT__COUNT];
 		gs_sched_waiting_oldest(r->s, oldest);
@@ -548,6 +567,8 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 	gs_buf_free(&r.out);
 	gs_sched_free(r.s);
 	free(r.alias);
+	free(r.ignored[0]);
+	free(r.ignored[1]);
 }
 
 static void print_diff(const char *exp, const char *got)
