@@ -49,6 +49,8 @@ struct config {
 	int recreate_unmutated;
 	const char *device_sharing;
 	const char *node_alias_label;
+	const char *ignored_resources;
+	const char *ignored_resource_groups;
 	int no_webhook;
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
@@ -182,6 +184,12 @@ static const struct gs_opt options[] = {
 	{"node-alias-label", "GS_NODE_ALIAS_LABEL", GS_OPT_STRING, "gpu-scheduler.io/node", 0, 0, OPT(node_alias_label),
 	 validate_label_key, "a map's node name that names no node means the one node with this label of that value "
 	 "(empty: off)"},
+	{"ignored-resources", "GS_IGNORED_RESOURCES", GS_OPT_STRING, "", 0, 0, OPT(ignored_resources), NULL,
+	 "extended resources the fit does not check, comma-separated (kube-scheduler's NodeResourcesFit "
+	 "ignoredResources)"},
+	{"ignored-resource-groups", "GS_IGNORED_RESOURCE_GROUPS", GS_OPT_STRING, "", 0, 0, OPT(ignored_resource_groups),
+	 NULL, "groups of extended resources the fit does not check, comma-separated: example.com ignores "
+	       "example.com/* (ignoredResourceGroups)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
@@ -587,6 +595,8 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.recreate_unmutated = d->cfg.recreate_unmutated,
 		.device_sharing_any = strcmp(d->cfg.device_sharing, "any") == 0,
 		.node_alias_label = d->cfg.node_alias_label,
+		.ignored_resources = d->cfg.ignored_resources,
+		.ignored_resource_groups = d->cfg.ignored_resource_groups,
 		.events = d->cfg.events,
 		.leader = d->leader,
 		.seed = random_seed(),

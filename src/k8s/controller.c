@@ -705,6 +705,8 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.recreate_unmutated = opts->recreate_unmutated;
 	sc.device_sharing_any = opts->device_sharing_any;
 	sc.alias_label = opts->node_alias_label;
+	sc.ignored_resources = opts->ignored_resources;
+	sc.ignored_resource_groups = opts->ignored_resource_groups;
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
 	if (!c->sched) { /* an empty scheduler name */

@@ -35,6 +35,8 @@ struct gs_controller_opts {
 	int device_sharing_any;        /* --device-sharing=any: the ledger counts but never refuses */
 	const char *node_alias_label;  /* --node-alias-label: map names resolve through this node label; NULL or
 					* "" turns aliases off (sched.h) */
+	const char *ignored_resources;       /* --ignored-resources, --ignored-resource-groups (sched.h) */
+	const char *ignored_resource_groups;
 	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	uint64_t seed;

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Parity with the kubelet and kube-scheduler, and claims the ledger does not believe, against the real
+# apiserver (docs/sched.md, "Kubernetes versions"; golden 23-parity has the engine's side):
+#   - a StatefulSet deleted with --cascade=orphan and applied again: the recreated pod shares its GPU
+#     with the adopted sibling (the ledger follows the owner), where it used to wait for it forever;
+#   - a deleted pod held by a finalizer keeps its GPU while a container runs and frees it the moment
+#     none does (the kubelet's filterOutTerminatedPods);
+#   - a cordoned node takes a pod tolerating node.kubernetes.io/unschedulable:NoSchedule, not others;
+#   - a NotReady node without the not-ready taint makes pods wait NODE_NOT_READY; with it, the taint
+#     and the pod's tolerations decide;
+#   - --ignored-resource-groups: a pod asking for an extended resource no node advertises waits, one
+#     of an ignored group is bound;
+#   - trusted claims: a pod created with gpu-scheduler.io/assigned is refused by the webhook; a
+#     squatter in a namespace the webhook does not see, bound by spec.nodeName with a claim on every GPU,
+#     blocks nothing, and the claim is counted as ignored.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+N=gs-par-$(printf '%04x' $RANDOM)
+for n in "$N-a" "$N-b" "$N-c" "$N-d"; do
+	defer "node_delete $n"
+	node_make "$n" || { fail "node $n" "cannot create it"; test_end; }
+done
+ATK=$NS-atk
+defer "NS= kc delete namespace $ATK --wait=false >/dev/null 2>&1"
+NS='' kc create namespace "$ATK" >/dev/null
+
+work=$(test_workdir)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
+WPORT=$(free_port)
+webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/tls.crt"
+DAEMON_WEBHOOK=1 daemon_start --require-env=false --webhook-addr "127.0.0.1:$WPORT" \
+	--tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/tls.key" \
+	--ignored-resource-groups=ignored.example.com || exit 1
+check "daemon ready" daemon_ready 30
+
+# ours NAME ENTRY [SPEC_YAML [CONTAINER_YAML]]: a bare pod of ours with its map entry.
+ours() {
+	local name=$1 entry=$2 spec=${3:-} ctr=${4:-}
+	{
+		pod_yaml "$name" "$entry"
+		[ -n "$ctr" ] && printf '%s\n' "$ctr"
+		[ -n "$spec" ] && printf '%s\n' "$spec"
+	} | kc apply -f - 2>&1
+}
+
+# waits POD REASON REGEX: its FailedScheduling event says so and it is not bound.
+waits() {
+	check_eventually "$2: $1 has its FailedScheduling event" 20 pod_event_has "$1" "FailedScheduling: $3"
+	check "$2: $1 not bound" test -z "$(pod_node "$1")"
+}
+
+# --- the ledger follows the owner: orphan, re-apply ----------------------------------------------------
+kc apply -f - >/dev/null <<<"$(statefulset_yaml orph 2 "0=$N-a:0" "1=$N-a:0")"
+check_eventually "orph-0 and orph-1 bound, sharing GPU 0 of $N-a" 30 \
+	eval '[ "$(pod_node orph-0)" = "'"$N-a"'" ] && [ "$(pod_node orph-1)" = "'"$N-a"'" ]'
+kc delete statefulset orph --cascade=orphan >/dev/null
+check_eventually "orph-0 orphaned (no ownerReference)" 30 \
+	eval '[ -z "$(kc get pod orph-0 -o jsonpath="{.metadata.ownerReferences}")" ]'
+kc delete pod orph-1 --grace-period=0 --force --wait=false >/dev/null 2>&1
+check_eventually "orph-1 gone" 20 eval '! kc get pod orph-1 >/dev/null 2>&1'
+kc apply -f - >/dev/null <<<"$(statefulset_yaml orph 2 "0=$N-a:0" "1=$N-a:0")"
+check_eventually "orph-0 adopted by the new StatefulSet" 30 \
+	eval '[ "$(kc get pod orph-0 -o jsonpath="{.metadata.ownerReferences[0].uid}")" = "$(kc get statefulset orph -o jsonpath="{.metadata.uid}")" ]'
+check_eventually "the recreated orph-1 is bound beside its adopted sibling" 20 pod_on orph-1 "$N-a"
+check "no DEVICE_BUSY for orph-1" eval '! pod_events orph-1 | grep -q "is held by $NS/orph-0"'
+
+# --- a deleted pod held by a finalizer -------------------------------------------------------------------
+POD_FIN=$(pod_yaml fin-0 "0=$N-b:1" | sed 's/^metadata:$/metadata:\n  finalizers: [gpu-scheduler.test\/hold]/')
+defer "kc patch pod fin-0 --type=merge -p '{\"metadata\":{\"finalizers\":null}}' >/dev/null 2>&1"
+kc apply -f - >/dev/null <<<"$POD_FIN"
+check_eventually "fin-0 bound" 20 pod_on fin-0 "$N-b"
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+status() { # STATE_JSON: fin-0's one container status (no kubelet runs here: we play it)
+	kc patch pod fin-0 --subresource=status --type=merge -p "{\"status\":{\"containerStatuses\":[{\"name\":\"main\",
+		\"ready\":false,\"restartCount\":0,\"image\":\"busybox:stable\",\"imageID\":\"\",\"state\":$1}]}}" >/dev/null
+}
+check "fin-0 reported running" status "{\"running\":{\"startedAt\":\"$now\"}}"
+kc delete pod fin-0 --wait=false >/dev/null
+check_eventually "fin-0 deleting, kept by its finalizer" 10 \
+	eval '[ -n "$(kc get pod fin-0 -o jsonpath="{.metadata.deletionTimestamp}")" ]'
+ours fin-1 "1=$N-b:1" >/dev/null
+waits fin-1 DEVICE_BUSY "$N-b GPU 1 is held by $NS/fin-0, a pod of another owner"
+check "its containers stopped" status "{\"terminated\":{\"exitCode\":0,\"startedAt\":\"$now\",\"finishedAt\":\"$now\"}}"
+check_eventually "fin-1 bound once no container of fin-0 runs (its object still there)" 10 pod_on fin-1 "$N-b"
+check "fin-0 still exists" kc get pod fin-0
+
+# --- cordon through a toleration --------------------------------------------------------------------------
+kc cordon "$N-c" >/dev/null
+ours cord-0 "0=$N-c:0" >/dev/null
+waits cord-0 NODE_CORDONED "node \"$N-c\" named by $GS_ANNOTATION line 1 for index 0 is cordoned"
+ours cord-1 "1=$N-c:1" '  tolerations: [{key: node.kubernetes.io/unschedulable, operator: Exists, effect: NoSchedule}]' >/dev/null
+check_eventually "cord-1, tolerating the cordon, bound to the cordoned node" 20 pod_on cord-1 "$N-c"
+
+# --- NotReady: waits for Ready without the taint; with it, the taint decides ------------------------------
+node_set_ready "$N-d" False
+ours nr-0 "0=$N-d:0" >/dev/null
+waits nr-0 NODE_NOT_READY "node \"$N-d\" named by $GS_ANNOTATION line 1 for index 0 is not Ready"
+kc taint node "$N-d" node.kubernetes.io/not-ready:NoSchedule >/dev/null
+waits nr-0 TAINT "node \"$N-d\" has the taint node.kubernetes.io/not-ready:NoSchedule that the pod does not tolerate"
+ours nr-1 "1=$N-d:1" '  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoSchedule}]' >/dev/null
+check_eventually "nr-1, tolerating the not-ready taint, bound" 20 pod_on nr-1 "$N-d"
+
+# --- extended resources no node advertises: wait, unless ignored ------------------------------------------
+ours ext-0 "0=$N-c:2" '  tolerations: [{operator: Exists}]' '    resources: {limits: {example.com/fpga: "1"}}' >/dev/null
+waits ext-0 INSUFFICIENT_RESOURCE "Insufficient example.com/fpga: requests 1, 0 free of 0 allocatable on node \"$N-c\""
+ours ext-1 "1=$N-c:3" '  tolerations: [{operator: Exists}]' '    resources: {limits: {ignored.example.com/fpga: "1"}}' >/dev/null
+check_eventually "ext-1, asking only for a resource of an ignored group, bound" 20 pod_on ext-1 "$N-c"
+
+# --- trusted claims ---------------------------------------------------------------------------------------
+squatter() { # NS: a default-scheduler pod bound by spec.nodeName claiming every GPU of $N-b
+	kubectl --kubeconfig "$KUBECONFIG" -n "$1" apply -f - 2>&1 <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: squatter
+  annotations: {gpu-scheduler.io/assigned: "$N-b:0,1,2,3,4,5,6,7"}
+spec:
+  nodeName: $N-b
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox:stable}]
+YAML
+}
+out=$(squatter "$NS")
+check "the webhook refuses a pod created with gpu-scheduler.io/assigned" \
+	eval 'grep -q "gpu-scheduler.io/assigned is set only by gpu-scheduler.s binding" <<<"$out"'
+check "so it does not exist" eval '! kc get pod squatter >/dev/null 2>&1'
+before=$(metric gpu_scheduler_ignored_claims_total)
+out=$(squatter "$ATK")
+check "in a namespace the webhook does not see, the squatter is created" \
+	eval 'kubectl --kubeconfig "$KUBECONFIG" -n "$ATK" get pod squatter >/dev/null'
+check_eventually "its claim is counted as ignored" 10 \
+	eval '[ "$(metric gpu_scheduler_ignored_claims_total)" -gt "${before%.*}" ]'
+check "the log says why" grep -q "pod $ATK/squatter: its gpu-scheduler.io/assigned annotation .* is ignored: the pod is not scheduled by us" "$DAEMON_LOG"
+ours victim-0 "0=$N-b:0" >/dev/null
+check_eventually "a mapped pod on a GPU the squatter claims is bound all the same" 20 pod_on victim-0 "$N-b"
+
+test_end
