@@ -493,10 +493,12 @@ static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struc
 }
 
 /*
- * spec.initContainers and spec.containers, in one pass: CUDA_VISIBLE_DEVICES, resources.requests (one
- * entry per container, zeroed when it has none) and, for regular containers, host ports.
+ * spec.initContainers and spec.containers, in one pass: resources.requests (one entry per container, zeroed
+ * when it has none), an init container's restartPolicy Always (a sidecar, 1.28+) and, but for a partial
+ * record, CUDA_VISIBLE_DEVICES and the regular containers' host ports. A name of the wrong type fails the
+ * pod here, as in decode_pb.c (decode_pod_status matches statuses to containers by name).
  */
-static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+static int decode_containers(struct dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
 	static const char *const lists[] = {"initContainers", "containers"};
 	struct gs_decode__cuda_fold f = {0};
@@ -516,27 +518,148 @@ static int decode_containers(struct dctx *d, const cJSON *spec, struct gs_pod_ob
 		if (!(*req = calloc((size_t)n, sizeof(**req))))
 			return dnomem(d);
 		*n_req = n;
-		if (l == 1 && (cap = count_host_ports(arr)) > 0 &&
+		if (l == 1 && !partial && (cap = count_host_ports(arr)) > 0 &&
 		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
 			return dnomem(d);
 		cJSON_ArrayForEach(c, arr) {
+			const char *name, *policy;
 			snprintf(cpath, sizeof(cpath), "spec.%s[%d]", lists[l], i);
 			if (!cJSON_IsObject(c))
 				return dfail(d, "%s is not an object", cpath);
-			if ((r = fold_container(d, c, cpath, &f)) < 0 || (r = get_obj(d, c, "resources", cpath, &res)) < 0)
+			if ((!partial && (r = fold_container(d, c, cpath, &f)) < 0) ||
+			    (r = get_sref(d, c, "name", cpath, &name)) < 0 || (r = get_obj(d, c, "resources", cpath, &res)) < 0 ||
+			    (r = get_sref(d, c, "restartPolicy", cpath, &policy)) < 0)
 				return r;
 			if (res) {
 				snprintf(rpath, sizeof(rpath), "%s.resources", cpath);
 				if ((r = decode_resources(d, res, "requests", rpath, &(*req)[i])) < 0)
 					return r;
 			}
-			if (l == 1 && (r = decode_ports(d, c, cpath, out, cap)) < 0)
+			if (l == 0 && policy && strcmp(policy, "Always") == 0 && gs_decode__sidecar(out, i) < 0)
+				return dnomem(d);
+			if (l == 1 && !partial && (r = decode_ports(d, c, cpath, out, cap)) < 0)
 				return r;
 			i++;
 		}
 	}
+	if (partial)
+		return 0; /* no CUDA_VISIBLE_DEVICES fold: n_containers and cuda_state stay 0 */
 	if (gs_decode__containers_done(out, &f) < 0)
 		return dnomem(d);
+	return 0;
+}
+
+/* How many entries a resource list object has (null values are not entries): "present" is at least one,
+ * as protobuf cannot tell an empty map from an absent one. */
+static int res_entries(const cJSON *list)
+{
+	const cJSON *q;
+	int n = 0;
+
+	cJSON_ArrayForEach(q, list)
+		n += !cJSON_IsNull(q);
+	return n;
+}
+
+/* spec.resources.requests: pod-level resources (1.32+). */
+static int decode_pod_resources(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+{
+	const cJSON *res, *req;
+	int r;
+
+	if ((r = get_obj(d, spec, "resources", "spec", &res)) < 0 ||
+	    (r = get_obj(d, res, "requests", "spec.resources", &req)) < 0 || !req)
+		return r;
+	out->has_pod_req = res_entries(req) > 0;
+	return decode_resources(d, res, "requests", "spec.resources", &out->pod_req);
+}
+
+/* The index of the regular container called name whose status is not yet set, or -1 (the first status of a
+ * name counts, as component-helpers' findContainerStatus). */
+static int ctr_by_name(const cJSON *spec, const char *name, const struct gs_pod_obj *out)
+{
+	const cJSON *c;
+	int i = 0;
+
+	if (!name)
+		return -1;
+	cJSON_ArrayForEach(c, get(spec, "containers")) {
+		const cJSON *n = get(c, "name");
+		if (i < out->n_ctr && cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return out->ctr_status_set && out->ctr_status_set[i] ? -1 : i;
+		i++;
+	}
+	return -1;
+}
+
+/* One status.containerStatuses entry: whether it runs (stopped), and its requests after a resize. */
+static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs, const char *path,
+			     struct gs_pod_obj *out)
+{
+	const cJSON *state, *w, *t, *res, *req = NULL, *alloc;
+	const char *name;
+	char spath[96];
+	int k, r;
+
+	if (!cJSON_IsObject(cs))
+		return dfail(d, "%s is not an object", path);
+	snprintf(spath, sizeof(spath), "%s.state", path);
+	if ((r = get_sref(d, cs, "name", path, &name)) < 0 || (r = get_obj(d, cs, "state", path, &state)) < 0 ||
+	    (r = get_obj(d, state, "waiting", spath, &w)) < 0 || (r = get_obj(d, state, "terminated", spath, &t)) < 0 ||
+	    (r = get_obj(d, cs, "allocatedResources", path, &alloc)) < 0 ||
+	    (r = get_obj(d, cs, "resources", path, &res)) < 0)
+		return r;
+	snprintf(spath, sizeof(spath), "%s.resources", path);
+	if ((r = get_obj(d, res, "requests", spath, &req)) < 0)
+		return r;
+	if (!w && !t) /* the kubelet's notRunning: neither terminated nor waiting is running */
+		out->stopped = 0;
+	if ((k = ctr_by_name(spec, name, out)) < 0)
+		return 0;
+	if (!(req && res_entries(req) > 0) && !(alloc && res_entries(alloc) > 0))
+		return 0;
+	struct gs_resources *slot = gs_decode__status_slot(out, k);
+	if (!slot)
+		return dnomem(d);
+	if (req && res_entries(req) > 0)
+		r = decode_resources(d, res, "requests", spath, slot);
+	else
+		r = decode_resources(d, cs, "allocatedResources", path, slot);
+	if (r == 0)
+		out->ctr_status_set[k] = 1;
+	return r;
+}
+
+/* status.containerStatuses (stopped, ctr_status_req), status.resize and status.conditions (resize_infeasible). */
+static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *status, struct gs_pod_obj *out)
+{
+	const cJSON *arr, *conds, *c;
+	const char *resize;
+	char path[64];
+	int i = 0, r;
+
+	out->stopped = 1;
+	if ((r = get_sref(d, status, "resize", "status", &resize)) < 0 ||
+	    (r = get_arr(d, status, "conditions", "status", &conds)) < 0 ||
+	    (r = get_arr(d, status, "containerStatuses", "status", &arr)) < 0)
+		return r;
+	out->resize_infeasible = resize && strcmp(resize, "Infeasible") == 0;
+	cJSON_ArrayForEach(c, conds) {
+		const char *type, *reason;
+		snprintf(path, sizeof(path), "status.conditions[%d]", i++);
+		if (!cJSON_IsObject(c))
+			return dfail(d, "%s is not an object", path);
+		if ((r = get_sref(d, c, "type", path, &type)) < 0 || (r = get_sref(d, c, "reason", path, &reason)) < 0)
+			return r;
+		if (type && strcmp(type, "PodResizePending") == 0 && reason && strcmp(reason, "Infeasible") == 0)
+			out->resize_infeasible = 1;
+	}
+	i = 0;
+	cJSON_ArrayForEach(c, arr) {
+		snprintf(path, sizeof(path), "status.containerStatuses[%d]", i++);
+		if ((r = decode_ctr_status(d, spec, c, path, out)) < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -591,23 +714,27 @@ static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *ou
 	return 0;
 }
 
-/* The labels, annotations and owner a full record keeps. */
-static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_annotation, struct gs_pod_obj *out)
+/* The labels, annotations and owner a full record keeps; a partial one only the sharing annotation and the owner. */
+static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_annotation, int partial,
+			 struct gs_pod_obj *out)
 {
 	const cJSON *labels, *ann;
 	const char *shared;
 	int r;
 
-	if ((r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
-	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
-	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
-	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
-	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
-	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0 ||
+	if ((r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
 	    (r = decode_owner(d, meta, out)) < 0)
 		return r;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
+	if (partial)
+		return 0;
+	if ((r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
+	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
+	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
+	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
+	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0)
+		return r;
 	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */
 		out->map_text = out->map_owned;
 		out->map_len = strlen(out->map_owned);
@@ -615,21 +742,27 @@ static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_anno
 	return 0;
 }
 
-/* The spec a full record keeps besides schedulerName and nodeName. */
-static int pod_spec_rest(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+/* The spec a record keeps besides schedulerName and nodeName: for a partial one, what gs_pod_requests reads. */
+static int pod_spec_rest(struct dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
+	const cJSON *os;
 	int r;
 
-	if ((r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
-	    (r = decode_gates(d, spec, out)) < 0 || (r = decode_containers(d, spec, out)) < 0 ||
+	if ((r = decode_containers(d, spec, partial, out)) < 0 ||
 	    (r = decode_resources(d, spec, "overhead", "spec", &out->overhead)) < 0 ||
+	    (r = decode_pod_resources(d, spec, out)) < 0 || partial)
+		return r;
+	if ((r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
+	    (r = decode_gates(d, spec, out)) < 0 ||
 	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
-	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0)
+	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0 ||
+	    (r = get_obj(d, spec, "os", "spec", &os)) < 0 || (r = get_str(d, os, "name", "spec.os", &out->os_name)) < 0)
 		return r;
 	return 0;
 }
 
-/* partial: only what objects.h lists for a partial record (a DELETED event, as the protobuf decoder). */
+/* partial: only what objects.h lists for a partial record (a DELETED event, as the protobuf decoder; the JSON
+ * tree is built whole anyway, so a held pod is read in full). */
 static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, int partial,
 		      struct gs_pod_obj *out)
 {
@@ -651,7 +784,7 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	if (!out->uid)
 		return dfail(d, "metadata.uid is missing");
 	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
-	    (!partial && (r = pod_meta_maps(d, meta, map_annotation, out)) < 0))
+	    (r = pod_meta_maps(d, meta, map_annotation, partial, out)) < 0)
 		return r;
 	if ((r = get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
 		return r;
@@ -663,9 +796,10 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	if ((r = get_obj(d, pod, "spec", "", &spec)) < 0 ||
 	    (r = get_str(d, spec, "schedulerName", "spec", &out->scheduler_name)) < 0 ||
 	    (r = get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
-	    (!partial && (r = pod_spec_rest(d, spec, out)) < 0))
+	    (r = pod_spec_rest(d, spec, partial, out)) < 0)
 		return r;
-	if ((r = get_obj(d, pod, "status", "", &status)) < 0 || (r = get_sref(d, status, "phase", "status", &phase)) < 0)
+	if ((r = get_obj(d, pod, "status", "", &status)) < 0 || (r = get_sref(d, status, "phase", "status", &phase)) < 0 ||
+	    (r = decode_pod_status(d, spec, status, out)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 	out->partial = partial;
@@ -719,6 +853,24 @@ static int decode_taints(struct dctx *d, const cJSON *spec, struct gs_node_obj *
 	return 0;
 }
 
+/* status.capacity["nvidia.com/gpu"] (the rest of the capacity is not kept): -1 when absent. */
+static int node_gpu_capacity(struct dctx *d, const cJSON *status, struct gs_node_obj *out)
+{
+	const cJSON *cap, *q;
+	int64_t v;
+	int r;
+
+	if ((r = get_obj(d, status, "capacity", "status", &cap)) < 0 || !(q = get(cap, GS_RES_GPU)))
+		return r;
+	if (!cJSON_IsString(q))
+		return dfail(d, "status.capacity[\"%s\"] is not a string", GS_RES_GPU);
+	if ((r = gs_decode_quantity(q->valuestring, &v)) < 0)
+		return dfail(d, "status.capacity[\"%s\"] \"%.40s\" is %s", GS_RES_GPU, q->valuestring,
+			     r == -ERANGE ? "out of range" : "not a quantity");
+	out->gpu_capacity = v;
+	return 0;
+}
+
 static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *out)
 {
 	const cJSON *meta, *spec, *status, *conds, *c;
@@ -756,7 +908,7 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	for (i = 0; i < out->alloc.n_ext; i++)
 		if (strcmp(out->alloc.ext[i].name, GS_RES_GPU) == 0)
 			out->gpus = out->alloc.ext[i].value;
-	return 0;
+	return node_gpu_capacity(d, status, out);
 }
 
 int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t errlen)

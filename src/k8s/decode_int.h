@@ -62,6 +62,17 @@ void gs_decode__cuda_add(struct gs_decode__cuda_fold *f, int state, const char *
  */
 int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__cuda_fold *f);
 
+/* Init container i (of out->n_init) is a sidecar, restartPolicy Always: its flag set, the array allocated at the
+ * first (NULL while there is none). 0, or -ENOMEM. */
+int gs_decode__sidecar(struct gs_pod_obj *out, int i);
+
+/*
+ * The status requests of regular container i (of out->n_ctr), zeroed, to be filled by the caller, who then
+ * sets out->ctr_status_set[i]; both arrays are allocated at the first (NULL while the status reports none).
+ * NULL when out of memory.
+ */
+struct gs_resources *gs_decode__status_slot(struct gs_pod_obj *out, int i);
+
 /* A node selector term's n requirements (matchExpressions then matchFields), zeroed; none for n 0.
  * 0, or -ENOMEM. */
 int gs_decode__term_reqs(struct gs_sel_term *t, int n);

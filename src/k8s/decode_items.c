@@ -104,6 +104,33 @@ int gs_decode__containers_done(struct gs_pod_obj *out, const struct gs_decode__c
 	return 0;
 }
 
+int gs_decode__sidecar(struct gs_pod_obj *out, int i)
+{
+	GS_ASSERT(i >= 0 && i < out->n_init);
+	if (!out->init_sidecar && !(out->init_sidecar = calloc((size_t)out->n_init, 1)))
+		return -ENOMEM;
+	out->init_sidecar[i] = 1;
+	return 0;
+}
+
+struct gs_resources *gs_decode__status_slot(struct gs_pod_obj *out, int i)
+{
+	GS_ASSERT(i >= 0 && i < out->n_ctr);
+	if (!out->ctr_status_req) {
+		out->ctr_status_req = calloc((size_t)out->n_ctr, sizeof(*out->ctr_status_req));
+		out->ctr_status_set = calloc((size_t)out->n_ctr, 1);
+		if (!out->ctr_status_req || !out->ctr_status_set) {
+			free(out->ctr_status_req);
+			free(out->ctr_status_set);
+			out->ctr_status_req = NULL;
+			out->ctr_status_set = NULL;
+			return NULL;
+		}
+	}
+	gs_resources_free(&out->ctr_status_req[i]);
+	return &out->ctr_status_req[i];
+}
+
 int gs_decode__term_reqs(struct gs_sel_term *t, int n)
 {
 	if (n == 0)

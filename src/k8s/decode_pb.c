@@ -558,13 +558,26 @@ static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *pa
 	return 0;
 }
 
-/* Container: 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests). */
-static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular,
-		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct gs_decode__cuda_fold *fo)
+/* A container's name, borrowed from the message (decode_pb_status matches statuses to containers by it). */
+struct name {
+	const char *s;
+	size_t n;
+};
+
+/*
+ * Container: 1 name, 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests), 24 restartPolicy (1.28+;
+ * Kubernetes 1.34 staging/src/k8s.io/api/core/v1/generated.proto). A partial record (full 0) skips the
+ * ports and env. *sidecar: restartPolicy is Always.
+ */
+static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular, int full,
+		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct gs_decode__cuda_fold *fo,
+		     struct name *name, int *sidecar)
 {
 	struct gs_pb r;
 	struct gs_pb_field f;
 	char path[96];
+	const char *policy = NULL;
+	size_t pn = 0;
 	int i = 0, rc;
 
 	if ((rc = gs__pb_want(d, cf, GS_PB_LEN, cpath, "")) < 0)
@@ -580,13 +593,20 @@ static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const cha
 				return rc;
 		} else if (f.num == 6) {
 			mkpath(path, sizeof(path), cpath, ".ports", i++);
-			if (regular && (rc = port(d, &f, path, out, cap)) < 0)
+			if (regular && full && (rc = port(d, &f, path, out, cap)) < 0)
+				return rc;
+		} else if (f.num == 1) {
+			if ((rc = gs__pb_sref(d, &f, cpath, "name", &name->s, &name->n)) < 0)
+				return rc;
+		} else if (f.num == 24) {
+			if ((rc = gs__pb_sref(d, &f, cpath, "restartPolicy", &policy, &pn)) < 0)
 				return rc;
 		}
 	}
 	if (rc < 0)
 		return gs__pb_pbad(d, &r, cpath);
-	return fold_env(d, cf->data, cf->len, cpath, fo);
+	*sidecar = gs__pb_eq(policy, pn, "Always");
+	return full ? fold_env(d, cf->data, cf->len, cpath, fo) : 0;
 }
 
 /* Host ports with hostPort > 0 in the regular containers (2), so the array is sized once. */
@@ -620,9 +640,10 @@ struct at {
 };
 
 /* PodSpec 20 initContainers, 2 containers. JSON reads init containers first; the fold does not depend
- * on the order, and each list keeps its own. at[0] is field 20's, at[1] field 2's. */
-static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const struct at *at,
-		      struct gs_pod_obj *out)
+ * on the order, and each list keeps its own. at[0] is field 20's, at[1] field 2's. names: room for the
+ * regular containers' names (at[1].n). */
+static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const struct at *at, int full,
+		      struct name *names, struct gs_pod_obj *out)
 {
 	struct gs_decode__cuda_fold fo = {0};
 	char cpath[64];
@@ -643,19 +664,26 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 		if (!(*req = calloc((size_t)n, sizeof(**req))))
 			return gs__pb_pnomem(d);
 		*n_req = n;
-		if (l == 1 && (cap = count_host_ports(from, left)) > 0 &&
+		if (l == 1 && full && (cap = count_host_ports(from, left)) > 0 &&
 		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
 			return gs__pb_pnomem(d);
 		gs_pb_init(&r, from, left);
 		while (gs_pb_next(&r, &f) > 0) {
+			struct name init_name = {NULL, 0};
+			int sidecar = 0;
 			if (f.num != num)
 				continue;
 			mkpath(cpath, sizeof(cpath), "spec.", l ? "containers" : "initContainers", i);
-			if ((rc = container(d, &f, cpath, l, &(*req)[i], out, cap, &fo)) < 0)
+			if ((rc = container(d, &f, cpath, l, full, &(*req)[i], out, cap, &fo, l ? &names[i] : &init_name,
+					    &sidecar)) < 0)
 				return rc;
+			if (!l && sidecar && gs_decode__sidecar(out, i) < 0)
+				return gs__pb_pnomem(d);
 			i++;
 		}
 	}
+	if (!full)
+		return 0; /* no CUDA_VISIBLE_DEVICES fold: n_containers and cuda_state stay 0 */
 	if (gs_decode__containers_done(out, &fo) < 0)
 		return gs__pb_pnomem(d);
 	return 0;
@@ -885,17 +913,53 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 	return 0;
 }
 
-/* PodSpec: scalars and the affinity in one pass, the repeated parts in their own passes. */
-static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_pod_obj *out)
+/* PodOS (1.25+): 1 name (Kubernetes 1.34 generated.proto). */
+static int pod_os(struct gs__pctx *d, const struct gs_pb_field *of, struct gs_pod_obj *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	int rc;
+
+	if ((rc = gs__pb_want(d, of, GS_PB_LEN, "spec", "os")) < 0)
+		return rc;
+	/* PodOS.Name has no omitempty: "" is kept, as JSON shows it. */
+	gs_pb_sub(&r, of);
+	while ((rc = gs_pb_next(&r, &g)) > 0)
+		if (g.num == 1 && (rc = gs__pb_sdup(d, &g, "spec.os", "name", KEEP_EMPTY, &out->os_name)) < 0)
+			return rc;
+	return rc < 0 ? gs__pb_pbad(d, &r, "spec.os") : 0;
+}
+
+/* PodSpec 40 resources (pod-level, 1.32+; Kubernetes 1.34 generated.proto): ResourceRequirements 2 requests. */
+static int pod_resources(struct gs__pctx *d, const struct gs_pb_field *rf, struct gs_pod_obj *out)
+{
+	int rc, n;
+
+	if ((rc = gs__pb_want(d, rf, GS_PB_LEN, "spec", "resources")) < 0)
+		return rc;
+	if ((n = gs_pb_count(rf->data, rf->len, 2)) < 0)
+		return gs__pb_pfail(d, "spec.resources: malformed protobuf");
+	gs_resources_free(&out->pod_req);
+	out->has_pod_req = n > 0;
+	return resources(d, rf->data, rf->len, 2, "spec.resources.requests", &out->pod_req);
+}
+
+/*
+ * PodSpec: scalars and the affinity in one pass, the repeated parts in their own passes. A partial record
+ * (full 0) reads what gs_pod_requests needs: the containers' requests and sidecar flags, overhead, the
+ * pod-level resources. names: room for the regular containers' names, *n_names of them.
+ */
+static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, int full, struct name **names,
+		    struct gs_pod_obj *out)
 {
 	/* The repeated parts: 20 initContainers, 2 containers, 38 schedulingGates, 32 overhead,
 	 * 7 nodeSelector, 22 tolerations. */
 	static const uint32_t nums[] = {20, 2, 38, 32, 7, 22};
 	struct at at[6] = {{0, 0}};
 	struct gs_pb r;
-	struct gs_pb_field f, aff = {0};
+	struct gs_pb_field f, aff = {0}, res = {0}, os = {0};
 	const uint8_t *before;
-	int has_aff = 0, rc;
+	int has_aff = 0, has_res = 0, has_os = 0, rc;
 
 	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "spec")) < 0)
 		return rc;
@@ -912,14 +976,24 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_
 			rc = gs__pb_sdup(d, &f, "spec", "schedulerName", ABSENT_IF_EMPTY, &out->scheduler_name);
 			break;
 		case 25:
-			rc = gs__pb_ivarint(d, &f, "spec", "priority", INT32_MIN, INT32_MAX, &out->priority);
+			if (full)
+				rc = gs__pb_ivarint(d, &f, "spec", "priority", INT32_MIN, INT32_MAX, &out->priority);
 			break;
 		case 18:
 			aff = f;
-			has_aff = 1;
+			has_aff = full;
+			break;
+		case 36:
+			os = f;
+			has_os = full;
+			break;
+		case 40:
+			res = f;
+			has_res = 1;
 			break;
 		case 7:
-			rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "nodeSelector");
+			if (full)
+				rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "nodeSelector");
 			break;
 		case 32:
 			rc = gs__pb_want(d, &f, GS_PB_LEN, "spec", "overhead");
@@ -934,14 +1008,162 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_
 	}
 	if (rc < 0)
 		return gs__pb_pbad(d, &r, "spec");
+	if (at[1].n && !(*names = calloc((size_t)at[1].n, sizeof(**names))))
+		return gs__pb_pnomem(d);
 #define FROM(k) sf->data + at[k].off, sf->len - at[k].off
-	if ((at[2].n && (rc = gates(d, FROM(2), out)) < 0) || (rc = containers(d, sf->data, sf->len, at, out)) < 0 ||
+	if ((rc = containers(d, sf->data, sf->len, at, full, *names, out)) < 0 ||
 	    (at[3].n && (rc = resources(d, FROM(3), 32, "spec.overhead", &out->overhead)) < 0) ||
+	    (has_res && (rc = pod_resources(d, &res, out)) < 0) || !full)
+		return rc;
+	if ((at[2].n && (rc = gates(d, FROM(2), out)) < 0) ||
 	    (at[4].n && (rc = labels(d, FROM(4), 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0) ||
-	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (at[5].n && (rc = tolerations(d, FROM(5), out)) < 0))
+	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (at[5].n && (rc = tolerations(d, FROM(5), out)) < 0) ||
+	    (has_os && (rc = pod_os(d, &os, out)) < 0))
 		return rc;
 #undef FROM
 	return 0;
+}
+
+/* ---- pod status ---------------------------------------------------------------------------------- */
+
+/* ContainerState: 1 waiting, 2 running, 3 terminated; *stopped when waiting or terminated is there. */
+static int ctr_state(struct gs__pctx *d, const struct gs_pb_field *sf, const char *path, int *stopped)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	int rc;
+
+	*stopped = 0;
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, path, "state")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num != 1 && g.num != 3)
+			continue;
+		if ((rc = gs__pb_want(d, &g, GS_PB_LEN, path, g.num == 1 ? "state.waiting" : "state.terminated")) < 0)
+			return rc;
+		*stopped = 1;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, path) : 0;
+}
+
+/* The regular container called name[0..n) whose status is not yet set, or -1 (as decode.c's ctr_by_name). */
+static int ctr_by_name(const struct name *names, const char *name, size_t n, const struct gs_pod_obj *out)
+{
+	for (int i = 0; names && name && i < out->n_ctr; i++)
+		if (names[i].s && names[i].n == n && memcmp(names[i].s, name, n) == 0)
+			return out->ctr_status_set && out->ctr_status_set[i] ? -1 : i;
+	return -1;
+}
+
+/*
+ * ContainerStatus: 1 name, 2 state, 10 allocatedResources, 11 resources (ResourceRequirements 2 requests)
+ * (1.27+; Kubernetes 1.34 generated.proto). As decode.c's decode_ctr_status.
+ */
+static int ctr_status(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, const struct name *names,
+		      struct gs_pod_obj *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field g, res = {0};
+	const char *name = NULL;
+	size_t nn = 0;
+	int has_state = 0, stopped = 0, n_req = 0, n_alloc, k, rc;
+	char rpath[96];
+
+	if ((rc = gs__pb_want(d, cf, GS_PB_LEN, path, "")) < 0)
+		return rc;
+	if ((n_alloc = gs_pb_count(cf->data, cf->len, 10)) < 0)
+		return gs__pb_pfail(d, "%s: malformed protobuf", path);
+	gs_pb_sub(&r, cf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1)
+			rc = gs__pb_sref(d, &g, path, "name", &name, &nn);
+		else if (g.num == 2)
+			rc = ctr_state(d, &g, path, &stopped), has_state = 1;
+		else if (g.num == 10)
+			rc = gs__pb_want(d, &g, GS_PB_LEN, path, "allocatedResources");
+		else if (g.num == 11 && (rc = gs__pb_want(d, &g, GS_PB_LEN, path, "resources")) == 0)
+			res = g;
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	if (!has_state || !stopped)
+		out->stopped = 0;
+	if (res.data && (n_req = gs_pb_count(res.data, res.len, 2)) < 0)
+		return gs__pb_pfail(d, "%s.resources: malformed protobuf", path);
+	if ((k = ctr_by_name(names, name, nn, out)) < 0 || (n_req == 0 && n_alloc == 0))
+		return 0;
+	struct gs_resources *slot = gs_decode__status_slot(out, k);
+	if (!slot)
+		return gs__pb_pnomem(d);
+	mkpath(rpath, sizeof(rpath), path, n_req ? ".resources.requests" : ".allocatedResources", -1);
+	rc = n_req ? resources(d, res.data, res.len, 2, rpath, slot) : resources(d, cf->data, cf->len, 10, rpath, slot);
+	if (rc == 0)
+		out->ctr_status_set[k] = 1;
+	return rc;
+}
+
+/* PodCondition: 1 type, 5 reason; 1 when it is PodResizePending with reason Infeasible (1.33+). */
+static int resize_infeasible(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, int *yes)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	const char *type = NULL, *reason = NULL;
+	size_t tn = 0, rn = 0;
+	int rc;
+
+	if ((rc = gs__pb_want(d, cf, GS_PB_LEN, "status", "conditions")) < 0)
+		return rc;
+	gs_pb_sub(&r, cf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1)
+			rc = gs__pb_sref(d, &g, path, "type", &type, &tn);
+		else if (g.num == 5)
+			rc = gs__pb_sref(d, &g, path, "reason", &reason, &rn);
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return gs__pb_pbad(d, &r, path);
+	*yes = gs__pb_eq(type, tn, "PodResizePending") && gs__pb_eq(reason, rn, "Infeasible");
+	return 0;
+}
+
+/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+; Kubernetes 1.34 generated.proto).
+ * names: the regular containers' names (NULL without a spec). */
+static int pod_status(struct gs__pctx *d, const struct gs_pb_field *sf, const struct name *names, char **phase,
+		      struct gs_pod_obj *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	char path[64];
+	const char *resize;
+	size_t rn;
+	int i = 0, j = 0, yes = 0, rc;
+
+	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "status")) < 0)
+		return rc;
+	gs_pb_sub(&r, sf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num == 1) {
+			rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, phase);
+		} else if (g.num == 14) {
+			if ((rc = gs__pb_sref(d, &g, "status", "resize", &resize, &rn)) == 0)
+				out->resize_infeasible |= gs__pb_eq(resize, rn, "Infeasible");
+		} else if (g.num == 2) {
+			mkpath(path, sizeof(path), "status.conditions", "", i++);
+			if ((rc = resize_infeasible(d, &g, path, &yes)) == 0)
+				out->resize_infeasible |= yes;
+		} else if (g.num == 8) {
+			mkpath(path, sizeof(path), "status.containerStatuses", "", j++);
+			rc = ctr_status(d, &g, path, names, out);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return rc < 0 ? gs__pb_pbad(d, &r, "status") : 0;
 }
 
 /* ---- pods ---------------------------------------------------------------------------------------- */
@@ -967,21 +1189,6 @@ static int spec_binding(struct gs__pctx *d, const struct gs_pb_field *sf, const 
 			return rc;
 	}
 	return rc < 0 ? gs__pb_pbad(d, &r, "spec") : 0;
-}
-
-/* The rest of a partial record (objects.h): spec.nodeName and spec.schedulerName. */
-static int partial_pod(struct gs__pctx *d, const struct gs_pb_field *spec, int has_spec, struct gs_pod_obj *out)
-{
-	const char *node = NULL, *sched = NULL;
-	size_t nn = 0, sn = 0;
-	int rc;
-
-	if (has_spec && (rc = spec_binding(d, spec, &node, &nn, &sched, &sn)) < 0)
-		return rc;
-	if ((nn && !(out->node_name = strndup(node, nn))) || (sn && !(out->scheduler_name = strndup(sched, sn))))
-		return gs__pb_pnomem(d);
-	out->partial = 1;
-	return 0;
 }
 
 /* With a hint: 1 when the pod is held bound to its spec.nodeName (read only what can change), else 0. */
@@ -1027,31 +1234,18 @@ static int top_fields(struct gs__pctx *d, const uint8_t *data, size_t len, struc
 	return rc < 0 ? gs__pb_pbad(d, &r, "") : 0;
 }
 
-/* Pod: 1 metadata, 2 spec, 3 status (PodStatus 1 phase). */
+/* Pod: 1 metadata, 2 spec, 3 status. */
 static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
 		      enum gs__pb_pod_mode mode, const struct gs_decode_hint *hint, struct gs_pod_obj *out)
 {
-	struct gs_pb s;
-	struct gs_pb_field g;
 	struct gs__pb_meta m = {0};
 	struct top t = {0};
+	struct name *names = NULL;
 	char *shared = NULL, *phase = NULL;
-	int rc;
+	int held = 0, rc;
 
 	if ((rc = top_fields(d, data, len, &m, &t)) < 0)
 		goto out;
-	if (t.has_status) {
-		if ((rc = gs__pb_want(d, &t.status, GS_PB_LEN, "", "status")) < 0)
-			goto out;
-		gs_pb_sub(&s, &t.status);
-		while ((rc = gs_pb_next(&s, &g)) > 0)
-			if (g.num == 1 && (rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, &phase)) < 0)
-				goto out;
-		if (rc < 0) {
-			rc = gs__pb_pbad(d, &s, "status");
-			goto out;
-		}
-	}
 	out->ns = m.ns;
 	out->name = m.name;
 	out->uid = m.uid;
@@ -1068,30 +1262,32 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	}
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
-	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-	int held = 0;
 	if (mode == GS__POD_HINT && hint && hint->bound && t.has_spec && (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
 		goto out;
-	if (mode == GS__POD_META || held) {
-		rc = partial_pod(d, &t.spec, t.has_spec, out);
-		goto out;
-	}
+	/* A partial record (objects.h): the sharing annotation and the owner, what gs_pod_requests reads. */
+	out->partial = mode == GS__POD_META || held;
+	const char *full_only = out->partial ? NULL : "";
 	const struct wanted want[] = {
-		{11, GS_LABEL_POD_INDEX, &out->label_pod_index, NULL, NULL},
-		{12, GS_ANN_JOB_INDEX, &out->job_index, NULL, NULL},
-		{12, GS_ANN_ASSIGNED, &out->assigned, NULL, NULL},
-		{12, map_annotation, NULL, &out->map_text, &out->map_len}, /* borrowed: see objects.h */
+		{11, full_only ? GS_LABEL_POD_INDEX : NULL, &out->label_pod_index, NULL, NULL},
+		{12, full_only ? GS_ANN_JOB_INDEX : NULL, &out->job_index, NULL, NULL},
+		{12, full_only ? GS_ANN_ASSIGNED : NULL, &out->assigned, NULL, NULL},
+		{12, full_only ? map_annotation : NULL, NULL, &out->map_text, &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},
 	};
 	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
 		goto out;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
-	if (t.has_spec && (rc = pod_spec(d, &t.spec, out)) < 0)
+	if (t.has_spec && (rc = pod_spec(d, &t.spec, !out->partial, &names, out)) < 0)
 		goto out;
 	if (!t.has_spec)
 		out->cuda_state = GS_CUDA_UNSET;
+	out->stopped = 1;
+	if (t.has_status && (rc = pod_status(d, &t.status, names, &phase, out)) < 0)
+		goto out;
+	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 out:
 	gs__pb_meta_free(&m);
+	free(names);
 	free(shared);
 	free(phase);
 	return rc;
@@ -1167,7 +1363,20 @@ static int node_spec(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs
 	return rc < 0 ? gs__pb_pbad(d, &r, "spec") : 0;
 }
 
-/* NodeStatus: 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status). */
+/* NodeStatus 1 capacity["nvidia.com/gpu"] (the rest of the capacity is not kept): -1 when absent. */
+static int gpu_capacity(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
+{
+	struct gs_resources cap = {0};
+	int rc = resources(d, sf->data, sf->len, 1, "status.capacity", &cap);
+
+	for (int i = 0; rc == 0 && i < cap.n_ext; i++)
+		if (strcmp(cap.ext[i].name, GS_RES_GPU) == 0)
+			out->gpu_capacity = cap.ext[i].value;
+	gs_resources_free(&cap);
+	return rc;
+}
+
+/* NodeStatus: 1 capacity, 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status). */
 static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
 {
 	struct gs_pb r, c;
@@ -1181,7 +1390,8 @@ static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct 
 	while ((rc = gs_pb_next(&r, &f)) > 0) {
 		const char *type = NULL, *st = NULL;
 		size_t tn = 0, sn = 0;
-		if (f.num == 2 && (rc = gs__pb_want(d, &f, GS_PB_LEN, "status", "allocatable")) < 0)
+		if ((f.num == 1 || f.num == 2) &&
+		    (rc = gs__pb_want(d, &f, GS_PB_LEN, "status", f.num == 1 ? "capacity" : "allocatable")) < 0)
 			return rc;
 		if (f.num != 4)
 			continue;
@@ -1209,7 +1419,7 @@ static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct 
 	for (i = 0; i < out->alloc.n_ext; i++)
 		if (strcmp(out->alloc.ext[i].name, GS_RES_GPU) == 0)
 			out->gpus = out->alloc.ext[i].value;
-	return 0;
+	return gpu_capacity(d, sf, out);
 }
 
 /* Node: 1 metadata, 2 spec, 3 status. */
