@@ -197,6 +197,28 @@ static void node_state(const struct gs_sched__pod *p, const struct gs_sched__nod
 	}
 }
 
+/* NODE_ALIAS_AMBIGUOUS with every node named: "3 nodes carry the alias label K=V: a, b, c" (cut at
+ * the buffer's end with "..."). */
+static void alias_nodes(char *buf, size_t size, const struct gs_sched *s, const struct gs_sched__alias *a,
+			const char *value)
+{
+	const struct gs_list *l;
+	size_t at = (size_t)snprintf(buf, size, "%zu nodes carry the alias label %s=%s:", a->n, s->cfg.alias_label, value);
+	int first = 1;
+
+	GS_LIST_FOREACH(l, &a->nodes) {
+		const struct gs_sched__node *n = GS_CONTAINER_OF(l, struct gs_sched__node, alink);
+		if (at >= size)
+			break;
+		if (at + strlen(n->name) + 6 >= size) {
+			snprintf(buf + at, size - at, " ...");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, size - at, "%s %s", first ? "" : ",", n->name);
+		first = 0;
+	}
+}
+
 static const char *state_skip(const struct gs_sched__pod *p, const char *bound_node, char *buf, size_t size)
 {
 	switch (p->state) {
@@ -248,8 +270,7 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 		for (int i = GS_EXPLAIN_NODE_EXISTS; i < GS_EXPLAIN__COUNT; i++)
 			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, skip);
 	} else if (amb) {
-		snprintf(buf, sizeof(buf), "%zu nodes carry the alias label %s=%s", amb->n, s->cfg.alias_label,
-			 p->entry->node);
+		alias_nodes(buf, sizeof(buf), s, amb, p->entry->node);
 		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_ALIAS_AMBIGUOUS, buf);
 		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
 			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node name is ambiguous");
