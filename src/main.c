@@ -617,6 +617,8 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		struct gs_admission_opts ao = {
 			.scheduler_name = d->cfg.scheduler_name,
 			.annotation = d->cfg.annotation,
+			.node_allows = gs_controller_node_allows,
+			.node_allows_ud = d->ctrl,
 		};
 		if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
 			gs_log_error("webhook: %s", uv_strerror(r));

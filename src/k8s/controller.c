@@ -766,6 +766,13 @@ static char *debug_error(int *status, int code, const char *msg)
 	return gs_buf_steal(&b, NULL);
 }
 
+int gs_controller_node_allows(void *controller, const char *node, const char *ns, char *why, size_t size)
+{
+	struct gs_controller *c = controller;
+
+	return gs_sched_node_allows(c->sched, node, ns, why, size);
+}
+
 char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller)
 {
 	struct gs_controller *c = controller;

@@ -58,6 +58,12 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
  * its own caches (followers keep theirs warm). Returns the body (JSON, malloc'd) with *status 200, or
  * 404 with a JSON error for an unknown pod or path; NULL when out of memory.
  */
+/*
+ * The node-side policy for the webhook (gs_admission_opts.node_allows): 1 when the node a map names lets
+ * namespace ns map it, or is not in the cache; 0 with why. Answers from this replica's node cache.
+ */
+int gs_controller_node_allows(void *controller, const char *node, const char *ns, char *why, size_t size);
+
 char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller);
 
 /*

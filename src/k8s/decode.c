@@ -873,7 +873,7 @@ static int node_gpu_capacity(struct dctx *d, const cJSON *status, struct gs_node
 
 static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *out)
 {
-	const cJSON *meta, *spec, *status, *conds, *c;
+	const cJSON *meta, *ann, *spec, *status, *conds, *c;
 	char path[64];
 	int i = 0, r;
 
@@ -888,6 +888,8 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
 	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
 	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
+	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
+	    (r = get_map_str(d, ann, GS_ANN_ALLOWED_NS, "metadata.annotations", &out->allowed_ns)) < 0 ||
 	    (r = get_obj(d, node, "spec", "", &spec)) < 0 ||
 	    (r = get_bool(d, spec, "unschedulable", "spec", &out->unschedulable)) < 0 ||
 	    (r = decode_taints(d, spec, out)) < 0 || (r = get_obj(d, node, "status", "", &status)) < 0 ||

@@ -27,6 +27,7 @@ enum gs_obj_kind {
 
 /* Annotation and label names read from pods. */
 #define GS_ANN_ASSIGNED  "gpu-scheduler.io/assigned"
+#define GS_ANN_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"
 #define GS_ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
 #define GS_ANN_ALLOW_SHARED "gpu-scheduler.io/allow-shared-devices" /* "true": allow_shared = 1 */
 #define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"

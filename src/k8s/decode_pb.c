@@ -1441,7 +1441,9 @@ static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, stru
 		goto out;
 	}
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
+	const struct wanted want[] = {{12, GS_ANN_ALLOWED_NS, &out->allowed_ns, NULL, NULL}};
 	if ((rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0 ||
+	    (rc = meta_maps(d, &m, want, 1)) < 0 ||
 	    (t.has_spec && (rc = node_spec(d, &t.spec, out)) < 0) ||
 	    (t.has_status && (rc = node_status(d, &t.status, out)) < 0))
 		goto out;

@@ -187,6 +187,12 @@ struct gs_node_obj {
 	int unschedulable;      /* spec.unschedulable (cordoned) */
 	int64_t gpus;           /* status.allocatable["nvidia.com/gpu"], -1 if absent */
 	int64_t gpu_capacity;   /* status.capacity["nvidia.com/gpu"], -1 if absent (unhealthy GPUs: above gpus) */
+	/*
+	 * Annotation gpu-scheduler.io/allowed-namespaces: the namespaces whose pods may map this node,
+	 * comma-separated ("*" any); NULL when absent (every namespace may). Set by an administrator
+	 * (docs/sched.md, "Who may map which node").
+	 */
+	char *allowed_ns;
 	int n_labels;
 	struct gs_label *labels;
 	int n_taints;

@@ -32,7 +32,7 @@ const char *gs_wait_reason_name(enum gs_wait_reason r)
 		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
 		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
 		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
-		"NODE_ALIAS_AMBIGUOUS",
+		"NODE_ALIAS_AMBIGUOUS", "NODE_POLICY",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -266,6 +266,12 @@ static int str_eq(const char *a, const char *b)
  * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
  * may still name them (docs/sched.md, "Capacity, not allocatable"). Allocatable when no capacity.
  */
+/* Absent and present differ (NULL is not ""), unlike str_eq. */
+static int str_eq_null(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static int64_t node_gpus(const struct gs_node_obj *o)
 {
 	return o->gpu_capacity > o->gpus ? o->gpu_capacity : o->gpus;
@@ -284,7 +290,7 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
 	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
 	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
-	    c->alloc.pods != o->alloc.pods)
+	    c->alloc.pods != o->alloc.pods || !str_eq_null(c->allowed_ns, o->allowed_ns))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
 		if (!str_eq(c->labels[i].key, o->labels[i].key) || !str_eq(c->labels[i].value, o->labels[i].value))
@@ -325,6 +331,7 @@ static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct
 	c->alloc.memory = o->alloc.memory;
 	c->alloc.ephemeral = o->alloc.ephemeral;
 	c->alloc.pods = o->alloc.pods;
+	c->allowed_ns = gs_sched__xstrdup_null(o->allowed_ns);
 	gs_sched__req_free(&n->alloc);
 	gs_sched__req_from(s, &n->alloc, &o->alloc);
 }
@@ -594,6 +601,15 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	free(held);
 	gs_sched__req_free(&req);
 	gs_sched__ports_free(ports, n_ports);
+}
+
+int gs_sched_node_allows(const struct gs_sched *s, const char *map_node, const char *ns, char *msg, size_t size)
+{
+	const struct gs_sched__alias *amb;
+	int via;
+	const struct gs_sched__node *n = gs_sched__resolve(s, map_node, &via, &amb);
+
+	return !n || gs_sched__check_policy(n, ns, msg, size) == GS_WAIT_NONE;
 }
 
 int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *node, size_t node_len)

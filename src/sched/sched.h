@@ -167,8 +167,19 @@ enum gs_wait_reason {
 	GS_WAIT_INSUFFICIENT_RESOURCE, /* requests exceed the node's allocatable minus its pods' requests */
 	GS_WAIT_DEVICE_BUSY,    /* a pod of another owner holds one of the entry's devices on the node */
 	GS_WAIT_NODE_ALIAS_AMBIGUOUS, /* no node has the map's name and several carry it in the alias label */
+	GS_WAIT_NODE_POLICY,    /* the node's allowed-namespaces annotation does not list the pod's namespace */
 	GS_WAIT__COUNT
 };
+
+/* The node annotation of the node-side policy (gs_node_obj.allowed_ns). */
+#define GS_SCHED_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"
+
+/*
+ * 1 when the node a map names (by name or alias, resolved as placement does) lets namespace ns map it,
+ * or is not known (the scheduler then decides when it appears); 0 with msg when its allowed-namespaces
+ * annotation does not list ns. For the webhook. O(1) plus the list's length.
+ */
+int gs_sched_node_allows(const struct gs_sched *s, const char *map_node, const char *ns, char *msg, size_t size);
 
 /* "NO_MAP", "MAP_INVALID", ... ("NONE"). */
 const char *gs_wait_reason_name(enum gs_wait_reason r);
@@ -247,6 +258,7 @@ enum gs_explain_check_id {
 	GS_EXPLAIN_NODE_EXISTS,
 	GS_EXPLAIN_NODE_READY,
 	GS_EXPLAIN_NODE_SCHEDULABLE,
+	GS_EXPLAIN_NODE_POLICY,    /* the node lets the pod's namespace map it (allowed-namespaces) */
 	GS_EXPLAIN_NODE_GPUS,      /* the node advertises the entry's highest GPU index */
 	GS_EXPLAIN_AFFINITY,       /* nodeSelector and required node affinity */
 	GS_EXPLAIN_TAINTS,
@@ -256,7 +268,7 @@ enum gs_explain_check_id {
 	GS_EXPLAIN__COUNT
 };
 
-/* "pod", "node-exists", "node-ready", "node-schedulable", "node-gpus", "affinity", "taints",
+/* "pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus", "affinity", "taints",
  * "host-ports", "resources", "devices". */
 const char *gs_explain_check_name(enum gs_explain_check_id id);
 

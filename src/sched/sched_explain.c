@@ -17,7 +17,7 @@
 const char *gs_explain_check_name(enum gs_explain_check_id id)
 {
 	static const char *const names[GS_EXPLAIN__COUNT] = {
-		"pod", "node-exists", "node-ready", "node-schedulable", "node-gpus",
+		"pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
 		"affinity", "taints", "host-ports", "resources", "devices",
 	};
 	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
@@ -38,6 +38,8 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 		return "the pod's last scheduling gate being removed";
 	case GS_WAIT_NODE_MISSING:
 		return "the node joining the cluster (or a node gaining the alias label)";
+	case GS_WAIT_NODE_POLICY:
+		return "the node's gpu-scheduler.io/allowed-namespaces annotation listing the pod's namespace";
 	case GS_WAIT_NODE_ALIAS_AMBIGUOUS:
 		return "the alias label being removed from all but one of the nodes that carry it";
 	case GS_WAIT_NODE_NOT_READY:
@@ -144,6 +146,8 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 	const struct gs_node_obj *o = &n->obj;
 	struct gs_explain_check *k = e->checks;
 
+	outcome(&k[GS_EXPLAIN_NODE_POLICY],
+		gs_sched__check_policy(n, p->ns, k[GS_EXPLAIN_NODE_POLICY].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_NODE_GPUS], gs_sched__check_gpus(p, n, k[GS_EXPLAIN_NODE_GPUS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_AFFINITY],
 		c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,

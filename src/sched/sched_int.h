@@ -252,6 +252,12 @@ struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *n
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st);
 /* Takes p out of the queue, waiter list or heap it is in (state unchanged). */
 void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
+/*
+ * NODE_POLICY with msg when n's allowed-namespaces annotation (gs_node_obj.allowed_ns: comma-separated,
+ * blanks around an item ignored; "" lists nothing) lists neither ns nor "*"; NONE when it does or is
+ * absent.
+ */
+enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const char *ns, char *msg, size_t size);
 /* NODE_DEVICES with msg when the node advertises fewer nvidia.com/gpu than the entry's highest index. */
 enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					 size_t size);

@@ -310,6 +310,37 @@ void gs_sched__drain_dirty(struct gs_sched *s)
 	}
 }
 
+/* 1 when the comma-separated list names ns or "*" (blanks around an item ignored). */
+static int ns_listed(const char *list, const char *ns)
+{
+	size_t nl = strlen(ns);
+
+	for (const char *p = list;;) {
+		const char *end = strchr(p, ',');
+		const char *e = end ? end : p + strlen(p);
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if ((e - p == 1 && *p == '*') || ((size_t)(e - p) == nl && memcmp(p, ns, nl) == 0))
+			return 1;
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const char *ns, char *msg, size_t size)
+{
+	const char *list = n->obj.allowed_ns;
+
+	if (!list || ns_listed(list, ns))
+		return GS_WAIT_NONE;
+	snprintf(msg, size, "node \"%s\" does not let namespace \"%s\" map it (its annotation %s is \"%.200s\")",
+		 n->name, ns, GS_SCHED_ALLOWED_NS, list);
+	return GS_WAIT_NODE_POLICY;
+}
+
 /* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
 enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					 size_t size)
@@ -329,6 +360,8 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
 
+	if (gs_sched__check_policy(n, p->ns, msg, size) != GS_WAIT_NONE)
+		return GS_WAIT_NODE_POLICY;
 	if (gs_sched__check_gpus(p, n, msg, size) != GS_WAIT_NONE)
 		return GS_WAIT_NODE_DEVICES;
 	if (c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,

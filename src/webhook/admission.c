@@ -29,6 +29,8 @@ struct gs_admission {
 	char *annotation;
 	struct gs_map_cache *cache;
 	int own_cache;
+	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
+	void *node_allows_ud;
 };
 
 /* What the response will say; filled by decide(), written by write_response(). */
@@ -65,6 +67,8 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	a->scheduler_name = gs_xstrdup(o->scheduler_name);
 	a->annotation = gs_xstrdup(o->annotation);
 	a->cache = o->cache;
+	a->node_allows = o->node_allows;
+	a->node_allows_ud = o->node_allows_ud;
 	if (!a->cache) {
 		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
 		a->own_cache = 1;
@@ -457,6 +461,16 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	}
 	copy_str(res->node, sizeof(res->node), e->node);
 	copy_str(res->devices, sizeof(res->devices), e->devices);
+	char why[400];
+	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
+		res->outcome = GS_ADMISSION_DENIED;
+		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation, e->line,
+			 res->index, why);
+		v->allowed = 0;
+		v->deny_code = 403;
+		v->deny_reason = "Forbidden";
+		goto out;
+	}
 	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
 	if (r < 0)
 		goto out;

@@ -53,6 +53,13 @@ struct gs_admission_opts {
 	 * Borrowed: it must outlive the admission. NULL: the admission makes and owns one.
 	 */
 	struct gs_map_cache *cache;
+	/*
+	 * The node-side policy (docs/sched.md, "Who may map which node"): 1 when the node a map entry names
+	 * lets namespace ns map it (or is not known), 0 with why when it does not; the pod is then denied
+	 * with why. NULL: no policy is checked (the scheduler still keeps such pods waiting).
+	 */
+	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
+	void *node_allows_ud;
 };
 
 /* 0, or -EINVAL (a required option is missing or empty). */
@@ -62,8 +69,8 @@ void gs_admission_free(struct gs_admission *a); /* NULL is fine */
 enum gs_admission_outcome {
 	GS_ADMISSION_PATCHED = 0, /* allowed with a patch setting the variable somewhere */
 	GS_ADMISSION_UNCHANGED,   /* ours, every container already has the right value: no patch */
-	GS_ADMISSION_DENIED,      /* ours and the map does not parse, or any pod created with
-				   * gpu-scheduler.io/assigned: allowed=false */
+	GS_ADMISSION_DENIED,      /* ours and the map does not parse or names a node the namespace may not
+				   * map, or any pod created with gpu-scheduler.io/assigned: allowed=false */
 	GS_ADMISSION_WARNED,      /* ours, no index or no entry: allowed with a warning, no patch */
 	GS_ADMISSION_SKIPPED,     /* not ours (other kind, operation, scheduler, no annotation) */
 	GS_ADMISSION_BAD_REQUEST, /* not an AdmissionReview we can answer: HTTP 400, no response JSON */
@@ -103,7 +110,7 @@ struct gs_admission_result {
 	 * gpu_requested > 0: the device plugin warning (cut with "..." when longer; the response carries
 	 * it whole).
 	 */
-	char message[320];
+	char message[512];
 };
 
 /*

@@ -311,7 +311,7 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 	if (r == -EINVAL) {
 		w->stats->reviews[GS_ADMISSION_BAD_REQUEST].v++;
 		gs_log_warn("webhook: bad AdmissionReview: %s", res.message);
-		char text[400];
+		char text[sizeof(res.message) + 32];
 		snprintf(text, sizeof(text), "bad AdmissionReview: %s\n", res.message);
 		respond_text(req, 400, text);
 		return;

@@ -36,7 +36,7 @@ check "/debug/pods: reason INSUFFICIENT_RESOURCE, verdict the same" \
 check "/debug/pods: the map entry, its line and the index source" \
 	equals "0=$N:0,1 1 name suffix -N" jq -r '"\(.entry) \(.mapLine) \(.indexSource)"' <<<"$dj"
 check "/debug/pods: every check with its outcome (resources and devices fail)" \
-	equals "pod=pass node-exists=pass node-ready=pass node-schedulable=pass node-gpus=pass affinity=pass taints=pass host-ports=pass resources=fail devices=fail" \
+	equals "pod=pass node-exists=pass node-ready=pass node-schedulable=pass node-policy=pass node-gpus=pass affinity=pass taints=pass host-ports=pass resources=fail devices=fail" \
 	checks_of <<<"$dj"
 check "/debug/pods: the devices check names the holder" \
 	eval 'jq -r ".checks[] | select(.name==\"devices\") | .message" <<<"$dj" | grep -q "GPU 0 is held by $NS/holder-0"'

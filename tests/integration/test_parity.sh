@@ -10,6 +10,9 @@
 #     and the pod's tolerations decide;
 #   - --ignored-resource-groups: a pod asking for an extended resource no node advertises waits, one
 #     of an ignored group is bound;
+#   - who may map which node: the webhook refuses a pod whose entry names a node whose
+#     gpu-scheduler.io/allowed-namespaces does not list its namespace; a pod created before the policy
+#     changed waits with NODE_POLICY and is bound when the administrator lists its namespace;
 #   - trusted claims: a pod created with gpu-scheduler.io/assigned is refused by the webhook; a
 #     squatter in a namespace the webhook does not see, bound by spec.nodeName with a claim on every GPU,
 #     blocks nothing, and the claim is counted as ignored.
@@ -18,7 +21,7 @@
 test_begin
 
 N=gs-par-$(printf '%04x' $RANDOM)
-for n in "$N-a" "$N-b" "$N-c" "$N-d"; do
+for n in "$N-a" "$N-b" "$N-c" "$N-d" "$N-e"; do
 	defer "node_delete $n"
 	node_make "$n" || { fail "node $n" "cannot create it"; test_end; }
 done
@@ -108,6 +111,25 @@ ours ext-0 "0=$N-c:2" '  tolerations: [{operator: Exists}]' '    resources: {lim
 waits ext-0 INSUFFICIENT_RESOURCE "Insufficient example.com/fpga: requests 1, 0 free of 0 allocatable on node \"$N-c\""
 ours ext-1 "1=$N-c:3" '  tolerations: [{operator: Exists}]' '    resources: {limits: {ignored.example.com/fpga: "1"}}' >/dev/null
 check_eventually "ext-1, asking only for a resource of an ignored group, bound" 20 pod_on ext-1 "$N-c"
+
+# --- who may map which node ---------------------------------------------------------------------------------
+kc annotate node "$N-e" "gpu-scheduler.io/allowed-namespaces=team-x, team-y" >/dev/null
+# (check keeps its own "out": a name of our own for what kubectl printed)
+forbidden() { ours pol-0 "0=$N-e:0" 2>&1 | grep -q "$GS_ANNOTATION line 1 for index 0: node \"$N-e\" does not let namespace \"$NS\" map it"; }
+check_eventually "the webhook refuses a pod mapping a node its namespace may not use" 10 forbidden
+check "so pol-0 does not exist" eval '! kc get pod pol-0 >/dev/null 2>&1'
+kc cordon "$N-e" >/dev/null
+kc annotate node "$N-e" "gpu-scheduler.io/allowed-namespaces=$NS" --overwrite >/dev/null
+sleep 1 # the daemon's node cache follows the watch
+ours pol-1 "1=$N-e:1" >/dev/null
+waits pol-1 NODE_CORDONED "node \"$N-e\" named by $GS_ANNOTATION line 1 for index 1 is cordoned"
+kc annotate node "$N-e" "gpu-scheduler.io/allowed-namespaces=team-x" --overwrite >/dev/null
+kc uncordon "$N-e" >/dev/null
+waits pol-1 NODE_POLICY "node \"$N-e\" does not let namespace \"$NS\" map it \(its annotation gpu-scheduler.io/allowed-namespaces is \"team-x\"\)"
+check "NODE_POLICY counted in gpu_scheduler_waiting_pods_by_reason" \
+	eval '[ "$(metric '"'"'gpu_scheduler_waiting_pods_by_reason{reason="NODE_POLICY"}'"'"')" -ge 1 ]'
+kc annotate node "$N-e" "gpu-scheduler.io/allowed-namespaces=team-x,$NS" --overwrite >/dev/null
+check_eventually "pol-1 bound once its namespace is listed" 10 pod_on pol-1 "$N-e"
 
 # --- trusted claims ---------------------------------------------------------------------------------------
 squatter() { # NS: a default-scheduler pod bound by spec.nodeName claiming every GPU of $N-b

@@ -490,6 +490,49 @@ static void test_result_fields(void **state)
 	gs_admission_free(a);
 }
 
+/* The node-side policy: a stand-in for the scheduler's node cache that forbids node3 to ns1. */
+static int policy_calls;
+static int deny_node3(void *ud, const char *node, const char *ns, char *why, size_t size)
+{
+	policy_calls++;
+	assert_string_equal((const char *)ud, "ud");
+	if (strcmp(node, "node3") != 0)
+		return 1;
+	snprintf(why, size, "node \"%s\" does not let namespace \"%s\" map it", node, ns);
+	return 0;
+}
+
+static void test_node_policy(void **state)
+{
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map",
+				      .node_allows = deny_node3, .node_allows_ud = (void *)"ud"};
+	struct gs_admission *a = NULL;
+	struct gs_admission_result res;
+	struct gs_buf out;
+
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	gs_buf_init(&out, 0);
+	/* Index 2 maps node3: denied with the map's line and the policy's reason, no patch. */
+	char *body = pod_review("webhook-test-2", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_string_equal(res.message,
+			    "gpu-scheduling-map line 3 for index 2: node \"node3\" does not let namespace \"ns1\" map it");
+	assert_non_null(strstr(out.data, "\"allowed\":false"));
+	assert_non_null(strstr(out.data, "\"code\":403"));
+	assert_null(strstr(out.data, "\"patch\""));
+	free(body);
+	/* Index 1 maps node2: allowed and patched as without a policy. */
+	gs_buf_reset(&out);
+	body = pod_review("webhook-test-1", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_int_equal(policy_calls, 2);
+	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
 static void test_output_cap(void **state)
 {
 	struct gs_admission *a = new_admission();
@@ -874,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_count),
 		cmocka_unit_test(test_device_plugin_warning),
 		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_node_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
  *   node NAME [notready] [cordoned] [gpus=N|gpus=none] [capacity=N]
  *                                             upsert (4 GPUs unless said; capacity: nvidia.com/gpu
  *                                             capacity, above the allocatable gpus=)
+ *        [allowed=NS1,NS2]                    the allowed-namespaces annotation ("allowed=" lists none)
  *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
  *                                             labels, taints and allocatable (repeatable keys)
  *   node-delete NAME
@@ -468,6 +469,8 @@ static void run_line(struct replay *r, char *line)
 				nd.gpus = atoll(tok[i] + 5);
 			else if (!strncmp(tok[i], "capacity=", 9))
 				nd.gpu_capacity = atoll(tok[i] + 9);
+			else if (!strncmp(tok[i], "allowed=", 8))
+				nd.allowed_ns = strdup(tok[i] + 8);
 		}
 		if (nd.gpus >= 0) /* as the decoder does: the count is also an allocatable resource */
 			res_add_ext(&nd.alloc, "nvidia.com/gpu", nd.gpus);
