@@ -5,6 +5,9 @@
  *
  * Field numbers are those of the generated.proto files of Kubernetes (k8s.io/api/core/v1,
  * k8s.io/apimachinery/pkg/apis/meta/v1, .../pkg/runtime); each message read below names its fields.
+ * Those of 1.20 come from the 1.20.2 tree; those newer than 1.20 ("NEWER" below) from
+ * staging/src/k8s.io/api/core/v1/generated.proto as of Kubernetes 1.34 (read in a later tree, kubernetes
+ * commit 0032f46b: a field's number never changes once released).
  * The rules are decode.c's, with two translations:
  *   - Go's protobuf code writes every non-pointer string, empty or not, where JSON leaves an empty
  *     omitempty string out. A string field whose JSON tag has omitempty therefore reads "" as absent
@@ -558,16 +561,15 @@ static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *pa
 	return 0;
 }
 
-/* A container's name, borrowed from the message (decode_pb_status matches statuses to containers by it). */
+/* A container's name, borrowed from the message (pod_status matches statuses to containers by it). */
 struct name {
 	const char *s;
 	size_t n;
 };
 
 /*
- * Container: 1 name, 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests), 24 restartPolicy (1.28+;
- * Kubernetes 1.34 staging/src/k8s.io/api/core/v1/generated.proto). A partial record (full 0) skips the
- * ports and env. *sidecar: restartPolicy is Always.
+ * Container: 1 name, 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests), 24 restartPolicy
+ * (1.28+, NEWER). A partial record (full 0) skips the ports and env. *sidecar: restartPolicy is Always.
  */
 static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular, int full,
 		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct gs_decode__cuda_fold *fo,
@@ -913,7 +915,7 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 	return 0;
 }
 
-/* PodOS (1.25+): 1 name (Kubernetes 1.34 generated.proto). */
+/* PodOS (1.25+): 1 name (NEWER). */
 static int pod_os(struct gs__pctx *d, const struct gs_pb_field *of, struct gs_pod_obj *out)
 {
 	struct gs_pb r;
@@ -930,7 +932,7 @@ static int pod_os(struct gs__pctx *d, const struct gs_pb_field *of, struct gs_po
 	return rc < 0 ? gs__pb_pbad(d, &r, "spec.os") : 0;
 }
 
-/* PodSpec 40 resources (pod-level, 1.32+; Kubernetes 1.34 generated.proto): ResourceRequirements 2 requests. */
+/* PodSpec 40 resources (pod-level, 1.32+, NEWER): ResourceRequirements 2 requests. */
 static int pod_resources(struct gs__pctx *d, const struct gs_pb_field *rf, struct gs_pod_obj *out)
 {
 	int rc, n;
@@ -1058,7 +1060,7 @@ static int ctr_by_name(const struct name *names, const char *name, size_t n, con
 
 /*
  * ContainerStatus: 1 name, 2 state, 10 allocatedResources, 11 resources (ResourceRequirements 2 requests)
- * (1.27+; Kubernetes 1.34 generated.proto). As decode.c's decode_ctr_status.
+ * (1.27+, NEWER). As decode.c's decode_ctr_status.
  */
 static int ctr_status(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, const struct name *names,
 		      struct gs_pod_obj *out)
@@ -1131,7 +1133,7 @@ static int resize_infeasible(struct gs__pctx *d, const struct gs_pb_field *cf, c
 	return 0;
 }
 
-/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+; Kubernetes 1.34 generated.proto).
+/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+, NEWER).
  * names: the regular containers' names (NULL without a spec). */
 static int pod_status(struct gs__pctx *d, const struct gs_pb_field *sf, const struct name *names, char **phase,
 		      struct gs_pod_obj *out)

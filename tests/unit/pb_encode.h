@@ -100,7 +100,7 @@ static const struct pbe_field pbe_toleration[] = {
 	{"effect", 4, PBE_STR, NULL}, {"tolerationSeconds", 5, PBE_INT, NULL}, PBE_END,
 };
 static const struct pbe_field pbe_gate[] = {{"name", 1, PBE_STR, NULL}, PBE_END};
-/* Fields newer than 1.20: numbers from Kubernetes 1.34 staging/src/k8s.io/api/core/v1/generated.proto. */
+/* Fields newer than 1.20: numbers of staging/src/k8s.io/api/core/v1/generated.proto as of 1.34 (see decode_pb.c). */
 static const struct pbe_field pbe_podos[] = {{"name", 1, PBE_STR, NULL}, PBE_END};
 static const struct pbe_field pbe_podspec[] = {
 	{"initContainers", 20, PBE_MSGS, pbe_container},
