@@ -630,6 +630,19 @@ static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs,
 	return r;
 }
 
+/* status.conditions[i] at path (a PodCondition or a NodeCondition): its type and its string field key, borrowed. */
+static int decode_condition(struct dctx *d, const cJSON *c, const char *path, const char *key, const char **type,
+			    const char **val)
+{
+	int r;
+
+	if (!cJSON_IsObject(c))
+		return dfail(d, "%s is not an object", path);
+	if ((r = get_sref(d, c, "type", path, type)) < 0 || (r = get_sref(d, c, key, path, val)) < 0)
+		return r;
+	return 0;
+}
+
 /* status.containerStatuses (stopped, ctr_status_req), status.resize and status.conditions (resize_infeasible). */
 static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *status, struct gs_pod_obj *out)
 {
@@ -647,9 +660,7 @@ static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *sta
 	cJSON_ArrayForEach(c, conds) {
 		const char *type, *reason;
 		snprintf(path, sizeof(path), "status.conditions[%d]", i++);
-		if (!cJSON_IsObject(c))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, c, "type", path, &type)) < 0 || (r = get_sref(d, c, "reason", path, &reason)) < 0)
+		if ((r = decode_condition(d, c, path, "reason", &type, &reason)) < 0)
 			return r;
 		if (type && strcmp(type, "PodResizePending") == 0 && reason && strcmp(reason, "Infeasible") == 0)
 			out->resize_infeasible = 1;
@@ -898,9 +909,7 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	cJSON_ArrayForEach(c, conds) {
 		const char *type, *st;
 		snprintf(path, sizeof(path), "status.conditions[%d]", i++);
-		if (!cJSON_IsObject(c))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, c, "type", path, &type)) < 0 || (r = get_sref(d, c, "status", path, &st)) < 0)
+		if ((r = decode_condition(d, c, path, "status", &type, &st)) < 0)
 			return r;
 		if (type && strcmp(type, "Ready") == 0)
 			out->ready = st && strcmp(st, "True") == 0;

@@ -5,6 +5,9 @@
  *
  * Field numbers are those of the generated.proto files of Kubernetes (k8s.io/api/core/v1,
  * k8s.io/apimachinery/pkg/apis/meta/v1, .../pkg/runtime); each message read below names its fields.
+ * Those of 1.20 come from the 1.20.2 tree; those newer than 1.20 ("NEWER" below) from
+ * staging/src/k8s.io/api/core/v1/generated.proto as of Kubernetes 1.34 (read in a later tree, kubernetes
+ * commit 0032f46b: a field's number never changes once released).
  * The rules are decode.c's, with two translations:
  *   - Go's protobuf code writes every non-pointer string, empty or not, where JSON leaves an empty
  *     omitempty string out. A string field whose JSON tag has omitempty therefore reads "" as absent
@@ -558,16 +561,15 @@ static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *pa
 	return 0;
 }
 
-/* A container's name, borrowed from the message (decode_pb_status matches statuses to containers by it). */
+/* A container's name, borrowed from the message (pod_status matches statuses to containers by it). */
 struct name {
 	const char *s;
 	size_t n;
 };
 
 /*
- * Container: 1 name, 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests), 24 restartPolicy (1.28+;
- * Kubernetes 1.34 staging/src/k8s.io/api/core/v1/generated.proto). A partial record (full 0) skips the
- * ports and env. *sidecar: restartPolicy is Always.
+ * Container: 1 name, 6 ports, 7 env, 8 resources (ResourceRequirements: 2 requests), 24 restartPolicy
+ * (1.28+, NEWER). A partial record (full 0) skips the ports and env. *sidecar: restartPolicy is Always.
  */
 static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const char *cpath, int regular, int full,
 		     struct gs_resources *req, struct gs_pod_obj *out, int cap, struct gs_decode__cuda_fold *fo,
@@ -913,7 +915,7 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 	return 0;
 }
 
-/* PodOS (1.25+): 1 name (Kubernetes 1.34 generated.proto). */
+/* PodOS (1.25+): 1 name (NEWER). */
 static int pod_os(struct gs__pctx *d, const struct gs_pb_field *of, struct gs_pod_obj *out)
 {
 	struct gs_pb r;
@@ -930,7 +932,7 @@ static int pod_os(struct gs__pctx *d, const struct gs_pb_field *of, struct gs_po
 	return rc < 0 ? gs__pb_pbad(d, &r, "spec.os") : 0;
 }
 
-/* PodSpec 40 resources (pod-level, 1.32+; Kubernetes 1.34 generated.proto): ResourceRequirements 2 requests. */
+/* PodSpec 40 resources (pod-level, 1.32+, NEWER): ResourceRequirements 2 requests. */
 static int pod_resources(struct gs__pctx *d, const struct gs_pb_field *rf, struct gs_pod_obj *out)
 {
 	int rc, n;
@@ -1058,7 +1060,7 @@ static int ctr_by_name(const struct name *names, const char *name, size_t n, con
 
 /*
  * ContainerStatus: 1 name, 2 state, 10 allocatedResources, 11 resources (ResourceRequirements 2 requests)
- * (1.27+; Kubernetes 1.34 generated.proto). As decode.c's decode_ctr_status.
+ * (1.27+, NEWER). As decode.c's decode_ctr_status.
  */
 static int ctr_status(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, const struct name *names,
 		      struct gs_pod_obj *out)
@@ -1105,33 +1107,31 @@ static int ctr_status(struct gs__pctx *d, const struct gs_pb_field *cf, const ch
 	return rc;
 }
 
-/* PodCondition: 1 type, 5 reason; 1 when it is PodResizePending with reason Infeasible (1.33+). */
-static int resize_infeasible(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, int *yes)
+/* A PodCondition or NodeCondition: 1 type and the string field num (key), both borrowed ("" when absent). */
+static int condition(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, uint32_t num, const char *key,
+		     const char **type, size_t *tn, const char **val, size_t *vn)
 {
 	struct gs_pb r;
 	struct gs_pb_field g;
-	const char *type = NULL, *reason = NULL;
-	size_t tn = 0, rn = 0;
 	int rc;
 
+	*type = *val = NULL;
+	*tn = *vn = 0;
 	if ((rc = gs__pb_want(d, cf, GS_PB_LEN, "status", "conditions")) < 0)
 		return rc;
 	gs_pb_sub(&r, cf);
 	while ((rc = gs_pb_next(&r, &g)) > 0) {
 		if (g.num == 1)
-			rc = gs__pb_sref(d, &g, path, "type", &type, &tn);
-		else if (g.num == 5)
-			rc = gs__pb_sref(d, &g, path, "reason", &reason, &rn);
+			rc = gs__pb_sref(d, &g, path, "type", type, tn);
+		else if (g.num == num)
+			rc = gs__pb_sref(d, &g, path, key, val, vn);
 		if (rc < 0)
 			return rc;
 	}
-	if (rc < 0)
-		return gs__pb_pbad(d, &r, path);
-	*yes = gs__pb_eq(type, tn, "PodResizePending") && gs__pb_eq(reason, rn, "Infeasible");
-	return 0;
+	return rc < 0 ? gs__pb_pbad(d, &r, path) : 0;
 }
 
-/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+; Kubernetes 1.34 generated.proto).
+/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+, NEWER).
  * names: the regular containers' names (NULL without a spec). */
 static int pod_status(struct gs__pctx *d, const struct gs_pb_field *sf, const struct name *names, char **phase,
 		      struct gs_pod_obj *out)
@@ -1139,9 +1139,9 @@ static int pod_status(struct gs__pctx *d, const struct gs_pb_field *sf, const st
 	struct gs_pb r;
 	struct gs_pb_field g;
 	char path[64];
-	const char *resize;
-	size_t rn;
-	int i = 0, j = 0, yes = 0, rc;
+	const char *resize, *type, *reason;
+	size_t rsn, tn, rn;
+	int i = 0, j = 0, rc;
 
 	if ((rc = gs__pb_want(d, sf, GS_PB_LEN, "", "status")) < 0)
 		return rc;
@@ -1150,12 +1150,14 @@ static int pod_status(struct gs__pctx *d, const struct gs_pb_field *sf, const st
 		if (g.num == 1) {
 			rc = gs__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, phase);
 		} else if (g.num == 14) {
-			if ((rc = gs__pb_sref(d, &g, "status", "resize", &resize, &rn)) == 0)
-				out->resize_infeasible |= gs__pb_eq(resize, rn, "Infeasible");
+			if ((rc = gs__pb_sref(d, &g, "status", "resize", &resize, &rsn)) == 0)
+				out->resize_infeasible |= gs__pb_eq(resize, rsn, "Infeasible");
 		} else if (g.num == 2) {
+			/* PodCondition 5 reason: PodResizePending with reason Infeasible (1.33+). */
 			mkpath(path, sizeof(path), "status.conditions", "", i++);
-			if ((rc = resize_infeasible(d, &g, path, &yes)) == 0)
-				out->resize_infeasible |= yes;
+			if ((rc = condition(d, &g, path, 5, "reason", &type, &tn, &reason, &rn)) == 0 &&
+			    gs__pb_eq(type, tn, "PodResizePending") && gs__pb_eq(reason, rn, "Infeasible"))
+				out->resize_infeasible = 1;
 		} else if (g.num == 8) {
 			mkpath(path, sizeof(path), "status.containerStatuses", "", j++);
 			rc = ctr_status(d, &g, path, names, out);
@@ -1379,8 +1381,8 @@ static int gpu_capacity(struct gs__pctx *d, const struct gs_pb_field *sf, struct
 /* NodeStatus: 1 capacity, 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status). */
 static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
 {
-	struct gs_pb r, c;
-	struct gs_pb_field f, g;
+	struct gs_pb r;
+	struct gs_pb_field f;
 	char path[64];
 	int i = 0, rc;
 
@@ -1396,19 +1398,8 @@ static int node_status(struct gs__pctx *d, const struct gs_pb_field *sf, struct 
 		if (f.num != 4)
 			continue;
 		mkpath(path, sizeof(path), "status.conditions", "", i++);
-		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, "status", "conditions")) < 0)
+		if ((rc = condition(d, &f, path, 2, "status", &type, &tn, &st, &sn)) < 0)
 			return rc;
-		gs_pb_sub(&c, &f);
-		while ((rc = gs_pb_next(&c, &g)) > 0) {
-			if (g.num == 1)
-				rc = gs__pb_sref(d, &g, path, "type", &type, &tn);
-			else if (g.num == 2)
-				rc = gs__pb_sref(d, &g, path, "status", &st, &sn);
-			if (rc < 0)
-				return rc;
-		}
-		if (rc < 0)
-			return gs__pb_pbad(d, &c, path);
 		if (gs__pb_eq(type, tn, "Ready"))
 			out->ready = gs__pb_eq(st, sn, "True");
 	}

@@ -22,11 +22,13 @@ static const char *label_of(const struct gs_label *labels, int n, const char *ke
 	return NULL;
 }
 
+/* Go's strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits only, within int64. */
 static int parse_i64(const char *s, int64_t *out)
 {
+	const char *d = s && (*s == '+' || *s == '-') ? s + 1 : s;
 	char *end;
 
-	if (!s || !*s)
+	if (!d || !*d || strspn(d, "0123456789") != strlen(d))
 		return -EINVAL;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
@@ -34,6 +36,23 @@ static int parse_i64(const char *s, int64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* apimachinery validation.IsValidLabelValue: at most 63 characters, empty or alphanumeric at both ends with
+ * alphanumerics, '-', '_' and '.' between. */
+static int valid_label_value(const char *v)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t n = strlen(v);
+
+	if (n == 0)
+		return 1;
+	if (n > 63 || !strchr(alnum, v[0]) || !strchr(alnum, v[n - 1]))
+		return 0;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!strchr(alnum, v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.')
+			return 0;
+	return 1;
 }
 
 static const char *op_name(enum gs_sel_op op)
@@ -88,15 +107,70 @@ static void req_text(char *out, size_t size, const struct gs_sel_req *q)
 		snprintf(out + o, size - o, "]");
 }
 
-/* 1 when the term matches; else 0 with why[] naming its first failing requirement. */
+/*
+ * 0 when labels.NewRequirement accepts the matchExpressions requirement q, else -EINVAL with why[] saying
+ * why. The apiserver (1.20 and later) accepts what the selector code then refuses: an In/NotIn value that
+ * is not a label value, a Gt/Lt value that is not an integer; kube-scheduler and the kubelet then skip
+ * the term (component-helpers nodeaffinity: a term that does not parse matches no node).
+ */
+static int req_invalid(const struct gs_sel_req *q, char *why, size_t size)
+{
+	int64_t ignored;
+
+	switch (q->op) {
+	case GS_SEL_IN:
+	case GS_SEL_NOT_IN:
+		if (q->n_values == 0) {
+			snprintf(why, size, "no values (In and NotIn need one at least)");
+			return -EINVAL;
+		}
+		break;
+	case GS_SEL_EXISTS:
+	case GS_SEL_DOES_NOT_EXIST:
+		if (q->n_values != 0) {
+			snprintf(why, size, "values given to %s", op_name(q->op));
+			return -EINVAL;
+		}
+		break;
+	case GS_SEL_GT:
+	case GS_SEL_LT:
+		if (q->n_values != 1) {
+			snprintf(why, size, "%d values (Gt and Lt take exactly one)", q->n_values);
+			return -EINVAL;
+		}
+		if (parse_i64(q->values[0], &ignored) < 0) {
+			snprintf(why, size, "\"%.40s\" is not an integer", q->values[0]);
+			return -EINVAL;
+		}
+		break;
+	default:
+		return 0; /* an unknown operator matches nothing (req_matches) */
+	}
+	for (int i = 0; i < q->n_values; i++) {
+		if (!valid_label_value(q->values[i])) {
+			snprintf(why, size, "\"%.40s\" is not a valid label value", q->values[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* 1 when the term matches; else 0 with why[] naming its first invalid requirement, or its first failing one. */
 static int term_matches(const char *node, const struct gs_label *labels, int n_labels, const struct gs_sel_term *t,
 			char *why, size_t size)
 {
-	char rq[256];
+	char rq[256], bad[96];
 
 	if (t->n_reqs == 0) {
 		snprintf(why, size, "an empty term matches no node");
 		return 0;
+	}
+	for (int i = 0; i < t->n_reqs; i++) {
+		if (!t->reqs[i].field && req_invalid(&t->reqs[i], bad, sizeof(bad)) < 0) {
+			req_text(rq, sizeof(rq), &t->reqs[i]);
+			snprintf(why, size, "%.200s is not a valid selector: %.90s, so the term matches no node", rq, bad);
+			return 0;
+		}
 	}
 	for (int i = 0; i < t->n_reqs; i++) {
 		const struct gs_sel_req *q = &t->reqs[i];
@@ -154,6 +228,20 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
 		snprintf(why, sizeof(why), "it has no nodeSelectorTerms");
 	snprintf(msg, size, "node \"%s\" does not match the pod's required node affinity: %s%s", node,
 		 n_terms > 1 ? "none of its terms matches; the first: " : "", why);
+	return 0;
+}
+
+/* ---- the pod's OS ------------------------------------------------------------------------------ */
+
+int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
+		size_t size)
+{
+	const char *node_os = label_of(labels, n_labels, GS_LABEL_OS);
+
+	if (!os_name || !node_os || strcmp(os_name, node_os) == 0)
+		return 1;
+	snprintf(msg, size, "node \"%s\" runs %.31s (label %s) but the pod's spec.os.name is \"%.31s\": its kubelet would "
+		 "refuse the pod (PodOSNotSupported)", node, node_os, GS_LABEL_OS, os_name);
 	return 0;
 }
 
@@ -242,36 +330,80 @@ static struct gs_res_ext *ext_slot(struct gs_resources *out, const char *name)
 	return e;
 }
 
+/* acc += r, or acc = max(acc, r) with max, resource by resource (extended ones by name). */
+static void res_fold(struct gs_resources *acc, const struct gs_resources *r, int max)
+{
+	acc->milli_cpu = max ? max64(acc->milli_cpu, r->milli_cpu) : sat_add(acc->milli_cpu, r->milli_cpu);
+	acc->memory = max ? max64(acc->memory, r->memory) : sat_add(acc->memory, r->memory);
+	acc->ephemeral = max ? max64(acc->ephemeral, r->ephemeral) : sat_add(acc->ephemeral, r->ephemeral);
+	for (int j = 0; j < r->n_ext; j++) {
+		struct gs_res_ext *e = ext_slot(acc, r->ext[j].name);
+		e->value = max ? max64(e->value, r->ext[j].value) : sat_add(e->value, r->ext[j].value);
+	}
+}
+
+/*
+ * Regular container i as counted: its spec; after an in-place resize the larger of the spec and what the
+ * status reports, or what the status reports alone when the resize is infeasible (component-helpers
+ * determineContainerReqs, 1.32-1.33). Into *out (zeroed first; release with gs_resources_free).
+ */
+static void ctr_counted(const struct gs_pod_obj *p, int i, struct gs_resources *out)
+{
+	int has_status = p->ctr_status_set && p->ctr_status_set[i];
+
+	memset(out, 0, sizeof(*out));
+	if (!has_status || !p->resize_infeasible)
+		res_fold(out, &p->ctr_req[i], 0);
+	if (has_status)
+		res_fold(out, &p->ctr_status_req[i], 1);
+}
+
+/* A resource pod-level requests may set (component-helpers IsSupportedPodLevelResource). */
+static int pod_level_ext(const char *name)
+{
+	return strncmp(name, "hugepages-", 10) == 0;
+}
+
 void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out)
 {
+	struct gs_resources c, sidecars = {0}, init_peak = {0}, use;
+
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < p->n_ctr; i++) {
-		const struct gs_resources *c = &p->ctr_req[i];
-		out->milli_cpu = sat_add(out->milli_cpu, c->milli_cpu);
-		out->memory = sat_add(out->memory, c->memory);
-		out->ephemeral = sat_add(out->ephemeral, c->ephemeral);
-		for (int j = 0; j < c->n_ext; j++) {
-			struct gs_res_ext *e = ext_slot(out, c->ext[j].name);
-			e->value = sat_add(e->value, c->ext[j].value);
-		}
+		ctr_counted(p, i, &c);
+		res_fold(out, &c, 0);
+		gs_resources_free(&c);
 	}
+	/* Init container i runs beside the sidecars started before it; a sidecar runs on beside everything. */
 	for (int i = 0; i < p->n_init; i++) {
-		const struct gs_resources *c = &p->init_req[i];
-		out->milli_cpu = max64(out->milli_cpu, c->milli_cpu);
-		out->memory = max64(out->memory, c->memory);
-		out->ephemeral = max64(out->ephemeral, c->ephemeral);
-		for (int j = 0; j < c->n_ext; j++) {
-			struct gs_res_ext *e = ext_slot(out, c->ext[j].name);
-			e->value = max64(e->value, c->ext[j].value);
+		memset(&use, 0, sizeof(use));
+		res_fold(&use, &p->init_req[i], 0);
+		if (p->init_sidecar && p->init_sidecar[i]) {
+			res_fold(out, &p->init_req[i], 0);
+			res_fold(&sidecars, &p->init_req[i], 0);
+			gs_resources_free(&use);
+			res_fold(&use, &sidecars, 0);
+		} else {
+			res_fold(&use, &sidecars, 0);
 		}
+		res_fold(&init_peak, &use, 1);
+		gs_resources_free(&use);
 	}
-	out->milli_cpu = sat_add(out->milli_cpu, p->overhead.milli_cpu);
-	out->memory = sat_add(out->memory, p->overhead.memory);
-	out->ephemeral = sat_add(out->ephemeral, p->overhead.ephemeral);
-	for (int j = 0; j < p->overhead.n_ext; j++) {
-		struct gs_res_ext *e = ext_slot(out, p->overhead.ext[j].name);
-		e->value = sat_add(e->value, p->overhead.ext[j].value);
+	res_fold(out, &init_peak, 1);
+	gs_resources_free(&sidecars);
+	gs_resources_free(&init_peak);
+	/* Pod-level requests replace the containers' total for the resources they name (0 is not named: the
+	 * apiserver refuses pod-level requests below the containers', so a 0 there leaves a total of 0 too). */
+	if (p->has_pod_req) {
+		if (p->pod_req.milli_cpu)
+			out->milli_cpu = p->pod_req.milli_cpu;
+		if (p->pod_req.memory)
+			out->memory = p->pod_req.memory;
+		for (int j = 0; j < p->pod_req.n_ext; j++)
+			if (pod_level_ext(p->pod_req.ext[j].name))
+				ext_slot(out, p->pod_req.ext[j].name)->value = p->pod_req.ext[j].value;
 	}
+	res_fold(out, &p->overhead, 0);
 }
 
 const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)

@@ -6,7 +6,10 @@
  * the same questions kube-scheduler asks, with the same semantics:
  *   - nodeSelector: every pair is a label of the node;
  *   - required node affinity: one of the nodeSelectorTerms matches (a term: all its matchExpressions
- *     on labels and matchFields on metadata.name; In, NotIn, Exists, DoesNotExist, Gt, Lt);
+ *     on labels and matchFields on metadata.name; In, NotIn, Exists, DoesNotExist, Gt, Lt). A term with
+ *     a matchExpressions requirement that labels.NewRequirement refuses (an In/NotIn value that is not a
+ *     label value, a Gt/Lt without exactly one integer value) matches no node, as in kube-scheduler;
+ *   - spec.os against the node's kubernetes.io/os label (gs_check_os);
  *   - taints: every NoSchedule and NoExecute taint of the node is tolerated (PreferNoSchedule is a
  *     preference, never a refusal);
  *   - host ports, resources and pod slots: in sched_place.c, against the node's running total.
@@ -31,6 +34,19 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
 		      const struct gs_label *selector, int n_selector, int has_affinity,
 		      const struct gs_sel_term *terms, int n_terms, char *msg, size_t size);
 
+/* The node label the kubelet sets to its operating system (runtime.GOOS). */
+#define GS_LABEL_OS "kubernetes.io/os"
+
+/*
+ * spec.os (1.25+), as the kubelet admits a pod (pkg/kubelet/lifecycle/predicate.go, 1.26+,
+ * rejectPodAdmissionBasedOnOSField): 1 when the pod names no OS (os_name NULL), when the node has no
+ * kubernetes.io/os label (the kubelet sets it to its own OS; without it there is nothing to compare), or
+ * when they are equal; else 0 with msg: `node "win1" runs windows (label kubernetes.io/os) but the pod's
+ * spec.os.name is "linux": its kubelet would refuse the pod (PodOSNotSupported)`.
+ */
+int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
+		size_t size);
+
 /* 1 when one of the tolerations tolerates the taint (v1 Toleration.ToleratesTaint). */
 int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
 
@@ -45,8 +61,16 @@ const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *
 const char *gs_taint_effect_name(enum gs_taint_effect e);
 
 /*
- * The effective request of a pod, as the kubelet and kube-scheduler count it: for each resource, the
- * larger of the largest init container and the sum of the regular containers, plus spec.overhead.
+ * The effective request of a pod, as the kubelet and kube-scheduler count it (component-helpers
+ * resource.PodRequests, 1.32-1.33 rules):
+ *   - each regular container counts its spec requests; after an in-place resize (ctr_status_set) the
+ *     larger of its spec and its status, or its status alone when the resize is infeasible;
+ *   - init containers run one after the other, each beside the sidecars (restartPolicy Always) started
+ *     before it; a sidecar also runs on beside the regular containers, so it adds to their sum;
+ *   - for each resource: the larger of that sum and the largest init-time total;
+ *   - pod-level requests (has_pod_req) replace the result for cpu, memory and hugepages-* where they name
+ *     them (a 0 is not named: the apiserver refuses pod-level requests below the containers');
+ *   - plus spec.overhead.
  * out's ext names are copied (release with gs_resources_free). pods stays 0.
  */
 void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out);

@@ -141,9 +141,10 @@ struct gs_pod_obj {
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
 	 * owner_name, owner_uid), allow_shared, and everything gs_pod_requests reads (the containers'
-	 * requests, their status after a resize, overhead, pod-level resources); everything else is absent. The
+	 * requests, the sidecar flags, their status after a resize and resize_infeasible, overhead, pod-level
+	 * resources); everything else is absent (n_containers and cuda_state stay 0). The
 	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
-	 * (decode.h, struct gs_decode_hint), and for a DELETED event (uid is all that is used); the
+	 * (decode.h, struct gs_decode_hint), and both decoders for a DELETED event (uid is all that is used); the
 	 * engine takes one only for a pod it holds bound there (gs_sched_pod_upsert).
 	 */
 	int partial;
@@ -159,13 +160,16 @@ struct gs_pod_obj {
 	struct gs_resources *ctr_req;   /* resources.requests of each regular container */
 	/*
 	 * In-place resize (1.27+): per regular container (n_ctr entries; NULL when the status reports none),
-	 * the requests the status reports for the container of that name (containerStatuses[].resources
-	 * .requests, else .allocatedResources); ctr_status_set[i] is 0 where it reports none.
+	 * the requests the status reports for the container of that name (the first containerStatuses entry
+	 * of the name: its resources.requests, else its allocatedResources; an empty map is none, as protobuf
+	 * cannot tell it from an absent one); ctr_status_set[i] is 0 where it reports none (and that entry
+	 * is zeroed). Sidecars' statuses (initContainerStatuses) are not read.
 	 */
 	struct gs_resources *ctr_status_req;
 	unsigned char *ctr_status_set;
-	int resize_infeasible;          /* status.resize Infeasible, or a PodResizePending condition so */
-	int has_pod_req;                /* spec.resources.requests is set (pod-level resources, 1.32+) */
+	int resize_infeasible;          /* status.resize Infeasible (1.27-1.32), or a PodResizePending condition
+					 * with reason Infeasible (1.33+) */
+	int has_pod_req;                /* spec.resources.requests has an entry (pod-level resources, 1.32+) */
 	struct gs_resources pod_req;    /* spec.resources.requests */
 	struct gs_resources overhead;   /* spec.overhead */
 	char *os_name;                  /* spec.os.name (1.25+), NULL when absent */

@@ -38,15 +38,32 @@ static void check_pod(const struct gs_pod_obj *p)
 	CHECK(p->map_text || (!p->map_len && !p->map_owned));
 	CHECK(!p->map_owned || p->map_text == p->map_owned);
 	CHECK(!p->map_text || !memchr(p->map_text, 0, p->map_len));
-	CHECK(!p->partial || (!p->map_text && p->n_containers == 0 && !p->owner_uid && !p->assigned && !p->n_terms));
+	/* A partial record: the owner, allow-shared and what gs_pod_requests reads, but no map, env, constraints. */
+	CHECK(!p->partial || (!p->map_text && p->n_containers == 0 && !p->cuda_value && !p->assigned && !p->n_terms &&
+			      !p->n_host_ports && !p->n_tolerations && !p->n_node_selector && !p->os_name && !p->n_gates));
 	CHECK(p->priority >= INT32_MIN && p->priority <= INT32_MAX);
 	CHECK(p->n_gates >= 0 && (p->n_gates > 0 || !p->first_gate));
-	CHECK(p->n_containers == p->n_init + p->n_ctr);
+	CHECK(p->partial || p->n_containers == p->n_init + p->n_ctr);
 	CHECK((p->n_init == 0) == !p->init_req && (p->n_ctr == 0) == !p->ctr_req);
-	for (int i = 0; i < p->n_init; i++)
+	CHECK(!p->init_sidecar || p->n_init > 0);
+	for (int i = 0; i < p->n_init; i++) {
 		check_res(&p->init_req[i]);
-	for (int i = 0; i < p->n_ctr; i++)
+		CHECK(!p->init_sidecar || p->init_sidecar[i] <= 1);
+	}
+	CHECK(!p->ctr_status_req == !p->ctr_status_set && (!p->ctr_status_req || p->n_ctr > 0));
+	for (int i = 0; i < p->n_ctr; i++) {
 		check_res(&p->ctr_req[i]);
+		if (p->ctr_status_req) {
+			CHECK(p->ctr_status_set[i] <= 1);
+			check_res(&p->ctr_status_req[i]);
+			CHECK(p->ctr_status_set[i] || p->ctr_status_req[i].n_ext == 0);
+		}
+	}
+	CHECK(p->stopped == 0 || p->stopped == 1);
+	CHECK(p->resize_infeasible == 0 || p->resize_infeasible == 1);
+	CHECK(p->has_pod_req == 0 || p->has_pod_req == 1);
+	check_res(&p->pod_req);
+	CHECK(p->has_pod_req || (p->pod_req.n_ext == 0 && !p->pod_req.milli_cpu && !p->pod_req.memory));
 	check_res(&p->overhead);
 	CHECK((p->n_host_ports == 0) == !p->host_ports);
 	for (int i = 0; i < p->n_host_ports; i++) {
@@ -84,7 +101,7 @@ static void check_node(const struct gs_node_obj *n)
 	for (int i = 0; i < n->n_taints; i++)
 		CHECK(n->taints[i].effect > GS_EFFECT_ALL && n->taints[i].effect <= GS_EFFECT_OTHER);
 	check_res(&n->alloc);
-	CHECK(n->gpus >= -1);
+	CHECK(n->gpus >= -1 && n->gpu_capacity >= -1);
 }
 
 /* A list decoder's item callback: each record checked, counted in *(unsigned *)ud. */

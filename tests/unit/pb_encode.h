@@ -75,7 +75,9 @@ static const struct pbe_field pbe_resreq[] = {
 static const struct pbe_field pbe_container[] = {
 	{"name", 1, PBE_STR, NULL},          {"image", 2, PBE_STR, NULL}, {"command", 3, PBE_STRS, NULL},
 	{"args", 4, PBE_STRS, NULL},         {"ports", 6, PBE_MSGS, pbe_port}, {"env", 7, PBE_MSGS, pbe_env},
-	{"resources", 8, PBE_MSG, pbe_resreq}, {"imagePullPolicy", 14, PBE_STR, NULL}, PBE_END,
+	{"resources", 8, PBE_MSG, pbe_resreq}, {"imagePullPolicy", 14, PBE_STR, NULL},
+	{"restartPolicy", 24, PBE_STR, NULL}, /* 1.28+ */
+	PBE_END,
 };
 static const struct pbe_field pbe_req[] = {
 	{"key", 1, PBE_STR, NULL}, {"operator", 2, PBE_STR, NULL}, {"values", 3, PBE_STRS, NULL}, PBE_END,
@@ -98,6 +100,8 @@ static const struct pbe_field pbe_toleration[] = {
 	{"effect", 4, PBE_STR, NULL}, {"tolerationSeconds", 5, PBE_INT, NULL}, PBE_END,
 };
 static const struct pbe_field pbe_gate[] = {{"name", 1, PBE_STR, NULL}, PBE_END};
+/* Fields newer than 1.20: numbers of staging/src/k8s.io/api/core/v1/generated.proto as of 1.34 (see decode_pb.c). */
+static const struct pbe_field pbe_podos[] = {{"name", 1, PBE_STR, NULL}, PBE_END};
 static const struct pbe_field pbe_podspec[] = {
 	{"initContainers", 20, PBE_MSGS, pbe_container},
 	{"containers", 2, PBE_MSGS, pbe_container},
@@ -112,11 +116,48 @@ static const struct pbe_field pbe_podspec[] = {
 	{"priorityClassName", 24, PBE_STR, NULL},
 	{"priority", 25, PBE_INT, NULL},
 	{"overhead", 32, PBE_MAP_QTY, NULL},
+	{"os", 36, PBE_MSG, pbe_podos},
 	{"schedulingGates", 38, PBE_MSGS, pbe_gate},
+	{"resources", 40, PBE_MSG, pbe_resreq},
+	PBE_END,
+};
+/* The states' content is not read: their presence is. */
+static const struct pbe_field pbe_ctrstate[] = {
+	{"waiting", 1, PBE_OPAQUE, NULL}, {"running", 2, PBE_OPAQUE, NULL}, {"terminated", 3, PBE_OPAQUE, NULL}, PBE_END,
+};
+static const struct pbe_field pbe_ctrstatus[] = {
+	{"name", 1, PBE_STR, NULL},
+	{"state", 2, PBE_MSG, pbe_ctrstate},
+	{"lastState", 3, PBE_MSG, pbe_ctrstate},
+	{"ready", 4, PBE_BOOL, NULL},
+	{"restartCount", 5, PBE_INT, NULL},
+	{"image", 6, PBE_STR, NULL},
+	{"imageID", 7, PBE_STR, NULL},
+	{"containerID", 8, PBE_STR, NULL},
+	{"started", 9, PBE_BOOL, NULL},
+	{"allocatedResources", 10, PBE_MAP_QTY, NULL}, /* 1.27+ */
+	{"resources", 11, PBE_MSG, pbe_resreq},        /* 1.27+ */
+	PBE_END,
+};
+static const struct pbe_field pbe_podcond[] = {
+	{"type", 1, PBE_STR, NULL},
+	{"status", 2, PBE_STR, NULL},
+	{"lastProbeTime", 3, PBE_TIME, NULL},
+	{"lastTransitionTime", 4, PBE_TIME, NULL},
+	{"reason", 5, PBE_STR, NULL},
+	{"message", 6, PBE_STR, NULL},
 	PBE_END,
 };
 static const struct pbe_field pbe_podstatus[] = {
-	{"phase", 1, PBE_STR, NULL}, {"conditions", 2, PBE_OPAQUE, NULL}, {"hostIP", 5, PBE_STR, NULL}, PBE_END,
+	{"phase", 1, PBE_STR, NULL},
+	{"conditions", 2, PBE_MSGS, pbe_podcond},
+	{"hostIP", 5, PBE_STR, NULL},
+	{"startTime", 7, PBE_TIME, NULL},
+	{"containerStatuses", 8, PBE_MSGS, pbe_ctrstatus},
+	{"qosClass", 9, PBE_STR, NULL},
+	{"initContainerStatuses", 10, PBE_MSGS, pbe_ctrstatus},
+	{"resize", 14, PBE_STR, NULL}, /* 1.27-1.32 */
+	PBE_END,
 };
 static const struct pbe_field pbe_pod[] = {
 	{"metadata", 1, PBE_MSG, pbe_meta}, {"spec", 2, PBE_MSG, pbe_podspec}, {"status", 3, PBE_MSG, pbe_podstatus},

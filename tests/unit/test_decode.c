@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "k8s/decode.h"
+#include "sched/checks.h"
 
 #define FIX "tests/fixtures/json/"
 #define MAP_ANN "gpu-scheduler.io/map"
@@ -419,6 +420,205 @@ static void test_gated_pod_1_30(void **state)
 	gs_pod_obj_free(&p);
 }
 
+/*
+ * The shapes of newer servers (tests/fixtures/json/ *-1.28, *-1.30, *-1.34: written from those versions' API
+ * definitions, not recorded; see tests/fixtures/README.md). test_decode_pb.c decodes the same objects
+ * through protobuf and requires the same records.
+ */
+static void test_sidecar_pod_1_28(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_file(FIX "pod-sidecar-1.28.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(p.label_pod_index, "2");
+	assert_string_equal(p.owner_kind, "StatefulSet");
+	assert_int_equal(p.allow_shared, 1);
+	assert_int_equal(p.n_init, 2);
+	assert_non_null(p.init_sidecar);
+	assert_int_equal(p.init_sidecar[0], 0); /* fetch-weights: a plain init container */
+	assert_int_equal(p.init_sidecar[1], 1); /* log-shipper: restartPolicy Always */
+	assert_int_equal(p.init_req[1].milli_cpu, 500);
+	assert_int_equal(p.n_ctr, 1);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 4000);
+	assert_null(p.ctr_status_req); /* a 1.28 status reports no resources */
+	/* Deleted, held by a finalizer, every regular container terminated: the kubelet no longer counts it. */
+	assert_int_equal(p.deleting, 1);
+	assert_int_equal(p.stopped, 1);
+	assert_int_equal(p.terminal, 0);
+	assert_int_equal(p.resize_infeasible, 0);
+	assert_int_equal(p.has_pod_req, 0);
+	assert_null(p.os_name);
+	gs_pod_obj_free(&p);
+}
+
+static void test_resize_pod_1_30(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_file(FIX "pod-resize-1.30.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(p.os_name, "linux");
+	assert_null(p.init_sidecar);
+	assert_int_equal(p.n_ctr, 2);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 8000); /* the spec asks 8 CPUs... */
+	assert_non_null(p.ctr_status_set);
+	assert_int_equal(p.ctr_status_set[0], 1);        /* ...the status (listed second) says 2 run */
+	assert_int_equal(p.ctr_status_req[0].milli_cpu, 2000);
+	assert_int_equal(p.ctr_status_req[0].memory, 32LL << 30);
+	assert_int_equal(p.ctr_status_set[1], 1);        /* exporter: allocatedResources only */
+	assert_int_equal(p.ctr_status_req[1].milli_cpu, 250);
+	assert_int_equal(p.ctr_status_req[1].memory, 128LL << 20);
+	assert_int_equal(p.resize_infeasible, 1);        /* status.resize, 1.27-1.32 */
+	assert_int_equal(p.stopped, 0);                  /* server runs (exporter waits) */
+	gs_pod_obj_free(&p);
+}
+
+static void test_pod_level_1_34(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	char err[256] = "";
+	if (decode_pod_file(FIX "pod-level-1.34.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(p.label_pod_index, "4");
+	assert_string_equal(p.job_index, "4");
+	assert_string_equal(p.owner_kind, "Job");
+	assert_string_equal(p.os_name, "linux");
+	assert_int_equal(p.has_pod_req, 1);
+	assert_int_equal(p.pod_req.milli_cpu, 6000);
+	assert_int_equal(p.pod_req.memory, 24LL << 30);
+	assert_int_equal(p.n_init, 1);
+	assert_int_equal(p.init_sidecar[0], 1);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 3000);
+	assert_int_equal(gs_resources_ext(&p.ctr_req[0], "example.com/nic"), 1);
+	assert_int_equal(p.ctr_status_set[0], 1); /* resources.requests wins over allocatedResources */
+	assert_int_equal(p.ctr_status_req[0].milli_cpu, 1000);
+	assert_int_equal(gs_resources_ext(&p.ctr_status_req[0], "example.com/nic"), 1);
+	assert_int_equal(p.resize_infeasible, 1); /* condition PodResizePending, reason Infeasible (1.33+) */
+	assert_int_equal(p.stopped, 0);
+	gs_pod_obj_free(&p);
+
+	if (decode_pod_file(FIX "pod-gated-1.34.json", &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(p.n_gates, 2);
+	assert_string_equal(p.first_gate, "example.com/license");
+	assert_string_equal(p.os_name, "windows");
+	assert_string_equal(p.label_pod_index, "1");
+	assert_int_equal(p.stopped, 1); /* no container status at all: nothing runs */
+	assert_int_equal(p.resize_infeasible, 0);
+	assert_null(p.ctr_status_req);
+	gs_pod_obj_free(&p);
+}
+
+static void test_gpu_capacity(void **state)
+{
+	(void)state;
+	struct {
+		const char *file;
+		int64_t gpus, capacity;
+	} cases[] = {
+		{FIX "node-gpu-1.28.json", 8, 8},
+		{FIX "node-unhealthy-gpus-1.34.json", 6, 8}, /* two GPUs unhealthy: the device plugin withholds them */
+		{FIX "node-ready.json", 4, 4},
+		{FIX "node-notready.json", -1, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = slurp(cases[i].file, NULL), err[256];
+		cJSON *j = cJSON_Parse(text);
+		struct gs_node_obj n;
+		assert_int_equal(gs_decode_node(j, &n, err, sizeof(err)), 0);
+		assert_int_equal(n.gpus, cases[i].gpus);
+		assert_int_equal(n.gpu_capacity, cases[i].capacity);
+		gs_node_obj_free(&n);
+		cJSON_Delete(j);
+		free(text);
+	}
+}
+
+/* The new fields' own rules, on hand-written pods. */
+static void test_parity_field_rules(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int rc, stopped, infeasible, set0, set1, has_pod_req;
+		int64_t cpu0;
+		const char *err;
+	} cases[] = {
+		/* notRunning: a status with an empty state runs; a status of no container of the spec still counts. */
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{}}]}}", 0, 0, 0, 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"zz\",\"state\":{\"running\":{}}}]}}", 0, 0, 0, 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":{}}},"
+		 "{\"name\":\"b\",\"state\":{\"terminated\":{\"exitCode\":0}}}]}}", 0, 1, 0, 0, 0, 0, 0, NULL},
+		/* Status requests by name, in any order; an empty requests map falls back to allocatedResources. */
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"b\",\"resources\":{\"requests\":{}},"
+		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}", 0, 0, 0, 0, 1, 0, 0, NULL},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\"}},"
+		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}", 0, 0, 0, 1, 0, 0, 1000, NULL},
+		/* The first status of a name counts. */
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"1\"}},"
+		 "{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"2\"}}]}}", 0, 0, 0, 1, 0, 0, 1000, NULL},
+		/* Resize: another reason or another condition is not infeasible. */
+		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Deferred\"}],"
+		 "\"resize\":\"InProgress\"}}", 0, 1, 0, 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizeInProgress\",\"reason\":\"Infeasible\"}]}}", 0, 1, 0, 0, 0,
+		 0, 0, NULL},
+		/* Pod-level requests: present with one entry at least. */
+		{"{\"spec\":{\"resources\":{\"requests\":{}}}}", 0, 1, 0, 0, 0, 0, 0, NULL},
+		{"{\"spec\":{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}}", 0, 1, 0, 0, 0, 0, 0, NULL},
+		{"{\"spec\":{\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}}}", 0, 1, 0, 0, 0, 1, 0, NULL},
+		/* Types. */
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":\"x\"}}]}}", -EINVAL, 0, 0, 0, 0,
+		 0, 0, "status.containerStatuses[0].state.waiting is not an object"},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"x\"}}]}}", -EINVAL, 0,
+		 0, 0, 0, 0, 0, "status.containerStatuses[0].allocatedResources[\"cpu\"] \"x\" is not a quantity"},
+		{"{\"status\":{\"resize\":1}}", -EINVAL, 0, 0, 0, 0, 0, 0, "status.resize is not a string"},
+		{"{\"spec\":{\"os\":{\"name\":7}}}", -EINVAL, 0, 0, 0, 0, 0, 0, "spec.os.name is not a string"},
+		{"{\"spec\":{\"initContainers\":[{\"restartPolicy\":true}]}}", -EINVAL, 0, 0, 0, 0, 0, 0,
+		 "spec.initContainers[0].restartPolicy is not a string"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* A pod with containers a and b, then the case's spec and status merged over it. */
+		cJSON *pod = cJSON_Parse("{\"metadata\":{\"namespace\":\"d\",\"name\":\"p\",\"uid\":\"u\"},"
+					 "\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"}]}}");
+		cJSON *c = cJSON_Parse(cases[i].json), *part;
+		struct gs_pod_obj p;
+		char err[256] = "";
+		assert_non_null(c);
+		cJSON_ArrayForEach(part, c) {
+			cJSON *have = cJSON_GetObjectItem(pod, part->string), *kv;
+			if (!have) {
+				cJSON_AddItemToObject(pod, part->string, cJSON_Duplicate(part, 1));
+				continue;
+			}
+			cJSON_ArrayForEach(kv, part) {
+				cJSON_DeleteItemFromObject(have, kv->string);
+				cJSON_AddItemToObject(have, kv->string, cJSON_Duplicate(kv, 1));
+			}
+		}
+		int r = gs_decode_pod(pod, MAP_ANN, &p, err, sizeof(err));
+		if (r != cases[i].rc)
+			fail_msg("case %zu: %d (%s)", i, r, err);
+		if (r == 0) {
+			if (p.stopped != cases[i].stopped || p.resize_infeasible != cases[i].infeasible ||
+			    p.has_pod_req != cases[i].has_pod_req ||
+			    (p.ctr_status_set ? p.ctr_status_set[0] : 0) != cases[i].set0 ||
+			    (p.ctr_status_set ? p.ctr_status_set[1] : 0) != cases[i].set1 ||
+			    (cases[i].set0 && p.ctr_status_req[0].milli_cpu != cases[i].cpu0))
+				fail_msg("case %zu: stopped %d infeasible %d has_pod_req %d", i, p.stopped, p.resize_infeasible,
+					 p.has_pod_req);
+		} else if (!strstr(err, cases[i].err)) {
+			fail_msg("case %zu: %s", i, err);
+		}
+		gs_pod_obj_free(&p);
+		cJSON_Delete(c);
+		cJSON_Delete(pod);
+	}
+}
+
 static void test_tainted_node(void **state)
 {
 	char *text = slurp(FIX "node-tainted.json", NULL), err[256] = "";
@@ -785,6 +985,11 @@ int main(void)
 		cmocka_unit_test(test_constraints_absent),
 		cmocka_unit_test(test_two_controllers),
 		cmocka_unit_test(test_gated_pod_1_30),
+		cmocka_unit_test(test_sidecar_pod_1_28),
+		cmocka_unit_test(test_resize_pod_1_30),
+		cmocka_unit_test(test_pod_level_1_34),
+		cmocka_unit_test(test_gpu_capacity),
+		cmocka_unit_test(test_parity_field_rules),
 		cmocka_unit_test(test_tainted_node),
 		cmocka_unit_test(test_constraint_errors),
 		cmocka_unit_test(test_constraint_edges),

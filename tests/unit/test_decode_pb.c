@@ -61,10 +61,19 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 	gs_buf_printf(b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld gates=%d:%s",
 		      (int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
 		      p->terminal, p->allow_shared, (long long)p->priority, p->n_gates, S(p->first_gate));
-	for (int i = 0; i < p->n_init; i++)
+	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
+		      S(p->os_name));
+	for (int i = 0; i < p->n_init; i++) {
 		dump_res(b, "init", &p->init_req[i]);
-	for (int i = 0; i < p->n_ctr; i++)
+		gs_buf_printf(b, "%s", p->init_sidecar && p->init_sidecar[i] ? "sidecar" : "");
+	}
+	for (int i = 0; i < p->n_ctr; i++) {
 		dump_res(b, "ctr", &p->ctr_req[i]);
+		if (p->ctr_status_set && p->ctr_status_set[i])
+			dump_res(b, "status", &p->ctr_status_req[i]);
+	}
+	if (p->has_pod_req)
+		dump_res(b, "pod", &p->pod_req);
 	dump_res(b, "overhead", &p->overhead);
 	for (int i = 0; i < p->n_host_ports; i++)
 		gs_buf_printf(b, " hp=%d/%c/%s", p->host_ports[i].port, p->host_ports[i].proto, S(p->host_ports[i].host_ip));
@@ -91,8 +100,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 
 static void dump_node(struct gs_buf *b, const struct gs_node_obj *n)
 {
-	gs_buf_printf(b, "node name=%s rv=%s ready=%d unsched=%d gpus=%lld", S(n->name), S(n->resource_version), n->ready,
-		      n->unschedulable, (long long)n->gpus);
+	gs_buf_printf(b, "node name=%s rv=%s ready=%d unsched=%d gpus=%lld capacity=%lld", S(n->name),
+		      S(n->resource_version), n->ready, n->unschedulable, (long long)n->gpus, (long long)n->gpu_capacity);
 	for (int i = 0; i < n->n_labels; i++)
 		gs_buf_printf(b, " label=%s:%s", n->labels[i].key, n->labels[i].value);
 	for (int i = 0; i < n->n_taints; i++)
@@ -774,6 +783,8 @@ static void test_hint_bound_partial(void **state)
 {
 	(void)state;
 	struct w ann = {0}, meta = {0}, ctr = {0}, env = {0}, spec = {0}, status = {0}, pod = {0}, ev = {0};
+	struct w shared = {0}, oref = {0}, qty = {0}, cpu = {0}, reqs = {0}, sidecar = {0}, cs = {0}, running = {0};
+	struct w os = {0};
 	struct asked a = {0};
 	struct gs_decode_hint hint = {.bound = hint_bound, .ud = &a};
 	struct gs_decode_event e;
@@ -786,14 +797,38 @@ static void test_hint_bound_partial(void **state)
 	w_str(&meta, 5, "u-1");
 	w_str(&meta, 6, "42");
 	w_msg(&meta, 12, &ann);
+	w_str(&shared, 1, "gpu-scheduler.io/allow-shared-devices");
+	w_str(&shared, 2, "true");
+	w_msg(&meta, 12, &shared);
+	w_str(&oref, 1, "StatefulSet");
+	w_str(&oref, 3, "web");
+	w_str(&oref, 4, "o-2");
+	w_int(&oref, 6, 1);
+	w_msg(&meta, 13, &oref);
 	w_str(&env, 1, "CUDA_VISIBLE_DEVICES");
 	w_str(&env, 2, "0");
+	w_str(&qty, 1, "3");
+	w_str(&cpu, 1, "cpu");
+	w_msg(&cpu, 2, &qty);
+	w_msg(&reqs, 2, &cpu);
 	w_str(&ctr, 1, "main");
 	w_msg(&ctr, 7, &env);
+	w_msg(&ctr, 8, &reqs);
+	w_str(&sidecar, 1, "proxy");
+	w_str(&sidecar, 24, "Always");
+	w_msg(&spec, 20, &sidecar);
 	w_msg(&spec, 2, &ctr);
 	w_str(&spec, 10, "node1");
 	w_str(&spec, 19, "gpu-scheduler");
+	w_str(&os, 1, "linux");
+	w_msg(&spec, 36, &os);
+	w_msg(&spec, 40, &reqs);
+	w_str(&cs, 1, "main");
+	w_msg(&cs, 10, &cpu);
+	w_msg(&cs, 2, &running);
 	w_str(&status, 1, "Running");
+	w_str(&status, 14, "Infeasible");
+	w_msg(&status, 8, &cs);
 	w_msg(&pod, 1, &meta);
 	w_msg(&pod, 2, &spec);
 	w_msg(&pod, 3, &status);
@@ -814,6 +849,24 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.n_containers, 0);
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_UNSET);
 	assert_int_equal(e.pod.terminal, 0);
+	/* What can still change for a bound pod, and what gs_pod_requests reads, is there (objects.h). */
+	assert_string_equal(e.pod.owner_kind, "StatefulSet");
+	assert_string_equal(e.pod.owner_name, "web");
+	assert_string_equal(e.pod.owner_uid, "o-2");
+	assert_int_equal(e.pod.allow_shared, 1);
+	assert_int_equal(e.pod.n_init, 1);
+	assert_int_equal(e.pod.init_sidecar[0], 1);
+	assert_int_equal(e.pod.n_ctr, 1);
+	assert_int_equal(e.pod.ctr_req[0].milli_cpu, 3000);
+	assert_int_equal(e.pod.ctr_status_set[0], 1);
+	assert_int_equal(e.pod.ctr_status_req[0].milli_cpu, 3000);
+	assert_int_equal(e.pod.resize_infeasible, 1);
+	assert_int_equal(e.pod.stopped, 0);
+	assert_int_equal(e.pod.has_pod_req, 1);
+	assert_int_equal(e.pod.pod_req.milli_cpu, 3000);
+	/* ...and the rest is not: no env, no os, no host ports. */
+	assert_null(e.pod.os_name);
+	assert_null(e.pod.cuda_value);
 	gs_decode_event_free(&e);
 
 	/* Not held: whole, as without a hint. */
@@ -821,9 +874,12 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
 	assert_int_equal(a.calls, 2);
 	assert_int_equal(e.pod.partial, 0);
-	assert_int_equal(e.pod.n_containers, 1);
-	assert_int_equal(e.pod.cuda_state, GS_CUDA_SAME);
+	assert_int_equal(e.pod.n_containers, 2);
+	assert_int_equal(e.pod.cuda_state, GS_CUDA_MIXED); /* the sidecar does not set it */
 	assert_int_equal(e.pod.map_len, 9);
+	assert_string_equal(e.pod.os_name, "linux");
+	assert_int_equal(e.pod.init_sidecar[0], 1);
+	assert_int_equal(e.pod.ctr_status_req[0].milli_cpu, 3000);
 	gs_decode_event_free(&e);
 
 	/* DELETED: partial without asking. */
