@@ -137,7 +137,7 @@ struct gs_sched__spec {
 	struct gs_sched__req req;
 	size_t n_ports;
 	struct gs_sched__port *ports;
-	struct gs_pod_obj cons;        /* only node_selector, has_affinity, terms, tolerations kept */
+	struct gs_pod_obj cons;        /* only node_selector, has_affinity, terms, tolerations, os_name kept */
 };
 
 struct gs_sched__pod {

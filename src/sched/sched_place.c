@@ -367,6 +367,8 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 	if (c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
 				    c->has_affinity, c->terms, c->n_terms, msg, size))
 		return GS_WAIT_NODE_AFFINITY;
+	if (c && !gs_check_os(n->name, o->labels, o->n_labels, c->os_name, msg, size))
+		return GS_WAIT_NODE_AFFINITY; /* the node's OS: the kubelet's PodOSNotSupported */
 	if (gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0, msg,
 			    size))
 		return GS_WAIT_TAINT;
@@ -535,6 +537,7 @@ static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
 	c->node_selector = gs_sched__labels_dup(o->node_selector, o->n_node_selector);
 	c->n_node_selector = c->node_selector ? o->n_node_selector : 0;
 	c->has_affinity = o->has_affinity;
+	c->os_name = gs_sched__xstrdup_null(o->os_name);
 	if (o->n_terms > 0) {
 		c->terms = gs_xcalloc((size_t)o->n_terms, sizeof(*c->terms));
 		for (int i = 0; i < o->n_terms; i++) {
@@ -576,7 +579,7 @@ static struct gs_sched__spec *spec_from(struct gs_sched *s, const struct gs_pod_
 	gs_pod_requests(o, &r);
 	*gpu_req = gs_resources_ext(&r, "nvidia.com/gpu");
 	if (!r.milli_cpu && !r.memory && !r.ephemeral && !r.n_ext && !o->n_host_ports && !o->n_node_selector &&
-	    !o->has_affinity && !o->n_tolerations) {
+	    !o->has_affinity && !o->n_tolerations && !o->os_name) {
 		gs_resources_free(&r);
 		return NULL;
 	}

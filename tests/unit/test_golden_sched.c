@@ -21,7 +21,7 @@
  *                                             labels, taints and allocatable (repeatable keys)
  *   node-delete NAME
  *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner=KIND[/NAME] cuda= cuda-mixed
- *                                             label-index= job-index= rv= deleting terminal stopped
+ *                                             label-index= job-index= rv= deleting terminal stopped os=
  *        req=cpu=Q,memory=Q,NAME=N            one regular container's requests (repeat: more containers)
  *        init=...  overhead=...               an init container's requests; spec.overhead
  *        port=N[/UDP|/SCTP][@IP]              a host port
@@ -293,6 +293,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.terminal = 1;
 		} else if (!strcmp(k, "stopped")) {
 			p.stopped = 1;
+		} else if (!strcmp(k, "os")) {
+			p.os_name = xstrdup(v);
 		} else if (!strcmp(k, "req")) {
 			parse_res(grow_res(&p.ctr_req, &p.n_ctr), (char *)v);
 		} else if (!strcmp(k, "init")) {
