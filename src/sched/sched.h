@@ -171,6 +171,9 @@ enum gs_wait_reason {
 	GS_WAIT__COUNT
 };
 
+/* The extended resource of the NVIDIA device plugin. */
+#define GS_SCHED_GPU_RESOURCE "nvidia.com/gpu"
+
 /* The node annotation of the node-side policy (gs_node_obj.allowed_ns). */
 #define GS_SCHED_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"
 

@@ -88,6 +88,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	struct gs_sched__req sum = {0};
 	struct gs_hmap_iter it = {0};
 	size_t uses = 0, ports = 0, holds = 0, nport = 0;
+	uintptr_t gpu = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
+	int64_t plugin = 0;
 
 	GS_ASSERT(list_len(&n->waiters) == n->n_waiters);
 	const struct gs_list *l;
@@ -105,6 +107,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		sum.eph += u->req.eph;
 		ports += u->n_ports;
 		holds += u->n_holds;
+		if (gpu && !u->n_holds)
+			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
 		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
 		for (uint32_t i = 0; i < u->req.n_ext; i++) {
 			uint32_t id = u->req.ext[i].id;
@@ -112,6 +116,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		}
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods);
+	GS_ASSERT(plugin == n->plugin_gpus);
 	GS_ASSERT(sum.cpu == n->used.cpu && sum.mem == n->used.mem && sum.eph == n->used.eph);
 	for (size_t i = 0; i < n->n_ports; i++) {
 		GS_ASSERT(n->ports[i].count > 0);

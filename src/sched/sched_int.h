@@ -115,6 +115,13 @@ struct gs_sched__node {
 	struct gs_sched__req alloc;    /* obj.alloc, compact */
 	struct gs_sched__req used;     /* sum of the uses on this node (used.ext sized to s->n_res) */
 	int64_t used_pods;
+	/*
+	 * GPUs the device plugin gave out here: the nvidia.com/gpu requests of the uses that hold no device
+	 * in the ledger (pods of other schedulers; a mapped pod's own request is its map's devices,
+	 * renumbered). Which GPUs they got is unknown without the node agent, so they are counted against
+	 * the node's GPUs, not named (gs_sched__fit_devices).
+	 */
+	int64_t plugin_gpus;
 	size_t n_uses;
 	size_t n_ports, cap_ports;
 	struct gs_sched__port *ports;  /* host ports in use, with counts */

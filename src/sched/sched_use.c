@@ -285,6 +285,14 @@ static size_t count_devs(const char *devices)
 	return n + 1;
 }
 
+/* The nvidia.com/gpu request of a use that holds no device in the ledger (sched_int.h, plugin_gpus). */
+static int64_t plugin_request(const struct gs_sched *s, const struct gs_sched__use *u)
+{
+	uintptr_t id = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
+
+	return id && !u->n_holds ? gs_sched__req_ext(&u->req, (uint32_t)(id - 1)) : 0;
+}
+
 /* ---- uses ---------------------------------------------------------------------------------------- */
 
 static void use_free(struct gs_sched__use *u)
@@ -358,6 +366,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 			ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
 		}
 	}
+	node->plugin_gpus = sat_add(node->plugin_gpus, plugin_request(s, u));
 	gs_sched__hmap_put(&s->uses, u->uid, u);
 	return u;
 }
@@ -383,6 +392,7 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	n = u->node;
 	gs_hmap_del_str(&s->uses, u->uid, NULL);
 	totals_add(s, n, &u->req, -1);
+	n->plugin_gpus -= plugin_request(s, u);
 	for (size_t i = 0; i < u->n_ports; i++)
 		node_ports_del(n, &u->ports[i]);
 	for (size_t i = 0; i < u->n_holds; i++)
@@ -508,6 +518,35 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 	return GS_WAIT_INSUFFICIENT_RESOURCE;
 }
 
+
+/*
+ * DEVICE_BUSY when the node's GPUs cannot cover what the maps hold on it, what the device plugin gave
+ * out, and the devices of p's entry not held yet: some GPU would then go to two workloads, and since
+ * the plugin's picks are unknown, any of the entry's may be one of them.
+ */
+static enum gs_wait_reason fit_device_count(const struct gs_sched *s, const struct gs_sched__pod *p,
+					    const struct gs_sched__node *n, char *msg, size_t size)
+{
+	int64_t plugin = n->gpus >= 0 ? n->plugin_gpus : 0, held = (int64_t)gs_hmap_len(&n->ledger), more = 0;
+
+	if (plugin <= 0)
+		return GS_WAIT_NONE;
+	for (const char *q = p->entry->devices; *q;) {
+		size_t len;
+		const char *d = q;
+		q = next_dev(q, &len);
+		more += len && !gs_hmap_get(&n->ledger, d, len);
+	}
+	if (held + more + plugin <= n->gpus)
+		return GS_WAIT_NONE;
+	snprintf(msg, size,
+		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting nvidia.com/gpu (which "
+		 "ones is unknown without the gpu-scheduler agent), maps hold %" PRId64 ", and this entry needs %" PRId64
+		 " more",
+		 n->name, n->gpus, plugin, held, more);
+	return GS_WAIT_DEVICE_BUSY;
+}
+
 enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
 					  const struct gs_sched__node *n, char *msg, size_t size)
 {
@@ -526,7 +565,7 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 			 (int)len, d, h->use->key);
 		return GS_WAIT_DEVICE_BUSY;
 	}
-	return GS_WAIT_NONE;
+	return fit_device_count(s, p, n, msg, size);
 }
 
 enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,

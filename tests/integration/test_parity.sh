@@ -13,6 +13,8 @@
 #   - who may map which node: the webhook refuses a pod whose entry names a node whose
 #     gpu-scheduler.io/allowed-namespaces does not list its namespace; a pod created before the policy
 #     changed waits with NODE_POLICY and is bound when the administrator lists its namespace;
+#   - GPUs the device plugin gave to a pod of another scheduler, with no node agent to name them, are
+#     counted against the node's GPUs: a mapped pod that would need one more waits until they are free;
 #   - trusted claims: a pod created with gpu-scheduler.io/assigned is refused by the webhook; a
 #     squatter in a namespace the webhook does not see, bound by spec.nodeName with a claim on every GPU,
 #     blocks nothing, and the claim is counted as ignored.
@@ -69,6 +71,21 @@ check_eventually "orph-0 adopted by the new StatefulSet" 30 \
 	eval '[ "$(kc get pod orph-0 -o jsonpath="{.metadata.ownerReferences[0].uid}")" = "$(kc get statefulset orph -o jsonpath="{.metadata.uid}")" ]'
 check_eventually "the recreated orph-1 is bound beside its adopted sibling" 20 pod_on orph-1 "$N-a"
 check "no DEVICE_BUSY for orph-1" eval '! pod_events orph-1 | grep -q "is held by $NS/orph-0"'
+
+# --- GPUs the device plugin gave out, counted though unnamed (GPU 0 of $N-a is orph's) ------------------
+kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: infer}
+spec:
+  nodeName: $N-a
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox:stable, resources: {limits: {nvidia.com/gpu: "3"}}}]
+YAML
+ours cnt-0 "0=$N-a:2" >/dev/null
+waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu \(which ones is unknown without the gpu-scheduler agent\), maps hold 1, and this entry needs 1 more"
+kc delete pod infer --grace-period=0 --force --wait=false >/dev/null 2>&1
+check_eventually "cnt-0 bound once the device plugin's pod is gone" 10 pod_on cnt-0 "$N-a"
 
 # --- a deleted pod held by a finalizer -------------------------------------------------------------------
 POD_FIN=$(pod_yaml fin-0 "0=$N-b:1" | sed 's/^metadata:$/metadata:\n  finalizers: [gpu-scheduler.test\/hold]/')
