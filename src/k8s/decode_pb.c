@@ -1107,7 +1107,7 @@ static int ctr_status(struct gs__pctx *d, const struct gs_pb_field *cf, const ch
 	return rc;
 }
 
-/* A PodCondition or NodeCondition: 1 type and the string field num (key), both borrowed ("" when absent). */
+/* A PodCondition or NodeCondition: 1 type and the string field num (key), both borrowed (NULL, 0 when absent). */
 static int condition(struct gs__pctx *d, const struct gs_pb_field *cf, const char *path, uint32_t num, const char *key,
 		     const char **type, size_t *tn, const char **val, size_t *vn)
 {

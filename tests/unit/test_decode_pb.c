@@ -609,6 +609,83 @@ static void test_json_fixtures_as_protobuf(void **state)
 	globfree(&g);
 }
 
+/* The parity fields' edge cases (test_decode.c test_parity_field_rules) give the same record in both
+ * encodings, and the same in a partial one (what a DELETED event decodes). */
+static void test_parity_rules_both_encodings(void **state)
+{
+	(void)state;
+	static const char *const cases[] = {
+		"\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{}}]}",
+		"\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":{}}},"
+		"{\"name\":\"b\",\"state\":{\"terminated\":{}}},{\"name\":\"zz\",\"state\":{\"terminated\":{}}}]}",
+		"\"status\":{\"containerStatuses\":[{\"name\":\"b\",\"resources\":{\"requests\":{}},"
+		"\"allocatedResources\":{\"cpu\":\"3\"}},{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\"}},"
+		"\"allocatedResources\":{\"cpu\":\"3\"}},{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"2\"}}]}",
+		"\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Deferred\"}],\"resize\":\"InProgress\"}",
+		"\"status\":{\"conditions\":[{\"type\":\"Ready\"},{\"type\":\"PodResizePending\",\"reason\":\"Infeasible\"}]}",
+		"\"status\":{\"resize\":\"Infeasible\"}",
+	};
+	static const char *const specs[] = {
+		"",
+		",\"initContainers\":[{\"name\":\"i\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}},"
+		"{\"name\":\"j\",\"restartPolicy\":\"OnFailure\"}],\"os\":{\"name\":\"linux\"},"
+		"\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}",
+		",\"resources\":{\"limits\":{\"cpu\":\"1\"}}",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+			char json[2048], err[256] = "";
+			struct gs_buf j, p, enc;
+			struct gs_pod_obj a, b;
+			struct gs_decode_event ev;
+			snprintf(json, sizeof(json),
+				 "{\"metadata\":{\"namespace\":\"d\",\"name\":\"p-0\",\"uid\":\"u\"},"
+				 "\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]%s},%s}",
+				 specs[k], cases[i]);
+			cJSON *o = cJSON_Parse(json);
+			assert_non_null(o);
+			gs_buf_init(&j, 0);
+			gs_buf_init(&p, 0);
+			gs_buf_init(&enc, 0);
+			if (pbe_msg(&enc, o, pbe_pod) < 0)
+				fail_msg("case %zu/%zu: cannot encode %s", i, k, pbe_failed_key);
+			if (gs_decode_pod(o, MAP_ANN, &a, err, sizeof(err)) < 0 ||
+			    gs_decode_pod_pb(enc.data, enc.len, MAP_ANN, &b, err, sizeof(err)) < 0)
+				fail_msg("case %zu/%zu: %s", i, k, err);
+			dump_pod(&j, &a);
+			dump_pod(&p, &b);
+			if (strcmp(j.data, p.data) != 0)
+				fail_msg("case %zu/%zu differ:\nJSON:     %s\nprotobuf: %s", i, k, j.data, p.data);
+			gs_pod_obj_free(&a);
+			gs_pod_obj_free(&b);
+			/* DELETED: partial in both. */
+			gs_buf_reset(&j);
+			gs_buf_reset(&p);
+			cJSON *evj = cJSON_CreateObject();
+			cJSON_AddStringToObject(evj, "type", "DELETED");
+			cJSON_AddItemToObject(evj, "object", cJSON_Duplicate(o, 1));
+			char *line = cJSON_PrintUnformatted(evj);
+			gs_buf_reset(&enc);
+			assert_int_equal(pbe_watch_event(&enc, evj, GS_OBJ_POD), 0);
+			assert_int_equal(gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)), 0);
+			assert_int_equal(ev.pod.partial, 1);
+			dump_event(&j, &ev);
+			gs_decode_event_free(&ev);
+			assert_int_equal(gs_decode_watch_event_pb(enc.data, enc.len, GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)), 0);
+			dump_event(&p, &ev);
+			gs_decode_event_free(&ev);
+			if (strcmp(j.data, p.data) != 0)
+				fail_msg("case %zu/%zu (DELETED) differ:\nJSON:     %s\nprotobuf: %s", i, k, j.data, p.data);
+			free(line);
+			cJSON_Delete(evj);
+			cJSON_Delete(o);
+			gs_buf_free(&j);
+			gs_buf_free(&p);
+			gs_buf_free(&enc);
+		}
+	}
+}
+
 /* ---- hand-built protobuf ------------------------------------------------------------------------- */
 
 struct w {
@@ -1128,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_status_both_encodings), cmocka_unit_test(test_gates_hand_built),
 		cmocka_unit_test(test_hostile_hand_built), cmocka_unit_test(test_hint_bound_partial),
 		cmocka_unit_test(test_two_controllers_both_encodings), cmocka_unit_test(test_json_fixtures_as_protobuf),
+		cmocka_unit_test(test_parity_rules_both_encodings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
