@@ -598,10 +598,6 @@ static int secure_tls(struct daemon *d, struct gs_tls_config **tls)
 	int64_t now = (int64_t)time(NULL);
 	int r;
 
-	if (!d->cfg.secure_cert_file != !d->cfg.secure_key_file) {
-		gs_log_error("--secure-cert-file and --secure-private-key-file go together");
-		return -EINVAL;
-	}
 	if (d->cfg.secure_cert_file) {
 		r = gs_read_file(d->cfg.secure_cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len);
 		if (r == 0)
@@ -798,6 +794,10 @@ int main(int argc, char **argv)
 	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
 		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
 				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
+		return 2;
+	}
+	if (!d.cfg.secure_cert_file != !d.cfg.secure_key_file) {
+		fprintf(stderr, "gpu-scheduler: --secure-cert-file and --secure-private-key-file go together\n");
 		return 2;
 	}
 	if (d.cfg.leader_elect && !gs_leader_durations_ok(d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms)) {
