@@ -6,7 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <cjson/cJSON.h>
 #include <mbedtls/platform_util.h>
 #include <mbedtls/sha256.h>
 
@@ -31,199 +30,6 @@ static const char *const verdict_names[GS_AUTHZ_VERDICT_COUNT] = {
 const char *gs_authz_verdict_name(enum gs_authz_verdict v)
 {
 	return (unsigned)v < GS_AUTHZ_VERDICT_COUNT ? verdict_names[v] : "?";
-}
-
-/* ---- JSON ------------------------------------------------------------------------------------ */
-
-void gs_authz_user_free(struct gs_authz_user *u)
-{
-	free(u->name);
-	free(u->uid);
-	for (size_t i = 0; i < u->n_groups; i++)
-		free(u->groups[i]);
-	free(u->groups);
-	memset(u, 0, sizeof(*u));
-}
-
-static cJSON *review(const char *version, const char *kind, cJSON **spec)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	if (!cJSON_AddStringToObject(o, "apiVersion", version) || !cJSON_AddStringToObject(o, "kind", kind) ||
-	    !(*spec = cJSON_AddObjectToObject(o, "spec"))) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-static char *print_free(cJSON *o)
-{
-	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	return s;
-}
-
-char *gs_authz_token_review_json(const char *token)
-{
-	cJSON *spec, *o = review("authentication.k8s.io/v1", "TokenReview", &spec);
-	if (o && !cJSON_AddStringToObject(spec, "token", token)) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return print_free(o);
-}
-
-char *gs_authz_access_review_json(const struct gs_authz_user *u, const char *path, const char *verb)
-{
-	cJSON *spec, *o = review("authorization.k8s.io/v1", "SubjectAccessReview", &spec), *groups, *nr;
-	int ok = o != NULL;
-
-	ok = ok && cJSON_AddStringToObject(spec, "user", u->name);
-	ok = ok && (!u->uid || !*u->uid || cJSON_AddStringToObject(spec, "uid", u->uid));
-	ok = ok && (groups = cJSON_AddArrayToObject(spec, "groups")) != NULL;
-	for (size_t i = 0; ok && i < u->n_groups; i++) {
-		cJSON *g = cJSON_CreateString(u->groups[i]);
-		ok = g && cJSON_AddItemToArray(groups, g);
-	}
-	ok = ok && (nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes")) != NULL;
-	ok = ok && cJSON_AddStringToObject(nr, "path", path) && cJSON_AddStringToObject(nr, "verb", verb);
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return print_free(o);
-}
-
-/* A string member at most GS_AUTHZ_NAME_MAX long, copied into *out (NULL when absent: 0). */
-static int copy_name(const cJSON *parent, const char *key, char **out, char *why, size_t whylen)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(parent, key);
-	*out = NULL;
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsString(v)) {
-		snprintf(why, whylen, "%s is not a string", key);
-		return -EINVAL;
-	}
-	if (strlen(v->valuestring) > GS_AUTHZ_NAME_MAX) {
-		snprintf(why, whylen, "%s is longer than %d bytes", key, GS_AUTHZ_NAME_MAX);
-		return -E2BIG;
-	}
-	*out = strdup(v->valuestring);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int decode_groups(const cJSON *user, struct gs_authz_user *u, char *why, size_t whylen)
-{
-	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(user, "groups"), *g;
-	int n, r = 0;
-
-	if (!groups || cJSON_IsNull(groups))
-		return 0;
-	if (!cJSON_IsArray(groups)) {
-		snprintf(why, whylen, "status.user.groups is not a list");
-		return -EINVAL;
-	}
-	n = cJSON_GetArraySize(groups);
-	if (n > GS_AUTHZ_GROUPS_MAX) {
-		snprintf(why, whylen, "more than %d groups", GS_AUTHZ_GROUPS_MAX);
-		return -E2BIG;
-	}
-	u->groups = calloc((size_t)n + 1, sizeof(*u->groups));
-	if (!u->groups)
-		return -ENOMEM;
-	cJSON_ArrayForEach(g, groups) {
-		if (!cJSON_IsString(g)) {
-			snprintf(why, whylen, "a group is not a string");
-			return -EINVAL;
-		}
-		if (strlen(g->valuestring) > GS_AUTHZ_NAME_MAX) {
-			snprintf(why, whylen, "a group is longer than %d bytes", GS_AUTHZ_NAME_MAX);
-			return -E2BIG;
-		}
-		if (!(u->groups[u->n_groups] = strdup(g->valuestring)))
-			return -ENOMEM;
-		u->n_groups++;
-	}
-	return r;
-}
-
-/* The reply's status object, or NULL with why set. *root to be freed by the caller. */
-static const cJSON *reply_status(const char *body, size_t len, cJSON **root, char *why, size_t whylen)
-{
-	const cJSON *st;
-	*root = cJSON_ParseWithLength(body, len);
-	if (!*root) {
-		snprintf(why, whylen, "the reply is not JSON");
-		return NULL;
-	}
-	st = cJSON_GetObjectItemCaseSensitive(*root, "status");
-	if (!cJSON_IsObject(st)) {
-		snprintf(why, whylen, "the reply has no status");
-		return NULL;
-	}
-	return st;
-}
-
-int gs_authz_decode_token_review(const char *body, size_t len, struct gs_authz_user *u, char *why, size_t whylen)
-{
-	cJSON *root;
-	const cJSON *st = reply_status(body, len, &root, why, whylen), *user, *err;
-	int r;
-
-	memset(u, 0, sizeof(*u));
-	if (!st) {
-		r = -EINVAL;
-		goto out;
-	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "authenticated"))) {
-		err = cJSON_GetObjectItemCaseSensitive(st, "error");
-		snprintf(why, whylen, "%.200s", cJSON_IsString(err) ? err->valuestring : "not authenticated");
-		r = 0;
-		goto out;
-	}
-	user = cJSON_GetObjectItemCaseSensitive(st, "user");
-	if (!cJSON_IsObject(user)) {
-		snprintf(why, whylen, "authenticated without status.user");
-		r = -EINVAL;
-		goto out;
-	}
-	if ((r = copy_name(user, "username", &u->name, why, whylen)) < 0 ||
-	    (r = copy_name(user, "uid", &u->uid, why, whylen)) < 0 || (r = decode_groups(user, u, why, whylen)) < 0)
-		goto out;
-	if (!u->name || !*u->name) {
-		snprintf(why, whylen, "authenticated without a user name");
-		r = -EINVAL;
-		goto out;
-	}
-	r = 1;
-out:
-	if (r != 1)
-		gs_authz_user_free(u);
-	cJSON_Delete(root);
-	return r;
-}
-
-int gs_authz_decode_access_review(const char *body, size_t len, char *why, size_t whylen)
-{
-	cJSON *root;
-	const cJSON *st = reply_status(body, len, &root, why, whylen), *allowed, *reason;
-	int r = -EINVAL;
-
-	if (st) {
-		allowed = cJSON_GetObjectItemCaseSensitive(st, "allowed");
-		reason = cJSON_GetObjectItemCaseSensitive(st, "reason");
-		if (!cJSON_IsBool(allowed)) {
-			snprintf(why, whylen, "status.allowed is not a boolean");
-		} else {
-			r = cJSON_IsTrue(allowed) && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "denied"));
-			snprintf(why, whylen, "%.200s", cJSON_IsString(reason) ? reason->valuestring : "");
-		}
-	}
-	cJSON_Delete(root);
-	return r;
 }
 
 static const char *bearer(const char *v)
@@ -265,7 +71,7 @@ struct gs_authz {
 
 struct token_entry {
 	int authenticated;
-	struct gs_authz_user user;
+	struct gs_review_user user;
 };
 
 struct access_entry {
@@ -292,7 +98,7 @@ struct job {
 static void token_entry_free(void *v)
 {
 	struct token_entry *e = v;
-	gs_authz_user_free(&e->user);
+	gs_review_user_free(&e->user);
 	free(e);
 }
 
@@ -393,7 +199,7 @@ static struct job *new_job(const unsigned char tok[32], const char *path, gs_aut
  * The authorization step for an authenticated user: a verdict now (cached, or throttled), or
  * PENDING with the job (j, or a new one) on a SubjectAccessReview. The verdict is not counted here.
  */
-static int access_step(struct gs_authz *a, const unsigned char tok[32], const struct gs_authz_user *u,
+static int access_step(struct gs_authz *a, const unsigned char tok[32], const struct gs_review_user *u,
 		       const char *path, gs_authz_cb cb, void *ud, struct job **j)
 {
 	unsigned char key[32];
@@ -406,7 +212,7 @@ static int access_step(struct gs_authz *a, const unsigned char tok[32], const st
 		return e->allowed ? GS_AUTHZ_ALLOW : GS_AUTHZ_FORBIDDEN;
 	rv = find_review(a, REVIEW_ACCESS, key);
 	if (!rv && may_review(a)) {
-		rv = send_review(a, REVIEW_ACCESS, key, gs_authz_access_review_json(u, path, "get"));
+		rv = send_review(a, REVIEW_ACCESS, key, gs_review_access_json(u, path, "get"));
 		if (!rv)
 			return GS_AUTHZ_ERROR;
 	}
@@ -439,7 +245,7 @@ int gs_authz_check(struct gs_authz *a, const char *token, const char *path, gs_a
 	}
 	rv = find_review(a, REVIEW_TOKEN, tok);
 	if (!rv && may_review(a)) {
-		rv = send_review(a, REVIEW_TOKEN, tok, gs_authz_token_review_json(token));
+		rv = send_review(a, REVIEW_TOKEN, tok, gs_review_token_json(token));
 		if (!rv)
 			return count(a, GS_AUTHZ_ERROR);
 	}
@@ -478,7 +284,7 @@ static void token_done(struct gs_authz *a, struct review *rv, int err, const str
 	struct token_entry *e = gs_xcalloc(1, sizeof(*e));
 	struct gs_list *l, *n;
 	char why[256] = "unexpected status";
-	int r = reply_ok(resp) && !err ? gs_authz_decode_token_review(resp->body, resp->body_len, &e->user, why,
+	int r = reply_ok(resp) && !err ? gs_review_decode_token(resp->body, resp->body_len, &e->user, why,
 								      sizeof(why))
 				       : -EIO;
 
@@ -504,7 +310,7 @@ static void access_done(struct gs_authz *a, struct review *rv, int err, const st
 {
 	struct gs_list *l, *n;
 	char why[256] = "unexpected status";
-	int r = reply_ok(resp) && !err ? gs_authz_decode_access_review(resp->body, resp->body_len, why, sizeof(why))
+	int r = reply_ok(resp) && !err ? gs_review_decode_access(resp->body, resp->body_len, why, sizeof(why))
 				       : -EIO;
 
 	if (r < 0) {

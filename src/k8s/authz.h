@@ -43,6 +43,7 @@
 #include "core/http.h"
 #include "core/metrics.h"
 #include "k8s/kubeconfig.h"
+#include "k8s/review.h"
 
 #define GS_AUTHZ_HEADER       "X-Gpu-Scheduler-Authorization"
 #define GS_AUTHZ_TOKEN_MAX    16384
@@ -54,8 +55,6 @@
 #define GS_AUTHZ_CONNS        2
 #define GS_AUTHZ_TIMEOUT_MS   5000
 #define GS_AUTHZ_REPLY_MAX    (256 * 1024) /* a review's answer; a user's groups and extra are small */
-#define GS_AUTHZ_NAME_MAX     1024         /* a user name, uid or group name */
-#define GS_AUTHZ_GROUPS_MAX   512
 
 enum gs_authz_verdict {
 	GS_AUTHZ_ALLOW = 0,
@@ -69,34 +68,6 @@ enum gs_authz_verdict {
 
 /* "allowed", "unauthenticated", "forbidden", "throttled", "error": the metric's result label. */
 const char *gs_authz_verdict_name(enum gs_authz_verdict v);
-
-/* ---- the reviews' JSON, without I/O ------------------------------------------------------------- */
-
-struct gs_authz_user {
-	char *name;
-	char *uid;      /* "" when the reply has none */
-	char **groups;
-	size_t n_groups;
-};
-void gs_authz_user_free(struct gs_authz_user *u); /* frees the members; safe on a zeroed struct */
-
-/* The TokenReview to POST for token (NUL-terminated JSON, malloc'd; the caller frees). NULL: -ENOMEM. */
-char *gs_authz_token_review_json(const char *token);
-/* The SubjectAccessReview asking whether u may `verb` the non-resource path. NULL: -ENOMEM. */
-char *gs_authz_access_review_json(const struct gs_authz_user *u, const char *path, const char *verb);
-
-/*
- * A TokenReview's reply: 1 authenticated (*u filled: the caller frees it), 0 not (status.error, if
- * any, in why), <0 a reply that is no TokenReview status (not JSON, no status, an authenticated user
- * without a name, a field over its cap: -EINVAL, -E2BIG, -ENOMEM), with the reason in why. *u is left
- * zeroed unless 1 is returned.
- */
-int gs_authz_decode_token_review(const char *body, size_t len, struct gs_authz_user *u, char *why, size_t whylen);
-/*
- * A SubjectAccessReview's reply: 1 allowed (status.allowed true and status.denied not true), 0 not
- * (status.reason in why), <0 not such a reply (why says how).
- */
-int gs_authz_decode_access_review(const char *body, size_t len, char *why, size_t whylen);
 
 /*
  * The bearer token of a request: from Authorization, else from GS_AUTHZ_HEADER; each must read

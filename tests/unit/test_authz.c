@@ -22,6 +22,7 @@
 #include "core/tls.h"
 #include "core/ttl_cache.h"
 #include "k8s/authz.h"
+#include "k8s/review.h"
 
 /* ---- the cache ---------------------------------------------------------------------------------- */
 
@@ -104,7 +105,7 @@ static void test_cache_bound(void **state)
 
 static void test_review_json(void **state)
 {
-	char *s = gs_authz_token_review_json("ab\"c\\d");
+	char *s = gs_review_token_json("ab\"c\\d");
 	cJSON *o = cJSON_Parse(s);
 	assert_non_null(o);
 	assert_string_equal(cJSON_GetObjectItem(o, "apiVersion")->valuestring, "authentication.k8s.io/v1");
@@ -114,9 +115,9 @@ static void test_review_json(void **state)
 	free(s);
 
 	char *groups[] = {"system:serviceaccounts", "system:authenticated"};
-	struct gs_authz_user u = {.name = "system:serviceaccount:monitoring:prometheus", .uid = "u-1",
+	struct gs_review_user u = {.name = "system:serviceaccount:monitoring:prometheus", .uid = "u-1",
 				  .groups = groups, .n_groups = 2};
-	s = gs_authz_access_review_json(&u, "/metrics", "get");
+	s = gs_review_access_json(&u, "/metrics", "get");
 	assert_string_equal(s, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\",\"spec\":"
 			       "{\"user\":\"system:serviceaccount:monitoring:prometheus\",\"uid\":\"u-1\",\"groups\":"
 			       "[\"system:serviceaccounts\",\"system:authenticated\"],\"nonResourceAttributes\":"
@@ -124,20 +125,20 @@ static void test_review_json(void **state)
 	free(s);
 	u.uid = "";
 	u.n_groups = 0;
-	s = gs_authz_access_review_json(&u, "/debug/pods/a/b", "get");
+	s = gs_review_access_json(&u, "/debug/pods/a/b", "get");
 	assert_null(strstr(s, "\"uid\""));
 	assert_non_null(strstr(s, "\"groups\":[]"));
 	free(s);
 }
 
-static int decode_tr(const char *body, struct gs_authz_user *u, char *why)
+static int decode_tr(const char *body, struct gs_review_user *u, char *why)
 {
-	return gs_authz_decode_token_review(body, strlen(body), u, why, 256);
+	return gs_review_decode_token(body, strlen(body), u, why, 256);
 }
 
 static void test_decode_token_review(void **state)
 {
-	struct gs_authz_user u;
+	struct gs_review_user u;
 	char why[256];
 
 	assert_int_equal(decode_tr("{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{\"username\":"
@@ -147,13 +148,13 @@ static void test_decode_token_review(void **state)
 	assert_string_equal(u.uid, "42");
 	assert_int_equal(u.n_groups, 2);
 	assert_string_equal(u.groups[1], "g2");
-	gs_authz_user_free(&u);
+	gs_review_user_free(&u);
 	assert_null(u.name);
 	/* no uid, no groups: fine */
 	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"bob\"}}}", &u, why), 1);
 	assert_null(u.uid);
 	assert_int_equal(u.n_groups, 0);
-	gs_authz_user_free(&u);
+	gs_review_user_free(&u);
 	/* not authenticated: 0, the apiserver's error in why */
 	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":false,\"error\":\"invalid bearer token\"}}", &u, why), 0);
 	assert_string_equal(why, "invalid bearer token");
@@ -174,15 +175,15 @@ static void test_decode_token_review(void **state)
 		assert_null(u.name);
 		assert_true(why[0] != '\0');
 	}
-	/* caps: a name over GS_AUTHZ_NAME_MAX, more than GS_AUTHZ_GROUPS_MAX groups */
-	char *big = malloc(GS_AUTHZ_NAME_MAX * 8 + 256), *p = big;
+	/* caps: a name over GS_REVIEW_NAME_MAX, more than GS_REVIEW_GROUPS_MAX groups */
+	char *big = malloc(GS_REVIEW_NAME_MAX * 8 + 256), *p = big;
 	p += sprintf(p, "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"");
-	memset(p, 'a', GS_AUTHZ_NAME_MAX + 1);
-	p += GS_AUTHZ_NAME_MAX + 1;
+	memset(p, 'a', GS_REVIEW_NAME_MAX + 1);
+	p += GS_REVIEW_NAME_MAX + 1;
 	strcpy(p, "\"}}}");
 	assert_int_equal(decode_tr(big, &u, why), -E2BIG);
 	p = big + sprintf(big, "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"a\",\"groups\":[");
-	for (int i = 0; i <= GS_AUTHZ_GROUPS_MAX; i++)
+	for (int i = 0; i <= GS_REVIEW_GROUPS_MAX; i++)
 		p += sprintf(p, "%s\"g\"", i ? "," : "");
 	strcpy(p, "]}}}");
 	assert_int_equal(decode_tr(big, &u, why), -E2BIG);
@@ -191,7 +192,7 @@ static void test_decode_token_review(void **state)
 
 static int decode_sar(const char *body, char *why)
 {
-	return gs_authz_decode_access_review(body, strlen(body), why, 256);
+	return gs_review_decode_access(body, strlen(body), why, 256);
 }
 
 static void test_decode_access_review(void **state)
