@@ -66,6 +66,7 @@ struct gs_authz {
 	int logged_refusal;           /* the apiserver refused a review once: logged */
 	struct gs_counter verdicts[GS_AUTHZ_VERDICT_COUNT];
 	struct gs_counter token_reviews, access_reviews;
+	char labels[GS_AUTHZ_VERDICT_COUNT][32]; /* the registry borrows them */
 	struct gs_closer closer;
 };
 
@@ -399,18 +400,13 @@ void gs_authz_gate(struct gs_health *h, struct gs_http_server_req *r, void *ud)
 
 static void register_metrics(struct gs_authz *a, struct gs_metrics *m)
 {
-	static const char *const labels[GS_AUTHZ_VERDICT_COUNT] = {
-		[GS_AUTHZ_ALLOW] = "result=\"allowed\"",
-		[GS_AUTHZ_UNAUTHENTICATED] = "result=\"unauthenticated\"",
-		[GS_AUTHZ_FORBIDDEN] = "result=\"forbidden\"",
-		[GS_AUTHZ_THROTTLED] = "result=\"throttled\"",
-		[GS_AUTHZ_ERROR] = "result=\"error\"",
-	};
-	for (int i = 0; i < GS_AUTHZ_VERDICT_COUNT; i++)
+	for (int i = 0; i < GS_AUTHZ_VERDICT_COUNT; i++) {
+		snprintf(a->labels[i], sizeof(a->labels[i]), "result=\"%s\"", verdict_names[i]);
 		gs_metrics_counter(m, "gpu_scheduler_secure_requests_total",
 				   "Requests for /metrics and /debug on the secure port, by the verdict of delegated "
 				   "authentication (TokenReview) and authorization (SubjectAccessReview).",
-				   labels[i], &a->verdicts[i]);
+				   a->labels[i], &a->verdicts[i]);
+	}
 	gs_metrics_counter(m, "gpu_scheduler_delegated_reviews_total",
 			   "TokenReviews and SubjectAccessReviews sent to the apiserver for the secure port.",
 			   "kind=\"tokenreview\"", &a->token_reviews);

@@ -3,6 +3,7 @@
  * (core/ttl_cache.c): the cache's expiry, bound and eviction; the TokenReview and SubjectAccessReview
  * encoders and decoders; the checker against a fake apiserver over HTTPS, counting the reviews it is
  * sent (shared reviews, cached verdicts, the rate limit, expiry); the secure port's gate end to end.
+ * The plain port without data is in test_health_api.c.
  * The real apiserver's answers are in tests/integration/test_secure_serving.sh.
  */
 #include <stdarg.h>
@@ -559,32 +560,6 @@ static void test_secure_port(void **state)
 	stop(&f);
 }
 
-/* The plain port of the daemon: probes only; /metrics and the route exist only when asked for. */
-static void test_plain_port_no_data(void **state)
-{
-	struct gs_metrics *m = gs_metrics_new();
-	struct gs_health *h;
-	struct gs_http_client *cl;
-	uv_loop_init(&loop);
-	closed = 0;
-	struct gs_health_opts ho = {.addr = "127.0.0.1:0", .metrics = m};
-	assert_int_equal(gs_health_start_opts(&loop, &ho, &h), 0);
-	struct gs_http_client_opts o = {.host = "127.0.0.1", .port = gs_health_port(h), .max_conns = 1};
-	assert_int_equal(gs_http_client_new(&loop, &o, &cl), 0);
-	get(cl, "/readyz", NULL, NULL);
-	assert_int_equal(status, 200);
-	get(cl, "/metrics", NULL, NULL);
-	assert_int_equal(status, 404);
-	get(cl, "/debug/pending", NULL, NULL);
-	assert_int_equal(status, 404);
-	gs_http_client_close(cl, on_closed, NULL);
-	gs_health_close(h, on_closed, NULL);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	assert_int_equal(closed, 2);
-	assert_int_equal(uv_loop_close(&loop), 0);
-	gs_metrics_free(m);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,7 +572,6 @@ int main(void)
 		cmocka_unit_test(test_checker_bounds),
 		cmocka_unit_test(test_checker_ttl_and_close),
 		cmocka_unit_test(test_secure_port),
-		cmocka_unit_test(test_plain_port_no_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,18 @@ static void on_closed(void *ud)
 	closed++;
 }
 
+/* Closes the client and the server, then checks that every handle is gone. */
+static void stop(struct gs_http_client *cl, struct gs_health *h, struct gs_metrics *m)
+{
+	closed = 0;
+	gs_http_client_close(cl, on_closed, NULL);
+	gs_health_close(h, on_closed, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(closed, 2);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	gs_metrics_free(m);
+}
+
 static int routed;
 static char *route_cb(const char *path, int *st, const char **ct, void *ud)
 {
@@ -116,12 +128,28 @@ static void test_endpoints(void **state)
 	get(cl, "POST", "/healthz");
 	assert_int_equal(status, 405);
 
-	gs_http_client_close(cl, on_closed, NULL);
-	gs_health_close(h, on_closed, NULL);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	assert_int_equal(closed, 2);
-	assert_int_equal(uv_loop_close(&loop), 0);
-	gs_metrics_free(m);
+	stop(cl, h, m);
+}
+
+/* The daemon's plain port: probes only; /metrics and the route exist only when asked for. */
+static void test_plain_port_no_data(void **state)
+{
+	uv_loop_init(&loop);
+	struct gs_metrics *m = gs_metrics_new();
+	struct gs_health *h;
+	struct gs_health_opts ho = {.addr = "127.0.0.1:0", .metrics = m};
+	assert_int_equal(gs_health_start_opts(&loop, &ho, &h), 0);
+	struct gs_http_client_opts o = {.host = "127.0.0.1", .port = gs_health_port(h), .max_conns = 1};
+	struct gs_http_client *cl;
+	assert_int_equal(gs_http_client_new(&loop, &o, &cl), 0);
+	ready = 1;
+	get(cl, "GET", "/readyz");
+	assert_int_equal(status, 200);
+	get(cl, "GET", "/metrics");
+	assert_int_equal(status, 404);
+	get(cl, "GET", "/debug/pending");
+	assert_int_equal(status, 404);
+	stop(cl, h, m);
 }
 
 static void test_classify(void **state)
@@ -187,6 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endpoints),
+		cmocka_unit_test(test_plain_port_no_data),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_bind_already_on),
 		cmocka_unit_test(test_escape_and_time),
