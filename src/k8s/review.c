@@ -68,6 +68,12 @@ char *gs_review_access_json(const struct gs_review_user *u, const char *path, co
 	return print_free(o);
 }
 
+static int oom(char *why, size_t whylen)
+{
+	snprintf(why, whylen, "out of memory");
+	return -ENOMEM;
+}
+
 /* A string member at most GS_REVIEW_NAME_MAX long, copied into *out (NULL when absent: 0). */
 static int copy_name(const cJSON *parent, const char *key, char **out, char *why, size_t whylen)
 {
@@ -84,13 +90,13 @@ static int copy_name(const cJSON *parent, const char *key, char **out, char *why
 		return -E2BIG;
 	}
 	*out = strdup(v->valuestring);
-	return *out ? 0 : -ENOMEM;
+	return *out ? 0 : oom(why, whylen);
 }
 
 static int decode_groups(const cJSON *user, struct gs_review_user *u, char *why, size_t whylen)
 {
 	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(user, "groups"), *g;
-	int n, r = 0;
+	int n;
 
 	if (!groups || cJSON_IsNull(groups))
 		return 0;
@@ -105,7 +111,7 @@ static int decode_groups(const cJSON *user, struct gs_review_user *u, char *why,
 	}
 	u->groups = calloc((size_t)n + 1, sizeof(*u->groups));
 	if (!u->groups)
-		return -ENOMEM;
+		return oom(why, whylen);
 	cJSON_ArrayForEach(g, groups) {
 		if (!cJSON_IsString(g)) {
 			snprintf(why, whylen, "a group is not a string");
@@ -116,10 +122,10 @@ static int decode_groups(const cJSON *user, struct gs_review_user *u, char *why,
 			return -E2BIG;
 		}
 		if (!(u->groups[u->n_groups] = strdup(g->valuestring)))
-			return -ENOMEM;
+			return oom(why, whylen);
 		u->n_groups++;
 	}
-	return r;
+	return 0;
 }
 
 /* The reply's status object, or NULL with why set. *root to be freed by the caller. */
