@@ -351,6 +351,7 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 		args[n++] = (char *)C.kubeconfig;
 		args[n++] = "--no-webhook";
 		args[n++] = "--health-addr=127.0.0.1:0";
+		args[n++] = "--secure-addr="; /* no port of its own to collide on: the bench reads no /metrics of it */
 		args[n++] = events_arg;
 	} else {
 		args[n++] = (char *)C.kube_scheduler;

@@ -499,8 +499,9 @@ static int start_daemon(void)
 	snprintf(cert, sizeof(cert), "--tls-cert-file=%s/tls.crt", C.out);
 	snprintf(key, sizeof(key), "--tls-private-key-file=%s/tls.key", C.out);
 	snprintf(log, sizeof(log), "%s/gpu-scheduler.log", C.out);
+	/* /metrics on the plain health port, as before the secure port: a bench, not a deployment. */
 	char *args[] = {(char *)C.daemon, "--kubeconfig", (char *)C.kubeconfig, waddr, haddr, cert, key,
-			"--events=false", NULL};
+			"--events=false", "--secure-addr=", "--insecure-debug-and-metrics", NULL};
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		fprintf(stderr, "%s: %s\n", log, strerror(errno));

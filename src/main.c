@@ -16,11 +16,15 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <mbedtls/platform_util.h>
+
+#include "core/buf.h"
 #include "core/health.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/options.h"
+#include "k8s/authz.h"
 #include "k8s/kube.h"
 #include "k8s/controller.h"
 #include "k8s/explain_cmd.h"
@@ -37,6 +41,10 @@ struct config {
 	const char *scheduler_name;
 	const char *annotation;
 	const char *health_addr;
+	const char *secure_addr;
+	const char *secure_cert_file;
+	const char *secure_key_file;
+	int insecure_data;
 	long qps;
 	long burst;
 	const char *content_type;
@@ -154,6 +162,12 @@ static int validate_label_key(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/* HOST:PORT, or "" for off. */
+static int validate_hostport_or_off(const char *v, char *err, size_t errlen)
+{
+	return *v ? gs_opt_validate_hostport(v, err, errlen) : 0;
+}
+
 #define OPT(f) offsetof(struct config, f)
 static const struct gs_opt options[] = {
 	{"kubeconfig", "KUBECONFIG_PATH", GS_OPT_STRING, NULL, 0, 0, OPT(kubeconfig), validate_readable,
@@ -163,7 +177,19 @@ static const struct gs_opt options[] = {
 	{"annotation", "GS_ANNOTATION", GS_OPT_STRING, "gpu-scheduling-map", 0, 0, OPT(annotation), validate_name,
 	 "the annotation holding the scheduling map"},
 	{"health-addr", "GS_HEALTH_ADDR", GS_OPT_STRING, "0.0.0.0:8080", 0, 0, OPT(health_addr),
-	 gs_opt_validate_hostport, "plain HTTP address of /healthz, /livez, /readyz and /metrics"},
+	 gs_opt_validate_hostport, "plain HTTP address of /healthz, /livez and /readyz (open to all: no data)"},
+	{"secure-addr", "GS_SECURE_ADDR", GS_OPT_STRING, "0.0.0.0:10259", 0, 0, OPT(secure_addr),
+	 validate_hostport_or_off, "HTTPS address of /metrics and /debug/ for bearer tokens the apiserver "
+	 "authenticates (TokenReview) and authorizes (SubjectAccessReview, get on the path); probes too; "
+	 "empty: off"},
+	{"secure-cert-file", "GS_SECURE_CERT_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(secure_cert_file),
+	 validate_readable, "--secure-addr's serving certificate (PEM, read at start); without it, a self-signed "
+	 "one made at start"},
+	{"secure-private-key-file", "GS_SECURE_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(secure_key_file),
+	 validate_readable, "--secure-addr's serving key (PEM, read at start)"},
+	{"insecure-debug-and-metrics", "GS_INSECURE_DEBUG_AND_METRICS", GS_OPT_BOOL, "false", 0, 0,
+	 OPT(insecure_data), NULL, "also serve /metrics and /debug/ on --health-addr without credentials "
+	 "(the old behaviour: anyone reaching the port reads every namespace's pods)"},
 	{"kube-api-qps", "GS_KUBE_API_QPS", GS_OPT_INT, "0", 0, 1000000, OPT(qps), NULL,
 	 "requests per second to the apiserver, 0 for unlimited"},
 	{"kube-api-burst", "GS_KUBE_API_BURST", GS_OPT_INT, "0", 0, 1000000, OPT(burst), NULL,
@@ -228,7 +254,7 @@ static const struct gs_opt options[] = {
 	{"leader-elect-resource-namespace", "GS_LEADER_ELECT_RESOURCE_NAMESPACE", GS_OPT_STRING, NULL, 0, 0,
 	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
 	{"debug-endpoints", "GS_DEBUG_ENDPOINTS", GS_OPT_BOOL, "true", 0, 0, OPT(debug_endpoints), NULL,
-	 "serve /debug/pods/NS/NAME and /debug/pending on --health-addr (why a pod waits)"},
+	 "serve /debug/pods/NS/NAME and /debug/pending (why a pod waits) on --secure-addr"},
 	{"shutdown-delay", "GS_SHUTDOWN_DELAY", GS_OPT_DURATION, "0s", 0, 300000, OPT(shutdown_delay_ms), NULL,
 	 "on SIGTERM, keep serving the webhook this long, every answer closing its connection, while the "
 	 "Service's endpoints drop this replica (bindings stop and the Lease is released at once)"},
@@ -248,6 +274,9 @@ struct daemon {
 	struct gs_kube *kube;
 	struct gs_controller *ctrl;
 	struct gs_health *health;
+	struct gs_health *secure;   /* --secure-addr */
+	struct gs_authz *authz;     /* its gate, with its own apiserver client */
+	int health_open;            /* of health and secure, those not closed yet */
 	struct gs_webhook *webhook;
 	struct gs_admission *admission;
 	struct gs_webhook_stats wstats;
@@ -289,7 +318,7 @@ static int ready_cb(char *why, size_t whylen, void *ud)
 
 static void finish(struct daemon *d)
 {
-	if (d->webhook || d->kube || d->certs)
+	if (d->webhook || d->kube || d->certs || d->authz)
 		return;
 	uv_close((uv_handle_t *)&d->drain, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -327,8 +356,17 @@ static void on_ctrl_stopped(void *ud)
 static void on_health_closed(void *ud)
 {
 	struct daemon *d = ud;
-	d->health = NULL;
+	if (d->health_open > 0 && --d->health_open > 0)
+		return;
+	d->health = d->secure = NULL;
 	gs_controller_stop(d->ctrl, GS_SHUTDOWN_GRACE_MS, on_ctrl_stopped, d);
+}
+
+static void on_authz_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->authz = NULL;
+	finish(d);
 }
 
 static void on_certs_closed(void *ud)
@@ -372,10 +410,16 @@ static void on_signal(uv_signal_t *s, int signum)
 	} else if (d->webhook) {
 		gs_webhook_close(d->webhook, on_webhook_closed, d);
 	}
+	/* Both servers close in this turn, before either answers again: /metrics renders series of both. */
+	d->health_open = !!d->health + !!d->secure;
 	if (d->health)
 		gs_health_close(d->health, on_health_closed, d);
-	else
+	if (d->secure)
+		gs_health_close(d->secure, on_health_closed, d);
+	if (!d->health_open)
 		on_health_closed(d);
+	if (d->authz) /* its reviews in flight are cancelled: the secure port's last gates answer 503 */
+		gs_authz_close(d->authz, on_authz_closed, d);
 }
 
 /* ---- startup ------------------------------------------------------------------------------------ */
@@ -553,6 +597,93 @@ static void on_pair(const char *cert, const char *key, int64_t not_after, void *
 		gs_log_info("webhook: serving the renewed certificate");
 }
 
+/* --secure-addr's pair: the files, else a self-signed one made now (as kube-scheduler does). */
+static int secure_tls(struct daemon *d, struct gs_tls_config **tls)
+{
+	static const char *const names[] = {"localhost", "127.0.0.1", NULL};
+	char err[512] = "", *cert = NULL, *key = NULL;
+	size_t cert_len = 0, key_len = 0;
+	int64_t now = (int64_t)time(NULL);
+	int r;
+
+	if (d->cfg.secure_cert_file) {
+		r = gs_read_file(d->cfg.secure_cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len);
+		if (r == 0)
+			r = gs_read_file(d->cfg.secure_key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len);
+		if (r < 0)
+			snprintf(err, sizeof(err), "reading the pair: %s", uv_strerror(r));
+	} else {
+		struct gs_tls_cert_req req = {
+			.common_name = "gpu-scheduler", .dns_names = names,
+			.not_before = now - 3600, .not_after = now + 365 * 86400,
+		};
+		r = gs_tls_generate(&req, NULL, NULL, &cert, &key, err, sizeof(err));
+		cert_len = cert ? strlen(cert) : 0;
+		key_len = key ? strlen(key) : 0;
+	}
+	if (r == 0)
+		r = gs_tls_server_config_new(cert, cert_len, key, key_len, tls, err, sizeof(err));
+	if (r < 0)
+		gs_log_error("--secure-addr: %s", err);
+	if (key)
+		mbedtls_platform_zeroize(key, key_len);
+	free(cert);
+	free(key);
+	return r;
+}
+
+/*
+ * The plain port: probes, and the data only with --insecure-debug-and-metrics. The secure port: the
+ * probes and the data, behind the apiserver's TokenReview and SubjectAccessReview (k8s/authz.h).
+ */
+static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
+{
+	char err[512] = "";
+	struct gs_tls_config *tls = NULL;
+	struct gs_health_opts ho = {
+		.addr = d->cfg.health_addr, .metrics = d->metrics, .serve_metrics = d->cfg.insecure_data,
+		.ready = ready_cb, .ud = d,
+	};
+	int r;
+
+	if ((r = gs_health_start_opts(&d->loop, &ho, &d->health)) < 0) {
+		gs_log_error("--health-addr %s: %s", d->cfg.health_addr, uv_strerror(r));
+		return r;
+	}
+	if (d->cfg.debug_endpoints && d->cfg.insecure_data)
+		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
+	gs_log_info("health and readiness on http://%s%s", d->cfg.health_addr,
+		    d->cfg.insecure_data ? ", metrics and explanations too, WITHOUT credentials "
+					   "(--insecure-debug-and-metrics)" : "");
+	if (!*d->cfg.secure_addr)
+		return 0;
+	struct gs_authz_opts ao = {.kc = kc, .metrics = d->metrics, .user_agent = "gpu-scheduler/" GS_VERSION};
+	if ((r = gs_authz_new(&d->loop, &ao, &d->authz, err, sizeof(err))) < 0) {
+		gs_log_error("secure port: apiserver client: %s", err);
+		return r;
+	}
+	if ((r = secure_tls(d, &tls)) < 0)
+		return r;
+	ho.addr = d->cfg.secure_addr;
+	ho.name = "secure";
+	ho.tls = tls;
+	ho.serve_metrics = 1;
+	ho.gate = gs_authz_gate;
+	ho.gate_ud = d->authz;
+	r = gs_health_start_opts(&d->loop, &ho, &d->secure);
+	gs_tls_config_unref(tls);
+	if (r < 0) {
+		gs_log_error("--secure-addr %s: %s", d->cfg.secure_addr, uv_strerror(r));
+		return r;
+	}
+	if (d->cfg.debug_endpoints)
+		gs_health_route(d->secure, "/debug/", gs_controller_debug, d->ctrl);
+	gs_log_info("metrics%s on https://%s for authorized bearer tokens (%s certificate)",
+		    d->cfg.debug_endpoints ? " and explanations under /debug/" : "", d->cfg.secure_addr,
+		    d->cfg.secure_cert_file ? "file" : "self-signed");
+	return 0;
+}
+
 static int start(struct daemon *d, struct gs_kubeconfig *kc)
 {
 	char err[512] = "";
@@ -605,14 +736,8 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		gs_log_error("scheduler: cannot start: %s", uv_strerror(r));
 		return r;
 	}
-	if ((r = gs_health_start(&d->loop, d->cfg.health_addr, d->metrics, ready_cb, d, &d->health)) < 0) {
-		gs_log_error("--health-addr %s: %s", d->cfg.health_addr, uv_strerror(r));
+	if ((r = servers_start(d, kc)) < 0)
 		return r;
-	}
-	if (d->cfg.debug_endpoints)
-		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
-	gs_log_info("health, readiness and metrics on http://%s%s", d->cfg.health_addr,
-		    d->cfg.debug_endpoints ? ", explanations under /debug/" : "");
 	if (!d->cfg.no_webhook) {
 		struct gs_admission_opts ao = {
 			.scheduler_name = d->cfg.scheduler_name,
@@ -681,6 +806,10 @@ int main(int argc, char **argv)
 	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
 		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
 				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
+		return 2;
+	}
+	if (!d.cfg.secure_cert_file != !d.cfg.secure_key_file) {
+		fprintf(stderr, "gpu-scheduler: --secure-cert-file and --secure-private-key-file go together\n");
 		return 2;
 	}
 	if (d.cfg.leader_elect && !gs_leader_durations_ok(d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms)) {

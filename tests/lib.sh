@@ -28,7 +28,10 @@
 #   equals WANT CMD...              CMD prints exactly WANT: check "x" equals 3 pod_count
 #   defer 'SHELL CODE'              run at exit, last registered first (cluster-scoped objects, ...)
 #   daemon_start [ARGS...]          build/gpu-scheduler in the background; sets DAEMON_PID, DAEMON_LOG,
-#                                   DAEMON_URL (health address); waits for /healthz
+#                                   DAEMON_URL (health address), DAEMON_SECURE_URL (--secure-addr, a
+#                                   free port); waits for /healthz. --insecure-debug-and-metrics unless
+#                                   DAEMON_INSECURE=0: the tests read /metrics and /debug on DAEMON_URL
+#                                   (test_secure_serving checks the secure port and the default)
 #   daemon_ready TIMEOUT            wait for /readyz "ok"
 #   daemon_stop [SIGNAL [TIMEOUT]]  stop it, DAEMON_RC = exit status; a status other than
 #                                   $DAEMON_EXPECT_RC (0) or a sanitizer report in the log is a FAIL
@@ -346,7 +349,7 @@ daemon_alive() {
 daemon_http() { curl -sf --max-time 2 "$DAEMON_URL$1"; }
 
 daemon_start() {
-	local port defaults=(--no-webhook --log-level debug --leader-elect=false)
+	local port sport insecure=(--insecure-debug-and-metrics) defaults=(--no-webhook --log-level debug --leader-elect=false)
 	if daemon_alive; then
 		fail "daemon_start" "already running as $DAEMON_PID"
 		return 1
@@ -357,15 +360,19 @@ daemon_start() {
 	fi
 	[ "${DAEMON_WEBHOOK:-0}" = 1 ] && defaults=(--log-level debug --leader-elect=false)
 	port=$(free_port) || { fail "daemon_start" "no free port"; return 1; }
+	sport=$(free_port) && [ "$sport" != "$port" ] || { fail "daemon_start" "no second free port"; return 1; }
+	[ "${DAEMON_INSECURE:-1}" = 0 ] && insecure=()
 	mkdir -p "$GS_TEST_LOGS"
 	# One log per start: <test>-daemon-1.log, -2.log, ...; a new run of the test replaces them.
 	[ "$T_DAEMON_N" = 0 ] && rm -f "$GS_TEST_LOGS/$T_NAME-daemon-"*.log
 	T_DAEMON_N=$((T_DAEMON_N + 1))
 	DAEMON_LOG=$GS_TEST_LOGS/$T_NAME-daemon-$T_DAEMON_N.log
 	DAEMON_URL=http://127.0.0.1:$port
+	DAEMON_SECURE_URL=https://127.0.0.1:$sport
 	DAEMON_RC=
-	echo "  daemon: $GS_DAEMON_BIN ${defaults[*]} $* (log $DAEMON_LOG)"
-	"$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" "${defaults[@]}" "$@" \
+	echo "  daemon: $GS_DAEMON_BIN ${insecure[*]} ${defaults[*]} $* (log $DAEMON_LOG)"
+	"$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" --secure-addr "127.0.0.1:$sport" \
+		"${insecure[@]}" "${defaults[@]}" "$@" \
 		</dev/null >"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	if ! wait_for "daemon /healthz" 15 daemon_healthz_or_dead; then

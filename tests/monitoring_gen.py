@@ -17,6 +17,10 @@ checks (tests/integration/test_monitoring.sh drives it; docs/monitoring.md).
         series built from the two scrapes: SCRAPE_SHORT taken with a webhook certificate expiring within
         14 days and at least two wait reasons with pods, SCRAPE_LONG after the certificate was renewed;
         NOW_* the wall clock (seconds) at each scrape
+  scrape-config SERVICEMONITOR TARGET TOKEN_FILE [JOB]
+        a Prometheus configuration scraping TARGET (host:port) as the ServiceMonitor's one endpoint
+        says (scheme, path, interval shortened to 1s, bearerTokenFile and tlsConfig.insecureSkipVerify,
+        the only fields it uses; anything else is refused), the token read from TOKEN_FILE; job JOB
 Exit status: 0, 1 when a check fails (the problems on stderr), 2 on usage errors.
 """
 import json
@@ -309,6 +313,26 @@ def cmd_alert_tests(short_path, now_short, long_path, now_long, rules_path):
                    sort_keys=False, width=200)
 
 
+def cmd_scrape_config(monitor, target, token_file, job=JOB):
+    sm = yaml.safe_load(open(monitor))
+    eps = sm["spec"]["endpoints"]
+    if len(eps) != 1:
+        die("%s: %d endpoints, expected one" % (monitor, len(eps)))
+    ep = dict(eps[0])
+    tls = ep.pop("tlsConfig", {})
+    known = {"port", "path", "interval", "scheme", "bearerTokenFile"}
+    if set(ep) - known or set(tls) - {"insecureSkipVerify"}:
+        die("%s: fields this generator does not translate: %s" % (monitor, sorted((set(ep) - known) | set(tls))))
+    if "bearerTokenFile" not in ep:
+        die("%s: no bearerTokenFile: the secure port refuses a scrape without a token" % monitor)
+    job_cfg = {"job_name": job, "scrape_interval": "1s", "scrape_timeout": "1s",
+               "metrics_path": ep.get("path", "/metrics"), "scheme": ep.get("scheme", "http"),
+               "authorization": {"type": "Bearer", "credentials_file": token_file},
+               "tls_config": {"insecure_skip_verify": bool(tls.get("insecureSkipVerify", False))},
+               "static_configs": [{"targets": [target]}]}
+    yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": [job_cfg]}, sys.stdout, sort_keys=False)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "rules":
         return cmd_rules(argv[2], "--no-annotations" in argv[3:])
@@ -316,6 +340,8 @@ def main(argv):
         return cmd_dashboard(argv[2])
     if len(argv) >= 4 and argv[1] == "names":
         return cmd_names(argv[2], argv[3:])
+    if len(argv) in (5, 6) and argv[1] == "scrape-config":
+        return cmd_scrape_config(*argv[2:])
     if len(argv) == 7 and argv[1] == "alert-tests":
         return cmd_alert_tests(*argv[2:])
     die(__doc__, 2)

@@ -1,9 +1,11 @@
 #include "core/buf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void gs_buf_init(struct gs_buf *b, size_t cap)
 {
@@ -131,4 +133,40 @@ char *gs_buf_steal(struct gs_buf *b, size_t *len)
 	b->len = 0;
 	b->size = 0;
 	return p;
+}
+
+int gs_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char *buf = malloc(max + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	int r = 0;
+	while (r == 0 && n <= max) {
+		ssize_t k = read(fd, buf + n, max + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			r = -errno;
+		else if (k == 0)
+			break;
+		else
+			n += (size_t)k;
+	}
+	close(fd);
+	if (r == 0 && n > max)
+		r = -EFBIG;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
 }

@@ -48,4 +48,11 @@ void gs_buf_consume(struct gs_buf *b, size_t n);
 /* Hands the memory to the caller (who frees it) and leaves the buffer empty. May return NULL. */
 char *gs_buf_steal(struct gs_buf *b, size_t *len);
 
+/*
+ * Reads a whole file of at most max bytes (a certificate, a key) into a NUL-terminated buffer *out
+ * (malloc'ed, max + 1 bytes; the caller frees it) of *len bytes. 0, -EFBIG over max, -ENOMEM,
+ * or -errno.
+ */
+int gs_read_file(const char *path, size_t max, char **out, size_t *len);
+
 #endif

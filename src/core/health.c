@@ -26,6 +26,7 @@ struct gs_health {
 	uv_loop_t *loop;
 	struct gs_http_server *server;
 	struct gs_metrics *metrics;
+	int serve_metrics;
 	gs_health_ready_cb ready;
 	void *ud;
 	uv_timer_t tick;
@@ -34,11 +35,15 @@ struct gs_health {
 	char *route_prefix;
 	gs_health_route_cb route;
 	void *route_ud;
+	gs_health_gate_cb gate;
+	void *gate_ud;
+	char name[16];
 	struct gs_closer closer;
 	struct gs_health_closed {
 		struct gs_health *h;
 		int reason;
 	} closed_ud[GS_HTTP_CLOSE_REASON_COUNT];
+	char labels[GS_HTTP_CLOSE_REASON_COUNT][64]; /* the registry borrows them */
 };
 
 static void on_tick(uv_timer_t *t)
@@ -53,6 +58,38 @@ static void on_tick(uv_timer_t *t)
 static void respond_text(struct gs_http_server_req *r, int status, const char *text)
 {
 	gs_http_respond(r, status, "text/plain; charset=utf-8", text, strlen(text), NULL, 0);
+}
+
+/* /metrics or the route: what a gate guards. */
+static int is_data(const struct gs_health *h, const char *path)
+{
+	if (strcmp(path, "/metrics") == 0)
+		return h->serve_metrics && h->metrics;
+	return h->route && strncmp(path, h->route_prefix, strlen(h->route_prefix)) == 0;
+}
+
+static void serve_data(struct gs_health *h, struct gs_http_server_req *r, const char *path)
+{
+	if (strcmp(path, "/metrics") == 0) {
+		struct gs_buf b;
+		gs_buf_init(&b, GS_HEALTH_METRICS_MAX);
+		if (gs_metrics_render(h->metrics, &b) == 0) {
+			gs_http_respond(r, 200, GS_METRICS_CONTENT_TYPE, b.data ? b.data : "", b.len, NULL, 0);
+		} else {
+			gs_log_error("metrics: rendering failed");
+			respond_text(r, 500, "metrics rendering failed\n");
+		}
+		gs_buf_free(&b);
+	} else {
+		int status = 500;
+		const char *ctype = "text/plain; charset=utf-8";
+		char *body = h->route(path, &status, &ctype, h->route_ud);
+		if (body)
+			gs_http_respond(r, status, ctype, body, strlen(body), NULL, 0);
+		else
+			respond_text(r, 500, "out of memory\n");
+		free(body);
+	}
 }
 
 static void on_request(struct gs_http_server_req *r, void *ud)
@@ -85,28 +122,35 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 			snprintf(msg, sizeof(msg), "%s\n", why);
 			respond_text(r, 503, msg);
 		}
-	} else if (strcmp(path, "/metrics") == 0 && h->metrics) {
-		struct gs_buf b;
-		gs_buf_init(&b, GS_HEALTH_METRICS_MAX);
-		if (gs_metrics_render(h->metrics, &b) == 0) {
-			gs_http_respond(r, 200, GS_METRICS_CONTENT_TYPE, b.data ? b.data : "", b.len, NULL, 0);
+	} else if (is_data(h, path)) {
+		if (h->gate) {
+			gs_closer_hold(&h->closer); /* dropped by gs_health_gate_done */
+			h->gate(h, r, h->gate_ud);
 		} else {
-			gs_log_error("metrics: rendering failed");
-			respond_text(r, 500, "metrics rendering failed\n");
+			serve_data(h, r, path);
 		}
-		gs_buf_free(&b);
-	} else if (h->route && strncmp(path, h->route_prefix, strlen(h->route_prefix)) == 0) {
-		int status = 500;
-		const char *ctype = "text/plain; charset=utf-8";
-		char *body = h->route(path, &status, &ctype, h->route_ud);
-		if (body)
-			gs_http_respond(r, status, ctype, body, strlen(body), NULL, 0);
-		else
-			respond_text(r, 500, "out of memory\n");
-		free(body);
 	} else {
 		respond_text(r, 404, "not found\n");
 	}
+}
+
+void gs_health_gate_done(struct gs_health *h, struct gs_http_server_req *r, int status, const char *text,
+			 const struct gs_http_header *extra, size_t n_extra)
+{
+	static const struct gs_http_header retry = {"Retry-After", "1"};
+	if (status == 0 && gs_closer_closing(&h->closer)) {
+		/* The connection is gone already; and the registry may hold series of servers being freed. */
+		gs_http_respond(r, 503, "text/plain; charset=utf-8", "shutting down\n", 14, NULL, 0);
+	} else if (status == 0) {
+		serve_data(h, r, gs_http_req_path(r));
+	} else {
+		if (status == 429 && !extra) {
+			extra = &retry;
+			n_extra = 1;
+		}
+		gs_http_respond(r, status, "text/plain; charset=utf-8", text, strlen(text), extra, n_extra);
+	}
+	gs_closer_drop(&h->closer);
 }
 
 void gs_health_route(struct gs_health *h, const char *prefix, gs_health_route_cb cb, void *ud)
@@ -128,28 +172,32 @@ static double m_closed(void *ud)
 /* gpu_scheduler_http_connections_closed_total{server="health",reason=...}, read at scrape time. */
 static void register_metrics(struct gs_health *h)
 {
-	static char labels[GS_HTTP_CLOSE_REASON_COUNT][64];
 	for (int i = 0; i < GS_HTTP_CLOSE_REASON_COUNT; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "server=\"health\",reason=\"%s\"",
+		snprintf(h->labels[i], sizeof(h->labels[i]), "server=\"%s\",reason=\"%s\"", h->name,
 			 gs_http_close_reason_name((enum gs_http_close_reason)i));
 		h->closed_ud[i].h = h;
 		h->closed_ud[i].reason = i;
-		gs_metrics_counter_fn(h->metrics, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, labels[i], m_closed,
+		gs_metrics_counter_fn(h->metrics, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, h->labels[i], m_closed,
 				      &h->closed_ud[i]);
 	}
 }
 
-int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
-		    void *ud, struct gs_health **out)
+int gs_health_start_opts(uv_loop_t *loop, const struct gs_health_opts *ho, struct gs_health **out)
 {
 	struct gs_health *h = gs_xcalloc(1, sizeof(*h));
+	struct gs_metrics *metrics = ho->metrics;
 	h->loop = loop;
 	h->metrics = metrics;
-	h->ready = ready;
-	h->ud = ud;
+	h->serve_metrics = ho->serve_metrics;
+	h->ready = ho->ready;
+	h->ud = ho->ud;
+	h->gate = ho->gate;
+	h->gate_ud = ho->gate_ud;
+	snprintf(h->name, sizeof(h->name), "%s", ho->name ? ho->name : "health");
 	struct gs_http_server_opts o = {
-		.addr = addr,
-		.name = "health",
+		.addr = ho->addr,
+		.tls = ho->tls,
+		.name = h->name,
 		.max_body = 4096,
 		.max_conns = GS_HEALTH_MAX_CONNS,
 		.header_timeout_ms = GS_HEALTH_HEADER_MS,
@@ -170,6 +218,15 @@ int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metric
 	uv_unref((uv_handle_t *)&h->tick);
 	*out = h;
 	return 0;
+}
+
+int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
+		    void *ud, struct gs_health **out)
+{
+	struct gs_health_opts o = {
+		.addr = addr, .metrics = metrics, .serve_metrics = 1, .ready = ready, .ud = ud,
+	};
+	return gs_health_start_opts(loop, &o, out);
 }
 
 int gs_health_port(const struct gs_health *h)

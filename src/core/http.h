@@ -179,7 +179,7 @@ enum gs_http_close_reason {
 const char *gs_http_close_reason_name(enum gs_http_close_reason r);
 /* The metric family both servers register closed[] under, labelled server="..." and reason="...". */
 #define GS_HTTP_CLOSED_METRIC "gpu_scheduler_http_connections_closed_total"
-#define GS_HTTP_CLOSED_HELP   "Connections closed by the webhook and health servers, by reason."
+#define GS_HTTP_CLOSED_HELP   "Connections closed by the webhook, health and secure servers, by reason."
 
 /* Called once per complete request. The handler must call gs_http_respond exactly once, now or later. */
 typedef void (*gs_http_handler_cb)(struct gs_http_server_req *req, void *ud);

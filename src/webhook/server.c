@@ -116,39 +116,6 @@ static int file_id_eq(const struct file_id *a, const struct file_id *b)
 	       a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-/* Reads a whole file (at most GS_WEBHOOK_CERT_MAX bytes), NUL-terminated. 0 or -errno. */
-static int file_read(const char *path, char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	char *buf = gs_xmalloc(GS_WEBHOOK_CERT_MAX + 1);
-	size_t n = 0;
-	int r = 0;
-	while (r == 0 && n <= GS_WEBHOOK_CERT_MAX) {
-		ssize_t k = read(fd, buf + n, GS_WEBHOOK_CERT_MAX + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			r = -errno;
-		else if (k == 0)
-			break;
-		else
-			n += (size_t)k;
-	}
-	close(fd);
-	if (r == 0 && n > GS_WEBHOOK_CERT_MAX)
-		r = -EFBIG;
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /*
  * Builds a TLS config from a pair and serves it: the one place a pair becomes current. Takes cert and
  * key over on success (freed on failure too). 0, or -EINVAL with a reason in err.
@@ -189,11 +156,11 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 	size_t cert_len = 0, key_len = 0;
 	int r;
 
-	if ((r = file_stat(w->cert_file, &cid)) < 0 || (r = file_read(w->cert_file, &cert, &cert_len)) < 0) {
+	if ((r = file_stat(w->cert_file, &cid)) < 0 || (r = gs_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->cert_file, strerror(-r));
 		goto out;
 	}
-	if ((r = file_stat(w->key_file, &kid)) < 0 || (r = file_read(w->key_file, &key, &key_len)) < 0) {
+	if ((r = file_stat(w->key_file, &kid)) < 0 || (r = gs_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->key_file, strerror(-r));
 		goto out;
 	}

@@ -21,7 +21,8 @@
 #                                 ..data -> VERSION (a directory made by test_pair)
 #   secret_swap VOL VERSION       the kubelet's atomic swap of ..data to VERSION
 #
-# Leader-elected replicas (test_leader, chaos_leader), each with its own health port and log:
+# Leader-elected replicas (test_leader, chaos_leader), each with its own health port (serving /metrics
+# and /debug: --insecure-debug-and-metrics, no secure port) and log:
 #   replica NAME [ARGS...]        starts a daemon electing on Lease $LEASE in $NS with ARGS, or without
 #                                 any with REPLICA_ARGS (default --no-webhook); sets RURL, RLOG, RPID[NAME]; waits
 #                                 for /readyz; killed (even if stopped) at exit
@@ -164,7 +165,8 @@ replica() {
 	RURL[$name]=http://127.0.0.1:$port
 	RLOG[$name]=$GS_TEST_LOGS/$T_NAME-$name.log
 	mkdir -p "$GS_TEST_LOGS"
-	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" "${extra[@]}" \
+	POD_NAME=$name "$GS_DAEMON_BIN" --kubeconfig "$KUBECONFIG" --health-addr "127.0.0.1:$port" \
+		--secure-addr "" --insecure-debug-and-metrics "${extra[@]}" \
 		--require-env=false --log-level debug --leader-elect --leader-elect-resource-name "$LEASE" \
 		--leader-elect-resource-namespace "$NS" </dev/null >"${RLOG[$name]}" 2>&1 &
 	RPID[$name]=$!

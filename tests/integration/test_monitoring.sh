@@ -5,6 +5,9 @@
 # evaluated by `promtool test rules` on series built from scrapes of the running daemon (a bound pod, pods
 # waiting with two reasons, reviews through its webhook, a webhook certificate expiring in 10 days and
 # then renewed for 60), fires when its condition holds and not otherwise (tests/monitoring_gen.py).
+# And a real Prometheus (Debian's) scrapes the daemon's secure port as the ServiceMonitor says, with a
+# ServiceAccount token bound by deploy/monitoring/rbac.yaml: up 1 and the daemon's series stored; the
+# same scrape with the token of a ServiceAccount without the role is refused (up 0, 403).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -86,6 +89,51 @@ check_eventually "renewed certificate reloaded" 25 eval \
 	'[ "$(metric "gpu_scheduler_webhook_cert_reloads_total{result=\"success\"}")" -gt "$reloads" ]'
 daemon_http /metrics >"$work/long.prom"
 now_long=$(date +%s)
+
+# --- a real Prometheus scrapes the secure port with its ServiceAccount token -------------------------------
+# deploy/rbac.yaml's metrics-reader ClusterRole and deploy/monitoring/rbac.yaml's binding, under test
+# names, the binding's subject a ServiceAccount of the test namespace (the deployed one names
+# monitoring/prometheus-k8s).
+python3 - "$GS_ROOT/deploy/rbac.yaml" "$MON/rbac.yaml" "gs-test-$NS" "$NS" >"$work/prom-rbac.yaml" <<'EOF'
+import sys, yaml
+name, ns = sys.argv[3], sys.argv[4]
+role = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["metadata"]["name"] == "gpu-scheduler-metrics-reader"]
+binding = list(yaml.safe_load_all(open(sys.argv[2])))
+assert len(role) == 1 and len(binding) == 1 and binding[0]["roleRef"]["name"] == "gpu-scheduler-metrics-reader"
+role[0]["metadata"]["name"] = binding[0]["metadata"]["name"] = binding[0]["roleRef"]["name"] = name
+binding[0]["subjects"] = [{"kind": "ServiceAccount", "name": "prometheus", "namespace": ns}]
+print(yaml.safe_dump_all(role + binding))
+EOF
+defer "NS= kc delete clusterrole gs-test-$NS >/dev/null 2>&1; NS= kc delete clusterrolebinding gs-test-$NS >/dev/null 2>&1"
+check "deploy/monitoring/rbac.yaml's binding (and its ClusterRole) apply" eval 'NS= kc apply -f "$work/prom-rbac.yaml" >/dev/null'
+kc create serviceaccount prometheus >/dev/null
+kc create serviceaccount nobody >/dev/null
+sa_token() {
+	local s
+	s=$(kc get serviceaccount "$1" -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
+		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
+}
+check_eventually "ServiceAccount tokens minted" 30 eval \
+	'sa_token prometheus >"$work/prom.token" && sa_token nobody >"$work/nobody.token"'
+target=${DAEMON_SECURE_URL#https://}
+python3 "$GEN" scrape-config "$MON/servicemonitor.yaml" "$target" "$work/prom.token" >"$work/prom.yml" &&
+	python3 "$GEN" scrape-config "$MON/servicemonitor.yaml" "$target" "$work/nobody.token" nobody >"$work/nobody.yml" &&
+	python3 -c 'import sys, yaml; a = yaml.safe_load(open(sys.argv[1])); a["scrape_configs"] += yaml.safe_load(open(sys.argv[2]))["scrape_configs"]; yaml.safe_dump(a, open(sys.argv[1], "w"))' \
+		"$work/prom.yml" "$work/nobody.yml"
+check "Prometheus configuration from the ServiceMonitor (https, bearer token file)" promtool check config "$work/prom.yml"
+pport=$(free_port)
+prometheus --config.file="$work/prom.yml" --storage.tsdb.path="$work/tsdb" --web.listen-address="127.0.0.1:$pport" \
+	>"$work/prometheus.log" 2>&1 &
+prom=$!
+defer "kill $prom 2>/dev/null || true"
+# pq QUERY: the first value of an instant query ("" when none).
+pq() { curl -sf --max-time 2 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // ""'; }
+check_eventually "Prometheus scrapes the secure port with the bound token: up 1" 30 eval '[ "$(pq "up{job=\"gpu-scheduler-metrics\"}")" = 1 ]'
+check "... and stores the daemon's series (gpu_scheduler_ready 1)" eval '[ "$(pq "gpu_scheduler_ready{job=\"gpu-scheduler-metrics\"}")" = 1 ]'
+check_eventually "the same scrape with a token without the role: up 0" 30 eval '[ "$(pq "up{job=\"nobody\"}")" = 0 ]'
+check "... refused with 403" eval 'curl -sf "http://127.0.0.1:$pport/api/v1/targets" |
+	jq -r ".data.activeTargets[] | select(.labels.job == \"nobody\") | .lastError" | grep -q 403'
+kill "$prom" 2>/dev/null
 
 # --- every alert evaluated by promtool on series from the scrapes ----------------------------------------
 check "rules for promtool test (annotations dropped)" eval \

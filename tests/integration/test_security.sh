@@ -92,7 +92,7 @@ kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$sat" >"$work/sa.kubeconfi
 
 can() { API_TOKEN=$sat NS= kc --token "$sat" auth can-i "$@" 2>/dev/null | grep -qx yes; }
 for v in "list pods" "watch pods" "create pods --subresource=binding" "patch pods --subresource=status" \
-	"list nodes" "watch nodes" "create events"; do
+	"list nodes" "watch nodes" "create events" "create tokenreviews" "create subjectaccessreviews"; do
 	check "RBAC allows: $v" can $v --all-namespaces
 done
 for v in "create pods" "update pods" "delete nodes" "update nodes" "list secrets" "create clusterroles"; do

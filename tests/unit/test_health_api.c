@@ -57,6 +57,18 @@ static void on_closed(void *ud)
 	closed++;
 }
 
+/* Closes the client and the server, then checks that every handle is gone. */
+static void stop(struct gs_http_client *cl, struct gs_health *h, struct gs_metrics *m)
+{
+	closed = 0;
+	gs_http_client_close(cl, on_closed, NULL);
+	gs_health_close(h, on_closed, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(closed, 2);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	gs_metrics_free(m);
+}
+
 static int routed;
 static char *route_cb(const char *path, int *st, const char **ct, void *ud)
 {
@@ -116,8 +128,89 @@ static void test_endpoints(void **state)
 	get(cl, "POST", "/healthz");
 	assert_int_equal(status, 405);
 
-	gs_http_client_close(cl, on_closed, NULL);
+	stop(cl, h, m);
+}
+
+/* The daemon's plain port: probes only; /metrics and the route exist only when asked for. */
+static void test_plain_port_no_data(void **state)
+{
+	uv_loop_init(&loop);
+	struct gs_metrics *m = gs_metrics_new();
+	struct gs_health *h;
+	struct gs_health_opts ho = {.addr = "127.0.0.1:0", .metrics = m};
+	assert_int_equal(gs_health_start_opts(&loop, &ho, &h), 0);
+	struct gs_http_client_opts o = {.host = "127.0.0.1", .port = gs_health_port(h), .max_conns = 1};
+	struct gs_http_client *cl;
+	assert_int_equal(gs_http_client_new(&loop, &o, &cl), 0);
+	ready = 1;
+	get(cl, "GET", "/readyz");
+	assert_int_equal(status, 200);
+	get(cl, "GET", "/metrics");
+	assert_int_equal(status, 404);
+	get(cl, "GET", "/debug/pending");
+	assert_int_equal(status, 404);
+	stop(cl, h, m);
+}
+
+/* A gate that holds what it is given, and answers when the test says. */
+static struct gs_http_server_req *gated;
+static void hold_gate(struct gs_health *h, struct gs_http_server_req *r, void *ud)
+{
+	gated = r;
+}
+
+static int call_done, call_err;
+static void on_call(struct gs_http_call *c, int err, const struct gs_http_response *r, void *ud)
+{
+	call_done = 1;
+	call_err = err;
+	status = r ? r->status : 0;
+}
+
+/* The gate answers later: refusal, then passage; and a close waits for the gate's last answer. */
+static void test_gate(void **state)
+{
+	uv_loop_init(&loop);
+	struct gs_metrics *m = gs_metrics_new();
+	struct gs_health *h;
+	struct gs_http_client *cl;
+	struct gs_health_opts ho = {.addr = "127.0.0.1:0", .metrics = m, .serve_metrics = 1, .gate = hold_gate};
+	struct gs_http_request req = {.method = "GET", .path = "/metrics"};
+	assert_int_equal(gs_health_start_opts(&loop, &ho, &h), 0);
+	struct gs_http_client_opts o = {.host = "127.0.0.1", .port = gs_health_port(h), .max_conns = 1};
+	assert_int_equal(gs_http_client_new(&loop, &o, &cl), 0);
+
+	get(cl, "GET", "/healthz"); /* the probes never meet the gate */
+	assert_int_equal(status, 200);
+	assert_null(gated);
+	for (int pass = 0; pass < 2; pass++) {
+		call_done = 0;
+		assert_int_equal(gs_http_send(cl, &req, on_call, NULL, NULL), 0);
+		while (!gated)
+			uv_run(&loop, UV_RUN_ONCE);
+		assert_false(call_done);
+		gs_health_gate_done(h, gated, pass ? 0 : 401, "no\n", NULL, 0);
+		gated = NULL;
+		while (!call_done)
+			uv_run(&loop, UV_RUN_ONCE);
+		assert_int_equal(status, pass ? 200 : 401);
+	}
+	/* Held at the gate when the server closes: the close completes only after the gate answers. */
+	call_done = 0;
+	assert_int_equal(gs_http_send(cl, &req, on_call, NULL, NULL), 0);
+	while (!gated)
+		uv_run(&loop, UV_RUN_ONCE);
+	closed = 0;
 	gs_health_close(h, on_closed, NULL);
+	for (int i = 0; i < 20; i++)
+		uv_run(&loop, UV_RUN_NOWAIT);
+	assert_int_equal(closed, 0);
+	gs_health_gate_done(h, gated, 0, "", NULL, 0); /* into the void: the connection is gone */
+	gated = NULL;
+	while (closed < 1 || !call_done)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_true(call_err < 0);
+	gs_http_client_close(cl, on_closed, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	assert_int_equal(closed, 2);
 	assert_int_equal(uv_loop_close(&loop), 0);
@@ -187,6 +280,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endpoints),
+		cmocka_unit_test(test_plain_port_no_data),
+		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_bind_already_on),
 		cmocka_unit_test(test_escape_and_time),
