@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_nul.h"
 #include "core/log.h"
 
 /* Where an error goes, and which object it is about ("pod default/web-0"). */
@@ -942,7 +943,8 @@ int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t
 /* Parses json[0..len) as exactly one JSON value (blanks may follow). */
 static cJSON *parse_doc(struct dctx *d, const char *json, size_t len, int *r)
 {
-	const char *end = NULL;
+	const char *end = NULL, *text;
+	char *masked;
 	cJSON *root;
 
 	*r = 0;
@@ -950,19 +952,27 @@ static cJSON *parse_doc(struct dctx *d, const char *json, size_t len, int *r)
 		*r = dfail(d, "empty document");
 		return NULL;
 	}
-	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	if (!root) {
-		size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
-		*r = dfail(d, "invalid JSON near byte %zu of %zu", at, len);
+	/* Names compare exactly: a NUL would end cJSON's copy of a string early (core/json_nul.h). */
+	if (!(text = gs_json_mask_nul(json, len, &masked))) {
+		*r = dnomem(d);
 		return NULL;
 	}
-	for (; end < json + len; end++) {
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		*r = dfail(d, "invalid JSON near byte %zu of %zu", at, len);
+		free(masked);
+		return NULL;
+	}
+	for (; end < text + len; end++) {
 		if (!(*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) {
-			*r = dfail(d, "trailing bytes after the JSON value at byte %zu", (size_t)(end - json));
+			*r = dfail(d, "trailing bytes after the JSON value at byte %zu", (size_t)(end - text));
 			cJSON_Delete(root);
+			free(masked);
 			return NULL;
 		}
 	}
+	free(masked);
 	if (!cJSON_IsObject(root)) {
 		*r = dfail(d, "not a JSON object");
 		cJSON_Delete(root);

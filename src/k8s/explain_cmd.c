@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/json_nul.h"
 #include "core/log.h"
 #include "k8s/kube.h"
 #include "k8s/decode.h"
@@ -103,6 +104,19 @@ static int fetch(struct run *x, const char *path, const char *what, int allow_40
 	return r;
 }
 
+/* An answer as cJSON, each NUL of a string masked as the daemon's decoder masks it (core/json_nul.h),
+ * so that explain reads a name exactly as the daemon does. NULL when it is not JSON. */
+static cJSON *parse_body(const char *body)
+{
+	size_t len = strlen(body);
+	char *masked;
+	const char *text = gs_json_mask_nul(body, len, &masked);
+	cJSON *j = text ? cJSON_ParseWithLength(text, len) : NULL;
+
+	free(masked);
+	return j;
+}
+
 static int read_pod(struct run *x, struct gs_pod_obj *pod)
 {
 	char path[PATH_MAX_LEN], what[600], err[256];
@@ -113,7 +127,7 @@ static int read_pod(struct run *x, struct gs_pod_obj *pod)
 	snprintf(what, sizeof(what), "pod %s/%s", x->o->ns, x->o->pod);
 	if ((r = fetch(x, path, what, 0, &f)) < 0)
 		return r;
-	cJSON *j = cJSON_Parse(f.body);
+	cJSON *j = parse_body(f.body);
 	free(f.body);
 	r = j ? gs_decode_pod(j, x->o->annotation, pod, err, sizeof(err)) : -EINVAL;
 	cJSON_Delete(j);
@@ -133,7 +147,7 @@ static int feed_node(struct run *x, const char *name)
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
 	if ((r = fetch(x, path, path, 1, &f)) != 0)
 		return r > 0 ? 0 : r; /* absent: the engine then says so */
-	cJSON *j = cJSON_Parse(f.body);
+	cJSON *j = parse_body(f.body);
 	free(f.body);
 	memset(&n, 0, sizeof(n));
 	r = j ? gs_decode_node(j, &n, err, sizeof(err)) : -EINVAL;

@@ -174,14 +174,18 @@ static const char *scalar(const yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* m[key]: the last of duplicates, as kubectl and a non-strict apiserver keep it (a duplicate is an
+ * error of its own: check_duplicates). */
 static yaml_node_t *get(yaml_document_t *d, const yaml_node_t *m, const char *key)
 {
+	yaml_node_t *found = NULL;
+
 	if (!m || m->type != YAML_MAPPING_NODE)
 		return NULL;
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++)
 		if (scalar_is(yaml_document_get_node(d, p->key), key))
-			return yaml_document_get_node(d, p->value);
-	return NULL;
+			found = yaml_document_get_node(d, p->value);
+	return found;
 }
 
 static yaml_node_t *path(yaml_document_t *d, yaml_node_t *n, const char *const *keys)
@@ -352,6 +356,23 @@ static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_nod
 	     missing == 1 ? "s" : "");
 }
 
+struct map_ctx {
+	struct tmpl *t;
+	const yaml_node_t *ann;
+};
+
+/* One problem of the map: an error at its line in the file, the map's own line in the message. */
+static void map_problem(void *arg, const struct gs_map_error *err)
+{
+	const struct map_ctx *c = arg;
+	const char *msg = err->msg;
+
+	if (!strncmp(msg, "line ", 5) && strchr(msg, ':'))
+		msg = strchr(msg, ':') + 2; /* the file's line replaces the map's */
+	diag(c->t->l, c->t->file, map_line_in_file(c->ann, err->line), GS_LINT_ERROR, "%s: %s%s%.0d: %s",
+	     c->t->what, c->t->l->annotation, err->line > 0 ? " line " : "", err->line, msg);
+}
+
 static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 {
 	struct gs_lint *l = t->l;
@@ -362,7 +383,7 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 					  "gpu-scheduler.io/allow-shared-devices"));
 	int ours = scalar_is(sched, l->scheduler_name);
 	struct gs_map *m = NULL;
-	struct gs_map_error err;
+	int problems;
 
 	if (!ann) {
 		if (ours)
@@ -385,14 +406,13 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 	if (t->reach == REACH_NONE)
 		diag(l, t->file, line_of(ann), GS_LINT_WARNING, "%s: its pods have no index (NO_INDEX): %s", t->what,
 		     t->none_why);
-	if (gs_map_parse(scalar(ann), ann->data.scalar.length, &m, &err) < 0) {
-		const char *msg = err.msg;
-		if (!strncmp(msg, "line ", 5) && strchr(msg, ':'))
-			msg = strchr(msg, ':') + 2; /* the file's line replaces the map's */
-		diag(l, t->file, map_line_in_file(ann, err.line), GS_LINT_ERROR, "%s: %s%s%.0d: %s", t->what,
-		     l->annotation, err.line > 0 ? " line " : "", err.line, msg);
-		return;
-	}
+	problems = gs_map_parse_all(scalar(ann), ann->data.scalar.length, &m, map_problem,
+				    &(struct map_ctx){.t = t, .ann = ann});
+	if (problems > GS_MAP_MAX_ERRORS)
+		diag(l, t->file, line_of(ann), GS_LINT_ERROR, "%s: %s: %d more problems not shown", t->what,
+		     l->annotation, problems - GS_MAP_MAX_ERRORS);
+	if (!m)
+		return; /* every line bad (or none, or the text too large, or -ENOMEM): nothing to check */
 	for (size_t i = 0; i < gs_map_count(m); i++) {
 		const struct gs_map_entry *e = gs_map_entry_at(m, i);
 		int line = map_line_in_file(ann, e->line);
@@ -488,11 +508,162 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		check_template(&t, tn);
 }
 
+/* ---- bounds before and checks after the loader ---------------------------------------------------- */
+
+/*
+ * Where text first nests deeper than GS_LINT_MAX_DEPTH. libyaml's scanner keeps a possible simple key
+ * per open flow collection and walks all of them for every token, so nesting d costs O(d) a token:
+ * 100,000 nested brackets (200 KB) took 30 s, and the loader runs that same parser, so it cannot be
+ * capped from outside. This pass runs the parser alone and stops at the first collection past the
+ * limit, before the cost grows (the scanner looks at most 1024 characters ahead); the documents
+ * before it are counted, and loaded and linted as usual. A syntax error ends the pass quietly: the
+ * loader reports it with its line.
+ */
+struct depth_scan {
+	size_t docs_ok; /* whole documents before the deep one */
+	int deep;       /* found one */
+	int line;       /* its line */
+};
+
+static void depth_scan(const char *text, size_t len, struct depth_scan *ds)
+{
+	yaml_parser_t p;
+	yaml_event_t e;
+	int depth = 0, done = 0;
+
+	memset(ds, 0, sizeof(*ds));
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	while (!done && yaml_parser_parse(&p, &e)) {
+		switch (e.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > GS_LINT_MAX_DEPTH) {
+				ds->deep = done = 1;
+				ds->line = (int)e.start_mark.line + 1;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_DOCUMENT_END_EVENT:
+			done = ++ds->docs_ok > GS_LINT_MAX_DOCUMENTS; /* the loader stops there */
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&e);
+	}
+	yaml_parser_delete(&p);
+}
+
+/* s[0..n) quoted for a message: printable ASCII as is, the rest as \xNN, cut after 60 bytes. */
+static const char *quote_key(char *out, size_t size, const unsigned char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i;
+
+	out[o++] = '"';
+	for (i = 0; i < n && i < 60 && o + 6 < size; i++) {
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\') {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[s[i] >> 4];
+			out[o++] = hex[s[i] & 15];
+		} else {
+			out[o++] = (char)s[i];
+		}
+	}
+	out[o++] = '"';
+	if (i < n)
+		o += (size_t)snprintf(out + o, size - o, "...");
+	out[o] = '\0';
+	return out;
+}
+
+/* A scalar key of one mapping, for sorting. */
+struct key_ref {
+	const unsigned char *v;
+	size_t len;
+	size_t pos; /* its place in the mapping */
+	int line;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key_ref *x = a, *y = b;
+	int c;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if ((c = memcmp(x->v, y->v, x->len)) != 0)
+		return c;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Duplicate scalar keys in every mapping of d are errors, as strict Kubernetes decoding makes them
+ * (kubectl and a non-strict apiserver silently keep the last). Sorted, not hashed, so that no chosen set of
+ * keys is slow: O(n log n) for a mapping of n keys; reported in the mapping's order, at most
+ * DUP_MAX_REPORTED a file (*reported counts them all).
+ */
+#define DUP_MAX_REPORTED 100
+static void check_duplicates(struct gs_lint *l, const char *file, yaml_document_t *d, size_t *reported)
+{
+	struct key_ref *keys = NULL;
+	int *first_line = NULL;
+	size_t cap = 0;
+
+	for (yaml_node_t *m = d->nodes.start; m < d->nodes.top; m++) {
+		size_t n = 0, np;
+		if (m->type != YAML_MAPPING_NODE)
+			continue;
+		np = (size_t)(m->data.mapping.pairs.top - m->data.mapping.pairs.start);
+		if (np < 2)
+			continue;
+		if (np > cap) {
+			cap = np;
+			keys = gs_xreallocarray(keys, cap, sizeof(*keys));
+			first_line = gs_xreallocarray(first_line, cap, sizeof(*first_line));
+		}
+		for (size_t i = 0; i < np; i++) {
+			yaml_node_t *k = yaml_document_get_node(d, m->data.mapping.pairs.start[i].key);
+			first_line[i] = 0;
+			if (k && k->type == YAML_SCALAR_NODE)
+				keys[n++] = (struct key_ref){.v = k->data.scalar.value, .len = k->data.scalar.length,
+							     .pos = i, .line = line_of(k)};
+		}
+		qsort(keys, n, sizeof(*keys), key_cmp);
+		for (size_t i = 1, run = 0; i < n; i++) {
+			if (keys[i].len != keys[run].len || memcmp(keys[i].v, keys[run].v, keys[i].len))
+				run = i;
+			else
+				first_line[keys[i].pos] = keys[run].line;
+		}
+		for (size_t i = 0; i < np; i++) {
+			yaml_node_t *k = yaml_document_get_node(d, m->data.mapping.pairs.start[i].key);
+			char q[256];
+			if (!first_line[i] || ++*reported > DUP_MAX_REPORTED)
+				continue;
+			diag(l, file, line_of(k), GS_LINT_ERROR, "duplicate key %s at line %d (first at line %d)",
+			     quote_key(q, sizeof(q), k->data.scalar.value, k->data.scalar.length), line_of(k),
+			     first_line[i]);
+		}
+	}
+	free(keys);
+	free(first_line);
+}
+
 int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
 {
 	yaml_parser_t p;
+	struct depth_scan ds;
 	char *f;
-	size_t docs = 0;
+	size_t docs = 0, dups = 0;
 
 	l->files = gs_xreallocarray(l->files, l->n_files + 1, sizeof(*l->files));
 	f = l->files[l->n_files++] = gs_xstrdup(file);
@@ -500,12 +671,18 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 		diag(l, f, 0, GS_LINT_ERROR, "larger than %d bytes", GS_LINT_MAX_BYTES);
 		return 0;
 	}
+	depth_scan(text, len, &ds);
 	yaml_parser_initialize(&p);
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	for (;;) {
 		yaml_document_t d;
 		yaml_node_t *root;
 
+		if (ds.deep && docs == ds.docs_ok) {
+			diag(l, f, ds.line, GS_LINT_ERROR, "nesting deeper than %d at line %d: the rest of the file is "
+			     "not read", GS_LINT_MAX_DEPTH, ds.line);
+			break;
+		}
 		if (!yaml_parser_load(&p, &d)) {
 			diag(l, f, (int)p.problem_mark.line + 1, GS_LINT_ERROR, "YAML: %s%s%s",
 			     p.problem ? p.problem : "syntax error", p.context ? " " : "", p.context ? p.context : "");
@@ -521,9 +698,12 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 			yaml_document_delete(&d);
 			break;
 		}
+		check_duplicates(l, f, &d, &dups);
 		check_object(l, f, &d, root, 0);
 		yaml_document_delete(&d);
 	}
+	if (dups > DUP_MAX_REPORTED)
+		diag(l, f, 0, GS_LINT_ERROR, "%zu more duplicate keys not shown", dups - DUP_MAX_REPORTED);
 	yaml_parser_delete(&p);
 	return 0;
 }
@@ -556,6 +736,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	yaml_parser_t p;
 	yaml_document_t d;
 	yaml_node_t *items;
+	struct depth_scan ds;
 	size_t count = 0, bytes = 0;
 	int r = -EINVAL;
 	char *pool;
@@ -565,6 +746,11 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	*n = 0;
 	if (len > GS_LINT_MAX_BYTES) {
 		snprintf(err, errlen, "larger than %d bytes", GS_LINT_MAX_BYTES);
+		return -EINVAL;
+	}
+	depth_scan(text, len, &ds);
+	if (ds.deep && ds.docs_ok == 0) {
+		snprintf(err, errlen, "line %d: nesting deeper than %d", ds.line, GS_LINT_MAX_DEPTH);
 		return -EINVAL;
 	}
 	yaml_parser_initialize(&p);

@@ -6,8 +6,10 @@
  * Input: YAML text (JSON too: it is YAML), any number of documents; kinds Pod, StatefulSet, Job,
  * CronJob, Deployment, and List (its items). Other kinds are skipped. For each pod template with the
  * annotation, or whose spec.schedulerName is ours:
- *   error    the map does not parse (the line of the bad entry in the file when the annotation is a
- *            literal block scalar `|`, else the annotation's line)
+ *   error    each problem of a map that does not parse (the line of the bad entry in the file when the
+ *            annotation is a literal block scalar `|`, else the annotation's line; the map's good
+ *            entries are still checked as below); a duplicate key in any mapping of any document;
+ *            nesting deeper than GS_LINT_MAX_DEPTH (the file is read up to that document)
  *   warning  an entry for an index the workload never reaches (StatefulSet replicas, from
  *            spec.ordinals.start; Indexed Job completions); an index it reaches without an entry (the
  *            pod would wait: NO_ENTRY); a Job that is not Indexed or a Deployment (pods without an
@@ -31,6 +33,10 @@
 /* A manifest larger than this is refused (an error diagnostic), as are more documents in one file. */
 #define GS_LINT_MAX_BYTES     (16 * 1024 * 1024)
 #define GS_LINT_MAX_DOCUMENTS 10000
+/* Collections nested deeper than this (a Pod's deepest field is about 12 down, 14 in a List) end the
+ * file's reading with an error before libyaml's loader sees them: its cost grows with the depth of
+ * every token (lint.c, depth_scan), so this keeps lint linear in the size of its input. */
+#define GS_LINT_MAX_DEPTH     100
 
 /* A node of the cluster as lint needs it (from --nodes or the apiserver). */
 struct gs_lint_node {

@@ -6,9 +6,11 @@
  * The canonical forms are never longer than the text they come from, so the pool is sized from the
  * text up front and nothing moves once written (entries point into it).
  *
- * The parser stops at the first error: the message is for a person fixing one annotation, and the
- * first problem is the one to fix. User text quoted in messages is cut short and escaped, since the
- * message travels into Kubernetes events and admission responses.
+ * gs_map_parse stops at the first error: the message is for a person fixing one annotation, and the
+ * first problem is the one to fix. gs_map_parse_all (lint) goes on: a bad line gives back the pool
+ * bytes it wrote and leaves no entry, so the next line starts as if the bad one were blank. User text
+ * quoted in messages is cut short and escaped, since the message travels into Kubernetes events and
+ * admission responses.
  */
 #include "sched/map.h"
 
@@ -307,21 +309,26 @@ static int parse_line(struct gs_map *m, const char *ls, const char *le, int line
 
 /* ---- the map ----------------------------------------------------------------------------------- */
 
-int gs_map_parse(const char *text, size_t len, struct gs_map **out, struct gs_map_error *err)
+/* Stops at the first problem (err filled) when on_error is NULL, else as gs_map_parse_all. Returns the
+ * number of problems, -EINVAL (stopped at the first) or -ENOMEM. */
+static int parse_text(const char *text, size_t len, struct gs_map **out, struct gs_map_error *err,
+		      gs_map_error_cb on_error, void *arg)
 {
 	const char *end = text + len, *ls = text;
 	size_t lines = 1, max_ent, tcap = 2, pool_size;
 	struct gs_map *m;
 	char *pool;
-	int rc = 0, line;
+	int rc = 0, line, problems = 0;
 
 	*out = NULL;
-	if (err) {
-		err->line = 0;
-		err->msg[0] = '\0';
+	err->line = 0;
+	err->msg[0] = '\0';
+	if (len > GS_MAP_MAX_BYTES) {
+		rc = fail(err, 0, "annotation is %zu bytes, over the limit of %d", len, GS_MAP_MAX_BYTES);
+		if (on_error)
+			on_error(arg, err);
+		return on_error ? 1 : rc;
 	}
-	if (len > GS_MAP_MAX_BYTES)
-		return fail(err, 0, "annotation is %zu bytes, over the limit of %d", len, GS_MAP_MAX_BYTES);
 	for (const char *s = text; (s = memchr(s, '\n', (size_t)(end - s))) != NULL; s++)
 		lines++;
 	max_ent = lines < GS_MAP_MAX_ENTRIES ? lines : GS_MAP_MAX_ENTRIES;
@@ -343,24 +350,52 @@ int gs_map_parse(const char *text, size_t len, struct gs_map **out, struct gs_ma
 
 	for (line = 1;; line++) {
 		const char *le = memchr(ls, '\n', (size_t)(end - ls));
+		char *mark = pool;
 		if (!le)
 			le = end;
-		if ((rc = parse_line(m, ls, le, line, &pool, err)) < 0)
-			goto out;
+		if ((rc = parse_line(m, ls, le, line, &pool, err)) < 0) {
+			if (!on_error)
+				goto out;
+			pool = mark; /* the bad line's node or devices, written before the problem was seen */
+			if (++problems <= GS_MAP_MAX_ERRORS)
+				on_error(arg, err);
+			if (m->n >= GS_MAP_MAX_ENTRIES)
+				break; /* every later line would say the same */
+		}
 		if (le == end)
 			break;
 		ls = le + 1;
 	}
-	if (m->n == 0) {
+	GS_ASSERT((size_t)(pool - (char *)(m->table + tcap)) <= pool_size);
+	if (m->n == 0 && problems == 0) {
 		rc = fail(err, 0, "no entries (only blank lines and comments)");
-		goto out;
+		if (!on_error)
+			goto out;
+		problems = 1;
+		on_error(arg, err);
 	}
-	rc = 0;
-	*out = m;
+	rc = problems;
+	if (m->n > 0)
+		*out = m;
 out:
-	if (rc < 0)
+	if (!*out)
 		free(m);
 	return rc;
+}
+
+int gs_map_parse(const char *text, size_t len, struct gs_map **out, struct gs_map_error *err)
+{
+	struct gs_map_error own;
+
+	return parse_text(text, len, out, err ? err : &own, NULL, NULL);
+}
+
+int gs_map_parse_all(const char *text, size_t len, struct gs_map **out, gs_map_error_cb on_error, void *arg)
+{
+	struct gs_map_error err;
+
+	GS_ASSERT(on_error);
+	return parse_text(text, len, out, &err, on_error, arg);
 }
 
 void gs_map_ref(struct gs_map *m)

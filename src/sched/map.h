@@ -36,8 +36,28 @@ struct gs_map_error {
 	char msg[256];  /* "line 3: duplicate index 2 (first on line 1)" */
 };
 
-/* Parses text[0..len). Returns 0 and a map with one reference, or -EINVAL and err filled. */
+/* Parses text[0..len). Returns 0 and a map with one reference, or -EINVAL and err filled (the first
+ * problem: the daemon and the webhook show it; the first one is the one to fix), or -ENOMEM. */
 int gs_map_parse(const char *text, size_t len, struct gs_map **out, struct gs_map_error *err);
+
+/* What gs_map_parse_all passes each problem to; err lives only during the call. */
+typedef void (*gs_map_error_cb)(void *arg, const struct gs_map_error *err);
+
+/* Problems gs_map_parse_all passes on; it counts the rest. Bounds what one annotation makes lint print. */
+#define GS_MAP_MAX_ERRORS 100
+
+/*
+ * Like gs_map_parse, but goes on after a bad line (for `gpu-scheduler lint`, which reports every
+ * problem at once): on_error gets each problem synchronously, in text order, with the same message
+ * gs_map_parse would give had it been the first, at most GS_MAP_MAX_ERRORS of them. A bad line adds
+ * no entry (a duplicate index keeps its first entry); parsing stops early only at "too many entries".
+ * Still one pass over the text: linear, and the map is sized as gs_map_parse's.
+ * "no entries" is a problem only when no line had another.
+ * Returns the number of problems (also those past the cap), 0 when there is none, or -ENOMEM; *out is
+ * a map of the good entries (one reference) whenever there is at least one, else NULL. With 0
+ * problems, *out is exactly what gs_map_parse gives.
+ */
+int gs_map_parse_all(const char *text, size_t len, struct gs_map **out, gs_map_error_cb on_error, void *arg);
 void gs_map_ref(struct gs_map *m);
 void gs_map_unref(struct gs_map *m); /* NULL is fine */
 

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/alloc.h"
+#include "core/json_nul.h"
 #include "sched/checks.h"
 #include "webhook/jsonpatch.h"
 
@@ -541,12 +542,19 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 	if (count_json_values(body, len, GS_ADMISSION_MAX_VALUES) > GS_ADMISSION_MAX_VALUES)
 		return bad_request(res, "too many JSON values");
 
+	/* Names compare exactly: a NUL would end cJSON's copy of a string early (core/json_nul.h). */
+	char *masked;
+	const char *text = gs_json_mask_nul(body, len, &masked);
+	if (!text)
+		return -ENOMEM;
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (!root)
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		free(masked);
 		return bad_request(res, "not JSON, or nested deeper than " STRINGIFY(CJSON_NESTING_LIMIT));
+	}
 	/* cJSON stops after the first value; anything but blanks after it makes the body not JSON. */
-	while (end && end < body + len && is_json_space(*end))
+	while (end && end < text + len && is_json_space(*end))
 		end++;
 
 	struct gs_jsonpatch patch;
@@ -555,7 +563,7 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 	int r;
 	const cJSON *req = get_obj(root, "request");
 	const char *uid = get_str(req, "uid");
-	if (!end || end != body + len) {
+	if (!end || end != text + len) {
 		r = bad_request(res, "trailing bytes after the JSON value");
 		goto out;
 	}
@@ -594,5 +602,6 @@ out:
 	free(v.warning);
 	gs_jsonpatch_free(&patch);
 	cJSON_Delete(root);
+	free(masked);
 	return r;
 }

@@ -2,10 +2,13 @@
  * fuzz_lint.c: manifests as `gpu-scheduler lint` reads them (src/lint/lint.c: libyaml's loader, the
  * workload kinds, the map parser, the line arithmetic), and the same bytes as a --nodes NodeList.
  * Checks: no crash, no leak, no sanitizer report; every diagnostic has a message and a line within the
- * input (or 0); the counts agree with the diagnostics.
+ * input (or 0); the counts agree with the diagnostics; a duplicate key names an earlier (or the same)
+ * line as its first and its own line as the diagnostic's; nothing of a file is read after "nesting
+ * deeper than" (only the file's closing count of duplicates and the cross-file claims may follow).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +34,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gs_lint_finish(l);
 	for (size_t i = 0; i < gs_lint_count(l); i++) {
 		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
+		const struct gs_lint_diag *next = gs_lint_diag_at(l, i + 1);
+		const char *dup = strstr(d->msg, "duplicate key ");
+		int at, first;
 		if (!d->msg[0] || d->line < 0 || (size_t)d->line > lines + 1)
 			abort();
 		errors += d->severity == GS_LINT_ERROR;
+		if (dup == d->msg) { /* the key is quoted with its own quotes escaped: its end is the last '"' */
+			const char *tail = strrchr(d->msg, '"');
+			if (tail && !strncmp(tail + 1, "...", 3))
+				tail += 3;
+			if (!tail || sscanf(tail + 1, " at line %d (first at line %d)", &at, &first) != 2 ||
+			    at != d->line || first < 1 || first > at)
+				abort();
+		}
+		if (strstr(d->msg, "nesting deeper than ") == d->msg && next && !strcmp(next->file, d->file) &&
+		    !strstr(next->msg, "more duplicate keys") && !strstr(next->msg, "DEVICE_BUSY"))
+			abort();
 	}
 	if (errors != gs_lint_errors(l) || gs_lint_errors(l) + gs_lint_warnings(l) != gs_lint_count(l))
 		abort();

@@ -7,7 +7,9 @@
  *            '#' or a newline). It is parsed; a map is checked entry by entry, written back in
  *            canonical form ("INDEX=NODE:DEVICES\n" per entry) and parsed again, which must give the
  *            same entries; a failure must name a line of the text (or line 0 for the whole text) and
- *            start its message with "line N: ". The same text then goes through a cache twice (a
+ *            start its message with "line N: ". gs_map_parse_all (lint's) must report the same first
+ *            problem, one problem a line in text order, and give exactly the map gs_map_parse makes
+ *            of the text with those lines blanked. The same text then goes through a cache twice (a
  *            miss, then a hit): both must agree with the direct parse.
  *   128..191 a cache workout: the rest is split at NUL bytes into annotations (the first 64), each
  *            looked up in one cache of (byte & 3) entries; a piece's first byte decides whether its reference is kept
@@ -175,6 +177,72 @@ static void round_trip(const struct gs_map *m, size_t len)
 	free(text);
 }
 
+/* What gs_map_parse_all passed on. */
+struct all_errors {
+	int n;                          /* callbacks */
+	int lines[GS_MAP_MAX_ERRORS];
+	struct gs_map_error first;
+	int stopped;                    /* a "too many entries" or a whole-text problem among them */
+	size_t len, text_lines;
+};
+
+static void on_error(void *arg, const struct gs_map_error *err)
+{
+	struct all_errors *a = arg;
+
+	CHECK(a->n < GS_MAP_MAX_ERRORS);
+	check_error(err, a->len, a->text_lines);
+	CHECK(a->n == 0 || (err->line > a->lines[a->n - 1])); /* text order, one problem a line */
+	if (a->n == 0)
+		a->first = *err;
+	a->lines[a->n++] = err->line;
+	a->stopped |= err->line == 0 || strstr(err->msg, "too many entries") != NULL;
+}
+
+/*
+ * gs_map_parse_all against gs_map_parse: the same first problem, and its map is exactly what
+ * gs_map_parse makes of the text with every bad line blanked (line numbers kept).
+ */
+static void parse_all(const char *text, size_t len, size_t lines, int r, const struct gs_map *m,
+		      const struct gs_map_error *err)
+{
+	struct all_errors a = {.len = len, .text_lines = lines};
+	struct gs_map *all = NULL, *again = NULL;
+	struct gs_map_error err2;
+	int n = gs_map_parse_all(text, len, &all, on_error, &a);
+
+	CHECK(n >= 0 && a.n == (n < GS_MAP_MAX_ERRORS ? n : GS_MAP_MAX_ERRORS));
+	if (r == 0) {
+		CHECK(n == 0 && all && same_map(m, all, 1));
+		gs_map_unref(all);
+		return;
+	}
+	CHECK(n >= 1 && a.first.line == err->line && strcmp(a.first.msg, err->msg) == 0);
+	if (all) {
+		CHECK(gs_map__refs(all) == 1);
+		check_map(all, len, lines);
+	}
+	if (!a.stopped && n <= GS_MAP_MAX_ERRORS) {
+		char *blank = malloc(len + 1);
+		int line = 1, k = 0;
+		CHECK(blank != NULL);
+		memcpy(blank, text, len);
+		for (size_t i = 0; i < len; i++) {
+			if (blank[i] == '\n')
+				line++;
+			else if (k < a.n && a.lines[k] == line)
+				blank[i] = ' ';
+			if (k < a.n && line > a.lines[k])
+				k++;
+		}
+		int r2 = gs_map_parse(blank, len, &again, &err2);
+		CHECK(all ? r2 == 0 && same_map(all, again, 1) : r2 == -EINVAL && strstr(err2.msg, "no entries"));
+		gs_map_unref(again);
+		free(blank);
+	}
+	gs_map_unref(all);
+}
+
 static void whole(const char *text, size_t len)
 {
 	size_t lines = count_lines(text, len);
@@ -192,6 +260,7 @@ static void whole(const char *text, size_t len)
 		CHECK(r == -EINVAL && m == NULL); /* -ENOMEM would be an allocation failure, not input */
 		check_error(&err, len, lines);
 	}
+	parse_all(text, len, lines, r, m, &err);
 
 	struct gs_map_cache *c = gs_map_cache_new(2);
 	CHECK(c != NULL);

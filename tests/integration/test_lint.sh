@@ -33,6 +33,22 @@ check "-q: errors only" rc_is 0 "${LINT[@]}" -q "$FX/reach.yaml"
 check "-q: no warning printed" test ! -s "$work/last.out"
 check "stdin (-)" eval 'rc_is 1 "${LINT[@]}" - <"$FX/bad-map.yaml" && out_has "^<stdin>:15: error"'
 check "YAML syntax error: exit 1 with its line" eval 'rc_is 1 "${LINT[@]}" "$FX/syntax.yaml" && out_has "syntax.yaml:7: error: YAML"'
+# issue 20 item 7, issue 22: every problem of a map in one run; duplicate keys; nesting capped in linear time
+check "three findings of one map: exit 1" rc_is 1 "${LINT[@]}" "$FX/many-problems.yaml"
+check "... the duplicate index at its line" out_has "^$FX/many-problems.yaml:16: error: .*line 2: duplicate index 0 \\(first on line 1\\)"
+check "... the line without '=' at its line" out_has "^$FX/many-problems.yaml:17: error: .*line 3: missing '='"
+check "... the indices without an entry" out_has "^$FX/many-problems.yaml:9: warning: .*no entry for index 1, 2.*NO_ENTRY"
+check "... and nothing else" test "$(grep -c . "$work/last.out")" = 3
+check "duplicate keys: exit 1" rc_is 1 "${LINT[@]}" "$FX/dup-keys.yaml"
+check "... each at its line, naming the first" out_has "^$FX/dup-keys.yaml:11: error: duplicate key \"gpu-scheduling-map\" at line 11 \\(first at line 9\\)"
+check "... the last map is the one checked" out_has "^$FX/dup-keys.yaml:12: error: .*invalid device \"x\""
+check "nesting past the limit: exit 1 with its line, the document before still read" eval \
+	'rc_is 1 "${LINT[@]}" "$FX/deep.yaml" && out_has "^$FX/deep.yaml:13: error: nesting deeper than 100 at line 13" && test "$(grep -c . "$work/last.out")" = 1'
+python3 -c 'import sys; n = 100000; sys.stdout.write("[" * n + "]" * n + "\n")' >"$work/brackets.yaml"
+t0=$(date +%s%N)
+check "100,000 nested brackets (200 KB): exit 1, refused" eval 'rc_is 1 "${LINT[@]}" "$work/brackets.yaml" && out_has "brackets.yaml:1: error: nesting deeper than 100 at line 1"'
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "... in under 2 s (it took 24-30 s before the cap): ${ms} ms" test "$ms" -lt 2000
 check "a file that does not exist: exit 2" rc_is 2 "${LINT[@]}" "$work/nope.yaml"
 check "no file: exit 2" rc_is 2 "${LINT[@]}"
 check "unknown option: exit 2" rc_is 2 "${LINT[@]}" --frobnicate "$FX/good.yaml"

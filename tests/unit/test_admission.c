@@ -677,7 +677,7 @@ static void test_gpu_count(void **state)
 		{ GPU_REQ("\"0x10\""), -1 },
 		{ GPU_REQ("\"1000m\""), -1 },
 		{ GPU_REQ("\"\\u0661\""), -1 },       /* ARABIC-INDIC DIGIT ONE */
-		{ GPU_REQ("\"1\\u0000x\""), 1 },      /* cJSON ends the string at the NUL: "1" (harmless) */
+		{ GPU_REQ("\"1\\u0000x\""), -1 },     /* the NUL is not an end (core/json_nul.h): not a quantity */
 		{ GPU_REQ("\"9223372036854775808\""), -1 },
 		{ GPU_REQ("\"99999999999999999999999999999999\""), -1 },
 		{ GPU_REQ("2"), -1 },
@@ -833,6 +833,70 @@ static void test_device_plugin_warning(void **state)
 }
 
 /* Bodies the decoder must refuse without crashing or allocating without bound. */
+/* The patch of a review as text (decoded from base64), or NULL when the answer has none. */
+static char *patch_of(const struct gs_buf *out)
+{
+	cJSON *j = cJSON_Parse(out->data);
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch");
+	char *text = cJSON_IsString(p) ? decode_patch(p->valuestring) : NULL;
+	cJSON_Delete(j);
+	return text;
+}
+
+/*
+ * Issue 22: env names are exact strings. cJSON ends a string at "\u0000", so the webhook took
+ * "CUDA_VISIBLE_DEVICES\u0000x" (or a member "name\u0000x") for the variable: with the right value
+ * it answered "unchanged" and the container got no CUDA_VISIBLE_DEVICES; with another, it rewrote
+ * the impostor. Now neither matches: the real variable is added. Index 1 maps to node2:2.
+ */
+static void test_env_names_exact(void **state)
+{
+	static const char *const not_it[] = {
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u0000x\",\"value\":\"2\"}]",
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u0000x\",\"value\":\"0,1\"}]",
+		"[{\"name\\u0000x\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"2\"}]",
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u001f\",\"value\":\"2\"}]",
+		"[{\"name\":\"\\u0000CUDA_VISIBLE_DEVICES\",\"value\":\"2\"}]",
+	};
+	struct gs_admission *a = new_admission();
+	struct gs_admission_result res;
+	struct gs_buf out;
+	(void)state;
+
+	gs_buf_init(&out, 0);
+	for (size_t i = 0; i < sizeof(not_it) / sizeof(not_it[0]); i++) {
+		char *body = pod_review("w-1", MAP_TEXT, not_it[i]);
+		gs_buf_reset(&out);
+		assert_int_equal(review_str(a, body, &out, &res), 0);
+		if (res.outcome != GS_ADMISSION_PATCHED)
+			fail_msg("env %s: outcome %s, want patched", not_it[i], gs_admission_outcome_name(res.outcome));
+		char *patch = patch_of(&out);
+		assert_non_null(patch);
+		if (!strstr(patch, "{\"op\":\"add\",\"path\":\"/spec/containers/0/env/-\","
+				   "\"value\":{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"2\"}}"))
+			fail_msg("env %s: patch %s does not add the variable", not_it[i], patch);
+		assert_null(strstr(patch, "replace"));
+		free(patch);
+		free(body);
+	}
+	/* A value with a NUL is not the right value either: replaced. The exact name and value: unchanged. */
+	char *body = pod_review("w-1", MAP_TEXT, "[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"2\\u0000x\"}]");
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	char *patch = patch_of(&out);
+	assert_non_null(strstr(patch, "\"op\":\"replace\",\"path\":\"/spec/containers/0/env/0/value\",\"value\":\"2\""));
+	free(patch);
+	free(body);
+	body = pod_review("w-1", MAP_TEXT, "[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"2\"}]");
+	gs_buf_reset(&out);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_UNCHANGED);
+	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
 static void test_hostile_bodies(void **state)
 {
 	struct gs_admission *a = new_admission();
@@ -914,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_output_cap),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_hostile_bodies),
+		cmocka_unit_test(test_env_names_exact),
 		cmocka_unit_test(test_gpu_count),
 		cmocka_unit_test(test_device_plugin_warning),
 		cmocka_unit_test(test_golden),

@@ -26,6 +26,7 @@
 #include "core/backoff.h"
 #include "core/closer.h"
 #include "core/buf.h"
+#include "core/json_nul.h"
 #include "core/list.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -528,6 +529,47 @@ static void test_closer(void **state)
 	assert_true(aborts(start_twice));
 }
 
+/* json_nul: each NUL of a string becomes U+001A at the same offset; all else is left as it is. */
+static void test_json_mask_nul(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *want; /* NULL: the text itself comes back, nothing allocated */
+	} cases[] = {
+		{"{\"a\":\"b\\n\"}", 11, NULL},
+		{"{\"a\":\"\\u0000x\"}", 15, "{\"a\":\"\\u001ax\"}"},
+		{"{\"a\\u0000\":1,\"b\":\"\\u0000\\u0000\"}", 32, "{\"a\\u001a\":1,\"b\":\"\\u001a\\u001a\"}"},
+		{"\"\\\\u0000\"", 9, NULL},                 /* an escaped backslash, then text */
+		{"\"\\\\\\u0000\"", 10, "\"\\\\\\u001a\""},   /* ... then an escape */
+		{"\"\\u000", 6, NULL},                       /* cut short: not an escape */
+		{"\"a\0b\"", 5, "\"a\x1a" "b\""},                 /* a raw NUL byte */
+		{"\\", 1, NULL},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *copy = (char *)1;
+		const char *t = gs_json_mask_nul(cases[i].in, cases[i].len, &copy);
+		if (!cases[i].want) {
+			assert_ptr_equal(t, cases[i].in);
+			assert_null(copy);
+			continue;
+		}
+		assert_ptr_equal(t, copy);
+		assert_memory_equal(t, cases[i].want, cases[i].len);
+		assert_int_equal(t[cases[i].len], '\0');
+		free(copy);
+	}
+	/* what cJSON then reads: the whole name, with the control character, never the short one */
+	char *copy;
+	const char *t = gs_json_mask_nul("{\"n\":\"AB\\u0000x\"}", 17, &copy);
+	cJSON *j = cJSON_ParseWithLength(t, 17);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "n")->valuestring, "AB\x1ax");
+	cJSON_Delete(j);
+	free(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_closer),
+		cmocka_unit_test(test_json_mask_nul),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

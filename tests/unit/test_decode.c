@@ -156,6 +156,58 @@ static void test_watch_stream(void **state)
 	free(text);
 }
 
+/* A watch event of a pod whose one container carries env (JSON text), decoded. */
+static int decode_env_event(const char *env, struct gs_decode_event *ev)
+{
+	char json[1024], err[256];
+	int n = snprintf(json, sizeof(json),
+			 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p-0\",\"namespace\":\"ns\","
+			 "\"uid\":\"u\",\"resourceVersion\":\"1\"},\"spec\":{\"schedulerName\":\"gpu-scheduler\","
+			 "\"containers\":[{\"name\":\"c\",\"env\":%s}]}}}",
+			 env);
+	memset(ev, 0, sizeof(*ev));
+	assert_true(n > 0 && (size_t)n < sizeof(json));
+	int r = gs_decode_watch_event(json, (size_t)n, GS_OBJ_POD, MAP_ANN, ev, err, sizeof(err));
+	if (r < 0)
+		print_message("%s\n", err);
+	return r;
+}
+
+/* Issue 22: env names are exact strings. cJSON ends a string at "\u0000", so
+ * "CUDA_VISIBLE_DEVICES\u0000x" was read as CUDA_VISIBLE_DEVICES, and a member "name\u0000x" as "name". */
+static void test_env_names_exact(void **state)
+{
+	static const char *const not_it[] = {
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u0000x\",\"value\":\"0,1\"}]",
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u0000\",\"value\":\"0,1\"}]",
+		"[{\"name\\u0000x\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\"}]",
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\u0001\",\"value\":\"0,1\"}]",
+		"[{\"name\":\"CUDA_VISIBLE_DEVICES\\t\",\"value\":\"0,1\"}]",
+	};
+	struct gs_decode_event ev;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(not_it) / sizeof(not_it[0]); i++) {
+		assert_int_equal(decode_env_event(not_it[i], &ev), 0);
+		if (ev.pod.cuda_state != GS_CUDA_UNSET)
+			fail_msg("env %s was read as CUDA_VISIBLE_DEVICES", not_it[i]);
+		gs_decode_event_free(&ev);
+	}
+	/* the name itself still counts; a value with a NUL is kept whole (it is not "0,1") */
+	assert_int_equal(decode_env_event("[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\"}]", &ev), 0);
+	assert_int_equal(ev.pod.cuda_state, GS_CUDA_SAME);
+	assert_string_equal(ev.pod.cuda_value, "0,1");
+	gs_decode_event_free(&ev);
+	assert_int_equal(decode_env_event("[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\\u0000x\"}]", &ev), 0);
+	assert_int_equal(ev.pod.cuda_state, GS_CUDA_SAME);
+	assert_string_not_equal(ev.pod.cuda_value, "0,1");
+	gs_decode_event_free(&ev);
+	/* "\\u0000" is a backslash and the text u0000: no NUL, nothing masked */
+	assert_int_equal(decode_env_event("[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"\\\\u0000\"}]", &ev), 0);
+	assert_string_equal(ev.pod.cuda_value, "\\u0000");
+	gs_decode_event_free(&ev);
+}
+
 /* Hostile and broken inputs: each fails with a reason, none crashes or leaks (valgrind/ASan runs). */
 static void test_bad_inputs(void **state)
 {
@@ -979,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_list_pages_and_status),
 		cmocka_unit_test(test_watch_stream),
+		cmocka_unit_test(test_env_names_exact),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_quantities_and_times),
 		cmocka_unit_test(test_constraints_pod),

@@ -75,9 +75,122 @@ static void test_bad_map_names_the_line_in_the_file(void **state)
 	struct gs_lint *l = lint_files(NULL, 0, FX "bad-map.yaml", NULL);
 	(void)state;
 	assert_int_equal(gs_lint_errors(l), 1);
-	assert_int_equal(gs_lint_warnings(l), 0);
 	HAS(l, FX "bad-map.yaml", 15, GS_LINT_ERROR, "StatefulSet ml/bad-map", "line 3", "missing '='");
+	/* the good lines are still checked: index 2's line was the bad one */
+	assert_int_equal(gs_lint_warnings(l), 1);
+	HAS(l, FX "bad-map.yaml", 8, GS_LINT_WARNING, "replicas 3", "no entry for index 2", "NO_ENTRY");
 	gs_lint_free(l);
+}
+
+/* Issue 20 item 7: a duplicate index, a line without '=' and indices without an entry are three
+ * findings of one run, each at its line (lint went no further than the first). */
+static void test_every_problem_of_a_map(void **state)
+{
+	const char *f = FX "many-problems.yaml";
+	struct gs_lint *l = lint_files(NULL, 0, f, NULL);
+	(void)state;
+	HAS(l, f, 16, GS_LINT_ERROR, "StatefulSet ml/many-problems", "line 2", "duplicate index 0 (first on line 1)");
+	HAS(l, f, 17, GS_LINT_ERROR, "StatefulSet ml/many-problems", "line 3", "missing '='");
+	HAS(l, f, 9, GS_LINT_WARNING, "replicas 3", "no entry for index 1, 2", "NO_ENTRY");
+	assert_int_equal(gs_lint_errors(l), 2);
+	assert_int_equal(gs_lint_warnings(l), 1);
+	gs_lint_free(l);
+}
+
+/* A map of more problems than the parser passes on: GS_MAP_MAX_ERRORS diagnostics and one count. */
+static void test_problems_are_bounded(void **state)
+{
+	struct gs_lint_opts o = {0};
+	struct gs_lint *l = gs_lint_new(&o);
+	size_t cap = 64 * 1024, n;
+	char *t = malloc(cap);
+	(void)state;
+
+	n = (size_t)snprintf(t, cap, "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n    gpu-scheduling-map: |\n");
+	for (int i = 0; i < 250; i++)
+		n += (size_t)snprintf(t + n, cap - n, "      bad %d\n", i);
+	n += (size_t)snprintf(t + n, cap - n, "      0=node1:0\nspec:\n  schedulerName: gpu-scheduler\n");
+	gs_lint_add(l, "b", t, n);
+	gs_lint_finish(l);
+	assert_int_equal(gs_lint_errors(l), 101);
+	HAS(l, "b", 6, GS_LINT_ERROR, "line 1: missing '='");
+	HAS(l, "b", 5, GS_LINT_ERROR, "150 more problems not shown");
+	assert_int_equal(gs_lint_warnings(l), 0); /* the good entry, index 0, is the pod's */
+	gs_lint_free(l);
+	free(t);
+}
+
+/* Issue 22: a key twice in one mapping is an error at its line, naming the first; what lint checks is
+ * the last, as kubectl and a non-strict apiserver keep it. */
+static void test_duplicate_keys(void **state)
+{
+	const char *f = FX "dup-keys.yaml";
+	static const char json[] = "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"j-0\", \"name\": \"j-1\"},\n"
+				   " \"a\": {\"x\\u0000\": 1, \"x\": 2, \"k\": 1, \"k\": 2, \"k\": 3}}\n";
+	struct gs_lint *l = lint_files(NULL, 0, f, NULL);
+	struct gs_lint_opts o = {0};
+	(void)state;
+	HAS(l, f, 11, GS_LINT_ERROR, "duplicate key \"gpu-scheduling-map\" at line 11 (first at line 9)");
+	HAS(l, f, 15, GS_LINT_ERROR, "duplicate key \"schedulerName\" at line 15 (first at line 14)");
+	HAS(l, f, 12, GS_LINT_ERROR, "Pod dup-0", "line 1", "invalid device \"x\"");
+	assert_int_equal(gs_lint_errors(l), 3);
+	gs_lint_free(l);
+
+	/* JSON is YAML: the same rule; a key with a NUL is another key; each repeat is one error. */
+	l = gs_lint_new(&o);
+	gs_lint_add(l, "j", json, sizeof(json) - 1);
+	gs_lint_finish(l);
+	HAS(l, "j", 1, GS_LINT_ERROR, "duplicate key \"name\" at line 1 (first at line 1)");
+	assert_int_equal(gs_lint_errors(l), 3);
+	HAS(l, "j", 2, GS_LINT_ERROR, "duplicate key \"k\"");
+	gs_lint_free(l);
+}
+
+/* Issue 22: 100,000 nested brackets took 30 s in libyaml's loader. Past GS_LINT_MAX_DEPTH the file
+ * ends with one error at the line where it went too deep; the documents before are linted; exactly
+ * the limit is fine. */
+static void test_nesting_depth_is_capped(void **state)
+{
+	static const char pod[] = "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n    gpu-scheduling-map: \"0=n:0\\n0=n:1\"\n"
+				  "spec:\n  schedulerName: gpu-scheduler\n---\n";
+	size_t deep = 100000, n = sizeof(pod) - 1;
+	char *t = malloc(n + 2 * deep + 64);
+	struct gs_lint_opts o = {0};
+	struct gs_lint *l = gs_lint_new(&o);
+	struct gs_lint_node *nodes;
+	size_t n_nodes;
+	char err[256];
+	(void)state;
+
+	memcpy(t, pod, n);
+	n += (size_t)sprintf(t + n, "# the deep one\n");
+	memset(t + n, '[', deep);
+	memset(t + n + deep, ']', deep);
+	n += 2 * deep;
+	gs_lint_add(l, "deep", t, n);
+	gs_lint_finish(l);
+	HAS(l, "deep", 5, GS_LINT_ERROR, "Pod p-0", "duplicate index 0"); /* the document before: linted */
+	HAS(l, "deep", 10, GS_LINT_ERROR, "nesting deeper than 100 at line 10");
+	assert_int_equal(gs_lint_errors(l), 2);
+	gs_lint_free(l);
+	/* a NodeList reader refuses it too */
+	assert_int_equal(gs_lint_nodes_parse(t + sizeof(pod) - 1, n - (sizeof(pod) - 1), NULL, &nodes, &n_nodes, err,
+					     sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 2: nesting deeper than 100");
+
+	/* 100 levels (a sequence of 99 nested flow sequences) are read as usual; 101 are not */
+	l = gs_lint_new(&o);
+	for (int extra = 0; extra < 2; extra++) {
+		size_t k = GS_LINT_MAX_DEPTH - 1 + (size_t)extra;
+		n = (size_t)sprintf(t, "- ");
+		memset(t + n, '[', k);
+		memset(t + n + k, ']', k);
+		gs_lint_add(l, extra ? "over" : "edge", t, n + 2 * k);
+	}
+	assert_int_equal(gs_lint_count(l), 1);
+	HAS(l, "over", 1, GS_LINT_ERROR, "nesting deeper than 100 at line 1");
+	gs_lint_free(l);
+	free(t);
 }
 
 static void test_reach(void **state)
@@ -333,6 +446,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_map_names_the_line_in_the_file),
+		cmocka_unit_test(test_every_problem_of_a_map),
+		cmocka_unit_test(test_problems_are_bounded),
+		cmocka_unit_test(test_duplicate_keys),
+		cmocka_unit_test(test_nesting_depth_is_capped),
 		cmocka_unit_test(test_reach),
 		cmocka_unit_test(test_good_is_clean),
 		cmocka_unit_test(test_claims_across_files),

@@ -90,6 +90,112 @@ static void test_errors_name_the_line(void **state)
 	parse_bad("", 0, "");
 }
 
+struct problems {
+	int n;
+	int line[8];
+	char msg[8][256];
+};
+
+static void collect(void *arg, const struct gs_map_error *err)
+{
+	struct problems *p = arg;
+	if (p->n < 8) {
+		p->line[p->n] = err->line;
+		memcpy(p->msg[p->n], err->msg, sizeof(err->msg));
+	}
+	p->n++;
+}
+
+/* lint's parse: every bad line is a problem with gs_map_parse's message, and the good lines still count. */
+static void test_parse_all_goes_on(void **state)
+{
+	const char *t = "0=node1:0\n0=node2:1\n2 node3:2\n3=node4:0,,1\n4=node5:4,5\n# done\n";
+	struct problems p = {0};
+	struct gs_map *m = NULL, *none = NULL;
+	struct gs_map_error first;
+	(void)state;
+
+	assert_int_equal(gs_map_parse_all(t, strlen(t), &m, collect, &p), 3);
+	assert_int_equal(p.n, 3);
+	assert_int_equal(p.line[0], 2);
+	assert_string_equal(p.msg[0], "line 2: duplicate index 0 (first on line 1)");
+	assert_int_equal(p.line[1], 3);
+	assert_string_equal(p.msg[1], "line 3: missing '=' between index and node");
+	assert_int_equal(p.line[2], 4);
+	assert_non_null(strstr(p.msg[2], "line 4: empty device in"));
+	/* The first problem is the one gs_map_parse (the daemon, the webhook) reports, word for word. */
+	assert_int_equal(gs_map_parse(t, strlen(t), &none, &first), -EINVAL);
+	assert_null(none);
+	assert_string_equal(first.msg, p.msg[0]);
+	/* The good entries: the first 0 (the duplicate added nothing) and 4, whose node and devices were
+	 * written where the bad lines' had been. */
+	assert_non_null(m);
+	assert_int_equal(gs_map_count(m), 2);
+	assert_string_equal(gs_map_lookup(m, 0)->node, "node1");
+	assert_string_equal(gs_map_lookup(m, 0)->devices, "0");
+	assert_string_equal(gs_map_lookup(m, 4)->node, "node5");
+	assert_string_equal(gs_map_lookup(m, 4)->devices, "4,5");
+	assert_int_equal(gs_map_lookup(m, 4)->line, 5);
+	assert_null(gs_map_lookup(m, 2));
+	assert_null(gs_map_lookup(m, 3));
+	gs_map_unref(m);
+
+	/* A good map: no problem, the same entries as gs_map_parse. */
+	p.n = 0;
+	assert_int_equal(gs_map_parse_all("0=n:0\n1=n:1\n", 12, &m, collect, &p), 0);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(gs_map_count(m), 2);
+	gs_map_unref(m);
+
+	/* Only bad lines: no map, and no "no entries" on top of them; nothing but comments: that one. */
+	p.n = 0;
+	assert_int_equal(gs_map_parse_all("x\ny\n", 4, &m, collect, &p), 2);
+	assert_null(m);
+	assert_int_equal(p.n, 2);
+	p.n = 0;
+	assert_int_equal(gs_map_parse_all("# c\n", 4, &m, collect, &p), 1);
+	assert_null(m);
+	assert_int_equal(p.line[0], 0);
+	assert_non_null(strstr(p.msg[0], "no entries"));
+}
+
+/* Bounded: at most GS_MAP_MAX_ERRORS problems passed on (all counted), one "too many entries". */
+static void test_parse_all_bounds(void **state)
+{
+	size_t cap = GS_MAP_MAX_BYTES;
+	char *b = malloc(cap + 2);
+	size_t n = 0;
+	struct problems p = {0};
+	struct gs_map *m = NULL;
+	(void)state;
+
+	for (int i = 0; i < 3 * GS_MAP_MAX_ERRORS; i++)
+		n += (size_t)sprintf(b + n, "bad line %d\n", i);
+	n += (size_t)sprintf(b + n, "7=n:7\n");
+	assert_int_equal(gs_map_parse_all(b, n, &m, collect, &p), 3 * GS_MAP_MAX_ERRORS);
+	assert_int_equal(p.n, GS_MAP_MAX_ERRORS);
+	assert_int_equal(gs_map_count(m), 1);
+	gs_map_unref(m);
+
+	n = 0;
+	for (int i = 0; i < GS_MAP_MAX_ENTRIES + 3; i++)
+		n += (size_t)sprintf(b + n, "%d=n:0\n", i);
+	p.n = 0;
+	assert_int_equal(gs_map_parse_all(b, n, &m, collect, &p), 1);
+	assert_int_equal(p.line[0], GS_MAP_MAX_ENTRIES + 1);
+	assert_non_null(strstr(p.msg[0], "too many entries"));
+	assert_int_equal(gs_map_count(m), GS_MAP_MAX_ENTRIES);
+	gs_map_unref(m);
+
+	memset(b, ' ', cap + 1);
+	p.n = 0;
+	assert_int_equal(gs_map_parse_all(b, cap + 1, &m, collect, &p), 1);
+	assert_null(m);
+	assert_int_equal(p.line[0], 0);
+	assert_non_null(strstr(p.msg[0], "over the limit"));
+	free(b);
+}
+
 static void test_limits(void **state)
 {
 	struct gs_buf_like {
@@ -214,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_blanks_comments_uuids),
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_parse_all_goes_on),
+		cmocka_unit_test(test_parse_all_bounds),
 		cmocka_unit_test(test_cache_by_content),
 		cmocka_unit_test(test_cache_hit_in_place),
 		cmocka_unit_test(test_pod_index_sources),
