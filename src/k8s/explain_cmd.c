@@ -18,8 +18,10 @@
 #include "core/buf.h"
 #include "core/json_nul.h"
 #include "core/log.h"
+#include "k8s/authz.h"
 #include "k8s/kube.h"
 #include "k8s/decode.h"
+#include "k8s/leader.h"
 #include "k8s/kubeconfig.h"
 #include "sched/explain.h"
 #include "sched/sched.h"
@@ -29,8 +31,22 @@
 
 struct opts {
 	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
+	const char *sched_ns, *lease, *secure_port; /* where the daemon runs: its Lease and secure port */
 	int sharing_any;
 	int check_env;
+	int ask_daemon;
+};
+
+static int valid_name(const char *v);
+
+/* What the running daemon says of the pod (ask_daemon). */
+struct daemon_view {
+	char leader[256];   /* the leader's pod */
+	char state[32];     /* its state of the pod */
+	char verdict[40];   /* its verdict, "NONE" when every check passes */
+	char message[600];  /* its reason's message, "" when none */
+	char *json;         /* its /debug/pods answer (owned); NULL when it was not asked or did not answer */
+	char why[512];      /* with json NULL: why */
 };
 
 struct fetch {
@@ -115,6 +131,137 @@ static cJSON *parse_body(const char *body)
 
 	free(masked);
 	return j;
+}
+
+/* A GET that says nothing on stderr: 0 with f->status and f->body (the caller frees it), or <0 with f->msg. */
+static int fetch_quiet(struct run *x, const char *path, const char *token_header, struct fetch *f)
+{
+	struct gs_kube_req req = {.method = "GET", .path = path, .timeout_ms = FETCH_TIMEOUT_MS, .prio = GS_KUBE_HIGH,
+				  .token_header = token_header};
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	if ((r = gs_kube_send(x->kube, &req, on_fetch, f, NULL)) < 0) {
+		snprintf(f->msg, sizeof(f->msg), "%s", uv_strerror(r));
+		return r;
+	}
+	while (!f->done)
+		uv_run(&x->loop, UV_RUN_ONCE);
+	if (f->err && !f->msg[0])
+		snprintf(f->msg, sizeof(f->msg), "%s", uv_strerror(f->err));
+	return f->err;
+}
+
+static void copy_json_str(char *out, size_t size, const cJSON *obj, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	snprintf(out, size, "%s", cJSON_IsString(v) ? v->valuestring : dflt);
+}
+
+/*
+ * The running daemon's verdict on the pod: the leader (the holder of the Lease sched_ns/lease, whose
+ * identity is its pod name and a suffix, main.c) asked for /debug/pods/NS/NAME on its secure port
+ * through the apiserver's pod proxy, with the caller's own token in GS_AUTHZ_HEADER (the proxy drops
+ * Authorization; the daemon checks the token with TokenReview and SubjectAccessReview). Fills v; v->json
+ * NULL with v->why when it could not be asked.
+ */
+static void ask_daemon(struct run *x, const char *ns, const char *name, struct daemon_view *v)
+{
+	char path[PATH_MAX_LEN], err[256];
+	struct gs_lease lease;
+	struct fetch f;
+	const char *us;
+
+	memset(v, 0, sizeof(*v));
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", x->o->sched_ns, x->o->lease);
+	if (fetch_quiet(x, path, NULL, &f) < 0) {
+		snprintf(v->why, sizeof(v->why), "reading the Lease %s/%s: %s", x->o->sched_ns, x->o->lease, f.msg);
+		return;
+	}
+	if (f.status != 200 || gs_lease_decode(f.body, strlen(f.body), &lease, err, sizeof(err)) < 0 || !lease.holder[0]) {
+		snprintf(v->why, sizeof(v->why), "%s Lease %s/%s (--scheduler-namespace, --lease-name): is the daemon "
+			 "running with leader election?", f.status == 200 ? "no holder in the" : "cannot read the",
+			 x->o->sched_ns, x->o->lease);
+		free(f.body);
+		return;
+	}
+	free(f.body);
+	us = strrchr(lease.holder, '_');
+	snprintf(v->leader, sizeof(v->leader), "%.*s", us ? (int)(us - lease.holder) : (int)strlen(lease.holder),
+		 lease.holder);
+	if (!valid_name(v->leader)) {
+		snprintf(v->why, sizeof(v->why), "the Lease's holder \"%.200s\" names no pod", lease.holder);
+		return;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/https:%s:%s/proxy/debug/pods/%s/%s", x->o->sched_ns,
+		 v->leader, x->o->secure_port, ns, name);
+	if (fetch_quiet(x, path, GS_AUTHZ_HEADER, &f) < 0) {
+		snprintf(v->why, sizeof(v->why), "asking the leader %s: %s", v->leader, f.msg);
+		return;
+	}
+	if (f.status != 200) {
+		const char *hint = f.status == 401 ? ": it checks a bearer token only (a kubeconfig with a client "
+						   "certificate has none to forward)"
+				   : f.status == 403 ? ": the caller needs get on /debug/* (ClusterRole "
+						       "gpu-scheduler-debug-reader) and pods/proxy in the daemon's namespace"
+						     : "";
+		snprintf(v->why, sizeof(v->why), "the leader %s answered HTTP %d%s", v->leader, f.status, hint);
+		free(f.body);
+		return;
+	}
+	cJSON *j = parse_body(f.body);
+	if (!cJSON_IsObject(j)) {
+		snprintf(v->why, sizeof(v->why), "the leader %s's answer is not a JSON object", v->leader);
+		cJSON_Delete(j);
+		free(f.body);
+		return;
+	}
+	copy_json_str(v->state, sizeof(v->state), j, "state", "?");
+	copy_json_str(v->verdict, sizeof(v->verdict), j, "verdict", "NONE");
+	copy_json_str(v->message, sizeof(v->message), j, "message", "");
+	cJSON_Delete(j);
+	v->json = f.body;
+	size_t len = strlen(v->json);
+	while (len && (v->json[len - 1] == '\n' || v->json[len - 1] == ' '))
+		v->json[--len] = '\0';
+}
+
+/* The daemon's view after the evaluation: beside it in text, as "daemon" in the JSON object. */
+static int add_daemon_view(struct gs_buf *out, const struct daemon_view *v, enum gs_wait_reason verdict, int json)
+{
+	const char *mine = gs_wait_reason_name(verdict);
+	int agree = v->json && strcmp(v->verdict, mine) == 0, r = 0;
+
+	if (json) {
+		/* gs_explain_json wrote one object and a newline: the view goes in as its last member. */
+		while (out->len && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '}'))
+			if (out->data[--out->len] == '}')
+				break;
+		r |= gs_buf_append_str(out, ",\"daemon\":{");
+		if (v->json) {
+			r |= gs_buf_append_str(out, "\"leader\":");
+			r |= gs_buf_append_json_str(out, v->leader);
+			r |= gs_buf_printf(out, ",\"agrees\":%s,\"answer\":%s}}\n", agree ? "true" : "false", v->json);
+		} else {
+			r |= gs_buf_append_str(out, "\"error\":");
+			r |= gs_buf_append_json_str(out, v->why);
+			r |= gs_buf_append_str(out, "}}\n");
+		}
+		return r < 0 ? -E2BIG : 0;
+	}
+	if (!v->json)
+		return gs_buf_printf(out, "\nThe daemon: not asked: %s.\n", v->why) < 0 ? -E2BIG : 0;
+	r |= gs_buf_printf(out, "\nThe daemon (leader %s, through the apiserver's pod proxy) says:\n  state:    %s\n",
+			   v->leader, v->state);
+	r |= gs_buf_printf(out, "  verdict:  %s%s%s\n", v->verdict, v->message[0] ? ": " : "", v->message);
+	if (agree)
+		r |= gs_buf_append_str(out, "  It agrees with the evaluation above.\n");
+	else
+		r |= gs_buf_printf(out, "  It DISAGREES: the daemon's verdict is %s, the evaluation above says %s. The daemon "
+					"decides; its caches follow the apiserver's watch a moment behind, and it counts what it "
+					"has in flight (a binding, a reservation).\n",
+				   v->verdict, mine);
+	return r < 0 ? -E2BIG : 0;
 }
 
 static int read_pod(struct run *x, struct gs_pod_obj *pod)
@@ -311,7 +458,14 @@ static int explain(struct run *x)
 		gettimeofday(&tv, NULL);
 		int64_t now = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 		gs_buf_init(&out, 0);
-		r = strcmp(x->o->output, "json") == 0 ? gs_explain_json(&e, now, &out) : gs_explain_text(&e, now, &out);
+		int json = strcmp(x->o->output, "json") == 0;
+		r = json ? gs_explain_json(&e, now, &out) : gs_explain_text(&e, now, &out);
+		if (r == 0 && x->o->ask_daemon) {
+			struct daemon_view v;
+			ask_daemon(x, pod.ns, pod.name, &v);
+			r = add_daemon_view(&out, &v, e.verdict, json);
+			free(v.json);
+		}
 		if (r == 0)
 			fwrite(out.data, 1, out.len, stdout);
 		if (x->skipped)
@@ -331,7 +485,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: gpu-scheduler explain [-n NAMESPACE] [OPTIONS] POD\n\n"
 		   "Says what gpu-scheduler would do with POD now and what it waits for: its map entry, every\n"
 		   "placement check on the node the entry names, and who holds the entry's GPUs. Reads the\n"
-		   "apiserver; the daemon need not run. Also: kubectl gpu-scheduler explain POD.\n\n"
+		   "apiserver, then asks the running daemon (when it can) and says whether the two agree.\n"
+		   "Also: kubectl gpu-scheduler explain POD.\n\n"
 		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else default)\n"
 		   "      --kubeconfig PATH       default: $KUBECONFIG, ~/.kube/config, then in-cluster\n"
 		   "      --scheduler-name NAME   the daemon's --scheduler-name (default gpu-scheduler)\n"
@@ -339,7 +494,13 @@ static void usage(FILE *f)
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
 		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; empty: off)\n"
-		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer)\n"
+		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer, with the\n"
+		   "                              running daemon's own answer as \"daemon\")\n"
+		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the Lease's\n"
+		   "                              holder, through the apiserver's pod proxy, with your own token\n"
+		   "      --scheduler-namespace NS  the daemon's namespace and Lease namespace (default kube-system)\n"
+		   "      --lease-name NAME       the daemon's --leader-elect-resource-name (default gpu-scheduler)\n"
+		   "      --secure-port PORT      the daemon's --secure-addr port (default 10259)\n"
 		   "  -h, --help\n");
 }
 
@@ -388,12 +549,17 @@ int gs_explain_cmd(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"require-env", required_argument, NULL, 'r'},
 		{"node-alias-label", required_argument, NULL, 'l'},
+		{"daemon", required_argument, NULL, 'D'},
+		{"scheduler-namespace", required_argument, NULL, 'N'},
+		{"lease-name", required_argument, NULL, 'L'},
+		{"secure-port", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text",
-			 .alias_label = "gpu-scheduler.io/node"};
-	const char *sharing = "exclusive", *env = "true";
+			 .alias_label = "gpu-scheduler.io/node", .sched_ns = "kube-system", .lease = "gpu-scheduler",
+			 .secure_port = "10259"};
+	const char *sharing = "exclusive", *env = "true", *daemon = "true";
 	struct gs_kubeconfig kc;
 	char err[512];
 	int c, r;
@@ -409,19 +575,27 @@ int gs_explain_cmd(int argc, char **argv)
 		case 'o': o.output = optarg; break;
 		case 'r': env = optarg; break;
 		case 'l': o.alias_label = optarg; break;
+		case 'D': daemon = optarg; break;
+		case 'N': o.sched_ns = optarg; break;
+		case 'L': o.lease = optarg; break;
+		case 'P': o.secure_port = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc - 1 || (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0) ||
 	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||
-	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0)) {
+	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0) ||
+	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o.sched_ns) ||
+	    !valid_name(o.lease) || strspn(o.secure_port, "0123456789") != strlen(o.secure_port) ||
+	    strlen(o.secure_port) - 1 > 4) {
 		usage(stderr);
 		return 2;
 	}
 	o.pod = argv[optind];
 	o.sharing_any = strcmp(sharing, "any") == 0;
 	o.check_env = strcmp(env, "true") == 0;
+	o.ask_daemon = strcmp(daemon, "true") == 0;
 	if (!valid_name(o.pod) || (o.ns && !valid_name(o.ns))) {
 		fprintf(stderr, "gpu-scheduler explain: \"%s\" is not a valid Kubernetes name\n",
 			valid_name(o.pod) ? o.ns : o.pod);

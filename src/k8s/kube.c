@@ -33,6 +33,7 @@ struct gs_kube_call {
 	char method_buf[16];
 	char content_type[64];
 	char accept[96];
+	char token_header[64];       /* "" for none */
 	unsigned timeout_ms;
 	enum gs_kube_prio prio;
 	int watch;
@@ -235,7 +236,7 @@ static int call_may_send(void *ud)
 static int start(struct gs_kube_call *c)
 {
 	struct gs_kube *k = c->k;
-	struct gs_http_header h[4];
+	struct gs_http_header h[5];
 	size_t nh = 0;
 	char auth[GS_KUBE_TOKEN_MAX + 16];
 
@@ -244,6 +245,8 @@ static int start(struct gs_kube_call *c)
 	if (k->token) {
 		snprintf(auth, sizeof(auth), "Bearer %s", k->token);
 		h[nh++] = (struct gs_http_header){"Authorization", auth};
+		if (c->token_header[0])
+			h[nh++] = (struct gs_http_header){c->token_header, auth};
 	}
 	h[nh++] = (struct gs_http_header){"Accept", c->accept};
 	h[nh++] = (struct gs_http_header){"User-Agent", k->user_agent};
@@ -374,6 +377,7 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
 	snprintf(c->content_type, sizeof(c->content_type), "%s",
 		 req->content_type ? req->content_type : "application/json");
 	snprintf(c->accept, sizeof(c->accept), "%s", req->accept ? req->accept : "application/json");
+	snprintf(c->token_header, sizeof(c->token_header), "%s", req->token_header ? req->token_header : "");
 	c->timeout_ms = req->timeout_ms ? req->timeout_ms : req->watch ? 0 : GS_KUBE_DEFAULT_TIMEOUT_MS;
 	c->prio = req->prio == GS_KUBE_LOW ? GS_KUBE_LOW : GS_KUBE_HIGH;
 	c->watch = req->watch;

@@ -60,6 +60,12 @@ struct gs_kube_req {
 	 * done then runs with GS_HTTP_EWITHDRAWN. A request that waited in the rate-limit queue, for a
 	 * connection, or to be resent is asked again when its turn comes. NULL: always sent. */
 	int (*may_send)(void *ud);
+	/*
+	 * Also send this client's bearer token (when it has one) in a header of this name: the apiserver's
+	 * pod proxy drops Authorization, so a daemon behind it sees the caller's token only there
+	 * (k8s/authz.h). NULL: no such header.
+	 */
+	const char *token_header;
 };
 
 /*

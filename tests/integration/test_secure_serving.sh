@@ -156,6 +156,37 @@ YAML
 	check "pod proxy: the metrics-reader token in $HDR: /metrics 200" equals 200 pcode /metrics "$T_PROM"
 	check "pod proxy: nobody's token in $HDR: 403" equals 403 pcode "/debug/pending" "$T_NOBODY"
 	check "pod proxy: a bad token in $HDR: 401" equals 401 pcode /debug/pending "not-a-token"
+
+	# --- explain asks the running daemon the same way (issue 20, "one truth") -------------------------
+	# The Lease names the leader as main.c does (its pod name, "_", a suffix): here the proxy's pod.
+	kc apply -f - >/dev/null <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: gs-explain}
+spec: {holderIdentity: sec-proxy_0badcafe, leaseDurationSeconds: 15}
+YAML
+	xcli() {
+		"$GS_BUILD/gpu-scheduler" explain --kubeconfig "${XKC:-$KUBECONFIG}" -n "$NS" --scheduler-namespace "$NS" \
+			--lease-name gs-explain --secure-port "$sport" "$@"
+	}
+	said=$(xcli --require-env=false sec-wait-0)
+	check "explain: the leader's verdict beside its own, and they agree" eval '
+		grep -q "The daemon (leader sec-proxy, through the apiserver.s pod proxy) says:" <<<"$said" &&
+		grep -q "verdict:  NODE_MISSING: node \"gs-no-such-node\" named by" <<<"$said" &&
+		grep -q "It agrees with the evaluation above" <<<"$said"'
+	said=$(xcli --require-env=false -o json sec-wait-0)
+	check "explain -o json: the daemon's answer under \"daemon\"" eval \
+		'jq -e ".verdict == \"NODE_MISSING\" and .daemon.leader == \"sec-proxy\" and .daemon.agrees and .daemon.answer.verdict == \"NODE_MISSING\"" <<<"$said" >/dev/null'
+	# Run with --require-env=true the command wants CUDA_VISIBLE_DEVICES (the daemon does not): they differ.
+	said=$(xcli --require-env=true sec-wait-0)
+	check "explain says so when they disagree" eval \
+		'grep -q "It DISAGREES: the daemon.s verdict is NODE_MISSING, the evaluation above says NOT_MUTATED" <<<"$said"'
+	said=$(XKC=$GS_CLUSTER_DIR/kubeconfig-cert xcli --require-env=false sec-wait-0)
+	check "explain with a client certificate: the daemon not asked, and why" eval \
+		'grep -q "The daemon: not asked: the leader sec-proxy answered HTTP 401: it checks a bearer token only" <<<"$said"'
+	said=$(xcli --require-env=false --lease-name gs-no-lease sec-wait-0)
+	check "explain without a Lease: its own evaluation, and why the daemon was not asked" eval \
+		'grep -q "FAIL  node-exists" <<<"$said" && grep -q "The daemon: not asked: cannot read the Lease $NS/gs-no-lease" <<<"$said"'
 fi
 
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
