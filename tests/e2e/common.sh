@@ -4,6 +4,10 @@
 #
 #   sched_pods     the Running gpu-scheduler pods in kube-system, one name per line
 #   leader_pod     the pod holding the Lease (its holderIdentity is "<pod name>_<random suffix>")
+#   node_names     R[1..4]: the node each of node1..node4 means (itself, or with GS_NODE_NAMES the node
+#                  labelled gpu-scheduler.io/node=nodeI); W[1..4]: how messages introduce a check there
+#   phase_node POD, running_on POD NODE, events_of POD, event_has POD REGEX
+#                  a pod's "PHASE NODE"; test forms; its events' "REASON: MESSAGE" lines
 
 sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
@@ -13,3 +17,17 @@ sched_pods() {
 leader_pod() {
 	NS=kube-system kc get lease gpu-scheduler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null | sed 's/_[0-9a-f]*$//'
 }
+
+node_names() {
+	local i
+	R=() W=()
+	for i in 1 2 3 4; do
+		R[i]=$(node_real "node$i")
+		W[i]=$(node_who_re "node$i")
+	done
+}
+
+phase_node() { kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}' 2>/dev/null; }
+running_on() { [ "$(phase_node "$1")" = "Running $2" ] || { echo "$1: $(phase_node "$1")"; return 1; }; }
+events_of() { kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
+event_has() { events_of "$1" | grep -qE "$2" || { echo "events of $1:"; events_of "$1"; return 1; }; }

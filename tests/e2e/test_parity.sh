@@ -8,21 +8,13 @@
 #   - a cordoned node runs a pod that tolerates node.kubernetes.io/unschedulable:NoSchedule; one that
 #     does not waits with NODE_CORDONED.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
 test_begin
 
 check "gpu-scheduler deployed (deploy/, self-signed certificate)" \
 	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
 
-R=() W=()
-for i in 1 2 3 4; do
-	R[i]=$(node_real "node$i")
-	W[i]=$(node_who_re "node$i")
-done
-
-phase_node() { kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}' 2>/dev/null; }
-running_on() { [ "$(phase_node "$1")" = "Running $2" ] || { echo "$1: $(phase_node "$1")"; return 1; }; }
-events_of() { kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
-event_has() { events_of "$1" | grep -qE "$2" || { echo "events of $1:"; events_of "$1"; return 1; }; }
+node_names
 
 # check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]: a bare check pod of ours.
 check_pod() {

@@ -5,18 +5,14 @@
 # Failed at the kubelet, and runs where its map says once the cause is fixed; a StatefulSet whose pods
 # do not fit is not deleted and recreated in a loop (its pod UIDs are counted over 30 s).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
 test_begin
 
 check "gpu-scheduler deployed (deploy/, self-signed certificate)" \
 	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
 
-# The maps say node1..node4; R[i] is the node that means (itself, or with GS_NODE_NAMES the node
-# labelled gpu-scheduler.io/node=nodeI), W[i] how messages introduce a check made there.
-R=() W=()
-for i in 1 2 3 4; do
-	R[i]=$(node_real "node$i")
-	W[i]=$(node_who_re "node$i")
-done
+# The maps say node1..node4; R[i] is the node that means, W[i] how messages introduce a check there.
+node_names
 echo "  node1..node4 are ${R[*]}"
 
 # pod_manifest NAME SCHEDULER ENTRY EXTRA_SPEC CONTAINER_EXTRA: a check pod (it logs its node and
@@ -47,10 +43,6 @@ $ctr
 YAML
 }
 
-phase_node() { kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}'; }
-running_on() { [ "$(phase_node "$1")" = "Running $2" ] || { echo "$1: $(phase_node "$1")"; return 1; }; }
-events_of() { kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
-event_has() { events_of "$1" | grep -qE "$2" || { echo "events of $1:"; events_of "$1"; return 1; }; }
 pending_unbound() { [ "$(phase_node "$1")" = "Pending " ] || { echo "$1: $(phase_node "$1")"; return 1; }; }
 
 # waits POD REGEX: the FailedScheduling event says why; 5 s later the pod is still Pending, unbound

@@ -7,6 +7,9 @@
 #   node_delete NAME
 #   pod_yaml NAME [ENTRY...]      a bare pod with schedulerName $SCHEDULER_NAME and the map
 #                                 (POD_ENV=VALUE gives the container CUDA_VISIBLE_DEVICES=VALUE)
+#   ours NAME ENTRY [SPEC_YAML [CONTAINER_YAML]]
+#                                 applies pod_yaml NAME ENTRY with extra container lines (resources,
+#                                 ports) and spec lines (selectors, tolerations); prints kubectl's output
 #   pod_node POD                  spec.nodeName ("" while pending)
 #   pod_on POD NODE               test form
 #   pod_assigned POD              the gpu-scheduler.io/assigned annotation
@@ -74,6 +77,15 @@ YAML
 	if [ -n "${POD_ENV:-}" ]; then
 		printf '    env:\n    - name: CUDA_VISIBLE_DEVICES\n      value: "%s"\n' "$POD_ENV"
 	fi
+}
+
+ours() {
+	local name=$1 entry=$2 spec=${3:-} ctr=${4:-}
+	{
+		pod_yaml "$name" "$entry"
+		[ -n "$ctr" ] && printf '%s\n' "$ctr"
+		[ -n "$spec" ] && printf '%s\n' "$spec"
+	} | kc apply -f - 2>&1
 }
 
 pod_node() { kc get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }

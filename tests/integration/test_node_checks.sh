@@ -45,16 +45,6 @@ $extra
 YAML
 }
 
-# ours NAME ENTRY [SPEC_YAML [CONTAINER_YAML]]: a bare pod of ours with its map entry.
-ours() {
-	local name=$1 entry=$2 spec=${3:-} ctr=${4:-}
-	{
-		pod_yaml "$name" "$entry"
-		[ -n "$ctr" ] && printf '%s\n' "$ctr"
-		[ -n "$spec" ] && printf '%s\n' "$spec"
-	} | kc apply -f - 2>&1
-}
-
 # waits POD REASON REGEX: the event, the condition and the metric say so, and the pod is not bound.
 waits() {
 	local pod=$1 reason=$2 re=$3

@@ -41,16 +41,6 @@ DAEMON_WEBHOOK=1 daemon_start --require-env=false --webhook-addr "127.0.0.1:$WPO
 	--ignored-resource-groups=ignored.example.com || exit 1
 check "daemon ready" daemon_ready 30
 
-# ours NAME ENTRY [SPEC_YAML [CONTAINER_YAML]]: a bare pod of ours with its map entry.
-ours() {
-	local name=$1 entry=$2 spec=${3:-} ctr=${4:-}
-	{
-		pod_yaml "$name" "$entry"
-		[ -n "$ctr" ] && printf '%s\n' "$ctr"
-		[ -n "$spec" ] && printf '%s\n' "$spec"
-	} | kc apply -f - 2>&1
-}
-
 # waits POD REASON REGEX: its FailedScheduling event says so and it is not bound.
 waits() {
 	check_eventually "$2: $1 has its FailedScheduling event" 20 pod_event_has "$1" "FailedScheduling: $3"
