@@ -264,7 +264,7 @@ static int str_eq(const char *a, const char *b)
 /*
  * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
  * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
- * may still name them (docs/sched.md, "Capacity, not allocatable"). Allocatable when no capacity.
+ * may still name them (docs/sched.md, "Allocatable below capacity"). Allocatable when no capacity.
  */
 /* Absent and present differ (NULL is not ""), unlike str_eq. */
 static int str_eq_null(const char *a, const char *b)
@@ -462,8 +462,9 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
 
 /*
  * The devices of o's gpu-scheduler.io/assigned claim on its node, when the ledger may believe it: o is
- * a pod of ours (schedulerName) and its own map entry names that node (by name, or by the alias value
- * the node carries now) and exactly those devices, as our binding writes it. The annotation is text
+ * a pod of ours (schedulerName), its own map entry names that node (by name, or by the alias value
+ * the node carries now) and exactly those devices, as our binding writes it, and its namespace may map
+ * the node (allowed-namespaces, when the node is known). The annotation is text
  * anyone who can create a pod may write; a claim that fails this is ignored (*why says why) and the pod
  * holds no device through it. NULL and *why NULL when the pod claims nothing on that node.
  */
@@ -505,6 +506,11 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 	gs_map_unref(m);
 	if (!ok) {
 		*why = "the pod's own map entry does not give it that node and those devices";
+		return NULL;
+	}
+	char msg[8];
+	if (n && n->present && gs_sched__check_policy(n, o->ns, msg, sizeof(msg)) != GS_WAIT_NONE) {
+		*why = "its namespace may not map that node (allowed-namespaces)";
 		return NULL;
 	}
 	return devs;
