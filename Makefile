@@ -30,7 +30,7 @@ SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno
 CPPFLAGS += -Isrc -I$(LLHTTP_INC) -MMD -MP
 CFLAGS   += $(CSTD) $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
-LDLIBS   += -luv -lmbedtls -lmbedx509 -lmbedcrypto -lyaml -lcjson -lm
+LDLIBS   += -luv -lmbedtls -lmbedx509 -lmbedcrypto -lyaml -lcjson -lnghttp2 -lm
 
 # Explicit module lists would go stale while several people add files at once; each directory is a
 # module group and every .c in it belongs to the daemon's library.

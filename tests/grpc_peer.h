@@ -48,10 +48,14 @@ struct gp {
 	char last_path[128], last_ct[64], last_te[32], last_timeout[32];
 	uint8_t last_req[4096];
 	size_t last_req_len;
-	/* per stream: the reply being sent (one stream at a time is enough for the tests) */
-	uint8_t out[1 << 16];
-	size_t out_len, out_off;
 	int hangup;
+};
+
+/* The reply being sent on one stream (its stream user data). */
+struct gp_out {
+	size_t len, off;
+	int trailers;
+	uint8_t data[];
 };
 
 static ssize_t gp__send(nghttp2_session *s, const uint8_t *data, size_t len, int flags, void *ud)
@@ -98,15 +102,15 @@ static int gp__on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint
 static ssize_t gp__read_out(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
 			    nghttp2_data_source *src, void *ud)
 {
-	struct gp *gp = ud;
-	size_t n = gp->out_len - gp->out_off;
+	struct gp_out *o = src->ptr;
+	size_t n = o->len - o->off;
 	if (n > len)
 		n = len;
-	memcpy(buf, gp->out + gp->out_off, n);
-	gp->out_off += n;
-	if (gp->out_off == gp->out_len) {
+	memcpy(buf, o->data + o->off, n);
+	o->off += n;
+	if (o->off == o->len) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
-		if (atomic_load(&gp->mode) == GP_OK) {
+		if (o->trailers) {
 			nghttp2_nv tr[] = {{(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, 0}};
 			*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
 			nghttp2_submit_trailer(s, id, tr, 1);
@@ -117,9 +121,16 @@ static ssize_t gp__read_out(nghttp2_session *s, int32_t id, uint8_t *buf, size_t
 
 #define GP_NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), 0}
 
+static int gp__on_close(nghttp2_session *s, int32_t id, uint32_t ec, void *ud)
+{
+	free(nghttp2_session_get_stream_user_data(s, id));
+	return 0;
+}
+
 static void gp__answer(struct gp *gp, nghttp2_session *s, int32_t id)
 {
 	int mode = atomic_load(&gp->mode);
+	struct gp_out *o;
 	nghttp2_data_provider dp = {.read_callback = gp__read_out};
 	atomic_fetch_add(&gp->calls, 1);
 	if (mode == GP_STALL)
@@ -136,26 +147,30 @@ static void gp__answer(struct gp *gp, nghttp2_session *s, int32_t id)
 		nghttp2_submit_response(s, id, h, 4, NULL);
 		return;
 	}
+	o = calloc(1, sizeof *o + 5 + 65536); /* freed when the stream closes */
+	dp.source.ptr = o;
+	nghttp2_session_set_stream_user_data(s, id, o);
 	if (mode == GP_HTTP404) {
 		static const char body[] = "not found\n";
 		nghttp2_nv h[] = {GP_NV(":status", "404"), GP_NV("content-type", "text/plain")};
-		memcpy(gp->out, body, sizeof body - 1);
-		gp->out_len = sizeof body - 1, gp->out_off = 0;
+		memcpy(o->data, body, sizeof body - 1);
+		o->len = sizeof body - 1;
 		nghttp2_submit_response(s, id, h, 2, &dp);
 		return;
 	}
 	uint32_t n = mode == GP_BIG ? gp->big_len : (uint32_t)gp->reply_len;
-	gp->out[0] = 0;
-	gp->out[1] = (uint8_t)(n >> 24), gp->out[2] = (uint8_t)(n >> 16), gp->out[3] = (uint8_t)(n >> 8);
-	gp->out[4] = (uint8_t)n;
+	o->data[0] = 0;
+	o->data[1] = (uint8_t)(n >> 24), o->data[2] = (uint8_t)(n >> 16), o->data[3] = (uint8_t)(n >> 8);
+	o->data[4] = (uint8_t)n;
 	size_t body = mode == GP_BIG ? 1024 : gp->reply_len;
-	if (body > sizeof gp->out - 5)
-		body = sizeof gp->out - 5;
+	if (body > 65536)
+		body = 65536;
 	if (mode == GP_BIG)
-		memset(gp->out + 5, 'x', body);
+		memset(o->data + 5, 'x', body);
 	else if (body)
-		memcpy(gp->out + 5, gp->reply, body);
-	gp->out_len = 5 + body, gp->out_off = 0;
+		memcpy(o->data + 5, gp->reply, body);
+	o->len = 5 + body;
+	o->trailers = mode == GP_OK;
 	nghttp2_nv h[] = {GP_NV(":status", "200"), GP_NV("content-type", "application/grpc")};
 	nghttp2_submit_response(s, id, h, 2, &dp);
 }
@@ -186,6 +201,7 @@ static void gp__serve(struct gp *gp)
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, gp__on_data);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, gp__on_frame);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, gp__on_begin_headers);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, gp__on_close);
 	nghttp2_session_server_new(&s, cbs, gp);
 	nghttp2_session_callbacks_del(cbs);
 	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
