@@ -11,8 +11,9 @@
  *   ContainerResources       { string name = 1; repeated ContainerDevices devices = 2; }
  *   ContainerDevices         { string resource_name = 1; repeated string device_ids = 2; }
  *
- * Later kubelets add fields (topology, cpu_ids, memory, dynamic resources); they are skipped, so the
- * same decoder reads every v1 reply. The decoder flattens the tree into one record per device held:
+ * The 1.20.2 tree (Debian's source package, the test cluster's kubelet) already has two more:
+ * ContainerResources.cpu_ids = 3 and ContainerDevices.topology = 3; later kubelets add memory and dynamic
+ * resources. Unknown fields are skipped, so the same decoder reads every v1 reply. The decoder flattens the tree into one record per device held:
  * (namespace, pod, container, resource, device id), in the order of the reply. Pods and containers
  * holding no device leave no record (they are counted).
  *

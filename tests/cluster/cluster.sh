@@ -28,6 +28,9 @@
 #   GS_NODE_MODE          fake (API objects) or kubelet (real)    [fake]
 #   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
 #   GS_NODE_IP            kubelet mode: the address nodes and apiserver use [the default route's source]
+#   GS_DEVICE_PLUGIN      kubelet mode, 1: each kubelet gets nvidia.com/gpu from the test device plugin
+#                         (tests/cluster/device-plugin, GS_NODE_GPUS devices GPU-<uuid>) instead of the
+#                         status patch, so its device manager allocates them [0]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
 #   GS_ETCD_QUOTA         etcd --quota-backend-bytes              [1 GiB; the benches use 8 GiB]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
@@ -328,6 +331,7 @@ export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
 export GS_NODE_MODE=$NODE_MODE
+export GS_DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-0}
 export GS_NODE_NAMES=$NODE_NAMES
 export GS_NODE_ALIASES=$NODE_ALIASES
 EOF
