@@ -49,6 +49,7 @@ struct gp {
 	uint8_t last_req[4096];
 	size_t last_req_len;
 	int hangup;
+	void *outs[64]; /* replies of streams still open, freed with the session */
 };
 
 /* The reply being sent on one stream (its stream user data). */
@@ -121,9 +122,21 @@ static ssize_t gp__read_out(nghttp2_session *s, int32_t id, uint8_t *buf, size_t
 
 #define GP_NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), 0}
 
+static void gp__track(struct gp *gp, void *from, void *to)
+{
+	for (size_t i = 0; i < sizeof gp->outs / sizeof gp->outs[0]; i++)
+		if (gp->outs[i] == from) {
+			gp->outs[i] = to;
+			return;
+		}
+}
+
 static int gp__on_close(nghttp2_session *s, int32_t id, uint32_t ec, void *ud)
 {
-	free(nghttp2_session_get_stream_user_data(s, id));
+	void *o = nghttp2_session_get_stream_user_data(s, id);
+	if (o)
+		gp__track(ud, o, NULL);
+	free(o);
 	return 0;
 }
 
@@ -147,7 +160,8 @@ static void gp__answer(struct gp *gp, nghttp2_session *s, int32_t id)
 		nghttp2_submit_response(s, id, h, 4, NULL);
 		return;
 	}
-	o = calloc(1, sizeof *o + 5 + 65536); /* freed when the stream closes */
+	o = calloc(1, sizeof *o + 5 + 65536); /* freed when the stream closes, or with the session */
+	gp__track(gp, NULL, o);
 	dp.source.ptr = o;
 	nghttp2_session_set_stream_user_data(s, id, o);
 	if (mode == GP_HTTP404) {
@@ -220,6 +234,10 @@ static void gp__serve(struct gp *gp)
 			break;
 	}
 	nghttp2_session_del(s);
+	for (size_t i = 0; i < sizeof gp->outs / sizeof gp->outs[0]; i++) {
+		free(gp->outs[i]);
+		gp->outs[i] = NULL;
+	}
 }
 
 static void *gp__main(void *arg)

@@ -5,6 +5,7 @@
  */
 #include "k8s/agent_cmd.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +82,8 @@ static void agent_done(int err, const struct gs_grpc_reply *r, void *ud)
 	struct agent *a = ud;
 	struct gs_podres_list l;
 	char why[512];
+	if (err == -ECANCELED && a->stopping)
+		return; /* the call in flight when a signal ended the agent */
 	if (err == 0 && gs_podres_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
 		agent_got(a, &l);
 		gs_podres_free(&l);
@@ -146,6 +149,7 @@ int gs_agent_cmd(int argc, char **argv)
 	static struct agent a;
 	struct gs_grpc_client_opts o = {0};
 	int c;
+	memset(&a, 0, sizeof a); /* static for its size and the handles' lifetime; fresh on every call (tests) */
 	a.socket = GS_PODRES_SOCKET;
 	a.interval_ms = 10000;
 	a.timeout_ms = 10000;
