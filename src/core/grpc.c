@@ -102,6 +102,7 @@ static void call_finish(struct grpc_call *call, struct grpc_conn *cn, int err, c
 		if (err)
 			nghttp2_submit_rst_stream(cn->h2, NGHTTP2_FLAG_NONE, call->stream_id, NGHTTP2_CANCEL);
 	}
+	GS_ASSERT(cl->st.inflight > 0);
 	gs_list_remove(&call->link);
 	gs_list_insert_tail(&cl->finished, &call->link);
 	cl->st.inflight--;
@@ -194,7 +195,9 @@ static void grpc_message_copy(char *dst, size_t cap, const uint8_t *v, size_t le
 
 static struct grpc_call *stream_call(nghttp2_session *s, int32_t id)
 {
-	return id > 0 ? nghttp2_session_get_stream_user_data(s, id) : NULL;
+	struct grpc_call *call = id > 0 ? nghttp2_session_get_stream_user_data(s, id) : NULL;
+	GS_ASSERT(!call || !call->finished); /* finishing detaches a call from its stream */
+	return call;
 }
 
 static int h2_on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t namelen,
@@ -463,6 +466,7 @@ static void conn_connected(uv_connect_t *req, int status)
 static void conn_open(struct gs_grpc_client *cl)
 {
 	struct grpc_conn *cn = gs_xcalloc(1, sizeof *cn);
+	GS_ASSERT(!cl->conn); /* at most one connection that is not closing */
 	cn->cl = cl;
 	if (uv_pipe_init(cl->loop, &cn->pipe, 0) != 0)
 		gs_oom(0);
