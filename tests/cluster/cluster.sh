@@ -10,6 +10,8 @@
 #   tests/cluster/cluster.sh down               stop exactly the processes `up` started, remove state
 #   tests/cluster/cluster.sh restart-apiserver  stop and start kube-apiserver only (same ports, certs)
 #   tests/cluster/cluster.sh kill-apiserver     the same, but SIGKILL at once (by its recorded PID): a crash
+#   tests/cluster/cluster.sh stop-kubelet N     kubelet mode: stop node N's kubelet only (pods, containerd stay)
+#   tests/cluster/cluster.sh start-kubelet N    start it again in the node's namespace, wait until Ready
 #   tests/cluster/cluster.sh env                print `export ...` lines: eval "$(cluster.sh env)"
 #   tests/cluster/cluster.sh status             which of the processes are alive
 #
@@ -581,6 +583,11 @@ up) cmd_up ;;
 down) cmd_down ;;
 restart-apiserver) cmd_restart_apiserver ;;
 kill-apiserver) cmd_restart_apiserver kill ;;
+stop-kubelet | start-kubelet)
+	[ "$NODE_MODE" = kubelet ] && [ -d "$DIR/nodes/node${2:-x}" ] || die "$1: no kubelet node${2:-?} in $DIR"
+	SERVER=$(sed -n 's/^export GS_APISERVER_URL=//p' "$DIR/env")
+	if [ "$1" = stop-kubelet ]; then kubelet_stop "$2"; else kubelet_start "$2"; fi
+	;;
 env) cmd_env ;;
 status) cmd_status ;;
 *)

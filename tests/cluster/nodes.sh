@@ -172,12 +172,33 @@ mount --bind $d/netns /run/netns
 containerd --config $d/containerd.toml </dev/null >>$LOGS/containerd-node$n.log 2>&1 &
 echo \$! >$PIDS/containerd-node$n.pid
 for i in \$(seq 1 100); do [ -S $d/containerd.sock ] && break; sleep 0.1; done
+exec $d/kubelet.sh
+EOF
+	# The kubelet alone, also run again in the node's namespace by kubelet_start (a kubelet restart).
+	cat >"$d/kubelet.sh" <<EOF
+#!/bin/bash
 exec $K8S_BIN/kubelet --config $d/kubelet.yaml --kubeconfig $d/kubeconfig --root-dir $d/kubelet \\
 	--container-runtime remote --container-runtime-endpoint unix://$d/containerd.sock \\
 	--pod-infra-container-image $PAUSE_IMAGE --hostname-override $name --node-ip $ip \\
 	--node-labels $labels --v=1
 EOF
-	chmod 755 "$d/run.sh"
+	chmod 755 "$d/run.sh" "$d/kubelet.sh"
+}
+
+# kubelet_stop N / kubelet_start N: node N's kubelet alone stops (SIGTERM), or starts again inside the
+# node's mount namespace (entered through its containerd, which keeps running): a kubelet restart, as
+# after an upgrade or a crash, with the pods and containerd left as they are.
+kubelet_stop() {
+	proc_pid "kubelet-node$1" >/dev/null || die "the kubelet of node$1 is not running"
+	stop -g 10 "kubelet-node$1"
+}
+
+kubelet_start() {
+	local n=$1 pid
+	pid=$(proc_pid "containerd-node$n") || die "containerd of node$n is not running"
+	proc_pid "kubelet-node$n" >/dev/null && die "the kubelet of node$n is running"
+	start "kubelet-node$n" nsenter -t "$pid" -m "$(node_dir "$n")/kubelet.sh"
+	wait_until "node$n Ready after the kubelet's start" "kubelet-node$n" node_ready "$n"
 }
 
 # The cgroup a kubelet's cgroupRoot names must exist in every hierarchy before it starts.
