@@ -30,7 +30,7 @@ SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno
 CPPFLAGS += -Isrc -I$(LLHTTP_INC) -MMD -MP
 CFLAGS   += $(CSTD) $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
-LDLIBS   += -luv -lmbedtls -lmbedx509 -lmbedcrypto -lyaml -lcjson -lm
+LDLIBS   += -luv -lmbedtls -lmbedx509 -lmbedcrypto -lyaml -lcjson -lnghttp2 -lm
 
 # Explicit module lists would go stale while several people add files at once; each directory is a
 # module group and every .c in it belongs to the daemon's library.
@@ -171,6 +171,8 @@ FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
+FUZZ_podresources_SRC := src/k8s/podresources.c src/core/pb.c src/core/buf.c src/core/log.c
+FUZZ_grpc_client_SRC := src/core/grpc.c src/core/buf.c src/core/log.c src/core/alloc.c src/core/closer.c
 FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 # The kubeconfig harness confines the files its input may name (see its header).

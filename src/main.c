@@ -27,6 +27,7 @@
 #include "k8s/authz.h"
 #include "k8s/kube.h"
 #include "k8s/controller.h"
+#include "k8s/agent_cmd.h"
 #include "k8s/explain_cmd.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
@@ -786,6 +787,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "explain") == 0)
 		return gs_explain_cmd(argc - 1, argv + 1);
+	/* Not in the usage yet: the node agent does not publish anything so far (docs/agent.md). */
+	if (argc > 1 && strcmp(argv[1], "agent") == 0)
+		return gs_agent_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));
 	/* Subcommands: the first argument names one (flags of the daemon all start with '-'). */
 	if (argc > 1 && strcmp(argv[1], "lint") == 0)

@@ -7,7 +7,7 @@ pkgs=(
 	# clang's sanitizer and libFuzzer runtimes (make check, make fuzz): only recommended by clang-14's
 	# packages, so --no-install-recommends would leave them out.
 	libclang-rt-14-dev
-	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libcmocka-dev valgrind
+	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libnghttp2-dev libcmocka-dev valgrind
 	prometheus etcd-server openssl curl jq procps iproute2 python3 python3-yaml
 	golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
 	# Real nodes (GS_NODE_MODE=kubelet) and the images: containerd per node, CNI bridge, kube-proxy's

@@ -10,6 +10,8 @@
 #   tests/cluster/cluster.sh down               stop exactly the processes `up` started, remove state
 #   tests/cluster/cluster.sh restart-apiserver  stop and start kube-apiserver only (same ports, certs)
 #   tests/cluster/cluster.sh kill-apiserver     the same, but SIGKILL at once (by its recorded PID): a crash
+#   tests/cluster/cluster.sh stop-kubelet N     kubelet mode: stop node N's kubelet only (pods, containerd stay)
+#   tests/cluster/cluster.sh start-kubelet N    start it again in the node's namespace, wait until Ready
 #   tests/cluster/cluster.sh env                print `export ...` lines: eval "$(cluster.sh env)"
 #   tests/cluster/cluster.sh status             which of the processes are alive
 #
@@ -28,6 +30,9 @@
 #   GS_NODE_MODE          fake (API objects) or kubelet (real)    [fake]
 #   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
 #   GS_NODE_IP            kubelet mode: the address nodes and apiserver use [the default route's source]
+#   GS_DEVICE_PLUGIN      kubelet mode, 1: each kubelet gets nvidia.com/gpu from the test device plugin
+#                         (tests/cluster/device-plugin, GS_NODE_GPUS devices GPU-<uuid>) instead of the
+#                         status patch, so its device manager allocates them [0]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
 #   GS_ETCD_QUOTA         etcd --quota-backend-bytes              [1 GiB; the benches use 8 GiB]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
@@ -328,6 +333,7 @@ export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
 export GS_NODE_MODE=$NODE_MODE
+export GS_DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-0}
 export GS_NODE_NAMES=$NODE_NAMES
 export GS_NODE_ALIASES=$NODE_ALIASES
 EOF
@@ -577,6 +583,11 @@ up) cmd_up ;;
 down) cmd_down ;;
 restart-apiserver) cmd_restart_apiserver ;;
 kill-apiserver) cmd_restart_apiserver kill ;;
+stop-kubelet | start-kubelet)
+	[ "$NODE_MODE" = kubelet ] && [ -d "$DIR/nodes/node${2:-x}" ] || die "$1: no kubelet node${2:-?} in $DIR"
+	SERVER=$(sed -n 's/^export GS_APISERVER_URL=//p' "$DIR/env")
+	if [ "$1" = stop-kubelet ]; then kubelet_stop "$2"; else kubelet_start "$2"; fi
+	;;
 env) cmd_env ;;
 status) cmd_status ;;
 *)

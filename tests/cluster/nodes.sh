@@ -172,12 +172,33 @@ mount --bind $d/netns /run/netns
 containerd --config $d/containerd.toml </dev/null >>$LOGS/containerd-node$n.log 2>&1 &
 echo \$! >$PIDS/containerd-node$n.pid
 for i in \$(seq 1 100); do [ -S $d/containerd.sock ] && break; sleep 0.1; done
+exec $d/kubelet.sh
+EOF
+	# The kubelet alone, also run again in the node's namespace by kubelet_start (a kubelet restart).
+	cat >"$d/kubelet.sh" <<EOF
+#!/bin/bash
 exec $K8S_BIN/kubelet --config $d/kubelet.yaml --kubeconfig $d/kubeconfig --root-dir $d/kubelet \\
 	--container-runtime remote --container-runtime-endpoint unix://$d/containerd.sock \\
 	--pod-infra-container-image $PAUSE_IMAGE --hostname-override $name --node-ip $ip \\
 	--node-labels $labels --v=1
 EOF
-	chmod 755 "$d/run.sh"
+	chmod 755 "$d/run.sh" "$d/kubelet.sh"
+}
+
+# kubelet_stop N / kubelet_start N: node N's kubelet alone stops (SIGTERM), or starts again inside the
+# node's mount namespace (entered through its containerd, which keeps running): a kubelet restart, as
+# after an upgrade or a crash, with the pods and containerd left as they are.
+kubelet_stop() {
+	proc_pid "kubelet-node$1" >/dev/null || die "the kubelet of node$1 is not running"
+	stop -g 10 "kubelet-node$1"
+}
+
+kubelet_start() {
+	local n=$1 pid
+	pid=$(proc_pid "containerd-node$n") || die "containerd of node$n is not running"
+	proc_pid "kubelet-node$n" >/dev/null && die "the kubelet of node$n is running"
+	start "kubelet-node$n" nsenter -t "$pid" -m "$(node_dir "$n")/kubelet.sh"
+	wait_until "node$n Ready after the kubelet's start" "kubelet-node$n" node_ready "$n"
 }
 
 # The cgroup a kubelet's cgroupRoot names must exist in every hierarchy before it starts.
@@ -285,9 +306,29 @@ advertise_gpus() {
 		application/merge-patch+json >/dev/null
 }
 
+# GS_DEVICE_PLUGIN=1: the test device plugin registers nvidia.com/gpu with the node's kubelet (its
+# kubelet.sock is in the node's /var/lib/kubelet, bound from $d/var-lib-kubelet; the plugin runs outside
+# the node's mount namespace and finds it there). The kubelet then reports the capacity itself.
+DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-0}
+start_device_plugin() {
+	local n=$1 d
+	d=$(node_dir "$n")
+	mkdir -p "$d/var-lib-kubelet/device-plugins"
+	start "device-plugin-node$n" "$DEVICE_PLUGIN_BIN" --plugin-dir "$d/var-lib-kubelet/device-plugins" \
+		--node "$(node_name "$n")" --count "$NODE_GPUS"
+}
+
+node_gpus_from_plugin() {
+	api GET "/api/v1/nodes/$(node_name "$1")" | tr -d ' \n' |
+		grep -q "\"capacity\":{[^}]*\"nvidia.com/gpu\":\"$NODE_GPUS\""
+}
+
 nodes_up() {
 	local ip n d
 	check_node_binaries
+	if [ "$DEVICE_PLUGIN" = 1 ]; then
+		DEVICE_PLUGIN_BIN=$("$here/build-device-plugin.sh") || die "cannot build the device plugin"
+	fi
 	# Node names, cgroups, bridges and the pod network are fixed: one such cluster per machine.
 	for n in $(seq 1 "$NODES"); do
 		if [ -d "/sys/fs/cgroup/memory/node$n" ] || ip link show "gs-node$n" >/dev/null 2>&1; then
@@ -319,8 +360,18 @@ nodes_up() {
 	done
 	for n in $(seq 1 "$NODES"); do
 		wait_until "node$n ($(node_name "$n")) registered" "kubelet-node$n" node_registered "$n"
-		advertise_gpus "$n"
+		if [ "$DEVICE_PLUGIN" = 1 ]; then
+			start_device_plugin "$n"
+		else
+			advertise_gpus "$n"
+		fi
 	done
+	if [ "$DEVICE_PLUGIN" = 1 ]; then
+		for n in $(seq 1 "$NODES"); do
+			wait_until "node$n: nvidia.com/gpu=$NODE_GPUS from the device plugin" "device-plugin-node$n" \
+				node_gpus_from_plugin "$n"
+		done
+	fi
 	for n in $(seq 1 "$NODES"); do
 		wait_until "node$n ($(node_name "$n")) Ready" "kubelet-node$n" node_ready "$n"
 	done
@@ -373,15 +424,16 @@ remove_node_cgroups() {
 # their last process, taking every mount made in them along.
 nodes_down() {
 	local d m n ns
-	local -a nodes=() kubelets=() containerds=() pids=()
+	local -a nodes=() kubelets=() containerds=() pids=() plugins=()
 	[ -d "$DIR/nodes" ] || return 0
 	for d in "$DIR"/nodes/node[0-9]*; do
 		[ -d "$d" ] && [ ! -L "$d" ] || continue
 		nodes+=("${d##*/node}")
 		kubelets+=("kubelet-${d##*/}")
+		plugins+=("device-plugin-${d##*/}")
 		containerds+=("containerd-${d##*/}")
 	done
-	[ ${#nodes[@]} -gt 0 ] && stop -g 5 "${kubelets[@]}"
+	[ ${#nodes[@]} -gt 0 ] && stop -g 5 "${plugins[@]}" "${kubelets[@]}"
 	for n in "${nodes[@]}"; do
 		# shellcheck disable=SC2207 # one PID per word
 		pids+=($(pids_in_cgroup "$n"))

@@ -8,6 +8,7 @@
 #                  labelled gpu-scheduler.io/node=nodeI); W[1..4]: how messages introduce a check there
 #   phase_node POD, running_on POD NODE, events_of POD, event_has POD REGEX
 #                  a pod's "PHASE NODE"; test forms; its events' "REASON: MESSAGE" lines
+#   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
 
 sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
@@ -31,3 +32,13 @@ phase_node() { kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}' 2>
 running_on() { [ "$(phase_node "$1")" = "Running $2" ] || { echo "$1: $(phase_node "$1")"; return 1; }; }
 events_of() { kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
 event_has() { events_of "$1" | grep -qE "$2" || { echo "events of $1:"; events_of "$1"; return 1; }; }
+
+# container_pid NS POD: the host PID of the pod's first container, from its node's containerd.
+container_pid() {
+	local node id
+	node=$(NS=$1 kc get pod "$2" -o jsonpath='{.spec.nodeName}')
+	id=$(NS=$1 kc get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}')
+	id=${id#containerd://}
+	[ -n "$id" ] || return 1
+	ctr -a "$GS_CLUSTER_DIR/nodes/$node/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
+}

@@ -57,16 +57,6 @@ check "the scheduler runs on one of the nodes" eval \
 check "the scheduler reaches the apiserver through in-cluster config (Service kubernetes)" eval \
 	'NS=kube-system kc logs "$sched_pod" | grep -q "apiserver https://10\.0\.0\.1:443"'
 
-# container_pid NS POD: the host PID of the pod's first container, from its node's containerd.
-container_pid() {
-	local node id
-	node=$(NS=$1 kc get pod "$2" -o jsonpath='{.spec.nodeName}')
-	id=$(NS=$1 kc get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}')
-	id=${id#containerd://}
-	[ -n "$id" ] || return 1
-	ctr -a "$GS_CLUSTER_DIR/nodes/$node/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
-}
-
 # runs_restricted NS POD: the container's process has UID and GID 65532 and a read-only root mount.
 runs_restricted() {
 	local pid

@@ -197,6 +197,20 @@ static const struct pbe_field pbe_status[] = {
 	{"reason", 4, PBE_STR, NULL}, {"code", 6, PBE_INT, NULL}, PBE_END,
 };
 
+/* The kubelet's PodResources v1 List reply (k8s/podresources.h has the .proto), with one field of a later
+ * kubelet per level (topology, cpu_ids) that the decoder must skip. */
+static const struct pbe_field pbe_pr_dev[] = {
+	{"resource_name", 1, PBE_STR, NULL}, {"device_ids", 2, PBE_STRS, NULL}, {"topology", 3, PBE_OPAQUE, NULL},
+	PBE_END,
+};
+static const struct pbe_field pbe_pr_ctr[] = {
+	{"name", 1, PBE_STR, NULL}, {"devices", 2, PBE_MSGS, pbe_pr_dev}, {"cpu_ids", 3, PBE_INT, NULL}, PBE_END,
+};
+static const struct pbe_field pbe_pr_pod[] = {
+	{"name", 1, PBE_STR, NULL}, {"namespace", 2, PBE_STR, NULL}, {"containers", 3, PBE_MSGS, pbe_pr_ctr}, PBE_END,
+};
+static const struct pbe_field pbe_pr_list[] = {{"pod_resources", 1, PBE_MSGS, pbe_pr_pod}, PBE_END};
+
 static void pbe_varint(struct gs_buf *b, uint64_t v)
 {
 	uint8_t x[10];
@@ -354,7 +368,7 @@ static int pbe_msg(struct gs_buf *b, const cJSON *obj, const struct pbe_field *s
 }
 
 /* "k8s\0" + Unknown{1 typeMeta{1 apiVersion "v1", 2 kind}, 2 raw: obj}. */
-static int pbe_envelope(struct gs_buf *b, const cJSON *obj, const struct pbe_field *schema, const char *kind)
+__attribute__((unused)) static int pbe_envelope(struct gs_buf *b, const cJSON *obj, const struct pbe_field *schema, const char *kind)
 {
 	struct gs_buf tm, raw;
 	int r;
@@ -372,7 +386,7 @@ static int pbe_envelope(struct gs_buf *b, const cJSON *obj, const struct pbe_fie
 }
 
 /* A watch line {"type", "object"} as a WatchEvent frame body (without its 4-byte length). */
-static int pbe_watch_event(struct gs_buf *b, const cJSON *line, enum gs_obj_kind kind)
+__attribute__((unused)) static int pbe_watch_event(struct gs_buf *b, const cJSON *line, enum gs_obj_kind kind)
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(line, "type");
 	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(line, "object");

@@ -1,0 +1,168 @@
+// gs-device-plugin: a device plugin for the test cluster's kubelets (tests/cluster/nodes.sh,
+// GS_DEVICE_PLUGIN=1). It registers a resource (nvidia.com/gpu) with one kubelet's Registration service
+// and serves the v1beta1 DevicePlugin API on a socket beside it, with COUNT healthy devices named like
+// NVIDIA's (GPU-<uuid>, the UUID derived from the node name and index, so they are stable across
+// restarts). Allocate sets NVIDIA_VISIBLE_DEVICES to the device IDs the kubelet chose, as NVIDIA's
+// plugin does; nothing else is mounted. When the kubelet restarts it deletes the plugin sockets: the
+// plugin sees its socket gone and serves and registers again.
+//
+// Built against the Kubernetes 1.20.2 source tree's vendored deviceplugin v1beta1 API and grpc by
+// tests/cluster/build-device-plugin.sh (docs/cluster.md, "The device plugin").
+package main
+
+import (
+	"context"
+	"crypto/sha1"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+type plugin struct {
+	devs []*pluginapi.Device
+	stop chan struct{}
+}
+
+func (p *plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
+	return &pluginapi.DevicePluginOptions{}, nil
+}
+
+func (p *plugin) ListAndWatch(_ *pluginapi.Empty, s pluginapi.DevicePlugin_ListAndWatchServer) error {
+	if err := s.Send(&pluginapi.ListAndWatchResponse{Devices: p.devs}); err != nil {
+		return err
+	}
+	select { // the devices never change; the stream stays open until we stop or the kubelet leaves
+	case <-p.stop:
+	case <-s.Context().Done():
+	}
+	return nil
+}
+
+func (p *plugin) GetPreferredAllocation(context.Context, *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+	return &pluginapi.PreferredAllocationResponse{}, nil
+}
+
+func (p *plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	resp := &pluginapi.AllocateResponse{}
+	for _, c := range req.ContainerRequests {
+		log.Printf("allocate %s", strings.Join(c.DevicesIDs, ","))
+		resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerAllocateResponse{
+			Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(c.DevicesIDs, ",")},
+		})
+	}
+	return resp, nil
+}
+
+func (p *plugin) PreStartContainer(context.Context, *pluginapi.PreStartContainerRequest) (*pluginapi.PreStartContainerResponse, error) {
+	return &pluginapi.PreStartContainerResponse{}, nil
+}
+
+// uuid: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx from the node name and the index.
+func uuid(node string, i int) string {
+	h := sha1.Sum([]byte(fmt.Sprintf("gpu-scheduler test GPU %s %d", node, i)))
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+func dial(sock string) (*grpc.ClientConn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return grpc.DialContext(ctx, sock, grpc.WithInsecure(), grpc.WithBlock(),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", addr)
+		}))
+}
+
+// serve starts the plugin's server on dir/endpoint and registers it with dir/kubelet.sock.
+func serve(p *plugin, dir, endpoint, resource string) (*grpc.Server, error) {
+	sock := filepath.Join(dir, endpoint)
+	os.Remove(sock)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, err
+	}
+	srv := grpc.NewServer()
+	pluginapi.RegisterDevicePluginServer(srv, p)
+	go srv.Serve(l)
+	if c, err := dial(sock); err != nil { // our own server answers before the kubelet is told
+		srv.Stop()
+		return nil, err
+	} else {
+		c.Close()
+	}
+	c, err := dial(filepath.Join(dir, "kubelet.sock"))
+	if err != nil {
+		srv.Stop()
+		return nil, fmt.Errorf("kubelet.sock: %v", err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = pluginapi.NewRegistrationClient(c).Register(ctx, &pluginapi.RegisterRequest{
+		Version: pluginapi.Version, Endpoint: endpoint, ResourceName: resource})
+	if err != nil {
+		srv.Stop()
+		return nil, fmt.Errorf("register: %v", err)
+	}
+	return srv, nil
+}
+
+func main() {
+	dir := flag.String("plugin-dir", pluginapi.DevicePluginPath, "the kubelet's device-plugins directory (holds kubelet.sock)")
+	resource := flag.String("resource", "nvidia.com/gpu", "resource name to register")
+	count := flag.Int("count", 4, "devices")
+	node := flag.String("node", "", "node name (the device UUIDs derive from it)")
+	flag.Parse()
+	if *node == "" {
+		*node, _ = os.Hostname()
+	}
+	p := &plugin{}
+	for i := 0; i < *count; i++ {
+		p.devs = append(p.devs, &pluginapi.Device{ID: uuid(*node, i), Health: pluginapi.Healthy})
+	}
+	endpoint := "gs-" + strings.ReplaceAll(*resource, "/", "-") + ".sock"
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	var srv *grpc.Server
+	for {
+		if srv == nil {
+			p.stop = make(chan struct{})
+			s, err := serve(p, *dir, endpoint, *resource)
+			if err != nil {
+				log.Printf("not registered yet: %v", err)
+			} else {
+				srv = s
+				ids := []string{}
+				for _, d := range p.devs {
+					ids = append(ids, d.ID)
+				}
+				log.Printf("registered %s on %s: %s", *resource, *node, strings.Join(ids, " "))
+			}
+		}
+		select {
+		case <-sigs:
+			if srv != nil {
+				close(p.stop)
+				srv.Stop()
+			}
+			os.Remove(filepath.Join(*dir, endpoint))
+			return
+		case <-time.After(time.Second):
+		}
+		if _, err := os.Stat(filepath.Join(*dir, endpoint)); srv != nil && err != nil {
+			log.Printf("socket gone (kubelet restarted?): serving and registering again")
+			close(p.stop)
+			srv.Stop()
+			srv = nil
+		}
+	}
+}
