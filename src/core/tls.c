@@ -1,5 +1,5 @@
 /*
- * tls.c: mbedTLS 2.28 sessions fed from memory (see tls.h and docs/tls.md).
+ * tls.c: mbedTLS 2.28 sessions fed from memory (see tls.h and docs/http.md).
  *
  * A session owns two byte buffers: `in` holds ciphertext handed to gs_tls_feed() that mbedTLS has not
  * pulled yet, `out` collects what mbedTLS wants to send until gs_tls_flush(). The bio callbacks never
