@@ -1,5 +1,6 @@
 /*
- * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see docs/deploy.md, "Certificates", and tls.h).
+ * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see tls.h and
+ * docs/deploy.md, "Certificates").
  *
  * mbedTLS 2.28 writes certificates but has no helper for subjectAltName or extendedKeyUsage, so those
  * two extensions are DER-encoded here with mbedtls_asn1_write_* (which writes backwards, from the end
