@@ -261,17 +261,17 @@ static int str_eq(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-/*
- * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
- * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
- * may still name them (docs/sched.md, "Allocatable below capacity"). Allocatable when no capacity.
- */
 /* Absent and present differ (NULL is not ""), unlike str_eq. */
 static int str_eq_null(const char *a, const char *b)
 {
 	return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
+/*
+ * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
+ * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
+ * may still name them (docs/sched.md, "Allocatable below capacity"). Allocatable when no capacity.
+ */
 static int64_t node_gpus(const struct gs_node_obj *o)
 {
 	return o->gpu_capacity > o->gpus ? o->gpu_capacity : o->gpus;
@@ -464,9 +464,13 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
  * The devices of o's gpu-scheduler.io/assigned claim on its node, when the ledger may believe it: o is
  * a pod of ours (schedulerName), its own map entry names that node (by name, or by the alias value
  * the node carries now) and exactly those devices, as our binding writes it, and its namespace may map
- * the node (allowed-namespaces, when the node is known). The annotation is text
- * anyone who can create a pod may write; a claim that fails this is ignored (*why says why) and the pod
- * holds no device through it. NULL and *why NULL when the pod claims nothing on that node.
+ * the node (allowed-namespaces). The annotation is text anyone who can create a pod may write; a claim
+ * that fails this is ignored (*why says why) and the pod holds no device through it. NULL and *why NULL
+ * when the pod claims nothing on that node.
+ *
+ * A node not known yet (a restart whose pod list arrives before its node list) cannot say its alias
+ * or its policy: the claim is then judged by the pod's own fields alone, so that a pod bound through
+ * an alias keeps its GPUs across a restart. The decision is not revisited when the node appears.
  */
 static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o, const char **why)
 {
@@ -502,7 +506,8 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 	e = gs_map_lookup(m, index);
 	n = gs_hmap_get_str(&s->nodes, o->node_name);
 	ok = e && strcmp(e->devices, devs) == 0 &&
-	     (strcmp(e->node, o->node_name) == 0 || (n && n->alias && strcmp(n->alias->value, e->node) == 0));
+	     (strcmp(e->node, o->node_name) == 0 || !n || !n->present ||
+	      (n->alias && strcmp(n->alias->value, e->node) == 0));
 	gs_map_unref(m);
 	if (!ok) {
 		*why = "the pod's own map entry does not give it that node and those devices";
@@ -544,7 +549,7 @@ static char *use_devices(const struct gs_sched__use *u)
 
 /*
  * The use a pod with spec.nodeName makes of its node, brought up to date on every update of the pod
- * (docs/sched.md, "What the engine keeps from a pod's first sight"):
+ * (docs/sched.md, "What the engine keeps of a pod, and what refreshes it"):
  *   - requests: an in-place resize changes them (gs_pod_requests reads the status);
  *   - owner and sharing annotation: adoption, orphaning and a re-created owner change the controller
  *     uid; the devices the pod holds move to its new owner's bucket;
