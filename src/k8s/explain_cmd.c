@@ -32,6 +32,7 @@
 struct opts {
 	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
 	const char *sched_ns, *lease, *secure_port; /* where the daemon runs: its Lease and secure port */
+	const char *ignored_resources, *ignored_groups;
 	int sharing_any;
 	int check_env;
 	int ask_daemon;
@@ -403,6 +404,8 @@ static struct gs_sched *new_engine(const struct opts *o)
 	cfg.device_sharing_any = o->sharing_any;
 	cfg.check_env = o->check_env;
 	cfg.alias_label = o->alias_label && *o->alias_label ? o->alias_label : NULL;
+	cfg.ignored_resources = o->ignored_resources;
+	cfg.ignored_resource_groups = o->ignored_groups;
 	return gs_sched_new(&cfg);
 }
 
@@ -494,6 +497,7 @@ static void usage(FILE *f)
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
 		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; empty: off)\n"
+		   "      --ignored-resources LIST, --ignored-resource-groups LIST  the daemon's (default: none)\n"
 		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer, with the\n"
 		   "                              running daemon's own answer as \"daemon\")\n"
 		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the Lease's\n"
@@ -550,6 +554,8 @@ int gs_explain_cmd(int argc, char **argv)
 		{"require-env", required_argument, NULL, 'r'},
 		{"node-alias-label", required_argument, NULL, 'l'},
 		{"daemon", required_argument, NULL, 'D'},
+		{"ignored-resources", required_argument, NULL, 'I'},
+		{"ignored-resource-groups", required_argument, NULL, 'G'},
 		{"scheduler-namespace", required_argument, NULL, 'N'},
 		{"lease-name", required_argument, NULL, 'L'},
 		{"secure-port", required_argument, NULL, 'P'},
@@ -576,6 +582,8 @@ int gs_explain_cmd(int argc, char **argv)
 		case 'r': env = optarg; break;
 		case 'l': o.alias_label = optarg; break;
 		case 'D': daemon = optarg; break;
+		case 'I': o.ignored_resources = optarg; break;
+		case 'G': o.ignored_groups = optarg; break;
 		case 'N': o.sched_ns = optarg; break;
 		case 'L': o.lease = optarg; break;
 		case 'P': o.secure_port = optarg; break;
