@@ -18,6 +18,10 @@
 #   metric NAME[{LABELS}]         the value of one series on /metrics (0 when absent)
 #   webhook_register URL [CA_FILE]  a MutatingWebhookConfiguration gs-test-$NS for pods CREATE in $NS
 #                                 only (failurePolicy Ignore), deleted at exit; sets WEBHOOK_CONFIG
+#   webhook_daemon DIR [ARGS...]  the daemon serving $NS's webhook: a self-signed pair for 127.0.0.1 in DIR,
+#                                 webhook_register on a free port, daemon_start with --require-env=false and
+#                                 ARGS; WEBHOOK_DAEMON keeps the arguments (a restart: daemon_start
+#                                 "${WEBHOOK_DAEMON[@]}" with DAEMON_WEBHOOK=1)
 #   test_ca DIR DAYS CN           a P-256 CA in DIR/ca.crt, DIR/ca.key
 #   test_pair DIR DAYS CA_DIR     a serving pair for 127.0.0.1 in DIR/tls.{crt,key}, signed by CA_DIR's CA
 #   secret_volume VOL VERSION     VOL laid out like a Secret volume: tls.crt -> ..data/tls.crt,
@@ -141,6 +145,18 @@ ${ca:+    caBundle: $(base64 -w0 "$ca")}
     matchLabels:
       gpu-scheduler.test/webhook: $NS
 YAML
+}
+
+webhook_daemon() {
+	local dir=$1 port
+	shift
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+	port=$(free_port)
+	webhook_register "https://127.0.0.1:$port/mutate" "$dir/tls.crt"
+	WEBHOOK_DAEMON=(--require-env=false --webhook-addr "127.0.0.1:$port" --tls-cert-file "$dir/tls.crt"
+		--tls-private-key-file "$dir/tls.key" "$@")
+	DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_DAEMON[@]}"
 }
 
 test_ca() {

@@ -18,12 +18,7 @@ node_make "$N" || { fail "node $N" "cannot create it"; test_end; }
 node_make "$N2" || { fail "node $N2" "cannot create it"; test_end; }
 
 work=$(test_workdir)
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
-WPORT=$(free_port)
-webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/tls.crt"
-DAEMON_WEBHOOK=1 daemon_start --require-env=false --webhook-addr "127.0.0.1:$WPORT" \
-	--tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/tls.key" || exit 1
+webhook_daemon "$work" || exit 1
 check "daemon ready" daemon_ready 30
 
 # A pod of another scheduler, bound at creation (no kubelet runs there: it stays Pending and counts,
@@ -137,8 +132,7 @@ check "the ledger counts the device" eval '[ "$(metric '"'"'gpu_scheduler_ledger
 
 # A restart rebuilds the ledger from gpu-scheduler.io/assigned before deciding anything.
 daemon_stop TERM 10 >/dev/null
-DAEMON_WEBHOOK=1 daemon_start --require-env=false --webhook-addr "127.0.0.1:$WPORT" \
-	--tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/tls.key" || exit 1
+DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_DAEMON[@]}" || exit 1
 check "restarted daemon ready" daemon_ready 30
 ours busy-1 "1=$N:2" >/dev/null
 check_eventually "after a restart: GPU 2 is still held by aff-0" 20 \

@@ -31,14 +31,7 @@ ATK=$NS-atk
 defer "NS= kc delete namespace $ATK --wait=false >/dev/null 2>&1"
 NS='' kc create namespace "$ATK" >/dev/null
 
-work=$(test_workdir)
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
-WPORT=$(free_port)
-webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/tls.crt"
-DAEMON_WEBHOOK=1 daemon_start --require-env=false --webhook-addr "127.0.0.1:$WPORT" \
-	--tls-cert-file "$work/tls.crt" --tls-private-key-file "$work/tls.key" \
-	--ignored-resource-groups=ignored.example.com || exit 1
+webhook_daemon "$(test_workdir)" --ignored-resource-groups=ignored.example.com || exit 1
 check "daemon ready" daemon_ready 30
 
 # waits POD REASON REGEX: its FailedScheduling event says so and it is not bound.
