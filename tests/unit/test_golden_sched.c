@@ -330,6 +330,7 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 				p.first_gate = strdup(v);
 			p.n_gates++;
 		} else if (!strcmp(k, "owner-uid")) {
+			free(p.owner_uid); /* after owner=: another uid for the same kind and name */
 			p.owner_uid = xstrdup(v);
 		} else if (!strcmp(k, "shared")) {
 			p.allow_shared = 1;
