@@ -307,7 +307,8 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
 
-	struct holders_ctx h = {.e = e, .owner = p->owner ? p->owner : p->uid};
+	/* A pod first seen bound (a restart, the explain command) has no inputs read: its use knows its owner. */
+	struct holders_ctx h = {.e = e, .owner = u && u->owner ? u->owner : p->owner ? p->owner : p->uid};
 	if (n) {
 		for (const char *q = p->entry->devices; *q;) {
 			h.dev = q;
