@@ -513,8 +513,7 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 		*why = "the pod's own map entry does not give it that node and those devices";
 		return NULL;
 	}
-	char msg[8];
-	if (n && n->present && gs_sched__check_policy(n, o->ns, msg, sizeof(msg)) != GS_WAIT_NONE) {
+	if (n && n->present && !gs_sched__policy_allows(n, o->ns)) {
 		*why = "its namespace may not map that node (allowed-namespaces)";
 		return NULL;
 	}

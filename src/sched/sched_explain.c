@@ -124,7 +124,7 @@ static void add_ignored(const struct gs_sched *s, const struct gs_sched__node *n
 			size_t len;
 			const char *d = q;
 			q = gs_sched__next_dev(q, &len);
-			if (!gs_sched__dev_listed(u->ignored, d, len))
+			if (!gs_sched__listed(u->ignored, d, len))
 				continue;
 			h->dev = d;
 			h->len = len;
@@ -188,19 +188,16 @@ static void node_state(const struct gs_sched__pod *p, const struct gs_sched__nod
 	}
 	if (!n->unschedulable) {
 		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
-	} else if (r == GS_WAIT_NODE_CORDONED || r == GS_WAIT_NODE_NOT_READY) {
-		/* Not Ready blocks first; the cordon is judged on its own, as placement would once Ready. */
-		const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
-		int tolerated = c && gs_sched__tolerates_cordon(c->tolerations, c->n_tolerations);
-		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)%s", n->name,
-			 tolerated ? ", tolerated by the pod" : "");
-		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], tolerated ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL,
-			  GS_WAIT_NODE_CORDONED, buf);
-	} else {
-		snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable), tolerated by the pod (%s:NoSchedule)",
-			 n->name, GS_TAINT_UNSCHEDULABLE);
-		set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], GS_EXPLAIN_PASS, GS_WAIT_NONE, buf);
+		return;
 	}
+	/* Judged on its own, also when Not Ready blocks first: as placement will once the node is Ready. */
+	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	int tolerated = c && gs_sched__tolerates_cordon(c->tolerations, c->n_tolerations);
+	snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)%s%s%s", n->name,
+		 tolerated ? ", tolerated by the pod (" : "", tolerated ? GS_TAINT_UNSCHEDULABLE : "",
+		 tolerated ? ":NoSchedule)" : "");
+	set_check(&e->checks[GS_EXPLAIN_NODE_SCHEDULABLE], tolerated ? GS_EXPLAIN_PASS : GS_EXPLAIN_FAIL,
+		  GS_WAIT_NODE_CORDONED, buf);
 }
 
 /* NODE_ALIAS_AMBIGUOUS with every node named: "3 nodes carry the alias label K=V: a, b, c" (cut at

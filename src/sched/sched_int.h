@@ -259,11 +259,10 @@ struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *n
 void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st);
 /* Takes p out of the queue, waiter list or heap it is in (state unchanged). */
 void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
-/*
- * NODE_POLICY with msg when n's allowed-namespaces annotation (gs_node_obj.allowed_ns: comma-separated,
- * blanks around an item ignored; "" lists nothing) lists neither ns nor "*"; NONE when it does or is
- * absent.
- */
+/* 1 when n's allowed-namespaces annotation (gs_node_obj.allowed_ns, gs_sched__listed's form) is absent
+ * or lists ns or "*". */
+int gs_sched__policy_allows(const struct gs_sched__node *n, const char *ns);
+/* NODE_POLICY with msg when gs_sched__policy_allows says no; else NONE. */
 enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const char *ns, char *msg, size_t size);
 /* NODE_DEVICES with msg when the node advertises fewer nvidia.com/gpu than the entry's highest index. */
 enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
@@ -331,8 +330,9 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 /* Calls cb for every pod holding device dev (len bytes) of n, solo holders of an owner before sharing ones. */
 void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
 			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud);
-/* 1 when device dev (len bytes) is one of list's ("0,1"). */
-int gs_sched__dev_listed(const char *list, const char *dev, size_t len);
+/* 1 when name (len bytes) is one of the comma-separated items of list (blanks around an item ignored;
+ * NULL or "" lists nothing): devices ("0,1"), resource names, namespaces. */
+int gs_sched__listed(const char *list, const char *name, size_t len);
 /* Devices of a canonical list ("0,1") one at a time: the next one's length in *len; returns what follows. */
 const char *gs_sched__next_dev(const char *p, size_t *len);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */

@@ -310,34 +310,19 @@ void gs_sched__drain_dirty(struct gs_sched *s)
 	}
 }
 
-/* 1 when the comma-separated list names ns or "*" (blanks around an item ignored). */
-static int ns_listed(const char *list, const char *ns)
+int gs_sched__policy_allows(const struct gs_sched__node *n, const char *ns)
 {
-	size_t nl = strlen(ns);
+	const char *list = n->obj.allowed_ns;
 
-	for (const char *p = list;;) {
-		const char *end = strchr(p, ',');
-		const char *e = end ? end : p + strlen(p);
-		while (p < e && (*p == ' ' || *p == '\t'))
-			p++;
-		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		if ((e - p == 1 && *p == '*') || ((size_t)(e - p) == nl && memcmp(p, ns, nl) == 0))
-			return 1;
-		if (!end)
-			return 0;
-		p = end + 1;
-	}
+	return !list || gs_sched__listed(list, "*", 1) || gs_sched__listed(list, ns, strlen(ns));
 }
 
 enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const char *ns, char *msg, size_t size)
 {
-	const char *list = n->obj.allowed_ns;
-
-	if (!list || ns_listed(list, ns))
+	if (gs_sched__policy_allows(n, ns))
 		return GS_WAIT_NONE;
 	snprintf(msg, size, "node \"%s\" does not let namespace \"%s\" map it (its annotation %s is \"%.200s\")",
-		 n->name, ns, GS_SCHED_ALLOWED_NS, list);
+		 n->name, ns, GS_SCHED_ALLOWED_NS, n->obj.allowed_ns);
 	return GS_WAIT_NODE_POLICY;
 }
 

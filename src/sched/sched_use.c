@@ -22,13 +22,16 @@ static const char *next_dev(const char *p, size_t *len);
 
 /* ---- resources ----------------------------------------------------------------------------------- */
 
-/* 1 when name is one of list's comma-separated items (len bytes of name). */
-int gs_sched__dev_listed(const char *list, const char *name, size_t len)
+int gs_sched__listed(const char *list, const char *name, size_t len)
 {
 	for (const char *p = list; p && *p;) {
 		size_t l;
 		const char *item = p;
 		p = next_dev(p, &l);
+		while (l && (*item == ' ' || *item == '\t'))
+			item++, l--;
+		while (l && (item[l - 1] == ' ' || item[l - 1] == '\t'))
+			l--;
 		if (l == len && memcmp(item, name, len) == 0)
 			return 1;
 	}
@@ -42,8 +45,8 @@ static int res_ignored(const struct gs_sched_config *cfg, const char *name)
 
 	if (strncmp(name, "hugepages-", 10) == 0)
 		return 0;
-	return gs_sched__dev_listed(cfg->ignored_resources, name, strlen(name)) ||
-	       (slash && gs_sched__dev_listed(cfg->ignored_resource_groups, name, (size_t)(slash - name)));
+	return gs_sched__listed(cfg->ignored_resources, name, strlen(name)) ||
+	       (slash && gs_sched__listed(cfg->ignored_resource_groups, name, (size_t)(slash - name)));
 }
 
 uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
