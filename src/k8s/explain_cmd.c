@@ -537,6 +537,13 @@ static int valid_name(const char *v)
 	return n > 0 && n <= 253 && strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n;
 }
 
+/* A TCP port number in decimal: 1..5 digits, 1..65535. */
+static int valid_port(const char *v)
+{
+	size_t n = strlen(v);
+	return n > 0 && n <= 5 && strspn(v, "0123456789") == n && atoi(v) >= 1 && atoi(v) <= 65535;
+}
+
 static void on_closed(void *ud)
 {
 	(void)ud;
@@ -595,8 +602,7 @@ int gs_explain_cmd(int argc, char **argv)
 	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||
 	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0) ||
 	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o.sched_ns) ||
-	    !valid_name(o.lease) || strspn(o.secure_port, "0123456789") != strlen(o.secure_port) ||
-	    strlen(o.secure_port) - 1 > 4) {
+	    !valid_name(o.lease) || !valid_port(o.secure_port)) {
 		usage(stderr);
 		return 2;
 	}
