@@ -1,0 +1,394 @@
+/*
+ * inuse.c: the devices-in-use annotation (inuse.h): one strict parser, one formatter that sorts.
+ * The parser copies the text into the result's own block and cuts it in place; every string of the
+ * result points there.
+ */
+#include "sched/inuse.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/buf.h"
+#include "core/log.h"
+
+#define FIELD_MAX 256
+#define NS_MAX    63
+#define NAME_MAX_ 253
+
+static int fail(char *err, size_t size, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t size, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = line ? snprintf(err, size, "line %d: ", line) : 0;
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < size)
+		vsnprintf(err + n, size - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* ---- time ---------------------------------------------------------------------------------------- */
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static int digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return 1;
+}
+
+int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms)
+{
+	static const char mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, se;
+
+	if (len != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' ||
+	    !digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
+	    !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
+		return -EINVAL;
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 59)
+		return -EINVAL;
+	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+		return -EINVAL;
+	*ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + se * 1000LL;
+	return 0;
+}
+
+void gs_inuse_time_format(int64_t ms, char out[21])
+{
+	int64_t secs = ms >= 0 ? ms / 1000 : 0, days = secs / 86400, rem = secs % 86400;
+	/* civil_from_days (Hinnant) */
+	int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)(y % 10000), (int)m, (int)d, (int)(rem / 3600),
+		 (int)(rem / 60 % 60), (int)(rem % 60));
+	memcpy(out, tmp, 20);
+	out[20] = '\0';
+}
+
+/* ---- fields -------------------------------------------------------------------------------------- */
+
+/* NULL when s[0..len) may be a field (1..FIELD_MAX printable characters, no blank), else why not. */
+static const char *field_problem(const char *s, size_t len)
+{
+	if (!len)
+		return "empty";
+	if (len > FIELD_MAX)
+		return "longer than 256 bytes";
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] > '~')
+			return "a blank or a character that is not printable ASCII";
+	return NULL;
+}
+
+/* 1 when s is a non-empty line of printable ASCII (blanks allowed). */
+static int printable_line(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' || (unsigned char)*s > '~')
+			return 0;
+	return 1;
+}
+
+/* NULL when s is "namespace/name" (each non-empty, within the API's lengths), else why not. */
+static const char *holder_problem(const char *s, size_t len)
+{
+	const char *why = len > NS_MAX + 1 + NAME_MAX_ ? "longer than namespace/name may be" : field_problem(s, len);
+	const char *slash = why ? NULL : memchr(s, '/', len);
+
+	if (why)
+		return why;
+	if (!slash || slash == s || slash == s + len - 1 || memchr(slash + 1, '/', len - (size_t)(slash + 1 - s)))
+		return "not namespace/pod";
+	if ((size_t)(slash - s) > NS_MAX || len - (size_t)(slash - s) - 1 > NAME_MAX_)
+		return "namespace or pod name too long";
+	return NULL;
+}
+
+/* Order of device lines: by resource, then ID. */
+static int dev_cmp(const struct gs_inuse_dev *a, const struct gs_inuse_dev *b)
+{
+	int c = strcmp(a->resource, b->resource);
+	return c ? c : strcmp(a->id, b->id);
+}
+
+static int dev_cmp_qsort(const void *a, const void *b)
+{
+	return dev_cmp(a, b);
+}
+
+/* ---- parse --------------------------------------------------------------------------------------- */
+
+struct parse {
+	struct gs_inuse *u;
+	char *err;
+	size_t errsize;
+	int line;
+};
+
+/* Splits line at single spaces into at most max fields (the last keeps the rest); returns the count,
+ * or -1 when a field is empty (two blanks, a blank at an end). */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	for (char *p = line;; ) {
+		char *sp = n + 1 < max ? strchr(p, ' ') : NULL;
+		f[n++] = p;
+		if (!sp)
+			break;
+		*sp = '\0';
+		p = sp + 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!*f[i])
+			return -1;
+	return n;
+}
+
+static int parse_header(struct parse *ps, char *line)
+{
+	char *f[3];
+	int n = split(line, f, 3);
+
+	if (n >= 1 && f[0][0] == 'v' && strcmp(f[0], "v1") != 0)
+		return fail(ps->err, ps->errsize, 1, "version %.16s, this scheduler reads v1", f[0]);
+	if (n != 2 || strcmp(f[0], "v1") != 0 || gs_inuse_time_parse(f[1], strlen(f[1]), &ps->u->at_ms) < 0)
+		return fail(ps->err, ps->errsize, 1, "want \"v1 YYYY-MM-DDTHH:MM:SSZ\"");
+	return 0;
+}
+
+static int parse_index(struct parse *ps, char *rest)
+{
+	struct gs_inuse *u = ps->u;
+
+	for (char *tok = rest, *next; tok; tok = next) {
+		if ((next = strchr(tok, ' ')))
+			*next++ = '\0';
+		char *eq = strchr(tok, '=');
+		const char *why;
+		int i;
+		if (!eq || eq == tok || eq - tok > 2 || !digits(tok, (int)(eq - tok), &i) || (eq - tok == 2 && tok[0] == '0'))
+			return fail(ps->err, ps->errsize, ps->line, "index entry \"%.64s\": want INDEX=ID", tok);
+		if (i >= GS_INUSE_MAX_INDEX)
+			return fail(ps->err, ps->errsize, ps->line, "index %d: the table has room for 0..%d", i,
+				    GS_INUSE_MAX_INDEX - 1);
+		if ((why = field_problem(eq + 1, strlen(eq + 1))))
+			return fail(ps->err, ps->errsize, ps->line, "index %d: device ID %s", i, why);
+		if (u->index[i])
+			return fail(ps->err, ps->errsize, ps->line, "index %d given twice", i);
+		if ((size_t)i < u->n_index)
+			return fail(ps->err, ps->errsize, ps->line, "index %d after %zu (the table is in increasing order)", i,
+				    u->n_index - 1);
+		for (size_t j = 0; j < u->n_index; j++)
+			if (u->index[j] && strcmp(u->index[j], eq + 1) == 0)
+				return fail(ps->err, ps->errsize, ps->line, "device %.64s given indices %zu and %d", eq + 1, j, i);
+		u->index[i] = eq + 1;
+		if ((size_t)i + 1 > u->n_index)
+			u->n_index = (size_t)i + 1;
+	}
+	GS_ASSERT(u->n_index > 0);
+	return 0;
+}
+
+static int parse_dev(struct parse *ps, char *line)
+{
+	struct gs_inuse *u = ps->u;
+	struct gs_inuse_dev *d = &u->devs[u->n_devs];
+	char *f[4];
+	const char *why;
+	int n = split(line, f, 4);
+
+	if (n != 3)
+		return fail(ps->err, ps->errsize, ps->line, "want RESOURCE DEVICE-ID NAMESPACE/POD");
+	if ((why = field_problem(f[0], strlen(f[0]))))
+		return fail(ps->err, ps->errsize, ps->line, "resource: %s", why);
+	if ((why = field_problem(f[1], strlen(f[1]))))
+		return fail(ps->err, ps->errsize, ps->line, "device ID: %s", why);
+	if ((why = holder_problem(f[2], strlen(f[2]))))
+		return fail(ps->err, ps->errsize, ps->line, "holder: %s", why);
+	if (u->n_devs == GS_INUSE_MAX_DEVS)
+		return fail(ps->err, ps->errsize, ps->line, "more than %d devices", GS_INUSE_MAX_DEVS);
+	*d = (struct gs_inuse_dev){.resource = f[0], .id = f[1], .holder = f[2]};
+	if (u->n_devs && dev_cmp(d - 1, d) >= 0)
+		return fail(ps->err, ps->errsize, ps->line, "%s %.64s %s", d->resource, d->id,
+			    dev_cmp(d - 1, d) ? "out of order (lines are sorted by resource, then ID)" : "given twice");
+	u->n_devs++;
+	return 0;
+}
+
+static int parse_lines(struct parse *ps, char *text, size_t len)
+{
+	struct gs_inuse *u = ps->u;
+	char *p = text, *end = text + len;
+
+	if (len && text[len - 1] == '\n')
+		end[-1] = '\0', end--;
+	for (ps->line = 1; p <= end; ps->line++) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		int r;
+		if (nl)
+			*nl = '\0';
+		else
+			nl = end;
+		if (ps->line == 1)
+			r = parse_header(ps, p);
+		else if (u->error)
+			r = fail(ps->err, ps->errsize, ps->line, "nothing may follow the error line");
+		else if (strncmp(p, "index ", 6) == 0 && ps->line == 2)
+			r = parse_index(ps, p + 6);
+		else if (strncmp(p, "error ", 6) == 0 && !u->n_devs && p[6])
+			r = (u->error = p + 6, 0);
+		else
+			r = parse_dev(ps, p);
+		if (r < 0)
+			return r;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+int gs_inuse_parse(const char *text, size_t len, struct gs_inuse **out, char *err, size_t errsize)
+{
+	size_t lines = 1, size;
+	struct gs_inuse *u;
+	struct parse ps = {.err = err, .errsize = errsize};
+	char *copy;
+	int r;
+
+	*out = NULL;
+	if (len > GS_INUSE_MAX_BYTES)
+		return fail(err, errsize, 0, "%zu bytes, more than %d", len, GS_INUSE_MAX_BYTES);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '\n')
+			lines++;
+		else if (c < ' ' || c > '~')
+			return fail(err, errsize, (int)lines, "byte 0x%02x is not printable ASCII", c);
+	}
+	size = sizeof(*u) + GS_INUSE_MAX_INDEX * sizeof(char *) + lines * sizeof(struct gs_inuse_dev) + len + 1;
+	u = gs_xcalloc(1, size);
+	u->index = (const char **)(void *)(u + 1);
+	u->devs = (struct gs_inuse_dev *)(void *)(u->index + GS_INUSE_MAX_INDEX);
+	copy = memcpy((char *)(u->devs + lines), text, len);
+	copy[len] = '\0';
+	GS_ASSERT(copy + len + 1 <= (char *)u + size);
+	ps.u = u;
+	if ((r = parse_lines(&ps, copy, len)) < 0) {
+		free(u);
+		return r;
+	}
+	if (!u->n_index)
+		u->index = NULL;
+	GS_ASSERT(!u->error || !u->n_devs);
+	*out = u;
+	return 0;
+}
+
+void gs_inuse_free(struct gs_inuse *u)
+{
+	free(u); /* one block */
+}
+
+const char *gs_inuse_index_id(const struct gs_inuse *u, long i)
+{
+	return u && i >= 0 && (size_t)i < u->n_index ? u->index[i] : NULL;
+}
+
+/* ---- format -------------------------------------------------------------------------------------- */
+
+static int check_dev(const struct gs_inuse_dev *d, char *err, size_t errsize)
+{
+	const char *why;
+
+	if ((why = field_problem(d->resource, strlen(d->resource))))
+		return fail(err, errsize, 0, "resource \"%.64s\": %s", d->resource, why);
+	if ((why = field_problem(d->id, strlen(d->id))))
+		return fail(err, errsize, 0, "device ID \"%.64s\": %s", d->id, why);
+	if ((why = holder_problem(d->holder, strlen(d->holder))))
+		return fail(err, errsize, 0, "holder \"%.64s\": %s", d->holder, why);
+	return 0;
+}
+
+char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize)
+{
+	struct gs_inuse_dev *devs = NULL;
+	struct gs_buf b;
+	char ts[21];
+	int bad = 0;
+
+	if (u->n_devs > GS_INUSE_MAX_DEVS || u->n_index > GS_INUSE_MAX_INDEX) {
+		fail(err, errsize, 0, "over a limit (%d devices, %d indices)", GS_INUSE_MAX_DEVS, GS_INUSE_MAX_INDEX);
+		return NULL;
+	}
+	if (u->error && (u->n_devs || !printable_line(u->error))) {
+		fail(err, errsize, 0, "an error line needs text, printable on one line, and no devices");
+		return NULL;
+	}
+	gs_buf_init(&b, 0);
+	gs_inuse_time_format(u->at_ms, ts);
+	gs_buf_printf(&b, "v1 %s\n", ts);
+	for (size_t i = 0, first = 1; i < u->n_index && !bad; i++) {
+		if (!u->index[i])
+			continue;
+		if (field_problem(u->index[i], strlen(u->index[i])))
+			bad = fail(err, errsize, 0, "index %zu: device ID \"%.64s\" is not a field", i, u->index[i]);
+		gs_buf_printf(&b, "%s%zu=%s", first ? "index " : " ", i, u->index[i]);
+		first = 0;
+	}
+	if (b.len && b.data[b.len - 1] != '\n')
+		gs_buf_append(&b, "\n", 1);
+	if (u->error)
+		gs_buf_printf(&b, "error %s\n", u->error);
+	if (u->n_devs) {
+		devs = gs_xmalloc(u->n_devs * sizeof(*devs));
+		memcpy(devs, u->devs, u->n_devs * sizeof(*devs));
+		qsort(devs, u->n_devs, sizeof(*devs), dev_cmp_qsort);
+	}
+	for (size_t i = 0; i < u->n_devs && !bad; i++) {
+		if ((bad = check_dev(&devs[i], err, errsize)) < 0)
+			break;
+		if (i && dev_cmp(&devs[i - 1], &devs[i]) == 0)
+			bad = fail(err, errsize, 0, "%s %.64s held twice", devs[i].resource, devs[i].id);
+		gs_buf_printf(&b, "%s %s %s\n", devs[i].resource, devs[i].id, devs[i].holder);
+	}
+	free(devs);
+	if (!bad && b.len > GS_INUSE_MAX_BYTES)
+		bad = fail(err, errsize, 0, "%zu bytes, more than %d", b.len, GS_INUSE_MAX_BYTES);
+	if (bad) {
+		gs_buf_free(&b);
+		return NULL;
+	}
+	b.data[--b.len] = '\0'; /* no final newline */
+	char *text = gs_buf_steal(&b, NULL);
+	if (!text)
+		fail(err, errsize, 0, "out of memory");
+	return text;
+}

@@ -1,0 +1,72 @@
+/*
+ * inuse.h: the devices in use on one node, as the node agent publishes them (`gpu-scheduler agent`,
+ * docs/agent.md) in the annotation GS_INUSE_ANNOTATION of that Node, and as the engine reads them.
+ *
+ * Text, lines separated by '\n', fields by one space, printable ASCII:
+ *     v1 2026-11-25T15:21:34Z               always first: the version, the agent's clock (UTC) when it
+ *                                           last read the kubelet (or found it could not)
+ *     index 0=GPU-8f2c... 1=GPU-3a1b...     optional, second: GPU index -> device ID, as the node's
+ *                                           driver numbers them (PCI bus order, nvidia-smi's index)
+ *     error the kubelet's PodResources ...  optional, instead of device lines: why the agent has no data
+ *     RESOURCE DEVICE-ID NAMESPACE/POD      one per device held through the device plugin, sorted by
+ *                                           resource then ID, each (RESOURCE, DEVICE-ID) once
+ * e.g.
+ *     v1 2026-11-25T15:21:34Z
+ *     index 0=GPU-aa 1=GPU-bb
+ *     nvidia.com/gpu GPU-bb team-b/infer-7
+ *
+ * Limits: GS_INUSE_MAX_BYTES of text, GS_INUSE_MAX_DEVS device lines, GS_INUSE_MAX_INDEX table entries
+ * (indices 0..GS_INUSE_MAX_INDEX-1), fields of at most 256 bytes (holders: 63-byte namespace, 253-byte
+ * name). A text that breaks any rule is refused whole, with the line and the problem; a version other
+ * than v1 too (a newer agent than this scheduler: the node is treated as having no agent data).
+ */
+#ifndef GS_SCHED_INUSE_H
+#define GS_SCHED_INUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_INUSE_ANNOTATION "gpu-scheduler.io/devices-in-use"
+#define GS_INUSE_MAX_BYTES  (128 * 1024)
+#define GS_INUSE_MAX_DEVS   1024
+#define GS_INUSE_MAX_INDEX  64
+
+struct gs_inuse_dev {
+	const char *resource; /* "nvidia.com/gpu" */
+	const char *id;       /* "GPU-8f2c...", as the device plugin names the device */
+	const char *holder;   /* "namespace/pod" */
+};
+
+/*
+ * Parsed (gs_inuse_parse: one allocation, strings inside) or to format (gs_inuse_format: the
+ * caller's). Invariant: error != NULL implies n_devs == 0; index[i] is NULL where the table has no i.
+ */
+struct gs_inuse {
+	int64_t at_ms;         /* the agent's time of the data, ms since the epoch, whole seconds */
+	const char *error;     /* NULL, or what kept the agent from the kubelet's answer */
+	size_t n_index;        /* 0: no table */
+	const char **index;
+	size_t n_devs;
+	struct gs_inuse_dev *devs;
+};
+
+/* Parses text[0..len) into *out (gs_inuse_free it). Returns 0, -EINVAL with err ("line 3: ...") filled,
+ * or -ENOMEM. */
+int gs_inuse_parse(const char *text, size_t len, struct gs_inuse **out, char *err, size_t errsize);
+void gs_inuse_free(struct gs_inuse *u); /* NULL is fine */
+
+/*
+ * The annotation's text for u (devs in any order; sorted and checked here), malloc'd; NULL with err
+ * filled when u breaks a rule above (a field with a blank, a duplicate device, over a limit). What
+ * gs_inuse_parse reads back is u.
+ */
+char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize);
+
+/* The device ID GPU index i has in u's table, or NULL. */
+const char *gs_inuse_index_id(const struct gs_inuse *u, long i);
+
+/* "2026-11-25T15:21:34Z" <-> ms since the epoch (whole seconds; -EINVAL for anything else). */
+int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms);
+void gs_inuse_time_format(int64_t ms, char out[21]);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * fuzz_inuse.c: libFuzzer driver for gs_inuse_parse (src/sched/inuse.h), the devices-in-use annotation
+ * that the node agent writes on a Node and the scheduler reads from every node event. Every input must
+ * parse or fail with a line and a reason; what parses must keep the header's invariants, and format back
+ * to exactly the input (the text is canonical), which must parse again to the same records.
+ *
+ *   make fuzz FUZZ_NAMES=inuse FUZZ_SECONDS=60
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/inuse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gs_inuse *u = NULL, *again = NULL;
+	char err[256] = "", *text;
+
+	if (gs_inuse_parse((const char *)data, size, &u, err, sizeof(err)) < 0) {
+		if (!err[0] || u)
+			abort(); /* a failure says why and leaves nothing */
+		return 0;
+	}
+	if ((u->error && u->n_devs) || u->n_devs > GS_INUSE_MAX_DEVS || u->n_index > GS_INUSE_MAX_INDEX ||
+	    (u->n_index && !u->index[u->n_index - 1]))
+		abort();
+	for (size_t i = 0; i < u->n_devs; i++)
+		if (!u->devs[i].resource[0] || !u->devs[i].id[0] || !strchr(u->devs[i].holder, '/'))
+			abort();
+	text = gs_inuse_format(u, err, sizeof(err));
+	if (!text)
+		abort(); /* what parses formats */
+	/* canonical: the input, less one final newline */
+	size_t len = strlen(text), in = size && data[size - 1] == '\n' ? size - 1 : size;
+	if (len != in || memcmp(text, data, len) != 0)
+		abort();
+	if (gs_inuse_parse(text, len, &again, err, sizeof(err)) < 0 || again->n_devs != u->n_devs ||
+	    again->at_ms != u->at_ms || again->n_index != u->n_index)
+		abort();
+	free(text);
+	gs_inuse_free(again);
+	gs_inuse_free(u);
+	return 0;
+}
