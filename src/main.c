@@ -60,6 +60,7 @@ struct config {
 	const char *node_alias_label;
 	const char *ignored_resources;
 	const char *ignored_resource_groups;
+	long agent_stale_ms;
 	int no_webhook;
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
@@ -217,6 +218,8 @@ static const struct gs_opt options[] = {
 	{"ignored-resource-groups", "GS_IGNORED_RESOURCE_GROUPS", GS_OPT_STRING, "", 0, 0, OPT(ignored_resource_groups),
 	 NULL, "groups of extended resources the fit does not check, comma-separated: example.com ignores "
 	       "example.com/* (ignoredResourceGroups)"},
+	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
+	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
@@ -729,6 +732,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.node_alias_label = d->cfg.node_alias_label,
 		.ignored_resources = d->cfg.ignored_resources,
 		.ignored_resource_groups = d->cfg.ignored_resource_groups,
+		.agent_stale_ms = d->cfg.agent_stale_ms,
 		.events = d->cfg.events,
 		.leader = d->leader,
 		.seed = random_seed(),

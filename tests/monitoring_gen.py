@@ -303,6 +303,30 @@ def cmd_alert_tests(short_path, now_short, long_path, now_long, rules_path):
     tests.append(case("webhook: every review under 1 ms does not", reviews({0.001: 100}),
                       "GpuSchedulerWebhookSlow", "15m", []))
 
+    # Device conflicts: the scraped counter (the test makes none), then one more.
+    name = "gpu_scheduler_device_conflicts_total"
+    v = one(short, name)
+    tests.append(case("conflicts: the scraped counter, not moving, fires nothing", [(series_id(name, {}), "%d+0x20" % v)],
+                      "GpuSchedulerDeviceConflict", "10m", []))
+    tests.append(case("conflicts: one more fires at once", [(series_id(name, {}), "%d+0x5 %d+0x15" % (v, v + 1))],
+                      "GpuSchedulerDeviceConflict", "7m", [{"severity": "critical"}]))
+    tests.append(case("conflicts: 15 minutes later it is over", [(series_id(name, {}), "%d+0x5 %d+0x30" % (v, v + 1))],
+                      "GpuSchedulerDeviceConflict", "25m", []))
+
+    # Agent data: the scraped gauges (nodes without an agent), then a stale node for 20 minutes.
+    name = "gpu_scheduler_agent_nodes"
+    states = {lab["state"]: v for lab, v in select(short, name)}
+    if set(states) != {"fresh", "stale", "unusable", "none"}:
+        die("%s: agent node states %r" % (short_path, states))
+
+    def agents(stale):
+        return [(series_id(name, {"state": st}), "%dx30" % (stale if st == "stale" else states[st])) for st in sorted(states)]
+    tests.append(case("agent: the scraped gauges (%r) fire nothing" % states, agents(states["stale"]),
+                      "GpuSchedulerAgentDataMissing", "20m", []))
+    tests.append(case("agent: a stale node for 20 minutes fires", agents(1), "GpuSchedulerAgentDataMissing", "20m",
+                      [{"severity": "warning"}]))
+    tests.append(case("agent: for 10 minutes, not yet", agents(1), "GpuSchedulerAgentDataMissing", "10m", []))
+
     # Every alert of the rules is tested.
     with open(rules_path) as f:
         alerts = {r["alert"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r}

@@ -187,6 +187,12 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 		send_event(c, &pod, GS_EVENT_WARNING, "DevicePluginRequest", r->message);
 		return;
 	}
+	if (r->kind == GS_REPORT_DEVICE_CONFLICT) { /* the engine logged it; both pods are told */
+		struct gs_api_pod_ref other = {.ns = r->other_ns, .name = r->other_name, .uid = r->other_uid};
+		send_event(c, &pod, GS_EVENT_WARNING, "DeviceConflict", r->message);
+		send_event(c, &other, GS_EVENT_WARNING, "DeviceConflict", r->message);
+		return;
+	}
 	gs_log_info("pod %s/%s waits: %s", r->ns, r->name, r->message);
 	send_condition(c, &pod, r->message);
 	send_event(c, &pod, GS_EVENT_WARNING, "FailedScheduling", r->message);
@@ -519,6 +525,31 @@ static double m_claims_ignored(void *ud)
 	return (double)sched_stats(ud).claims_ignored;
 }
 
+static double m_device_conflicts(void *ud)
+{
+	return (double)sched_stats(ud).device_conflicts;
+}
+
+static double m_agent_fresh(void *ud)
+{
+	return (double)sched_stats(ud).agent_fresh;
+}
+
+static double m_agent_stale(void *ud)
+{
+	return (double)sched_stats(ud).agent_stale;
+}
+
+static double m_agent_unusable(void *ud)
+{
+	return (double)sched_stats(ud).agent_unusable;
+}
+
+static double m_agent_none(void *ud)
+{
+	return (double)sched_stats(ud).agent_none;
+}
+
 static double m_maps(void *ud)
 {
 	return (double)sched_stats(ud).maps_cached;
@@ -660,6 +691,15 @@ static void register_metrics(struct gs_controller *c)
 	gs_metrics_counter_fn(m, "gpu_scheduler_ignored_claims_total",
 			      "Pods seen on a node with a gpu-scheduler.io/assigned claim the ledger does not believe.",
 			      NULL, m_claims_ignored, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_device_conflicts_total",
+			      "Devices found given by a gpu-scheduling-map to one pod and by the device plugin to another "
+			      "(per pair of pods; docs/agent.md).",
+			      NULL, m_device_conflicts, c);
+	static const char agent_help[] = "Nodes by the state of the node agent's data (docs/agent.md).";
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"fresh\"", m_agent_fresh, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"stale\"", m_agent_stale, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"unusable\"", m_agent_unusable, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"none\"", m_agent_none, c);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
 			   &c->events_sent);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
@@ -707,6 +747,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.alias_label = opts->node_alias_label;
 	sc.ignored_resources = opts->ignored_resources;
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
+	sc.agent_stale_ms = opts->agent_stale_ms;
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
 	if (!c->sched) { /* an empty scheduler name */

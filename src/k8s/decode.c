@@ -16,6 +16,7 @@
 
 #include "core/json_nul.h"
 #include "core/log.h"
+#include "sched/inuse.h"
 
 /* Where an error goes, and which object it is about ("pod default/web-0"). */
 struct dctx {
@@ -902,6 +903,7 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
 	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ALLOWED_NS, "metadata.annotations", &out->allowed_ns)) < 0 ||
+	    (r = get_map_str(d, ann, GS_INUSE_ANNOTATION, "metadata.annotations", &out->inuse)) < 0 ||
 	    (r = get_obj(d, node, "spec", "", &spec)) < 0 ||
 	    (r = get_bool(d, spec, "unschedulable", "spec", &out->unschedulable)) < 0 ||
 	    (r = decode_taints(d, spec, out)) < 0 || (r = get_obj(d, node, "status", "", &status)) < 0 ||

@@ -30,6 +30,7 @@
 #include "core/pb.h"
 #include "k8s/decode_int.h"
 #include "k8s/decode_pb_int.h"
+#include "sched/inuse.h"
 
 int gs__pb_pfail(struct gs__pctx *d, const char *fmt, ...)
 {
@@ -1432,9 +1433,10 @@ static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, stru
 		goto out;
 	}
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
-	const struct wanted want[] = {{12, GS_ANN_ALLOWED_NS, &out->allowed_ns, NULL, NULL}};
+	const struct wanted want[] = {{12, GS_ANN_ALLOWED_NS, &out->allowed_ns, NULL, NULL},
+				      {12, GS_INUSE_ANNOTATION, &out->inuse, NULL, NULL}};
 	if ((rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0 ||
-	    (rc = meta_maps(d, &m, want, 1)) < 0 ||
+	    (rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 ||
 	    (t.has_spec && (rc = node_spec(d, &t.spec, out)) < 0) ||
 	    (t.has_status && (rc = node_status(d, &t.status, out)) < 0))
 		goto out;

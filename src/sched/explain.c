@@ -93,9 +93,14 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 				   h->shared ? "true" : "false");
 		if (h->ignored)
 			r |= json_str(b, "ignoredClaim", h->ignored);
+		if (h->plugin_id)
+			r |= json_str(b, "devicePluginId", h->plugin_id);
 		r |= gs_buf_append_str(b, "}");
 	}
-	r |= gs_buf_append_str(b, "]}\n");
+	r |= gs_buf_append_str(b, "]");
+	if (e->agent)
+		r |= json_str(b, "agent", e->agent);
+	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
 }
 
@@ -186,6 +191,14 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 						   h->device, h->pod, h->ignored);
 				continue;
 			}
+			if (h->plugin_id) {
+				r |= gs_buf_printf(b, "  %s%s%s%s %sheld by %s through the device plugin%s\n", h->device,
+						   strcmp(h->device, h->plugin_id) ? " (" : "",
+						   strcmp(h->device, h->plugin_id) ? h->plugin_id : "",
+						   strcmp(h->device, h->plugin_id) ? ")" : "", p->node ? "" : "also ", h->pod,
+						   p->node ? "" : ": a conflict (two workloads on one GPU)");
+				continue;
+			}
 			r |= gs_buf_printf(b, "  %s held by %s (owner %s)%s%s\n", h->device, h->pod, h->owner,
 					   h->same_owner ? ", the same owner as this pod" : ", another owner",
 					   h->shared ? ", shared" : "");
@@ -193,6 +206,8 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		if (e->device_sharing_any)
 			r |= gs_buf_append_str(b, "  (--device-sharing=any: held devices do not stop placement)\n");
 	}
+	if (e->agent)
+		r |= gs_buf_printf(b, "Agent data: %s\n", e->agent);
 
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)

@@ -11,7 +11,10 @@
  *    "verdict":"DEVICE_BUSY","waitsFor":"the pods holding the devices ending",
  *    "checks":[{"name":"pod","outcome":"pass"},...,{"name":"devices","outcome":"fail",
  *              "reason":"DEVICE_BUSY","message":"..."}],
- *    "holders":[{"device":"0","pod":"ns/other-0","owner":"<uid>","sameOwner":false,"shared":false}]}
+ *    "holders":[{"device":"0","pod":"ns/other-0","owner":"<uid>","sameOwner":false,"shared":false},
+ *               {"device":"1","pod":"team-b/infer-8","owner":"","sameOwner":false,"shared":false,
+ *                "devicePluginId":"GPU-bb"} (held through the device plugin, by the node agent)],
+ *    "agent":"fresh: 1 devices held through the device plugin, an index table up to GPU 3"}
  * Absent values are left out (no entry: no "mapLine", "entry", "node", "devices"; no index: no "index").
  *
  * JSON of the pending pods (GET /debug/pending):

@@ -197,6 +197,9 @@ struct gs_node_obj {
 	 * (docs/sched.md, "Who may map which node").
 	 */
 	char *allowed_ns;
+	/* Annotation gpu-scheduler.io/devices-in-use (sched/inuse.h), written by the node agent; NULL when
+	 * absent. Kept as text: the engine parses it when it changes. */
+	char *inuse;
 	int n_labels;
 	struct gs_label *labels;
 	int n_taints;

@@ -47,8 +47,12 @@ const char *gs_pod_state_name(enum gs_pod_state st)
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */
 
-static void node_free(struct gs_sched__node *n)
+static void node_free(struct gs_sched *s, struct gs_sched__node *n)
 {
+	gs_sched__agent_clear(s, n);
+	gs_hmap_free(&n->agent.ids);
+	gs_hmap_free(&n->agent.conflicts);
+	gs_hmap_free(&n->keyed);
 	gs_node_obj_free(&n->obj);
 	gs_sched__req_free(&n->alloc);
 	gs_sched__node_usage_free(n);
@@ -66,6 +70,7 @@ void gs_sched_config_init(struct gs_sched_config *cfg)
 	cfg->backoff_max_ms = 10000;
 	cfg->map_cache_size = 256;
 	cfg->alias_label = "gpu-scheduler.io/node";
+	cfg->agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
 }
 
 struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
@@ -90,6 +95,8 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 		s->cfg.backoff_max_ms = s->cfg.backoff_min_ms;
 	if (s->cfg.map_cache_size == 0)
 		s->cfg.map_cache_size = 256;
+	if (s->cfg.agent_stale_ms <= 0)
+		s->cfg.agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
 	s->rng = cfg->seed ? cfg->seed : DEFAULT_SEED;
 	gs_hmap_init(&s->pods, 0);
 	gs_hmap_init(&s->pods_by_name, 0);
@@ -101,6 +108,8 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->retry.less = gs_sched__due_before;
 	gs_list_init(&s->reportq);
 	gs_list_init(&s->dirty);
+	gs_list_init(&s->agents);
+	gs_list_init(&s->conflicts);
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	return s;
 }
@@ -132,7 +141,8 @@ void gs_sched_free(struct gs_sched *s)
 		gs_sched__use_free(it.val); /* the nodes' ledgers and totals go with the nodes */
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->nodes, &it))
-		node_free(it.val);
+		node_free(s, it.val);
+	gs_sched__conflicts_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
 		free(it.val);
@@ -174,7 +184,11 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	gs_list_init(&n->waiters);
 	gs_list_init(&n->dirty);
 	gs_list_init(&n->alink);
+	gs_list_init(&n->agent.link);
 	gs_hmap_init(&n->ledger, 0);
+	gs_hmap_init(&n->keyed, 0);
+	gs_hmap_init(&n->agent.ids, 0);
+	gs_hmap_init(&n->agent.conflicts, 0);
 	n->gpus = -1;
 	n->obj.gpus = -1;
 	gs_sched__hmap_put(&s->nodes, n->name, n);
@@ -189,7 +203,7 @@ void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
 	if (gs_list_linked(&n->dirty))
 		gs_list_remove(&n->dirty);
 	gs_hmap_del_str(&s->nodes, n->name, NULL);
-	node_free(n);
+	node_free(s, n);
 }
 
 char *gs_sched__xstrdup_null(const char *str)
@@ -290,7 +304,8 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
 	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
 	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
-	    c->alloc.pods != o->alloc.pods || !str_eq_null(c->allowed_ns, o->allowed_ns))
+	    c->alloc.pods != o->alloc.pods || !str_eq_null(c->allowed_ns, o->allowed_ns) ||
+	    !str_eq_null(n->agent.text, o->inuse))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
 		if (!str_eq(c->labels[i].key, o->labels[i].key) || !str_eq(c->labels[i].value, o->labels[i].value))
@@ -357,6 +372,7 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	n->unschedulable = !!o->unschedulable;
 	n->gpus = node_gpus(o);
 	node_copy(s, n, o);
+	gs_sched__agent_update(s, n, o->inuse, now_ms);
 	value = alias_of(s, o);
 	if (n->alias ? !value || strcmp(n->alias->value, value) != 0 : value != NULL) {
 		if (n->alias)
@@ -400,6 +416,7 @@ int gs_sched_node_delete(struct gs_sched *s, const char *name, int64_t now_ms)
 	s->nodes_present--;
 	gs_node_obj_free(&n->obj);
 	gs_sched__req_free(&n->alloc);
+	gs_sched__agent_clear(s, n);
 	gs_log_debug("node %s: deleted, %zu pods wait for it", n->name, n->n_waiters);
 	n->pinned++; /* its alias value may be its own name: that walk must not free it */
 	if (n->alias) {
@@ -770,6 +787,21 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->binds_gone = s->binds_gone;
 	st->binds_retry = s->binds_retry;
 	st->reports = s->reports;
+	st->device_conflicts = s->conflicts_seen;
+	struct gs_hmap_iter it = {0};
+	while (gs_hmap_next(&s->nodes, &it)) {
+		const struct gs_sched__node *n = it.val;
+		if (!n->present)
+			continue;
+		if (n->agent.fresh)
+			st->agent_fresh++;
+		else if (n->agent.data)
+			st->agent_stale++;
+		else if (n->agent.text)
+			st->agent_unusable++;
+		else
+			st->agent_none++;
+	}
 }
 
 void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms[GS_WAIT__COUNT])

@@ -47,6 +47,9 @@
 #include "sched/map.h"
 #include "sched/objects.h"
 
+/* cfg.agent_stale_ms's default: three of the agent's default heartbeats (600 s). */
+#define GS_SCHED_AGENT_STALE_MS (30 * 60 * 1000)
+
 struct gs_sched_config {
 	const char *scheduler_name; /* required; pods with another spec.schedulerName are ignored */
 	const char *annotation;     /* the map annotation's name, for messages ("gpu-scheduling-map") */
@@ -68,6 +71,12 @@ struct gs_sched_config {
 	 */
 	const char *ignored_resources;
 	const char *ignored_resource_groups;
+	/*
+	 * How long the node agent's data (GS_INUSE_ANNOTATION on a Node, docs/agent.md) counts after it last
+	 * changed; the agent rewrites it at least every heartbeat (600 s by default). Stale data is treated
+	 * as none. Default 1,800,000 (three heartbeats).
+	 */
+	int64_t agent_stale_ms;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
@@ -191,6 +200,8 @@ enum gs_report_kind {
 	GS_REPORT_WAITING = 0,  /* FailedScheduling: the pod waits for reason/message */
 	GS_REPORT_DEVICE_PLUGIN,/* a Warning DevicePluginRequest: the containers request nvidia.com/gpu as well
 				 * as having a map entry (checks.h); the pod is still placed */
+	GS_REPORT_DEVICE_CONFLICT, /* a Warning DeviceConflict for both pods: a device the map gives to the pod
+				    * (uid, ns, name) was also given by the device plugin to other_ns/other_name */
 };
 
 struct gs_report {
@@ -204,6 +215,7 @@ struct gs_report {
 	int recreate;        /* NOT_MUTATED, recreate_unmutated set, owned by a StatefulSet or Job: the
 			      * I/O layer may delete the pod so its controller recreates it through the
 			      * webhook */
+	const char *other_uid, *other_ns, *other_name; /* DEVICE_CONFLICT: the pod the plugin gave it to */
 };
 
 /*
@@ -299,6 +311,8 @@ struct gs_explain_holder {
 	/* Not a holder: the pod claims the device through gpu-scheduler.io/assigned and the ledger ignores
 	 * the claim (not a pod of ours, or not what its own map entry gives it); why says so (static). */
 	const char *ignored;
+	/* Held through the device plugin, as the node agent says: the device ID the kubelet gave (owner "") */
+	char *plugin_id;
 };
 
 struct gs_sched_explain {
@@ -310,6 +324,10 @@ struct gs_sched_explain {
 	struct gs_explain_check checks[GS_EXPLAIN__COUNT];
 	size_t n_holders;
 	struct gs_explain_holder *holders; /* owned: gs_sched_explain_free */
+	/* The node agent's data for the pod's node (docs/agent.md), a phrase: "fresh, 3 devices held through
+	 * the device plugin, an index table up to GPU 3", "stale ...", ...; owned; NULL without a node or
+	 * when the node has no agent annotation. */
+	char *agent;
 };
 
 /*
@@ -349,6 +367,10 @@ struct gs_sched_stats {
 	size_t devices_shared;            /* of which held by more than one owner */
 	uint64_t claims_ignored;          /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
+	uint64_t device_conflicts;        /* devices found given by a map and by the device plugin (pairs of pods) */
+	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
+	 * line or a text that does not parse), none. O(nodes). */
+	size_t agent_fresh, agent_stale, agent_unusable, agent_none;
 };
 
 void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st);

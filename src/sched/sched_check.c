@@ -110,6 +110,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		if (gpu && !u->n_holds)
 			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
 		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
+		GS_ASSERT(!u->req.n_ext || (u->key && gs_hmap_get_str(&n->keyed, u->key))); /* keyed by name */
 		for (uint32_t i = 0; i < u->req.n_ext; i++) {
 			uint32_t id = u->req.ext[i].id;
 			GS_ASSERT(id < n->used.n_ext);
@@ -117,6 +118,16 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods);
 	GS_ASSERT(plugin == n->plugin_gpus);
+	/* the agent's data (sched_int.h, struct gs_sched__agent) */
+	GS_ASSERT(!n->agent.fresh || n->agent.data);
+	GS_ASSERT(!n->agent.fresh == !gs_list_linked(&n->agent.link));
+	GS_ASSERT(gs_hmap_len(&n->agent.ids) == (n->agent.data ? n->agent.data->n_devs : 0));
+	GS_ASSERT(!n->agent.data || n->agent.text);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&n->keyed, &it)) {
+		const struct gs_sched__use *u = it.val;
+		GS_ASSERT(u->node == n && u->req.n_ext && strcmp(u->key, it.key) == 0);
+	}
 	GS_ASSERT(sum.cpu == n->used.cpu && sum.mem == n->used.mem && sum.eph == n->used.eph);
 	for (size_t i = 0; i < n->n_ports; i++) {
 		GS_ASSERT(n->ports[i].count > 0);
@@ -185,6 +196,13 @@ void gs_sched_check(const struct gs_sched *s)
 	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0;
 
 	check_pods(s);
+	int64_t seen = INT64_MIN;
+	const struct gs_list *al;
+	GS_LIST_FOREACH(al, &s->agents) { /* oldest first: gs_sched__agent_expire stops at the first fresh one */
+		const struct gs_sched__agent *a = GS_CONTAINER_OF(al, struct gs_sched__agent, link);
+		GS_ASSERT(a->fresh && a->seen_ms >= seen);
+		seen = a->seen_ms;
+	}
 	while (gs_hmap_next(&s->nodes, &it)) {
 		const struct gs_sched__node *n = it.val;
 		const char *v = alias_value(s, n);

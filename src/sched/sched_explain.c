@@ -104,9 +104,44 @@ static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
 	x->device[h->len] = '\0';
 	x->pod = gs_xstrdup(u->key ? u->key : u->uid);
 	x->ignored = NULL;
+	x->plugin_id = NULL;
 	x->owner = gs_xstrdup(u->owner ? u->owner : u->uid);
 	x->same_owner = strcmp(x->owner, h->owner) == 0;
 	x->shared = shared;
+}
+
+/* The pod the device plugin gave h's device of n to, by the agent's fresh data (not self_key). */
+static void add_plugin_holder(const struct gs_sched__node *n, const char *self_key, struct holders_ctx *h)
+{
+	const struct gs_inuse_dev *v = gs_sched__plugin_holder(n, h->dev, h->len, self_key);
+	const struct gs_sched__use *u = v ? gs_hmap_get_str(&n->keyed, v->holder) : NULL;
+
+	if (!u)
+		return;
+	add_holder(u, 0, h);
+	struct gs_explain_holder *x = &h->e->holders[h->e->n_holders - 1];
+	free(x->owner);
+	x->owner = gs_xstrdup("");
+	x->same_owner = 0;
+	x->plugin_id = gs_xstrdup(v->id);
+}
+
+/* The agent's data for n as a phrase (explain.h). */
+static char *agent_phrase(const struct gs_sched *s, const struct gs_sched__node *n)
+{
+	char buf[400], table[48] = "no index table";
+	const struct gs_inuse *d = n->agent.data;
+
+	if (!n->agent.text)
+		return NULL; /* no agent here: nothing to say (messages that need it say it) */
+	if (!n->agent.fresh) {
+		gs_sched__agent_why_unknown(s, n, buf, sizeof(buf));
+		return gs_xstrdup(buf);
+	}
+	if (d->n_index)
+		snprintf(table, sizeof(table), "an index table up to GPU %zu", d->n_index - 1);
+	snprintf(buf, sizeof(buf), "fresh: %zu devices held through the device plugin, %s", d->n_devs, table);
+	return gs_xstrdup(buf);
 }
 
 /* Pods on n whose claim of one of the devices of list (canonical "0,1") the ledger ignores. O(uses):
@@ -311,24 +346,31 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 			h.dev = q;
 			q = gs_sched__next_dev(q, &h.len);
 			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
+			add_plugin_holder(n, p->key, &h);
 		}
 		add_ignored(s, n, p->entry->devices, &h);
+		e->agent = agent_phrase(s, n);
 	} else if (e->bound_node) {
 		for (size_t i = 0; i < u->n_holds; i++) {
 			h.dev = u->holds[i].dev->name;
 			h.len = strlen(h.dev);
 			gs_sched__dev_holders(u->node, h.dev, h.len, add_holder, &h);
+			add_plugin_holder(u->node, p->key, &h);
 		}
+		e->agent = agent_phrase(s, u->node);
 	}
 	return 0;
 }
 
 void gs_sched_explain_free(struct gs_sched_explain *e)
 {
+	free(e->agent);
+	e->agent = NULL;
 	for (size_t i = 0; i < e->n_holders; i++) {
 		free(e->holders[i].device);
 		free(e->holders[i].pod);
 		free(e->holders[i].owner);
+		free(e->holders[i].plugin_id);
 	}
 	free(e->holders);
 	e->holders = NULL;

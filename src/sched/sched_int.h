@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "core/hmap.h"
 #include "core/list.h"
+#include "sched/inuse.h"
 #include "sched/map.h"
 #include "sched/sched.h"
 
@@ -78,7 +79,7 @@ struct gs_sched__use {
 	int shared;
 	char *uid;
 	char *owner;                   /* controller uid, or the pod's uid; with holds only */
-	char *key;                     /* "ns/name", for messages; with holds only */
+	char *key;                     /* "ns/name", for messages; with holds or extended resources only */
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
 	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
@@ -88,6 +89,23 @@ struct gs_sched__use {
 	const char *ignored_why;
 	const char *ignored_key;       /* "ns/name", in the same allocation as ignored */
 	/* One allocation: the struct, then holds[], req.ext[], and the strings (ports and ignored apart). */
+};
+
+/*
+ * What the node agent published for a node (annotation GS_INUSE_ANNOTATION, inuse.h; sched_agent.c):
+ * the devices the kubelet's device manager gave out there, by device ID, with the pod holding each.
+ * Invariants: fresh implies data != NULL, and the slot is in s->agents (oldest seen_ms first) exactly
+ * while fresh; ids indexes data's devices exactly while data != NULL.
+ */
+struct gs_sched__agent {
+	struct gs_list link;           /* in s->agents while fresh */
+	char *text;                    /* the annotation as last seen; NULL: absent */
+	struct gs_inuse *data;         /* text parsed, without an error line; else NULL */
+	char *problem;                 /* with text and no data: the parse error or the agent's error line */
+	int64_t seen_ms;               /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
+	int fresh;                     /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
+	struct gs_hmap ids;            /* device ID -> const struct gs_inuse_dev * in data */
+	struct gs_hmap conflicts;      /* "device ID\0holder" of conflicts already reported -> (void *)1 */
 };
 
 /*
@@ -126,6 +144,9 @@ struct gs_sched__node {
 	size_t n_ports, cap_ports;
 	struct gs_sched__port *ports;  /* host ports in use, with counts */
 	struct gs_hmap ledger;         /* device name -> struct gs_sched__dev */
+	/* "ns/name" -> use, for the uses here with extended resources (who the agent may name) */
+	struct gs_hmap keyed;
+	struct gs_sched__agent agent;
 	char name[];                   /* the key of s->nodes */
 };
 
@@ -206,6 +227,10 @@ struct gs_sched {
 	struct gs_sched__heap retry;    /* BACKOFF pods by due_ms */
 	struct gs_list reportq;  /* pods whose report may be due, FIFO */
 	struct gs_list dirty;    /* node slots whose waiters must be placed again */
+	struct gs_list agents;   /* node slots with fresh agent data, oldest seen_ms first */
+	struct gs_list conflicts;/* struct gs_sched__conflict to report, FIFO */
+	struct gs_sched__conflict *reported; /* the last one handed out, freed at the next call */
+	uint64_t conflicts_seen; /* device conflicts found (gpu_scheduler_device_conflicts_total) */
 	uint64_t seq;
 	uint64_t rng;
 	size_t by_state[GS_POD__COUNT];
@@ -335,6 +360,50 @@ void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size
 int gs_sched__listed(const char *list, const char *name, size_t len);
 /* Devices of a canonical list ("0,1") one at a time: the next one's length in *len; returns what follows. */
 const char *gs_sched__next_dev(const char *p, size_t *len);
+/* ---- the node agent's data (sched_agent.c) ---------------------------------------------------- */
+
+/* A device conflict found and not reported yet: a device the map gives to pod uid is also held
+ * through the device plugin by other ("ns/name"). All strings in the same allocation. */
+struct gs_sched__conflict {
+	struct gs_list link;           /* in s->conflicts */
+	const char *uid, *ns, *name, *other_uid, *other_ns, *other_name, *node, *message;
+};
+
+/*
+ * Takes n's annotation text (NULL: absent) as now: parsed, indexed, fresh or not; unchanged text
+ * changes nothing. seen_ms is now_ms for a change, and on the first sight of a slot's text (the engine
+ * starting, a node joining) the agent's own time when that is earlier (its data may be stale already).
+ */
+void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms);
+/* Forgets n's agent data (the node left). */
+void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n);
+/* Data not changed for cfg.agent_stale_ms stops being fresh: those nodes' waiters are looked at again. */
+void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms);
+/* When the next agent data goes stale, or -1. */
+int64_t gs_sched__agent_deadline(const struct gs_sched *s);
+/*
+ * The device-plugin part of the fit (after the ledger's): DEVICE_BUSY with msg when, by n's fresh agent
+ * data, a device of p's entry is held by another live pod (a pod bound to n, not p), or when the node's
+ * GPUs cannot cover the map's holds, the plugin's devices and the entry's (devices of unknown identity:
+ * no agent data, stale, an error, no index table for an index-written map, or pods not listed yet).
+ */
+enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
+					 const struct gs_sched__node *n, char *msg, size_t size);
+/*
+ * n's device conflicts as they are now (fresh agent data only): a device a map gives to a pod on n that
+ * the plugin gave to another live pod. Those not seen before are queued for report and counted.
+ */
+void gs_sched__agent_conflicts(struct gs_sched *s, struct gs_sched__node *n);
+/* The plugin holder of n's device dev (len bytes; an index goes through the table) other than self_key,
+ * with its device ID in *id; NULL when there is none (or no fresh data). */
+const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
+						   const char *self_key);
+/* Why n's plugin devices have no known identity, as a phrase: "node4 has no agent data", ... */
+void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size);
+/* The next conflict to report into *out (strings valid until the next call), 1; or 0. */
+int gs_sched__next_conflict(struct gs_sched *s, struct gs_report *out);
+void gs_sched__conflicts_free(struct gs_sched *s);
+
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
 void gs_sched__use_free(struct gs_sched__use *u);
 /* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */

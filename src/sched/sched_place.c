@@ -700,6 +700,8 @@ static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 
 int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
 {
+	/* Agent data that went stale no longer names holders: its nodes' waiters are judged again. */
+	gs_sched__agent_expire(s, now_ms);
 	/* Waiters of nodes that lost a pod first: they may fit now. */
 	gs_sched__drain_dirty(s);
 	/* Due retries join the queue (or wait, if their node went away meanwhile). */
@@ -814,12 +816,18 @@ int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_m
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)
 {
-	return s->retry.len ? s->retry.v[0]->due_ms : -1;
+	int64_t retry = s->retry.len ? s->retry.v[0]->due_ms : -1, stale = gs_sched__agent_deadline(s);
+
+	return retry < 0 || (stale >= 0 && stale < retry) ? stale : retry;
 }
 
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	gs_sched__drain_dirty(s);
+	if (gs_sched__next_conflict(s, out)) {
+		s->reports++;
+		return 1;
+	}
 	while (!gs_list_empty(&s->reportq)) {
 		struct gs_sched__pod *p = GS_CONTAINER_OF(gs_list_first(&s->reportq), struct gs_sched__pod, rlink);
 		if (p->notice_due) {

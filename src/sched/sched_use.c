@@ -325,15 +325,18 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	char *at;
 
 	gs_sched__use_remove(s, uid);
-	/* Most pods hold no device: owner and key only with holds. One block for all but the ports. */
+	/* Most pods hold no device and request no extended resource: owner only with holds, key with holds
+	 * or extended resources (the agent may name the pod). One block for all but the ports. */
 	if (nd) {
 		owner = owner ? owner : uid;
-		key = key ? key : uid;
 		ol = strlen(owner);
+	}
+	if (nd || req->n_ext) {
+		key = key ? key : uid;
 		kl = strlen(key);
 	}
 	size = sizeof(*u) + nd * sizeof(struct gs_sched__hold) + req->n_ext * sizeof(struct gs_sched__ext) + ul + 1 +
-	       (nd ? ol + 1 + kl + 1 : 0);
+	       (nd ? ol + 1 : 0) + (nd || req->n_ext ? kl + 1 : 0);
 	u = gs_xcalloc(1, size);
 	at = (char *)(u + 1);
 	u->holds = nd ? (struct gs_sched__hold *)(void *)at : NULL;
@@ -343,10 +346,10 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	u->req.ext = req->n_ext ? memcpy(at, req->ext, req->n_ext * sizeof(*req->ext)) : NULL;
 	at += req->n_ext * sizeof(struct gs_sched__ext);
 	u->uid = put_str(&at, uid, ul);
-	if (nd) {
+	if (nd)
 		u->owner = put_str(&at, owner, ol);
+	if (nd || req->n_ext)
 		u->key = put_str(&at, key, kl);
-	}
 	GS_ASSERT(at <= (char *)u + size);
 	if (n_ports) {
 		u->ports = gs_xcalloc(n_ports, sizeof(*u->ports));
@@ -371,6 +374,10 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	node->plugin_gpus = sat_add(node->plugin_gpus, plugin_request(s, u));
 	gs_sched__hmap_put(&s->uses, u->uid, u);
+	if (u->req.n_ext)
+		gs_sched__hmap_put(&node->keyed, u->key, u); /* the newest pod of that name */
+	if (node->agent.fresh && (u->n_holds || u->req.n_ext))
+		gs_sched__agent_conflicts(s, node);
 	return u;
 }
 
@@ -396,13 +403,18 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	gs_hmap_del_str(&s->uses, u->uid, NULL);
 	totals_add(s, n, &u->req, -1);
 	n->plugin_gpus -= plugin_request(s, u);
+	if (u->req.n_ext && gs_hmap_get_str(&n->keyed, u->key) == u)
+		gs_hmap_del_str(&n->keyed, u->key, NULL);
 	for (size_t i = 0; i < u->n_ports; i++)
 		node_ports_del(n, &u->ports[i]);
 	for (size_t i = 0; i < u->n_holds; i++)
 		ledger_del(s, n, &u->holds[i]);
 	GS_ASSERT(n->n_uses > 0);
 	n->n_uses--;
+	int recheck = n->agent.fresh && (u->n_holds || u->req.n_ext);
 	use_free(u);
+	if (recheck)
+		gs_sched__agent_conflicts(s, n); /* a conflict that ended may be reported again if it comes back */
 	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
 	if (!gs_list_linked(&n->dirty) && (n->n_waiters || gs_sched__alias_waiters(s, n)))
 		gs_list_insert_tail(&s->dirty, &n->dirty);
@@ -522,34 +534,6 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 }
 
 
-/*
- * DEVICE_BUSY when the node's GPUs cannot cover what the maps hold on it, what the device plugin gave
- * out, and the devices of p's entry not held yet: some GPU would then go to two workloads, and since
- * the plugin's picks are unknown, any of the entry's may be one of them.
- */
-static enum gs_wait_reason fit_device_count(const struct gs_sched *s, const struct gs_sched__pod *p,
-					    const struct gs_sched__node *n, char *msg, size_t size)
-{
-	int64_t plugin = n->gpus >= 0 ? n->plugin_gpus : 0, held = (int64_t)gs_hmap_len(&n->ledger), more = 0;
-
-	if (plugin <= 0)
-		return GS_WAIT_NONE;
-	for (const char *q = p->entry->devices; *q;) {
-		size_t len;
-		const char *d = q;
-		q = next_dev(q, &len);
-		more += len && !gs_hmap_get(&n->ledger, d, len);
-	}
-	if (held + more + plugin <= n->gpus)
-		return GS_WAIT_NONE;
-	snprintf(msg, size,
-		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting nvidia.com/gpu (which "
-		 "ones is unknown without the gpu-scheduler agent), maps hold %" PRId64 ", and this entry needs %" PRId64
-		 " more",
-		 n->name, n->gpus, plugin, held, more);
-	return GS_WAIT_DEVICE_BUSY;
-}
-
 enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
 					  const struct gs_sched__node *n, char *msg, size_t size)
 {
@@ -568,7 +552,7 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 			 (int)len, d, h->use->key);
 		return GS_WAIT_DEVICE_BUSY;
 	}
-	return fit_device_count(s, p, n, msg, size);
+	return gs_sched__fit_plugin(s, p, n, msg, size);
 }
 
 enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,

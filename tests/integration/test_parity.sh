@@ -15,6 +15,10 @@
 #     changed waits with NODE_POLICY and is bound when the administrator lists its namespace;
 #   - GPUs the device plugin gave to a pod of another scheduler, with no node agent to name them, are
 #     counted against the node's GPUs: a mapped pod that would need one more waits until they are free;
+#   - the node agent's data (its annotation, written here by hand): a device the plugin gave to a pod
+#     bound to the node makes the mapped pod wait naming that pod, until it ends; a name that is no pod
+#     there blocks nothing; a device given by a map and by the plugin raises DeviceConflict events on both
+#     pods and gpu_scheduler_device_conflicts_total; the agent's error line falls back to counting;
 #   - trusted claims: a pod created with gpu-scheduler.io/assigned is refused by the webhook; a
 #     squatter in a namespace the webhook does not see, bound by spec.nodeName with a claim on every GPU,
 #     blocks nothing, and the claim is counted as ignored.
@@ -66,9 +70,60 @@ spec:
   containers: [{name: main, image: busybox:stable, resources: {limits: {nvidia.com/gpu: "3"}}}]
 YAML
 ours cnt-0 "0=$N-a:2" >/dev/null
-waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu \(which ones is unknown without the gpu-scheduler agent\), maps hold 1, and this entry needs 1 more"
+waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu \(which ones is unknown: $N-a has no gpu-scheduler agent data, docs/agent.md\), maps hold 1, and this entry needs 1 more"
 kc delete pod infer --grace-period=0 --force --wait=false >/dev/null 2>&1
 check_eventually "cnt-0 bound once the device plugin's pod is gone" 10 pod_on cnt-0 "$N-a"
+
+# --- the node agent's data names the holder (written here as `gpu-scheduler agent` writes it) ------------
+# $N-a: GPU 0 is orph's (map), GPU 2 cnt-0's (map). The kubelet gave GPU 3 to infer-3 (no kubelet runs
+# here: the annotation plays the agent).
+agent_data() { # TEXT: the node's devices-in-use annotation, '|' for newlines, NOW for the time
+	kc annotate node "$N-a" --overwrite "gpu-scheduler.io/devices-in-use=$(printf '%s' "$1" |
+		sed "s/NOW/$(date -u +%Y-%m-%dT%H:%M:%SZ)/" | tr '|' '\n')" >/dev/null
+}
+defer "kc annotate node $N-a gpu-scheduler.io/devices-in-use- >/dev/null 2>&1"
+plugin_pod() { # NAME GPUS
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: $N-a
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox:stable, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+TABLE="index 0=GPU-a0 1=GPU-a1 2=GPU-a2 3=GPU-a3"
+plugin_pod infer-3 1
+agent_data "v1 NOW|$TABLE|nvidia.com/gpu GPU-a3 $NS/infer-3"
+ours ag-0 "0=$N-a:3" >/dev/null
+waits ag-0 DEVICE_BUSY "$N-a GPU 3 \(GPU-a3\) is held by $NS/infer-3 through the device plugin"
+check "explain names the plugin's holder and the agent's data" eval '"$GS_BUILD/gpu-scheduler" explain --kubeconfig "$KUBECONFIG" \
+	--require-env=false -n "$NS" ag-0 | grep -q "3 (GPU-a3) held by $NS/infer-3 through the device plugin"'
+check "/debug/pods/$NS/ag-0 names it too" eval 'daemon_http "/debug/pods/$NS/ag-0" | jq -e ".holders[] | select(.devicePluginId == \"GPU-a3\") | .pod == \"$NS/infer-3\"" >/dev/null'
+kc delete pod infer-3 --grace-period=0 --force --wait=false >/dev/null 2>&1
+check_eventually "ag-0 bound the moment the plugin's pod is gone (before the agent writes again)" 10 pod_on ag-0 "$N-a"
+# A name that is no pod on the node blocks nothing.
+agent_data "v1 NOW|$TABLE|nvidia.com/gpu GPU-a1 $NS/ghost"
+ours ag-1 "1=$N-a:1" >/dev/null
+check_eventually "ag-1 bound: the agent's holder $NS/ghost is no pod on $N-a" 20 pod_on ag-1 "$N-a"
+# A conflict: the plugin gave GPU 2, cnt-0's by its map, to infer-2 (the node was not dedicated).
+conflicts_before=$(metric gpu_scheduler_device_conflicts_total)
+plugin_pod infer-2 1
+agent_data "v1 NOW|$TABLE|nvidia.com/gpu GPU-a2 $NS/infer-2"
+check_eventually "DeviceConflict event on the mapped pod" 20 pod_event_has cnt-0 \
+	"DeviceConflict: $N-a GPU 2 \(GPU-a2\) is given by a gpu-scheduling-map to $NS/cnt-0 and by the device plugin to $NS/infer-2"
+check_eventually "DeviceConflict event on the plugin's pod" 20 pod_event_has infer-2 "DeviceConflict: $N-a GPU 2"
+check "gpu_scheduler_device_conflicts_total counts it" \
+	eval '[ "$(metric gpu_scheduler_device_conflicts_total)" -gt "${conflicts_before%.*}" ]'
+check "gpu_scheduler_agent_nodes counts $N-a fresh" eval '[ "$(metric '"'"'gpu_scheduler_agent_nodes{state="fresh"}'"'"')" -ge 1 ]'
+kc delete pod infer-2 --grace-period=0 --force --wait=false >/dev/null 2>&1
+# The agent cannot read the kubelet: counted by requests again, and the message says why.
+agent_data "v1 NOW|error the kubelet's PodResources socket /var/lib/kubelet/pod-resources/kubelet.sock does not exist"
+plugin_pod infer-4 2
+ours ag-2 "2=$N-a:1" >/dev/null
+waits ag-2 DEVICE_BUSY "the device plugin gave 2 to pods requesting nvidia.com/gpu \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
+kc delete pod infer-4 --grace-period=0 --force --wait=false >/dev/null 2>&1
 
 # --- a deleted pod held by a finalizer -------------------------------------------------------------------
 POD_FIN=$(pod_yaml fin-0 "0=$N-b:1" | sed 's/^metadata:$/metadata:\n  finalizers: [gpu-scheduler.test\/hold]/')

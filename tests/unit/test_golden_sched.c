@@ -17,6 +17,8 @@
  *                                             upsert (4 GPUs unless said; capacity: nvidia.com/gpu
  *                                             capacity, above the allocatable gpus=)
  *        [allowed=NS1,NS2]                    the allowed-namespaces annotation ("allowed=" lists none)
+ *        [inuse=TEXT]                         the node agent's devices-in-use annotation (sched/inuse.h):
+ *                                             '|' ends a line, '~' is a blank, NOW the clock's time
  *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
  *                                             labels, taints and allocatable (repeatable keys)
  *   node-delete NAME
@@ -47,6 +49,7 @@
  *                                             map=: the map's name, when NODE was resolved by the alias label
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
+ *   > conflict NS/NAME OTHER-NS/OTHER-NAME on NODE: MESSAGE
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > error: ...                              a command the engine refused (its return code)
@@ -65,6 +68,7 @@
 #include "core/buf.h"
 #include "k8s/decode.h"
 #include "sched/explain.h"
+#include "sched/inuse.h"
 #include "sched/sched.h"
 
 #define GOLDEN_DIR_DEFAULT "tests/golden/sched"
@@ -379,6 +383,24 @@ static void cmd_explain(struct replay *r, const char *nsname, int json)
 	gs_sched_explain_free(&e);
 }
 
+/* A devices-in-use text from its one-token form: '|' a newline, '~' a blank, NOW the clock's time. */
+static char *inuse_text(const struct replay *r, const char *tok)
+{
+	char ts[21], *out = malloc(strlen(tok) * 8 + 1), *o = out;
+
+	gs_inuse_time_format(r->now, ts);
+	for (const char *p = tok; *p; p++) {
+		if (!strncmp(p, "NOW", 3)) {
+			o += sprintf(o, "%s", ts);
+			p += 2;
+		} else {
+			*o++ = *p == '|' ? '\n' : *p == '~' ? ' ' : *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
@@ -390,6 +412,9 @@ static void cmd_pull(struct replay *r)
 	while (gs_sched_next_report(r->s, r->now, &rep)) {
 		if (rep.kind == GS_REPORT_DEVICE_PLUGIN)
 			emit(r, "> warning %s/%s DevicePluginRequest: %s\n", rep.ns, rep.name, rep.message);
+		else if (rep.kind == GS_REPORT_DEVICE_CONFLICT)
+			emit(r, "> conflict %s/%s %s/%s on %s: %s\n", rep.ns, rep.name, rep.other_ns, rep.other_name, rep.node,
+			     rep.message);
 		else
 			emit(r, "> report %s/%s %s: %s%s\n", rep.ns, rep.name, gs_wait_reason_name(rep.reason),
 			     rep.message, rep.recreate ? " [recreate]" : "");
@@ -474,6 +499,8 @@ static void run_line(struct replay *r, char *line)
 				nd.gpu_capacity = atoll(tok[i] + 9);
 			else if (!strncmp(tok[i], "allowed=", 8))
 				nd.allowed_ns = strdup(tok[i] + 8);
+			else if (!strncmp(tok[i], "inuse=", 6))
+				nd.inuse = inuse_text(r, tok[i] + 6);
 		}
 		if (nd.gpus >= 0) /* as the decoder does: the count is also an allocatable resource */
 			res_add_ext(&nd.alloc, "nvidia.com/gpu", nd.gpus);
@@ -511,6 +538,11 @@ static void run_line(struct replay *r, char *line)
 		     st.uses, st.devices_held, st.devices_shared);
 		if (st.claims_ignored)
 			emit(r, " claims_ignored=%llu", (unsigned long long)st.claims_ignored);
+		if (st.device_conflicts)
+			emit(r, " device_conflicts=%llu", (unsigned long long)st.device_conflicts);
+		if (st.agent_fresh + st.agent_stale + st.agent_unusable)
+			emit(r, " agent_fresh=%zu agent_stale=%zu agent_unusable=%zu", st.agent_fresh, st.agent_stale,
+			     st.agent_unusable);
 		emit(r, "\n");
 	} else if (!strcmp(c, "oldest")) {
 		int64_t oldest[GS_WAIT__COUNT];

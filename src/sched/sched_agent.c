@@ -1,0 +1,365 @@
+/*
+ * sched_agent.c: what the node agent publishes (inuse.h), as the engine counts it. The device plugin's
+ * holds are kept apart from the ledger: the ledger holds what maps give, the agent's data what the
+ * kubelet gave; the fit asks both, and a device in both is a conflict (reported once per pair).
+ *
+ * A hold the agent names counts while its holder is a pod bound to that node (n->keyed): the agent's
+ * data lags the pods, and a pod that ended must free its device at once, not a poll later; and a name
+ * that is not a pod there (a forged or stale annotation) blocks nothing.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "sched/sched_int.h"
+
+/* ---- the data, as it changes ------------------------------------------------------------------- */
+
+static void forget(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_sched__agent *a = &n->agent;
+
+	if (a->fresh)
+		gs_list_remove(&a->link);
+	a->fresh = 0;
+	gs_hmap_free(&a->ids);
+	gs_hmap_init(&a->ids, 0);
+	gs_inuse_free(a->data);
+	a->data = NULL;
+	free(a->problem);
+	a->problem = NULL;
+}
+
+static void conflicts_reset(struct gs_sched__agent *a)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&a->conflicts, &it))
+		free((char *)it.key);
+	gs_hmap_free(&a->conflicts);
+	gs_hmap_init(&a->conflicts, 0);
+}
+
+void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n)
+{
+	forget(s, n);
+	conflicts_reset(&n->agent);
+	free(n->agent.text);
+	n->agent.text = NULL;
+}
+
+void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms)
+{
+	struct gs_sched__agent *a = &n->agent;
+	char err[256];
+	int first = !a->text;
+
+	if (text ? a->text && strcmp(a->text, text) == 0 : !a->text)
+		return;
+	forget(s, n);
+	free(a->text);
+	a->text = text ? gs_xstrdup(text) : NULL;
+	if (!text) {
+		conflicts_reset(a);
+		gs_log_info("node %s: no gpu-scheduler agent data any more", n->name);
+		return;
+	}
+	if (gs_inuse_parse(text, strlen(text), &a->data, err, sizeof(err)) < 0) {
+		a->problem = gs_xstrdup(err);
+		gs_log_warn("node %s: annotation %s is not used: %s", n->name, GS_INUSE_ANNOTATION, err);
+		return;
+	}
+	if (a->data->error) {
+		a->problem = gs_xstrdup(a->data->error);
+		gs_inuse_free(a->data);
+		a->data = NULL;
+		gs_log_info("node %s: the gpu-scheduler agent reports: %s", n->name, a->problem);
+		return;
+	}
+	for (size_t i = 0; i < a->data->n_devs; i++)
+		gs_sched__hmap_put(&a->ids, a->data->devs[i].id, &a->data->devs[i]);
+	/* The agent's time counts only when earlier: a clock ahead of ours must not keep data fresh. */
+	a->seen_ms = first && a->data->at_ms < now_ms ? a->data->at_ms : now_ms;
+	if (now_ms - a->seen_ms < s->cfg.agent_stale_ms) {
+		/* In seen_ms order: only a first sight may be older than the tail, so the walk is short. */
+		struct gs_list *at = &s->agents;
+		while (at->prev != &s->agents && GS_CONTAINER_OF(at->prev, struct gs_sched__agent, link)->seen_ms > a->seen_ms)
+			at = at->prev;
+		gs_list_insert_before(at, &a->link);
+		a->fresh = 1;
+	}
+	gs_log_debug("node %s: agent data: %zu devices held through the device plugin, %s", n->name, a->data->n_devs,
+		     a->fresh ? "fresh" : "stale already");
+	gs_sched__agent_conflicts(s, n);
+}
+
+void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
+{
+	while (!gs_list_empty(&s->agents)) {
+		struct gs_sched__agent *a = GS_CONTAINER_OF(gs_list_first(&s->agents), struct gs_sched__agent, link);
+		struct gs_sched__node *n = GS_CONTAINER_OF(a, struct gs_sched__node, agent);
+		if (now_ms - a->seen_ms < s->cfg.agent_stale_ms)
+			break;
+		gs_list_remove(&a->link);
+		a->fresh = 0;
+		gs_log_warn("node %s: the gpu-scheduler agent's data has not changed for %" PRId64 " s: stale, counted as "
+			    "none",
+			    n->name, (now_ms - a->seen_ms) / 1000);
+		gs_sched__node_changed(s, n);
+	}
+}
+
+int64_t gs_sched__agent_deadline(const struct gs_sched *s)
+{
+	if (gs_list_empty(&s->agents))
+		return -1;
+	const struct gs_sched__agent *a = GS_CONTAINER_OF(gs_list_first(&s->agents), struct gs_sched__agent, link);
+	return a->seen_ms + s->cfg.agent_stale_ms;
+}
+
+/* ---- lookups ----------------------------------------------------------------------------------- */
+
+static int is_index(const char *dev, size_t len)
+{
+	return len > 0 && dev[0] >= '0' && dev[0] <= '9';
+}
+
+/* The device ID of n's device dev (len bytes): itself when the agent lists it, or through the index
+ * table; NULL when unknown. */
+static const char *device_id(const struct gs_sched__node *n, const char *dev, size_t len)
+{
+	const struct gs_inuse_dev *h;
+
+	if (is_index(dev, len))
+		return gs_inuse_index_id(n->agent.data, strtol(dev, NULL, 10));
+	h = gs_hmap_get(&n->agent.ids, dev, len);
+	return h ? h->id : NULL;
+}
+
+/* 1 when the agent's holder is a pod bound to n now, other than self_key. */
+static int live(const struct gs_sched__node *n, const char *holder, const char *self_key)
+{
+	return (!self_key || strcmp(holder, self_key) != 0) && gs_hmap_get_str(&n->keyed, holder);
+}
+
+const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
+						   const char *self_key)
+{
+	const char *id = n->agent.fresh ? device_id(n, dev, len) : NULL;
+	const struct gs_inuse_dev *h = id ? gs_hmap_get_str(&n->agent.ids, id) : NULL;
+
+	return h && live(n, h->holder, self_key) ? h : NULL;
+}
+
+void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size)
+{
+	const struct gs_sched__agent *a = &n->agent;
+
+	if (!a->text)
+		snprintf(out, size, "%s has no gpu-scheduler agent data, docs/agent.md", n->name);
+	else if (!a->data)
+		snprintf(out, size, "the gpu-scheduler agent on %s %s: %.160s", n->name,
+			 strncmp(a->text, "v1 ", 3) == 0 && strstr(a->text, "\nerror ") ? "reports" : "published data not used",
+			 a->problem);
+	else if (!a->fresh)
+		snprintf(out, size, "the gpu-scheduler agent's data for %s is stale (unchanged for over %" PRId64 " s)",
+			 n->name, s->cfg.agent_stale_ms / 1000);
+	else
+		snprintf(out, size, "the agent's data for %s has no GPU index table to match this map's indices "
+				    "(write the map with GPU UUIDs, or give the agent /proc/driver/nvidia)",
+			 n->name);
+}
+
+/* ---- the fit ----------------------------------------------------------------------------------- */
+
+/* The device plugin's GPUs on n held by live pods other than self_key, by the agent's data; the first
+ * three holders' names into names. */
+static int64_t named_gpus(const struct gs_sched__node *n, const char *self_key, char *names, size_t size)
+{
+	const struct gs_inuse *d = n->agent.data;
+	int64_t count = 0;
+	size_t at = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < d->n_devs; i++) {
+		const struct gs_inuse_dev *v = &d->devs[i];
+		if (strcmp(v->resource, GS_SCHED_GPU_RESOURCE) != 0 || !live(n, v->holder, self_key))
+			continue;
+		if (count < 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, "%s%s", count ? ", " : "", v->holder);
+		else if (count == 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, ", ...");
+		count++;
+	}
+	return count;
+}
+
+enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
+					 const struct gs_sched__node *n, char *msg, size_t size)
+{
+	int64_t held = (int64_t)gs_hmap_len(&n->ledger), more = 0, named = 0, plugin;
+	int unresolved = 0;
+	char names[200] = "", why[320];
+
+	for (const char *q = p->entry->devices; *q;) {
+		size_t len;
+		const char *d = q;
+		q = gs_sched__next_dev(q, &len);
+		if (!len)
+			continue;
+		more += !gs_hmap_get(&n->ledger, d, len);
+		if (!n->agent.fresh)
+			continue;
+		const struct gs_inuse_dev *h = gs_sched__plugin_holder(n, d, len, p->key);
+		if (h) {
+			if (is_index(d, len))
+				snprintf(msg, size, "%s GPU %.*s (%s) is held by %s through the device plugin", n->name, (int)len, d,
+					 h->id, h->holder);
+			else
+				snprintf(msg, size, "%s device %s is held by %s through the device plugin", n->name, h->id, h->holder);
+			return GS_WAIT_DEVICE_BUSY;
+		}
+		unresolved += !device_id(n, d, len) && is_index(d, len);
+	}
+	if (n->gpus < 0)
+		return GS_WAIT_NONE; /* no GPU count to compare with (NODE_DEVICES judged the indices) */
+	if (n->agent.fresh) {
+		named = named_gpus(n, p->key, names, sizeof(names));
+		plugin = n->plugin_gpus > named ? n->plugin_gpus - named : 0; /* granted, not listed yet */
+		if (!unresolved && !plugin)
+			return GS_WAIT_NONE; /* every plugin device is known, and none is the entry's */
+		plugin += named;
+	} else {
+		plugin = n->plugin_gpus;
+	}
+	if (plugin <= 0 || held + more + plugin <= n->gpus)
+		return GS_WAIT_NONE;
+	if (!n->agent.fresh || unresolved)
+		gs_sched__agent_why_unknown(s, n, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "some are not listed by the agent yet");
+	snprintf(msg, size,
+		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting nvidia.com/gpu%s%s%s (which "
+		 "ones is unknown: %s), maps hold %" PRId64 ", and this entry needs %" PRId64 " more",
+		 n->name, n->gpus, plugin, names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);
+	return GS_WAIT_DEVICE_BUSY;
+}
+
+/* ---- conflicts --------------------------------------------------------------------------------- */
+
+struct conflict_walk {
+	struct gs_sched *s;
+	struct gs_sched__node *n;
+	const struct gs_inuse_dev *h;
+	const char *dev;
+	size_t len;
+	struct gs_hmap *now;  /* conflicts as they are now, keys allocated */
+};
+
+static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__use *u,
+			   const struct gs_inuse_dev *h, const char *dev, size_t len)
+{
+	char message[600];
+	const char *slash = strchr(u->key, '/'), *oslash = strchr(h->holder, '/');
+	const struct gs_sched__use *o = gs_hmap_get_str(&n->keyed, h->holder);
+	int idx = is_index(dev, len);
+
+	if (!slash || !oslash || !o)
+		return;
+	snprintf(message, sizeof(message),
+		 "%s %s%.*s%s%s%s is given by a gpu-scheduling-map to %s and by the device plugin to %s: two workloads "
+		 "share it (keep the device plugin off mapped GPUs: taint the node gpu-scheduler.io/dedicated=true:"
+		 "NoSchedule, docs/agent.md)",
+		 n->name, idx ? "GPU " : "device ", (int)len, dev, idx ? " (" : "", idx ? h->id : "", idx ? ")" : "", u->key,
+		 h->holder);
+	size_t lu = strlen(u->uid) + 1, lk = strlen(u->key) + 1, lh = strlen(h->holder) + 1, ln = strlen(n->name) + 1,
+	       lm = strlen(message) + 1, lo = strlen(o->uid) + 1;
+	struct gs_sched__conflict *c = gs_xmalloc(sizeof(*c) + lu + lk + lh + ln + lm + lo);
+	char *at = (char *)(c + 1);
+	c->uid = memcpy(at, u->uid, lu), at += lu;
+	c->other_uid = memcpy(at, o->uid, lo), at += lo;
+	c->ns = memcpy(at, u->key, lk), at[slash - u->key] = '\0', c->name = at + (slash - u->key) + 1, at += lk;
+	c->other_ns = memcpy(at, h->holder, lh), at[oslash - h->holder] = '\0';
+	c->other_name = at + (oslash - h->holder) + 1, at += lh;
+	c->node = memcpy(at, n->name, ln), at += ln;
+	c->message = memcpy(at, message, lm);
+	gs_list_insert_tail(&s->conflicts, &c->link);
+	s->conflicts_seen++;
+	gs_log_warn("%s", message);
+}
+
+static void conflict_holder(const struct gs_sched__use *u, int shared, void *ud)
+{
+	struct conflict_walk *w = ud;
+	char key[1200];
+	int kl;
+
+	(void)shared;
+	if (!u->key || strcmp(u->key, w->h->holder) == 0)
+		return;
+	kl = snprintf(key, sizeof(key), "%s %s %s", w->h->id, w->h->holder, u->uid);
+	if (kl < 0 || (size_t)kl >= sizeof(key) || gs_hmap_get_str(w->now, key))
+		return;
+	gs_sched__hmap_put(w->now, gs_xstrdup(key), (void *)1);
+	if (!gs_hmap_get_str(&w->n->agent.conflicts, key)) /* else reported when it began */
+		queue_conflict(w->s, w->n, u, w->h, w->dev, w->len);
+}
+
+void gs_sched__agent_conflicts(struct gs_sched *s, struct gs_sched__node *n)
+{
+	struct gs_hmap now;
+	struct gs_hmap_iter it = {0};
+
+	if (!n->agent.fresh)
+		return;
+	gs_hmap_init(&now, 0);
+	while (gs_hmap_next(&n->ledger, &it)) {
+		const struct gs_sched__dev *d = it.val;
+		size_t len = strlen(d->name);
+		struct conflict_walk w = {.s = s, .n = n, .dev = d->name, .len = len, .now = &now};
+		if (!(w.h = gs_sched__plugin_holder(n, d->name, len, NULL)))
+			continue;
+		gs_sched__dev_holders(n, d->name, len, conflict_holder, &w);
+	}
+	conflicts_reset(&n->agent);
+	n->agent.conflicts = now;
+}
+
+int gs_sched__next_conflict(struct gs_sched *s, struct gs_report *out)
+{
+	struct gs_sched__conflict *c;
+
+	free(s->reported);
+	s->reported = NULL;
+	if (gs_list_empty(&s->conflicts))
+		return 0;
+	c = GS_CONTAINER_OF(gs_list_first(&s->conflicts), struct gs_sched__conflict, link);
+	gs_list_remove(&c->link);
+	s->reported = c;
+	*out = (struct gs_report){
+		.kind = GS_REPORT_DEVICE_CONFLICT,
+		.uid = c->uid,
+		.ns = c->ns,
+		.name = c->name,
+		.message = c->message,
+		.node = c->node,
+		.index = -1,
+		.other_uid = c->other_uid,
+		.other_ns = c->other_ns,
+		.other_name = c->other_name,
+	};
+	return 1;
+}
+
+void gs_sched__conflicts_free(struct gs_sched *s)
+{
+	free(s->reported);
+	s->reported = NULL;
+	while (!gs_list_empty(&s->conflicts)) {
+		struct gs_list *l = gs_list_first(&s->conflicts);
+		gs_list_remove(l);
+		free(GS_CONTAINER_OF(l, struct gs_sched__conflict, link));
+	}
+}
