@@ -341,7 +341,8 @@ static int parse_text(const char *text, size_t len, struct gs_map **out, struct 
 		return -ENOMEM;
 	m->refs = 1;
 	m->n = 0;
-	m->ce = NULL;
+	m->hook = NULL;
+	m->hook_arg = NULL;
 	m->entries = (struct gs_map_entry *)(m + 1);
 	m->table = (uint32_t *)(m->entries + max_ent);
 	m->tmask = tcap - 1;
@@ -401,8 +402,8 @@ int gs_map_parse_all(const char *text, size_t len, struct gs_map **out, gs_map_e
 void gs_map_ref(struct gs_map *m)
 {
 	GS_ASSERT(m->refs > 0);
-	if (++m->refs == 2 && m->ce)
-		gs_map__cache_busy(m->ce);
+	if (++m->refs == 2 && m->hook)
+		m->hook(m->hook_arg, 1);
 }
 
 void gs_map_unref(struct gs_map *m)
@@ -414,8 +415,8 @@ void gs_map_unref(struct gs_map *m)
 		free(m);
 		return;
 	}
-	if (m->refs == 1 && m->ce)
-		gs_map__cache_idle(m->ce);
+	if (m->refs == 1 && m->hook)
+		m->hook(m->hook_arg, 0);
 }
 
 const struct gs_map_entry *gs_map_lookup(const struct gs_map *m, long index)

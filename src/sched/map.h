@@ -1,5 +1,6 @@
 /*
- * map.h: the gpu-scheduling-map annotation: grammar, parsed form, a cache by content.
+ * map.h: the gpu-scheduling-map annotation: grammar, parsed form, the pod's index (map.c). The cache by
+ * content is map_cache.h's.
  *
  * Grammar, one entry per line:
  *     INDEX=NODE:DEVICES        e.g.  "0=node1:0,1"   "3=node4:GPU-8f2c...,MIG-1a2b..."
@@ -65,22 +66,6 @@ void gs_map_unref(struct gs_map *m); /* NULL is fine */
 const struct gs_map_entry *gs_map_lookup(const struct gs_map *m, long index);
 size_t gs_map_count(const struct gs_map *m);
 const struct gs_map_entry *gs_map_entry_at(const struct gs_map *m, size_t i); /* in text order */
-
-/*
- * A cache by content: every pod of a StatefulSet carries the same string, so it is parsed once.
- * Failed parses are cached too. Entries nobody references are evicted beyond max_entries.
- */
-struct gs_map_cache;
-struct gs_map_cache *gs_map_cache_new(size_t max_entries); /* never NULL */
-void gs_map_cache_free(struct gs_map_cache *c);
-/*
- * text[0..len) need not be NUL-terminated: it is hashed and compared where it lies (a slice of the
- * apiserver's message), and a hit copies nothing; only a miss keeps a copy, as the entry's key.
- * Returns 0 and *out (a new reference the caller unrefs), or -EINVAL with *err pointing at the cached
- * error (valid until the next call on the cache).
- */
-int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struct gs_map **out,
-		     const struct gs_map_error **err);
 
 /* ---- the pod's index -------------------------------------------------------------------------- */
 

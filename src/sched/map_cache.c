@@ -1,20 +1,21 @@
 /*
- * map_cache.c: the cache of parsed maps by annotation content. See map.h.
+ * map_cache.c: the cache of parsed maps by annotation content. See map_cache.h.
  *
  * Each entry owns a copy of the text (the hash key) and either one reference to the parsed map or the
  * parse error. An entry is "idle" when nothing outside the cache references it: a failed parse always,
  * a map whose only reference is the cache's. Idle entries sit on an LRU list (most recent first); only
  * they are evicted, from the tail, and only inside gs_map_cache_get, so an error pointer handed out
- * stays valid until the next call on the cache as map.h promises. gs_map_ref/unref tell the cache
- * when a map crosses between one and two references, which keeps the list exact in O(1).
+ * stays valid until the next call on the cache as map_cache.h promises. gs_map_ref/unref tell the
+ * cache, through the hook it sets in each map it holds (map_int.h), when a map crosses between one and
+ * two references, which keeps the list exact in O(1).
  *
  * Text over GS_MAP_MAX_BYTES is rejected without being hashed or copied: such an entry could only
  * ever hold an error, and holding it would let one pod pin 64 KiB of garbage per distinct value.
  *
- * Besides -EINVAL, gs_map_cache_get may return -ENOMEM with *err set to NULL (map.h lists -EINVAL
+ * Besides -EINVAL, gs_map_cache_get may return -ENOMEM with *err set to NULL (map_cache.h lists -EINVAL
  * only; out of memory is the one other outcome).
  */
-#include "sched/map.h"
+#include "sched/map_cache.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static void make_idle(struct gs_map__cache_ent *e)
 	gs_list_insert_head(&c->lru, &e->lru);
 }
 
-void gs_map__cache_busy(struct gs_map__cache_ent *e)
+static void make_busy(struct gs_map__cache_ent *e)
 {
 	if (!e->idle)
 		return;
@@ -66,9 +67,13 @@ void gs_map__cache_busy(struct gs_map__cache_ent *e)
 	e->cache->idle--;
 }
 
-void gs_map__cache_idle(struct gs_map__cache_ent *e)
+/* The map's hook (map_int.h): its second reference taken, or its last outside one dropped. */
+static void on_shared(void *arg, int shared)
 {
-	make_idle(e);
+	if (shared)
+		make_busy(arg);
+	else
+		make_idle(arg);
 }
 
 /* Removes e from the cache and frees it; its map lives on while others reference it. */
@@ -82,7 +87,8 @@ static void ent_free(struct gs_map__cache_ent *e)
 		c->idle--;
 	}
 	if (e->map) {
-		e->map->ce = NULL;
+		e->map->hook = NULL;
+		e->map->hook_arg = NULL;
 		gs_map_unref(e->map);
 	}
 	free(e);
@@ -167,7 +173,8 @@ int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struc
 		return -ENOMEM;
 	}
 	if (e->map) {
-		e->map->ce = e;
+		e->map->hook = on_shared;
+		e->map->hook_arg = e;
 		gs_map_ref(e->map); /* the caller's; the parse's one is the cache's */
 		*out = e->map;
 	} else {

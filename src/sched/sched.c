@@ -15,7 +15,7 @@
 
 #include "core/log.h"
 #include "sched/checks.h"
-#include "sched/map_int.h"
+#include "sched/map_cache.h"
 #include "sched/sched_int.h"
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull

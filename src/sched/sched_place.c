@@ -20,6 +20,7 @@
 
 #include "core/log.h"
 #include "sched/checks.h"
+#include "sched/map_cache.h"
 
 #define MSG_MAX 1024
 

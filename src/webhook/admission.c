@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/json_nul.h"
 #include "sched/checks.h"
+#include "sched/map_cache.h"
 #include "webhook/jsonpatch.h"
 
 #define ADMISSION_API_VERSION "admission.k8s.io/v1"

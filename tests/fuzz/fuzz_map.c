@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/map.h"
+#include "sched/map_cache.h"
 #include "sched/map_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

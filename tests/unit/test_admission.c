@@ -29,6 +29,7 @@
 #include "core/buf.h"
 #include "sched/checks.h"
 #include "sched/map.h"
+#include "sched/map_cache.h"
 #include "webhook/admission.h"
 #include "webhook/jsonpatch.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sched/map.h"
+#include "sched/map_cache.h"
 
 static struct gs_map *parse_ok(const char *text)
 {
