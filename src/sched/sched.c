@@ -1,6 +1,10 @@
 /*
- * sched.c: the engine's lifecycle, its inputs (node and pod events) and introspection. Placement,
- * queues and pulls are in sched_place.c; docs/sched.md tells the whole story.
+ * sched.c: the engine's top layer and the owner of sched.h: lifecycle, inputs (node and pod events),
+ * counts; every other function of sched.h is a line here calling the layer below that does the work
+ * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_check.h). The layers,
+ * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_place, sched_explain and
+ * sched_check, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
+ * the whole story.
  *
  * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
  * are found by uid (and ns/name), nodes by name, and each node slot lists exactly the pods waiting for
@@ -16,25 +20,19 @@
 #include "core/log.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
+#include "sched/sched_agent.h"
+#include "sched/sched_check.h"
+#include "sched/sched_explain.h"
 #include "sched/sched_int.h"
+#include "sched/sched_node.h"
+#include "sched/sched_place.h"
+#include "sched/sched_use.h"
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull
 
-void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val)
-{
-	if (gs_hmap_put_str(m, key, val, NULL) < 0)
-		gs_oom(0);
-}
-
 const char *gs_wait_reason_name(enum gs_wait_reason r)
 {
-	static const char *const names[GS_WAIT__COUNT] = {
-		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
-		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
-		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
-		"NODE_ALIAS_AMBIGUOUS", "NODE_POLICY",
-	};
-	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
+	return gs_sched__wait_reason_name(r);
 }
 
 const char *gs_pod_state_name(enum gs_pod_state st)
@@ -45,19 +43,57 @@ const char *gs_pod_state_name(enum gs_pod_state st)
 	return (unsigned)st < GS_POD__COUNT ? names[st] : "?";
 }
 
-/* ---- lifecycle --------------------------------------------------------------------------------- */
-
-static void node_free(struct gs_sched *s, struct gs_sched__node *n)
+const char *gs_explain_check_name(enum gs_explain_check_id id)
 {
-	gs_sched__agent_clear(s, n);
-	gs_hmap_free(&n->agent.ids);
-	gs_hmap_free(&n->agent.conflicts);
-	gs_hmap_free(&n->keyed);
-	gs_node_obj_free(&n->obj);
-	gs_sched__req_free(&n->alloc);
-	gs_sched__node_usage_free(n);
-	free(n);
+	static const char *const names[GS_EXPLAIN__COUNT] = {
+		"pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
+		"affinity", "taints", "host-ports", "resources", "devices",
+	};
+	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
 }
+
+const char *gs_wait_reason_retry(enum gs_wait_reason r)
+{
+	switch (r) {
+	case GS_WAIT_NONE:
+		return "";
+	case GS_WAIT_NO_MAP:
+	case GS_WAIT_MAP_INVALID:
+	case GS_WAIT_NO_INDEX:
+	case GS_WAIT_NO_ENTRY:
+	case GS_WAIT_NOT_MUTATED:
+		return "an update of the pod itself (or its recreation by its controller with a corrected template)";
+	case GS_WAIT_SCHEDULING_GATED:
+		return "the pod's last scheduling gate being removed";
+	case GS_WAIT_NODE_MISSING:
+		return "the node joining the cluster (or a node gaining the alias label)";
+	case GS_WAIT_NODE_POLICY:
+		return "the node's gpu-scheduler.io/allowed-namespaces annotation listing the pod's namespace";
+	case GS_WAIT_NODE_ALIAS_AMBIGUOUS:
+		return "the alias label being removed from all but one of the nodes that carry it";
+	case GS_WAIT_NODE_NOT_READY:
+		return "the node becoming Ready";
+	case GS_WAIT_NODE_CORDONED:
+		return "the node being uncordoned";
+	case GS_WAIT_NODE_DEVICES:
+		return "the node advertising more nvidia.com/gpu";
+	case GS_WAIT_NODE_AFFINITY:
+		return "the node's labels changing, or the pod's selector or affinity";
+	case GS_WAIT_TAINT:
+		return "the taint being removed from the node, or a toleration added to the pod";
+	case GS_WAIT_HOST_PORT:
+		return "the pod using the host port on the node ending";
+	case GS_WAIT_INSUFFICIENT_RESOURCE:
+		return "pods on the node ending, or the node's allocatable growing";
+	case GS_WAIT_DEVICE_BUSY:
+		return "the pods holding the devices ending";
+	case GS_WAIT__COUNT:
+		break;
+	}
+	return "";
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------------- */
 
 void gs_sched_config_init(struct gs_sched_config *cfg)
 {
@@ -140,8 +176,12 @@ void gs_sched_free(struct gs_sched *s)
 	while (gs_hmap_next(&s->uses, &it))
 		gs_sched__use_free(it.val); /* the nodes' ledgers and totals go with the nodes */
 	memset(&it, 0, sizeof(it));
-	while (gs_hmap_next(&s->nodes, &it))
-		node_free(s, it.val);
+	while (gs_hmap_next(&s->nodes, &it)) {
+		struct gs_sched__node *n = it.val;
+		gs_sched__agent_clear(s, n);
+		gs_sched__node_usage_free(n);
+		gs_sched__node_free(n);
+	}
 	gs_sched__conflicts_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
@@ -169,61 +209,6 @@ void gs_sched_free(struct gs_sched *s)
 
 /* ---- nodes ------------------------------------------------------------------------------------- */
 
-
-struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
-{
-	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
-	size_t len;
-
-	if (n)
-		return n;
-	len = strlen(name);
-	n = gs_xmalloc(sizeof(*n) + len + 1);
-	memset(n, 0, sizeof(*n));
-	memcpy(n->name, name, len + 1);
-	gs_list_init(&n->waiters);
-	gs_list_init(&n->dirty);
-	gs_list_init(&n->alink);
-	gs_list_init(&n->agent.link);
-	gs_hmap_init(&n->ledger, 0);
-	gs_hmap_init(&n->keyed, 0);
-	gs_hmap_init(&n->agent.ids, 0);
-	gs_hmap_init(&n->agent.conflicts, 0);
-	n->gpus = -1;
-	n->obj.gpus = -1;
-	gs_sched__hmap_put(&s->nodes, n->name, n);
-	return n;
-}
-
-void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
-{
-	if (n->present || n->n_waiters || n->n_uses || n->pinned)
-		return;
-	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0 && !n->alias);
-	if (gs_list_linked(&n->dirty))
-		gs_list_remove(&n->dirty);
-	gs_hmap_del_str(&s->nodes, n->name, NULL);
-	node_free(s, n);
-}
-
-char *gs_sched__xstrdup_null(const char *str)
-{
-	return str ? gs_xstrdup(str) : NULL;
-}
-
-struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
-{
-	struct gs_label *c;
-
-	if (n <= 0)
-		return NULL;
-	c = gs_xcalloc((size_t)n, sizeof(*c));
-	for (int i = 0; i < n; i++) {
-		c[i].key = gs_xstrdup(l[i].key);
-		c[i].value = gs_sched__xstrdup_null(l[i].value);
-	}
-	return c;
-}
 
 /* ---- the alias index ---------------------------------------------------------------------------- */
 
@@ -710,34 +695,36 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 	return 0;
 }
 
-/* ---- introspection ----------------------------------------------------------------------------- */
+/* ---- pulls (sched_place.c) --------------------------------------------------------------------- */
 
-void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
+int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
 {
-	const struct gs_sched__alias *amb;
-	int pending = p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF;
-	const struct gs_sched__node *n =
-		p->entry && pending ? gs_sched__resolve(s, p->entry->node, &(int){0}, &amb) : NULL;
-
-	*out = (struct gs_sched_pod_info){
-		.uid = p->uid,
-		.ns = p->ns,
-		.name = p->name,
-		.state = p->state,
-		.reason = p->state == GS_POD_WAITING ? p->reason : GS_WAIT_NONE,
-		.message = p->state == GS_POD_WAITING ? p->msg : NULL,
-		.index = p->index,
-		.index_source = p->index_source,
-		.node = p->entry ? p->entry->node : NULL,
-		.devices = p->entry ? p->entry->devices : NULL,
-		.resolved = n ? n->name : NULL,
-		.attempts = p->attempts,
-		.due_ms = p->state == GS_POD_BACKOFF ? p->due_ms : 0,
-		.created_ms = p->created_ms,
-		.priority = p->priority,
-		.map_line = p->entry ? p->entry->line : 0,
-	};
+	return gs_sched__next_bind(s, now_ms, out);
 }
+
+int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms)
+{
+	return gs_sched__bind_done(s, uid, res, now_ms, 0);
+}
+
+int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_ms, int64_t not_before_ms)
+{
+	return gs_sched__bind_done(s, uid, GS_BIND_RETRY, now_ms, not_before_ms);
+}
+
+int64_t gs_sched_next_deadline(const struct gs_sched *s)
+{
+	int64_t retry = s->retry.len ? s->retry.v[0]->due_ms : -1, stale = gs_sched__agent_deadline(s);
+
+	return retry < 0 || (stale >= 0 && stale < retry) ? stale : retry;
+}
+
+int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
+{
+	return gs_sched__next_report(s, now_ms, out);
+}
+
+/* ---- introspection ----------------------------------------------------------------------------- */
 
 int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched_pod_info *out)
 {
@@ -821,4 +808,24 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
 		if (*o == 0 || p->created_ms < *o)
 			*o = p->created_ms;
 	}
+}
+
+int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *out)
+{
+	return gs_sched__explain(s, ns, name, out);
+}
+
+void gs_sched_explain_free(struct gs_sched_explain *e)
+{
+	gs_sched__explain_free(e);
+}
+
+void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
+{
+	gs_sched__pending(s, out);
+}
+
+void gs_sched_check(const struct gs_sched *s)
+{
+	gs_sched__check(s);
 }

@@ -7,13 +7,16 @@
  * data lags the pods, and a pod that ended must free its device at once, not a poll later; and a name
  * that is not a pod there (a forged or stale annotation) blocks nothing.
  */
+#include "sched/sched_agent.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
-#include "sched/sched_int.h"
+#include "sched/sched_ledger.h"
+#include "sched/sched_node.h"
 
 /* ---- the data, as it changes ------------------------------------------------------------------- */
 
@@ -97,6 +100,11 @@ void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const 
 
 void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
 {
+	/* Expired nodes go to the head of s->dirty in expiry order, ahead of the nodes already there (a node
+	 * already there moves up): the drain that follows places their waiters in the order a placement at
+	 * expiry would have, and a node once. */
+	struct gs_list *first = gs_list_first(&s->dirty);
+
 	while (!gs_list_empty(&s->agents)) {
 		struct gs_sched__agent *a = GS_CONTAINER_OF(gs_list_first(&s->agents), struct gs_sched__agent, link);
 		struct gs_sched__node *n = GS_CONTAINER_OF(a, struct gs_sched__node, agent);
@@ -107,7 +115,12 @@ void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
 		gs_log_warn("node %s: the gpu-scheduler agent's data has not changed for %" PRId64 " s: stale, counted as "
 			    "none",
 			    n->name, (now_ms - a->seen_ms) / 1000);
-		gs_sched__node_changed(s, n);
+		if (gs_list_linked(&n->dirty)) {
+			if (first == &n->dirty)
+				first = first->next;
+			gs_list_remove(&n->dirty);
+		}
+		gs_list_insert_before(first, &n->dirty);
 	}
 }
 

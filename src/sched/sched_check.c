@@ -1,12 +1,14 @@
 /*
- * sched_check.c: gs_sched_check, the engine's invariants checked from scratch (see sched.h). It walks
- * everything, so it is for tests and debugging: the golden transcripts run it after every step.
+ * sched_check.c: gs_sched_check, the engine's invariants checked from scratch (see sched_check.h).
+ * It walks everything, so it is for tests and debugging: the golden transcripts run it after every
+ * step.
  */
-#include "sched/sched_int.h"
+#include "sched/sched_check.h"
 
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/sched_use.h"
 
 static size_t list_len(const struct gs_list *h)
 {
@@ -190,7 +192,7 @@ static size_t check_aliases(const struct gs_sched *s)
 	return total;
 }
 
-void gs_sched_check(const struct gs_sched *s)
+void gs_sched__check(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
 	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0;

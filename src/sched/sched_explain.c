@@ -4,6 +4,8 @@
  * order, so the first failure is the reason placement gives and the others show what else would
  * stand in the way once it is cleared. Reads the engine, never changes it.
  */
+#include "sched/sched_explain.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,58 +13,10 @@
 
 #include "core/log.h"
 #include "sched/checks.h"
-#include "sched/sched.h"
-#include "sched/sched_int.h"
-
-const char *gs_explain_check_name(enum gs_explain_check_id id)
-{
-	static const char *const names[GS_EXPLAIN__COUNT] = {
-		"pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
-		"affinity", "taints", "host-ports", "resources", "devices",
-	};
-	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
-}
-
-const char *gs_wait_reason_retry(enum gs_wait_reason r)
-{
-	switch (r) {
-	case GS_WAIT_NONE:
-		return "";
-	case GS_WAIT_NO_MAP:
-	case GS_WAIT_MAP_INVALID:
-	case GS_WAIT_NO_INDEX:
-	case GS_WAIT_NO_ENTRY:
-	case GS_WAIT_NOT_MUTATED:
-		return "an update of the pod itself (or its recreation by its controller with a corrected template)";
-	case GS_WAIT_SCHEDULING_GATED:
-		return "the pod's last scheduling gate being removed";
-	case GS_WAIT_NODE_MISSING:
-		return "the node joining the cluster (or a node gaining the alias label)";
-	case GS_WAIT_NODE_POLICY:
-		return "the node's gpu-scheduler.io/allowed-namespaces annotation listing the pod's namespace";
-	case GS_WAIT_NODE_ALIAS_AMBIGUOUS:
-		return "the alias label being removed from all but one of the nodes that carry it";
-	case GS_WAIT_NODE_NOT_READY:
-		return "the node becoming Ready";
-	case GS_WAIT_NODE_CORDONED:
-		return "the node being uncordoned";
-	case GS_WAIT_NODE_DEVICES:
-		return "the node advertising more nvidia.com/gpu";
-	case GS_WAIT_NODE_AFFINITY:
-		return "the node's labels changing, or the pod's selector or affinity";
-	case GS_WAIT_TAINT:
-		return "the taint being removed from the node, or a toleration added to the pod";
-	case GS_WAIT_HOST_PORT:
-		return "the pod using the host port on the node ending";
-	case GS_WAIT_INSUFFICIENT_RESOURCE:
-		return "pods on the node ending, or the node's allocatable growing";
-	case GS_WAIT_DEVICE_BUSY:
-		return "the pods holding the devices ending";
-	case GS_WAIT__COUNT:
-		break;
-	}
-	return "";
-}
+#include "sched/sched_agent.h"
+#include "sched/sched_ledger.h"
+#include "sched/sched_place.h"
+#include "sched/sched_use.h"
 
 static void set_check(struct gs_explain_check *c, enum gs_explain_outcome o, enum gs_wait_reason r, const char *msg)
 {
@@ -272,7 +226,34 @@ static const char *state_skip(const struct gs_sched__pod *p, const char *bound_n
 	}
 }
 
-int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
+void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_pod_info *out)
+{
+	const struct gs_sched__alias *amb;
+	int pending = p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF;
+	const struct gs_sched__node *n =
+		p->entry && pending ? gs_sched__resolve(s, p->entry->node, &(int){0}, &amb) : NULL;
+
+	*out = (struct gs_sched_pod_info){
+		.uid = p->uid,
+		.ns = p->ns,
+		.name = p->name,
+		.state = p->state,
+		.reason = p->state == GS_POD_WAITING ? p->reason : GS_WAIT_NONE,
+		.message = p->state == GS_POD_WAITING ? p->msg : NULL,
+		.index = p->index,
+		.index_source = p->index_source,
+		.node = p->entry ? p->entry->node : NULL,
+		.devices = p->entry ? p->entry->devices : NULL,
+		.resolved = n ? n->name : NULL,
+		.attempts = p->attempts,
+		.due_ms = p->state == GS_POD_BACKOFF ? p->due_ms : 0,
+		.created_ms = p->created_ms,
+		.priority = p->priority,
+		.map_line = p->entry ? p->entry->line : 0,
+	};
+}
+
+int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
 {
 	char key[600], buf[GS_EXPLAIN_MSG];
 	int len = snprintf(key, sizeof(key), "%s/%s", ns, name);
@@ -362,7 +343,7 @@ int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struc
 	return 0;
 }
 
-void gs_sched_explain_free(struct gs_sched_explain *e)
+void gs_sched__explain_free(struct gs_sched_explain *e)
 {
 	free(e->agent);
 	e->agent = NULL;
@@ -388,7 +369,7 @@ static int older(const struct gs_sched__pod *p, const struct gs_sched_pod_info *
 	return c ? c < 0 : strcmp(p->name, q->name) < 0;
 }
 
-void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
+void gs_sched__pending(const struct gs_sched *s, struct gs_sched_pending *out)
 {
 	struct gs_hmap_iter it = {0};
 

@@ -1,6 +1,8 @@
 /*
- * sched_int.h: the engine's records and indexes, shared by sched.c (inputs, introspection) and
- * sched_place.c (placement, queues, pulls). Not a public header.
+ * sched_int.h: the engine's records and indexes, the structs every file of the engine reads (sched.c and
+ * the sched_*.c below it, docs/architecture.md draws the layers). Structs and macros only: each
+ * function is declared in the header of the file that defines it (sched_node.h ... sched_check.h).
+ * Not a public header.
  */
 #ifndef GS_SCHED_SCHED_INT_H
 #define GS_SCHED_SCHED_INT_H
@@ -241,172 +243,16 @@ struct gs_sched {
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
-/* gs_xstrdup (core/alloc.h, which the engine uses for all its records), NULL staying NULL. */
-char *gs_sched__xstrdup_null(const char *s);
-/* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
-struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
-void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);
-
-/* heaps (in sched_place.c) and their orders */
-int gs_sched__bind_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b);
-int gs_sched__due_before(const struct gs_sched__pod *a, const struct gs_sched__pod *b);
-void gs_sched__heap_push(struct gs_sched__heap *h, struct gs_sched__pod *p);
-void gs_sched__heap_remove(struct gs_sched__heap *h, struct gs_sched__pod *p);
-
-/* sched_place.c */
-/* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE, whatever the pod (counts
- * nodes_schedulable). */
-enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n);
-
-/* The taints the node lifecycle controller puts on nodes (TaintNodesByCondition, 1.17+). */
-#define GS_TAINT_NOT_READY "node.kubernetes.io/not-ready"
-#define GS_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-#define GS_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
-/* n's first not-ready or unreachable taint (any effect), or NULL. */
-const struct gs_taint *gs_sched__condition_taint(const struct gs_sched__node *n);
-/* 1 when a toleration tolerates node.kubernetes.io/unschedulable:NoSchedule (kube-scheduler's
- * NodeUnschedulable plugin: such a pod may go to a cordoned node). */
-int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols);
-/*
- * The NODE_* reason node n blocks pod p with, as kube-scheduler decides since 1.17: NODE_MISSING; a
- * node that is not Ready blocks with NODE_NOT_READY only when it carries neither the not-ready nor the
- * unreachable taint (with one, the taint check decides, through the pod's tolerations); a cordoned
- * node blocks with NODE_CORDONED unless p tolerates node.kubernetes.io/unschedulable:NoSchedule.
- */
-enum gs_wait_reason gs_sched__node_block_for(const struct gs_sched__node *n, const struct gs_sched__pod *p);
-/*
- * The node a map's node name means now: the present node of that name, else (aliases on) the one
- * present node whose alias label has that value (*via_alias = 1). NULL when there is none, or when
- * several carry the value (*ambiguous = that index entry). O(1).
- */
-struct gs_sched__node *gs_sched__resolve(const struct gs_sched *s, const char *name, int *via_alias,
-					 const struct gs_sched__alias **ambiguous);
-void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_state st);
-/* Takes p out of the queue, waiter list or heap it is in (state unchanged). */
-void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p);
-/* 1 when n's allowed-namespaces annotation (gs_node_obj.allowed_ns, gs_sched__listed's form) is absent
- * or lists ns or "*". */
-int gs_sched__policy_allows(const struct gs_sched__node *n, const char *ns);
-/* NODE_POLICY with msg when gs_sched__policy_allows says no; else NONE. */
-enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const char *ns, char *msg, size_t size);
-/* NODE_DEVICES with msg when the node advertises fewer nvidia.com/gpu than the entry's highest index. */
-enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
-					 size_t size);
-/* Queues p for binding or makes it wait, from its inputs and the node it names now. */
-void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
-/* Recomputes the pod's own inputs (map, index, entry, CUDA check, spec) from o. */
-void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o);
-void gs_sched__spec_free(struct gs_sched__spec *sp);
-/* Places again every pod waiting for a node whose usage went down (s->dirty). */
-void gs_sched__drain_dirty(struct gs_sched *s);
-/*
- * Places again every pod waiting for n's name and for n's alias value (the pods whose map name may
- * resolve to n). O(waiters of those two slots).
- */
-void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n);
-/* The number of pods waiting for n's alias value (their map name may resolve to n). O(1). */
-size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n);
-/* Places again every pod waiting for the map name `name` (a slot may not exist: nothing to do). */
-void gs_sched__name_changed(struct gs_sched *s, const char *name);
-
-/* sched.c */
-/* The slot for a node name, created (absent, no waiters) when there is none. */
-struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name);
-/* The public view of a pod (strings borrowed from it). */
-void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_pod_info *out);
-/* Frees a node slot nobody needs any more (absent, no waiters, no uses). */
-void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n);
-
-/* sched_use.c: running totals, host ports and the device ledger */
-/* The id of an extended resource name, made on first use. */
-uint32_t gs_sched__res_id(struct gs_sched *s, const char *name);
-/* A compact request from a resource list (ext names to ids). */
-void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const struct gs_resources *r);
-void gs_sched__req_free(struct gs_sched__req *r);
-int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id);
-/* Copies the host ports of a pod record (counts 0). */
-struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *n);
-void gs_sched__ports_free(struct gs_sched__port *p, size_t n);
-/*
- * Creates the use of uid on node (replacing an existing one) and adds it to the node's totals, ports
- * and ledger. devices: "0,1" (NULL or "" for none). Marks nothing dirty: usage only went up.
- */
-struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
-					const struct gs_sched__req *req, const struct gs_sched__port *ports,
-					size_t n_ports, const char *devices, const char *owner, int shared,
-					const char *key);
-/* Records on u an ignored claim of devices and the pod's "ns/name" (both copied) and why (static). */
-void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key);
-/* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */
-int gs_sched__use_remove(struct gs_sched *s, const char *uid);
-/*
- * The first reason pod p (its spec, owner, devices) cannot take node n now, beside the node's own
- * state: HOST_PORT, INSUFFICIENT_RESOURCE or DEVICE_BUSY with msg, or NONE.
- */
-enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
-				  char *msg, size_t size);
-/* The three parts of gs_sched__fit, in its order, each on its own (explain runs them all). */
-enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
-					size_t size);
-enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
-					    struct gs_sched__node *n, char *msg, size_t size);
-enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
-					  const struct gs_sched__node *n, char *msg, size_t size);
-/* Calls cb for every pod holding device dev (len bytes) of n, solo holders of an owner before sharing ones. */
-void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
-			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud);
-/* 1 when name (len bytes) is one of the comma-separated items of list (blanks around an item ignored;
- * NULL or "" lists nothing): devices ("0,1"), resource names, namespaces. */
-int gs_sched__listed(const char *list, const char *name, size_t len);
-/* Devices of a canonical list ("0,1") one at a time: the next one's length in *len; returns what follows. */
-const char *gs_sched__next_dev(const char *p, size_t *len);
-/* ---- the node agent's data (sched_agent.c) ---------------------------------------------------- */
-
-/* A device conflict found and not reported yet: a device the map gives to pod uid is also held
- * through the device plugin by other ("ns/name"). All strings in the same allocation. */
+/* A device conflict found and not reported yet (sched_agent.c): a device the map gives to pod uid is also
+ * held through the device plugin by other ("ns/name"). All strings in the same allocation. */
 struct gs_sched__conflict {
 	struct gs_list link;           /* in s->conflicts */
 	const char *uid, *ns, *name, *other_uid, *other_ns, *other_name, *node, *message;
 };
 
-/*
- * Takes n's annotation text (NULL: absent) as now: parsed, indexed, fresh or not; unchanged text
- * changes nothing. seen_ms is now_ms for a change, and on the first sight of a slot's text (the engine
- * starting, a node joining) the agent's own time when that is earlier (its data may be stale already).
- */
-void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms);
-/* Forgets n's agent data (the node left). */
-void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n);
-/* Data not changed for cfg.agent_stale_ms stops being fresh: those nodes' waiters are looked at again. */
-void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms);
-/* When the next agent data goes stale, or -1. */
-int64_t gs_sched__agent_deadline(const struct gs_sched *s);
-/*
- * The device-plugin part of the fit (after the ledger's): DEVICE_BUSY with msg when, by n's fresh agent
- * data, a device of p's entry is held by another live pod (a pod bound to n, not p), or when the node's
- * GPUs cannot cover the map's holds, the plugin's devices and the entry's (devices of unknown identity:
- * no agent data, stale, an error, no index table for an index-written map, or pods not listed yet).
- */
-enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
-					 const struct gs_sched__node *n, char *msg, size_t size);
-/*
- * n's device conflicts as they are now (fresh agent data only): a device a map gives to a pod on n that
- * the plugin gave to another live pod. Those not seen before are queued for report and counted.
- */
-void gs_sched__agent_conflicts(struct gs_sched *s, struct gs_sched__node *n);
-/* The plugin holder of n's device dev (len bytes; an index goes through the table) other than self_key,
- * with its device ID in *id; NULL when there is none (or no fresh data). */
-const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
-						   const char *self_key);
-/* Why n's plugin devices have no known identity, as a phrase: "node4 has no agent data", ... */
-void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size);
-/* The next conflict to report into *out (strings valid until the next call), 1; or 0. */
-int gs_sched__next_conflict(struct gs_sched *s, struct gs_report *out);
-void gs_sched__conflicts_free(struct gs_sched *s);
-
-/* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
-void gs_sched__use_free(struct gs_sched__use *u);
-/* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */
-void gs_sched__node_usage_free(struct gs_sched__node *n);
+/* The taints the node lifecycle controller puts on nodes (TaintNodesByCondition, 1.17+). */
+#define GS_TAINT_NOT_READY "node.kubernetes.io/not-ready"
+#define GS_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
+#define GS_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * sched_place.c: where a pod goes, and the pulls. See sched.h and docs/sched.md.
+ * sched_place.c: where a pod goes, and the pulls. See sched_place.h, sched.h and docs/sched.md.
  *
  * A pending pod is in exactly one place: the bind queue (QUEUED), the waiter list of the node it waits
  * for (WAITING with a NODE_* reason), nowhere (WAITING for a reason of its own: it waits for its next
@@ -10,7 +10,7 @@
  * Reports: a pod whose (reason, message) differs from what it last reported is put on the report
  * queue once; the pull skips it if it stopped waiting or came back to what was reported meanwhile.
  */
-#include "sched/sched_int.h"
+#include "sched/sched_place.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,10 +21,25 @@
 #include "core/log.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
+#include "sched/sched_agent.h"
+#include "sched/sched_ledger.h"
+#include "sched/sched_node.h"
+#include "sched/sched_use.h"
 
 #define MSG_MAX 1024
 
 /* ---- states and places ------------------------------------------------------------------------- */
+
+const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
+{
+	static const char *const names[GS_WAIT__COUNT] = {
+		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
+		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
+		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
+		"NODE_ALIAS_AMBIGUOUS", "NODE_POLICY",
+	};
+	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
+}
 
 enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n)
 {
@@ -226,7 +241,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 		}
 	}
 	if (p->reason != r || !p->msg || strcmp(p->msg, msg) != 0)
-		gs_log_debug("pod %s/%s: waiting (%s): %s", p->ns, p->name, gs_wait_reason_name(r), msg);
+		gs_log_debug("pod %s/%s: waiting (%s): %s", p->ns, p->name, gs_sched__wait_reason_name(r), msg);
 	p->reason = r;
 	s->waiting_by[r]++;
 	if (!p->msg || strcmp(p->msg, msg) != 0) {
@@ -283,13 +298,6 @@ void gs_sched__node_changed(struct gs_sched *s, struct gs_sched__node *n)
 	}
 	n->pinned--;
 	gs_sched__node_gc(s, n);
-}
-
-size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n)
-{
-	const struct gs_sched__node *a = n->alias ? gs_hmap_get_str(&s->nodes, n->alias->value) : NULL;
-
-	return a && a != n ? a->n_waiters : 0;
 }
 
 void gs_sched__name_changed(struct gs_sched *s, const char *name)
@@ -699,7 +707,7 @@ static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 			  sp ? sp->ports : NULL, sp ? sp->n_ports : 0, p->entry->devices, p->owner, p->shared, p->key);
 }
 
-int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
+int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
 {
 	/* Agent data that went stale no longer names holders: its nodes' waiters are judged again. */
 	gs_sched__agent_expire(s, now_ms);
@@ -769,8 +777,8 @@ static int64_t backoff_delay(struct gs_sched *s, unsigned failures)
 	return (int64_t)((uint64_t)ceiling - half + rng_next(s) % (half + 1));
 }
 
-static int bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
-		     int64_t not_before_ms)
+int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
+			int64_t not_before_ms)
 {
 	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
 	int64_t delay;
@@ -805,24 +813,7 @@ static int bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result re
 	return 0;
 }
 
-int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms)
-{
-	return bind_done(s, uid, res, now_ms, 0);
-}
-
-int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_ms, int64_t not_before_ms)
-{
-	return bind_done(s, uid, GS_BIND_RETRY, now_ms, not_before_ms);
-}
-
-int64_t gs_sched_next_deadline(const struct gs_sched *s)
-{
-	int64_t retry = s->retry.len ? s->retry.v[0]->due_ms : -1, stale = gs_sched__agent_deadline(s);
-
-	return retry < 0 || (stale >= 0 && stale < retry) ? stale : retry;
-}
-
-int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
+int gs_sched__next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	gs_sched__drain_dirty(s);
 	if (gs_sched__next_conflict(s, out)) {

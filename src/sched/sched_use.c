@@ -1,6 +1,6 @@
 /*
- * sched_use.c: what the pods on a node take from it. See sched_int.h (struct gs_sched__use) and
- * docs/sched.md ("Node admission checks", "The device ledger").
+ * sched_use.c: what the pods on a node take from it. See sched_use.h, sched_int.h (struct
+ * gs_sched__use) and docs/sched.md ("Node admission checks", "The device ledger").
  *
  * Every non-terminal pod with spec.nodeName, whatever its scheduler, and every Binding of ours in
  * flight is one use: its requests are added to the node's running totals, its host ports to the
@@ -8,7 +8,7 @@
  * ports of the node + owners of each device), never a scan of the node's pods; removing a use marks the
  * node dirty so the pods waiting for it are placed again once, at the next pull.
  */
-#include "sched/sched_int.h"
+#include "sched/sched_use.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,26 +17,11 @@
 
 #include "core/log.h"
 #include "sched/checks.h"
-
-static const char *next_dev(const char *p, size_t *len);
+#include "sched/sched_agent.h"
+#include "sched/sched_ledger.h"
+#include "sched/sched_node.h"
 
 /* ---- resources ----------------------------------------------------------------------------------- */
-
-int gs_sched__listed(const char *list, const char *name, size_t len)
-{
-	for (const char *p = list; p && *p;) {
-		size_t l;
-		const char *item = p;
-		p = next_dev(p, &l);
-		while (l && (*item == ' ' || *item == '\t'))
-			item++, l--;
-		while (l && (item[l - 1] == ' ' || item[l - 1] == '\t'))
-			l--;
-		if (l == len && memcmp(item, name, len) == 0)
-			return 1;
-	}
-	return 0;
-}
 
 /* kube-scheduler's rule: an ignored name, or a name "GROUP/..." of an ignored group; never hugepages. */
 static int res_ignored(const struct gs_sched_config *cfg, const char *name)
@@ -203,80 +188,7 @@ static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port
 	}
 }
 
-/* ---- the ledger ---------------------------------------------------------------------------------- */
-
-static struct gs_sched__bucket *bucket_of(struct gs_sched__dev *d, const char *owner)
-{
-	struct gs_list *l;
-	GS_LIST_FOREACH(l, &d->owners) {
-		struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
-		if (strcmp(b->owner, owner) == 0)
-			return b;
-	}
-	return NULL;
-}
-
-static void ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h, const char *dev,
-		       size_t dlen, const char *owner, int shared)
-{
-	struct gs_sched__dev *d = gs_hmap_get(&n->ledger, dev, dlen);
-	struct gs_sched__bucket *b;
-
-	if (!d) {
-		d = gs_xmalloc(sizeof(*d) + dlen + 1);
-		gs_list_init(&d->owners);
-		d->n_owners = d->n = 0;
-		memcpy(d->name, dev, dlen);
-		d->name[dlen] = '\0';
-		gs_sched__hmap_put(&n->ledger, d->name, d);
-		s->devs_held++;
-	}
-	if (!(b = bucket_of(d, owner))) {
-		size_t ol = strlen(owner);
-		b = gs_xmalloc(sizeof(*b) + ol + 1);
-		gs_list_init(&b->shared);
-		gs_list_init(&b->solo);
-		b->n = 0;
-		memcpy(b->owner, owner, ol + 1);
-		gs_list_insert_tail(&d->owners, &b->link);
-		if (++d->n_owners == 2)
-			s->devs_shared++;
-	}
-	gs_list_insert_tail(shared ? &b->shared : &b->solo, &h->link);
-	h->bucket = b;
-	h->dev = d;
-	b->n++;
-	d->n++;
-}
-
-static void ledger_del(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h)
-{
-	struct gs_sched__bucket *b = h->bucket;
-	struct gs_sched__dev *d = h->dev;
-
-	gs_list_remove(&h->link);
-	d->n--;
-	if (--b->n == 0) {
-		gs_list_remove(&b->link);
-		free(b);
-		if (d->n_owners-- == 2)
-			s->devs_shared--;
-	}
-	if (d->n == 0) {
-		GS_ASSERT(d->n_owners == 0);
-		gs_hmap_del_str(&n->ledger, d->name, NULL);
-		free(d);
-		s->devs_held--;
-	}
-}
-
-/* Devices of "0,1" one at a time. */
-static const char *next_dev(const char *p, size_t *len)
-{
-	const char *c = strchr(p, ',');
-	*len = c ? (size_t)(c - p) : strlen(p);
-	return c ? c + 1 : p + *len;
-}
+/* ---- the devices of a use ------------------------------------------------------------------------ */
 
 static size_t count_devs(const char *devices)
 {
@@ -366,10 +278,10 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	for (p = devices; nd && *p && u->n_holds < nd;) {
 		size_t len;
 		const char *d = p;
-		p = next_dev(p, &len);
+		p = gs_sched__next_dev(p, &len);
 		if (len) {
 			u->holds[u->n_holds].use = u;
-			ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
+			gs_sched__ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
 		}
 	}
 	node->plugin_gpus = sat_add(node->plugin_gpus, plugin_request(s, u));
@@ -408,7 +320,7 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	for (size_t i = 0; i < u->n_ports; i++)
 		node_ports_del(n, &u->ports[i]);
 	for (size_t i = 0; i < u->n_holds; i++)
-		ledger_del(s, n, &u->holds[i]);
+		gs_sched__ledger_del(s, n, &u->holds[i]);
 	GS_ASSERT(n->n_uses > 0);
 	n->n_uses--;
 	int recheck = n->agent.fresh && (u->n_holds || u->req.n_ext);
@@ -429,18 +341,7 @@ void gs_sched__use_free(struct gs_sched__use *u)
 
 void gs_sched__node_usage_free(struct gs_sched__node *n)
 {
-	struct gs_hmap_iter it = {0};
-
-	while (gs_hmap_next(&n->ledger, &it)) {
-		struct gs_sched__dev *d = it.val;
-		while (!gs_list_empty(&d->owners)) {
-			struct gs_list *l = gs_list_first(&d->owners);
-			gs_list_remove(l);
-			free(GS_CONTAINER_OF(l, struct gs_sched__bucket, link));
-		}
-		free(d);
-	}
-	gs_hmap_free(&n->ledger);
+	gs_sched__ledger_free(n);
 	gs_sched__req_free(&n->used);
 	gs_sched__ports_free(n->ports, n->n_ports);
 	n->ports = NULL;
@@ -487,22 +388,6 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 	return 1;
 }
 
-/* The holder to name when p may not take d, or NULL when it may. */
-static const struct gs_sched__hold *dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
-{
-	const struct gs_list *l;
-	GS_LIST_FOREACH(l, &d->owners) {
-		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
-		if (strcmp(b->owner, owner) == 0)
-			continue;
-		if (!gs_list_empty(&b->solo))
-			return GS_CONTAINER_OF(gs_list_first(&b->solo), struct gs_sched__hold, link);
-		if (!shared)
-			return GS_CONTAINER_OF(gs_list_first(&b->shared), struct gs_sched__hold, link);
-	}
-	return NULL;
-}
-
 enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					size_t size)
 {
@@ -542,9 +427,10 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 	for (const char *q = p->entry->devices; *q;) {
 		size_t len;
 		const char *d = q;
-		q = next_dev(q, &len);
+		q = gs_sched__next_dev(q, &len);
 		const struct gs_sched__dev *dv = gs_hmap_get(&n->ledger, d, len);
-		const struct gs_sched__hold *h = dv ? dev_conflict(dv, p->owner ? p->owner : p->uid, p->shared) : NULL;
+		const struct gs_sched__hold *h =
+			dv ? gs_sched__dev_conflict(dv, p->owner ? p->owner : p->uid, p->shared) : NULL;
 		if (!h)
 			continue;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
@@ -567,25 +453,3 @@ enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod
 	return r;
 }
 
-void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
-			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud)
-{
-	const struct gs_sched__dev *d = gs_hmap_get(&n->ledger, dev, len);
-
-	if (!d)
-		return;
-	const struct gs_list *l;
-	GS_LIST_FOREACH(l, &d->owners) {
-		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
-		for (int sh = 0; sh < 2; sh++) {
-			const struct gs_list *head = sh ? &b->shared : &b->solo, *h;
-			GS_LIST_FOREACH(h, head)
-				cb(GS_CONTAINER_OF(h, struct gs_sched__hold, link)->use, sh, ud);
-		}
-	}
-}
-
-const char *gs_sched__next_dev(const char *p, size_t *len)
-{
-	return next_dev(p, len);
-}

@@ -1,0 +1,56 @@
+/*
+ * sched_agent.h: the node agent's data as the engine counts it (sched_agent.c), above sched_ledger.h:
+ * the devices the kubelet's device manager gave out on a node (annotation GS_INUSE_ANNOTATION,
+ * inuse.h), their holders, the device-plugin part of the fit, and the conflicts between the two
+ * (a device a map gives that the plugin also gave). It calls the ledger and the slots only; a node
+ * whose data goes stale is put on s->dirty for placement to look at again (sched_place.h).
+ *
+ * Invariants (sched_int.h, struct gs_sched__agent): fresh implies data != NULL, and a slot is in
+ * s->agents (oldest seen_ms first) exactly while fresh; ids indexes data's devices exactly while data
+ * != NULL; a slot not present has no agent data (gs_sched__agent_clear when the node leaves).
+ */
+#ifndef GS_SCHED_SCHED_AGENT_H
+#define GS_SCHED_SCHED_AGENT_H
+
+#include "sched/sched_int.h"
+
+/*
+ * Takes n's annotation text (NULL: absent) as now: parsed, indexed, fresh or not; unchanged text
+ * changes nothing. seen_ms is now_ms for a change, and on the first sight of a slot's text (the engine
+ * starting, a node joining) the agent's own time when that is earlier (its data may be stale already).
+ */
+void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms);
+/* Forgets n's agent data (the node left). */
+void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n);
+/*
+ * Data not changed for cfg.agent_stale_ms stops being fresh: those nodes go to the head of s->dirty,
+ * in expiry order (one already there moves up), so that the drain (gs_sched__drain_dirty, which the
+ * caller runs next) looks at their waiters again first.
+ */
+void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms);
+/* When the next agent data goes stale, or -1. */
+int64_t gs_sched__agent_deadline(const struct gs_sched *s);
+/*
+ * The device-plugin part of the fit (after the ledger's): DEVICE_BUSY with msg when, by n's fresh agent
+ * data, a device of p's entry is held by another live pod (a pod bound to n, not p), or when the node's
+ * GPUs cannot cover the map's holds, the plugin's devices and the entry's (devices of unknown identity:
+ * no agent data, stale, an error, no index table for an index-written map, or pods not listed yet).
+ */
+enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
+					 const struct gs_sched__node *n, char *msg, size_t size);
+/*
+ * n's device conflicts as they are now (fresh agent data only): a device a map gives to a pod on n that
+ * the plugin gave to another live pod. Those not seen before are queued for report and counted.
+ */
+void gs_sched__agent_conflicts(struct gs_sched *s, struct gs_sched__node *n);
+/* The plugin holder of n's device dev (len bytes; an index goes through the table) other than self_key,
+ * (its device ID in the result's id); NULL when there is none (or no fresh data). */
+const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
+						   const char *self_key);
+/* Why n's plugin devices have no known identity, as a phrase: "node4 has no agent data", ... */
+void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size);
+/* The next conflict to report into *out (strings valid until the next call), 1; or 0. */
+int gs_sched__next_conflict(struct gs_sched *s, struct gs_report *out);
+void gs_sched__conflicts_free(struct gs_sched *s);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * sched_node.c: the engine's bottom layer: node slots (made, freed), the alias index's counts, and the
+ * small copies every layer above makes. See sched_node.h; docs/architecture.md draws the layers.
+ */
+#include "sched/sched_node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val)
+{
+	if (gs_hmap_put_str(m, key, val, NULL) < 0)
+		gs_oom(0);
+}
+
+char *gs_sched__xstrdup_null(const char *str)
+{
+	return str ? gs_xstrdup(str) : NULL;
+}
+
+struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
+{
+	struct gs_label *c;
+
+	if (n <= 0)
+		return NULL;
+	c = gs_xcalloc((size_t)n, sizeof(*c));
+	for (int i = 0; i < n; i++) {
+		c[i].key = gs_xstrdup(l[i].key);
+		c[i].value = gs_sched__xstrdup_null(l[i].value);
+	}
+	return c;
+}
+
+/* ---- node slots ---------------------------------------------------------------------------------- */
+
+/* The slot's memory (sched_node.h): what is left in it is empty by invariant on the gc path; gs_sched_free
+ * releases the ledgers, totals, ports and agent data before. */
+void gs_sched__node_free(struct gs_sched__node *n)
+{
+	gs_hmap_free(&n->agent.ids);
+	gs_hmap_free(&n->agent.conflicts);
+	gs_hmap_free(&n->keyed);
+	gs_hmap_free(&n->ledger);
+	gs_node_obj_free(&n->obj);
+	free(n->alloc.ext);
+	free(n->used.ext);
+	free(n->ports);
+	free(n);
+}
+
+struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
+{
+	struct gs_sched__node *n = gs_hmap_get_str(&s->nodes, name);
+	size_t len;
+
+	if (n)
+		return n;
+	len = strlen(name);
+	n = gs_xmalloc(sizeof(*n) + len + 1);
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, name, len + 1);
+	gs_list_init(&n->waiters);
+	gs_list_init(&n->dirty);
+	gs_list_init(&n->alink);
+	gs_list_init(&n->agent.link);
+	gs_hmap_init(&n->ledger, 0);
+	gs_hmap_init(&n->keyed, 0);
+	gs_hmap_init(&n->agent.ids, 0);
+	gs_hmap_init(&n->agent.conflicts, 0);
+	n->gpus = -1;
+	n->obj.gpus = -1;
+	gs_sched__hmap_put(&s->nodes, n->name, n);
+	return n;
+}
+
+void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n)
+{
+	if (n->present || n->n_waiters || n->n_uses || n->pinned)
+		return;
+	GS_ASSERT(gs_hmap_len(&n->ledger) == 0 && n->n_ports == 0 && n->used_pods == 0 && !n->alias);
+	GS_ASSERT(gs_hmap_len(&n->keyed) == 0 && !n->agent.fresh && !n->agent.text && !n->agent.data &&
+		  !n->agent.problem && gs_hmap_len(&n->agent.conflicts) == 0);
+	if (gs_list_linked(&n->dirty))
+		gs_list_remove(&n->dirty);
+	gs_hmap_del_str(&s->nodes, n->name, NULL);
+	gs_sched__node_free(n);
+}
+
+size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n)
+{
+	const struct gs_sched__node *a = n->alias ? gs_hmap_get_str(&s->nodes, n->alias->value) : NULL;
+
+	return a && a != n ? a->n_waiters : 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * sched_node.h: the engine's bottom layer (sched_node.c): node slots, the alias index's counts, and the
+ * copies every layer above makes. It calls nothing of the engine above it.
+ *
+ * A slot exists while the node exists OR some pod waits for it OR some pod uses it OR a walk over its
+ * waiters pins it (sched_int.h, struct gs_sched__node). gs_sched__node_gc frees it the moment none of
+ * these holds; at that moment everything the upper layers keep in it is empty, by invariant (checked):
+ * no ledger entry, port, use or keyed use (the uses are gone), no agent data (cleared when the node is
+ * deleted, never set on a slot that was not present). So freeing a slot is memory only; gs_sched_free,
+ * which frees slots still in use, releases the ledgers, totals, ports and agent data itself first.
+ */
+#ifndef GS_SCHED_SCHED_NODE_H
+#define GS_SCHED_SCHED_NODE_H
+
+#include "sched/sched_int.h"
+
+/* gs_xstrdup (core/alloc.h, which the engine uses for all its records), NULL staying NULL. */
+char *gs_sched__xstrdup_null(const char *s);
+/* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
+struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
+/* gs_hmap_put_str that cannot fail (out of memory aborts, gs_oom). */
+void gs_sched__hmap_put(struct gs_hmap *m, const char *key, void *val);
+
+/* The slot for a node name, created (absent, no waiters) when there is none. */
+struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name);
+/* Frees a node slot nobody needs any more (absent, no waiters, no uses, not pinned); else nothing. */
+void gs_sched__node_gc(struct gs_sched *s, struct gs_sched__node *n);
+/* Frees a slot's memory only: its ledger, ports and agent data must be empty or released already. */
+void gs_sched__node_free(struct gs_sched__node *n);
+/* The number of pods waiting for n's alias value (their map name may resolve to n). O(1). */
+size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n);
+
+#endif

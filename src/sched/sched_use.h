@@ -1,0 +1,57 @@
+/*
+ * sched_use.h: what the pods on a node take from it (sched_use.c), above sched_agent.h: resource
+ * requests in compact form, each pod's use (sched_int.h, struct gs_sched__use) counted in its node's
+ * running totals, host ports and ledger, and the fit of a pod on a node against them (which asks the
+ * ledger, then the agent's data).
+ *
+ * Invariants: a use is in s->uses exactly while it is counted in its node (n->used, used_pods,
+ * n_uses, ports, ledger, plugin_gpus); the keyed index n->keyed holds, by "ns/name", the newest use
+ * with extended resources of that name. Removing a use marks its node dirty (s->dirty) when pods wait
+ * for it, so that placement looks at them again once, at the next pull; adding one marks nothing.
+ */
+#ifndef GS_SCHED_SCHED_USE_H
+#define GS_SCHED_SCHED_USE_H
+
+#include "sched/sched_int.h"
+
+/* The id of an extended resource name, made on first use. */
+uint32_t gs_sched__res_id(struct gs_sched *s, const char *name);
+/* A compact request from a resource list (ext names to ids). */
+void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const struct gs_resources *r);
+void gs_sched__req_free(struct gs_sched__req *r);
+int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id);
+/* Copies the host ports of a pod record (counts 0). */
+struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *n);
+void gs_sched__ports_free(struct gs_sched__port *p, size_t n);
+/*
+ * Creates the use of uid on node (replacing an existing one) and adds it to the node's totals, ports
+ * and ledger. devices: "0,1" (NULL or "" for none). Marks nothing dirty: usage only went up.
+ */
+struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
+					const struct gs_sched__req *req, const struct gs_sched__port *ports,
+					size_t n_ports, const char *devices, const char *owner, int shared,
+					const char *key);
+/* Records on u an ignored claim of devices and the pod's "ns/name" (both copied) and why (static). */
+void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key);
+/* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */
+int gs_sched__use_remove(struct gs_sched *s, const char *uid);
+/* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
+void gs_sched__use_free(struct gs_sched__use *u);
+/* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */
+void gs_sched__node_usage_free(struct gs_sched__node *n);
+
+/*
+ * The first reason pod p (its spec, owner, devices) cannot take node n now, beside the node's own
+ * state: HOST_PORT, INSUFFICIENT_RESOURCE or DEVICE_BUSY with msg, or NONE.
+ */
+enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+				  char *msg, size_t size);
+/* The three parts of gs_sched__fit, in its order, each on its own (explain runs them all). */
+enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
+					size_t size);
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
+					    struct gs_sched__node *n, char *msg, size_t size);
+enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
+					  const struct gs_sched__node *n, char *msg, size_t size);
+
+#endif
