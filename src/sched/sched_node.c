@@ -36,8 +36,8 @@ struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
 
 /* ---- node slots ---------------------------------------------------------------------------------- */
 
-/* The slot's memory (sched_node.h): what is left in it is empty by invariant on the gc path; gs_sched_free
- * releases the ledgers, totals, ports and agent data before. */
+/* The slot's memory (sched_node.h): what is left in it is empty by invariant on the gc path;
+ * gs_sched_free releases the ledgers, totals, ports and agent data before. */
 void gs_sched__node_free(struct gs_sched__node *n)
 {
 	gs_hmap_free(&n->agent.ids);
