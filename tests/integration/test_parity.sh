@@ -118,11 +118,14 @@ check "gpu_scheduler_device_conflicts_total counts it" \
 	eval '[ "$(metric gpu_scheduler_device_conflicts_total)" -gt "${conflicts_before%.*}" ]'
 check "gpu_scheduler_agent_nodes counts $N-a fresh" eval '[ "$(metric '"'"'gpu_scheduler_agent_nodes{state="fresh"}'"'"')" -ge 1 ]'
 kc delete pod infer-2 --grace-period=0 --force --wait=false >/dev/null 2>&1
-# The agent cannot read the kubelet: counted by requests again, and the message says why.
+# The agent cannot read the kubelet: counted by requests again, and the message says why (GPU 1 freed
+# for ag-2: maps hold GPUs 0, 2 and 3, the plugin's infer-4 has 2 more).
+kc delete pod ag-1 --grace-period=0 --force --wait=false >/dev/null 2>&1
+check_eventually "ag-1 gone" 20 eval '! kc get pod ag-1 >/dev/null 2>&1'
 agent_data "v1 NOW|error the kubelet's PodResources socket /var/lib/kubelet/pod-resources/kubelet.sock does not exist"
 plugin_pod infer-4 2
 ours ag-2 "2=$N-a:1" >/dev/null
-waits ag-2 DEVICE_BUSY "the device plugin gave 2 to pods requesting nvidia.com/gpu \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
+waits ag-2 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 2 to pods requesting nvidia.com/gpu \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
 kc delete pod infer-4 --grace-period=0 --force --wait=false >/dev/null 2>&1
 
 # --- a deleted pod held by a finalizer -------------------------------------------------------------------
