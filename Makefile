@@ -51,7 +51,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
 	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench $(B)/gpu-scheduler-tls-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
+.PHONY: all unit test prepare check clean integration e2e layering graph images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -218,6 +218,13 @@ $(foreach h,$(FUZZ_NAMES),$(eval $(call fuzz_link,$(h))))
 fuzz: $(FUZZ_BIN)
 	@fail=0; $(foreach h,$(FUZZ_NAMES),tests/fuzz/run.sh $(h) $(FUZZ_SECONDS) '$(call fuzz_dict,$(h))' \
 		$(FUZZ_$(h)_SEEDS) || fail=1;) exit $$fail
+
+# src/'s include graph: import circles and arrows back up per folder (scripts/graph.py defines both;
+# docs/architecture.md, "Structure"), read from the sources and the objects' symbols; dot text in
+# $(B)/graph.dot (`dot -Tsvg $(B)/graph.dot > graph.svg` where graphviz is installed).
+graph: $(LIB_OBJ) $(MAIN_OBJ)
+	@scripts/graph.py --build $(B) --dot $(B)/graph.dot
+	@echo 'graph: dot text in $(B)/graph.dot'
 
 # Dependencies point one way: sched -> core; k8s and webhook -> core and sched.
 layering:
