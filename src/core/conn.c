@@ -30,8 +30,8 @@ struct gs_conn_wreq {
 	char data[];
 };
 
-static char conn_rbuf[CONN_READ_BUF];   /* socket reads */
-static char conn_pbuf[CONN_READ_BUF];   /* TLS plaintext */
+static char conn_rbuf[CONN_READ_BUF]; /* socket reads */
+static char conn_pbuf[CONN_READ_BUF]; /* TLS plaintext */
 static unsigned conn_next_id;
 
 static void conn_dispatch(struct gs_conn *c);

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HMAP_EMPTY 0
-#define HMAP_TOMB  1
+#define HMAP_EMPTY   0
+#define HMAP_TOMB    1
 #define HMAP_MIN_CAP 8
 
 static const uint64_t P0 = 0xa0761d6478bd642full;

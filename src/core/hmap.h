@@ -41,7 +41,7 @@
 #define GS_HMAP_COPY_KEYS 1u
 
 struct gs_hmap_slot {
-	uint64_t hash;   /* 0: empty, 1: tombstone, otherwise the key's hash (forced >= 2) */
+	uint64_t hash; /* 0: empty, 1: tombstone, otherwise the key's hash (forced >= 2) */
 	const char *key;
 	size_t klen;
 	void *val;

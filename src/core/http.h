@@ -29,22 +29,22 @@ struct gs_http_client; /* opaque: one origin, a pool of connections */
 struct gs_http_call;   /* opaque: one request in flight; valid until its done callback returns */
 
 struct gs_http_client_opts {
-	const char *host;           /* DNS name or IP literal to connect to (copied) */
+	const char *host; /* DNS name or IP literal to connect to (copied) */
 	int port;
-	const char *server_name;    /* TLS name to send and verify; NULL means host (copied) */
-	struct gs_tls_config *tls;  /* NULL: plain TCP. The client takes a reference. */
-	unsigned max_conns;         /* connections at most; more requests wait in a FIFO queue */
-	unsigned connect_timeout_ms;/* TCP connect + TLS handshake; 0 means 10 s */
-	unsigned idle_timeout_ms;   /* an idle kept-alive connection is closed after this; 0 means 60 s */
-	size_t max_body;            /* cap on a buffered response body; 0 means 64 MiB */
+	const char *server_name;     /* TLS name to send and verify; NULL means host (copied) */
+	struct gs_tls_config *tls;   /* NULL: plain TCP. The client takes a reference. */
+	unsigned max_conns;          /* connections at most; more requests wait in a FIFO queue */
+	unsigned connect_timeout_ms; /* TCP connect + TLS handshake; 0 means 10 s */
+	unsigned idle_timeout_ms;    /* an idle kept-alive connection is closed after this; 0 means 60 s */
+	size_t max_body;             /* cap on a buffered response body; 0 means 64 MiB */
 };
 
 struct gs_http_response {
-	int status;                 /* HTTP status code */
-	const char *body;           /* buffered body, NUL-terminated; "" for streamed calls */
+	int status;       /* HTTP status code */
+	const char *body; /* buffered body, NUL-terminated; "" for streamed calls */
 	size_t body_len;
-	const char *content_type;   /* "" if absent */
-	unsigned retry_after;       /* Retry-After in seconds, 0 if absent */
+	const char *content_type; /* "" if absent */
+	unsigned retry_after;     /* Retry-After in seconds, 0 if absent */
 };
 
 /*
@@ -68,10 +68,10 @@ struct gs_http_request {
 	const char *path;                     /* path and query, already escaped */
 	const struct gs_http_header *headers; /* extra headers; Host, Content-Length added by the client */
 	size_t n_headers;
-	const char *body;                     /* copied; may be NULL */
+	const char *body; /* copied; may be NULL */
 	size_t body_len;
-	unsigned timeout_ms;                  /* from send to the end of the response; 0: none */
-	gs_http_data_cb on_data;              /* non-NULL: stream a 2xx body */
+	unsigned timeout_ms;     /* from send to the end of the response; 0: none */
+	gs_http_data_cb on_data; /* non-NULL: stream a 2xx body */
 	/*
 	 * Asked with done's ud just before each write of the request on a connection (the first, after a
 	 * wait for a free or a fresh connection, and the resend after a lost reused connection). 0
@@ -144,35 +144,35 @@ struct gs_http_server_req; /* opaque: one request; valid until gs_http_respond *
  *     a next request within idle_timeout_ms of the last answer.
  */
 struct gs_http_server_opts {
-	const char *addr;               /* "0.0.0.0:8443", "127.0.0.1:0", "[::]:8080" */
-	struct gs_tls_config *tls;      /* NULL: plain HTTP. The server takes a reference. */
-	size_t max_header_bytes;        /* request line + headers; over it: 431 and close */
-	unsigned max_headers;           /* header count; over it: 431 */
-	size_t max_url;                 /* request target length; over it: 414 */
-	size_t max_body;                /* over it: 413 (checked against Content-Length before reading) */
-	unsigned max_conns;             /* open connections at most: over it an evictable one goes (above) */
-	unsigned max_conns_per_source;  /* per peer address; 0 (default): max_conns */
-	unsigned handshake_timeout_ms;  /* TLS handshake, from the accept */
-	unsigned header_timeout_ms;     /* request head, from the accept or the request's first byte */
-	unsigned request_timeout_ms;    /* whole request, from the same start (at least header_timeout_ms) */
-	unsigned idle_timeout_ms;       /* a kept-alive connection with no request is closed after this */
-	const char *name;               /* for logs: "webhook", "health"; NULL: the address */
+	const char *addr;              /* "0.0.0.0:8443", "127.0.0.1:0", "[::]:8080" */
+	struct gs_tls_config *tls;     /* NULL: plain HTTP. The server takes a reference. */
+	size_t max_header_bytes;       /* request line + headers; over it: 431 and close */
+	unsigned max_headers;          /* header count; over it: 431 */
+	size_t max_url;                /* request target length; over it: 414 */
+	size_t max_body;               /* over it: 413 (checked against Content-Length before reading) */
+	unsigned max_conns;            /* open connections at most: over it an evictable one goes (above) */
+	unsigned max_conns_per_source; /* per peer address; 0 (default): max_conns */
+	unsigned handshake_timeout_ms; /* TLS handshake, from the accept */
+	unsigned header_timeout_ms;    /* request head, from the accept or the request's first byte */
+	unsigned request_timeout_ms;   /* whole request, from the same start (at least header_timeout_ms) */
+	unsigned idle_timeout_ms;      /* a kept-alive connection with no request is closed after this */
+	const char *name;              /* for logs: "webhook", "health"; NULL: the address */
 };
 
 /* Why connections ended (gs_http_server_stats.closed[], the metric's reason label). */
 enum gs_http_close_reason {
-	GS_HTTP_CLOSE_CLIENT = 0,        /* the client closed or reset, or a read/write failed */
-	GS_HTTP_CLOSE_DONE,              /* answered with Connection: close (the client asked) */
-	GS_HTTP_CLOSE_EVICTED,           /* closed to make room for a new connection */
-	GS_HTTP_CLOSE_REFUSED,           /* a new connection closed: nothing evictable */
+	GS_HTTP_CLOSE_CLIENT = 0, /* the client closed or reset, or a read/write failed */
+	GS_HTTP_CLOSE_DONE,       /* answered with Connection: close (the client asked) */
+	GS_HTTP_CLOSE_EVICTED,    /* closed to make room for a new connection */
+	GS_HTTP_CLOSE_REFUSED,    /* a new connection closed: nothing evictable */
 	GS_HTTP_CLOSE_HANDSHAKE_TIMEOUT,
-	GS_HTTP_CLOSE_HEADER_TIMEOUT,    /* no complete request head in time (408 if it had begun) */
-	GS_HTTP_CLOSE_REQUEST_TIMEOUT,   /* the body did not arrive in time (408) */
-	GS_HTTP_CLOSE_IDLE_TIMEOUT,      /* kept alive with no next request */
-	GS_HTTP_CLOSE_TLS_ERROR,         /* the handshake failed (bad hello, old version, plain HTTP) */
-	GS_HTTP_CLOSE_BAD_REQUEST,       /* a limit or a parse error, answered 4xx */
-	GS_HTTP_CLOSE_SHUTDOWN,          /* the server closed */
-	GS_HTTP_CLOSE_ACCEPT_ERROR,      /* accept failed (EMFILE, ...): libuv closed what waited */
+	GS_HTTP_CLOSE_HEADER_TIMEOUT,  /* no complete request head in time (408 if it had begun) */
+	GS_HTTP_CLOSE_REQUEST_TIMEOUT, /* the body did not arrive in time (408) */
+	GS_HTTP_CLOSE_IDLE_TIMEOUT,    /* kept alive with no next request */
+	GS_HTTP_CLOSE_TLS_ERROR,       /* the handshake failed (bad hello, old version, plain HTTP) */
+	GS_HTTP_CLOSE_BAD_REQUEST,     /* a limit or a parse error, answered 4xx */
+	GS_HTTP_CLOSE_SHUTDOWN,        /* the server closed */
+	GS_HTTP_CLOSE_ACCEPT_ERROR,    /* accept failed (EMFILE, ...): libuv closed what waited */
 	GS_HTTP_CLOSE_REASON_COUNT
 };
 /* "client_closed", "done", "evicted", "refused", "handshake_timeout", ... */
@@ -184,15 +184,15 @@ const char *gs_http_close_reason_name(enum gs_http_close_reason r);
 /* Called once per complete request. The handler must call gs_http_respond exactly once, now or later. */
 typedef void (*gs_http_handler_cb)(struct gs_http_server_req *req, void *ud);
 
-int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *opts, gs_http_handler_cb handler,
-			 void *ud, struct gs_http_server **out);
+int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *opts, gs_http_handler_cb handler, void *ud,
+			 struct gs_http_server **out);
 
 /* The port actually bound (for "host:0" in tests). */
 int gs_http_server_port(const struct gs_http_server *s);
 
 const char *gs_http_req_method(const struct gs_http_server_req *r);
-const char *gs_http_req_path(const struct gs_http_server_req *r);   /* without the query */
-const char *gs_http_req_query(const struct gs_http_server_req *r);  /* after '?', "" if none */
+const char *gs_http_req_path(const struct gs_http_server_req *r);                     /* without the query */
+const char *gs_http_req_query(const struct gs_http_server_req *r);                    /* after '?', "" if none */
 const char *gs_http_req_header(const struct gs_http_server_req *r, const char *name); /* case-insensitive; NULL */
 const char *gs_http_req_body(const struct gs_http_server_req *r, size_t *len);        /* NUL-terminated */
 
@@ -201,8 +201,8 @@ const char *gs_http_req_body(const struct gs_http_server_req *r, size_t *len);  
  * the request. extra headers may be NULL. Returns 0 or <0 if the connection is already gone; either
  * way r is invalid afterwards.
  */
-int gs_http_respond(struct gs_http_server_req *r, int status, const char *content_type, const char *body,
-		    size_t len, const struct gs_http_header *extra, size_t n_extra);
+int gs_http_respond(struct gs_http_server_req *r, int status, const char *content_type, const char *body, size_t len,
+		    const struct gs_http_header *extra, size_t n_extra);
 
 /* New connections use this TLS config; live ones keep theirs. Takes a reference. */
 void gs_http_server_set_tls(struct gs_http_server *s, struct gs_tls_config *tls);
@@ -211,7 +211,7 @@ struct gs_http_server_stats {
 	unsigned conns_open;      /* connections not yet closing */
 	unsigned conns_evictable; /* of those, the ones the handler holds no request of */
 	unsigned sources;         /* distinct peer addresses among conns_open */
-	uint64_t conns_total; /* connections accepted and served (not those refused) */
+	uint64_t conns_total;     /* connections accepted and served (not those refused) */
 	uint64_t requests_total, tls_failures_total, rejected_total;
 	uint64_t closed[GS_HTTP_CLOSE_REASON_COUNT]; /* connections ended, by reason */
 };

@@ -10,20 +10,20 @@
 #include <string.h>
 
 enum {
-	S_START,        /* before the object's '{' */
-	S_KEY_OR_END,   /* after '{': a key or '}' */
-	S_KEY_EXPECT,   /* after ',': a key */
-	S_KEY,          /* inside a key's string */
-	S_COLON,        /* after a key */
-	S_VALUE,        /* after ':' */
-	S_ELEM_OR_END,  /* after the array member's '[' */
-	S_ELEM,         /* after ',' inside the array */
-	S_ELEM_NEXT,    /* after an element: ',' or ']' */
-	S_NEXT,         /* after a member's value: ',' or '}' */
-	S_CAP_NESTED,   /* capturing an object or array value */
-	S_CAP_STRING,   /* capturing a string value */
-	S_CAP_SCALAR,   /* capturing a number or literal */
-	S_DONE,         /* after the closing '}' */
+	S_START,       /* before the object's '{' */
+	S_KEY_OR_END,  /* after '{': a key or '}' */
+	S_KEY_EXPECT,  /* after ',': a key */
+	S_KEY,         /* inside a key's string */
+	S_COLON,       /* after a key */
+	S_VALUE,       /* after ':' */
+	S_ELEM_OR_END, /* after the array member's '[' */
+	S_ELEM,        /* after ',' inside the array */
+	S_ELEM_NEXT,   /* after an element: ',' or ']' */
+	S_NEXT,        /* after a member's value: ',' or '}' */
+	S_CAP_NESTED,  /* capturing an object or array value */
+	S_CAP_STRING,  /* capturing a string value */
+	S_CAP_SCALAR,  /* capturing a number or literal */
+	S_DONE,        /* after the closing '}' */
 	S_ERROR,
 };
 
@@ -43,8 +43,8 @@ static int fail(struct gs_json_items *s, int code, const char *fmt, ...)
 	return code;
 }
 
-void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value,
-			gs_json_member_cb on_member, gs_json_element_cb on_element, void *ud)
+void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value, gs_json_member_cb on_member,
+			gs_json_element_cb on_element, void *ud)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->array_key, sizeof(s->array_key), "%s", array_key);
@@ -212,8 +212,8 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 				s->in_array = 0;
 				s->state = S_NEXT;
 			} else {
-				return fail(s, -EINVAL, "expected ',' or ']' after element %zu of \"%s\"", s->elements - 1,
-					    s->array_key);
+				return fail(s, -EINVAL, "expected ',' or ']' after element %zu of \"%s\"",
+					    s->elements - 1, s->array_key);
 			}
 			break;
 		case S_NEXT:

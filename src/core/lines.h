@@ -45,8 +45,8 @@ struct gs_line_splitter {
 	size_t max;        /* cap on a line's length */
 	gs_line_cb cb;
 	void *ud;
-	int err;           /* sticky: the first failure, 0 while healthy */
-	int framed;        /* 4-byte big-endian length prefixes instead of newlines */
+	int err;             /* sticky: the first failure, 0 while healthy */
+	int framed;          /* 4-byte big-endian length prefixes instead of newlines */
 	unsigned long lines; /* lines delivered so far (for logs and tests) */
 };
 

@@ -117,22 +117,21 @@ void gs_metrics_counter(struct gs_metrics *m, const char *name, const char *help
 	add(m, name, help, labels, SERIES_COUNTER)->counter = c;
 }
 
-void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-		      struct gs_gauge *g)
+void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels, struct gs_gauge *g)
 {
 	add(m, name, help, labels, SERIES_GAUGE)->gauge = g;
 }
 
-void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			 gs_gauge_fn fn, void *ud)
+void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			 void *ud)
 {
 	struct series *s = add(m, name, help, labels, SERIES_GAUGE);
 	s->fn = fn;
 	s->ud = ud;
 }
 
-void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			   gs_gauge_fn fn, void *ud)
+void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			   void *ud)
 {
 	struct series *s = add(m, name, help, labels, SERIES_COUNTER);
 	s->fn = fn;
@@ -219,15 +218,12 @@ static double proc_start_time(void *ud)
 
 void gs_metrics_process(struct gs_metrics *m)
 {
-	gs_metrics_counter_fn(m, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-			      NULL, proc_cpu_seconds, NULL);
-	gs_metrics_gauge_fn(m, "process_resident_memory_bytes", "Resident memory size in bytes.", NULL, proc_rss,
-			    NULL);
-	gs_metrics_gauge_fn(m, "process_virtual_memory_bytes", "Virtual memory size in bytes.", NULL, proc_vsize,
-			    NULL);
+	gs_metrics_counter_fn(m, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", NULL,
+			      proc_cpu_seconds, NULL);
+	gs_metrics_gauge_fn(m, "process_resident_memory_bytes", "Resident memory size in bytes.", NULL, proc_rss, NULL);
+	gs_metrics_gauge_fn(m, "process_virtual_memory_bytes", "Virtual memory size in bytes.", NULL, proc_vsize, NULL);
 	gs_metrics_gauge_fn(m, "process_open_fds", "Number of open file descriptors.", NULL, proc_open_fds, NULL);
-	gs_metrics_gauge_fn(m, "process_max_fds", "Maximum number of open file descriptors.", NULL, proc_max_fds,
-			    NULL);
+	gs_metrics_gauge_fn(m, "process_max_fds", "Maximum number of open file descriptors.", NULL, proc_max_fds, NULL);
 	gs_metrics_gauge_fn(m, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
 			    NULL, proc_start_time, m);
 }
@@ -246,8 +242,8 @@ static int put_value(struct gs_buf *out, double v)
 	return gs_buf_printf(out, "%.9g", v);
 }
 
-static int put_sample(struct gs_buf *out, const char *name, const char *suffix, const char *labels,
-		      const char *extra, double v)
+static int put_sample(struct gs_buf *out, const char *name, const char *suffix, const char *labels, const char *extra,
+		      double v)
 {
 	int r = gs_buf_printf(out, "%s%s", name, suffix);
 	int has = labels && *labels;

@@ -33,7 +33,7 @@ struct gs_gauge {
 struct gs_histogram {
 	const double *bounds; /* ascending upper bounds, +Inf implied */
 	size_t n_bounds;
-	uint64_t *buckets;    /* n_bounds + 1 counts, non-cumulative; allocated by gs_histogram_init */
+	uint64_t *buckets; /* n_bounds + 1 counts, non-cumulative; allocated by gs_histogram_init */
 	uint64_t count;
 	double sum;
 };
@@ -61,12 +61,11 @@ void gs_metrics_free(struct gs_metrics *m);
  */
 void gs_metrics_counter(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			struct gs_counter *c);
-void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-		      struct gs_gauge *g);
-void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			 gs_gauge_fn fn, void *ud);
-void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			   gs_gauge_fn fn, void *ud);
+void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels, struct gs_gauge *g);
+void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			 void *ud);
+void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			   void *ud);
 void gs_metrics_histogram(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			  struct gs_histogram *h);
 

@@ -46,7 +46,8 @@ int gs_parse_duration_ms(const char *s, long *ms)
 		}
 		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
 			len = strlen(units[u].unit);
-			if (strncmp(s, units[u].unit, len) == 0 && !(len == 1 && units[u].unit[0] == 'm' && s[1] == 's'))
+			if (strncmp(s, units[u].unit, len) == 0 &&
+			    !(len == 1 && units[u].unit[0] == 'm' && s[1] == 's'))
 				break;
 		}
 		if (u == sizeof(units) / sizeof(units[0]))
@@ -60,8 +61,7 @@ int gs_parse_duration_ms(const char *s, long *ms)
 	return 0;
 }
 
-static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err,
-		     size_t errlen)
+static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err, size_t errlen)
 {
 	char *field = (char *)cfg + o->offset;
 	char why[160] = "";
@@ -120,8 +120,7 @@ static const struct gs_opt *find(const struct gs_opt *table, size_t n, const cha
 	return NULL;
 }
 
-int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err,
-		     size_t errlen)
+int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err, size_t errlen)
 {
 	char where[128];
 	unsigned char *seen = gs_xcalloc(n, 1);

@@ -134,7 +134,7 @@ struct gs_tls_cert_req {
 	int64_t not_after;
 };
 /* Self-signed when issuer_cert is NULL, else signed by issuer_cert/issuer_key (PEM). */
-int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key,
-		    char **cert_pem, char **key_pem, char *err, size_t errlen);
+int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key, char **cert_pem,
+		    char **key_pem, char *err, size_t errlen);
 
 #endif

@@ -28,7 +28,7 @@
 #include "core/alloc.h"
 #include "core/tls_int.h"
 
-#define GEN_CN_MAX 64 /* X.520 ub-common-name */
+#define GEN_CN_MAX   64 /* X.520 ub-common-name */
 #define GEN_NAME_MAX 253
 
 static int valid_dns_name(const char *s)
@@ -62,11 +62,13 @@ static int san_der(const char *const *names, unsigned char *buf, size_t size)
 		const char *name = names[count];
 		int iplen = gs_tls__parse_ip(name, ip);
 		if (iplen)
-			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(
-							  &p, buf, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7, (const char *)ip, (size_t)iplen));
+			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(&p, buf,
+										   MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7,
+										   (const char *)ip, (size_t)iplen));
 		else
-			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(
-							  &p, buf, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 2, name, strlen(name)));
+			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(&p, buf,
+										   MBEDTLS_ASN1_CONTEXT_SPECIFIC | 2,
+										   name, strlen(name)));
 	}
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_len(&p, buf, len));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tag(&p, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
@@ -80,8 +82,8 @@ static int eku_server_der(unsigned char *buf, size_t size)
 	size_t len = 0;
 	int ret;
 
-	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH,
-							 sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
+	MBEDTLS_ASN1_CHK_ADD(
+		len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH, sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_len(&p, buf, len));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tag(&p, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
 	return (int)len;
@@ -161,7 +163,8 @@ static int check_req(const struct gs_tls_cert_req *req, char *err, size_t errlen
 	for (const char *const *n = req->dns_names; n && *n; n++) {
 		unsigned char ip[16];
 		if (!gs_tls__parse_ip(*n, ip) && !valid_dns_name(*n)) {
-			gs_tls__seterr(err, errlen, "subjectAltName \"%s\" is neither a DNS name nor an IP address", *n);
+			gs_tls__seterr(err, errlen, "subjectAltName \"%s\" is neither a DNS name nor an IP address",
+				       *n);
 			return -EINVAL;
 		}
 	}
@@ -175,8 +178,8 @@ static void gen_error(int r, const char *what, char *err, size_t errlen)
 	gs_tls__seterr(err, errlen, "%s: %s", what, msg);
 }
 
-int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key,
-		    char **cert_pem, char **key_pem, char *err, size_t errlen)
+int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key, char **cert_pem,
+		    char **key_pem, char *err, size_t errlen)
 {
 	static const char pers[] = "gs_tls_generate";
 	mbedtls_entropy_context entropy;
@@ -228,7 +231,8 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 		goto fail;
 	}
 	if ((r = mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY))) != 0 ||
-	    (r = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &drbg)) != 0) {
+	    (r = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &drbg)) !=
+		    0) {
 		gen_error(r, "key generation", err, errlen);
 		goto fail;
 	}
@@ -241,7 +245,8 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 		goto fail;
 	}
 	if (issuer_cert) {
-		ret = gs_tls__parse_crt(&icrt, "issuer certificate", issuer_cert, strlen(issuer_cert) + 1, 0, err, errlen);
+		ret = gs_tls__parse_crt(&icrt, "issuer certificate", issuer_cert, strlen(issuer_cert) + 1, 0, err,
+					errlen);
 		if (ret == 0)
 			ret = gs_tls__parse_key(&ikey, "issuer key", issuer_key, strlen(issuer_key) + 1, err, errlen);
 		if (ret < 0)
@@ -286,9 +291,9 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 	    (r = mbedtls_x509write_crt_set_subject_key_identifier(&w)) != 0 ||
 	    (r = mbedtls_x509write_crt_set_authority_key_identifier(&w)) != 0 ||
 	    (r = mbedtls_x509write_crt_set_key_usage(&w, req->is_ca ? MBEDTLS_X509_KU_DIGITAL_SIGNATURE |
-								      MBEDTLS_X509_KU_KEY_CERT_SIGN |
-								      MBEDTLS_X509_KU_CRL_SIGN
-							       : MBEDTLS_X509_KU_DIGITAL_SIGNATURE)) != 0) {
+									      MBEDTLS_X509_KU_KEY_CERT_SIGN |
+									      MBEDTLS_X509_KU_CRL_SIGN
+								    : MBEDTLS_X509_KU_DIGITAL_SIGNATURE)) != 0) {
 		gen_error(r, "extensions", err, errlen);
 		goto fail;
 	}

@@ -26,20 +26,19 @@ enum gs_obj_kind {
 };
 
 /* Annotation and label names read from pods. */
-#define GS_ANN_ASSIGNED  "gpu-scheduler.io/assigned"
-#define GS_ANN_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"
-#define GS_ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
+#define GS_ANN_ASSIGNED     "gpu-scheduler.io/assigned"
+#define GS_ANN_ALLOWED_NS   "gpu-scheduler.io/allowed-namespaces"
+#define GS_ANN_JOB_INDEX    "batch.kubernetes.io/job-completion-index"
 #define GS_ANN_ALLOW_SHARED "gpu-scheduler.io/allow-shared-devices" /* "true": allow_shared = 1 */
-#define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
-#define GS_RES_GPU       "nvidia.com/gpu"
+#define GS_LABEL_POD_INDEX  "apps.kubernetes.io/pod-index"
+#define GS_RES_GPU          "nvidia.com/gpu"
 
 /*
  * A pod (a cJSON object) into *out. map_annotation names the scheduling-map annotation (NULL: not read).
  * metadata.uid, .namespace and .name are required. On success the caller owns *out and releases it
  * with gs_pod_obj_free().
  */
-int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err,
-		  size_t errlen);
+int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err, size_t errlen);
 
 /* A node into *out. metadata.name is required. Release with gs_node_obj_free(). */
 int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t errlen);
@@ -124,8 +123,8 @@ typedef int (*gs_decode_item_cb)(enum gs_obj_kind kind, const void *obj, void *u
  * malformed (bad JSON, no items array) fails the call before any callback.
  */
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
-		      unsigned *skipped, char *err, size_t errlen);
+		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, unsigned *skipped,
+		      char *err, size_t errlen);
 
 /* gs_decode_list_ex without the skipped count. */
 int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -172,8 +171,8 @@ int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, cha
  * An object body's envelope: checks the "k8s\0" prefix, copies typeMeta.kind into kind (may be "") and
  * points *raw at the object's message inside body. A contentEncoding other than none is refused.
  */
-int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind,
-			size_t kindlen, char *err, size_t errlen);
+int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind, size_t kindlen,
+			char *err, size_t errlen);
 
 /* One watch frame's WatchEvent (the bytes after the 4-byte length). */
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,

@@ -50,7 +50,7 @@ int gs__pb_pnomem(struct gs__pctx *d)
 int gs__pb_pbad(struct gs__pctx *d, const struct gs_pb *r, const char *path)
 {
 	return gs__pb_pfail(d, "%s: malformed protobuf at byte %zu: %s", path[0] ? path : "object", gs_pb_offset(r),
-		     r->err ? r->err : "?");
+			    r->err ? r->err : "?");
 }
 
 /*
@@ -86,12 +86,13 @@ static void mkpath(char *buf, size_t n, const char *a, const char *b, int idx)
 
 #define DOT(path) ((path)[0] ? "." : "")
 
-int gs__pb_want(struct gs__pctx *d, const struct gs_pb_field *f, enum gs_pb_wire wire, const char *path, const char *key)
+int gs__pb_want(struct gs__pctx *d, const struct gs_pb_field *f, enum gs_pb_wire wire, const char *path,
+		const char *key)
 {
 	if (f->wire == wire)
 		return 0;
 	return gs__pb_pfail(d, "%s%s%s has wire type %s, not %s", path, DOT(path), key, gs_pb_wire_name(f->wire),
-		     gs_pb_wire_name(wire));
+			    gs_pb_wire_name(wire));
 }
 
 /* A string field borrowed as (s, n); it must be length-delimited and hold no NUL byte (our records are C
@@ -110,7 +111,8 @@ int gs__pb_sref(struct gs__pctx *d, const struct gs_pb_field *f, const char *pat
 }
 
 /* A string field copied into *out (a repeated scalar field: the last one wins, as in protobuf). */
-int gs__pb_sdup(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int empty, char **out)
+int gs__pb_sdup(struct gs__pctx *d, const struct gs_pb_field *f, const char *path, const char *key, int empty,
+		char **out)
 {
 	const char *s;
 	size_t n;
@@ -164,7 +166,7 @@ static int map_entry(struct gs__pctx *d, const struct gs_pb_field *f, const char
 	*k = "";
 	*kn = 0;
 	memset(val, 0, sizeof(*val));
-	val->wire = (enum gs_pb_wire)-1;
+	val->wire = (enum gs_pb_wire) - 1;
 	if ((rc = gs__pb_want(d, f, GS_PB_LEN, path, "")) < 0)
 		return rc;
 	gs_pb_sub(&r, f);
@@ -257,7 +259,7 @@ static int resources(struct gs__pctx *d, const uint8_t *data, size_t len, uint32
 		rc = sn >= sizeof(qs) ? -ERANGE : gs_decode_res_set(out, kind, qs, &v);
 		if (rc < 0)
 			return gs__pb_pfail(d, "%s[\"%.*s\"] \"%.40s\" is %s", path, (int)(kn < 64 ? kn : 64), k, qs,
-				     rc == -ERANGE ? "out of range" : "not a quantity");
+					    rc == -ERANGE ? "out of range" : "not a quantity");
 		if (kind == GS_RES_EXT && (rc = set_ext(d, out, k, kn, v)) < 0)
 			return rc;
 	}
@@ -283,7 +285,8 @@ static int labels(struct gs__pctx *d, const uint8_t *data, size_t len, uint32_t 
 		struct gs_label *l = &(*out)[*n_out];
 		if (f.num != num)
 			continue;
-		if ((rc = map_entry(d, &f, path, &k, &kn, &val)) < 0 || (rc = map_sval(d, &val, path, k, kn, &s, &sn)) < 0)
+		if ((rc = map_entry(d, &f, path, &k, &kn, &val)) < 0 ||
+		    (rc = map_sval(d, &val, path, k, kn, &s, &sn)) < 0)
 			return rc;
 		if (memchr(k, 0, kn))
 			return gs__pb_pfail(d, "%s key holds a NUL byte", path);
@@ -311,7 +314,8 @@ static int time_ms(struct gs__pctx *d, const struct gs_pb_field *f, const char *
 		return rc;
 	gs_pb_sub(&r, f);
 	while ((rc = gs_pb_next(&r, &g)) > 0) {
-		if (g.num == 1 && (rc = gs__pb_ivarint(d, &g, path, "seconds", -62135596800LL, 253402300799LL, &secs)) < 0)
+		if (g.num == 1 &&
+		    (rc = gs__pb_ivarint(d, &g, path, "seconds", -62135596800LL, 253402300799LL, &secs)) < 0)
 			return rc;
 		if (g.num == 2 && (rc = gs__pb_ivarint(d, &g, path, "nanos", 0, 999999999, &nanos)) < 0)
 			return rc;
@@ -370,8 +374,10 @@ int gs__pb_meta_scalars(struct gs__pctx *d, const struct gs_pb_field *mf, struct
 		case 11:
 		case 12:
 		case 13:
-			rc = gs__pb_want(d, &f, GS_PB_LEN, "metadata", f.num == 11 ? "labels" : f.num == 12 ? "annotations"
-											 : "ownerReferences");
+			rc = gs__pb_want(d, &f, GS_PB_LEN, "metadata",
+					 f.num == 11   ? "labels"
+					 : f.num == 12 ? "annotations"
+						       : "ownerReferences");
 			break;
 		default:
 			rc = 0;
@@ -554,7 +560,8 @@ static int port(struct gs__pctx *d, const struct gs_pb_field *pf, const char *pa
 	else if (gs__pb_eq(proto, pn, "SCTP"))
 		h->proto = 'S';
 	else
-		return gs__pb_pfail(d, "%s.protocol \"%.*s\" is not TCP, UDP or SCTP", path, (int)(pn < 16 ? pn : 16), proto);
+		return gs__pb_pfail(d, "%s.protocol \"%.*s\" is not TCP, UDP or SCTP", path, (int)(pn < 16 ? pn : 16),
+				    proto);
 	if (ipn && !gs__pb_eq(ip, ipn, "0.0.0.0") && !(h->host_ip = strndup(ip, ipn)))
 		return gs__pb_pnomem(d);
 	out->n_host_ports++;
@@ -591,7 +598,8 @@ static int container(struct gs__pctx *d, const struct gs_pb_field *cf, const cha
 			if ((rc = gs__pb_want(d, &f, GS_PB_LEN, cpath, "resources")) < 0)
 				return rc;
 			gs_resources_free(req);
-			if ((rc = resources(d, f.data, f.len, 2, strcat(path, ".requests"), req)) < 0) /* fits: 96 bytes */
+			if ((rc = resources(d, f.data, f.len, 2, strcat(path, ".requests"), req)) <
+			    0) /* fits: 96 bytes */
 				return rc;
 		} else if (f.num == 6) {
 			mkpath(path, sizeof(path), cpath, ".ports", i++);
@@ -676,8 +684,8 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 			if (f.num != num)
 				continue;
 			mkpath(cpath, sizeof(cpath), "spec.", l ? "containers" : "initContainers", i);
-			if ((rc = container(d, &f, cpath, l, full, &(*req)[i], out, cap, &fo, l ? &names[i] : &init_name,
-					    &sidecar)) < 0)
+			if ((rc = container(d, &f, cpath, l, full, &(*req)[i], out, cap, &fo,
+					    l ? &names[i] : &init_name, &sidecar)) < 0)
 				return rc;
 			if (!l && sidecar && gs_decode__sidecar(out, i) < 0)
 				return gs__pb_pnomem(d);
@@ -694,7 +702,8 @@ static int containers(struct gs__pctx *d, const uint8_t *spec, size_t len, const
 static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 
 /* NodeSelectorRequirement: 1 key, 2 operator, 3 values. */
-static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char *path, int field, struct gs_sel_req *out)
+static int sel_req(struct gs__pctx *d, const struct gs_pb_field *qf, const char *path, int field,
+		   struct gs_sel_req *out)
 {
 	struct gs_pb r;
 	struct gs_pb_field g;
@@ -784,7 +793,8 @@ static int affinity(struct gs__pctx *d, const struct gs_pb_field *af, struct gs_
 	/* Down the chain of field 1s; the last of each wins (protobuf would merge them: none repeats). */
 	for (int level = 0; level < 2; level++) {
 		int found = 0;
-		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, level ? "spec.affinity" : "spec", level ? "nodeAffinity" : "affinity")) < 0)
+		if ((rc = gs__pb_want(d, &f, GS_PB_LEN, level ? "spec.affinity" : "spec",
+				      level ? "nodeAffinity" : "affinity")) < 0)
 			return rc;
 		gs_pb_sub(&r, &f);
 		while ((rc = gs_pb_next(&r, &g)) > 0)
@@ -796,7 +806,8 @@ static int affinity(struct gs__pctx *d, const struct gs_pb_field *af, struct gs_
 			return 0;
 		f = req;
 	}
-	if ((rc = gs__pb_want(d, &req, GS_PB_LEN, "spec.affinity.nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")) < 0)
+	if ((rc = gs__pb_want(d, &req, GS_PB_LEN, "spec.affinity.nodeAffinity",
+			      "requiredDuringSchedulingIgnoredDuringExecution")) < 0)
 		return rc;
 	out->has_affinity = 1;
 	if ((n = gs_pb_count(req.data, req.len, 1)) < 0)
@@ -865,7 +876,8 @@ static int tolerations(struct gs__pctx *d, const uint8_t *spec, size_t len, stru
 			else if (g.num == 4)
 				rc = gs__pb_sref(d, &g, path, "effect", &effect, &en);
 			else if (g.num == 5)
-				rc = gs__pb_ivarint(d, &g, path, "tolerationSeconds", INT64_MIN, INT64_MAX, &secs), has_secs = 1;
+				rc = gs__pb_ivarint(d, &g, path, "tolerationSeconds", INT64_MIN, INT64_MAX, &secs),
+				has_secs = 1;
 			if (rc < 0)
 				return rc;
 		}
@@ -905,7 +917,8 @@ static int gates(struct gs__pctx *d, const uint8_t *spec, size_t len, struct gs_
 			return rc;
 		gs_pb_sub(&g, &f);
 		while ((rc = gs_pb_next(&g, &h)) > 0)
-			if (h.num == 1 && i == 0 && (rc = gs__pb_sdup(d, &h, path, "name", KEEP_EMPTY, &out->first_gate)) < 0)
+			if (h.num == 1 && i == 0 &&
+			    (rc = gs__pb_sdup(d, &h, path, "name", KEEP_EMPTY, &out->first_gate)) < 0)
 				return rc;
 		if (rc < 0)
 			return gs__pb_pbad(d, &g, path);
@@ -1018,7 +1031,8 @@ static int pod_spec(struct gs__pctx *d, const struct gs_pb_field *sf, int full, 
 	    (has_res && (rc = pod_resources(d, &res, out)) < 0) || !full)
 		return rc;
 	if ((at[2].n && (rc = gates(d, FROM(2), out)) < 0) ||
-	    (at[4].n && (rc = labels(d, FROM(4), 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0) ||
+	    (at[4].n &&
+	     (rc = labels(d, FROM(4), 7, "spec.nodeSelector", &out->node_selector, &out->n_node_selector)) < 0) ||
 	    (has_aff && (rc = affinity(d, &aff, out)) < 0) || (at[5].n && (rc = tolerations(d, FROM(5), out)) < 0) ||
 	    (has_os && (rc = pod_os(d, &os, out)) < 0))
 		return rc;
@@ -1264,7 +1278,8 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 	}
 	out->created_ms = m.created_ms;
 	out->deleting = m.deleting;
-	if (mode == GS__POD_HINT && hint && hint->bound && t.has_spec && (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
+	if (mode == GS__POD_HINT && hint && hint->bound && t.has_spec &&
+	    (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
 		goto out;
 	/* A partial record (objects.h): the sharing annotation and the owner, what gs_pod_requests reads. */
 	out->partial = mode == GS__POD_META || held;
@@ -1273,7 +1288,8 @@ static int decode_pod(struct gs__pctx *d, const uint8_t *data, size_t len, const
 		{11, full_only ? GS_LABEL_POD_INDEX : NULL, &out->label_pod_index, NULL, NULL},
 		{12, full_only ? GS_ANN_JOB_INDEX : NULL, &out->job_index, NULL, NULL},
 		{12, full_only ? GS_ANN_ASSIGNED : NULL, &out->assigned, NULL, NULL},
-		{12, full_only ? map_annotation : NULL, NULL, &out->map_text, &out->map_len}, /* borrowed: see objects.h */
+		{12, full_only ? map_annotation : NULL, NULL, &out->map_text,
+		 &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},
 	};
 	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
@@ -1434,8 +1450,7 @@ static int decode_node(struct gs__pctx *d, const uint8_t *data, size_t len, stru
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
 	const struct wanted want[] = {{12, GS_ANN_ALLOWED_NS, &out->allowed_ns, NULL, NULL}};
 	if ((rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0 ||
-	    (rc = meta_maps(d, &m, want, 1)) < 0 ||
-	    (t.has_spec && (rc = node_spec(d, &t.spec, out)) < 0) ||
+	    (rc = meta_maps(d, &m, want, 1)) < 0 || (t.has_spec && (rc = node_spec(d, &t.spec, out)) < 0) ||
 	    (t.has_status && (rc = node_status(d, &t.status, out)) < 0))
 		goto out;
 out:
@@ -1457,4 +1472,3 @@ int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, cha
 	}
 	return r;
 }
-

@@ -73,14 +73,15 @@ static int unwrap(struct gs__pctx *d, const uint8_t *data, size_t len, const uin
 			if ((rc = gs__pb_sref(d, &f, "", "contentEncoding", &s, &n)) < 0)
 				return rc;
 			if (n)
-				return gs__pb_pfail(d, "content encoding \"%.*s\" is not supported", (int)(n < 32 ? n : 32), s);
+				return gs__pb_pfail(d, "content encoding \"%.*s\" is not supported",
+						    (int)(n < 32 ? n : 32), s);
 		}
 	}
 	return rc < 0 ? gs__pb_pbad(d, &r, "envelope") : 0;
 }
 
-int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind,
-			size_t kindlen, char *err, size_t errlen)
+int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind, size_t kindlen,
+			char *err, size_t errlen)
 {
 	struct gs__pctx d = {.err = err, .errlen = errlen, .what = "object"};
 	return unwrap(&d, body, len, raw, raw_len, kind, kindlen);
@@ -211,8 +212,9 @@ static int decode_event(struct gs__pctx *d, const uint8_t *data, size_t len, con
 		return 0;
 	}
 	if (ev->kind == GS_OBJ_POD) {
-		rc = gs__pb_pod(raw, raw_len, map_annotation, ev->type == GS_DECODE_EV_DELETED ? GS__POD_META : GS__POD_HINT,
-				hint, &ev->pod, d->err, d->errlen);
+		rc = gs__pb_pod(raw, raw_len, map_annotation,
+				ev->type == GS_DECODE_EV_DELETED ? GS__POD_META : GS__POD_HINT, hint, &ev->pod, d->err,
+				d->errlen);
 		if (rc == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
 			rc = gs__pb_pnomem(d);
 	} else {

@@ -27,7 +27,7 @@
 #include "sched/sched.h"
 
 #define FETCH_TIMEOUT_MS 15000
-#define PATH_MAX_LEN 2048
+#define PATH_MAX_LEN     2048
 
 struct opts {
 	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
@@ -42,12 +42,12 @@ static int valid_name(const char *v);
 
 /* What the running daemon says of the pod (ask_daemon). */
 struct daemon_view {
-	char leader[256];   /* the leader's pod */
-	char state[32];     /* its state of the pod */
-	char verdict[40];   /* its verdict, "NONE" when every check passes */
-	char message[600];  /* its reason's message, "" when none */
-	char *json;         /* its /debug/pods answer (owned); NULL when it was not asked or did not answer */
-	char why[512];      /* with json NULL: why */
+	char leader[256];  /* the leader's pod */
+	char state[32];    /* its state of the pod */
+	char verdict[40];  /* its verdict, "NONE" when every check passes */
+	char message[600]; /* its reason's message, "" when none */
+	char *json;        /* its /debug/pods answer (owned); NULL when it was not asked or did not answer */
+	char why[512];     /* with json NULL: why */
 };
 
 struct fetch {
@@ -137,7 +137,10 @@ static cJSON *parse_body(const char *body)
 /* A GET that says nothing on stderr: 0 with f->status and f->body (the caller frees it), or <0 with f->msg. */
 static int fetch_quiet(struct run *x, const char *path, const char *token_header, struct fetch *f)
 {
-	struct gs_kube_req req = {.method = "GET", .path = path, .timeout_ms = FETCH_TIMEOUT_MS, .prio = GS_KUBE_HIGH,
+	struct gs_kube_req req = {.method = "GET",
+				  .path = path,
+				  .timeout_ms = FETCH_TIMEOUT_MS,
+				  .prio = GS_KUBE_HIGH,
 				  .token_header = token_header};
 	int r;
 
@@ -174,15 +177,18 @@ static void ask_daemon(struct run *x, const char *ns, const char *name, struct d
 	const char *us;
 
 	memset(v, 0, sizeof(*v));
-	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", x->o->sched_ns, x->o->lease);
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", x->o->sched_ns,
+		 x->o->lease);
 	if (fetch_quiet(x, path, NULL, &f) < 0) {
 		snprintf(v->why, sizeof(v->why), "reading the Lease %s/%s: %s", x->o->sched_ns, x->o->lease, f.msg);
 		return;
 	}
-	if (f.status != 200 || gs_lease_decode(f.body, strlen(f.body), &lease, err, sizeof(err)) < 0 || !lease.holder[0]) {
-		snprintf(v->why, sizeof(v->why), "%s Lease %s/%s (--scheduler-namespace, --lease-name): is the daemon "
-			 "running with leader election?", f.status == 200 ? "no holder in the" : "cannot read the",
-			 x->o->sched_ns, x->o->lease);
+	if (f.status != 200 || gs_lease_decode(f.body, strlen(f.body), &lease, err, sizeof(err)) < 0 ||
+	    !lease.holder[0]) {
+		snprintf(v->why, sizeof(v->why),
+			 "%s Lease %s/%s (--scheduler-namespace, --lease-name): is the daemon "
+			 "running with leader election?",
+			 f.status == 200 ? "no holder in the" : "cannot read the", x->o->sched_ns, x->o->lease);
 		free(f.body);
 		return;
 	}
@@ -201,10 +207,11 @@ static void ask_daemon(struct run *x, const char *ns, const char *name, struct d
 		return;
 	}
 	if (f.status != 200) {
-		const char *hint = f.status == 401 ? ": it checks a bearer token only (a kubeconfig with a client "
-						   "certificate has none to forward)"
+		const char *hint = f.status == 401   ? ": it checks a bearer token only (a kubeconfig with a client "
+						       "certificate has none to forward)"
 				   : f.status == 403 ? ": the caller needs get on /debug/* (ClusterRole "
-						       "gpu-scheduler-debug-reader) and pods/proxy in the daemon's namespace"
+						       "gpu-scheduler-debug-reader) and pods/proxy in the daemon's "
+						       "namespace"
 						     : "";
 		snprintf(v->why, sizeof(v->why), "the leader %s answered HTTP %d%s", v->leader, f.status, hint);
 		free(f.body);
@@ -258,9 +265,12 @@ static int add_daemon_view(struct gs_buf *out, const struct daemon_view *v, enum
 	if (agree)
 		r |= gs_buf_append_str(out, "  It agrees with the evaluation above.\n");
 	else
-		r |= gs_buf_printf(out, "  It DISAGREES: the daemon's verdict is %s, the evaluation above says %s. The daemon "
-					"decides; its caches follow the apiserver's watch a moment behind, and it counts what it "
-					"has in flight (a binding, a reservation).\n",
+		r |= gs_buf_printf(out,
+				   "  It DISAGREES: the daemon's verdict is %s, the evaluation above says %s. The "
+				   "daemon "
+				   "decides; its caches follow the apiserver's watch a moment behind, and it counts "
+				   "what it "
+				   "has in flight (a binding, a reservation).\n",
 				   v->verdict, mine);
 	return r < 0 ? -E2BIG : 0;
 }
@@ -280,7 +290,8 @@ static int read_pod(struct run *x, struct gs_pod_obj *pod)
 	r = j ? gs_decode_pod(j, x->o->annotation, pod, err, sizeof(err)) : -EINVAL;
 	cJSON_Delete(j);
 	if (r < 0)
-		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what, j ? err : "the apiserver's answer is not JSON");
+		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what,
+			j ? err : "the apiserver's answer is not JSON");
 	return r;
 }
 
@@ -422,8 +433,9 @@ static int explain(struct run *x)
 	if ((r = read_pod(x, &pod)) < 0)
 		return r;
 	if (!pod.scheduler_name || strcmp(pod.scheduler_name, x->o->scheduler_name) != 0) {
-		fprintf(stderr, "gpu-scheduler explain: pod %s/%s has spec.schedulerName \"%s\", not \"%s\": "
-				"gpu-scheduler does not place it\n",
+		fprintf(stderr,
+			"gpu-scheduler explain: pod %s/%s has spec.schedulerName \"%s\", not \"%s\": "
+			"gpu-scheduler does not place it\n",
 			x->o->ns, x->o->pod, pod.scheduler_name ? pod.scheduler_name : "default-scheduler",
 			x->o->scheduler_name);
 		gs_pod_obj_free(&pod);
@@ -490,17 +502,20 @@ static void usage(FILE *f)
 		   "placement check on the node the entry names, and who holds the entry's GPUs. Reads the\n"
 		   "apiserver, then asks the running daemon (when it can) and says whether the two agree.\n"
 		   "Also: kubectl gpu-scheduler explain POD.\n\n"
-		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else default)\n"
+		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else "
+		   "default)\n"
 		   "      --kubeconfig PATH       default: $KUBECONFIG, ~/.kube/config, then in-cluster\n"
 		   "      --scheduler-name NAME   the daemon's --scheduler-name (default gpu-scheduler)\n"
 		   "      --annotation NAME       the daemon's --annotation (default gpu-scheduling-map)\n"
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
-		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; empty: off)\n"
+		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; "
+		   "empty: off)\n"
 		   "      --ignored-resources LIST, --ignored-resource-groups LIST  the daemon's (default: none)\n"
 		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer, with the\n"
 		   "                              running daemon's own answer as \"daemon\")\n"
-		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the Lease's\n"
+		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the "
+		   "Lease's\n"
 		   "                              holder, through the apiserver's pod proxy, with your own token\n"
 		   "      --scheduler-namespace NS  the daemon's namespace and Lease namespace (default kube-system)\n"
 		   "      --lease-name NAME       the daemon's --leader-elect-resource-name (default gpu-scheduler)\n"
@@ -569,8 +584,12 @@ int gs_explain_cmd(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text",
-			 .alias_label = "gpu-scheduler.io/node", .sched_ns = "kube-system", .lease = "gpu-scheduler",
+	struct opts o = {.scheduler_name = "gpu-scheduler",
+			 .annotation = "gpu-scheduling-map",
+			 .output = "text",
+			 .alias_label = "gpu-scheduler.io/node",
+			 .sched_ns = "kube-system",
+			 .lease = "gpu-scheduler",
 			 .secure_port = "10259"};
 	const char *sharing = "exclusive", *env = "true", *daemon = "true";
 	struct gs_kubeconfig kc;
@@ -579,6 +598,7 @@ int gs_explain_cmd(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:o:h", longs, NULL)) != -1) {
+		/* clang-format off */
 		switch (c) {
 		case 'n': o.ns = optarg; break;
 		case 'k': o.kubeconfig = optarg; break;
@@ -597,6 +617,7 @@ int gs_explain_cmd(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+		/* clang-format on */
 	}
 	if (optind != argc - 1 || (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0) ||
 	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||

@@ -330,8 +330,7 @@ out:
  * Loads a blob given either inline (<key>-data, base64) or as a file (<key>), never both. Absent
  * leaves *out NULL.
  */
-static int get_blob(struct kc *kc, yaml_node_t *map, const char *key, const char *where, char **out,
-		    size_t *out_len)
+static int get_blob(struct kc *kc, yaml_node_t *map, const char *key, const char *where, char **out, size_t *out_len)
 {
 	char data_key[64], *file = NULL, *data = NULL;
 	int r;
@@ -411,9 +410,11 @@ static int parse_server(struct kc *kc, const char *where, const char *url, char 
 		hend = p + strcspn(p, ":/?#");
 		if (hend > end)
 			hend = end;
-		if (!valid_hostname(h, (size_t)(hend - h)) || (hend < end && memchr(hend + 1, ':', (size_t)(end - hend - 1))))
-			return kc_fail(kc, -EINVAL, "%s: server \"%s\": invalid host (an IPv6 address needs [brackets])",
-				       where, url);
+		if (!valid_hostname(h, (size_t)(hend - h)) ||
+		    (hend < end && memchr(hend + 1, ':', (size_t)(end - hend - 1))))
+			return kc_fail(kc, -EINVAL,
+				       "%s: server \"%s\": invalid host (an IPv6 address needs [brackets])", where,
+				       url);
 		p = hend;
 	}
 	if (p < end) {
@@ -456,7 +457,8 @@ static int load_cluster(struct kc *kc, yaml_node_t *c, struct gs_kubeconfig *out
 		return r;
 	has_ca = out->ca != NULL;
 	if (has_ca && out->insecure_skip_verify)
-		return kc_fail(kc, -EINVAL, "%s: certificate-authority and insecure-skip-tls-verify are both set", where);
+		return kc_fail(kc, -EINVAL, "%s: certificate-authority and insecure-skip-tls-verify are both set",
+			       where);
 	if (!has_ca && !out->insecure_skip_verify)
 		return kc_fail(kc, -EINVAL,
 			       "%s: no certificate-authority(-data); the system trust store is not used (set one, or "
@@ -663,8 +665,9 @@ int gs_kubeconfig_in_cluster(const char *sa_dir, struct gs_kubeconfig *out, char
 		sa_dir = GS_KUBECONFIG_SA_DIR;
 	kc.base_dir = sa_dir;
 	if (!host || !*host || !port || !*port)
-		return kc_fail(&kc, -ENOENT, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set "
-					     "(not running in a pod?)");
+		return kc_fail(&kc, -ENOENT,
+			       "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set "
+			       "(not running in a pod?)");
 	int v6 = strchr(host, ':') != NULL;
 	if (asprintf(&out->server, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port) < 0)
 		gs_oom(0);

@@ -44,7 +44,8 @@ int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *er
 	static const char *const nums[] = {"leaseDurationSeconds", "leaseTransitions"};
 	for (size_t i = 0; i < 2; i++) {
 		v = cJSON_GetObjectItemCaseSensitive(spec, nums[i]);
-		if (v && !cJSON_IsNull(v) && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0)) {
+		if (v && !cJSON_IsNull(v) &&
+		    (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0)) {
 			snprintf(err, errlen, "spec.%s is not a non-negative int32", nums[i]);
 			goto out;
 		}

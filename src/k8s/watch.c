@@ -50,17 +50,17 @@ struct gs_watch {
 	struct gs_decode_hint hint;
 	unsigned page_size;
 	enum state state;
-	char *rv;             /* resourceVersion to watch from */
-	char *cont;           /* continue token of the list in progress */
-	int cache_list;       /* the next list is the first: one streamed request served from the
+	char *rv;                   /* resourceVersion to watch from */
+	char *cont;                 /* continue token of the list in progress */
+	int cache_list;             /* the next list is the first: one streamed request served from the
 	                       * apiserver's watch cache (resourceVersion=0), not pages from etcd */
-	int streaming;        /* the list in flight is that one */
-	unsigned pages;       /* requests the list in progress took */
+	int streaming;              /* the list in flight is that one */
+	unsigned pages;             /* requests the list in progress took */
 	struct gs_json_items items; /* its splitter (JSON) */
 	struct gs_pb_stream pbs;    /* its splitter (protobuf) */
-	int list_pb;          /* the streamed list in flight: -1 not known yet, 0 JSON, 1 protobuf */
-	int watch_pb;         /* the watch in flight: the same */
-	char *stream_rv;      /* its metadata.resourceVersion */
+	int list_pb;                /* the streamed list in flight: -1 not known yet, 0 JSON, 1 protobuf */
+	int watch_pb;               /* the watch in flight: the same */
+	char *stream_rv;            /* its metadata.resourceVersion */
 	unsigned stream_skipped;
 	char stream_why[256]; /* why the streamed list was given up, "" if it was not */
 	uint64_t epoch;       /* the current list's number; keys seen in it carry it */
@@ -68,8 +68,8 @@ struct gs_watch {
 	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
 	struct gs_kube_call *call;
 	struct gs_line_splitter lines;
-	int stream_err;       /* set by the stream: -ESTALE for 410, other <0 for garbage */
-	uv_timer_t timer;     /* backoff, and the silence guard while watching */
+	int stream_err;   /* set by the stream: -ESTALE for 410, other <0 for garbage */
+	uv_timer_t timer; /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
 	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
@@ -332,7 +332,8 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 			gs_decode_status_pb(resp->body, resp->body_len, &code, &reason, &message);
 		else
 			gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
-		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "", message ? message : "");
+		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "",
+			 message ? message : "");
 		free(reason);
 		free(message);
 		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
@@ -379,8 +380,8 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	gs_backoff_reset(&w->backoff);
 	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s, %s)", gs_watch_name(w),
 		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
-		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages, w->pages == 1 ? "" : "s",
-		    enc_name(w->list_pb == 1));
+		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages,
+		    w->pages == 1 ? "" : "s", enc_name(w->list_pb == 1));
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
 	if (w->state == ST_LISTING)
@@ -444,7 +445,7 @@ static int on_line(const char *line, size_t len, void *ud)
 	char derr[256] = "";
 
 	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
-							   sizeof(derr))
+							    sizeof(derr))
 			    : gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr));
 	if (r < 0) {
 		/* One bad event must not lose the others: count it, log it, go on. */
@@ -550,9 +551,8 @@ static void watch_start(struct gs_watch *w)
 	char path[4096];
 	uint64_t timeout_s = gs_backoff_rand(&w->backoff, GS_WATCH_TIMEOUT_MIN_S, GS_WATCH_TIMEOUT_MAX_S);
 
-	snprintf(path, sizeof(path),
-		 "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%llu%s%s", w->path,
-		 w->rv ? w->rv : "", (unsigned long long)timeout_s, w->field_selector ? "&fieldSelector=" : "",
+	snprintf(path, sizeof(path), "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%llu%s%s",
+		 w->path, w->rv ? w->rv : "", (unsigned long long)timeout_s, w->field_selector ? "&fieldSelector=" : "",
 		 w->field_selector ? w->field_selector : "");
 	struct gs_kube_req req = {
 		.method = "GET",

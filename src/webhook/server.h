@@ -56,14 +56,14 @@
  */
 struct gs_webhook_stats {
 	struct gs_counter reviews[GS_ADMISSION_OUTCOME_COUNT]; /* POST /mutate answered, by outcome */
-	struct gs_counter internal_errors;      /* 500 answers (allocation failures) */
-	struct gs_counter http_rejected;        /* 404, 405, wrong Content-Type */
-	struct gs_counter cert_reloads;         /* certificate pairs loaded after the start */
-	struct gs_counter cert_reload_failures; /* pairs that changed on disk but did not load */
-	struct gs_gauge cert_not_after;         /* expiry of the served leaf, seconds since the epoch */
-	struct gs_counter tls_failures;         /* TLS handshakes that failed */
-	struct gs_counter connections;          /* connections accepted: as many as reviews = no keep-alive */
-	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
+	struct gs_counter internal_errors;                     /* 500 answers (allocation failures) */
+	struct gs_counter http_rejected;                       /* 404, 405, wrong Content-Type */
+	struct gs_counter cert_reloads;                        /* certificate pairs loaded after the start */
+	struct gs_counter cert_reload_failures;                /* pairs that changed on disk but did not load */
+	struct gs_gauge cert_not_after;                        /* expiry of the served leaf, seconds since the epoch */
+	struct gs_counter tls_failures;                        /* TLS handshakes that failed */
+	struct gs_counter connections; /* connections accepted: as many as reviews = no keep-alive */
+	struct gs_histogram latency;   /* seconds spent deciding one review (POST /mutate) */
 	struct gs_counter conns_closed[GS_HTTP_CLOSE_REASON_COUNT]; /* the HTTP server's, copied */
 };
 
@@ -82,10 +82,10 @@ void gs_webhook_stats_free(struct gs_webhook_stats *st);
 void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);
 
 struct gs_webhook_opts {
-	const char *addr;               /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
-	const char *cert_file;          /* PEM chain, leaf first; NULL: cert_pem/key_pem (self-signed mode) */
-	const char *key_file;           /* PEM key */
-	const char *cert_pem;           /* with cert_file NULL: the pair itself (copied); no file polling */
+	const char *addr;      /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
+	const char *cert_file; /* PEM chain, leaf first; NULL: cert_pem/key_pem (self-signed mode) */
+	const char *key_file;  /* PEM key */
+	const char *cert_pem;  /* with cert_file NULL: the pair itself (copied); no file polling */
 	const char *key_pem;
 	struct gs_admission *admission; /* borrowed: must outlive the webhook */
 	struct gs_webhook_stats *stats; /* borrowed, initialised by the caller; NULL: the webhook keeps its own */

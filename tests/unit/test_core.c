@@ -331,7 +331,8 @@ static const char *list_str(const struct gs_list *h)
 	s[0] = 0;
 	GS_LIST_FOREACH(l, h) {
 		assert_ptr_equal(l->next->prev, l);
-		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "", GS_CONTAINER_OF(l, struct item, link)->v);
+		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "",
+				      GS_CONTAINER_OF(l, struct item, link)->v);
 	}
 	return s;
 }
@@ -541,9 +542,11 @@ static void test_json_mask_nul(void **state)
 		{"{\"a\":\"\\u0000x\"}", 15, "{\"a\":\"\\u001ax\"}"},
 		{"{\"a\\u0000\":1,\"b\":\"\\u0000\\u0000\"}", 32, "{\"a\\u001a\":1,\"b\":\"\\u001a\\u001a\"}"},
 		{"\"\\\\u0000\"", 9, NULL},                 /* an escaped backslash, then text */
-		{"\"\\\\\\u0000\"", 10, "\"\\\\\\u001a\""},   /* ... then an escape */
-		{"\"\\u000", 6, NULL},                       /* cut short: not an escape */
-		{"\"a\0b\"", 5, "\"a\x1a" "b\""},                 /* a raw NUL byte */
+		{"\"\\\\\\u0000\"", 10, "\"\\\\\\u001a\""}, /* ... then an escape */
+		{"\"\\u000", 6, NULL},                      /* cut short: not an escape */
+		{"\"a\0b\"", 5,
+		 "\"a\x1a"
+		 "b\""}, /* a raw NUL byte */
 		{"\\", 1, NULL},
 	};
 	(void)state;

@@ -209,12 +209,9 @@ static void test_hash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_put_get_del),
-		cmocka_unit_test(test_binary_keys),
-		cmocka_unit_test(test_key_ownership),
-		cmocka_unit_test(test_many_and_churn),
-		cmocka_unit_test(test_iterate_and_delete),
-		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_put_get_del),        cmocka_unit_test(test_binary_keys),
+		cmocka_unit_test(test_key_ownership),      cmocka_unit_test(test_many_and_churn),
+		cmocka_unit_test(test_iterate_and_delete), cmocka_unit_test(test_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

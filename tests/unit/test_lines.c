@@ -16,8 +16,8 @@
 struct sink {
 	char text[4096];
 	size_t n;
-	int stop_at;   /* return -ECANCELED on this line (1-based), 0 never */
-	int reset_in;  /* call reset from inside the callback */
+	int stop_at;  /* return -ECANCELED on this line (1-based), 0 never */
+	int reset_in; /* call reset from inside the callback */
 	struct gs_line_splitter *s;
 };
 
@@ -238,11 +238,19 @@ static void test_framed(void **state)
 	/* Exactly the cap passes. */
 	gs_line_splitter_reset(&s);
 	memset(k.text, 0, sizeof(k.text));
-	assert_int_equal(gs_line_splitter_feed(&s, "\0\0\0\x10" "0123456789abcdef", 20), 0);
+	assert_int_equal(gs_line_splitter_feed(&s,
+					       "\0\0\0\x10"
+					       "0123456789abcdef",
+					       20),
+			 0);
 	assert_string_equal(k.text, "0123456789abcdef");
 	gs_line_splitter_reset(&s);
 	memset(k.text, 0, sizeof(k.text));
-	assert_int_equal(gs_line_splitter_feed(&s, "\0\0\0\x10" "0123456789", 14), 0);
+	assert_int_equal(gs_line_splitter_feed(&s,
+					       "\0\0\0\x10"
+					       "0123456789",
+					       14),
+			 0);
 	assert_int_equal(gs_line_splitter_feed(&s, "abcdef", 6), 0);
 	assert_string_equal(k.text, "0123456789abcdef");
 	gs_line_splitter_free(&s);
@@ -251,14 +259,10 @@ static void test_framed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_whole_pieces),
-		cmocka_unit_test(test_every_split),
-		cmocka_unit_test(test_byte_by_byte),
-		cmocka_unit_test(test_cap),
-		cmocka_unit_test(test_callback_stops),
-		cmocka_unit_test(test_reset_inside_callback),
-		cmocka_unit_test(test_large_line),
-		cmocka_unit_test(test_framed),
+		cmocka_unit_test(test_whole_pieces),   cmocka_unit_test(test_every_split),
+		cmocka_unit_test(test_byte_by_byte),   cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_reset_inside_callback),
+		cmocka_unit_test(test_large_line),     cmocka_unit_test(test_framed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
