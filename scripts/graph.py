@@ -119,7 +119,7 @@ def declared_name(stmt):
     s = ' '.join(stmt.split())
     if not s or s.startswith('typedef') or s.startswith('static_assert') or s.startswith('_Static_assert'):
         return None
-    if re.match(r'^(struct|union|enum)\b[^(]*(\{\s*\}\s*)?$', s):
+    if re.match(r'^(struct|union|enum)(\s+\w+)?\s*(\{\s*\}\s*)?$', s):
         return None
     # a function: NAME( ... ) possibly followed by attributes
     m = re.search(r'\b([A-Za-z_]\w*)\s*\((?![^()]*\)\s*\()', s)

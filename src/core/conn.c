@@ -727,7 +727,7 @@ struct hs_sched {
 	uv_idle_t idle;
 	uv_check_t check;
 	uv_loop_t *loop;
-	unsigned open_handles;
+	struct gs_closer closer; /* its two handles, then hs_release frees it */
 };
 
 enum { HS_LATER, HS_FIRST, HS_NQUEUES };
@@ -754,11 +754,9 @@ static int hs_queue_empty(void)
 	return hs_st.queued == 0;
 }
 
-static void hs_handle_closed(uv_handle_t *h)
+static void hs_release(struct gs_closer *c)
 {
-	struct hs_sched *d = h->data;
-	if (--d->open_handles == 0)
-		free(d);
+	free(GS_CONTAINER_OF(c, struct hs_sched, closer));
 }
 
 static void hs_close(void)
@@ -769,8 +767,10 @@ static void hs_close(void)
 	/* Closed under us (a test's uv_walk): libuv still holds the memory until its close callbacks. */
 	if (uv_is_closing((uv_handle_t *)&d->idle) || uv_is_closing((uv_handle_t *)&d->check))
 		return;
-	uv_close((uv_handle_t *)&d->idle, hs_handle_closed);
-	uv_close((uv_handle_t *)&d->check, hs_handle_closed);
+	gs_closer_start(&d->closer, hs_release, NULL, NULL);
+	gs_closer_uv(&d->closer, (uv_handle_t *)&d->idle);
+	gs_closer_uv(&d->closer, (uv_handle_t *)&d->check);
+	gs_closer_arm(&d->closer);
 }
 
 static void hs_turn_end(uv_check_t *h)
@@ -793,8 +793,7 @@ static void hs_open(uv_loop_t *loop)
 	hs->loop = loop;
 	uv_idle_init(loop, &hs->idle);
 	uv_check_init(loop, &hs->check);
-	hs->idle.data = hs->check.data = hs;
-	hs->open_handles = 2;
+	gs_closer_init(&hs->closer);
 	uv_check_start(&hs->check, hs_turn_end);
 }
 

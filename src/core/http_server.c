@@ -752,7 +752,7 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 		struct sockaddr_in in4;
 		struct sockaddr_in6 in6;
 	} addr;
-	if (!o->addr || gs_split_hostport(o->addr, host, sizeof(host), &port) < 0)
+	if (!o->addr || gs_options_split_hostport(o->addr, host, sizeof(host), &port) < 0)
 		return -EINVAL;
 	if (uv_ip4_addr(host, port, &addr.in4) != 0 && uv_ip6_addr(host, port, &addr.in6) != 0)
 		return -EINVAL;

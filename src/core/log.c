@@ -162,7 +162,7 @@ uint64_t gs_log_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void gs_assert_fail(const char *expr, const char *file, int line)
+void gs_log_assert_fail(const char *expr, const char *file, int line)
 {
 	gs_log_emit(GS_LOG_ERROR, file, line, "assertion failed: %s", expr);
 	abort();

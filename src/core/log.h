@@ -104,7 +104,7 @@ void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, ui
  * An invariant a header states, checked always (not only in debug builds): on failure, one error line
  * with the file, the line and the expression, then abort(). For conditions no outside input can cause.
  */
-_Noreturn void gs_assert_fail(const char *expr, const char *file, int line);
-#define GS_ASSERT(e) ((e) ? (void)0 : gs_assert_fail(#e, __FILE__, __LINE__))
+_Noreturn void gs_log_assert_fail(const char *expr, const char *file, int line);
+#define GS_ASSERT(e) ((e) ? (void)0 : gs_log_assert_fail(#e, __FILE__, __LINE__))
 
 #endif

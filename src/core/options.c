@@ -21,7 +21,7 @@ static int parse_bool(const char *v, int *out)
 }
 
 /* Sets one option from text; where says where the value came from, for the error message. */
-int gs_parse_duration_ms(const char *s, long *ms)
+int gs_options_parse_duration_ms(const char *s, long *ms)
 {
 	static const struct {
 		const char *unit;
@@ -87,7 +87,7 @@ static int set_value(const struct gs_opt *o, const char *value, const char *wher
 	}
 	case GS_OPT_DURATION: {
 		long v;
-		if (gs_parse_duration_ms(value, &v) < 0) {
+		if (gs_options_parse_duration_ms(value, &v) < 0) {
 			snprintf(err, errlen, "%s: \"%s\" is not a duration such as 15s, 500ms or 1m30s", where, value);
 			return -EINVAL;
 		}
@@ -201,7 +201,7 @@ void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n)
 	}
 }
 
-int gs_split_hostport(const char *value, char *host, size_t hostlen, int *port)
+int gs_options_split_hostport(const char *value, char *host, size_t hostlen, int *port)
 {
 	const char *colon;
 	size_t hl;
@@ -236,7 +236,7 @@ int gs_opt_validate_hostport(const char *value, char *err, size_t errlen)
 {
 	char host[256];
 	int port;
-	if (gs_split_hostport(value, host, sizeof(host), &port) < 0) {
+	if (gs_options_split_hostport(value, host, sizeof(host), &port) < 0) {
 		snprintf(err, errlen, "\"%s\" is not HOST:PORT (e.g. 0.0.0.0:8080 or [::]:8080)", value);
 		return -EINVAL;
 	}

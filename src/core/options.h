@@ -54,12 +54,12 @@ void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n);
 
 /* A Go-style duration ("15s", "1m30s", "250ms", "2h"; a sum of number+unit, units h m s ms) into
  * milliseconds. 0 or -EINVAL (bad syntax, an empty string, over a year). */
-int gs_parse_duration_ms(const char *s, long *ms);
+int gs_options_parse_duration_ms(const char *s, long *ms);
 
 /* Validators shared by daemons: "host:port" with a port in 1..65535 (host may be empty or [v6]). */
 int gs_opt_validate_hostport(const char *value, char *err, size_t errlen);
 
 /* Splits "host:port" / "[v6]:port" / ":port". host receives "" for an empty host. 0 or -EINVAL. */
-int gs_split_hostport(const char *value, char *host, size_t hostlen, int *port);
+int gs_options_split_hostport(const char *value, char *host, size_t hostlen, int *port);
 
 #endif

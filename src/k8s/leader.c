@@ -21,20 +21,20 @@ struct gs_leader {
 	struct gs_kube *kube;
 	uv_timer_t timer;
 	char *ns, *name, *identity;
-	char path[512];            /* /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME */
+	char path[512]; /* /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME */
 	int64_t lease_ms, renew_deadline_ms, retry_ms;
 	void (*on_change)(int leading, void *ud);
 	void *ud;
 	uint64_t rng;
 
-	int leading;               /* we believe we hold it; valid only before valid_until */
-	int64_t valid_until;       /* loop time: last successful write's send time + renew deadline */
-	int64_t sent_at;           /* loop time the write in flight was sent */
-	struct gs_lease seen;      /* the record last read */
-	int64_t observed_ms;       /* when `seen` (holder, renewTime, rv) last changed */
-	int inflight;              /* a request is out */
+	int leading;          /* we believe we hold it; valid only before valid_until */
+	int64_t valid_until;  /* loop time: last successful write's send time + renew deadline */
+	int64_t sent_at;      /* loop time the write in flight was sent */
+	struct gs_lease seen; /* the record last read */
+	int64_t observed_ms;  /* when `seen` (holder, renewTime, rv) last changed */
+	int inflight;         /* a request is out */
 	int stopping, released, releasing;
-	struct gs_closer closer;   /* the stop sequence (answers, the release), then the timer */
+	struct gs_closer closer; /* the stop sequence (answers, the release), then the timer */
 	struct gs_leader_stats st;
 };
 
@@ -106,8 +106,7 @@ static void next_round(struct gs_leader *l)
 
 static void stop_step(struct gs_leader *l);
 
-static void failed(struct gs_leader *l, const char *what, int err, const struct gs_http_response *resp,
-		   const char *msg)
+static void failed(struct gs_leader *l, const char *what, int err, const struct gs_http_response *resp, const char *msg)
 {
 	l->st.errors++;
 	if (err)
@@ -270,6 +269,11 @@ static void on_timer(uv_timer_t *t)
 
 /* ---- lifecycle ----------------------------------------------------------------------------------- */
 
+int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
+{
+	return retry_ms > 0 && lease_ms > renew_deadline_ms && renew_deadline_ms * 10 > retry_ms * 12;
+}
+
 int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leader_opts *o, struct gs_leader **out,
 		    char *err, size_t errlen)
 {
@@ -291,9 +295,11 @@ int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leade
 		return -EINVAL;
 	}
 	if (strlen(o->identity) >= sizeof(l->seen.holder) || strlen(o->ns) + strlen(o->name) > 400 ||
-	    strspn(o->identity, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") != strlen(o->identity)) {
-		snprintf(err, errlen, "leader election: the identity must be letters, digits, '-', '.', '_' (and the "
-				      "identity, namespace and name short)");
+	    strspn(o->identity, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") !=
+		    strlen(o->identity)) {
+		snprintf(err, errlen,
+			 "leader election: the identity must be letters, digits, '-', '.', '_' (and the "
+			 "identity, namespace and name short)");
 		return -EINVAL;
 	}
 	l = gs_xcalloc(1, sizeof(*l));

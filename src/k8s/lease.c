@@ -87,9 +87,3 @@ int64_t gs_lease_wait_ms(const struct gs_lease *cur, const char *identity, int64
 	int64_t left = observed_ms + lease_ms - now_ms;
 	return left > 0 && left < poll_ms ? left : poll_ms;
 }
-
-
-int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
-{
-	return retry_ms > 0 && lease_ms > renew_deadline_ms && renew_deadline_ms * 10 > retry_ms * 12;
-}

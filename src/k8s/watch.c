@@ -67,7 +67,7 @@ struct gs_watch {
 	int relist_wanted;
 	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
 	struct gs_kube_call *call;
-	struct gs_line_splitter lines;
+	struct gs_lines lines;
 	int stream_err;   /* set by the stream: -ESTALE for 410, other <0 for garbage */
 	uv_timer_t timer; /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
@@ -487,10 +487,10 @@ static void on_watch_data(const char *data, size_t len, void *ud)
 	if (w->watch_pb < 0) {
 		/* Frames of a 4-byte length (protobuf) or lines (JSON), by what the server chose. */
 		w->watch_pb = response_pb(w, gs_kube_call_content_type(w->call));
-		gs_line_splitter_set_framed(&w->lines, w->watch_pb);
+		gs_lines_set_framed(&w->lines, w->watch_pb);
 		gs_log_debug("%s: watch stream in %s", gs_watch_name(w), enc_name(w->watch_pb));
 	}
-	int r = gs_line_splitter_feed(&w->lines, data, len);
+	int r = gs_lines_feed(&w->lines, data, len);
 	if (r < 0) {
 		if (!w->stream_err)
 			w->stream_err = r;
@@ -508,8 +508,8 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	w->call = NULL;
 	w->st.restarts_total++;
 	uv_timer_stop(&w->timer);
-	gs_line_splitter_reset(&w->lines);
-	gs_line_splitter_set_framed(&w->lines, 0);
+	gs_lines_reset(&w->lines);
+	gs_lines_set_framed(&w->lines, 0);
 	w->watch_pb = -1;
 	w->stream_err = 0;
 	if (w->state == ST_STOPPING) {
@@ -595,7 +595,7 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 		gs_kube_escape(opts->field_selector, w->field_selector, cap);
 	}
 	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
-	gs_line_splitter_init(&w->lines, 0, on_line, w);
+	gs_lines_init(&w->lines, 0, on_line, w);
 	gs_pb_stream_init(&w->pbs, NULL, 0, NULL, 0, 0, on_stream_field, w);
 	w->list_pb = w->watch_pb = -1;
 	gs_backoff_init(&w->backoff, GS_WATCH_BACKOFF_MIN_MS, GS_WATCH_BACKOFF_MAX_MS, opts->seed);
@@ -619,7 +619,7 @@ static void watch_release(struct gs_closer *c)
 	struct gs_watch *w = GS_CONTAINER_OF(c, struct gs_watch, closer);
 
 	gs_hmap_free(&w->known);
-	gs_line_splitter_free(&w->lines);
+	gs_lines_free(&w->lines);
 	free(w->path);
 	free(w->field_selector);
 	free(w->map_annotation);

@@ -271,23 +271,23 @@ static void test_options(void **state)
 	long ms;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		ms = -1;
-		int rc = gs_parse_duration_ms(good[i].text, &ms);
+		int rc = gs_options_parse_duration_ms(good[i].text, &ms);
 		if (rc != 0 || ms != good[i].ms)
 			fail_msg("\"%s\": %d, %ld ms; want 0, %ld ms", good[i].text, rc, ms, good[i].ms);
 	}
 	const char *bad[] = {"", "15", "s", "1.5s", "-1s", "15x", "1s ", "9999999h", "1d"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (gs_parse_duration_ms(bad[i], &ms) != -EINVAL)
+		if (gs_options_parse_duration_ms(bad[i], &ms) != -EINVAL)
 			fail_msg("\"%s\" accepted as %ld ms", bad[i], ms);
 
 	char host[64];
 	int port;
-	assert_int_equal(gs_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);
+	assert_int_equal(gs_options_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "::1");
 	assert_int_equal(port, 8443);
-	assert_int_equal(gs_split_hostport(":8080", host, sizeof(host), &port), 0);
+	assert_int_equal(gs_options_split_hostport(":8080", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "");
-	assert_int_equal(gs_split_hostport("nohost", host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(gs_options_split_hostport("nohost", host, sizeof(host), &port), -EINVAL);
 }
 
 /* ---- backoff ------------------------------------------------------------------------------------ */

@@ -401,16 +401,16 @@ static int on_event(const char *data, size_t len, void *ud)
 /* Splits a recorded stream as the watch does (lines, or frames) and decodes every event. */
 static void stream_events(const char *path, int pb, enum gs_obj_kind kind, struct gs_buf *b, size_t piece)
 {
-	struct gs_line_splitter ls;
+	struct gs_lines ls;
 	struct ev_sink s = {.b = b, .kind = kind, .pb = pb};
 	size_t len;
 	char *data = slurp(path, &len);
-	gs_line_splitter_init(&ls, 0, on_event, &s);
-	gs_line_splitter_set_framed(&ls, pb);
+	gs_lines_init(&ls, 0, on_event, &s);
+	gs_lines_set_framed(&ls, pb);
 	for (size_t i = 0; i < len; i += piece)
-		assert_int_equal(gs_line_splitter_feed(&ls, data + i, len - i < piece ? len - i : piece), 0);
-	assert_int_equal(gs_line_splitter_pending(&ls), 0);
-	gs_line_splitter_free(&ls);
+		assert_int_equal(gs_lines_feed(&ls, data + i, len - i < piece ? len - i : piece), 0);
+	assert_int_equal(gs_lines_pending(&ls), 0);
+	gs_lines_free(&ls);
 	free(data);
 }
 

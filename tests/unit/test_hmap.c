@@ -186,12 +186,12 @@ static void test_hash(void **state)
 
 	memset(buf, 'a', sizeof(buf));
 	for (size_t n = 0; n < sizeof(buf); n++) {
-		uint64_t h = gs_hash(buf, n, 1);
-		assert_int_not_equal(h, gs_hash(buf, n + 1, 1));
-		assert_int_not_equal(h, gs_hash(buf, n, 2));
+		uint64_t h = gs_hmap_hash(buf, n, 1);
+		assert_int_not_equal(h, gs_hmap_hash(buf, n + 1, 1));
+		assert_int_not_equal(h, gs_hmap_hash(buf, n, 2));
 		for (size_t i = 0; i < n; i++) {
 			buf[i] = 'b';
-			assert_int_not_equal(h, gs_hash(buf, n, 1));
+			assert_int_not_equal(h, gs_hmap_hash(buf, n, 1));
 			buf[i] = 'a';
 		}
 	}
