@@ -174,7 +174,7 @@ FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_s
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
 			src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
-FUZZ_lease_SRC       := src/k8s/lease.c
+FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
 FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c

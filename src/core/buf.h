@@ -7,7 +7,7 @@
  * is not counted in len), so a complete body can be handed to a string parser as it is.
  *
  *   struct gs_buf b;
- *   gs_buf_init(&b, GS_WATCH_FRAME_MAX);
+ *   gs_buf_init(&b, MY_BODY_MAX);   // the cap, a named constant of the caller (0: none)
  *   if (gs_buf_append(&b, p, n) < 0) ...
  *   gs_buf_free(&b);   // safe after init, and twice
  */

@@ -103,8 +103,8 @@ static void conn_fail(struct gs_conn *c, int err, const char *reason)
 
 static int conn_on_message_complete(llhttp_t *p);
 
-int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
-		  const struct gs_conn_cbs *cbs, size_t max_head)
+void gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
+		   const struct gs_conn_cbs *cbs, size_t max_head)
 {
 	memset(c, 0, sizeof(*c));
 	c->loop = loop;
@@ -127,7 +127,6 @@ int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const 
 	}
 	c->tcp.data = c;
 	c->timer.data = c;
-	return 0;
 }
 
 static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -847,8 +846,9 @@ static void hs_defer(struct gs_conn *c)
 /*
  * Later steps first, oldest first. Then first steps: oldest first, unless the oldest has waited over
  * GS_CONN_HS_LIFO_AFTER_NS: then the queue is overloaded and the newest goes first (adaptive LIFO).
- * Under a flood, the oldest waiting connections are the next the server evicts at its cap or drops
- * at its handshake deadline: their step would be wasted, and a real client arriving now would wait
+ * Under a flood, the oldest waiting connections are the first the server evicts at its cap (the
+ * flooding address holds the most, and its oldest go first: core/http.h) or drops at its handshake
+ * deadline: their step would be wasted, and a real client arriving now would wait
  * behind all of them, past its own eviction. Newest first serves it within a turn or two.
  */
 static struct gs_conn *hs_next(void)

@@ -164,11 +164,11 @@ struct gs_conn {
 /*
  * Initializes c (which the caller allocated, zeroed or not) and its two handles. type is HTTP_REQUEST
  * (server side) or HTTP_RESPONSE (client side); settings must outlive c (a static table). max_head
- * caps one message head. Returns 0 (the handles cannot fail to initialise on Unix; if libuv ever said
- * otherwise the process aborts rather than leave a half-registered handle).
+ * caps one message head. Cannot fail: the handles cannot fail to initialise on Unix (if libuv ever
+ * said otherwise the process aborts rather than leave a half-registered handle).
  */
-int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
-		  const struct gs_conn_cbs *cbs, size_t max_head);
+void gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
+		   const struct gs_conn_cbs *cbs, size_t max_head);
 
 /*
  * Client side: resolves host (IP literals directly, names through uv_getaddrinfo; the first address

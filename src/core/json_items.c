@@ -27,7 +27,8 @@ enum {
 	S_ERROR,
 };
 
-static int is_blank(char c)
+/* JSON's whitespace: RFC 8259's four (isspace would add \f and \v). */
+static int json_ws(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -128,7 +129,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 		char c = data[i];
 		switch (s->state) {
 		case S_START:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c != '{')
 				return fail(s, -EINVAL, "not a JSON object (starts with '%c')", c);
@@ -136,7 +137,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			break;
 		case S_KEY_OR_END:
 		case S_KEY_EXPECT:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c == '}' && s->state == S_KEY_OR_END) {
 				s->state = S_DONE;
@@ -165,14 +166,14 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 				s->key_overflow = 1;
 			break;
 		case S_COLON:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c != ':')
 				return fail(s, -EINVAL, "expected ':' after \"%s\"", s->key);
 			s->state = S_VALUE;
 			break;
 		case S_VALUE:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c == ',' || c == '}' || c == ']') /* no value: as for an element, not an empty text */
 				return fail(s, -EINVAL, "expected a value for \"%s\"", s->key);
@@ -190,7 +191,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			break;
 		case S_ELEM_OR_END:
 		case S_ELEM:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c == ']' && s->state == S_ELEM_OR_END) {
 				s->in_array = 0;
@@ -204,7 +205,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			i--;
 			break;
 		case S_ELEM_NEXT:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c == ',') {
 				s->state = S_ELEM;
@@ -217,7 +218,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			}
 			break;
 		case S_NEXT:
-			if (is_blank(c))
+			if (json_ws(c))
 				break;
 			if (c == ',')
 				s->state = S_KEY_EXPECT;
@@ -264,7 +265,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			}
 			break;
 		case S_CAP_SCALAR:
-			if (is_blank(c) || c == ',' || c == '}' || c == ']') {
+			if (json_ws(c) || c == ',' || c == '}' || c == ']') {
 				if ((r = append(s, data + run, i - run)) < 0 || (r = deliver(s)) < 0)
 					return r;
 				s->state = s->in_array ? S_ELEM_NEXT : S_NEXT;
@@ -272,7 +273,7 @@ int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len)
 			}
 			break;
 		case S_DONE:
-			if (!is_blank(c))
+			if (!json_ws(c))
 				return fail(s, -EINVAL, "bytes after the end of the object");
 			break;
 		default:

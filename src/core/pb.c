@@ -61,11 +61,6 @@ static inline int rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	return rd_varint(p, end, v);
-}
-
 void gs_pb_init(struct gs_pb *r, const void *data, size_t len)
 {
 	r->start = r->p = data;

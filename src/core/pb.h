@@ -61,12 +61,6 @@ void gs_pb_sub(struct gs_pb *sub, const struct gs_pb_field *f);
 /* Bytes consumed so far, for error messages. */
 size_t gs_pb_offset(const struct gs_pb *r);
 
-/*
- * One varint at *p (not past end): 0 and *p moved past it, or -EINVAL (truncated, over 10 bytes, or a
- * 10th byte carrying more than the 64th bit) with *p unchanged.
- */
-int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
-
 /* How many fields numbered num the message data[0..len) holds; <0 if it is malformed. */
 int gs_pb_count(const void *data, size_t len, uint32_t num);
 

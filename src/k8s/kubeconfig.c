@@ -130,18 +130,13 @@ static int read_file_rel(struct kc *kc, const char *what, const char *path, char
 	return r;
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 /* Trims blanks at both ends of a NUL-terminated buffer of length len, in place. Returns the new length. */
 static size_t trim(char *s, size_t len)
 {
 	size_t a = 0;
-	while (a < len && is_blank(s[a]))
+	while (a < len && isspace((unsigned char)s[a]))
 		a++;
-	while (len > a && is_blank(s[len - 1]))
+	while (len > a && isspace((unsigned char)s[len - 1]))
 		len--;
 	memmove(s, s + a, len - a);
 	s[len - a] = '\0';
@@ -308,7 +303,7 @@ static int decode_b64(struct kc *kc, const char *where, const char *key, const c
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!is_blank(in[i]))
+		if (!isspace((unsigned char)in[i]))
 			clean[k++] = (unsigned char)in[i];
 	dst = gs_xmalloc(k / 4 * 3 + 4);
 	if (k == 0 || mbedtls_base64_decode(dst, k / 4 * 3 + 3, &olen, clean, k) != 0) {

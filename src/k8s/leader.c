@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/closer.h"
 #include "core/log.h"
+#include "core/rand.h"
 
 struct gs_leader {
 	uv_loop_t *loop;
@@ -39,14 +40,6 @@ struct gs_leader {
 };
 
 /* ---- the cycle ----------------------------------------------------------------------------------- */
-
-static uint64_t rng_next(struct gs_leader *l)
-{
-	uint64_t z = (l->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static int64_t now_ms(const struct gs_leader *l)
 {
@@ -98,7 +91,7 @@ static void next_round(struct gs_leader *l)
 {
 	int64_t d = l->retry_ms;
 	if (!l->leading) { /* followers spread out (client-go's JitterFactor 1.2), and wake when a term ends */
-		d += (int64_t)(rng_next(l) % (uint64_t)(l->retry_ms / 5 + 1));
+		d += (int64_t)(gs_rand_range(&l->rng, 0, (uint64_t)(l->retry_ms / 5)));
 		d = gs_lease_wait_ms(&l->seen, l->identity, l->observed_ms, l->lease_ms, now_ms(l), d);
 	}
 	arm(l, d);

@@ -10,10 +10,12 @@
 
 #include <cjson/cJSON.h>
 
-static void copy_str(char *dst, size_t size, const cJSON *v)
+#include "core/str.h"
+
+/* The string value of o's member k; NULL when absent or not a string. */
+static const char *string_field(const cJSON *o, const char *k)
 {
-	const char *s = cJSON_GetStringValue(v);
-	snprintf(dst, size, "%s", s ? s : "");
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *err, size_t errlen)
@@ -55,10 +57,10 @@ int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *er
 		snprintf(err, errlen, "metadata.resourceVersion is missing or empty");
 		goto out;
 	}
-	copy_str(out->rv, sizeof(out->rv), v);
-	copy_str(out->holder, sizeof(out->holder), cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
-	copy_str(out->acquire, sizeof(out->acquire), cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"));
-	copy_str(out->renew, sizeof(out->renew), cJSON_GetObjectItemCaseSensitive(spec, "renewTime"));
+	gs_str_copy(out->rv, sizeof(out->rv), cJSON_GetStringValue(v));
+	gs_str_copy(out->holder, sizeof(out->holder), string_field(spec, "holderIdentity"));
+	gs_str_copy(out->acquire, sizeof(out->acquire), string_field(spec, "acquireTime"));
+	gs_str_copy(out->renew, sizeof(out->renew), string_field(spec, "renewTime"));
 	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
 	out->duration_s = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");

@@ -393,11 +393,6 @@ int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *
 	return r;
 }
 
-int gs_webhook_port(const struct gs_webhook *w)
-{
-	return gs_http_server_port(w->server);
-}
-
 struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
 {
 	return w->stats;

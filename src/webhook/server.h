@@ -42,7 +42,8 @@
  * Connections (docs/http.md, "Connection limits"). The apiserver keeps up to ~25 idle connections
  * per webhook host and opens one more per concurrent admission (--max-mutating-requests-inflight,
  * 200 by default), possibly several apiservers behind one address: so by default one address may use
- * the whole cap, and eviction of the oldest idle or unfinished connection is what keeps room for it.
+ * the whole cap, and eviction is what keeps room for it: at the cap, the oldest idle or unfinished
+ * connection of the address that holds the most of them goes (core/http.h, "Limits").
  */
 #define GS_WEBHOOK_MAX_CONNS          256
 #define GS_WEBHOOK_HANDSHAKE_MS       5000
@@ -110,9 +111,6 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
  * 0, or -EINVAL with a reason in err (the old pair stays).
  */
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen);
-
-/* The bound port (for "host:0"). */
-int gs_webhook_port(const struct gs_webhook *w);
 
 /* The counters in use (the caller's, or the webhook's own). */
 struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w);

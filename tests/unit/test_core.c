@@ -30,7 +30,10 @@
 #include "core/list.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/num.h"
 #include "core/options.h"
+#include "core/rand.h"
+#include "core/str.h"
 
 /* ---- buf ---------------------------------------------------------------------------------------- */
 
@@ -314,6 +317,78 @@ static void test_backoff(void **state)
 	}
 }
 
+static void test_backoff_delay(void **state)
+{
+	(void)state;
+	uint64_t rng = 7;
+	for (int i = 0; i < 200; i++) {
+		uint64_t d1 = gs_backoff_delay(100, 10000, 1, &rng);
+		uint64_t d3 = gs_backoff_delay(100, 10000, 3, &rng);
+		uint64_t dmax = gs_backoff_delay(100, 10000, 1000, &rng);
+		assert_true(d1 >= 50 && d1 <= 100);
+		assert_true(d3 >= 200 && d3 <= 400);
+		assert_true(dmax >= 5000 && dmax <= 10000);
+	}
+	/* the same seed, the same delays: the engine's golden transcripts replay */
+	uint64_t a = 42, b = 42;
+	for (unsigned f = 1; f < 20; f++)
+		assert_int_equal(gs_backoff_delay(800, 30000, f, &a), gs_backoff_delay(800, 30000, f, &b));
+}
+
+/* ---- num, rand, str ----------------------------------------------------------------------------- */
+
+static void test_num_sat_add(void **state)
+{
+	(void)state;
+	assert_true(gs_num_sat_add(2, 3) == 5);
+	assert_true(gs_num_sat_add(5, -3) == 2);
+	assert_true(gs_num_sat_add(INT64_MAX - 1, 1) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MAX, 1) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MAX, INT64_MAX) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MIN, -1) == INT64_MIN);
+	assert_true(gs_num_sat_add(-5, INT64_MIN) == INT64_MIN);
+	assert_true(gs_num_sat_add(INT64_MIN, INT64_MAX) == -1);
+	assert_true(gs_num_sat_add(-1, INT64_MIN + 1) == INT64_MIN);
+}
+
+static void test_rand(void **state)
+{
+	(void)state;
+	uint64_t st = 0;
+	assert_true(gs_rand_next(&st) == 0xe220a8397b1dcdafull); /* splitmix64's first output for seed 0 */
+	uint64_t a = 99, b = 99;
+	for (int i = 0; i < 100; i++)
+		assert_true(gs_rand_next(&a) == gs_rand_next(&b));
+	int seen[11] = {0};
+	for (int i = 0; i < 2000; i++) {
+		uint64_t r = gs_rand_range(&a, 10, 20);
+		assert_true(r >= 10 && r <= 20);
+		seen[r - 10] = 1;
+	}
+	for (int i = 0; i < 11; i++)
+		assert_true(seen[i]);
+	assert_true(gs_rand_range(&a, 7, 7) == 7);
+	assert_true(gs_rand_range(&a, 9, 3) == 9);
+	(void)gs_rand_range(&a, 0, UINT64_MAX); /* the full range: no division by zero */
+}
+
+static void test_str_copy(void **state)
+{
+	(void)state;
+	char buf[7];
+	gs_str_copy(buf, sizeof(buf), "abcdef");
+	assert_string_equal(buf, "abcdef");
+	gs_str_copy(buf, sizeof(buf), "abcdefghij");
+	assert_string_equal(buf, "abc...");
+	gs_str_copy(buf, sizeof(buf), "abcdefg");
+	assert_string_equal(buf, "abc...");
+	gs_str_copy(buf, sizeof(buf), NULL);
+	assert_string_equal(buf, "");
+	char small[2];
+	gs_str_copy(small, sizeof(small), "xyz");
+	assert_string_equal(small, "x");
+}
+
 /* ---- list --------------------------------------------------------------------------------------- */
 
 struct item {
@@ -582,6 +657,10 @@ int main(void)
 		cmocka_unit_test(test_metrics_exposition),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_backoff_delay),
+		cmocka_unit_test(test_num_sat_add),
+		cmocka_unit_test(test_rand),
+		cmocka_unit_test(test_str_copy),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_closer),
