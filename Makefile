@@ -178,7 +178,7 @@ FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
 FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
-FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
+FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c src/core/log.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)

@@ -181,7 +181,8 @@ const char *gs_http_close_reason_name(enum gs_http_close_reason r);
 #define GS_HTTP_CLOSED_METRIC "gpu_scheduler_http_connections_closed_total"
 #define GS_HTTP_CLOSED_HELP   "Connections closed by the webhook, health and secure servers, by reason."
 
-/* Called once per complete request. The handler must call gs_http_respond exactly once, now or later. */
+/* Called once per complete request. The handler must call gs_http_respond exactly once, now or later
+ * (GS_ASSERT: a request answered is its connection's no more). */
 typedef void (*gs_http_handler_cb)(struct gs_http_server_req *req, void *ud);
 
 int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *opts, gs_http_handler_cb handler, void *ud,

@@ -486,6 +486,7 @@ int gs_http_respond(struct gs_http_server_req *r, int status, const char *conten
 		    const struct gs_http_header *extra, size_t n_extra)
 {
 	struct server_conn *sc = r->sc;
+	GS_ASSERT(!sc || sc->req == r); /* answered once: while it is its connection's request */
 	if (!sc) {
 		req_free(r);
 		return -ECONNRESET;

@@ -16,6 +16,7 @@
 #include <dirent.h>
 
 #include "core/alloc.h"
+#include "core/log.h"
 
 enum series_type {
 	SERIES_COUNTER,
@@ -88,9 +89,23 @@ void gs_metrics_free(struct gs_metrics *m)
 	free(m);
 }
 
+/* Prometheus' metric name grammar: [a-zA-Z_:][a-zA-Z0-9_:]*. */
+static int valid_name(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == ':'))
+			return 0;
+	return 1;
+}
+
 static struct series *add(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			  enum series_type type)
 {
+	GS_ASSERT(name && valid_name(name) && help && !strchr(help, '\n'));
+	GS_ASSERT(!labels || (!strchr(labels, '{') && !strchr(labels, '}')));
 	for (size_t i = 0; i < m->n; i++) {
 		if (strcmp(m->v[i].name, name) == 0 && m->v[i].type != type) {
 			fprintf(stderr, "gpu-scheduler: metric %s registered with two types\n", name);

@@ -57,7 +57,8 @@ void gs_metrics_free(struct gs_metrics *m);
 /*
  * Registration. name must be a valid metric name, labels either NULL or the inside of the braces
  * ("result=\"success\""), help one line. The registry keeps the pointers: the series must outlive it.
- * Registration aborts with a message on misuse (mixed types in one family): a programming error.
+ * Registration aborts with a message on misuse (mixed types in one family; a name, help or labels
+ * breaking those rules: GS_ASSERT): a programming error.
  */
 void gs_metrics_counter(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			struct gs_counter *c);

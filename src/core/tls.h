@@ -133,7 +133,9 @@ struct gs_tls_cert_req {
 	int64_t not_before; /* seconds since the epoch */
 	int64_t not_after;
 };
-/* Self-signed when issuer_cert is NULL, else signed by issuer_cert/issuer_key (PEM). */
+/* Self-signed when issuer_cert is NULL, else signed by issuer_cert/issuer_key (PEM). req, cert_pem and
+ * key_pem are not NULL (GS_ASSERT). 0, or -EINVAL / -ENOMEM with a message in err and both outputs
+ * NULL. */
 int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key, char **cert_pem,
 		    char **key_pem, char *err, size_t errlen);
 

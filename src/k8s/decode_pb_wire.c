@@ -140,11 +140,91 @@ int gs_decode_status_pb(const void *body, size_t len, int *code, char **reason, 
 static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
 /* WatchEvent: 1 type, 2 object (RawExtension: 1 raw, holding the `k8s\0` envelope). */
-static int decode_event(struct gs_decode__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
-			const struct gs_decode_hint *hint, struct gs_decode_event *ev)
+/* The WatchEvent's fields: its type (*type, *tn bytes) and its object's RawExtension bytes (*env, NULL
+ * when absent). 0, or <0 with the message in d. */
+static int event_fields(struct gs_decode__pctx *d, const uint8_t *data, size_t len, const char **type, size_t *tn,
+			const uint8_t **env, size_t *env_len)
 {
 	struct gs_pb r, x;
 	struct gs_pb_field f, g;
+	int rc;
+
+	gs_pb_init(&r, data, len);
+	while ((rc = gs_pb_next(&r, &f)) > 0) {
+		if (f.num == 1 && (rc = gs_decode__pb_sref(d, &f, "", "type", type, tn)) < 0)
+			return rc;
+		if (f.num != 2)
+			continue;
+		if ((rc = gs_decode__pb_want(d, &f, GS_PB_LEN, "", "object")) < 0)
+			return rc;
+		gs_pb_sub(&x, &f);
+		while ((rc = gs_pb_next(&x, &g)) > 0) {
+			if (g.num != 1)
+				continue;
+			if ((rc = gs_decode__pb_want(d, &g, GS_PB_LEN, "object", "raw")) < 0)
+				return rc;
+			*env = g.data;
+			*env_len = g.len;
+		}
+		if (rc < 0)
+			return gs_decode__pb_pbad(d, &x, "object");
+	}
+	if (rc < 0)
+		return gs_decode__pb_pbad(d, &r, "");
+	return 0;
+}
+
+/* A BOOKMARK's object: only its metadata.resourceVersion, into ev. */
+static int event_bookmark(struct gs_decode__pctx *d, const uint8_t *raw, size_t raw_len, struct gs_decode_event *ev)
+{
+	struct gs_decode__pb_meta m = {0};
+	struct gs_pb r;
+	struct gs_pb_field f;
+	int rc;
+
+	gs_pb_init(&r, raw, raw_len);
+	while ((rc = gs_pb_next(&r, &f)) > 0)
+		if (f.num == 1) {
+			gs_decode__pb_meta_free(&m);
+			memset(&m, 0, sizeof(m));
+			if ((rc = gs_decode__pb_meta_scalars(d, &f, &m)) < 0)
+				break;
+		}
+	if (rc < 0 && r.err)
+		rc = gs_decode__pb_pbad(d, &r, "object");
+	ev->resource_version = m.rv;
+	m.rv = NULL;
+	gs_decode__pb_meta_free(&m);
+	if (rc < 0)
+		return rc;
+	if (!ev->resource_version)
+		return gs_decode__pb_pfail(d, "BOOKMARK without a resourceVersion");
+	return 0;
+}
+
+/* An ADDED, MODIFIED or DELETED event's pod or node (a DELETED pod's metadata only), into ev. */
+static int event_object(struct gs_decode__pctx *d, const uint8_t *raw, size_t raw_len, const char *map_annotation,
+			const struct gs_decode_hint *hint, struct gs_decode_event *ev)
+{
+	const char *rv;
+	int rc;
+	if (ev->kind == GS_OBJ_POD) {
+		rc = gs_decode__pb_pod(raw, raw_len, map_annotation,
+				       ev->type == GS_DECODE_EV_DELETED ? GS_DECODE__POD_META : GS_DECODE__POD_HINT,
+				       hint, &ev->pod, d->err, d->errlen);
+		rv = ev->pod.resource_version;
+	} else {
+		rc = gs_decode_node_pb(raw, raw_len, &ev->node, d->err, d->errlen);
+		rv = ev->node.resource_version;
+	}
+	if (rc == 0 && rv && !(ev->resource_version = strdup(rv)))
+		rc = gs_decode__pb_pnomem(d);
+	return rc;
+}
+
+static int decode_event(struct gs_decode__pctx *d, const uint8_t *data, size_t len, const char *map_annotation,
+			const struct gs_decode_hint *hint, struct gs_decode_event *ev)
+{
 	const char *type = NULL;
 	size_t tn = 0, t;
 	const uint8_t *env = NULL, *raw;
@@ -152,27 +232,8 @@ static int decode_event(struct gs_decode__pctx *d, const uint8_t *data, size_t l
 	char kind[64];
 	int rc;
 
-	gs_pb_init(&r, data, len);
-	while ((rc = gs_pb_next(&r, &f)) > 0) {
-		if (f.num == 1 && (rc = gs_decode__pb_sref(d, &f, "", "type", &type, &tn)) < 0)
-			return rc;
-		if (f.num == 2) {
-			if ((rc = gs_decode__pb_want(d, &f, GS_PB_LEN, "", "object")) < 0)
-				return rc;
-			gs_pb_sub(&x, &f);
-			while ((rc = gs_pb_next(&x, &g)) > 0)
-				if (g.num == 1) {
-					if ((rc = gs_decode__pb_want(d, &g, GS_PB_LEN, "object", "raw")) < 0)
-						return rc;
-					env = g.data;
-					env_len = g.len;
-				}
-			if (rc < 0)
-				return gs_decode__pb_pbad(d, &x, "object");
-		}
-	}
-	if (rc < 0)
-		return gs_decode__pb_pbad(d, &r, "");
+	if ((rc = event_fields(d, data, len, &type, &tn, &env, &env_len)) < 0)
+		return rc;
 	if (!type || tn == 0)
 		return gs_decode__pb_pfail(d, "no type");
 	for (t = 0; t < sizeof(watch_types) / sizeof(watch_types[0]); t++)
@@ -190,40 +251,9 @@ static int decode_event(struct gs_decode__pctx *d, const uint8_t *data, size_t l
 		return rc;
 	if (ev->type == GS_DECODE_EV_ERROR)
 		return status_obj(d, raw, raw_len, &ev->status_code, &ev->status_reason, &ev->status_message);
-	if (ev->type == GS_DECODE_EV_BOOKMARK) {
-		/* Only metadata.resourceVersion. */
-		struct gs_decode__pb_meta m = {0};
-		gs_pb_init(&r, raw, raw_len);
-		while ((rc = gs_pb_next(&r, &f)) > 0)
-			if (f.num == 1) {
-				gs_decode__pb_meta_free(&m);
-				memset(&m, 0, sizeof(m));
-				if ((rc = gs_decode__pb_meta_scalars(d, &f, &m)) < 0)
-					break;
-			}
-		if (rc < 0 && r.err)
-			rc = gs_decode__pb_pbad(d, &r, "object");
-		ev->resource_version = m.rv;
-		m.rv = NULL;
-		gs_decode__pb_meta_free(&m);
-		if (rc < 0)
-			return rc;
-		if (!ev->resource_version)
-			return gs_decode__pb_pfail(d, "BOOKMARK without a resourceVersion");
-		return 0;
-	}
-	if (ev->kind == GS_OBJ_POD) {
-		rc = gs_decode__pb_pod(raw, raw_len, map_annotation,
-				       ev->type == GS_DECODE_EV_DELETED ? GS_DECODE__POD_META : GS_DECODE__POD_HINT,
-				       hint, &ev->pod, d->err, d->errlen);
-		if (rc == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
-			rc = gs_decode__pb_pnomem(d);
-	} else {
-		rc = gs_decode_node_pb(raw, raw_len, &ev->node, d->err, d->errlen);
-		if (rc == 0 && ev->node.resource_version && !(ev->resource_version = strdup(ev->node.resource_version)))
-			rc = gs_decode__pb_pnomem(d);
-	}
-	return rc;
+	if (ev->type == GS_DECODE_EV_BOOKMARK)
+		return event_bookmark(d, raw, raw_len, ev);
+	return event_object(d, raw, raw_len, map_annotation, hint, ev);
 }
 
 int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,

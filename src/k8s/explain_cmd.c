@@ -564,7 +564,8 @@ static void on_closed(void *ud)
 	(void)ud;
 }
 
-int gs_explain_cmd(int argc, char **argv)
+/* The command line into *o: -1 to go on, else the exit code (0 after --help, 2 for a usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
 		{"namespace", required_argument, NULL, 'n'},
@@ -584,58 +585,88 @@ int gs_explain_cmd(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.scheduler_name = "gpu-scheduler",
-			 .annotation = "gpu-scheduling-map",
-			 .output = "text",
-			 .alias_label = "gpu-scheduler.io/node",
-			 .sched_ns = "kube-system",
-			 .lease = "gpu-scheduler",
-			 .secure_port = "10259"};
+	*o = (struct opts){.scheduler_name = "gpu-scheduler",
+			   .annotation = "gpu-scheduling-map",
+			   .output = "text",
+			   .alias_label = "gpu-scheduler.io/node",
+			   .sched_ns = "kube-system",
+			   .lease = "gpu-scheduler",
+			   .secure_port = "10259"};
 	const char *sharing = "exclusive", *env = "true", *daemon = "true";
-	struct gs_kubeconfig kc;
-	char err[512];
-	int c, r;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:o:h", longs, NULL)) != -1) {
 		/* clang-format off */
 		switch (c) {
-		case 'n': o.ns = optarg; break;
-		case 'k': o.kubeconfig = optarg; break;
-		case 's': o.scheduler_name = optarg; break;
-		case 'a': o.annotation = optarg; break;
+		case 'n': o->ns = optarg; break;
+		case 'k': o->kubeconfig = optarg; break;
+		case 's': o->scheduler_name = optarg; break;
+		case 'a': o->annotation = optarg; break;
 		case 'd': sharing = optarg; break;
-		case 'o': o.output = optarg; break;
+		case 'o': o->output = optarg; break;
 		case 'r': env = optarg; break;
-		case 'l': o.alias_label = optarg; break;
+		case 'l': o->alias_label = optarg; break;
 		case 'D': daemon = optarg; break;
-		case 'I': o.ignored_resources = optarg; break;
-		case 'G': o.ignored_groups = optarg; break;
-		case 'N': o.sched_ns = optarg; break;
-		case 'L': o.lease = optarg; break;
-		case 'P': o.secure_port = optarg; break;
+		case 'I': o->ignored_resources = optarg; break;
+		case 'G': o->ignored_groups = optarg; break;
+		case 'N': o->sched_ns = optarg; break;
+		case 'L': o->lease = optarg; break;
+		case 'P': o->secure_port = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 		/* clang-format on */
 	}
-	if (optind != argc - 1 || (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0) ||
+	if (optind != argc - 1 || (strcmp(o->output, "text") != 0 && strcmp(o->output, "json") != 0) ||
 	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||
 	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0) ||
-	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o.sched_ns) ||
-	    !valid_name(o.lease) || !valid_port(o.secure_port)) {
+	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o->sched_ns) ||
+	    !valid_name(o->lease) || !valid_port(o->secure_port)) {
 		usage(stderr);
 		return 2;
 	}
-	o.pod = argv[optind];
-	o.sharing_any = strcmp(sharing, "any") == 0;
-	o.check_env = strcmp(env, "true") == 0;
-	o.ask_daemon = strcmp(daemon, "true") == 0;
-	if (!valid_name(o.pod) || (o.ns && !valid_name(o.ns))) {
+	o->pod = argv[optind];
+	o->sharing_any = strcmp(sharing, "any") == 0;
+	o->check_env = strcmp(env, "true") == 0;
+	o->ask_daemon = strcmp(daemon, "true") == 0;
+	if (!valid_name(o->pod) || (o->ns && !valid_name(o->ns))) {
 		fprintf(stderr, "gpu-scheduler explain: \"%s\" is not a valid Kubernetes name\n",
-			valid_name(o.pod) ? o.ns : o.pod);
+			valid_name(o->pod) ? o->ns : o->pod);
 		return 2;
 	}
+	return -1;
+}
+
+/* The explanation on a loop of its own, with its own apiserver client. */
+static int run_explain(struct opts *o, struct gs_kubeconfig *kc)
+{
+	struct run x = {.o = o};
+	struct gs_kube_opts ko = {.kc = kc, .max_conns = 1, .user_agent = "gpu-scheduler-explain"};
+	char err[512];
+	int r;
+
+	uv_loop_init(&x.loop);
+	if ((r = gs_kube_new(&x.loop, &ko, &x.kube, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
+	} else {
+		r = explain(&x);
+		gs_kube_close(x.kube, on_closed, NULL);
+		uv_run(&x.loop, UV_RUN_DEFAULT);
+	}
+	uv_loop_close(&x.loop);
+	return r;
+}
+
+int gs_explain_cmd(int argc, char **argv)
+{
+	struct opts o;
+	struct gs_kubeconfig kc;
+	char err[512];
+	int r = parse_args(argc, argv, &o);
+
+	if (r >= 0)
+		return r;
 	gs_log_setup(GS_LOG_WARN, GS_LOG_TEXT);
 	memset(&kc, 0, sizeof(kc));
 	if (load_kubeconfig(o.kubeconfig, &kc, err, sizeof(err)) < 0) {
@@ -652,17 +683,7 @@ int gs_explain_cmd(int argc, char **argv)
 		return 2;
 	}
 
-	struct run x = {.o = &o};
-	struct gs_kube_opts ko = {.kc = &kc, .max_conns = 1, .user_agent = "gpu-scheduler-explain"};
-	uv_loop_init(&x.loop);
-	if ((r = gs_kube_new(&x.loop, &ko, &x.kube, err, sizeof(err))) < 0) {
-		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
-	} else {
-		r = explain(&x);
-		gs_kube_close(x.kube, on_closed, NULL);
-		uv_run(&x.loop, UV_RUN_DEFAULT);
-	}
-	uv_loop_close(&x.loop);
+	r = run_explain(&o, &kc);
 	gs_kubeconfig_free(&kc);
 	return r < 0 ? 1 : 0;
 }

@@ -294,36 +294,30 @@ static int stream_finish(struct gs_watch *w, const char **why)
 	return r;
 }
 
-static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+/* A list answer that is not a page to read (a failure, an error status, a streamed list not understood):
+ * backs off or relists, and returns 1; 0 for a page to read. */
+static int list_refused(struct gs_watch *w, int err, const struct gs_http_response *resp, const char *msg)
 {
-	struct gs_watch *w = ud;
-	char why[320], derr[256] = "";
-	char *rv = NULL, *cont = NULL;
-
-	w->call = NULL;
-	if (w->state == ST_STOPPING) {
-		gs_closer_drop(&w->closer);
-		return;
-	}
+	char why[320];
 	const char *fwhy = "";
 	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && stream_finish(w, &fwhy) < 0))) {
 		/* The apiserver answered, but not with a list we could read: the paginated list next. */
 		snprintf(why, sizeof(why), "streamed list not understood: %s", w->stream_why[0] ? w->stream_why : fwhy);
 		w->cache_list = 0;
 		back_off(w, why);
-		return;
+		return 1;
 	}
 	if (err) {
 		w->st.healthy = 0;
 		snprintf(why, sizeof(why), "list failed: %s", msg);
 		back_off(w, why);
-		return;
+		return 1;
 	}
 	w->st.healthy = 1;
 	if (resp->status == 410 && w->cont) {
 		/* The continue token expired mid-list: start the list over. */
 		relist(w, "list continue token expired");
-		return;
+		return 1;
 	}
 	if (resp->status != 200) {
 		int code = 0;
@@ -337,40 +331,36 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		free(reason);
 		free(message);
 		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
-		return;
+		return 1;
 	}
-	int r;
+	return 0;
+}
+
+/* The page's items to the handlers (a streamed list's went as they arrived), its resourceVersion and
+ * continue token into *rv and *cont (the caller frees them). 0, or <0 with a message in derr. */
+static int list_items(struct gs_watch *w, const struct gs_http_response *resp, char **rv, char **cont, char *derr,
+		      size_t derrlen)
+{
 	if (w->streaming) {
-		/* Every item went to the handlers as it arrived. */
-		r = 0;
-		rv = w->stream_rv;
+		*rv = w->stream_rv;
 		w->stream_rv = NULL;
 		if (w->stream_skipped)
 			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), w->stream_skipped);
-	} else if (response_pb(w, resp->content_type)) {
+		return 0;
+	}
+	if (response_pb(w, resp->content_type)) {
 		w->list_pb = 1;
-		r = gs_decode_list_pb_ex(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv,
-					 &cont, NULL, derr, sizeof(derr));
-	} else {
-		w->list_pb = 0;
-		r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
-				   derr, sizeof(derr));
+		return gs_decode_list_pb_ex(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, rv,
+					    cont, NULL, derr, derrlen);
 	}
-	if (r < 0) {
-		snprintf(why, sizeof(why), "list reply not understood: %s", derr);
-		free(rv);
-		free(cont);
-		back_off(w, why);
-		return;
-	}
-	set_str(&w->rv, rv);
-	set_str(&w->cont, cont && *cont ? cont : NULL);
-	free(rv);
-	free(cont);
-	if (w->cont) {
-		list_page(w);
-		return;
-	}
+	w->list_pb = 0;
+	return gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, rv, cont, derr,
+			      derrlen);
+}
+
+/* The last page is in: what the list did not mention is gone, then the watch starts. */
+static void list_synced(struct gs_watch *w)
+{
 	sweep(w);
 	if (w->st.lists_total++ > 0)
 		w->st.relists_total++;
@@ -386,6 +376,36 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		w->h.synced(w, w->ud);
 	if (w->state == ST_LISTING)
 		watch_start(w);
+}
+
+static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct gs_watch *w = ud;
+	char why[320], derr[256] = "";
+	char *rv = NULL, *cont = NULL;
+
+	w->call = NULL;
+	if (w->state == ST_STOPPING) {
+		gs_closer_drop(&w->closer);
+		return;
+	}
+	if (list_refused(w, err, resp, msg))
+		return;
+	if (list_items(w, resp, &rv, &cont, derr, sizeof(derr)) < 0) {
+		snprintf(why, sizeof(why), "list reply not understood: %s", derr);
+		free(rv);
+		free(cont);
+		back_off(w, why);
+		return;
+	}
+	set_str(&w->rv, rv);
+	set_str(&w->cont, cont && *cont ? cont : NULL);
+	free(rv);
+	free(cont);
+	if (w->cont)
+		list_page(w);
+	else
+		list_synced(w);
 }
 
 static void list_page(struct gs_watch *w)

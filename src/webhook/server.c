@@ -195,6 +195,7 @@ out:
 
 int gs_webhook_check_certs(struct gs_webhook *w)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer));
 	struct file_id cid, kid;
 	if (!w->cert_file)
 		return 0; /* self-signed mode: gs_webhook_set_pair brings new pairs */
@@ -328,6 +329,7 @@ static void webhook_release(struct gs_closer *c)
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
 		     size_t errlen)
 {
+	GS_ASSERT(loop && o && out);
 	int from_files = o->cert_file && o->key_file;
 	if (!o->addr || !o->admission || (!from_files && (!o->cert_pem || !o->key_pem))) {
 		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
@@ -384,6 +386,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer) && cert_pem && key_pem);
 	char *c = gs_xstrdup(cert_pem), *k = gs_xstrdup(key_pem);
 	int r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	if (r < 0)
@@ -400,6 +403,7 @@ struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
 
 void gs_webhook_drain(struct gs_webhook *w)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer));
 	gs_http_server_drain(w->server);
 }
 

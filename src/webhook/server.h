@@ -127,7 +127,7 @@ int gs_webhook_check_certs(struct gs_webhook *w);
 void gs_webhook_drain(struct gs_webhook *w);
 
 /* Stops the timer and the server, closes every connection; close_cb (may be NULL) runs once all
- * handles are closed, after which w is freed. No other call on w afterwards. */
+ * handles are closed, after which w is freed. No other call on w afterwards (GS_ASSERT in each). */
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud);
 
 #endif
