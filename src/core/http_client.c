@@ -10,7 +10,7 @@
  * the server side). A request that fails on a reused connection before any response byte arrived
  * is retried once on a fresh one: the server may have closed an idle connection just as we wrote.
  */
-#include "core/http.h"
+#include "core/http_client.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
  * At the cap the source with the most evictable connections pays (largest_source: a walk over the
  * sources, at most one per open connection), with the head of its own list.
  */
-#include "core/http.h"
+#include "core/http_server.h"
 
 #include <errno.h>
 #include <stdio.h>

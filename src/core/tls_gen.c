@@ -1,12 +1,12 @@
 /*
- * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see tls.h and
+ * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see tls_gen.h and
  * docs/deploy.md, "Certificates").
  *
  * mbedTLS 2.28 writes certificates but has no helper for subjectAltName or extendedKeyUsage, so those
  * two extensions are DER-encoded here with mbedtls_asn1_write_* (which writes backwards, from the end
  * of a buffer) and attached with mbedtls_x509write_crt_set_extension().
  */
-#include "core/tls.h"
+#include "core/tls_gen.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/tls.h"
 #include "core/tls_int.h"
 
 #define GEN_CN_MAX   64 /* X.520 ub-common-name */

@@ -22,6 +22,7 @@
 #include "k8s/kube.h"
 #include "k8s/decode.h"
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 #include "k8s/kubeconfig.h"
 #include "sched/explain.h"
 #include "sched/sched.h"

@@ -3,6 +3,7 @@
  * for the next round. The times that decide leadership are all on this loop's monotonic clock.
  */
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,8 +1,7 @@
 /*
- * lease.c: the pure part of leader election (leader.h): a Lease's JSON into a record, and the decision
- * to take or wait. No I/O, so it is unit-tested and fuzzed alone (tests/fuzz/fuzz_lease.c).
+ * lease.c: see lease.h.
  */
-#include "k8s/leader.h"
+#include "k8s/lease.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_leader.c: the pure part of leader election (src/k8s/leader.h): decoding a Lease as the
+ * test_leader.c: the pure part of leader election (src/k8s/lease.h): decoding a Lease as the
  * apiserver returns it, and the decision to take or wait, on our own clock. The cycle against a real
  * apiserver (two replicas, SIGTERM, SIGKILL, SIGSTOP) is tests/integration/test_leader.sh.
  */
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 
 static void test_decode_recorded(void **state)
 {
