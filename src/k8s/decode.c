@@ -6,7 +6,7 @@
  * NULL), the wrong JSON type is an error that names the field.
  */
 #include "k8s/decode.h"
-#include "k8s/decode_int.h"
+#include "k8s/decode_items.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -18,7 +18,7 @@
  * A field with the wrong wire type fails the object with a message naming the field, as a JSON field of
  * the wrong type does; unknown fields are skipped.
  */
-#include "k8s/decode.h"
+#include "k8s/decode_pb.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,7 +28,8 @@
 #include <strings.h>
 
 #include "core/pb.h"
-#include "k8s/decode_int.h"
+#include "k8s/decode.h"
+#include "k8s/decode_items.h"
 #include "k8s/decode_pb_int.h"
 
 int gs_decode__pb_pfail(struct gs_decode__pctx *d, const char *fmt, ...)

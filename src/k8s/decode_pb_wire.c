@@ -3,8 +3,7 @@
  * runtime.Unknown body of an object, a list or a Status, and the WatchEvent of a watch frame. See
  * decode.h and docs/k8s-decode.md, "Protobuf".
  */
-#include "k8s/decode.h"
-#include "k8s/decode_int.h"
+#include "k8s/decode_pb_wire.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +13,8 @@
 
 #include "core/log.h"
 #include "core/pb.h"
+#include "k8s/decode.h"
+#include "k8s/decode_items.h"
 #include "k8s/decode_pb_int.h"
 
 static const uint8_t pb_magic[4] = {'k', '8', 's', 0};

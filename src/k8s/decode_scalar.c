@@ -2,7 +2,7 @@
  * decode_scalar.c: the scalar syntaxes of decode.h, Kubernetes quantities and RFC 3339 times. Plain
  * string functions, apart from decode.c's cJSON walking so that each can be tested (and fuzzed) alone.
  */
-#include "k8s/decode.h"
+#include "k8s/decode_scalar.h"
 
 #include <ctype.h>
 #include <errno.h>
