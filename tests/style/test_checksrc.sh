@@ -41,44 +41,31 @@ else
 	sed 's/^/     /' <<<"$out"
 fi
 
-# format: a line clang-format would write otherwise
-dir=$tmp/format
-fresh "$dir"
-sed -i 's/^void gs_buf_init(struct gs_buf \*b, size_t cap)$/void gs_buf_init( struct gs_buf *b,size_t cap )/' "$dir/src/core/buf.c"
-expect "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:'
+# plant NAME RULE WHERE FUNCTION: FUNCTION, run in a fresh copy of the tree, plants one violation; the
+# checker must fail on it, naming RULE at WHERE.
+plant() {
+	dir=$tmp/case
+	fresh "$dir"
+	(cd "$dir" && "$4")
+	expect "$1" "$2" "$3"
+}
 
-# alloc: malloc in a file whose allocations no peer sizes
-dir=$tmp/alloc
-fresh "$dir"
-printf '\nstatic void *planted(void)\n{\n\treturn malloc(8);\n}\n' >>"$dir/src/core/backoff.c"
-expect "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc'
+# The violations, one per rule (docs a path and a name). backoff.c gets code appended: its line 4x.
+bad_format() { sed -i 's/^void gs_buf_init(struct gs_buf \*b, size_t cap)$/void gs_buf_init( struct gs_buf *b,size_t cap )/' src/core/buf.c; }
+bad_alloc() { printf '\nstatic void *planted(void)\n{\n\treturn malloc(8);\n}\n' >>src/core/backoff.c; }
+bad_uv_close() { printf '\nstatic void planted(uv_handle_t *h)\n{\n\tuv_close(h, NULL);\n}\n' >>src/core/backoff.c; }
+bad_naming() { printf '\nint planted_export(void)\n{\n\treturn 0;\n}\n' >>src/core/backoff.c; }
+bad_layering() { sed -i 's|^#include "k8s/api.h"$|#include "k8s/api.h"\n#include "webhook/server.h"|' src/k8s/api.c; }
+bad_doc_path() { printf '\nSee `src/core/planted.c`.\n' >>docs/architecture.md; }
+bad_doc_name() { printf '\nSee `gs_planted_function`.\n' >>README.md; }
 
-# uv_close: a handle closed with a callback that reports to no closer
-dir=$tmp/uv_close
-fresh "$dir"
-printf '\nstatic void planted(uv_handle_t *h)\n{\n\tuv_close(h, NULL);\n}\n' >>"$dir/src/core/backoff.c"
-expect "uv_close: outside the close protocol in src/core/backoff.c" uv_close 'src/core/backoff\.c:4[0-9]: uv_close'
-
-# naming: an exported function without the module's prefix
-dir=$tmp/naming
-fresh "$dir"
-printf '\nint planted_export(void)\n{\n\treturn 0;\n}\n' >>"$dir/src/core/backoff.c"
-expect "naming: planted_export exported from src/core/backoff.c" naming 'src/core/backoff\.c:4[0-9]: planted_export'
-
-# layering: src/k8s including the webhook
-dir=$tmp/layering
-fresh "$dir"
-sed -i 's|^#include "k8s/api.h"$|#include "k8s/api.h"\n#include "webhook/server.h"|' "$dir/src/k8s/api.c"
-expect "layering: src/k8s/api.c includes webhook/server.h" layering 'src/k8s/api\.c:[0-9]+: src/k8s and src/webhook'
-
-# docs: a backticked path and a gs_ name that exist nowhere
-dir=$tmp/docs
-fresh "$dir"
-printf '\nSee `src/core/planted.c`.\n' >>"$dir/docs/architecture.md"
-expect "docs: a path cited by docs/architecture.md that does not exist" docs 'docs/architecture\.md:[0-9]+: `src/core/planted\.c`'
-fresh "$dir"
-printf '\nSee `gs_planted_function`.\n' >>"$dir/README.md"
-expect "docs: a gs_ name cited by README.md that does not exist" docs 'README\.md:[0-9]+: `gs_planted_function`'
+plant "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:' bad_format
+plant "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc' bad_alloc
+plant "uv_close: outside the close protocol in src/core/backoff.c" uv_close 'src/core/backoff\.c:4[0-9]: uv_close' bad_uv_close
+plant "naming: planted_export exported from src/core/backoff.c" naming 'src/core/backoff\.c:4[0-9]: planted_export' bad_naming
+plant "layering: src/k8s/api.c includes webhook/server.h" layering 'src/k8s/api\.c:[0-9]+: src/k8s and src/webhook' bad_layering
+plant "docs: a path cited by docs/architecture.md that does not exist" docs 'docs/architecture\.md:[0-9]+: `src/core/planted\.c`' bad_doc_path
+plant "docs: a gs_ name cited by README.md that does not exist" docs 'README\.md:[0-9]+: `gs_planted_function`' bad_doc_name
 
 echo "style: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
