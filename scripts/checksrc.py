@@ -62,18 +62,18 @@ FORMAT_TODO = ['src/webhook/admission.c', 'src/k8s/controller.c', 'src/k8s/agent
 RAW_ALLOC = {
     'src/core/alloc.c': 'the gs_x* wrappers themselves',
     'src/core/buf.c': 'gs_buf: bodies and messages a peer sizes, under each buffer\'s cap',
-    'src/core/conn.c': 'a connection\'s read buffer, sized by what the peer sends',
-    'src/core/hmap.c': 'the table: its insert reports -ENOMEM for maps a peer fills (gs_oom where not)',
+    'src/core/conn.c': 'a write request sized by what is sent (a body)',
+    'src/core/hmap.c': 'the table and key copies: its insert reports -ENOMEM (maps a peer fills)',
     'src/core/json_nul.c': 'a copy of a peer\'s JSON text',
     'src/k8s/certs.c': 'a Secret\'s contents',
     'src/k8s/decode.c': 'decoded objects', 'src/k8s/decode_items.c': 'decoded objects',
     'src/k8s/decode_pb.c': 'decoded objects', 'src/k8s/decode_pb_wire.c': 'decoded objects',
-    'src/k8s/review.c': 'a TokenReview\'s user', 'src/k8s/watch.c': 'a list\'s resourceVersion',
+    'src/k8s/review.c': 'a TokenReview\'s user', 'src/k8s/watch.c': 'a resourceVersion, a continue token',
     'src/k8s/podresources.c': 'the kubelet\'s PodResources answer',
-    'src/k8s/explain_cmd.c': 'a Lease holder read from the apiserver',
+    'src/k8s/explain_cmd.c': 'a response body kept',
     'src/lint/lint_cli.c': 'a manifest read from a file or the apiserver',
     'src/sched/map.c': 'an annotation\'s map', 'src/sched/map_cache.c': 'the map cache\'s entries (annotations)',
-    'src/webhook/admission.c': 'an AdmissionReview\'s patch',
+    'src/webhook/admission.c': 'a refusal message naming what the review holds',
 }
 
 # uv_close outside the protocol: file -> reason.
