@@ -52,7 +52,8 @@ struct gs_json_items {
 
 void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value, gs_json_member_cb on_member,
 			gs_json_element_cb on_element, void *ud);
-/* 0, or <0 with s->err set (then every later call fails the same way). */
+/* 0, or <0 with s->err set (then every later call fails the same way). data is NULL only with len 0
+ * (GS_ASSERT). */
 int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len);
 /* 0 when the document ended properly, else <0 with s->err set. */
 int gs_json_items_finish(struct gs_json_items *s);
