@@ -279,7 +279,8 @@ def repo_files(root):
     try:
         r = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard'], cwd=root,
                            capture_output=True, text=True, check=True)
-        files = [f for f in r.stdout.split('\n') if f and os.path.exists(os.path.join(root, f))]
+        files = [f for f in r.stdout.split('\n')
+                 if f and not f.startswith('build') and os.path.exists(os.path.join(root, f))]
         if files:
             return files
     except (subprocess.CalledProcessError, FileNotFoundError):

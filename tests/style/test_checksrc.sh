@@ -6,8 +6,8 @@ set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The tree as git sees it (tracked and new files), without build outputs.
-git ls-files -co --exclude-standard -z | tar --null -T - -cf "$tmp/tree.tar" 2>/dev/null
+# The tree as git sees it (tracked and new files), without build outputs (build*/, ignored or not).
+git ls-files -co --exclude-standard -z | grep -zv '^build' | tar --null -T - -cf "$tmp/tree.tar" 2>/dev/null
 passed=0
 failed=0
 
