@@ -55,8 +55,8 @@ FORMATTED = [
     'tests/unit/test_json_items.c', 'tests/unit/test_kubeconfig.c', 'tests/unit/test_leader.c',
     'tests/unit/test_lines.c', 'tests/unit/test_pb.c', 'tests/unit/test_podresources.c', 'tests/unit/test_tls.c',
 ]
-# Not yet formatted (docs/style.md, "To do"): being edited elsewhere when the check came.
-FORMAT_TODO = ['src/webhook/admission.c', 'src/k8s/controller.c', 'src/k8s/agent_cmd.c', 'src/k8s/agent_cmd.h']
+# Not yet formatted (docs/style.md, "To do"): being edited elsewhere when the check came (globs).
+FORMAT_TODO = ['src/webhook/admission.c', 'src/k8s/controller.c', 'src/k8s/agent*']
 
 # Files that may allocate with malloc and friends: what they allocate is sized by a peer.
 RAW_ALLOC = {
@@ -154,7 +154,7 @@ def formatted_files(root):
             out += [os.path.relpath(f, root) for f in sorted(glob.glob(os.path.join(p, '*.[ch]')))]
         elif os.path.exists(p):
             out.append(item)
-    return [f for f in out if f not in FORMAT_TODO]
+    return [f for f in out if not any(fnmatch.fnmatchcase(f, p) for p in FORMAT_TODO)]
 
 
 # ---- the rules ---------------------------------------------------------------------------------------
