@@ -1,7 +1,10 @@
 # gpu-scheduler: one hand-written GNU Makefile.
 #
 #   make                 build/gpu-scheduler and build/gpu-scheduler-check
-#   make unit            unit tests (cmocka), no cluster needed
+#   make unit            unit tests (cmocka), no cluster needed, then make style and its own test
+#   make style           the house rules by machine: scripts/checksrc.py (format, allocation, uv_close,
+#                        naming, layering, docs' citations; docs/style.md)
+#   make graph           src/'s include graph: import circles, arrows back up (scripts/graph.py)
 #   make test            unit + integration tests against a real kube-apiserver, then end to end on real
 #                        kubelets (as root); ends with "N passed, N failed"
 #   make e2e             the end-to-end tests alone
@@ -51,7 +54,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
 	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench $(B)/gpu-scheduler-tls-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
+.PHONY: all unit test prepare check clean integration e2e layering graph style images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -112,6 +115,14 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgs.a $(B)/.flags
 
 unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
+	@scripts/checksrc.py
+	@tests/style/test_checksrc.sh >$(B)/style-test.log 2>&1 || { cat $(B)/style-test.log; exit 1; }
+	@tail -n 1 $(B)/style-test.log
+
+# The house rules a machine checks (scripts/checksrc.py; docs/style.md). Its own test, which plants one
+# violation of each rule in a copy of the tree, is tests/style/test_checksrc.sh (in make unit).
+style:
+	@scripts/checksrc.py
 
 # What the tests need, installed when missing (apt-get, as root) and the Kubernetes 1.20.2 binaries built
 # once into /var/cache/gpu-scheduler: `make test` is the README's test command on a fresh machine.
@@ -121,7 +132,7 @@ prepare:
 
 test: prepare
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@tests/run-all.sh "$(B)"
+	@s=0; scripts/checksrc.py || s=1; tests/style/test_checksrc.sh || s=1; tests/run-all.sh "$(B)" || s=1; exit $$s
 
 integration: all
 	@tests/run-all.sh "$(B)" integration
@@ -136,7 +147,7 @@ CHAOS_NAMES ?=
 chaos: all
 	@tests/chaos/run.sh "$(B)" $(CHAOS_SIZE) $(CHAOS_NAMES)
 
-check: layering
+check: style
 	GS_E2E=0 $(MAKE) B=build-asan SANITIZE=address,undefined DEBUG=1 CC=clang test
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) all $(UNIT_BIN)
@@ -163,11 +174,11 @@ FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_s
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
 			src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
-FUZZ_lease_SRC       := src/k8s/lease.c
+FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
 FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/core/hmap.c src/core/log.c src/core/alloc.c
-FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c
+FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c src/core/log.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
@@ -220,14 +231,17 @@ fuzz: $(FUZZ_BIN)
 	@fail=0; $(foreach h,$(FUZZ_NAMES),tests/fuzz/run.sh $(h) $(FUZZ_SECONDS) '$(call fuzz_dict,$(h))' \
 		$(FUZZ_$(h)_SEEDS) || fail=1;) exit $$fail
 
-# Dependencies point one way: sched -> core; k8s and webhook -> core and sched.
+# src/'s include graph: import circles and arrows back up per folder (scripts/graph.py defines both;
+# docs/architecture.md, "Structure"), read from the sources and the objects' symbols; dot text in
+# $(B)/graph.dot (`dot -Tsvg $(B)/graph.dot > graph.svg` where graphviz is installed).
+graph: $(LIB_OBJ) $(MAIN_OBJ)
+	@scripts/graph.py --build $(B) --dot $(B)/graph.dot
+	@echo 'graph: dot text in $(B)/graph.dot'
+
+# Dependencies point one way: sched -> core; k8s and webhook -> core and sched, never each other (one
+# rule of make style, scripts/checksrc.py, which has the list).
 layering:
-	@! grep -nE '#include\s*[<"](uv\.h|mbedtls/)' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched must not use libuv or mbedTLS'; exit 1; }
-	@! grep -nE '#include\s*"(k8s|sched|webhook)/' src/core/*.c src/core/*.h 2>/dev/null || { echo 'layering: src/core must not know Kubernetes'; exit 1; }
-	@! grep -nE '#include\s*"(k8s|webhook)/' src/sched/*.c src/sched/*.h 2>/dev/null || { echo 'layering: src/sched depends on core only'; exit 1; }
-	@! grep -nE '#include\s*([<"](uv\.h|mbedtls/)|"(k8s|webhook)/)' src/lint/lint.c src/lint/lint.h 2>/dev/null || { echo 'layering: src/lint/lint.c uses core and sched only (the apiserver is lint_cli.c'"'"'s)'; exit 1; }
-	@! grep -nE '#include\s*"webhook/' src/lint/*.c src/lint/*.h 2>/dev/null || { echo 'layering: src/lint does not use the webhook'; exit 1; }
-	@echo 'layering: ok'
+	@scripts/checksrc.py layering
 
 # bench/: each contender on the same pending pods, against the local control plane (docs/performance.md);
 # gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default).

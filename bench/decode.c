@@ -175,14 +175,14 @@ static int on_event(const char *data, size_t len, void *ud)
 
 static unsigned watch_stream(const char *body, size_t len, int pb)
 {
-	struct gs_line_splitter ls;
+	struct gs_lines ls;
 	struct ev e = {.pb = pb};
-	gs_line_splitter_init(&ls, 0, on_event, &e);
-	gs_line_splitter_set_framed(&ls, pb);
+	gs_lines_init(&ls, 0, on_event, &e);
+	gs_lines_set_framed(&ls, pb);
 	for (size_t i = 0; i < len; i += PIECE)
-		if (gs_line_splitter_feed(&ls, body + i, len - i < PIECE ? len - i : PIECE) < 0)
+		if (gs_lines_feed(&ls, body + i, len - i < PIECE ? len - i : PIECE) < 0)
 			exit(1);
-	gs_line_splitter_free(&ls);
+	gs_lines_free(&ls);
 	return e.n;
 }
 

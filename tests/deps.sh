@@ -3,7 +3,7 @@
 # Debian's mirror is used. Skipped when GS_NO_APT=1 (or GS_CI_NO_APT=1), or when all are installed.
 set -euo pipefail
 pkgs=(
-	build-essential clang make pkg-config git ca-certificates
+	build-essential clang clang-format make pkg-config git ca-certificates
 	# clang's sanitizer and libFuzzer runtimes (make check, make fuzz): only recommended by clang-14's
 	# packages, so --no-install-recommends would leave them out.
 	libclang-rt-14-dev

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/log.h"
+
 void gs_buf_init(struct gs_buf *b, size_t cap)
 {
 	b->data = NULL;
@@ -115,7 +117,8 @@ int gs_buf_append_json_str(struct gs_buf *b, const char *s)
 
 void gs_buf_consume(struct gs_buf *b, size_t n)
 {
-	if (n >= b->len) {
+	GS_ASSERT(n <= b->len);
+	if (n == b->len) {
 		gs_buf_reset(b);
 		return;
 	}

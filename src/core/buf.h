@@ -7,7 +7,7 @@
  * is not counted in len), so a complete body can be handed to a string parser as it is.
  *
  *   struct gs_buf b;
- *   gs_buf_init(&b, GS_WATCH_FRAME_MAX);
+ *   gs_buf_init(&b, MY_BODY_MAX);   // the cap, a named constant of the caller (0: none)
  *   if (gs_buf_append(&b, p, n) < 0) ...
  *   gs_buf_free(&b);   // safe after init, and twice
  */
@@ -43,7 +43,7 @@ int gs_buf_vprintf(struct gs_buf *b, const char *fmt, va_list ap);
 int gs_buf_append_json_str(struct gs_buf *b, const char *s);
 /* Makes room for n more bytes; 0, -E2BIG or -ENOMEM. */
 int gs_buf_reserve(struct gs_buf *b, size_t n);
-/* Drops the first n bytes (n <= len). */
+/* Drops the first n bytes (n <= len: GS_ASSERT). */
 void gs_buf_consume(struct gs_buf *b, size_t n);
 /* Hands the memory to the caller (who frees it) and leaves the buffer empty. May return NULL. */
 char *gs_buf_steal(struct gs_buf *b, size_t *len);

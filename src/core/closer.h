@@ -35,10 +35,10 @@
 #include "core/list.h" /* GS_CONTAINER_OF, for release */
 
 struct gs_closer {
-	unsigned pending;                       /* parts still closing, + 1 from start until arm */
+	unsigned pending; /* parts still closing, + 1 from start until arm */
 	unsigned started : 1, armed : 1;
-	void (*release)(struct gs_closer *c);   /* the module frees itself (GS_CONTAINER_OF); may be NULL */
-	void (*cb)(void *ud);                   /* the owner's, after release; may be NULL */
+	void (*release)(struct gs_closer *c); /* the module frees itself (GS_CONTAINER_OF); may be NULL */
+	void (*cb)(void *ud);                 /* the owner's, after release; may be NULL */
 	void *ud;
 };
 

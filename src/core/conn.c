@@ -30,8 +30,8 @@ struct gs_conn_wreq {
 	char data[];
 };
 
-static char conn_rbuf[CONN_READ_BUF];   /* socket reads */
-static char conn_pbuf[CONN_READ_BUF];   /* TLS plaintext */
+static char conn_rbuf[CONN_READ_BUF]; /* socket reads */
+static char conn_pbuf[CONN_READ_BUF]; /* TLS plaintext */
 static unsigned conn_next_id;
 
 static void conn_dispatch(struct gs_conn *c);
@@ -103,8 +103,8 @@ static void conn_fail(struct gs_conn *c, int err, const char *reason)
 
 static int conn_on_message_complete(llhttp_t *p);
 
-int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
-		  const struct gs_conn_cbs *cbs, size_t max_head)
+void gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
+		   const struct gs_conn_cbs *cbs, size_t max_head)
 {
 	memset(c, 0, sizeof(*c));
 	c->loop = loop;
@@ -127,7 +127,6 @@ int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const 
 	}
 	c->tcp.data = c;
 	c->timer.data = c;
-	return 0;
 }
 
 static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -727,7 +726,7 @@ struct hs_sched {
 	uv_idle_t idle;
 	uv_check_t check;
 	uv_loop_t *loop;
-	unsigned open_handles;
+	struct gs_closer closer; /* its two handles, then hs_release frees it */
 };
 
 enum { HS_LATER, HS_FIRST, HS_NQUEUES };
@@ -754,11 +753,9 @@ static int hs_queue_empty(void)
 	return hs_st.queued == 0;
 }
 
-static void hs_handle_closed(uv_handle_t *h)
+static void hs_release(struct gs_closer *c)
 {
-	struct hs_sched *d = h->data;
-	if (--d->open_handles == 0)
-		free(d);
+	free(GS_CONTAINER_OF(c, struct hs_sched, closer));
 }
 
 static void hs_close(void)
@@ -769,8 +766,10 @@ static void hs_close(void)
 	/* Closed under us (a test's uv_walk): libuv still holds the memory until its close callbacks. */
 	if (uv_is_closing((uv_handle_t *)&d->idle) || uv_is_closing((uv_handle_t *)&d->check))
 		return;
-	uv_close((uv_handle_t *)&d->idle, hs_handle_closed);
-	uv_close((uv_handle_t *)&d->check, hs_handle_closed);
+	gs_closer_start(&d->closer, hs_release, NULL, NULL);
+	gs_closer_uv(&d->closer, (uv_handle_t *)&d->idle);
+	gs_closer_uv(&d->closer, (uv_handle_t *)&d->check);
+	gs_closer_arm(&d->closer);
 }
 
 static void hs_turn_end(uv_check_t *h)
@@ -793,8 +792,7 @@ static void hs_open(uv_loop_t *loop)
 	hs->loop = loop;
 	uv_idle_init(loop, &hs->idle);
 	uv_check_init(loop, &hs->check);
-	hs->idle.data = hs->check.data = hs;
-	hs->open_handles = 2;
+	gs_closer_init(&hs->closer);
 	uv_check_start(&hs->check, hs_turn_end);
 }
 
@@ -848,8 +846,9 @@ static void hs_defer(struct gs_conn *c)
 /*
  * Later steps first, oldest first. Then first steps: oldest first, unless the oldest has waited over
  * GS_CONN_HS_LIFO_AFTER_NS: then the queue is overloaded and the newest goes first (adaptive LIFO).
- * Under a flood, the oldest waiting connections are the next the server evicts at its cap or drops
- * at its handshake deadline: their step would be wasted, and a real client arriving now would wait
+ * Under a flood, the oldest waiting connections are the first the server evicts at its cap (the
+ * flooding address holds the most, and its oldest go first: core/http.h) or drops at its handshake
+ * deadline: their step would be wasted, and a real client arriving now would wait
  * behind all of them, past its own eviction. Newest first serves it within a turn or two.
  */
 static struct gs_conn *hs_next(void)

@@ -55,10 +55,10 @@
 
 /* Plaintext kept behind a completed message while its answer is produced (reading is paused, so
  * this holds at most one socket read and the TLS records already received). */
-#define GS_CONN_PENDING_MAX (1024 * 1024)
+#define GS_CONN_PENDING_MAX  (1024 * 1024)
 /* After a graceful close, how long unread input is drained so that the peer sees our last answer
  * rather than a reset, and how many bytes at most. */
-#define GS_CONN_LINGER_MS 2000
+#define GS_CONN_LINGER_MS    2000
 #define GS_CONN_LINGER_BYTES (1024 * 1024)
 
 struct gs_conn;
@@ -78,7 +78,7 @@ struct gs_conn;
  * queued step and the loop does not block while steps are queued, so established traffic cannot
  * starve handshakes either; it waits at most one budget plus one step per turn for them.
  */
-#define GS_CONN_HS_BUDGET_NS (10 * 1000 * 1000ULL)
+#define GS_CONN_HS_BUDGET_NS     (10 * 1000 * 1000ULL)
 /* First steps (new ClientHellos) wait oldest first, unless the oldest has waited this long: then the
  * newest go first (adaptive LIFO). Under a flood the oldest are the next to be evicted at the cap or
  * dropped at the handshake deadline; a real client arriving meanwhile is served within a turn or two
@@ -86,11 +86,11 @@ struct gs_conn;
 #define GS_CONN_HS_LIFO_AFTER_NS (100 * 1000 * 1000ULL)
 
 struct gs_conn_hs_stats {
-	uint64_t steps;     /* handshake steps that received bytes triggered (the budgeted ones) */
-	uint64_t deferred;  /* steps put off to a later turn by the budget */
-	uint64_t ns;        /* time spent in handshake work, all steps (client first steps too) */
-	uint64_t lifo;      /* first steps taken newest first (the oldest had waited too long) */
-	unsigned queued;    /* connections whose step is waiting now */
+	uint64_t steps;    /* handshake steps that received bytes triggered (the budgeted ones) */
+	uint64_t deferred; /* steps put off to a later turn by the budget */
+	uint64_t ns;       /* time spent in handshake work, all steps (client first steps too) */
+	uint64_t lifo;     /* first steps taken newest first (the oldest had waited too long) */
+	unsigned queued;   /* connections whose step is waiting now */
 };
 
 /* Callbacks from the conn to its owner. Each may call gs_conn__close. */
@@ -130,46 +130,45 @@ struct gs_conn {
 	const struct gs_conn_cbs *cbs;
 
 	llhttp_t parser;
-	llhttp_settings_t settings;      /* the owner's, with on_body and on_message_complete wrapped */
-	const llhttp_settings_t *owner;  /* the owner's, as given */
-	int parse_errno;                 /* llhttp_errno_t of the last parse failure, HPE_OK if none */
-	struct gs_buf pending;           /* plaintext received behind a completed message */
+	llhttp_settings_t settings;     /* the owner's, with on_body and on_message_complete wrapped */
+	const llhttp_settings_t *owner; /* the owner's, as given */
+	int parse_errno;                /* llhttp_errno_t of the last parse failure, HPE_OK if none */
+	struct gs_buf pending;          /* plaintext received behind a completed message */
 
 	/* framing guard */
-	size_t max_head;                 /* cap on the bytes of one message head */
-	size_t head_bytes;               /* bytes of the current head so far */
-	size_t line_len;                 /* bytes of the current line so far */
-	unsigned in_head : 1;            /* scanning a head (else: body framing between on_body spans) */
-	unsigned head_lines : 1;         /* a non-empty head line was seen (later empty line ends the head) */
+	size_t max_head;         /* cap on the bytes of one message head */
+	size_t head_bytes;       /* bytes of the current head so far */
+	size_t line_len;         /* bytes of the current line so far */
+	unsigned in_head : 1;    /* scanning a head (else: body framing between on_body spans) */
+	unsigned head_lines : 1; /* a non-empty head line was seen (later empty line ends the head) */
 	unsigned prev_cr : 1;
 
-	unsigned id;                     /* for logs: "conn 7 10.0.0.1:443" */
+	unsigned id; /* for logs: "conn 7 10.0.0.1:443" */
 	char peer[64];
-	const char *reason;              /* static text for the last failure, or NULL */
+	const char *reason; /* static text for the last failure, or NULL */
 
-	struct gs_list hs_link;          /* in the handshake queue while hs_queued */
-	uint64_t hs_queued_at;           /* uv_hrtime() when it joined the queue */
-	unsigned hs_queued : 1;          /* a handshake step waits for its turn (reading stopped) */
-	unsigned hs_stepped : 1;         /* the handshake has made a step: the next one is a later step */
+	struct gs_list hs_link;  /* in the handshake queue while hs_queued */
+	uint64_t hs_queued_at;   /* uv_hrtime() when it joined the queue */
+	unsigned hs_queued : 1;  /* a handshake step waits for its turn (reading stopped) */
+	unsigned hs_stepped : 1; /* the handshake has made a step: the next one is a later step */
 
 	unsigned writes_pending;
-	struct gs_closer closer;         /* parts: tcp, timer, a pending getaddrinfo */
+	struct gs_closer closer; /* parts: tcp, timer, a pending getaddrinfo */
 	size_t linger_bytes;
-	unsigned reading : 1, paused : 1, closing : 1, ready : 1, gai_pending : 1, connecting : 1,
-		lingering : 1, shutting : 1, eof : 1, dispatching : 1, delivered : 1,
-		failed : 1;
-	void *data;                      /* owner's use */
-	struct gs_conn_mem *mem;         /* the memory transport's other end, NULL on a socket */
+	unsigned reading : 1, paused : 1, closing : 1, ready : 1, gai_pending : 1, connecting : 1, lingering : 1,
+		shutting : 1, eof : 1, dispatching : 1, delivered : 1, failed : 1;
+	void *data;              /* owner's use */
+	struct gs_conn_mem *mem; /* the memory transport's other end, NULL on a socket */
 };
 
 /*
  * Initializes c (which the caller allocated, zeroed or not) and its two handles. type is HTTP_REQUEST
  * (server side) or HTTP_RESPONSE (client side); settings must outlive c (a static table). max_head
- * caps one message head. Returns 0 (the handles cannot fail to initialise on Unix; if libuv ever said
- * otherwise the process aborts rather than leave a half-registered handle).
+ * caps one message head. Cannot fail: the handles cannot fail to initialise on Unix (if libuv ever
+ * said otherwise the process aborts rather than leave a half-registered handle).
  */
-int gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
-		  const struct gs_conn_cbs *cbs, size_t max_head);
+void gs_conn__init(struct gs_conn *c, uv_loop_t *loop, llhttp_type_t type, const llhttp_settings_t *settings,
+		   const struct gs_conn_cbs *cbs, size_t max_head);
 
 /*
  * Client side: resolves host (IP literals directly, names through uv_getaddrinfo; the first address
@@ -218,10 +217,10 @@ uint64_t gs_conn__hs_lifo_after(uint64_t ns);
 
 /* The driver's end of a memory conn. The driver owns it and must keep it until the conn closes. */
 struct gs_conn_mem {
-	struct gs_buf out;     /* everything the conn wrote, in order (the driver initialises it: its cap,
+	struct gs_buf out;    /* everything the conn wrote, in order (the driver initialises it: its cap,
 	                        * if hit, fails the write as a socket error would) */
-	struct gs_conn *conn;  /* set by gs_conn__open_memory; NULL from gs_conn__close on */
-	unsigned shut : 1;     /* the conn ended gracefully (gs_conn__shutdown) rather than just closed */
+	struct gs_conn *conn; /* set by gs_conn__open_memory; NULL from gs_conn__close on */
+	unsigned shut : 1;    /* the conn ended gracefully (gs_conn__shutdown) rather than just closed */
 };
 
 /*

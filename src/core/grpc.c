@@ -27,9 +27,9 @@
 #include "core/list.h"
 #include "core/log.h"
 
-#define GRPC_WINDOW     (1 << 20) /* our stream and connection receive windows */
-#define GRPC_PREFIX     5         /* a message's flag byte and 4-byte length */
-#define GRPC_READ_BUF   (64 * 1024)
+#define GRPC_WINDOW   (1 << 20) /* our stream and connection receive windows */
+#define GRPC_PREFIX   5         /* a message's flag byte and 4-byte length */
+#define GRPC_READ_BUF (64 * 1024)
 
 struct grpc_conn {
 	uv_pipe_t pipe;
@@ -43,15 +43,15 @@ struct grpc_call {
 	struct gs_list link; /* cl->calls, then cl->finished */
 	struct gs_grpc_client *cl;
 	char *method;
-	uint8_t *req;        /* prefix + message */
+	uint8_t *req; /* prefix + message */
 	size_t req_len, req_off;
-	int32_t stream_id;   /* 0 until submitted */
-	uint64_t deadline;   /* uv_now() milliseconds */
+	int32_t stream_id; /* 0 until submitted */
+	uint64_t deadline; /* uv_now() milliseconds */
 	unsigned deadline_ms;
 	gs_grpc_done_cb done;
 	void *ud;
 	/* the reply */
-	struct gs_buf resp;  /* DATA bytes: prefix + message */
+	struct gs_buf resp; /* DATA bytes: prefix + message */
 	size_t header_bytes;
 	int http_status, grpc_status, ct_ok;
 	char message[256];
@@ -133,9 +133,11 @@ static void call_deliver(struct grpc_call *call)
 
 static const char *grpc_code_name(int code)
 {
-	static const char *const names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+	static const char *const names[] = {
+		"OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
 		"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-		"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+		"ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+		"DATA_LOSS", "UNAUTHENTICATED"};
 	return code >= 0 && code < (int)(sizeof names / sizeof names[0]) ? names[code] : "?";
 }
 
@@ -224,8 +226,8 @@ static int h2_on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_
 			v = isdigit(value[i]) && v < 100000 ? v * 10 + (value[i] - '0') : -1;
 		call->grpc_status = valuelen ? v : -1;
 		if (call->grpc_status < 0)
-			call_finish(call, ud, -EPROTO, "grpc-status \"%.*s\" is not a number", (int)(valuelen > 32 ? 32 : valuelen),
-				    (const char *)value);
+			call_finish(call, ud, -EPROTO, "grpc-status \"%.*s\" is not a number",
+				    (int)(valuelen > 32 ? 32 : valuelen), (const char *)value);
 	} else if (IS("grpc-message")) {
 		grpc_message_copy(call->message, sizeof call->message, value, valuelen);
 	}
@@ -247,7 +249,8 @@ static int h2_on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8
 	if (call->resp.len >= GRPC_PREFIX) {
 		uint32_t n = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
 		if (n > call->cl->max_msg)
-			call_finish(call, ud, -E2BIG, "reply message of %u bytes over the cap of %zu", n, call->cl->max_msg);
+			call_finish(call, ud, -E2BIG, "reply message of %u bytes over the cap of %zu", n,
+				    call->cl->max_msg);
 	}
 	return 0;
 }
@@ -359,9 +362,14 @@ static void conn_submit(struct grpc_conn *cn, struct grpc_call *call)
 	nghttp2_data_provider dp = {.read_callback = h2_read_body};
 	snprintf(timeout, sizeof timeout, "%um", call->deadline_ms);
 #define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
-	nghttp2_nv hd[] = {NV(":method", "POST"), NV(":scheme", "http"), NV(":authority", "localhost"),
-			   NV(":path", call->method), NV("content-type", "application/grpc"), NV("te", "trailers"),
-			   NV("grpc-timeout", timeout), NV("user-agent", "gpu-scheduler")};
+	nghttp2_nv hd[] = {NV(":method", "POST"),
+			   NV(":scheme", "http"),
+			   NV(":authority", "localhost"),
+			   NV(":path", call->method),
+			   NV("content-type", "application/grpc"),
+			   NV("te", "trailers"),
+			   NV("grpc-timeout", timeout),
+			   NV("user-agent", "gpu-scheduler")};
 #undef NV
 	int32_t id = nghttp2_submit_request(cn->h2, NULL, hd, sizeof hd / sizeof hd[0], &dp, call);
 	if (id < 0)

@@ -31,7 +31,7 @@
 /* Default cap on one reply message (the client's max_msg when 0): 16 MiB. */
 #define GS_GRPC_MAX_MSG_DEFAULT (16u * 1024 * 1024)
 /* Cap on the header bytes of one reply (names + values, headers and trailers together). */
-#define GS_GRPC_MAX_HEADERS (16 * 1024)
+#define GS_GRPC_MAX_HEADERS     (16 * 1024)
 /* Longest deadline: grpc-timeout carries at most 8 digits of milliseconds. */
 #define GS_GRPC_MAX_DEADLINE_MS 99999999u
 
@@ -41,8 +41,8 @@
 struct gs_grpc_client; /* opaque */
 
 struct gs_grpc_client_opts {
-	const char *path;  /* the unix socket (copied) */
-	size_t max_msg;    /* cap on a reply message; 0: GS_GRPC_MAX_MSG_DEFAULT */
+	const char *path; /* the unix socket (copied) */
+	size_t max_msg;   /* cap on a reply message; 0: GS_GRPC_MAX_MSG_DEFAULT */
 };
 
 struct gs_grpc_reply {
@@ -50,7 +50,7 @@ struct gs_grpc_reply {
 	const char *message; /* grpc-message, percent-decoded, non-printable bytes as '?'; "" if none */
 	const uint8_t *msg;  /* the reply message (without its 5-byte prefix), valid during done only */
 	size_t len;
-	const char *error;   /* a readable reason when err != 0 (names the socket), "" otherwise */
+	const char *error; /* a readable reason when err != 0 (names the socket), "" otherwise */
 };
 
 /*

@@ -10,7 +10,7 @@
 #include "core/http.h"
 #include "core/log.h"
 
-#define GS_HEALTH_TICK_MS 1000
+#define GS_HEALTH_TICK_MS     1000
 #define GS_HEALTH_METRICS_MAX (4 * 1024 * 1024)
 /*
  * The port serves tiny GETs to kubelet probes (a new connection each, from the node) and to
@@ -220,11 +220,15 @@ int gs_health_start_opts(uv_loop_t *loop, const struct gs_health_opts *ho, struc
 	return 0;
 }
 
-int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
-		    void *ud, struct gs_health **out)
+int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready, void *ud,
+		    struct gs_health **out)
 {
 	struct gs_health_opts o = {
-		.addr = addr, .metrics = metrics, .serve_metrics = 1, .ready = ready, .ud = ud,
+		.addr = addr,
+		.metrics = metrics,
+		.serve_metrics = 1,
+		.ready = ready,
+		.ud = ud,
 	};
 	return gs_health_start_opts(loop, &o, out);
 }

@@ -56,15 +56,15 @@ struct gs_health_opts {
 	int serve_metrics;          /* serve the registry on /metrics */
 	gs_health_ready_cb ready;   /* NULL: always ready */
 	void *ud;
-	gs_health_gate_cb gate;     /* NULL: /metrics and the route are open */
+	gs_health_gate_cb gate; /* NULL: /metrics and the route are open */
 	void *gate_ud;
 };
 
 /* Returns 0 or <0 (a bind failure, e.g. -EADDRINUSE). */
 int gs_health_start_opts(uv_loop_t *loop, const struct gs_health_opts *o, struct gs_health **out);
 /* The plain port with /metrics open: gs_health_start_opts with serve_metrics 1, no TLS, no gate. */
-int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready,
-		    void *ud, struct gs_health **out);
+int gs_health_start(uv_loop_t *loop, const char *addr, struct gs_metrics *metrics, gs_health_ready_cb ready, void *ud,
+		    struct gs_health **out);
 /* The bound port (for port 0 in tests). */
 int gs_health_port(const struct gs_health *h);
 /*

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HMAP_EMPTY 0
-#define HMAP_TOMB  1
+#define HMAP_EMPTY   0
+#define HMAP_TOMB    1
 #define HMAP_MIN_CAP 8
 
 static const uint64_t P0 = 0xa0761d6478bd642full;
@@ -49,7 +49,7 @@ static inline uint64_t rd32(const unsigned char *p)
 	return v;
 }
 
-uint64_t gs_hash(const void *data, size_t n, uint64_t seed)
+uint64_t gs_hmap_hash(const void *data, size_t n, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t a, b;
@@ -82,7 +82,7 @@ uint64_t gs_hash(const void *data, size_t n, uint64_t seed)
 
 static inline uint64_t slot_hash(const struct gs_hmap *m, const char *key, size_t klen)
 {
-	uint64_t h = gs_hash(key, klen, m->seed);
+	uint64_t h = gs_hmap_hash(key, klen, m->seed);
 	return h < 2 ? h + 2 : h;
 }
 

@@ -41,7 +41,7 @@
 #define GS_HMAP_COPY_KEYS 1u
 
 struct gs_hmap_slot {
-	uint64_t hash;   /* 0: empty, 1: tombstone, otherwise the key's hash (forced >= 2) */
+	uint64_t hash; /* 0: empty, 1: tombstone, otherwise the key's hash (forced >= 2) */
 	const char *key;
 	size_t klen;
 	void *val;
@@ -68,7 +68,7 @@ struct gs_hmap_iter {
 void gs_hmap_set_seed(uint64_t seed);
 
 /* A fast keyed 64-bit hash of p[0..n) (a wyhash-like multiply-mix). Exposed for callers' own tables. */
-uint64_t gs_hash(const void *p, size_t n, uint64_t seed);
+uint64_t gs_hmap_hash(const void *p, size_t n, uint64_t seed);
 
 /* Cannot fail; allocates nothing until the first put. */
 void gs_hmap_init(struct gs_hmap *m, unsigned flags);

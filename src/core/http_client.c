@@ -10,7 +10,7 @@
  * the server side). A request that fails on a reused connection before any response byte arrived
  * is retried once on a fresh one: the server may have closed an idle connection just as we wrote.
  */
-#include "core/http.h"
+#include "core/http_client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +23,8 @@
 #include "core/conn.h"
 #include "core/log.h"
 
-#define HTTP_CLIENT_MAX_HEAD   (64 * 1024)          /* response status line + headers */
-#define HTTP_CLIENT_MAX_BODY   (64u * 1024 * 1024)   /* default cap on a buffered body */
+#define HTTP_CLIENT_MAX_HEAD   (64 * 1024)         /* response status line + headers */
+#define HTTP_CLIENT_MAX_BODY   (64u * 1024 * 1024) /* default cap on a buffered body */
 #define HTTP_CLIENT_CONNECT_MS 10000
 #define HTTP_CLIENT_IDLE_MS    60000
 
@@ -49,11 +49,11 @@ struct gs_http_call {
 	void *ud;
 	unsigned timeout_ms;
 	int status;
-	int err;                  /* final error for a finished call, or the reason parsing stopped */
+	int err; /* final error for a finished call, or the reason parsing stopped */
 	struct gs_buf body;
 	char content_type[128];
 	unsigned retry_after;
-	char hname[32];           /* current header name, truncated (only short names matter) */
+	char hname[32]; /* current header name, truncated (only short names matter) */
 	size_t hname_len;
 	char hvalue[128];
 	size_t hvalue_len;
@@ -78,11 +78,11 @@ struct gs_http_client {
 	struct gs_conn_mem *(*mem_open)(void *ud); /* the memory transport (tests), else NULL */
 	void *mem_ud;
 	unsigned closing : 1, defer_closed : 1;
-	struct gs_closer closer;   /* one part from the close until the defer timer closes, then that */
+	struct gs_closer closer; /* one part from the close until the defer timer closes, then that */
 };
 
-#define CALL_OF(l) GS_CONTAINER_OF(l, struct gs_http_call, link)
-#define CONN_OF_ALL(l) GS_CONTAINER_OF(l, struct client_conn, all)
+#define CALL_OF(l)      GS_CONTAINER_OF(l, struct gs_http_call, link)
+#define CONN_OF_ALL(l)  GS_CONTAINER_OF(l, struct client_conn, all)
 #define CONN_OF_IDLE(l) GS_CONTAINER_OF(l, struct client_conn, idle)
 
 static void pump(struct gs_http_client *cl);

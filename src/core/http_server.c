@@ -17,7 +17,7 @@
  * At the cap the source with the most evictable connections pays (largest_source: a walk over the
  * sources, at most one per open connection), with the head of its own list.
  */
-#include "core/http.h"
+#include "core/http_server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,9 +36,9 @@
 #include "core/log.h"
 #include "core/options.h"
 
-#define HTTP_SERVER_MAX_HEADER_BYTES (16 * 1024) /* request line + headers: 431 */
-#define HTTP_SERVER_MAX_HEADERS      64          /* header fields: 431 */
-#define HTTP_SERVER_MAX_URL          2048        /* request target: 414 */
+#define HTTP_SERVER_MAX_HEADER_BYTES (16 * 1024)   /* request line + headers: 431 */
+#define HTTP_SERVER_MAX_HEADERS      64            /* header fields: 431 */
+#define HTTP_SERVER_MAX_URL          2048          /* request target: 414 */
 #define HTTP_SERVER_MAX_BODY         (1024 * 1024) /* body: 413 */
 #define HTTP_SERVER_MAX_CONNS        256
 #define HTTP_SERVER_HANDSHAKE_MS     5000
@@ -52,18 +52,18 @@
 
 /* One peer address and its connections. */
 struct source {
-	char ip[64];                   /* the key in s->sources */
-	unsigned n;                    /* its open (not closing) connections */
-	unsigned n_evictable;          /* in evictable */
+	char ip[64];              /* the key in s->sources */
+	unsigned n;               /* its open (not closing) connections */
+	unsigned n_evictable;     /* in evictable */
 	struct gs_list evictable; /* its evictable connections, oldest first */
 };
 
 struct server_conn {
 	struct gs_conn conn;
 	struct gs_http_server *s;
-	struct gs_list link;       /* s->conns: every connection until its on_close */
-	struct gs_list elink;      /* s->evictable, while evictable */
-	struct gs_list slink;      /* src->evictable, while evictable */
+	struct gs_list link;            /* s->conns: every connection until its on_close */
+	struct gs_list elink;           /* s->evictable, while evictable */
+	struct gs_list slink;           /* src->evictable, while evictable */
 	struct source *src;             /* NULL until accepted, and once closing */
 	struct gs_http_server_req *req; /* being read, or held by the handler */
 	uint64_t t0;                    /* start of the current request's deadlines (uv_now ms) */
@@ -76,12 +76,12 @@ struct server_conn {
 struct gs_http_server_req {
 	struct server_conn *sc; /* NULL once the connection is gone */
 	char method[24];
-	struct gs_buf url;      /* request target; '?' replaced by NUL once complete */
+	struct gs_buf url; /* request target; '?' replaced by NUL once complete */
 	const char *query;
-	struct gs_buf hdrs;     /* "name\0value\0" pairs */
+	struct gs_buf hdrs; /* "name\0value\0" pairs */
 	unsigned n_headers;
 	unsigned in_value : 1, keep_alive : 1, head : 1, head_done : 1;
-	int reject;             /* status to answer instead of calling the handler */
+	int reject; /* status to answer instead of calling the handler */
 	struct gs_buf body;
 };
 
@@ -92,18 +92,18 @@ struct gs_http_server {
 	struct gs_http_server_opts o;
 	gs_http_handler_cb handler;
 	void *ud;
-	struct gs_list conns;      /* all, until their on_close */
-	struct gs_list evictable;  /* oldest first */
-	struct gs_hmap sources;         /* ip -> struct source */
-	unsigned n_conns;               /* in conns */
-	unsigned n_open;                /* not closing: what the caps count */
+	struct gs_list conns;     /* all, until their on_close */
+	struct gs_list evictable; /* oldest first */
+	struct gs_hmap sources;   /* ip -> struct source */
+	unsigned n_conns;         /* in conns */
+	unsigned n_open;          /* not closing: what the caps count */
 	unsigned n_evictable;
-	int reserve_fd;                 /* spent to accept and shed when out of descriptors; -1 if none */
+	int reserve_fd; /* spent to accept and shed when out of descriptors; -1 if none */
 	uint64_t conns_total, requests_total, tls_failures_total, rejected_total;
 	uint64_t closed[GS_HTTP_CLOSE_REASON_COUNT];
 	int port;
 	char addr[64];
-	char name[64];                  /* for logs */
+	char name[64]; /* for logs */
 	unsigned closing : 1, draining : 1;
 	int listener_closed; /* 0 open, 1 closing, 2 closed */
 	/* Parts: every connection until its on_close, the listener while closing, and `last`, closed by
@@ -112,6 +112,7 @@ struct gs_http_server {
 	uv_timer_t last;
 };
 
+/* clang-format off */
 static const char *status_text(int status)
 {
 	switch (status) {
@@ -131,6 +132,7 @@ static const char *status_text(int status)
 	default: return "Unknown";
 	}
 }
+/* clang-format on */
 
 static const char *const close_reason_names[GS_HTTP_CLOSE_REASON_COUNT] = {
 	[GS_HTTP_CLOSE_CLIENT] = "client_closed",
@@ -290,8 +292,12 @@ static int evict_oldest(struct gs_http_server *s, struct source *src, const char
 		v = elink_conn(gs_list_first(&s->evictable));
 	}
 	gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
-		       "http server %s: %s: closing the oldest idle or unfinished connection, %s (%s, %llu ms old), for %s",
-		       s->name, why, v->conn.peer, !v->conn.ready ? "handshaking" : v->req ? "reading a request" : "idle",
+		       "http server %s: %s: closing the oldest idle or unfinished connection, %s (%s, %llu ms old), "
+		       "for %s",
+		       s->name, why, v->conn.peer,
+		       !v->conn.ready ? "handshaking"
+		       : v->req       ? "reading a request"
+				      : "idle",
 		       (unsigned long long)(uv_now(s->loop) - v->t0), for_peer);
 	v->reason = GS_HTTP_CLOSE_EVICTED;
 	gs_conn__close(&v->conn);
@@ -476,10 +482,11 @@ static void respond_error(struct server_conn *sc, int status, const char *why, e
 	gs_conn__shutdown(&sc->conn);
 }
 
-int gs_http_respond(struct gs_http_server_req *r, int status, const char *content_type, const char *body,
-		    size_t len, const struct gs_http_header *extra, size_t n_extra)
+int gs_http_respond(struct gs_http_server_req *r, int status, const char *content_type, const char *body, size_t len,
+		    const struct gs_http_header *extra, size_t n_extra)
 {
 	struct server_conn *sc = r->sc;
+	GS_ASSERT(!sc || sc->req == r); /* answered once: while it is its connection's request */
 	if (!sc) {
 		req_free(r);
 		return -ECONNRESET;
@@ -493,7 +500,9 @@ int gs_http_respond(struct gs_http_server_req *r, int status, const char *conten
 	req_free(r);
 	evictable_touch(sc); /* idle now, or closing: either way not the handler's any more */
 	if (rc < 0 || !keep) {
-		set_reason(sc, rc < 0 ? GS_HTTP_CLOSE_CLIENT : s->closing ? GS_HTTP_CLOSE_SHUTDOWN : GS_HTTP_CLOSE_DONE);
+		set_reason(sc, rc < 0       ? GS_HTTP_CLOSE_CLIENT
+			       : s->closing ? GS_HTTP_CLOSE_SHUTDOWN
+					    : GS_HTTP_CLOSE_DONE);
 		gs_conn__shutdown(&sc->conn);
 		return rc;
 	}
@@ -547,10 +556,12 @@ static void sc_on_error(struct gs_conn *c, int err)
 	else if (r && r->reject == 413)
 		respond_error(sc, 413, "request body too large", GS_HTTP_CLOSE_BAD_REQUEST);
 	else if (r && r->reject)
-		respond_error(sc, r->reject, r->reject == 414 ? "request target too long" : "request header fields too large",
+		respond_error(sc, r->reject,
+			      r->reject == 414 ? "request target too long" : "request header fields too large",
 			      GS_HTTP_CLOSE_BAD_REQUEST);
 	else if (err == -EPROTO)
-		respond_error(sc, 400, *gs_conn__error(c) ? gs_conn__error(c) : "bad request", GS_HTTP_CLOSE_BAD_REQUEST);
+		respond_error(sc, 400, *gs_conn__error(c) ? gs_conn__error(c) : "bad request",
+			      GS_HTTP_CLOSE_BAD_REQUEST);
 	else
 		sc_close(sc, GS_HTTP_CLOSE_CLIENT);
 }
@@ -620,7 +631,8 @@ static void shed_load(struct gs_http_server *s)
 	uv_os_fd_t lfd;
 	if (s->reserve_fd < 0 || uv_fileno((uv_handle_t *)&s->listener, &lfd) != 0) {
 		/* Nothing left to free: stop listening rather than spin (the daemon keeps running). */
-		gs_log_error("http server %s: out of file descriptors and nothing to free: no longer listening", s->name);
+		gs_log_error("http server %s: out of file descriptors and nothing to free: no longer listening",
+			     s->name);
 		listener_close(s);
 		return;
 	}
@@ -696,15 +708,17 @@ static void sc_admit(struct server_conn *sc, int tls)
 	int ok = src->n <= s->o.max_conns_per_source ||
 		 evict_oldest(s, src, sc->conn.peer,
 			      s->o.max_conns_per_source < s->o.max_conns ? "connections from one address at the limit"
-									  : "connections at the limit");
+									 : "connections at the limit");
 	if (ok && s->n_open > s->o.max_conns) {
 		struct source *payer = largest_source(s, src);
-		ok = payer && evict_oldest(s, payer, sc->conn.peer, "connections at the limit, the address holding the most pays");
+		ok = payer && evict_oldest(s, payer, sc->conn.peer,
+					   "connections at the limit, the address holding the most pays");
 	}
 	if (!ok) {
 		s->rejected_total++;
 		gs_log_limited(GS_LOG_WARN, HTTP_SERVER_LOG_BURST, HTTP_SERVER_LOG_WINDOW_MS,
-			       "http server %s: %u connections (%u from %s), every one a request being answered: refusing %s",
+			       "http server %s: %u connections (%u from %s), every one a request being answered: "
+			       "refusing %s",
 			       s->name, s->n_open - 1, src->n - 1, ip, sc->conn.peer);
 		sc_close(sc, GS_HTTP_CLOSE_REFUSED);
 		return;
@@ -729,8 +743,8 @@ int gs_http_server__accept_memory(struct gs_http_server *s, struct gs_conn_mem *
 
 /* ---- the server --------------------------------------------------------------------------------- */
 
-int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, gs_http_handler_cb handler,
-			 void *ud, struct gs_http_server **out)
+int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, gs_http_handler_cb handler, void *ud,
+			 struct gs_http_server **out)
 {
 	char host[256];
 	int port;
@@ -739,7 +753,7 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 		struct sockaddr_in in4;
 		struct sockaddr_in6 in6;
 	} addr;
-	if (!o->addr || gs_split_hostport(o->addr, host, sizeof(host), &port) < 0)
+	if (!o->addr || gs_options_split_hostport(o->addr, host, sizeof(host), &port) < 0)
 		return -EINVAL;
 	if (uv_ip4_addr(host, port, &addr.in4) != 0 && uv_ip6_addr(host, port, &addr.in6) != 0)
 		return -EINVAL;
@@ -792,7 +806,7 @@ int gs_http_server_start(uv_loop_t *loop, const struct gs_http_server_opts *o, g
 	int len = sizeof(ss);
 	uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len);
 	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						  : ((struct sockaddr_in *)&ss)->sin_port);
+						 : ((struct sockaddr_in *)&ss)->sin_port);
 	snprintf(s->addr, sizeof(s->addr), "%s", o->addr);
 	s->o.addr = s->addr;
 	if (o->tls)

@@ -33,26 +33,27 @@ typedef int (*gs_json_element_cb)(const char *value, size_t len, void *ud);
 struct gs_json_items {
 	/* configuration */
 	char array_key[32];
-	size_t max_value;            /* longest element or member value kept, in bytes */
+	size_t max_value; /* longest element or member value kept, in bytes */
 	gs_json_member_cb on_member;
 	gs_json_element_cb on_element;
 	void *ud;
 	/* state */
-	int state;                   /* private: where in the top-level object we are */
-	int depth;                   /* nesting inside the value being captured */
+	int state; /* private: where in the top-level object we are */
+	int depth; /* nesting inside the value being captured */
 	int in_string, escape;
-	int in_array;                /* the current member is the array */
+	int in_array; /* the current member is the array */
 	char key[64];
 	size_t key_len;
 	int key_overflow;
-	struct gs_buf value;         /* the value being captured */
-	size_t elements;             /* elements handed out */
+	struct gs_buf value; /* the value being captured */
+	size_t elements;     /* elements handed out */
 	char err[128];
 };
 
-void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value,
-			gs_json_member_cb on_member, gs_json_element_cb on_element, void *ud);
-/* 0, or <0 with s->err set (then every later call fails the same way). */
+void gs_json_items_init(struct gs_json_items *s, const char *array_key, size_t max_value, gs_json_member_cb on_member,
+			gs_json_element_cb on_element, void *ud);
+/* 0, or <0 with s->err set (then every later call fails the same way). data is NULL only with len 0
+ * (GS_ASSERT). */
 int gs_json_items_feed(struct gs_json_items *s, const char *data, size_t len);
 /* 0 when the document ended properly, else <0 with s->err set. */
 int gs_json_items_finish(struct gs_json_items *s);

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-void gs_line_splitter_init(struct gs_line_splitter *s, size_t max, gs_line_cb cb, void *ud)
+void gs_lines_init(struct gs_lines *s, size_t max, gs_line_cb cb, void *ud)
 {
 	s->max = max ? max : GS_LINE_MAX;
 	/* The buffer's own cap is the line cap: an append past it fails with -E2BIG. */
@@ -21,23 +21,23 @@ void gs_line_splitter_init(struct gs_line_splitter *s, size_t max, gs_line_cb cb
 	s->lines = 0;
 }
 
-void gs_line_splitter_free(struct gs_line_splitter *s)
+void gs_lines_free(struct gs_lines *s)
 {
 	gs_buf_free(&s->buf);
 }
 
-void gs_line_splitter_reset(struct gs_line_splitter *s)
+void gs_lines_reset(struct gs_lines *s)
 {
 	gs_buf_reset(&s->buf);
 	s->err = 0;
 }
 
-size_t gs_line_splitter_pending(const struct gs_line_splitter *s)
+size_t gs_lines_pending(const struct gs_lines *s)
 {
 	return s->buf.len;
 }
 
-static int fail(struct gs_line_splitter *s, int err)
+static int fail(struct gs_lines *s, int err)
 {
 	s->err = err;
 	gs_buf_reset(&s->buf);
@@ -45,7 +45,7 @@ static int fail(struct gs_line_splitter *s, int err)
 }
 
 /* Hands one line (without its '\n') to the callback, dropping a trailing '\r' and empty lines. */
-static int emit(struct gs_line_splitter *s, const char *line, size_t len)
+static int emit(struct gs_lines *s, const char *line, size_t len)
 {
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -55,7 +55,7 @@ static int emit(struct gs_line_splitter *s, const char *line, size_t len)
 	return s->cb(line, len, s->ud);
 }
 
-void gs_line_splitter_set_framed(struct gs_line_splitter *s, int framed)
+void gs_lines_set_framed(struct gs_lines *s, int framed)
 {
 	s->framed = framed;
 	/* A framed record is kept with its 4-byte prefix. */
@@ -69,7 +69,7 @@ static size_t be32(const char *p)
 }
 
 /* Framed mode: whole records inside the piece go out in place, the rest is gathered. */
-static int feed_framed(struct gs_line_splitter *s, const char *p, size_t n)
+static int feed_framed(struct gs_lines *s, const char *p, size_t n)
 {
 	int r;
 
@@ -111,7 +111,7 @@ static int feed_framed(struct gs_line_splitter *s, const char *p, size_t n)
 	return 0;
 }
 
-int gs_line_splitter_feed(struct gs_line_splitter *s, const char *p, size_t n)
+int gs_lines_feed(struct gs_lines *s, const char *p, size_t n)
 {
 	int r;
 
@@ -146,7 +146,7 @@ int gs_line_splitter_feed(struct gs_line_splitter *s, const char *p, size_t n)
 	return 0;
 }
 
-int gs_line_splitter_flush(struct gs_line_splitter *s)
+int gs_lines_flush(struct gs_lines *s)
 {
 	if (s->err)
 		return s->err;

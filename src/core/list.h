@@ -17,7 +17,7 @@
 #include "core/log.h"
 
 /* The record of type `type` whose member `member` is at ptr. */
-#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 struct gs_list {
 	struct gs_list *prev, *next;

@@ -91,7 +91,8 @@ static void log_vemit(enum gs_log_level level, const char *file, int line, uint6
 	int m = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (suppressed) {
 		size_t at = m < 0 ? 0 : (size_t)m >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)m;
-		snprintf(msg + at, sizeof(msg) - at, " (%llu similar messages suppressed)", (unsigned long long)suppressed);
+		snprintf(msg + at, sizeof(msg) - at, " (%llu similar messages suppressed)",
+			 (unsigned long long)suppressed);
 	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -128,8 +129,7 @@ void gs_log_emit(enum gs_log_level level, const char *file, int line, const char
 	va_end(ap);
 }
 
-void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
-			 ...)
+void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -162,7 +162,7 @@ uint64_t gs_log_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void gs_assert_fail(const char *expr, const char *file, int line)
+void gs_log_assert_fail(const char *expr, const char *file, int line)
 {
 	gs_log_emit(GS_LOG_ERROR, file, line, "assertion failed: %s", expr);
 	abort();

@@ -45,10 +45,10 @@ void gs_log_emit(enum gs_log_level level, const char *file, int line, const char
 typedef void (*gs_log_sink_cb)(enum gs_log_level level, const char *msg, void *data);
 void gs_log_set_sink(gs_log_sink_cb cb, void *data);
 
-#define GS_LOG_AT(lvl, ...)                                                                        \
-	do {                                                                                       \
-		if ((lvl) <= gs_log_level_current)                                                 \
-			gs_log_emit((lvl), __FILE__, __LINE__, __VA_ARGS__);                       \
+#define GS_LOG_AT(lvl, ...)                                                  \
+	do {                                                                 \
+		if ((lvl) <= gs_log_level_current)                           \
+			gs_log_emit((lvl), __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
 #define gs_log_error(...) GS_LOG_AT(GS_LOG_ERROR, __VA_ARGS__)
@@ -69,14 +69,16 @@ void gs_log_set_sink(gs_log_sink_cb cb, void *data);
  * Each macro use has its own static limiter (loop thread only, like the rest of the logger).
  */
 struct gs_log_limit {
-	unsigned burst;        /* lines per window */
+	unsigned burst; /* lines per window */
 	unsigned window_ms;
 	uint64_t window_start; /* monotonic ms when the current window began */
 	unsigned used;         /* lines written in the current window */
 	uint64_t suppressed;   /* lines dropped since the last line written */
 	int started;
 };
+/* clang-format off */
 #define GS_LOG_LIMIT_INIT(burst, window_ms) {(burst), (window_ms), 0, 0, 0, 0}
+/* clang-format on */
 
 /*
  * Decides for one line at now_ms (monotonic). Returns 1: write it, and mention *suppressed lines
@@ -87,23 +89,22 @@ int gs_log_limit_take(struct gs_log_limit *l, uint64_t now_ms, uint64_t *suppres
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t gs_log_now_ms(void);
 /* gs_log_emit with " (K similar messages suppressed)" appended when suppressed > 0. */
-void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
-			 ...) __attribute__((format(printf, 5, 6)));
+void gs_log_emit_counted(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
-#define gs_log_limited(lvl, burst, window_ms, ...)                                                 \
-	do {                                                                                       \
-		static struct gs_log_limit gs_log_lim_ = GS_LOG_LIMIT_INIT(burst, window_ms);       \
-		uint64_t gs_log_sup_;                                                              \
-		if ((lvl) <= gs_log_level_current &&                                               \
-		    gs_log_limit_take(&gs_log_lim_, gs_log_now_ms(), &gs_log_sup_))                \
-			gs_log_emit_counted((lvl), __FILE__, __LINE__, gs_log_sup_, __VA_ARGS__);   \
+#define gs_log_limited(lvl, burst, window_ms, ...)                                                                   \
+	do {                                                                                                         \
+		static struct gs_log_limit gs_log_lim_ = GS_LOG_LIMIT_INIT(burst, window_ms);                        \
+		uint64_t gs_log_sup_;                                                                                \
+		if ((lvl) <= gs_log_level_current && gs_log_limit_take(&gs_log_lim_, gs_log_now_ms(), &gs_log_sup_)) \
+			gs_log_emit_counted((lvl), __FILE__, __LINE__, gs_log_sup_, __VA_ARGS__);                    \
 	} while (0)
 
 /*
  * An invariant a header states, checked always (not only in debug builds): on failure, one error line
  * with the file, the line and the expression, then abort(). For conditions no outside input can cause.
  */
-_Noreturn void gs_assert_fail(const char *expr, const char *file, int line);
-#define GS_ASSERT(e) ((e) ? (void)0 : gs_assert_fail(#e, __FILE__, __LINE__))
+_Noreturn void gs_log_assert_fail(const char *expr, const char *file, int line);
+#define GS_ASSERT(e) ((e) ? (void)0 : gs_log_assert_fail(#e, __FILE__, __LINE__))
 
 #endif

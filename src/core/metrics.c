@@ -16,6 +16,7 @@
 #include <dirent.h>
 
 #include "core/alloc.h"
+#include "core/log.h"
 
 enum series_type {
 	SERIES_COUNTER,
@@ -88,9 +89,23 @@ void gs_metrics_free(struct gs_metrics *m)
 	free(m);
 }
 
+/* Prometheus' metric name grammar: [a-zA-Z_:][a-zA-Z0-9_:]*. */
+static int valid_name(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == ':'))
+			return 0;
+	return 1;
+}
+
 static struct series *add(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			  enum series_type type)
 {
+	GS_ASSERT(name && valid_name(name) && help && !strchr(help, '\n'));
+	GS_ASSERT(!labels || (!strchr(labels, '{') && !strchr(labels, '}')));
 	for (size_t i = 0; i < m->n; i++) {
 		if (strcmp(m->v[i].name, name) == 0 && m->v[i].type != type) {
 			fprintf(stderr, "gpu-scheduler: metric %s registered with two types\n", name);
@@ -117,22 +132,21 @@ void gs_metrics_counter(struct gs_metrics *m, const char *name, const char *help
 	add(m, name, help, labels, SERIES_COUNTER)->counter = c;
 }
 
-void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-		      struct gs_gauge *g)
+void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels, struct gs_gauge *g)
 {
 	add(m, name, help, labels, SERIES_GAUGE)->gauge = g;
 }
 
-void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			 gs_gauge_fn fn, void *ud)
+void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			 void *ud)
 {
 	struct series *s = add(m, name, help, labels, SERIES_GAUGE);
 	s->fn = fn;
 	s->ud = ud;
 }
 
-void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			   gs_gauge_fn fn, void *ud)
+void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			   void *ud)
 {
 	struct series *s = add(m, name, help, labels, SERIES_COUNTER);
 	s->fn = fn;
@@ -219,15 +233,12 @@ static double proc_start_time(void *ud)
 
 void gs_metrics_process(struct gs_metrics *m)
 {
-	gs_metrics_counter_fn(m, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-			      NULL, proc_cpu_seconds, NULL);
-	gs_metrics_gauge_fn(m, "process_resident_memory_bytes", "Resident memory size in bytes.", NULL, proc_rss,
-			    NULL);
-	gs_metrics_gauge_fn(m, "process_virtual_memory_bytes", "Virtual memory size in bytes.", NULL, proc_vsize,
-			    NULL);
+	gs_metrics_counter_fn(m, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", NULL,
+			      proc_cpu_seconds, NULL);
+	gs_metrics_gauge_fn(m, "process_resident_memory_bytes", "Resident memory size in bytes.", NULL, proc_rss, NULL);
+	gs_metrics_gauge_fn(m, "process_virtual_memory_bytes", "Virtual memory size in bytes.", NULL, proc_vsize, NULL);
 	gs_metrics_gauge_fn(m, "process_open_fds", "Number of open file descriptors.", NULL, proc_open_fds, NULL);
-	gs_metrics_gauge_fn(m, "process_max_fds", "Maximum number of open file descriptors.", NULL, proc_max_fds,
-			    NULL);
+	gs_metrics_gauge_fn(m, "process_max_fds", "Maximum number of open file descriptors.", NULL, proc_max_fds, NULL);
 	gs_metrics_gauge_fn(m, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
 			    NULL, proc_start_time, m);
 }
@@ -246,8 +257,8 @@ static int put_value(struct gs_buf *out, double v)
 	return gs_buf_printf(out, "%.9g", v);
 }
 
-static int put_sample(struct gs_buf *out, const char *name, const char *suffix, const char *labels,
-		      const char *extra, double v)
+static int put_sample(struct gs_buf *out, const char *name, const char *suffix, const char *labels, const char *extra,
+		      double v)
 {
 	int r = gs_buf_printf(out, "%s%s", name, suffix);
 	int has = labels && *labels;

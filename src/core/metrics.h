@@ -33,7 +33,7 @@ struct gs_gauge {
 struct gs_histogram {
 	const double *bounds; /* ascending upper bounds, +Inf implied */
 	size_t n_bounds;
-	uint64_t *buckets;    /* n_bounds + 1 counts, non-cumulative; allocated by gs_histogram_init */
+	uint64_t *buckets; /* n_bounds + 1 counts, non-cumulative; allocated by gs_histogram_init */
 	uint64_t count;
 	double sum;
 };
@@ -57,16 +57,16 @@ void gs_metrics_free(struct gs_metrics *m);
 /*
  * Registration. name must be a valid metric name, labels either NULL or the inside of the braces
  * ("result=\"success\""), help one line. The registry keeps the pointers: the series must outlive it.
- * Registration aborts with a message on misuse (mixed types in one family): a programming error.
+ * Registration aborts with a message on misuse (mixed types in one family; a name, help or labels
+ * breaking those rules: GS_ASSERT): a programming error.
  */
 void gs_metrics_counter(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			struct gs_counter *c);
-void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-		      struct gs_gauge *g);
-void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			 gs_gauge_fn fn, void *ud);
-void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels,
-			   gs_gauge_fn fn, void *ud);
+void gs_metrics_gauge(struct gs_metrics *m, const char *name, const char *help, const char *labels, struct gs_gauge *g);
+void gs_metrics_gauge_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			 void *ud);
+void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *help, const char *labels, gs_gauge_fn fn,
+			   void *ud);
 void gs_metrics_histogram(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			  struct gs_histogram *h);
 

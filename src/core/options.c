@@ -21,7 +21,7 @@ static int parse_bool(const char *v, int *out)
 }
 
 /* Sets one option from text; where says where the value came from, for the error message. */
-int gs_parse_duration_ms(const char *s, long *ms)
+int gs_options_parse_duration_ms(const char *s, long *ms)
 {
 	static const struct {
 		const char *unit;
@@ -46,7 +46,8 @@ int gs_parse_duration_ms(const char *s, long *ms)
 		}
 		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
 			len = strlen(units[u].unit);
-			if (strncmp(s, units[u].unit, len) == 0 && !(len == 1 && units[u].unit[0] == 'm' && s[1] == 's'))
+			if (strncmp(s, units[u].unit, len) == 0 &&
+			    !(len == 1 && units[u].unit[0] == 'm' && s[1] == 's'))
 				break;
 		}
 		if (u == sizeof(units) / sizeof(units[0]))
@@ -60,8 +61,7 @@ int gs_parse_duration_ms(const char *s, long *ms)
 	return 0;
 }
 
-static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err,
-		     size_t errlen)
+static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err, size_t errlen)
 {
 	char *field = (char *)cfg + o->offset;
 	char why[160] = "";
@@ -87,7 +87,7 @@ static int set_value(const struct gs_opt *o, const char *value, const char *wher
 	}
 	case GS_OPT_DURATION: {
 		long v;
-		if (gs_parse_duration_ms(value, &v) < 0) {
+		if (gs_options_parse_duration_ms(value, &v) < 0) {
 			snprintf(err, errlen, "%s: \"%s\" is not a duration such as 15s, 500ms or 1m30s", where, value);
 			return -EINVAL;
 		}
@@ -120,8 +120,7 @@ static const struct gs_opt *find(const struct gs_opt *table, size_t n, const cha
 	return NULL;
 }
 
-int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err,
-		     size_t errlen)
+int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err, size_t errlen)
 {
 	char where[128];
 	unsigned char *seen = gs_xcalloc(n, 1);
@@ -202,7 +201,7 @@ void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n)
 	}
 }
 
-int gs_split_hostport(const char *value, char *host, size_t hostlen, int *port)
+int gs_options_split_hostport(const char *value, char *host, size_t hostlen, int *port)
 {
 	const char *colon;
 	size_t hl;
@@ -237,7 +236,7 @@ int gs_opt_validate_hostport(const char *value, char *err, size_t errlen)
 {
 	char host[256];
 	int port;
-	if (gs_split_hostport(value, host, sizeof(host), &port) < 0) {
+	if (gs_options_split_hostport(value, host, sizeof(host), &port) < 0) {
 		snprintf(err, errlen, "\"%s\" is not HOST:PORT (e.g. 0.0.0.0:8080 or [::]:8080)", value);
 		return -EINVAL;
 	}

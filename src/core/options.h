@@ -16,9 +16,9 @@
 #include <stdio.h>
 
 enum gs_opt_type {
-	GS_OPT_STRING, /* const char * field */
-	GS_OPT_INT,    /* long field, bounded by min/max */
-	GS_OPT_BOOL,   /* int field; "--flag", "--flag=true|false", env "true|false|1|0" */
+	GS_OPT_STRING,   /* const char * field */
+	GS_OPT_INT,      /* long field, bounded by min/max */
+	GS_OPT_BOOL,     /* int field; "--flag", "--flag=true|false", env "true|false|1|0" */
 	GS_OPT_DURATION, /* long field in milliseconds, written as Go durations ("15s", "500ms", "1m30s"),
 			  * bounded by min/max (ms) */
 };
@@ -30,9 +30,9 @@ struct gs_opt {
 	const char *flag; /* without the dashes: "kube-api-qps" */
 	const char *env;  /* environment variable, or NULL */
 	enum gs_opt_type type;
-	const char *def;  /* default as text; NULL for "unset" (strings only) */
-	long min, max;    /* GS_OPT_INT bounds */
-	size_t offset;    /* offsetof(struct your_config, field) */
+	const char *def; /* default as text; NULL for "unset" (strings only) */
+	long min, max;   /* GS_OPT_INT bounds */
+	size_t offset;   /* offsetof(struct your_config, field) */
 	gs_opt_validate_cb validate;
 	const char *help; /* one line */
 };
@@ -47,20 +47,19 @@ enum {
  * Parses argv (flags as "--name value" or "--name=value") over the table into cfg.
  * Returns GS_OPTIONS_OK, GS_OPTIONS_HELP, GS_OPTIONS_VERSION, or -EINVAL with err filled.
  */
-int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err,
-		     size_t errlen);
+int gs_options_parse(const struct gs_opt *table, size_t n, int argc, char **argv, void *cfg, char *err, size_t errlen);
 
 /* Prints one line per option: flag, environment variable, default, help. */
 void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n);
 
 /* A Go-style duration ("15s", "1m30s", "250ms", "2h"; a sum of number+unit, units h m s ms) into
  * milliseconds. 0 or -EINVAL (bad syntax, an empty string, over a year). */
-int gs_parse_duration_ms(const char *s, long *ms);
+int gs_options_parse_duration_ms(const char *s, long *ms);
 
 /* Validators shared by daemons: "host:port" with a port in 1..65535 (host may be empty or [v6]). */
 int gs_opt_validate_hostport(const char *value, char *err, size_t errlen);
 
 /* Splits "host:port" / "[v6]:port" / ":port". host receives "" for an empty host. 0 or -EINVAL. */
-int gs_split_hostport(const char *value, char *host, size_t hostlen, int *port);
+int gs_options_split_hostport(const char *value, char *host, size_t hostlen, int *port);
 
 #endif

@@ -61,11 +61,6 @@ static inline int rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	return rd_varint(p, end, v);
-}
-
 void gs_pb_init(struct gs_pb *r, const void *data, size_t len)
 {
 	r->start = r->p = data;
@@ -131,7 +126,8 @@ int gs_pb_next(struct gs_pb *r, struct gs_pb_field *f)
 		p += n;
 		break;
 	default:
-		return fail(r, (tag & 7) == 3 || (tag & 7) == 4 ? "group wire type not supported" : "undefined wire type");
+		return fail(r,
+			    (tag & 7) == 3 || (tag & 7) == 4 ? "group wire type not supported" : "undefined wire type");
 	}
 	r->p = p;
 	return 1;
@@ -151,8 +147,8 @@ int gs_pb_count(const void *data, size_t len, uint32_t num)
 
 /* ---- streaming ----------------------------------------------------------------------------------- */
 
-void gs_pb_stream_init(struct gs_pb_stream *s, const void *magic, size_t magic_len, const uint32_t *path,
-		       int depth, size_t max_field, gs_pb_field_cb on_field, void *ud)
+void gs_pb_stream_init(struct gs_pb_stream *s, const void *magic, size_t magic_len, const uint32_t *path, int depth,
+		       size_t max_field, gs_pb_field_cb on_field, void *ud)
 {
 	memset(s, 0, sizeof(*s));
 	if (magic_len > sizeof(s->magic))
@@ -334,7 +330,8 @@ int gs_pb_stream_feed(struct gs_pb_stream *s, const void *data, size_t len)
 			p += n;
 			s->seen += n;
 			if (!s->want) {
-				if ((r = deliver(s, s->num, GS_PB_LEN, 0, (const uint8_t *)s->value.data, s->value.len)) < 0)
+				if ((r = deliver(s, s->num, GS_PB_LEN, 0, (const uint8_t *)s->value.data,
+						 s->value.len)) < 0)
 					return r;
 				pop_done(s);
 			}

@@ -61,12 +61,6 @@ void gs_pb_sub(struct gs_pb *sub, const struct gs_pb_field *f);
 /* Bytes consumed so far, for error messages. */
 size_t gs_pb_offset(const struct gs_pb *r);
 
-/*
- * One varint at *p (not past end): 0 and *p moved past it, or -EINVAL (truncated, over 10 bytes, or a
- * 10th byte carrying more than the 64th bit) with *p unchanged.
- */
-int gs_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
-
 /* How many fields numbered num the message data[0..len) holds; <0 if it is malformed. */
 int gs_pb_count(const void *data, size_t len, uint32_t num);
 
@@ -83,24 +77,24 @@ typedef int (*gs_pb_field_cb)(uint32_t num, int wire, uint64_t v, const uint8_t 
 
 struct gs_pb_stream {
 	/* configuration */
-	uint8_t magic[8];          /* the bytes the stream must start with */
+	uint8_t magic[8]; /* the bytes the stream must start with */
 	size_t magic_len;
 	uint32_t path[GS_PB_STREAM_DEPTH]; /* LEN fields to descend into, outermost first */
 	int depth;
-	size_t max_field;          /* longest field of the innermost message kept, in bytes */
+	size_t max_field; /* longest field of the innermost message kept, in bytes */
 	gs_pb_field_cb on_field;
 	void *ud;
 	/* state */
-	size_t seen;               /* bytes fed so far */
+	size_t seen;                           /* bytes fed so far */
 	uint64_t left[GS_PB_STREAM_DEPTH + 1]; /* bytes left in each open message; [0] is "unbounded" */
-	int level;                 /* how many of path are open */
-	uint8_t hdr[24];           /* a field's tag and length, gathered across pieces */
+	int level;                             /* how many of path are open */
+	uint8_t hdr[24];                       /* a field's tag and length, gathered across pieces */
 	size_t hdr_len;
-	uint64_t skip;             /* bytes of a field being skipped */
-	uint64_t want;             /* bytes of a field being captured */
-	uint32_t num;              /* the field being captured */
+	uint64_t skip; /* bytes of a field being skipped */
+	uint64_t want; /* bytes of a field being captured */
+	uint32_t num;  /* the field being captured */
 	struct gs_buf value;
-	size_t fields;             /* fields handed out */
+	size_t fields; /* fields handed out */
 	int failed;
 	char err[128];
 };
@@ -110,8 +104,8 @@ struct gs_pb_stream {
  * ... At each level other fields are skipped; at the innermost level every field goes to on_field.
  * A message on the path that appears twice is descended twice (protobuf merges repeated messages).
  */
-void gs_pb_stream_init(struct gs_pb_stream *s, const void *magic, size_t magic_len, const uint32_t *path,
-		       int depth, size_t max_field, gs_pb_field_cb on_field, void *ud);
+void gs_pb_stream_init(struct gs_pb_stream *s, const void *magic, size_t magic_len, const uint32_t *path, int depth,
+		       size_t max_field, gs_pb_field_cb on_field, void *ud);
 /* 0, or <0 with s->err set (then every later call fails the same way). */
 int gs_pb_stream_feed(struct gs_pb_stream *s, const void *data, size_t len);
 /* 0 when the stream ended on a field boundary with every open message complete, else <0 and err. */

@@ -61,10 +61,10 @@ static const int tls_suites[] = {
  * use. The list also bounds the curves accepted for certificate keys, hence P-384 and P-521. */
 static const mbedtls_ecp_group_id tls_curves[] = {
 	MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1, MBEDTLS_ECP_DP_SECP384R1,
-	MBEDTLS_ECP_DP_SECP521R1, MBEDTLS_ECP_DP_NONE,
+	MBEDTLS_ECP_DP_SECP521R1,  MBEDTLS_ECP_DP_NONE,
 };
 
-static const char *tls_alpn[] = { "http/1.1", NULL };
+static const char *tls_alpn[] = {"http/1.1", NULL};
 
 struct gs_tls_config {
 	unsigned refs;
@@ -92,13 +92,13 @@ struct gs_tls {
 	struct gs_buf in;
 	size_t in_off; /* bytes of `in` already given to mbedTLS */
 	struct gs_buf out;
-	int done;      /* handshake complete */
-	int started;   /* the first handshake step ran (a client's saved session was offered, or not) */
-	int resumed;   /* the handshake resumed a session (final once done) */
+	int done;               /* handshake complete */
+	int started;            /* the first handshake step ran (a client's saved session was offered, or not) */
+	int resumed;            /* the handshake resumed a session (final once done) */
 	unsigned char *offered; /* client: a copy of the ticket it offered, NULL if none */
 	size_t offered_len;
-	int fatal;     /* latched error: mbedTLS contexts must not be used after one */
-	int ip_len;    /* 4 or 16 when server_name is an IP literal */
+	int fatal;  /* latched error: mbedTLS contexts must not be used after one */
+	int ip_len; /* 4 or 16 when server_name is an IP literal */
 	unsigned char ip[16];
 	char *server_name;
 	char name_err[384]; /* set by the verify callback when the leaf does not name server_name */
@@ -154,6 +154,7 @@ int gs_tls__errno(int e)
 	return -EPROTO;
 }
 
+/* clang-format off */
 static const char *alert_name(int a)
 {
 	switch (a) {
@@ -184,22 +185,23 @@ static const char *alert_name(int a)
 	}
 	return "unknown alert";
 }
+/* clang-format on */
 
 static const struct {
 	uint32_t flag;
 	const char *text;
 } verify_reasons[] = {
-	{ MBEDTLS_X509_BADCERT_NOT_TRUSTED, "certificate not trusted by the configured CA" },
-	{ MBEDTLS_X509_BADCERT_EXPIRED, "certificate has expired" },
-	{ MBEDTLS_X509_BADCERT_FUTURE, "certificate is not valid yet" },
-	{ MBEDTLS_X509_BADCERT_REVOKED, "certificate has been revoked" },
-	{ MBEDTLS_X509_BADCERT_MISSING, "peer sent no certificate" },
-	{ MBEDTLS_X509_BADCERT_KEY_USAGE, "certificate keyUsage does not allow this use" },
-	{ MBEDTLS_X509_BADCERT_EXT_KEY_USAGE, "certificate extendedKeyUsage does not allow TLS server authentication" },
-	{ MBEDTLS_X509_BADCERT_NS_CERT_TYPE, "certificate nsCertType does not allow this use" },
-	{ MBEDTLS_X509_BADCERT_BAD_MD, "certificate signed with a refused hash (e.g. SHA-1)" },
-	{ MBEDTLS_X509_BADCERT_BAD_PK, "certificate signed with a refused algorithm" },
-	{ MBEDTLS_X509_BADCERT_BAD_KEY, "certificate key too weak or on an unsupported curve" },
+	{MBEDTLS_X509_BADCERT_NOT_TRUSTED, "certificate not trusted by the configured CA"},
+	{MBEDTLS_X509_BADCERT_EXPIRED, "certificate has expired"},
+	{MBEDTLS_X509_BADCERT_FUTURE, "certificate is not valid yet"},
+	{MBEDTLS_X509_BADCERT_REVOKED, "certificate has been revoked"},
+	{MBEDTLS_X509_BADCERT_MISSING, "peer sent no certificate"},
+	{MBEDTLS_X509_BADCERT_KEY_USAGE, "certificate keyUsage does not allow this use"},
+	{MBEDTLS_X509_BADCERT_EXT_KEY_USAGE, "certificate extendedKeyUsage does not allow TLS server authentication"},
+	{MBEDTLS_X509_BADCERT_NS_CERT_TYPE, "certificate nsCertType does not allow this use"},
+	{MBEDTLS_X509_BADCERT_BAD_MD, "certificate signed with a refused hash (e.g. SHA-1)"},
+	{MBEDTLS_X509_BADCERT_BAD_PK, "certificate signed with a refused algorithm"},
+	{MBEDTLS_X509_BADCERT_BAD_KEY, "certificate key too weak or on an unsupported curve"},
 };
 
 static void append(char *dst, size_t n, const char *s)
@@ -221,7 +223,8 @@ static void verify_reason(struct gs_tls *t, char *dst, size_t n)
 		if (t->name_err[0]) {
 			append(dst, n, t->name_err);
 		} else {
-			snprintf(other, sizeof(other), "certificate does not name %s", t->server_name ? t->server_name : "the server");
+			snprintf(other, sizeof(other), "certificate does not name %s",
+				 t->server_name ? t->server_name : "the server");
 			append(dst, n, other);
 		}
 	}
@@ -398,7 +401,7 @@ static void list_name(int tag, const unsigned char *p, size_t len, void *arg)
 /* "DNS:a, IP:b", or the subject CN when there is no subjectAltName (mbedTLS then matches the CN). */
 static void cert_names(const mbedtls_x509_crt *crt, char *buf, size_t size)
 {
-	struct name_list l = { buf, size, 0 };
+	struct name_list l = {buf, size, 0};
 
 	buf[0] = '\0';
 	san_walk(crt, list_name, &l);
@@ -425,7 +428,7 @@ static int verify_cb(void *arg, mbedtls_x509_crt *crt, int depth, uint32_t *flag
 	if (depth != 0)
 		return 0;
 	if (t->ip_len) {
-		struct ip_match m = { t->ip, (size_t)t->ip_len, 0 };
+		struct ip_match m = {t->ip, (size_t)t->ip_len, 0};
 		san_walk(crt, match_ip, &m);
 		if (!m.found)
 			*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
@@ -535,8 +538,7 @@ int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data,
 	return 0;
 }
 
-int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data, size_t len, char *err,
-		      size_t errlen)
+int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data, size_t len, char *err, size_t errlen)
 {
 	struct tls_input in;
 	char msg[128];
@@ -677,8 +679,8 @@ int gs_tls_client_config_new(const struct gs_tls_client_opts *o, struct gs_tls_c
 	}
 	mbedtls_ssl_conf_authmode(&c->conf, c->verify ? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_NONE);
 	if (o->cert) {
-		r = load_own_cert(c, "client-certificate", o->cert, o->cert_len, "client-key", o->key, o->key_len,
-				  err, errlen);
+		r = load_own_cert(c, "client-certificate", o->cert, o->cert_len, "client-key", o->key, o->key_len, err,
+				  errlen);
 		if (r < 0)
 			goto out;
 	}
@@ -900,7 +902,8 @@ static void offer_session(struct gs_tls *t)
 	if (c->endpoint != MBEDTLS_SSL_IS_CLIENT || !gs_tls_config_resumable(c, t->server_name))
 		return;
 	if (mbedtls_ssl_set_session(&t->ssl, &c->saved) != 0) {
-		gs_log_debug("tls: cannot offer the saved session to %s, full handshake", t->server_name ? t->server_name : "");
+		gs_log_debug("tls: cannot offer the saved session to %s, full handshake",
+			     t->server_name ? t->server_name : "");
 		return;
 	}
 	t->offered = gs_xmalloc(c->saved.ticket_len);

@@ -40,6 +40,9 @@
 
 #include "core/buf.h"
 
+/* Certificate generation (gs_tls_generate) has its own header, included here for the callers of both. */
+#include "core/tls_gen.h"
+
 struct gs_tls_config; /* opaque, reference counted: every session holds a reference */
 struct gs_tls;        /* opaque: one session */
 
@@ -121,20 +124,5 @@ const char *gs_tls_error(const struct gs_tls *t);
 /* Protocol and suite negotiated, for logs and tests; NULL before the handshake. */
 const char *gs_tls_version(const struct gs_tls *t);
 const char *gs_tls_ciphersuite(const struct gs_tls *t);
-
-/*
- * Certificate generation for the webhook's self-signed mode (ECDSA P-256, SHA-256).
- * Outputs are NUL-terminated PEM strings owned by the caller (free()).
- */
-struct gs_tls_cert_req {
-	const char *common_name;
-	const char *const *dns_names; /* NULL-terminated list, may be NULL */
-	int is_ca;
-	int64_t not_before; /* seconds since the epoch */
-	int64_t not_after;
-};
-/* Self-signed when issuer_cert is NULL, else signed by issuer_cert/issuer_key (PEM). */
-int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key,
-		    char **cert_pem, char **key_pem, char *err, size_t errlen);
 
 #endif

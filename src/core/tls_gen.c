@@ -1,12 +1,12 @@
 /*
- * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see tls.h and
+ * tls_gen.c: gs_tls_generate(), certificates for the webhook's self-signed mode (see tls_gen.h and
  * docs/deploy.md, "Certificates").
  *
  * mbedTLS 2.28 writes certificates but has no helper for subjectAltName or extendedKeyUsage, so those
  * two extensions are DER-encoded here with mbedtls_asn1_write_* (which writes backwards, from the end
  * of a buffer) and attached with mbedtls_x509write_crt_set_extension().
  */
-#include "core/tls.h"
+#include "core/tls_gen.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,9 +26,11 @@
 #include <mbedtls/x509_crt.h>
 
 #include "core/alloc.h"
+#include "core/log.h"
+#include "core/tls.h"
 #include "core/tls_int.h"
 
-#define GEN_CN_MAX 64 /* X.520 ub-common-name */
+#define GEN_CN_MAX   64 /* X.520 ub-common-name */
 #define GEN_NAME_MAX 253
 
 static int valid_dns_name(const char *s)
@@ -62,11 +64,13 @@ static int san_der(const char *const *names, unsigned char *buf, size_t size)
 		const char *name = names[count];
 		int iplen = gs_tls__parse_ip(name, ip);
 		if (iplen)
-			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(
-							  &p, buf, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7, (const char *)ip, (size_t)iplen));
+			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(&p, buf,
+										   MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7,
+										   (const char *)ip, (size_t)iplen));
 		else
-			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(
-							  &p, buf, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 2, name, strlen(name)));
+			MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tagged_string(&p, buf,
+										   MBEDTLS_ASN1_CONTEXT_SPECIFIC | 2,
+										   name, strlen(name)));
 	}
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_len(&p, buf, len));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tag(&p, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
@@ -80,8 +84,8 @@ static int eku_server_der(unsigned char *buf, size_t size)
 	size_t len = 0;
 	int ret;
 
-	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH,
-							 sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
+	MBEDTLS_ASN1_CHK_ADD(
+		len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH, sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_len(&p, buf, len));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tag(&p, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
 	return (int)len;
@@ -161,45 +165,49 @@ static int check_req(const struct gs_tls_cert_req *req, char *err, size_t errlen
 	for (const char *const *n = req->dns_names; n && *n; n++) {
 		unsigned char ip[16];
 		if (!gs_tls__parse_ip(*n, ip) && !valid_dns_name(*n)) {
-			gs_tls__seterr(err, errlen, "subjectAltName \"%s\" is neither a DNS name nor an IP address", *n);
+			gs_tls__seterr(err, errlen, "subjectAltName \"%s\" is neither a DNS name nor an IP address",
+				       *n);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-static void gen_error(int r, const char *what, char *err, size_t errlen)
+/* One certificate being made: what gs_tls_generate's steps share. */
+struct gen {
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	mbedtls_pk_context key, ikey; /* the new key pair; the issuer's key (when not self-signed) */
+	mbedtls_x509_crt icrt;        /* the issuer's certificate (when not self-signed) */
+	mbedtls_x509write_cert w;
+	mbedtls_mpi serial;
+	unsigned char *der, *pem; /* the subjectAltName's DER; the PEM output */
+	size_t der_size, pem_size;
+	char *err;
+	size_t errlen;
+};
+
+/* An mbedTLS failure r at what: the message into err, and -ENOMEM or -EINVAL. */
+static int gen_fail(struct gen *g, int r, const char *what)
 {
 	char msg[128];
 	mbedtls_strerror(r, msg, sizeof(msg));
-	gs_tls__seterr(err, errlen, "%s: %s", what, msg);
+	gs_tls__seterr(g->err, g->errlen, "%s: %s", what, msg);
+	return gs_tls__errno(r) == -ENOMEM ? -ENOMEM : -EINVAL;
 }
 
-int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key,
-		    char **cert_pem, char **key_pem, char *err, size_t errlen)
+/* What can be refused before anything is made: the request, the issuer pair, the subject, the dates. */
+static int gen_check(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key, char *subject,
+		     size_t subject_size, char *nb, char *na, char *err, size_t errlen)
 {
-	static const char pers[] = "gs_tls_generate";
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
-	mbedtls_pk_context key, ikey;
-	mbedtls_x509_crt icrt;
-	mbedtls_x509write_cert w;
-	mbedtls_mpi serial;
-	unsigned char rnd[16], small[64], *der = NULL, *pem = NULL;
-	char subject[3 + 2 * GEN_CN_MAX + 1], nb[16], na[16];
-	size_t der_size = 64, pem_size = 4096;
-	int r, ret = 0;
-
-	*cert_pem = NULL;
-	*key_pem = NULL;
-	r = check_req(req, err, errlen);
+	int r = check_req(req, err, errlen);
 	if (r < 0)
 		return r;
 	if (!issuer_cert != !issuer_key) {
 		gs_tls__seterr(err, errlen, "issuer certificate and key must be given together");
 		return -EINVAL;
 	}
-	if (subject_string(req->common_name, subject, sizeof(subject)) < 0) {
+	if (subject_string(req->common_name, subject, subject_size) < 0) {
 		gs_tls__seterr(err, errlen, "common name contains a control character or a backslash");
 		return -EINVAL;
 	}
@@ -207,130 +215,173 @@ int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, 
 		gs_tls__seterr(err, errlen, "validity must lie between 1970 and 9999");
 		return -EINVAL;
 	}
+	return 0;
+}
 
-	mbedtls_entropy_init(&entropy);
-	mbedtls_ctr_drbg_init(&drbg);
-	mbedtls_pk_init(&key);
-	mbedtls_pk_init(&ikey);
-	mbedtls_x509_crt_init(&icrt);
-	mbedtls_x509write_crt_init(&w);
-	mbedtls_mpi_init(&serial);
-
+static void gen_init(struct gen *g, const struct gs_tls_cert_req *req, char *err, size_t errlen)
+{
+	mbedtls_entropy_init(&g->entropy);
+	mbedtls_ctr_drbg_init(&g->drbg);
+	mbedtls_pk_init(&g->key);
+	mbedtls_pk_init(&g->ikey);
+	mbedtls_x509_crt_init(&g->icrt);
+	mbedtls_x509write_crt_init(&g->w);
+	mbedtls_mpi_init(&g->serial);
+	g->der_size = 64;
 	for (const char *const *n = req->dns_names; n && *n; n++)
-		der_size += strlen(*n) + 8;
-	pem_size += 2 * der_size;
-	der = gs_xmalloc(der_size);
-	pem = gs_xmalloc(pem_size);
+		g->der_size += strlen(*n) + 8;
+	g->pem_size = 4096 + 2 * g->der_size;
+	g->der = gs_xmalloc(g->der_size);
+	g->pem = gs_xmalloc(g->pem_size);
+	g->err = err;
+	g->errlen = errlen;
+}
 
-	if ((r = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *)pers,
-				       sizeof(pers) - 1)) != 0) {
-		gen_error(r, "random generator", err, errlen);
-		goto fail;
-	}
-	if ((r = mbedtls_pk_setup(&key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY))) != 0 ||
-	    (r = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(key), mbedtls_ctr_drbg_random, &drbg)) != 0) {
-		gen_error(r, "key generation", err, errlen);
-		goto fail;
-	}
+static void gen_free(struct gen *g)
+{
+	mbedtls_platform_zeroize(g->pem, g->pem_size);
+	free(g->pem);
+	free(g->der);
+	mbedtls_mpi_free(&g->serial);
+	mbedtls_x509write_crt_free(&g->w);
+	mbedtls_x509_crt_free(&g->icrt);
+	mbedtls_pk_free(&g->ikey);
+	mbedtls_pk_free(&g->key);
+	mbedtls_ctr_drbg_free(&g->drbg);
+	mbedtls_entropy_free(&g->entropy);
+}
 
-	mbedtls_x509write_crt_set_version(&w, MBEDTLS_X509_CRT_VERSION_3);
-	mbedtls_x509write_crt_set_md_alg(&w, MBEDTLS_MD_SHA256);
-	mbedtls_x509write_crt_set_subject_key(&w, &key);
-	if ((r = mbedtls_x509write_crt_set_subject_name(&w, subject)) != 0) {
-		gen_error(r, "subject name", err, errlen);
-		goto fail;
-	}
-	if (issuer_cert) {
-		ret = gs_tls__parse_crt(&icrt, "issuer certificate", issuer_cert, strlen(issuer_cert) + 1, 0, err, errlen);
-		if (ret == 0)
-			ret = gs_tls__parse_key(&ikey, "issuer key", issuer_key, strlen(issuer_key) + 1, err, errlen);
-		if (ret < 0)
-			goto out;
-		if (mbedtls_pk_check_pair(&icrt.pk, &ikey) != 0) {
-			gs_tls__seterr(err, errlen, "issuer certificate and issuer key do not match");
-			ret = -EINVAL;
-			goto out;
-		}
-		if (!icrt.ca_istrue) {
-			gs_tls__seterr(err, errlen, "issuer certificate is not a CA (basicConstraints)");
-			ret = -EINVAL;
-			goto out;
-		}
-		copy_issuer_name(&icrt.subject, &w.issuer);
-		mbedtls_x509write_crt_set_issuer_key(&w, &ikey);
-	} else {
-		mbedtls_x509write_crt_set_issuer_key(&w, &key);
-		if ((r = mbedtls_x509write_crt_set_issuer_name(&w, subject)) != 0) {
-			gen_error(r, "issuer name", err, errlen);
-			goto fail;
-		}
-	}
+/* The random generator seeded, and a fresh P-256 key pair. */
+static int gen_key(struct gen *g)
+{
+	static const char pers[] = "gs_tls_generate";
+	int r = mbedtls_ctr_drbg_seed(&g->drbg, mbedtls_entropy_func, &g->entropy, (const unsigned char *)pers,
+				      sizeof(pers) - 1);
+	if (r != 0)
+		return gen_fail(g, r, "random generator");
+	if ((r = mbedtls_pk_setup(&g->key, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY))) != 0 ||
+	    (r = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(g->key), mbedtls_ctr_drbg_random,
+				     &g->drbg)) != 0)
+		return gen_fail(g, r, "key generation");
+	return 0;
+}
 
-	/* A positive 128-bit random serial (RFC 5280 allows 20 octets; the top bit clear keeps it positive
-	 * without a leading zero, the next one set keeps the length fixed). */
-	if ((r = mbedtls_ctr_drbg_random(&drbg, rnd, sizeof(rnd))) != 0) {
-		gen_error(r, "serial", err, errlen);
-		goto fail;
+/* Subject, and issuer: the given CA pair (checked: matching, a CA), or the new key itself. */
+static int gen_names(struct gen *g, const char *subject, const char *issuer_cert, const char *issuer_key)
+{
+	int r;
+	mbedtls_x509write_crt_set_version(&g->w, MBEDTLS_X509_CRT_VERSION_3);
+	mbedtls_x509write_crt_set_md_alg(&g->w, MBEDTLS_MD_SHA256);
+	mbedtls_x509write_crt_set_subject_key(&g->w, &g->key);
+	if ((r = mbedtls_x509write_crt_set_subject_name(&g->w, subject)) != 0)
+		return gen_fail(g, r, "subject name");
+	if (!issuer_cert) {
+		mbedtls_x509write_crt_set_issuer_key(&g->w, &g->key);
+		if ((r = mbedtls_x509write_crt_set_issuer_name(&g->w, subject)) != 0)
+			return gen_fail(g, r, "issuer name");
+		return 0;
 	}
+	r = gs_tls__parse_crt(&g->icrt, "issuer certificate", issuer_cert, strlen(issuer_cert) + 1, 0, g->err,
+			      g->errlen);
+	if (r == 0)
+		r = gs_tls__parse_key(&g->ikey, "issuer key", issuer_key, strlen(issuer_key) + 1, g->err, g->errlen);
+	if (r < 0)
+		return r;
+	if (mbedtls_pk_check_pair(&g->icrt.pk, &g->ikey) != 0) {
+		gs_tls__seterr(g->err, g->errlen, "issuer certificate and issuer key do not match");
+		return -EINVAL;
+	}
+	if (!g->icrt.ca_istrue) {
+		gs_tls__seterr(g->err, g->errlen, "issuer certificate is not a CA (basicConstraints)");
+		return -EINVAL;
+	}
+	copy_issuer_name(&g->icrt.subject, &g->w.issuer);
+	mbedtls_x509write_crt_set_issuer_key(&g->w, &g->ikey);
+	return 0;
+}
+
+/* A positive 128-bit random serial (RFC 5280 allows 20 octets; the top bit clear keeps it positive
+ * without a leading zero, the next one set keeps the length fixed), and the validity. */
+static int gen_serial(struct gen *g, const char *nb, const char *na)
+{
+	unsigned char rnd[16];
+	int r = mbedtls_ctr_drbg_random(&g->drbg, rnd, sizeof(rnd));
+	if (r != 0)
+		return gen_fail(g, r, "serial");
 	rnd[0] = (unsigned char)((rnd[0] & 0x7f) | 0x40);
-	if ((r = mbedtls_mpi_read_binary(&serial, rnd, sizeof(rnd))) != 0 ||
-	    (r = mbedtls_x509write_crt_set_serial(&w, &serial)) != 0 ||
-	    (r = mbedtls_x509write_crt_set_validity(&w, nb, na)) != 0) {
-		gen_error(r, "serial or validity", err, errlen);
-		goto fail;
-	}
+	if ((r = mbedtls_mpi_read_binary(&g->serial, rnd, sizeof(rnd))) != 0 ||
+	    (r = mbedtls_x509write_crt_set_serial(&g->w, &g->serial)) != 0 ||
+	    (r = mbedtls_x509write_crt_set_validity(&g->w, nb, na)) != 0)
+		return gen_fail(g, r, "serial or validity");
+	return 0;
+}
 
-	/* Extensions: basicConstraints (critical for a CA), key identifiers, keyUsage (critical), and for a
-	 * leaf extendedKeyUsage serverAuth; then subjectAltName. */
-	if ((r = mbedtls_x509write_crt_set_basic_constraints(&w, req->is_ca, -1)) != 0 ||
-	    (r = mbedtls_x509write_crt_set_subject_key_identifier(&w)) != 0 ||
-	    (r = mbedtls_x509write_crt_set_authority_key_identifier(&w)) != 0 ||
-	    (r = mbedtls_x509write_crt_set_key_usage(&w, req->is_ca ? MBEDTLS_X509_KU_DIGITAL_SIGNATURE |
-								      MBEDTLS_X509_KU_KEY_CERT_SIGN |
-								      MBEDTLS_X509_KU_CRL_SIGN
-							       : MBEDTLS_X509_KU_DIGITAL_SIGNATURE)) != 0) {
-		gen_error(r, "extensions", err, errlen);
-		goto fail;
-	}
+/* basicConstraints (critical for a CA), key identifiers, keyUsage (critical), and for a leaf
+ * extendedKeyUsage serverAuth; then subjectAltName. */
+static int gen_extensions(struct gen *g, const struct gs_tls_cert_req *req)
+{
+	unsigned char small[64];
+	int ku = req->is_ca
+			 ? MBEDTLS_X509_KU_DIGITAL_SIGNATURE | MBEDTLS_X509_KU_KEY_CERT_SIGN | MBEDTLS_X509_KU_CRL_SIGN
+			 : MBEDTLS_X509_KU_DIGITAL_SIGNATURE;
+	int r;
+	if ((r = mbedtls_x509write_crt_set_basic_constraints(&g->w, req->is_ca, -1)) != 0 ||
+	    (r = mbedtls_x509write_crt_set_subject_key_identifier(&g->w)) != 0 ||
+	    (r = mbedtls_x509write_crt_set_authority_key_identifier(&g->w)) != 0 ||
+	    (r = mbedtls_x509write_crt_set_key_usage(&g->w, (unsigned int)ku)) != 0)
+		return gen_fail(g, r, "extensions");
 	if (!req->is_ca) {
 		r = eku_server_der(small, sizeof(small));
 		if (r > 0)
-			r = mbedtls_x509write_crt_set_extension(&w, MBEDTLS_OID_EXTENDED_KEY_USAGE,
+			r = mbedtls_x509write_crt_set_extension(&g->w, MBEDTLS_OID_EXTENDED_KEY_USAGE,
 								sizeof(MBEDTLS_OID_EXTENDED_KEY_USAGE) - 1, 0,
 								small + sizeof(small) - r, (size_t)r);
-		if (r != 0) {
-			gen_error(r, "extendedKeyUsage", err, errlen);
-			goto fail;
-		}
+		if (r != 0)
+			return gen_fail(g, r, "extendedKeyUsage");
 	}
 	if (req->dns_names && req->dns_names[0]) {
-		r = san_der(req->dns_names, der, der_size);
+		r = san_der(req->dns_names, g->der, g->der_size);
 		if (r > 0)
-			r = mbedtls_x509write_crt_set_extension(&w, MBEDTLS_OID_SUBJECT_ALT_NAME,
+			r = mbedtls_x509write_crt_set_extension(&g->w, MBEDTLS_OID_SUBJECT_ALT_NAME,
 								sizeof(MBEDTLS_OID_SUBJECT_ALT_NAME) - 1, 0,
-								der + der_size - r, (size_t)r);
-		if (r != 0) {
-			gen_error(r, "subjectAltName", err, errlen);
-			goto fail;
-		}
+								g->der + g->der_size - r, (size_t)r);
+		if (r != 0)
+			return gen_fail(g, r, "subjectAltName");
 	}
+	return 0;
+}
 
-	if ((r = mbedtls_x509write_crt_pem(&w, pem, pem_size, mbedtls_ctr_drbg_random, &drbg)) != 0) {
-		gen_error(r, "signing", err, errlen);
-		goto fail;
-	}
-	*cert_pem = gs_xstrdup((const char *)pem);
-	if ((r = mbedtls_pk_write_key_pem(&key, pem, pem_size)) != 0) {
-		gen_error(r, "key encoding", err, errlen);
-		goto fail;
-	}
-	*key_pem = gs_xstrdup((const char *)pem);
-	goto out;
+/* The certificate signed and the key, both as PEM copies (the key's zeroed on the way out). */
+static int gen_write(struct gen *g, char **cert_pem, char **key_pem)
+{
+	int r = mbedtls_x509write_crt_pem(&g->w, g->pem, g->pem_size, mbedtls_ctr_drbg_random, &g->drbg);
+	if (r != 0)
+		return gen_fail(g, r, "signing");
+	*cert_pem = gs_xstrdup((const char *)g->pem);
+	if ((r = mbedtls_pk_write_key_pem(&g->key, g->pem, g->pem_size)) != 0)
+		return gen_fail(g, r, "key encoding");
+	*key_pem = gs_xstrdup((const char *)g->pem);
+	return 0;
+}
 
-fail:
-	ret = gs_tls__errno(r) == -ENOMEM ? -ENOMEM : -EINVAL;
-out:
-	if (ret < 0) {
+int gs_tls_generate(const struct gs_tls_cert_req *req, const char *issuer_cert, const char *issuer_key, char **cert_pem,
+		    char **key_pem, char *err, size_t errlen)
+{
+	char subject[3 + 2 * GEN_CN_MAX + 1], nb[16], na[16];
+	struct gen g;
+	int r;
+
+	GS_ASSERT(req && cert_pem && key_pem);
+	*cert_pem = NULL;
+	*key_pem = NULL;
+	r = gen_check(req, issuer_cert, issuer_key, subject, sizeof(subject), nb, na, err, errlen);
+	if (r < 0)
+		return r;
+	gen_init(&g, req, err, errlen);
+	if ((r = gen_key(&g)) == 0 && (r = gen_names(&g, subject, issuer_cert, issuer_key)) == 0 &&
+	    (r = gen_serial(&g, nb, na)) == 0 && (r = gen_extensions(&g, req)) == 0)
+		r = gen_write(&g, cert_pem, key_pem);
+	if (r < 0) {
 		free(*cert_pem);
 		if (*key_pem)
 			mbedtls_platform_zeroize(*key_pem, strlen(*key_pem));
@@ -338,16 +389,6 @@ out:
 		*cert_pem = NULL;
 		*key_pem = NULL;
 	}
-	if (pem)
-		mbedtls_platform_zeroize(pem, pem_size);
-	free(pem);
-	free(der);
-	mbedtls_mpi_free(&serial);
-	mbedtls_x509write_crt_free(&w);
-	mbedtls_x509_crt_free(&icrt);
-	mbedtls_pk_free(&ikey);
-	mbedtls_pk_free(&key);
-	mbedtls_ctr_drbg_free(&drbg);
-	mbedtls_entropy_free(&entropy);
-	return ret;
+	gen_free(&g);
+	return r;
 }

@@ -28,8 +28,7 @@ void gs_tls__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute_
  */
 int gs_tls__parse_crt(mbedtls_x509_crt *crt, const char *what, const char *data, size_t len, int allow_partial,
 		      char *err, size_t errlen);
-int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data, size_t len, char *err,
-		      size_t errlen);
+int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data, size_t len, char *err, size_t errlen);
 
 /*
  * If name is an IPv4 or IPv6 literal (IPv6 optionally in brackets), writes its 4 or 16 bytes into ip

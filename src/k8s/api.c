@@ -68,7 +68,7 @@ static int pod_path(char *out, size_t outlen, const struct gs_api_pod_ref *pod, 
 }
 
 static int api_send(struct gs_kube *k, const char *method, const char *path, struct gs_buf *body,
-		const char *content_type, enum gs_kube_prio prio, gs_kube_done_cb done, void *ud)
+		    const char *content_type, enum gs_kube_prio prio, gs_kube_done_cb done, void *ud)
 {
 	return gs_kube_request(k, method, path, body->data, content_type, prio, 0, done, ud);
 }
@@ -126,7 +126,8 @@ int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_ev
 	r = r ? r : gs_buf_append_json_str(&b, gen);
 	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
-	r = r ? r : gs_buf_append_str(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	r = r ? r
+	      : gs_buf_append_str(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
 	r = r ? r : gs_buf_append_str(&b, ",\"name\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->name);
@@ -136,9 +137,11 @@ int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_ev
 	r = r ? r : gs_buf_append_json_str(&b, reason);
 	r = r ? r : gs_buf_append_str(&b, ",\"message\":");
 	r = r ? r : gs_buf_append_json_str(&b, message);
-	r = r ? r : gs_buf_printf(&b, ",\"type\":\"%s\",\"count\":1,\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\","
-				  "\"source\":{\"component\":",
-				  type == GS_EVENT_WARNING ? "Warning" : "Normal", ts, ts);
+	r = r ? r
+	      : gs_buf_printf(&b,
+			      ",\"type\":\"%s\",\"count\":1,\"firstTimestamp\":\"%s\",\"lastTimestamp\":\"%s\","
+			      "\"source\":{\"component\":",
+			      type == GS_EVENT_WARNING ? "Warning" : "Normal", ts, ts);
 	r = r ? r : gs_buf_append_json_str(&b, component);
 	r = r ? r : gs_buf_append_str(&b, "},\"reportingComponent\":");
 	r = r ? r : gs_buf_append_json_str(&b, component);
@@ -162,10 +165,12 @@ int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, co
 	gs_buf_init(&b, GS_API_BODY_MAX);
 	r = gs_buf_append_str(&b, "{\"metadata\":{\"uid\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
-	r = r ? r : gs_buf_printf(&b, "},\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-				  "\"reason\":\"Unschedulable\",\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\","
-				  "\"message\":",
-				  ts);
+	r = r ? r
+	      : gs_buf_printf(&b,
+			      "},\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+			      "\"reason\":\"Unschedulable\",\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\","
+			      "\"message\":",
+			      ts);
 	r = r ? r : gs_buf_append_json_str(&b, message);
 	r = r ? r : gs_buf_append_str(&b, "}]}}");
 	if (r == 0)

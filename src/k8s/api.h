@@ -27,10 +27,10 @@ struct gs_api_pod_ref {
 
 /* Result classes shared by the callers. */
 enum gs_api_result {
-	GS_API_OK,        /* 2xx */
-	GS_API_GONE,      /* 404, 409: final for this object */
-	GS_API_RETRY,     /* transport failure, 429, 5xx */
-	GS_API_REJECTED,  /* any other 4xx: a bug or missing RBAC; logged, not retried */
+	GS_API_OK,       /* 2xx */
+	GS_API_GONE,     /* 404, 409: final for this object */
+	GS_API_RETRY,    /* transport failure, 429, 5xx */
+	GS_API_REJECTED, /* any other 4xx: a bug or missing RBAC; logged, not retried */
 };
 enum gs_api_result gs_api_classify(int err, const struct gs_http_response *resp);
 

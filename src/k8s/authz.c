@@ -20,10 +20,8 @@
 #define ACCESS_REVIEWS_PATH "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 static const char *const verdict_names[GS_AUTHZ_VERDICT_COUNT] = {
-	[GS_AUTHZ_ALLOW] = "allowed",
-	[GS_AUTHZ_UNAUTHENTICATED] = "unauthenticated",
-	[GS_AUTHZ_FORBIDDEN] = "forbidden",
-	[GS_AUTHZ_THROTTLED] = "throttled",
+	[GS_AUTHZ_ALLOW] = "allowed",       [GS_AUTHZ_UNAUTHENTICATED] = "unauthenticated",
+	[GS_AUTHZ_FORBIDDEN] = "forbidden", [GS_AUTHZ_THROTTLED] = "throttled",
 	[GS_AUTHZ_ERROR] = "error",
 };
 
@@ -55,15 +53,15 @@ enum review_kind { REVIEW_TOKEN, REVIEW_ACCESS };
 struct gs_authz {
 	uv_loop_t *loop;
 	struct gs_kube *kube;
-	struct gs_ttl_cache *tokens;  /* sha256(token) -> struct token_entry */
-	struct gs_ttl_cache *access;  /* sha256(sha256(token) path) -> struct access_entry */
-	struct gs_list reviews;       /* struct review in flight */
+	struct gs_ttl_cache *tokens; /* sha256(token) -> struct token_entry */
+	struct gs_ttl_cache *access; /* sha256(sha256(token) path) -> struct access_entry */
+	struct gs_list reviews;      /* struct review in flight */
 	unsigned inflight;
 	unsigned ttl_ms;
-	double qps, bucket;           /* the token bucket of reviews */
+	double qps, bucket; /* the token bucket of reviews */
 	unsigned burst;
 	uint64_t bucket_at;
-	int logged_refusal;           /* the apiserver refused a review once: logged */
+	int logged_refusal; /* the apiserver refused a review once: logged */
 	struct gs_counter verdicts[GS_AUTHZ_VERDICT_COUNT];
 	struct gs_counter token_reviews, access_reviews;
 	char labels[GS_AUTHZ_VERDICT_COUNT][32]; /* the registry borrows them */
@@ -171,7 +169,8 @@ static struct review *send_review(struct gs_authz *a, enum review_kind kind, con
 	rv->kind = kind;
 	memcpy(rv->key, key, 32);
 	gs_list_init(&rv->jobs);
-	if (gs_kube_request(a->kube, "POST", path, body, NULL, GS_KUBE_HIGH, GS_AUTHZ_TIMEOUT_MS, on_review_done, rv) < 0) {
+	if (gs_kube_request(a->kube, "POST", path, body, NULL, GS_KUBE_HIGH, GS_AUTHZ_TIMEOUT_MS, on_review_done, rv) <
+	    0) {
 		mbedtls_platform_zeroize(body, strlen(body));
 		free(body);
 		free(rv);
@@ -263,7 +262,8 @@ static void review_failed(struct gs_authz *a, struct review *rv, int err, const 
 {
 	const char *kind = rv->kind == REVIEW_TOKEN ? "TokenReview" : "SubjectAccessReview";
 	const char *hint = resp && resp->status == 403 ? "; this ServiceAccount needs create on tokenreviews and "
-							 "subjectaccessreviews (deploy/rbac.yaml)" : "";
+							 "subjectaccessreviews (deploy/rbac.yaml)"
+						       : "";
 	char status[16];
 	snprintf(status, sizeof(status), "HTTP %d", resp ? resp->status : 0);
 	if (!a->logged_refusal) {
@@ -285,8 +285,7 @@ static void token_done(struct gs_authz *a, struct review *rv, int err, const str
 	struct token_entry *e = gs_xcalloc(1, sizeof(*e));
 	struct gs_list *l, *n;
 	char why[256] = "unexpected status";
-	int r = reply_ok(resp) && !err ? gs_review_decode_token(resp->body, resp->body_len, &e->user, why,
-								      sizeof(why))
+	int r = reply_ok(resp) && !err ? gs_review_decode_token(resp->body, resp->body_len, &e->user, why, sizeof(why))
 				       : -EIO;
 
 	if (r < 0)
@@ -311,8 +310,7 @@ static void access_done(struct gs_authz *a, struct review *rv, int err, const st
 {
 	struct gs_list *l, *n;
 	char why[256] = "unexpected status";
-	int r = reply_ok(resp) && !err ? gs_review_decode_access(resp->body, resp->body_len, why, sizeof(why))
-				       : -EIO;
+	int r = reply_ok(resp) && !err ? gs_review_decode_access(resp->body, resp->body_len, why, sizeof(why)) : -EIO;
 
 	if (r < 0) {
 		review_failed(a, rv, err, resp, why);
@@ -355,11 +353,8 @@ struct gate_req {
 static void gate_answer(struct gs_health *h, struct gs_http_server_req *r, enum gs_authz_verdict v)
 {
 	static const int status[GS_AUTHZ_VERDICT_COUNT] = {
-		[GS_AUTHZ_ALLOW] = 0,
-		[GS_AUTHZ_UNAUTHENTICATED] = 401,
-		[GS_AUTHZ_FORBIDDEN] = 403,
-		[GS_AUTHZ_THROTTLED] = 429,
-		[GS_AUTHZ_ERROR] = 503,
+		[GS_AUTHZ_ALLOW] = 0,       [GS_AUTHZ_UNAUTHENTICATED] = 401, [GS_AUTHZ_FORBIDDEN] = 403,
+		[GS_AUTHZ_THROTTLED] = 429, [GS_AUTHZ_ERROR] = 503,
 	};
 	static const char *const text[GS_AUTHZ_VERDICT_COUNT] = {
 		[GS_AUTHZ_ALLOW] = "",

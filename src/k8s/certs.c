@@ -40,7 +40,7 @@ struct gs_certs {
 	int64_t not_after;
 	char *served_cert; /* what on_pair last got */
 
-	int pending;       /* requests in flight (0 or 1) */
+	int pending; /* requests in flight (0 or 1) */
 	int closing;
 	struct gs_closer closer; /* the timer and the request in flight, while closing */
 };
@@ -253,8 +253,9 @@ static void write_secret(struct gs_certs *c, const char *resource_version)
 	char path[512];
 	gs_buf_init(&b, CERTS_BODY_MAX);
 	int r = b_crt && b_key && b_ca ? 0 : -ENOMEM;
-	r = r ? r : gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/tls\","
-					  "\"metadata\":{\"name\":");
+	r = r ? r
+	      : gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/tls\","
+				      "\"metadata\":{\"name\":");
 	r = r ? r : gs_buf_append_json_str(&b, c->secret);
 	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
 	r = r ? r : gs_buf_append_json_str(&b, c->ns);
@@ -262,9 +263,11 @@ static void write_secret(struct gs_certs *c, const char *resource_version)
 		r = r ? r : gs_buf_append_str(&b, ",\"resourceVersion\":");
 		r = r ? r : gs_buf_append_json_str(&b, resource_version);
 	}
-	r = r ? r : gs_buf_printf(&b, ",\"labels\":{\"app.kubernetes.io/name\":\"gpu-scheduler\"}},"
-				      "\"data\":{\"tls.crt\":\"%s\",\"tls.key\":\"%s\",\"ca.crt\":\"%s\"}}",
-				  b_crt, b_key, b_ca);
+	r = r ? r
+	      : gs_buf_printf(&b,
+			      ",\"labels\":{\"app.kubernetes.io/name\":\"gpu-scheduler\"}},"
+			      "\"data\":{\"tls.crt\":\"%s\",\"tls.key\":\"%s\",\"ca.crt\":\"%s\"}}",
+			      b_crt, b_key, b_ca);
 	if (resource_version)
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, c->secret);
 	else
@@ -295,8 +298,8 @@ static int take_secret(struct gs_certs *c, const cJSON *secret)
 			gs_log_info("webhook certificates: the stored certificate expires within %lld days: renewing",
 				    (long long)(c->renew_before_s / 86400));
 		else
-			gs_log_warn("webhook certificates: Secret %s/%s does not hold a usable pair: replacing it", c->ns,
-				    c->secret);
+			gs_log_warn("webhook certificates: Secret %s/%s does not hold a usable pair: replacing it",
+				    c->ns, c->secret);
 		free(pc);
 		free(pk);
 		free(pa);
@@ -409,7 +412,8 @@ static void on_config(int err, const struct gs_http_response *resp, const char *
 		return;
 	if (resp->status == 404) {
 		gs_log_warn("webhook certificates: MutatingWebhookConfiguration %s not found: its caBundle is not set "
-			    "(apply deploy/webhook.yaml)", c->config_name);
+			    "(apply deploy/webhook.yaml)",
+			    c->config_name);
 		deliver(c);
 		return;
 	}
@@ -429,8 +433,7 @@ static void on_config(int err, const struct gs_http_response *resp, const char *
 	gs_buf_free(&bundle);
 	int changed = 0;
 	const cJSON *w;
-	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(j, "webhooks"))
-	{
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(j, "webhooks")) {
 		cJSON *cc = cJSON_GetObjectItemCaseSensitive(w, "clientConfig");
 		if (!cc)
 			continue;

@@ -29,20 +29,20 @@
 
 #include "k8s/kube.h"
 
-#define GS_CERTS_CHECK_MS       (60 * 60 * 1000)          /* look at the Secret hourly */
-#define GS_CERTS_VALIDITY_S     (365LL * 24 * 3600)       /* serving certificate lifetime */
-#define GS_CERTS_RENEW_BEFORE_S (60LL * 24 * 3600)        /* renew with 60 days left */
+#define GS_CERTS_CHECK_MS       (60 * 60 * 1000)    /* look at the Secret hourly */
+#define GS_CERTS_VALIDITY_S     (365LL * 24 * 3600) /* serving certificate lifetime */
+#define GS_CERTS_RENEW_BEFORE_S (60LL * 24 * 3600)  /* renew with 60 days left */
 
 /* cert and key are PEM, NUL-terminated, valid during the call. not_after: the leaf's expiry. */
 typedef void (*gs_certs_pair_cb)(const char *cert, const char *key, int64_t not_after, void *ud);
 
 struct gs_certs_opts {
-	const char *ns;          /* the Secret's and the Service's namespace */
-	const char *secret;      /* the Secret's name */
-	const char *service;     /* the webhook Service's name (DNS names of the certificate) */
-	const char *config_name; /* the MutatingWebhookConfiguration to patch */
-	int64_t validity_s;      /* 0: GS_CERTS_VALIDITY_S */
-	int64_t renew_before_s;  /* 0: GS_CERTS_RENEW_BEFORE_S */
+	const char *ns;           /* the Secret's and the Service's namespace */
+	const char *secret;       /* the Secret's name */
+	const char *service;      /* the webhook Service's name (DNS names of the certificate) */
+	const char *config_name;  /* the MutatingWebhookConfiguration to patch */
+	int64_t validity_s;       /* 0: GS_CERTS_VALIDITY_S */
+	int64_t renew_before_s;   /* 0: GS_CERTS_RENEW_BEFORE_S */
 	gs_certs_pair_cb on_pair; /* each time a different pair is to be served (first time included) */
 	/*
 	 * Asked before making and writing a new pair (the Secret is missing, broken or due for renewal):

@@ -28,17 +28,17 @@ struct gs_controller;
 
 struct gs_controller_opts {
 	const char *scheduler_name;
-	const char *annotation;        /* the scheduling-map annotation */
+	const char *annotation; /* the scheduling-map annotation */
 	unsigned max_inflight_binds;
 	int check_env;                 /* refuse pods whose containers lack the map's CUDA_VISIBLE_DEVICES */
 	int recreate_unmutated;        /* and delete them when a StatefulSet or Job will recreate them */
 	int device_sharing_any;        /* --device-sharing=any: the ledger counts but never refuses */
 	const char *node_alias_label;  /* --node-alias-label: map names resolve through this node label; NULL or
 					* "" turns aliases off (sched.h) */
-	const char *ignored_resources;       /* --ignored-resources, --ignored-resource-groups (sched.h) */
+	const char *ignored_resources; /* --ignored-resources, --ignored-resource-groups (sched.h) */
 	const char *ignored_resource_groups;
-	int64_t agent_stale_ms;     /* --agent-stale-after; <= 0: the engine's default */
-	int events;                    /* emit Events (Scheduled, FailedScheduling); conditions always */
+	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
+	int events;                     /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	uint64_t seed;
 };

@@ -6,7 +6,7 @@
  * NULL), the wrong JSON type is an error that names the field.
  */
 #include "k8s/decode.h"
-#include "k8s/decode_int.h"
+#include "k8s/decode_items.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -220,8 +220,8 @@ static int decode_resources(struct dctx *d, const cJSON *parent, const char *key
 
 /* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is
  * absent: that pair is left out. */
-static int decode_labels(struct dctx *d, const cJSON *parent, const char *key, const char *path,
-			 struct gs_label **out, int *n_out)
+static int decode_labels(struct dctx *d, const cJSON *parent, const char *key, const char *path, struct gs_label **out,
+			 int *n_out)
 {
 	const cJSON *map, *v;
 	int n, r;
@@ -303,7 +303,7 @@ static int decode_sel_req(struct dctx *d, const cJSON *q, const char *path, int 
 	return 0;
 }
 
-#define REQUIRED_KEY "requiredDuringSchedulingIgnoredDuringExecution"
+#define REQUIRED_KEY      "requiredDuringSchedulingIgnoredDuringExecution"
 #define REQUIRED_AFFINITY "spec.affinity.nodeAffinity." REQUIRED_KEY
 
 static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct gs_sel_term *out)
@@ -380,7 +380,8 @@ static int decode_tolerations(struct dctx *d, const cJSON *spec, struct gs_pod_o
 		if (!cJSON_IsObject(t))
 			return dfail(d, "%s is not an object", path);
 		if ((r = get_sref(d, t, "key", path, &key)) < 0 || (r = get_sref(d, t, "operator", path, &op)) < 0 ||
-		    (r = get_sref(d, t, "value", path, &value)) < 0 || (r = get_sref(d, t, "effect", path, &effect)) < 0 ||
+		    (r = get_sref(d, t, "value", path, &value)) < 0 ||
+		    (r = get_sref(d, t, "effect", path, &effect)) < 0 ||
 		    (r = get_int(d, t, "tolerationSeconds", path, INT64_MIN, INT64_MAX, &secs)) < 0)
 			return r;
 		if (op && *op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
@@ -529,7 +530,8 @@ static int decode_containers(struct dctx *d, const cJSON *spec, int partial, str
 			if (!cJSON_IsObject(c))
 				return dfail(d, "%s is not an object", cpath);
 			if ((!partial && (r = fold_container(d, c, cpath, &f)) < 0) ||
-			    (r = get_sref(d, c, "name", cpath, &name)) < 0 || (r = get_obj(d, c, "resources", cpath, &res)) < 0 ||
+			    (r = get_sref(d, c, "name", cpath, &name)) < 0 ||
+			    (r = get_obj(d, c, "resources", cpath, &res)) < 0 ||
 			    (r = get_sref(d, c, "restartPolicy", cpath, &policy)) < 0)
 				return r;
 			if (res) {
@@ -776,8 +778,7 @@ static int pod_spec_rest(struct dctx *d, const cJSON *spec, int partial, struct 
 
 /* partial: only what objects.h lists for a partial record (a DELETED event, as the protobuf decoder; the JSON
  * tree is built whole anyway, so a held pod is read in full). */
-static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, int partial,
-		      struct gs_pod_obj *out)
+static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, int partial, struct gs_pod_obj *out)
 {
 	const cJSON *meta, *spec, *status;
 	const char *ts, *phase;
@@ -811,7 +812,8 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 	    (r = get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
 	    (r = pod_spec_rest(d, spec, partial, out)) < 0)
 		return r;
-	if ((r = get_obj(d, pod, "status", "", &status)) < 0 || (r = get_sref(d, status, "phase", "status", &phase)) < 0 ||
+	if ((r = get_obj(d, pod, "status", "", &status)) < 0 ||
+	    (r = get_sref(d, status, "phase", "status", &phase)) < 0 ||
 	    (r = decode_pod_status(d, spec, status, out)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
@@ -858,8 +860,8 @@ static int decode_taints(struct dctx *d, const cJSON *spec, struct gs_node_obj *
 		snprintf(path, sizeof(path), "spec.taints[%d]", i++);
 		if (!cJSON_IsObject(t))
 			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, t, "effect", path, &effect)) < 0 || (r = get_str(d, t, "key", path, &o->key)) < 0 ||
-		    (r = get_str(d, t, "value", path, &o->value)) < 0)
+		if ((r = get_sref(d, t, "effect", path, &effect)) < 0 ||
+		    (r = get_str(d, t, "key", path, &o->key)) < 0 || (r = get_str(d, t, "value", path, &o->value)) < 0)
 			return r;
 		o->effect = effect_of(effect, GS_EFFECT_OTHER);
 	}
@@ -894,7 +896,8 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	out->gpu_capacity = -1;
 	if (!cJSON_IsObject(node))
 		return dfail(d, "not an object");
-	if ((r = get_obj(d, node, "metadata", "", &meta)) < 0 || (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
+	if ((r = get_obj(d, node, "metadata", "", &meta)) < 0 ||
+	    (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
 		return r;
 	if (!out->name)
 		return dfail(d, "metadata.name is missing");
@@ -1093,8 +1096,8 @@ static int decode_item(const cJSON *it, enum gs_obj_kind kind, const char *map_a
 }
 
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
-		      unsigned *skipped, char *err, size_t errlen)
+		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, unsigned *skipped,
+		      char *err, size_t errlen)
 {
 	struct dctx d = {.err = err, .errlen = errlen};
 	const cJSON *items, *meta, *it;

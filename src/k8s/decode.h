@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "k8s/decode_scalar.h"
 #include "sched/objects.h"
 
 enum gs_obj_kind {
@@ -26,49 +27,22 @@ enum gs_obj_kind {
 };
 
 /* Annotation and label names read from pods. */
-#define GS_ANN_ASSIGNED  "gpu-scheduler.io/assigned"
-#define GS_ANN_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"
-#define GS_ANN_JOB_INDEX "batch.kubernetes.io/job-completion-index"
+#define GS_ANN_ASSIGNED     "gpu-scheduler.io/assigned"
+#define GS_ANN_ALLOWED_NS   "gpu-scheduler.io/allowed-namespaces"
+#define GS_ANN_JOB_INDEX    "batch.kubernetes.io/job-completion-index"
 #define GS_ANN_ALLOW_SHARED "gpu-scheduler.io/allow-shared-devices" /* "true": allow_shared = 1 */
-#define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
-#define GS_RES_GPU       "nvidia.com/gpu"
+#define GS_LABEL_POD_INDEX  "apps.kubernetes.io/pod-index"
+#define GS_RES_GPU          "nvidia.com/gpu"
 
 /*
  * A pod (a cJSON object) into *out. map_annotation names the scheduling-map annotation (NULL: not read).
  * metadata.uid, .namespace and .name are required. On success the caller owns *out and releases it
  * with gs_pod_obj_free().
  */
-int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err,
-		  size_t errlen);
+int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_obj *out, char *err, size_t errlen);
 
 /* A node into *out. metadata.name is required. Release with gs_node_obj_free(). */
 int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t errlen);
-
-/*
- * A Kubernetes quantity ("4", "1k", "2Ki", "500m", "1e3") as a whole number, rounded up as
- * resource.Quantity.Value() does. Negative or over INT64_MAX is -ERANGE; bad syntax -EINVAL.
- */
-int gs_decode_quantity(const char *s, int64_t *out);
-
-/*
- * The same quantity times 1000, rounded up, as resource.Quantity.MilliValue() does: cpu in millicores
- * ("500m" is 500, "2" is 2000, "0.1" is 100, "1u" is 1). Errors as gs_decode_quantity.
- */
-int gs_decode_quantity_milli(const char *s, int64_t *out);
-
-/* What a name in a resource list (requests, overhead, allocatable) stands for. */
-enum gs_res_kind { GS_RES_CPU, GS_RES_MEMORY, GS_RES_EPHEMERAL, GS_RES_PODS, GS_RES_EXT };
-enum gs_res_kind gs_decode_res_kind(const char *name, size_t n);
-
-/*
- * One entry of a resource list, for both decoders: qty parsed for kind k (cpu in millicores, the rest
- * rounded up to whole units) into *v, and stored in out's field unless k is GS_RES_EXT (the caller
- * keeps extended resources by name). Errors as gs_decode_quantity.
- */
-int gs_decode_res_set(struct gs_resources *out, enum gs_res_kind k, const char *qty, int64_t *v);
-
-/* RFC 3339 ("2024-05-01T10:20:30Z", fractions and +hh:mm offsets too) -> ms since the epoch. */
-int gs_decode_time(const char *s, int64_t *ms);
 
 /* ---- watch events -------------------------------------------------------------------------------- */
 
@@ -124,8 +98,8 @@ typedef int (*gs_decode_item_cb)(enum gs_obj_kind kind, const void *obj, void *u
  * malformed (bad JSON, no items array) fails the call before any callback.
  */
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
-		      unsigned *skipped, char *err, size_t errlen);
+		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, unsigned *skipped,
+		      char *err, size_t errlen);
 
 /* gs_decode_list_ex without the skipped count. */
 int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
@@ -150,70 +124,9 @@ int gs_decode_list_meta(const char *json, size_t len, char **resource_version, c
  */
 int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message);
 
-/* ---- protobuf (application/vnd.kubernetes.protobuf, decode_pb.c) --------------------------------- */
-
-/*
- * The same records from the apiserver's protobuf encoding (docs/k8s-decode.md, "Protobuf"): same
- * rules, same outputs, same ownership as the JSON functions above. The wire format:
- *   an object or list body:  "k8s\0" then runtime.Unknown{1 typeMeta{2 kind}, 2 raw: the object}
- *   a watch stream:          frames of a 4-byte big-endian length then a metav1.WatchEvent{1 type,
- *                            2 object: RawExtension{1 raw: an object body as above}}
- */
-
-/* 1 when a Content-Type names the protobuf media type (parameters such as ";stream=watch" allowed). */
-int gs_decode_is_protobuf(const char *content_type);
-
-/* A Pod / Node message (the envelope's raw bytes, or one item of a list). */
-int gs_decode_pod_pb(const void *data, size_t len, const char *map_annotation, struct gs_pod_obj *out, char *err,
-		     size_t errlen);
-int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, char *err, size_t errlen);
-
-/*
- * An object body's envelope: checks the "k8s\0" prefix, copies typeMeta.kind into kind (may be "") and
- * points *raw at the object's message inside body. A contentEncoding other than none is refused.
- */
-int gs_decode_unwrap_pb(const void *body, size_t len, const uint8_t **raw, size_t *raw_len, char *kind,
-			size_t kindlen, char *err, size_t errlen);
-
-/* One watch frame's WatchEvent (the bytes after the 4-byte length). */
-int gs_decode_watch_event_pb(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			     struct gs_decode_event *ev, char *err, size_t errlen);
-
-/*
- * What the reader of a pod watch already holds, so the decoder reads only what can still change. Once
- * the uid, the phase, the deletion timestamp and spec.nodeName are read, bound(uid, node, node_len, ud)
- * is asked whether the pod is held bound to that node (node is not NUL-terminated); on 1 the record is
- * partial (objects.h: no labels, annotations, containers, requests, constraints) and the rest of the
- * pod is skipped without being looked at. For a 14 KiB StatefulSet pod, the MODIFIED event its own
- * binding causes is then a few fields. Called only when spec.nodeName is set, synchronously.
- */
-struct gs_decode_hint {
-	int (*bound)(const char *uid, const char *node, size_t node_len, void *ud);
-	void *ud;
-};
-
-/*
- * gs_decode_watch_event_pb with a hint (NULL: none). Whatever the hint, a DELETED pod event gives a
- * partial record: the reader only forgets the uid.
- */
-int gs_decode_watch_event_pb_hint(const void *frame, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-				  const struct gs_decode_hint *hint, struct gs_decode_event *ev, char *err,
-				  size_t errlen);
-
-/* A whole list body (envelope, PodList/NodeList), as gs_decode_list_ex. A body whose kind is not the
- * list expected (a Status) fails before any callback. */
-int gs_decode_list_pb_ex(const void *body, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			 gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token,
-			 unsigned *skipped, char *err, size_t errlen);
-
-/* One item of a streamed list (a Pod/Node message), as gs_decode_list_item. */
-int gs_decode_list_item_pb(const void *data, size_t len, enum gs_obj_kind kind, const char *map_annotation,
-			   gs_decode_item_cb cb, void *ud, unsigned *skipped);
-
-/* A list's ListMeta message: *resource_version (malloc'ed, NULL if absent). */
-int gs_decode_list_meta_pb(const void *data, size_t len, char **resource_version, char *err, size_t errlen);
-
-/* An error body in protobuf (envelope around a metav1.Status), as gs_decode_status. */
-int gs_decode_status_pb(const void *body, size_t len, int *code, char **reason, char **message);
+/* The protobuf decoders (decode_pb.c: Pod and Node messages; decode_pb_wire.c: envelopes, lists, watch
+ * frames) have their own headers, included here for the callers of both encodings. */
+#include "k8s/decode_pb.h"
+#include "k8s/decode_pb_wire.h"
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * decode_items.c: errors and list items, the same for both encodings (decode_int.h).
+ * decode_items.c: errors and list items, the same for both encodings (decode_items.h).
  */
-#include "k8s/decode_int.h"
+#include "k8s/decode_items.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * decode_scalar.c: the scalar syntaxes of decode.h, Kubernetes quantities and RFC 3339 times. Plain
  * string functions, apart from decode.c's cJSON walking so that each can be tested (and fuzzed) alone.
  */
-#include "k8s/decode.h"
+#include "k8s/decode_scalar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -77,7 +77,29 @@ int gs_decode_time(const char *s, int64_t *ms)
  * scale (3 for millis). A mantissa of more than 36 significant digits cannot be held and is refused
  * (-ERANGE) unless e10 brings it down.
  */
-static int quantity_scaled(const char *s, int scale, int64_t *out)
+/* The digits of a quantity, with a fraction: *mant, and *e10 lowered by the fraction's digits; *p moved
+ * past them. 0, -EINVAL (no digit), or -ERANGE (past 2^120). */
+static int quantity_digits(const char **p, unsigned __int128 *mant, int *e10)
+{
+	const unsigned __int128 lim = (unsigned __int128)1 << 120;
+	int nd = 0, frac = 0;
+	for (; isdigit((unsigned char)**p) || (**p == '.' && !frac); (*p)++) {
+		if (**p == '.') {
+			frac = 1;
+			continue;
+		}
+		if (*mant >= lim / 10)
+			return -ERANGE;
+		*mant = *mant * 10 + (unsigned)(**p - '0');
+		nd++;
+		*e10 -= frac;
+	}
+	return nd ? 0 : -EINVAL;
+}
+
+/* What follows the digits: an exponent (e3, E-2) or a suffix (Ki, m, G...; "" too), into *e10 and
+ * *e2. 0, -EINVAL (anything else), or -ERANGE (an exponent past 1000). */
+static int quantity_suffix(const char *p, int *e10, int *e2)
 {
 	static const struct {
 		const char *sfx;
@@ -87,30 +109,6 @@ static int quantity_scaled(const char *s, int scale, int64_t *out)
 		{"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"", 0, 0},    {"k", 3, 0},   {"M", 6, 0},
 		{"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
 	};
-	const unsigned __int128 lim = (unsigned __int128)1 << 120;
-	unsigned __int128 mant = 0, v;
-	int e10 = scale, e2 = 0, nd = 0, found = 0;
-	const char *p = s;
-
-	*out = 0;
-	if (*p == '+' || *p == '-')
-		p++;
-	int neg = *s == '-';
-	for (; isdigit((unsigned char)*p); p++, nd++) {
-		if (mant >= lim / 10)
-			return -ERANGE;
-		mant = mant * 10 + (unsigned)(*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++, nd++) {
-			if (mant >= lim / 10)
-				return -ERANGE;
-			mant = mant * 10 + (unsigned)(*p - '0');
-			e10--;
-		}
-	}
-	if (nd == 0)
-		return -EINVAL;
 	if ((*p == 'e' || *p == 'E') &&
 	    (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
 		int sign = 1, x = 0;
@@ -122,25 +120,23 @@ static int quantity_scaled(const char *s, int scale, int64_t *out)
 				return -ERANGE;
 			x = x * 10 + (*p - '0');
 		}
-		e10 += sign * x;
-		found = *p == '\0';
-	} else {
-		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-			if (strcmp(p, sfx[i].sfx) == 0) {
-				e10 += sfx[i].e10;
-				e2 = sfx[i].e2;
-				found = 1;
-				break;
-			}
+		*e10 += sign * x;
+		return *p == '\0' ? 0 : -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (strcmp(p, sfx[i].sfx) == 0) {
+			*e10 += sfx[i].e10;
+			*e2 = sfx[i].e2;
+			return 0;
 		}
 	}
-	if (!found)
-		return -EINVAL;
-	if (mant == 0)
-		return 0;
-	if (neg)
-		return -ERANGE;
-	v = mant;
+	return -EINVAL;
+}
+
+/* mant * 2^e2 * 10^e10, rounded up to an integer, into *out: 0, or -ERANGE past INT64_MAX. */
+static int quantity_value(unsigned __int128 mant, int e10, int e2, int64_t *out)
+{
+	unsigned __int128 v = mant;
 	for (; e2 > 0; e2--) {
 		if (v > (unsigned __int128)INT64_MAX)
 			return -ERANGE;
@@ -164,6 +160,24 @@ static int quantity_scaled(const char *s, int scale, int64_t *out)
 		return -ERANGE;
 	*out = (int64_t)v;
 	return 0;
+}
+
+static int quantity_scaled(const char *s, int scale, int64_t *out)
+{
+	unsigned __int128 mant = 0;
+	int e10 = scale, e2 = 0, r;
+	const char *p = s;
+
+	*out = 0;
+	if (*p == '+' || *p == '-')
+		p++;
+	if ((r = quantity_digits(&p, &mant, &e10)) < 0 || (r = quantity_suffix(p, &e10, &e2)) < 0)
+		return r;
+	if (mant == 0)
+		return 0;
+	if (*s == '-')
+		return -ERANGE;
+	return quantity_value(mant, e10, e2, out);
 }
 
 int gs_decode_quantity(const char *s, int64_t *out)

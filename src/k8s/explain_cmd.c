@@ -22,12 +22,13 @@
 #include "k8s/kube.h"
 #include "k8s/decode.h"
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 #include "k8s/kubeconfig.h"
 #include "sched/explain.h"
 #include "sched/sched.h"
 
 #define FETCH_TIMEOUT_MS 15000
-#define PATH_MAX_LEN 2048
+#define PATH_MAX_LEN     2048
 
 struct opts {
 	const char *ns, *pod, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
@@ -42,12 +43,12 @@ static int valid_name(const char *v);
 
 /* What the running daemon says of the pod (ask_daemon). */
 struct daemon_view {
-	char leader[256];   /* the leader's pod */
-	char state[32];     /* its state of the pod */
-	char verdict[40];   /* its verdict, "NONE" when every check passes */
-	char message[600];  /* its reason's message, "" when none */
-	char *json;         /* its /debug/pods answer (owned); NULL when it was not asked or did not answer */
-	char why[512];      /* with json NULL: why */
+	char leader[256];  /* the leader's pod */
+	char state[32];    /* its state of the pod */
+	char verdict[40];  /* its verdict, "NONE" when every check passes */
+	char message[600]; /* its reason's message, "" when none */
+	char *json;        /* its /debug/pods answer (owned); NULL when it was not asked or did not answer */
+	char why[512];     /* with json NULL: why */
 };
 
 struct fetch {
@@ -137,7 +138,10 @@ static cJSON *parse_body(const char *body)
 /* A GET that says nothing on stderr: 0 with f->status and f->body (the caller frees it), or <0 with f->msg. */
 static int fetch_quiet(struct run *x, const char *path, const char *token_header, struct fetch *f)
 {
-	struct gs_kube_req req = {.method = "GET", .path = path, .timeout_ms = FETCH_TIMEOUT_MS, .prio = GS_KUBE_HIGH,
+	struct gs_kube_req req = {.method = "GET",
+				  .path = path,
+				  .timeout_ms = FETCH_TIMEOUT_MS,
+				  .prio = GS_KUBE_HIGH,
 				  .token_header = token_header};
 	int r;
 
@@ -174,15 +178,18 @@ static void ask_daemon(struct run *x, const char *ns, const char *name, struct d
 	const char *us;
 
 	memset(v, 0, sizeof(*v));
-	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", x->o->sched_ns, x->o->lease);
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", x->o->sched_ns,
+		 x->o->lease);
 	if (fetch_quiet(x, path, NULL, &f) < 0) {
 		snprintf(v->why, sizeof(v->why), "reading the Lease %s/%s: %s", x->o->sched_ns, x->o->lease, f.msg);
 		return;
 	}
-	if (f.status != 200 || gs_lease_decode(f.body, strlen(f.body), &lease, err, sizeof(err)) < 0 || !lease.holder[0]) {
-		snprintf(v->why, sizeof(v->why), "%s Lease %s/%s (--scheduler-namespace, --lease-name): is the daemon "
-			 "running with leader election?", f.status == 200 ? "no holder in the" : "cannot read the",
-			 x->o->sched_ns, x->o->lease);
+	if (f.status != 200 || gs_lease_decode(f.body, strlen(f.body), &lease, err, sizeof(err)) < 0 ||
+	    !lease.holder[0]) {
+		snprintf(v->why, sizeof(v->why),
+			 "%s Lease %s/%s (--scheduler-namespace, --lease-name): is the daemon "
+			 "running with leader election?",
+			 f.status == 200 ? "no holder in the" : "cannot read the", x->o->sched_ns, x->o->lease);
 		free(f.body);
 		return;
 	}
@@ -201,10 +208,11 @@ static void ask_daemon(struct run *x, const char *ns, const char *name, struct d
 		return;
 	}
 	if (f.status != 200) {
-		const char *hint = f.status == 401 ? ": it checks a bearer token only (a kubeconfig with a client "
-						   "certificate has none to forward)"
+		const char *hint = f.status == 401   ? ": it checks a bearer token only (a kubeconfig with a client "
+						       "certificate has none to forward)"
 				   : f.status == 403 ? ": the caller needs get on /debug/* (ClusterRole "
-						       "gpu-scheduler-debug-reader) and pods/proxy in the daemon's namespace"
+						       "gpu-scheduler-debug-reader) and pods/proxy in the daemon's "
+						       "namespace"
 						     : "";
 		snprintf(v->why, sizeof(v->why), "the leader %s answered HTTP %d%s", v->leader, f.status, hint);
 		free(f.body);
@@ -258,9 +266,12 @@ static int add_daemon_view(struct gs_buf *out, const struct daemon_view *v, enum
 	if (agree)
 		r |= gs_buf_append_str(out, "  It agrees with the evaluation above.\n");
 	else
-		r |= gs_buf_printf(out, "  It DISAGREES: the daemon's verdict is %s, the evaluation above says %s. The daemon "
-					"decides; its caches follow the apiserver's watch a moment behind, and it counts what it "
-					"has in flight (a binding, a reservation).\n",
+		r |= gs_buf_printf(out,
+				   "  It DISAGREES: the daemon's verdict is %s, the evaluation above says %s. The "
+				   "daemon "
+				   "decides; its caches follow the apiserver's watch a moment behind, and it counts "
+				   "what it "
+				   "has in flight (a binding, a reservation).\n",
 				   v->verdict, mine);
 	return r < 0 ? -E2BIG : 0;
 }
@@ -280,7 +291,8 @@ static int read_pod(struct run *x, struct gs_pod_obj *pod)
 	r = j ? gs_decode_pod(j, x->o->annotation, pod, err, sizeof(err)) : -EINVAL;
 	cJSON_Delete(j);
 	if (r < 0)
-		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what, j ? err : "the apiserver's answer is not JSON");
+		fprintf(stderr, "gpu-scheduler explain: %s: %s\n", what,
+			j ? err : "the apiserver's answer is not JSON");
 	return r;
 }
 
@@ -422,8 +434,9 @@ static int explain(struct run *x)
 	if ((r = read_pod(x, &pod)) < 0)
 		return r;
 	if (!pod.scheduler_name || strcmp(pod.scheduler_name, x->o->scheduler_name) != 0) {
-		fprintf(stderr, "gpu-scheduler explain: pod %s/%s has spec.schedulerName \"%s\", not \"%s\": "
-				"gpu-scheduler does not place it\n",
+		fprintf(stderr,
+			"gpu-scheduler explain: pod %s/%s has spec.schedulerName \"%s\", not \"%s\": "
+			"gpu-scheduler does not place it\n",
 			x->o->ns, x->o->pod, pod.scheduler_name ? pod.scheduler_name : "default-scheduler",
 			x->o->scheduler_name);
 		gs_pod_obj_free(&pod);
@@ -490,17 +503,20 @@ static void usage(FILE *f)
 		   "placement check on the node the entry names, and who holds the entry's GPUs. Reads the\n"
 		   "apiserver, then asks the running daemon (when it can) and says whether the two agree.\n"
 		   "Also: kubectl gpu-scheduler explain POD.\n\n"
-		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else default)\n"
+		   "  -n, --namespace NS          the pod's namespace (default: the kubeconfig context's, else "
+		   "default)\n"
 		   "      --kubeconfig PATH       default: $KUBECONFIG, ~/.kube/config, then in-cluster\n"
 		   "      --scheduler-name NAME   the daemon's --scheduler-name (default gpu-scheduler)\n"
 		   "      --annotation NAME       the daemon's --annotation (default gpu-scheduling-map)\n"
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
-		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; empty: off)\n"
+		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; "
+		   "empty: off)\n"
 		   "      --ignored-resources LIST, --ignored-resource-groups LIST  the daemon's (default: none)\n"
 		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/pods answer, with the\n"
 		   "                              running daemon's own answer as \"daemon\")\n"
-		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the Lease's\n"
+		   "      --daemon BOOL           also ask the running daemon for its verdict (default true): the "
+		   "Lease's\n"
 		   "                              holder, through the apiserver's pod proxy, with your own token\n"
 		   "      --scheduler-namespace NS  the daemon's namespace and Lease namespace (default kube-system)\n"
 		   "      --lease-name NAME       the daemon's --leader-elect-resource-name (default gpu-scheduler)\n"
@@ -549,7 +565,8 @@ static void on_closed(void *ud)
 	(void)ud;
 }
 
-int gs_explain_cmd(int argc, char **argv)
+/* The command line into *o: -1 to go on, else the exit code (0 after --help, 2 for a usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
 		{"namespace", required_argument, NULL, 'n'},
@@ -569,52 +586,88 @@ int gs_explain_cmd(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .output = "text",
-			 .alias_label = "gpu-scheduler.io/node", .sched_ns = "kube-system", .lease = "gpu-scheduler",
-			 .secure_port = "10259"};
+	*o = (struct opts){.scheduler_name = "gpu-scheduler",
+			   .annotation = "gpu-scheduling-map",
+			   .output = "text",
+			   .alias_label = "gpu-scheduler.io/node",
+			   .sched_ns = "kube-system",
+			   .lease = "gpu-scheduler",
+			   .secure_port = "10259"};
 	const char *sharing = "exclusive", *env = "true", *daemon = "true";
-	struct gs_kubeconfig kc;
-	char err[512];
-	int c, r;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:o:h", longs, NULL)) != -1) {
+		/* clang-format off */
 		switch (c) {
-		case 'n': o.ns = optarg; break;
-		case 'k': o.kubeconfig = optarg; break;
-		case 's': o.scheduler_name = optarg; break;
-		case 'a': o.annotation = optarg; break;
+		case 'n': o->ns = optarg; break;
+		case 'k': o->kubeconfig = optarg; break;
+		case 's': o->scheduler_name = optarg; break;
+		case 'a': o->annotation = optarg; break;
 		case 'd': sharing = optarg; break;
-		case 'o': o.output = optarg; break;
+		case 'o': o->output = optarg; break;
 		case 'r': env = optarg; break;
-		case 'l': o.alias_label = optarg; break;
+		case 'l': o->alias_label = optarg; break;
 		case 'D': daemon = optarg; break;
-		case 'I': o.ignored_resources = optarg; break;
-		case 'G': o.ignored_groups = optarg; break;
-		case 'N': o.sched_ns = optarg; break;
-		case 'L': o.lease = optarg; break;
-		case 'P': o.secure_port = optarg; break;
+		case 'I': o->ignored_resources = optarg; break;
+		case 'G': o->ignored_groups = optarg; break;
+		case 'N': o->sched_ns = optarg; break;
+		case 'L': o->lease = optarg; break;
+		case 'P': o->secure_port = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+		/* clang-format on */
 	}
-	if (optind != argc - 1 || (strcmp(o.output, "text") != 0 && strcmp(o.output, "json") != 0) ||
+	if (optind != argc - 1 || (strcmp(o->output, "text") != 0 && strcmp(o->output, "json") != 0) ||
 	    (strcmp(sharing, "exclusive") != 0 && strcmp(sharing, "any") != 0) ||
 	    (strcmp(env, "true") != 0 && strcmp(env, "false") != 0) ||
-	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o.sched_ns) ||
-	    !valid_name(o.lease) || !valid_port(o.secure_port)) {
+	    (strcmp(daemon, "true") != 0 && strcmp(daemon, "false") != 0) || !valid_name(o->sched_ns) ||
+	    !valid_name(o->lease) || !valid_port(o->secure_port)) {
 		usage(stderr);
 		return 2;
 	}
-	o.pod = argv[optind];
-	o.sharing_any = strcmp(sharing, "any") == 0;
-	o.check_env = strcmp(env, "true") == 0;
-	o.ask_daemon = strcmp(daemon, "true") == 0;
-	if (!valid_name(o.pod) || (o.ns && !valid_name(o.ns))) {
+	o->pod = argv[optind];
+	o->sharing_any = strcmp(sharing, "any") == 0;
+	o->check_env = strcmp(env, "true") == 0;
+	o->ask_daemon = strcmp(daemon, "true") == 0;
+	if (!valid_name(o->pod) || (o->ns && !valid_name(o->ns))) {
 		fprintf(stderr, "gpu-scheduler explain: \"%s\" is not a valid Kubernetes name\n",
-			valid_name(o.pod) ? o.ns : o.pod);
+			valid_name(o->pod) ? o->ns : o->pod);
 		return 2;
 	}
+	return -1;
+}
+
+/* The explanation on a loop of its own, with its own apiserver client. */
+static int run_explain(struct opts *o, struct gs_kubeconfig *kc)
+{
+	struct run x = {.o = o};
+	struct gs_kube_opts ko = {.kc = kc, .max_conns = 1, .user_agent = "gpu-scheduler-explain"};
+	char err[512];
+	int r;
+
+	uv_loop_init(&x.loop);
+	if ((r = gs_kube_new(&x.loop, &ko, &x.kube, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
+	} else {
+		r = explain(&x);
+		gs_kube_close(x.kube, on_closed, NULL);
+		uv_run(&x.loop, UV_RUN_DEFAULT);
+	}
+	uv_loop_close(&x.loop);
+	return r;
+}
+
+int gs_explain_cmd(int argc, char **argv)
+{
+	struct opts o;
+	struct gs_kubeconfig kc;
+	char err[512];
+	int r = parse_args(argc, argv, &o);
+
+	if (r >= 0)
+		return r;
 	gs_log_setup(GS_LOG_WARN, GS_LOG_TEXT);
 	memset(&kc, 0, sizeof(kc));
 	if (load_kubeconfig(o.kubeconfig, &kc, err, sizeof(err)) < 0) {
@@ -631,17 +684,7 @@ int gs_explain_cmd(int argc, char **argv)
 		return 2;
 	}
 
-	struct run x = {.o = &o};
-	struct gs_kube_opts ko = {.kc = &kc, .max_conns = 1, .user_agent = "gpu-scheduler-explain"};
-	uv_loop_init(&x.loop);
-	if ((r = gs_kube_new(&x.loop, &ko, &x.kube, err, sizeof(err))) < 0) {
-		fprintf(stderr, "gpu-scheduler explain: %s\n", err);
-	} else {
-		r = explain(&x);
-		gs_kube_close(x.kube, on_closed, NULL);
-		uv_run(&x.loop, UV_RUN_DEFAULT);
-	}
-	uv_loop_close(&x.loop);
+	r = run_explain(&o, &kc);
 	gs_kubeconfig_free(&kc);
 	return r < 0 ? 1 : 0;
 }

@@ -25,21 +25,21 @@
 
 struct gs_kube_call {
 	struct gs_kube *k;
-	struct gs_list link;         /* in a queue (queued) or in k->early (finished early) */
+	struct gs_list link; /* in a queue (queued) or in k->early (finished early) */
 	char *path;
 	char *body;
 	size_t body_len;
-	const char *method;          /* static strings only: "GET", ... copied below if needed */
+	const char *method; /* static strings only: "GET", ... copied below if needed */
 	char method_buf[16];
 	char content_type[64];
 	char accept[96];
-	char token_header[64];       /* "" for none */
+	char token_header[64]; /* "" for none */
 	unsigned timeout_ms;
 	enum gs_kube_prio prio;
 	int watch;
 	int auth_retried;
 	int queued;
-	int err_early;               /* cancelled while queued: done runs from the completion timer */
+	int err_early; /* cancelled while queued: done runs from the completion timer */
 	gs_kube_data_cb on_data;
 	int (*may_send)(void *ud);
 	gs_kube_done_cb done;
@@ -48,7 +48,7 @@ struct gs_kube_call {
 };
 
 struct queue {
-	struct gs_list calls;        /* FIFO */
+	struct gs_list calls; /* FIFO */
 	unsigned n;
 };
 
@@ -75,11 +75,11 @@ struct gs_kube {
 	uv_timer_t throttle_timer;
 	int throttle_armed;
 	/* calls cancelled before dispatch finish from here, never inside gs_kube_cancel */
-	struct gs_list early;        /* the last one finished first */
+	struct gs_list early; /* the last one finished first */
 	uv_timer_t early_timer;
 	/* shutdown */
 	int closing;
-	struct gs_closer closer;     /* the two timers and the two HTTP clients */
+	struct gs_closer closer; /* the two timers and the two HTTP clients */
 	uint64_t requests_total, auth_retries_total, throttled_total;
 };
 
@@ -93,7 +93,8 @@ static int read_token(struct gs_kube *k)
 	ssize_t n = 0, r;
 	int fd = open(k->token_file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		gs_log_warn("cannot read token file %s: %s (keeping the previous token)", k->token_file, strerror(errno));
+		gs_log_warn("cannot read token file %s: %s (keeping the previous token)", k->token_file,
+			    strerror(errno));
 		return -errno;
 	}
 	while (n < GS_KUBE_TOKEN_MAX && (r = read(fd, buf + n, (size_t)(GS_KUBE_TOKEN_MAX - n))) > 0)
@@ -338,9 +339,8 @@ static void dispatch(struct gs_kube *k)
 
 /* ---- public API -------------------------------------------------------------------------------- */
 
-int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body,
-		    const char *content_type, enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done,
-		    void *ud)
+int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body, const char *content_type,
+		    enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done, void *ud)
 {
 	struct gs_kube_req req = {
 		.method = method,
@@ -519,11 +519,6 @@ void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st)
 	gs_http_client_stats(k->watch, &st->watch);
 	if (k->tls)
 		gs_tls_config_stats(k->tls, &st->tls);
-}
-
-const char *gs_kube_server(const struct gs_kube *k)
-{
-	return k->server;
 }
 
 static void kube_release(struct gs_closer *c)

@@ -38,7 +38,7 @@ struct gs_kube_opts {
 	double qps;                     /* 0: unlimited */
 	unsigned burst;
 	const char *user_agent;
-	int protobuf;                   /* ask for protobuf where the apiserver has it (pod and node lists
+	int protobuf; /* ask for protobuf where the apiserver has it (pod and node lists
 	                                 * and watches, src/k8s/watch.c); 0: JSON everywhere */
 };
 
@@ -47,15 +47,15 @@ typedef void (*gs_kube_data_cb)(const char *data, size_t len, void *ud);
 
 struct gs_kube_req {
 	const char *method;
-	const char *path;          /* path and query, escaped */
-	const char *body;          /* copied */
+	const char *path; /* path and query, escaped */
+	const char *body; /* copied */
 	size_t body_len;
-	const char *content_type;  /* default application/json when there is a body */
-	const char *accept;        /* the Accept header; NULL: application/json */
-	unsigned timeout_ms;       /* 0: the client default (30 s) for requests, none for watches */
+	const char *content_type; /* default application/json when there is a body */
+	const char *accept;       /* the Accept header; NULL: application/json */
+	unsigned timeout_ms;      /* 0: the client default (30 s) for requests, none for watches */
 	enum gs_kube_prio prio;
-	int watch;                 /* long-lived streaming request on the watch pool, on_data required */
-	gs_kube_data_cb on_data;   /* streams a 2xx body (watches, and lists too); may call gs_kube_cancel */
+	int watch;               /* long-lived streaming request on the watch pool, on_data required */
+	gs_kube_data_cb on_data; /* streams a 2xx body (watches, and lists too); may call gs_kube_cancel */
 	/* Asked with done's ud before each write (gs_http_request's may_send): 0 withdraws the request,
 	 * done then runs with GS_HTTP_EWITHDRAWN. A request that waited in the rate-limit queue, for a
 	 * connection, or to be resent is asked again when its turn comes. NULL: always sent. */
@@ -83,9 +83,8 @@ int gs_kube_send(struct gs_kube *k, const struct gs_kube_req *req, gs_kube_done_
  * The common case of gs_kube_send: one request with an optional NUL-terminated body (JSON unless
  * content_type says otherwise), no streaming; timeout_ms 0 is the client default. Same result.
  */
-int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body,
-		    const char *content_type, enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done,
-		    void *ud);
+int gs_kube_request(struct gs_kube *k, const char *method, const char *path, const char *body, const char *content_type,
+		    enum gs_kube_prio prio, unsigned timeout_ms, gs_kube_done_cb done, void *ud);
 
 /* The response's Content-Type once its head arrived (inside on_data), else "". */
 const char *gs_kube_call_content_type(const struct gs_kube_call *call);
@@ -108,9 +107,6 @@ struct gs_kube_stats {
 	struct gs_tls_stats tls; /* handshakes of both clients' connections, full or resumed (tls.h) */
 };
 void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st);
-
-/* The server URL, for logs. */
-const char *gs_kube_server(const struct gs_kube *k);
 
 /* Cancels every call and closes every handle; close_cb once all are closed. */
 void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud);

@@ -130,18 +130,13 @@ static int read_file_rel(struct kc *kc, const char *what, const char *path, char
 	return r;
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 /* Trims blanks at both ends of a NUL-terminated buffer of length len, in place. Returns the new length. */
 static size_t trim(char *s, size_t len)
 {
 	size_t a = 0;
-	while (a < len && is_blank(s[a]))
+	while (a < len && isspace((unsigned char)s[a]))
 		a++;
-	while (len > a && is_blank(s[len - 1]))
+	while (len > a && isspace((unsigned char)s[len - 1]))
 		len--;
 	memmove(s, s + a, len - a);
 	s[len - a] = '\0';
@@ -308,7 +303,7 @@ static int decode_b64(struct kc *kc, const char *where, const char *key, const c
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!is_blank(in[i]))
+		if (!isspace((unsigned char)in[i]))
 			clean[k++] = (unsigned char)in[i];
 	dst = gs_xmalloc(k / 4 * 3 + 4);
 	if (k == 0 || mbedtls_base64_decode(dst, k / 4 * 3 + 3, &olen, clean, k) != 0) {
@@ -330,8 +325,7 @@ out:
  * Loads a blob given either inline (<key>-data, base64) or as a file (<key>), never both. Absent
  * leaves *out NULL.
  */
-static int get_blob(struct kc *kc, yaml_node_t *map, const char *key, const char *where, char **out,
-		    size_t *out_len)
+static int get_blob(struct kc *kc, yaml_node_t *map, const char *key, const char *where, char **out, size_t *out_len)
 {
 	char data_key[64], *file = NULL, *data = NULL;
 	int r;
@@ -411,9 +405,11 @@ static int parse_server(struct kc *kc, const char *where, const char *url, char 
 		hend = p + strcspn(p, ":/?#");
 		if (hend > end)
 			hend = end;
-		if (!valid_hostname(h, (size_t)(hend - h)) || (hend < end && memchr(hend + 1, ':', (size_t)(end - hend - 1))))
-			return kc_fail(kc, -EINVAL, "%s: server \"%s\": invalid host (an IPv6 address needs [brackets])",
-				       where, url);
+		if (!valid_hostname(h, (size_t)(hend - h)) ||
+		    (hend < end && memchr(hend + 1, ':', (size_t)(end - hend - 1))))
+			return kc_fail(kc, -EINVAL,
+				       "%s: server \"%s\": invalid host (an IPv6 address needs [brackets])", where,
+				       url);
 		p = hend;
 	}
 	if (p < end) {
@@ -456,7 +452,8 @@ static int load_cluster(struct kc *kc, yaml_node_t *c, struct gs_kubeconfig *out
 		return r;
 	has_ca = out->ca != NULL;
 	if (has_ca && out->insecure_skip_verify)
-		return kc_fail(kc, -EINVAL, "%s: certificate-authority and insecure-skip-tls-verify are both set", where);
+		return kc_fail(kc, -EINVAL, "%s: certificate-authority and insecure-skip-tls-verify are both set",
+			       where);
 	if (!has_ca && !out->insecure_skip_verify)
 		return kc_fail(kc, -EINVAL,
 			       "%s: no certificate-authority(-data); the system trust store is not used (set one, or "
@@ -663,8 +660,9 @@ int gs_kubeconfig_in_cluster(const char *sa_dir, struct gs_kubeconfig *out, char
 		sa_dir = GS_KUBECONFIG_SA_DIR;
 	kc.base_dir = sa_dir;
 	if (!host || !*host || !port || !*port)
-		return kc_fail(&kc, -ENOENT, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set "
-					     "(not running in a pod?)");
+		return kc_fail(&kc, -ENOENT,
+			       "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set "
+			       "(not running in a pod?)");
 	int v6 = strchr(host, ':') != NULL;
 	if (asprintf(&out->server, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port) < 0)
 		gs_oom(0);

@@ -39,23 +39,23 @@
  * can be handed to mbedtls_x509_crt_parse() as (ca, ca_len + 1) and DER as (ca, ca_len).
  */
 struct gs_kubeconfig {
-	char *server;           /* as configured, e.g. "https://[fd00::1]:6443" */
-	char *host;             /* to connect to: DNS name or IP literal, never bracketed ("fd00::1") */
-	int port;               /* 1..65535; 443 when the URL has none */
-	char *tls_server_name;  /* tls-server-name; NULL means "verify host" (an IP is checked vs IP SANs) */
-	char *ca;               /* trusted CAs, PEM or DER; NULL only when insecure_skip_verify */
+	char *server;          /* as configured, e.g. "https://[fd00::1]:6443" */
+	char *host;            /* to connect to: DNS name or IP literal, never bracketed ("fd00::1") */
+	int port;              /* 1..65535; 443 when the URL has none */
+	char *tls_server_name; /* tls-server-name; NULL means "verify host" (an IP is checked vs IP SANs) */
+	char *ca;              /* trusted CAs, PEM or DER; NULL only when insecure_skip_verify */
 	size_t ca_len;
-	char *cert;             /* client certificate, NULL if none */
+	char *cert; /* client certificate, NULL if none */
 	size_t cert_len;
-	char *key;              /* client key; set exactly when cert is */
+	char *key; /* client key; set exactly when cert is */
 	size_t key_len;
-	char *token;            /* bearer token (surrounding blanks trimmed when read from a file) */
-	char *token_file;       /* absolute or kubeconfig-relative path resolved; re-read it to rotate */
+	char *token;      /* bearer token (surrounding blanks trimmed when read from a file) */
+	char *token_file; /* absolute or kubeconfig-relative path resolved; re-read it to rotate */
 	int insecure_skip_verify;
-	char *context;          /* the context used */
+	char *context; /* the context used */
 	char *cluster_name;
 	char *user_name;
-	char *namespace;        /* the context's namespace (or the pod's, in cluster); NULL if unset */
+	char *namespace; /* the context's namespace (or the pod's, in cluster); NULL if unset */
 };
 
 /*

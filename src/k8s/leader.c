@@ -3,6 +3,7 @@
  * for the next round. The times that decide leadership are all on this loop's monotonic clock.
  */
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,38 +16,31 @@
 #include "core/buf.h"
 #include "core/closer.h"
 #include "core/log.h"
+#include "core/rand.h"
 
 struct gs_leader {
 	uv_loop_t *loop;
 	struct gs_kube *kube;
 	uv_timer_t timer;
 	char *ns, *name, *identity;
-	char path[512];            /* /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME */
+	char path[512]; /* /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME */
 	int64_t lease_ms, renew_deadline_ms, retry_ms;
 	void (*on_change)(int leading, void *ud);
 	void *ud;
 	uint64_t rng;
 
-	int leading;               /* we believe we hold it; valid only before valid_until */
-	int64_t valid_until;       /* loop time: last successful write's send time + renew deadline */
-	int64_t sent_at;           /* loop time the write in flight was sent */
-	struct gs_lease seen;      /* the record last read */
-	int64_t observed_ms;       /* when `seen` (holder, renewTime, rv) last changed */
-	int inflight;              /* a request is out */
+	int leading;          /* we believe we hold it; valid only before valid_until */
+	int64_t valid_until;  /* loop time: last successful write's send time + renew deadline */
+	int64_t sent_at;      /* loop time the write in flight was sent */
+	struct gs_lease seen; /* the record last read */
+	int64_t observed_ms;  /* when `seen` (holder, renewTime, rv) last changed */
+	int inflight;         /* a request is out */
 	int stopping, released, releasing;
-	struct gs_closer closer;   /* the stop sequence (answers, the release), then the timer */
+	struct gs_closer closer; /* the stop sequence (answers, the release), then the timer */
 	struct gs_leader_stats st;
 };
 
 /* ---- the cycle ----------------------------------------------------------------------------------- */
-
-static uint64_t rng_next(struct gs_leader *l)
-{
-	uint64_t z = (l->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static int64_t now_ms(const struct gs_leader *l)
 {
@@ -98,7 +92,7 @@ static void next_round(struct gs_leader *l)
 {
 	int64_t d = l->retry_ms;
 	if (!l->leading) { /* followers spread out (client-go's JitterFactor 1.2), and wake when a term ends */
-		d += (int64_t)(rng_next(l) % (uint64_t)(l->retry_ms / 5 + 1));
+		d += (int64_t)(gs_rand_range(&l->rng, 0, (uint64_t)(l->retry_ms / 5)));
 		d = gs_lease_wait_ms(&l->seen, l->identity, l->observed_ms, l->lease_ms, now_ms(l), d);
 	}
 	arm(l, d);
@@ -106,8 +100,7 @@ static void next_round(struct gs_leader *l)
 
 static void stop_step(struct gs_leader *l);
 
-static void failed(struct gs_leader *l, const char *what, int err, const struct gs_http_response *resp,
-		   const char *msg)
+static void failed(struct gs_leader *l, const char *what, int err, const struct gs_http_response *resp, const char *msg)
 {
 	l->st.errors++;
 	if (err)
@@ -270,6 +263,11 @@ static void on_timer(uv_timer_t *t)
 
 /* ---- lifecycle ----------------------------------------------------------------------------------- */
 
+int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
+{
+	return retry_ms > 0 && lease_ms > renew_deadline_ms && renew_deadline_ms * 10 > retry_ms * 12;
+}
+
 int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leader_opts *o, struct gs_leader **out,
 		    char *err, size_t errlen)
 {
@@ -291,9 +289,11 @@ int gs_leader_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_leade
 		return -EINVAL;
 	}
 	if (strlen(o->identity) >= sizeof(l->seen.holder) || strlen(o->ns) + strlen(o->name) > 400 ||
-	    strspn(o->identity, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") != strlen(o->identity)) {
-		snprintf(err, errlen, "leader election: the identity must be letters, digits, '-', '.', '_' (and the "
-				      "identity, namespace and name short)");
+	    strspn(o->identity, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") !=
+		    strlen(o->identity)) {
+		snprintf(err, errlen,
+			 "leader election: the identity must be letters, digits, '-', '.', '_' (and the "
+			 "identity, namespace and name short)");
 		return -EINVAL;
 	}
 	l = gs_xcalloc(1, sizeof(*l));

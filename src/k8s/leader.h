@@ -37,14 +37,14 @@
 #define GS_LEADER_RETRY_MS          2000
 
 struct gs_leader_opts {
-	const char *ns;               /* the Lease's namespace */
-	const char *name;             /* the Lease's name */
-	const char *identity;         /* this replica: pod name + random suffix */
+	const char *ns;                                /* the Lease's namespace */
+	const char *name;                              /* the Lease's name */
+	const char *identity;                          /* this replica: pod name + random suffix */
 	int64_t lease_ms, renew_deadline_ms, retry_ms; /* 0: the defaults above */
 	/* leading changed (1: we lead now, 0: we stopped). Never from inside a gs_leader_* call. */
 	void (*on_change)(int leading, void *ud);
 	void *ud;
-	uint64_t seed;                /* jitter */
+	uint64_t seed; /* jitter */
 };
 
 struct gs_leader;
@@ -63,10 +63,10 @@ int gs_leader_leading(const struct gs_leader *l);
 
 struct gs_leader_stats {
 	int leading;
-	uint64_t acquired;          /* times this replica became the leader */
-	uint64_t lost;              /* times it stopped leading (deadline, another holder, release) */
-	uint64_t errors;            /* Lease requests that failed */
-	char holder[256];           /* the holder last seen ("" when none) */
+	uint64_t acquired; /* times this replica became the leader */
+	uint64_t lost;     /* times it stopped leading (deadline, another holder, release) */
+	uint64_t errors;   /* Lease requests that failed */
+	char holder[256];  /* the holder last seen ("" when none) */
 };
 void gs_leader_stats(const struct gs_leader *l, struct gs_leader_stats *st);
 
@@ -75,35 +75,5 @@ void gs_leader_stats(const struct gs_leader *l, struct gs_leader_stats *st);
  * frees l; done(ud) then. The kube client must stay open until done.
  */
 void gs_leader_stop(struct gs_leader *l, void (*done)(void *ud), void *ud);
-
-/* ---- the pure part, for tests ------------------------------------------------------------------ */
-
-/* A Lease's spec as read (strings truncated to their buffers). */
-struct gs_lease {
-	char rv[64];                /* metadata.resourceVersion */
-	char holder[256];           /* spec.holderIdentity, "" when none */
-	int64_t duration_s;         /* spec.leaseDurationSeconds, 0 when absent */
-	int64_t transitions;        /* spec.leaseTransitions */
-	char acquire[40], renew[40];/* spec.acquireTime, spec.renewTime as written */
-};
-
-/* A Lease object's JSON into *out. 0, or -EINVAL with err (not an object, a field of the wrong type). */
-int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *err, size_t errlen);
-
-/*
- * The decision after a GET: 1 to write the Lease (take or renew it), 0 to wait. observed_ms is when
- * we first saw this exact record (our clock); lease_ms the holder's term.
- */
-int gs_lease_may_take(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
-		      int64_t now_ms);
-
-/*
- * A follower's wait before its next GET: poll_ms, or less when another holder's term (counted as in
- * gs_lease_may_take) ends sooner: then exactly at its end, so a dead leader is replaced lease_ms after
- * we saw its last renewal, not up to one more poll later. Never 0 for a term already over (a write
- * that failed is retried a poll later, not in a loop).
- */
-int64_t gs_lease_wait_ms(const struct gs_lease *cur, const char *identity, int64_t observed_ms, int64_t lease_ms,
-			 int64_t now_ms, int64_t poll_ms);
 
 #endif

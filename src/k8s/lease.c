@@ -1,8 +1,7 @@
 /*
- * lease.c: the pure part of leader election (leader.h): a Lease's JSON into a record, and the decision
- * to take or wait. No I/O, so it is unit-tested and fuzzed alone (tests/fuzz/fuzz_lease.c).
+ * lease.c: see lease.h.
  */
-#include "k8s/leader.h"
+#include "k8s/lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +9,12 @@
 
 #include <cjson/cJSON.h>
 
-static void copy_str(char *dst, size_t size, const cJSON *v)
+#include "core/str.h"
+
+/* The string value of o's member k; NULL when absent or not a string. */
+static const char *string_field(const cJSON *o, const char *k)
 {
-	const char *s = cJSON_GetStringValue(v);
-	snprintf(dst, size, "%s", s ? s : "");
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *err, size_t errlen)
@@ -44,7 +45,8 @@ int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *er
 	static const char *const nums[] = {"leaseDurationSeconds", "leaseTransitions"};
 	for (size_t i = 0; i < 2; i++) {
 		v = cJSON_GetObjectItemCaseSensitive(spec, nums[i]);
-		if (v && !cJSON_IsNull(v) && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0)) {
+		if (v && !cJSON_IsNull(v) &&
+		    (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0)) {
 			snprintf(err, errlen, "spec.%s is not a non-negative int32", nums[i]);
 			goto out;
 		}
@@ -54,10 +56,10 @@ int gs_lease_decode(const char *json, size_t len, struct gs_lease *out, char *er
 		snprintf(err, errlen, "metadata.resourceVersion is missing or empty");
 		goto out;
 	}
-	copy_str(out->rv, sizeof(out->rv), v);
-	copy_str(out->holder, sizeof(out->holder), cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"));
-	copy_str(out->acquire, sizeof(out->acquire), cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"));
-	copy_str(out->renew, sizeof(out->renew), cJSON_GetObjectItemCaseSensitive(spec, "renewTime"));
+	gs_str_copy(out->rv, sizeof(out->rv), cJSON_GetStringValue(v));
+	gs_str_copy(out->holder, sizeof(out->holder), string_field(spec, "holderIdentity"));
+	gs_str_copy(out->acquire, sizeof(out->acquire), string_field(spec, "acquireTime"));
+	gs_str_copy(out->renew, sizeof(out->renew), string_field(spec, "renewTime"));
 	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
 	out->duration_s = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
@@ -85,10 +87,4 @@ int64_t gs_lease_wait_ms(const struct gs_lease *cur, const char *identity, int64
 		return poll_ms;
 	int64_t left = observed_ms + lease_ms - now_ms;
 	return left > 0 && left < poll_ms ? left : poll_ms;
-}
-
-
-int gs_leader_durations_ok(int64_t lease_ms, int64_t renew_deadline_ms, int64_t retry_ms)
-{
-	return retry_ms > 0 && lease_ms > renew_deadline_ms && renew_deadline_ms * 10 > retry_ms * 12;
 }

@@ -19,14 +19,14 @@
 #include "core/pb.h"
 
 struct pr_ctx {
-	int fill;                 /* 0: check and count; 1: fill */
-	size_t n, bytes;          /* records and arena bytes: counted, then used */
+	int fill;        /* 0: check and count; 1: fill */
+	size_t n, bytes; /* records and arena bytes: counted, then used */
 	size_t pods, containers;
 	struct gs_podres_dev *devs;
 	char *arena;
 	char *err;
 	size_t errlen;
-	char path[160];           /* the element being read, for messages */
+	char path[160]; /* the element being read, for messages */
 };
 
 /* The strings of the message being walked, down the tree. */

@@ -45,8 +45,8 @@ struct gs_podres_dev {
 struct gs_podres_list {
 	struct gs_podres_dev *devs; /* n of them; NULL when n is 0 */
 	size_t n;
-	size_t pods, containers;    /* as listed, with or without devices */
-	char *arena;                /* every string, each once per message it came from */
+	size_t pods, containers; /* as listed, with or without devices */
+	char *arena;             /* every string, each once per message it came from */
 };
 
 /*

@@ -15,7 +15,7 @@
 
 struct gs_review_user {
 	char *name;
-	char *uid;      /* NULL when the reply has none */
+	char *uid; /* NULL when the reply has none */
 	char **groups;
 	size_t n_groups;
 };

@@ -50,26 +50,26 @@ struct gs_watch {
 	struct gs_decode_hint hint;
 	unsigned page_size;
 	enum state state;
-	char *rv;             /* resourceVersion to watch from */
-	char *cont;           /* continue token of the list in progress */
-	int cache_list;       /* the next list is the first: one streamed request served from the
+	char *rv;                   /* resourceVersion to watch from */
+	char *cont;                 /* continue token of the list in progress */
+	int cache_list;             /* the next list is the first: one streamed request served from the
 	                       * apiserver's watch cache (resourceVersion=0), not pages from etcd */
-	int streaming;        /* the list in flight is that one */
-	unsigned pages;       /* requests the list in progress took */
+	int streaming;              /* the list in flight is that one */
+	unsigned pages;             /* requests the list in progress took */
 	struct gs_json_items items; /* its splitter (JSON) */
 	struct gs_pb_stream pbs;    /* its splitter (protobuf) */
-	int list_pb;          /* the streamed list in flight: -1 not known yet, 0 JSON, 1 protobuf */
-	int watch_pb;         /* the watch in flight: the same */
-	char *stream_rv;      /* its metadata.resourceVersion */
+	int list_pb;                /* the streamed list in flight: -1 not known yet, 0 JSON, 1 protobuf */
+	int watch_pb;               /* the watch in flight: the same */
+	char *stream_rv;            /* its metadata.resourceVersion */
 	unsigned stream_skipped;
 	char stream_why[256]; /* why the streamed list was given up, "" if it was not */
 	uint64_t epoch;       /* the current list's number; keys seen in it carry it */
 	int relist_wanted;
 	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
 	struct gs_kube_call *call;
-	struct gs_line_splitter lines;
-	int stream_err;       /* set by the stream: -ESTALE for 410, other <0 for garbage */
-	uv_timer_t timer;     /* backoff, and the silence guard while watching */
+	struct gs_lines lines;
+	int stream_err;   /* set by the stream: -ESTALE for 410, other <0 for garbage */
+	uv_timer_t timer; /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
 	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
@@ -294,6 +294,90 @@ static int stream_finish(struct gs_watch *w, const char **why)
 	return r;
 }
 
+/* A list answer that is not a page to read (a failure, an error status, a streamed list not understood):
+ * backs off or relists, and returns 1; 0 for a page to read. */
+static int list_refused(struct gs_watch *w, int err, const struct gs_http_response *resp, const char *msg)
+{
+	char why[320];
+	const char *fwhy = "";
+	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && stream_finish(w, &fwhy) < 0))) {
+		/* The apiserver answered, but not with a list we could read: the paginated list next. */
+		snprintf(why, sizeof(why), "streamed list not understood: %s", w->stream_why[0] ? w->stream_why : fwhy);
+		w->cache_list = 0;
+		back_off(w, why);
+		return 1;
+	}
+	if (err) {
+		w->st.healthy = 0;
+		snprintf(why, sizeof(why), "list failed: %s", msg);
+		back_off(w, why);
+		return 1;
+	}
+	w->st.healthy = 1;
+	if (resp->status == 410 && w->cont) {
+		/* The continue token expired mid-list: start the list over. */
+		relist(w, "list continue token expired");
+		return 1;
+	}
+	if (resp->status != 200) {
+		int code = 0;
+		char *reason = NULL, *message = NULL;
+		if (gs_decode_is_protobuf(resp->content_type))
+			gs_decode_status_pb(resp->body, resp->body_len, &code, &reason, &message);
+		else
+			gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
+		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "",
+			 message ? message : "");
+		free(reason);
+		free(message);
+		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
+		return 1;
+	}
+	return 0;
+}
+
+/* The page's items to the handlers (a streamed list's went as they arrived), its resourceVersion and
+ * continue token into *rv and *cont (the caller frees them). 0, or <0 with a message in derr. */
+static int list_items(struct gs_watch *w, const struct gs_http_response *resp, char **rv, char **cont, char *derr,
+		      size_t derrlen)
+{
+	if (w->streaming) {
+		*rv = w->stream_rv;
+		w->stream_rv = NULL;
+		if (w->stream_skipped)
+			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), w->stream_skipped);
+		return 0;
+	}
+	if (response_pb(w, resp->content_type)) {
+		w->list_pb = 1;
+		return gs_decode_list_pb_ex(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, rv,
+					    cont, NULL, derr, derrlen);
+	}
+	w->list_pb = 0;
+	return gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, rv, cont, derr,
+			      derrlen);
+}
+
+/* The last page is in: what the list did not mention is gone, then the watch starts. */
+static void list_synced(struct gs_watch *w)
+{
+	sweep(w);
+	if (w->st.lists_total++ > 0)
+		w->st.relists_total++;
+	w->relist_wanted = 0;
+	w->cache_list = 0;
+	w->st.synced = 1;
+	gs_backoff_reset(&w->backoff);
+	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s, %s)", gs_watch_name(w),
+		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
+		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages,
+		    w->pages == 1 ? "" : "s", enc_name(w->list_pb == 1));
+	if (w->h.synced)
+		w->h.synced(w, w->ud);
+	if (w->state == ST_LISTING)
+		watch_start(w);
+}
+
 static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gs_watch *w = ud;
@@ -305,57 +389,9 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 		gs_closer_drop(&w->closer);
 		return;
 	}
-	const char *fwhy = "";
-	if (w->streaming && (w->stream_why[0] || (!err && resp->status == 200 && stream_finish(w, &fwhy) < 0))) {
-		/* The apiserver answered, but not with a list we could read: the paginated list next. */
-		snprintf(why, sizeof(why), "streamed list not understood: %s", w->stream_why[0] ? w->stream_why : fwhy);
-		w->cache_list = 0;
-		back_off(w, why);
+	if (list_refused(w, err, resp, msg))
 		return;
-	}
-	if (err) {
-		w->st.healthy = 0;
-		snprintf(why, sizeof(why), "list failed: %s", msg);
-		back_off(w, why);
-		return;
-	}
-	w->st.healthy = 1;
-	if (resp->status == 410 && w->cont) {
-		/* The continue token expired mid-list: start the list over. */
-		relist(w, "list continue token expired");
-		return;
-	}
-	if (resp->status != 200) {
-		int code = 0;
-		char *reason = NULL, *message = NULL;
-		if (gs_decode_is_protobuf(resp->content_type))
-			gs_decode_status_pb(resp->body, resp->body_len, &code, &reason, &message);
-		else
-			gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
-		snprintf(why, sizeof(why), "list answered %d%s%s", resp->status, message ? ": " : "", message ? message : "");
-		free(reason);
-		free(message);
-		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
-		return;
-	}
-	int r;
-	if (w->streaming) {
-		/* Every item went to the handlers as it arrived. */
-		r = 0;
-		rv = w->stream_rv;
-		w->stream_rv = NULL;
-		if (w->stream_skipped)
-			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), w->stream_skipped);
-	} else if (response_pb(w, resp->content_type)) {
-		w->list_pb = 1;
-		r = gs_decode_list_pb_ex(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv,
-					 &cont, NULL, derr, sizeof(derr));
-	} else {
-		w->list_pb = 0;
-		r = gs_decode_list(resp->body, resp->body_len, w->kind, w->map_annotation, on_list_item, w, &rv, &cont,
-				   derr, sizeof(derr));
-	}
-	if (r < 0) {
+	if (list_items(w, resp, &rv, &cont, derr, sizeof(derr)) < 0) {
 		snprintf(why, sizeof(why), "list reply not understood: %s", derr);
 		free(rv);
 		free(cont);
@@ -366,25 +402,10 @@ static void on_list_done(int err, const struct gs_http_response *resp, const cha
 	set_str(&w->cont, cont && *cont ? cont : NULL);
 	free(rv);
 	free(cont);
-	if (w->cont) {
+	if (w->cont)
 		list_page(w);
-		return;
-	}
-	sweep(w);
-	if (w->st.lists_total++ > 0)
-		w->st.relists_total++;
-	w->relist_wanted = 0;
-	w->cache_list = 0;
-	w->st.synced = 1;
-	gs_backoff_reset(&w->backoff);
-	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s, %s)", gs_watch_name(w),
-		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
-		    w->streaming ? "from the watch cache, streamed: " : "from etcd: ", w->pages, w->pages == 1 ? "" : "s",
-		    enc_name(w->list_pb == 1));
-	if (w->h.synced)
-		w->h.synced(w, w->ud);
-	if (w->state == ST_LISTING)
-		watch_start(w);
+	else
+		list_synced(w);
 }
 
 static void list_page(struct gs_watch *w)
@@ -444,7 +465,7 @@ static int on_line(const char *line, size_t len, void *ud)
 	char derr[256] = "";
 
 	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
-							   sizeof(derr))
+							    sizeof(derr))
 			    : gs_decode_watch_event(line, len, w->kind, w->map_annotation, &ev, derr, sizeof(derr));
 	if (r < 0) {
 		/* One bad event must not lose the others: count it, log it, go on. */
@@ -486,10 +507,10 @@ static void on_watch_data(const char *data, size_t len, void *ud)
 	if (w->watch_pb < 0) {
 		/* Frames of a 4-byte length (protobuf) or lines (JSON), by what the server chose. */
 		w->watch_pb = response_pb(w, gs_kube_call_content_type(w->call));
-		gs_line_splitter_set_framed(&w->lines, w->watch_pb);
+		gs_lines_set_framed(&w->lines, w->watch_pb);
 		gs_log_debug("%s: watch stream in %s", gs_watch_name(w), enc_name(w->watch_pb));
 	}
-	int r = gs_line_splitter_feed(&w->lines, data, len);
+	int r = gs_lines_feed(&w->lines, data, len);
 	if (r < 0) {
 		if (!w->stream_err)
 			w->stream_err = r;
@@ -507,8 +528,8 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 	w->call = NULL;
 	w->st.restarts_total++;
 	uv_timer_stop(&w->timer);
-	gs_line_splitter_reset(&w->lines);
-	gs_line_splitter_set_framed(&w->lines, 0);
+	gs_lines_reset(&w->lines);
+	gs_lines_set_framed(&w->lines, 0);
 	w->watch_pb = -1;
 	w->stream_err = 0;
 	if (w->state == ST_STOPPING) {
@@ -550,9 +571,8 @@ static void watch_start(struct gs_watch *w)
 	char path[4096];
 	uint64_t timeout_s = gs_backoff_rand(&w->backoff, GS_WATCH_TIMEOUT_MIN_S, GS_WATCH_TIMEOUT_MAX_S);
 
-	snprintf(path, sizeof(path),
-		 "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%llu%s%s", w->path,
-		 w->rv ? w->rv : "", (unsigned long long)timeout_s, w->field_selector ? "&fieldSelector=" : "",
+	snprintf(path, sizeof(path), "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%llu%s%s",
+		 w->path, w->rv ? w->rv : "", (unsigned long long)timeout_s, w->field_selector ? "&fieldSelector=" : "",
 		 w->field_selector ? w->field_selector : "");
 	struct gs_kube_req req = {
 		.method = "GET",
@@ -595,7 +615,7 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 		gs_kube_escape(opts->field_selector, w->field_selector, cap);
 	}
 	gs_hmap_init(&w->known, GS_HMAP_COPY_KEYS);
-	gs_line_splitter_init(&w->lines, 0, on_line, w);
+	gs_lines_init(&w->lines, 0, on_line, w);
 	gs_pb_stream_init(&w->pbs, NULL, 0, NULL, 0, 0, on_stream_field, w);
 	w->list_pb = w->watch_pb = -1;
 	gs_backoff_init(&w->backoff, GS_WATCH_BACKOFF_MIN_MS, GS_WATCH_BACKOFF_MAX_MS, opts->seed);
@@ -619,7 +639,7 @@ static void watch_release(struct gs_closer *c)
 	struct gs_watch *w = GS_CONTAINER_OF(c, struct gs_watch, closer);
 
 	gs_hmap_free(&w->known);
-	gs_line_splitter_free(&w->lines);
+	gs_lines_free(&w->lines);
 	free(w->path);
 	free(w->field_selector);
 	free(w->map_annotation);

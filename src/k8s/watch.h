@@ -52,17 +52,17 @@ struct gs_watch_opts {
 };
 
 struct gs_watch_stats {
-	uint64_t lists_total;       /* complete lists (the first included) */
-	uint64_t relists_total;     /* lists after the first: 410 Gone or a failed watch without a version */
-	uint64_t watches_total;     /* watch requests started */
-	uint64_t restarts_total;    /* watches that ended, for any reason */
-	uint64_t errors_total;      /* failed requests and undecodable events */
+	uint64_t lists_total;    /* complete lists (the first included) */
+	uint64_t relists_total;  /* lists after the first: 410 Gone or a failed watch without a version */
+	uint64_t watches_total;  /* watch requests started */
+	uint64_t restarts_total; /* watches that ended, for any reason */
+	uint64_t errors_total;   /* failed requests and undecodable events */
 	uint64_t events_total;
-	unsigned known;             /* keys currently known */
-	int synced;                 /* a list has completed */
-	int healthy;                /* the last request reached the apiserver */
-	uint64_t protobuf_total;    /* list pages and watch streams that came as protobuf */
-	uint64_t json_total;        /* ... as JSON */
+	unsigned known;          /* keys currently known */
+	int synced;              /* a list has completed */
+	int healthy;             /* the last request reached the apiserver */
+	uint64_t protobuf_total; /* list pages and watch streams that came as protobuf */
+	uint64_t json_total;     /* ... as JSON */
 };
 
 /* Starts listing at once. Returns 0 (allocation failures abort: core/alloc.h). opts strings are copied. */

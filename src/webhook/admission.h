@@ -33,7 +33,7 @@
 #include "sched/map.h"
 
 /* Bytes of JSON Patch at most (before base64): 4096 containers' worth of operations, far above any pod. */
-#define GS_ADMISSION_PATCH_MAX (1024 * 1024)
+#define GS_ADMISSION_PATCH_MAX  (1024 * 1024)
 /*
  * JSON values (objects, arrays, scalars) at most in one AdmissionReview. cJSON spends about 64 bytes
  * per value, so without this a body of "[1,1,1,...]" would cost some 30 times its size in memory.
@@ -86,15 +86,15 @@ const char *gs_admission_outcome_name(enum gs_admission_outcome o);
  */
 struct gs_admission_result {
 	enum gs_admission_outcome outcome;
-	char uid[64];             /* request.uid */
-	char ns[64];              /* request.namespace, else metadata.namespace */
-	char name[254];           /* metadata.name, else request.name, else metadata.generateName */
-	long index;               /* the pod's index, -1 when none was determined */
+	char uid[64];   /* request.uid */
+	char ns[64];    /* request.namespace, else metadata.namespace */
+	char name[254]; /* metadata.name, else request.name, else metadata.generateName */
+	long index;     /* the pod's index, -1 when none was determined */
 	enum gs_index_source index_source;
-	char node[254];           /* node of the entry */
-	char devices[256];        /* devices of the entry, "..." at the end when truncated */
-	int containers_patched;   /* containers and init containers that got an operation */
-	int dry_run;              /* request.dryRun was true */
+	char node[254];         /* node of the entry */
+	char devices[256];      /* devices of the entry, "..." at the end when truncated */
+	int containers_patched; /* containers and init containers that got an operation */
+	int dry_run;            /* request.dryRun was true */
 	/*
 	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
 	 * nvidia.com/gpu request as Kubernetes counts it, max(largest init container, sum of regular

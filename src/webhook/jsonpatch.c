@@ -6,6 +6,8 @@
 
 #include <mbedtls/base64.h>
 
+#include "core/log.h"
+
 void gs_jsonpatch_init(struct gs_jsonpatch *p, size_t cap)
 {
 	gs_buf_init(&p->buf, cap);
@@ -22,6 +24,7 @@ void gs_jsonpatch_free(struct gs_jsonpatch *p)
 
 int gs_jsonpatch_op(struct gs_jsonpatch *p, const char *op, const char *path, const char *value_json)
 {
+	GS_ASSERT(op && path);
 	if (p->finished)
 		return -EINVAL;
 	/*

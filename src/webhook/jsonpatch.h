@@ -32,7 +32,8 @@ void gs_jsonpatch_free(struct gs_jsonpatch *p); /* safe after init, and twice */
 /*
  * Appends {"op":op,"path":path,"value":value_json}. path is an already-built JSON Pointer (see
  * gs_jsonptr_append); it is written as a JSON string. value_json is raw JSON text copied as it is,
- * or NULL for ops without a value ("remove").
+ * or NULL for ops without a value ("remove"). -EINVAL after gs_jsonpatch_finish. op and path are
+ * not NULL (GS_ASSERT).
  */
 int gs_jsonpatch_op(struct gs_jsonpatch *p, const char *op, const char *path, const char *value_json);
 

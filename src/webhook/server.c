@@ -36,7 +36,7 @@ struct gs_webhook {
 	struct gs_webhook_stats own_stats, *stats;
 	char *cert_file, *key_file;
 	struct file_id cert_id, key_id;
-	char *cert, *key; /* the content being served */
+	char *cert, *key;          /* the content being served */
 	struct gs_tls_config *cfg; /* built from it (a reference); the server holds its own */
 	size_t cert_len, key_len;
 	struct gs_closer closer;
@@ -66,7 +66,8 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 {
 	static char labels[GS_ADMISSION_OUTCOME_COUNT][48];
 	for (int i = 0; i < GS_ADMISSION_OUTCOME_COUNT; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "result=\"%s\"", gs_admission_outcome_name((enum gs_admission_outcome)i));
+		snprintf(labels[i], sizeof(labels[i]), "result=\"%s\"",
+			 gs_admission_outcome_name((enum gs_admission_outcome)i));
 		gs_metrics_counter(m, "gpu_scheduler_webhook_reviews_total", "Admission reviews answered, by result.",
 				   labels[i], &st->reviews[i]);
 	}
@@ -81,16 +82,19 @@ void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m
 	gs_metrics_counter(m, "gpu_scheduler_webhook_tls_handshake_failures_total",
 			   "TLS handshakes on the webhook port that failed.", NULL, &st->tls_failures);
 	gs_metrics_counter(m, "gpu_scheduler_webhook_connections_total",
-			   "Connections accepted on the webhook port (each one a TLS handshake).", NULL, &st->connections);
+			   "Connections accepted on the webhook port (each one a TLS handshake).", NULL,
+			   &st->connections);
 	gs_metrics_gauge(m, "gpu_scheduler_webhook_cert_not_after_seconds",
-			 "Expiry of the served webhook certificate, seconds since the epoch.", NULL, &st->cert_not_after);
+			 "Expiry of the served webhook certificate, seconds since the epoch.", NULL,
+			 &st->cert_not_after);
 	gs_metrics_histogram(m, "gpu_scheduler_webhook_review_duration_seconds",
 			     "Time to decide one admission review, in seconds.", NULL, &st->latency);
 	static char closed_labels[GS_HTTP_CLOSE_REASON_COUNT][64];
 	for (int i = 0; i < GS_HTTP_CLOSE_REASON_COUNT; i++) {
 		snprintf(closed_labels[i], sizeof(closed_labels[i]), "server=\"webhook\",reason=\"%s\"",
 			 gs_http_close_reason_name((enum gs_http_close_reason)i));
-		gs_metrics_counter(m, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, closed_labels[i], &st->conns_closed[i]);
+		gs_metrics_counter(m, GS_HTTP_CLOSED_METRIC, GS_HTTP_CLOSED_HELP, closed_labels[i],
+				   &st->conns_closed[i]);
 	}
 }
 
@@ -156,11 +160,13 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 	size_t cert_len = 0, key_len = 0;
 	int r;
 
-	if ((r = file_stat(w->cert_file, &cid)) < 0 || (r = gs_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
+	if ((r = file_stat(w->cert_file, &cid)) < 0 ||
+	    (r = gs_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->cert_file, strerror(-r));
 		goto out;
 	}
-	if ((r = file_stat(w->key_file, &kid)) < 0 || (r = gs_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
+	if ((r = file_stat(w->key_file, &kid)) < 0 ||
+	    (r = gs_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->key_file, strerror(-r));
 		goto out;
 	}
@@ -189,6 +195,7 @@ out:
 
 int gs_webhook_check_certs(struct gs_webhook *w)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer));
 	struct file_id cid, kid;
 	if (!w->cert_file)
 		return 0; /* self-signed mode: gs_webhook_set_pair brings new pairs */
@@ -322,6 +329,7 @@ static void webhook_release(struct gs_closer *c)
 int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs_webhook **out, char *err,
 		     size_t errlen)
 {
+	GS_ASSERT(loop && o && out);
 	int from_files = o->cert_file && o->key_file;
 	if (!o->addr || !o->admission || (!from_files && (!o->cert_pem || !o->key_pem))) {
 		snprintf(err, errlen, "the webhook needs an address, a certificate, a key and an admission");
@@ -378,6 +386,7 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer) && cert_pem && key_pem);
 	char *c = gs_xstrdup(cert_pem), *k = gs_xstrdup(key_pem);
 	int r = adopt_pair(w, c, strlen(c), k, strlen(k), err, errlen);
 	if (r < 0)
@@ -387,11 +396,6 @@ int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *
 	return r;
 }
 
-int gs_webhook_port(const struct gs_webhook *w)
-{
-	return gs_http_server_port(w->server);
-}
-
 struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
 {
 	return w->stats;
@@ -399,6 +403,7 @@ struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w)
 
 void gs_webhook_drain(struct gs_webhook *w)
 {
+	GS_ASSERT(!gs_closer_closing(&w->closer));
 	gs_http_server_drain(w->server);
 }
 

@@ -42,7 +42,8 @@
  * Connections (docs/http.md, "Connection limits"). The apiserver keeps up to ~25 idle connections
  * per webhook host and opens one more per concurrent admission (--max-mutating-requests-inflight,
  * 200 by default), possibly several apiservers behind one address: so by default one address may use
- * the whole cap, and eviction of the oldest idle or unfinished connection is what keeps room for it.
+ * the whole cap, and eviction is what keeps room for it: at the cap, the oldest idle or unfinished
+ * connection of the address that holds the most of them goes (core/http.h, "Limits").
  */
 #define GS_WEBHOOK_MAX_CONNS          256
 #define GS_WEBHOOK_HANDSHAKE_MS       5000
@@ -56,14 +57,14 @@
  */
 struct gs_webhook_stats {
 	struct gs_counter reviews[GS_ADMISSION_OUTCOME_COUNT]; /* POST /mutate answered, by outcome */
-	struct gs_counter internal_errors;      /* 500 answers (allocation failures) */
-	struct gs_counter http_rejected;        /* 404, 405, wrong Content-Type */
-	struct gs_counter cert_reloads;         /* certificate pairs loaded after the start */
-	struct gs_counter cert_reload_failures; /* pairs that changed on disk but did not load */
-	struct gs_gauge cert_not_after;         /* expiry of the served leaf, seconds since the epoch */
-	struct gs_counter tls_failures;         /* TLS handshakes that failed */
-	struct gs_counter connections;          /* connections accepted: as many as reviews = no keep-alive */
-	struct gs_histogram latency;            /* seconds spent deciding one review (POST /mutate) */
+	struct gs_counter internal_errors;                     /* 500 answers (allocation failures) */
+	struct gs_counter http_rejected;                       /* 404, 405, wrong Content-Type */
+	struct gs_counter cert_reloads;                        /* certificate pairs loaded after the start */
+	struct gs_counter cert_reload_failures;                /* pairs that changed on disk but did not load */
+	struct gs_gauge cert_not_after;                        /* expiry of the served leaf, seconds since the epoch */
+	struct gs_counter tls_failures;                        /* TLS handshakes that failed */
+	struct gs_counter connections; /* connections accepted: as many as reviews = no keep-alive */
+	struct gs_histogram latency;   /* seconds spent deciding one review (POST /mutate) */
 	struct gs_counter conns_closed[GS_HTTP_CLOSE_REASON_COUNT]; /* the HTTP server's, copied */
 };
 
@@ -82,10 +83,10 @@ void gs_webhook_stats_free(struct gs_webhook_stats *st);
 void gs_webhook_stats_register(struct gs_webhook_stats *st, struct gs_metrics *m);
 
 struct gs_webhook_opts {
-	const char *addr;               /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
-	const char *cert_file;          /* PEM chain, leaf first; NULL: cert_pem/key_pem (self-signed mode) */
-	const char *key_file;           /* PEM key */
-	const char *cert_pem;           /* with cert_file NULL: the pair itself (copied); no file polling */
+	const char *addr;      /* "0.0.0.0:8443" (--webhook-addr); "127.0.0.1:0" in tests */
+	const char *cert_file; /* PEM chain, leaf first; NULL: cert_pem/key_pem (self-signed mode) */
+	const char *key_file;  /* PEM key */
+	const char *cert_pem;  /* with cert_file NULL: the pair itself (copied); no file polling */
 	const char *key_pem;
 	struct gs_admission *admission; /* borrowed: must outlive the webhook */
 	struct gs_webhook_stats *stats; /* borrowed, initialised by the caller; NULL: the webhook keeps its own */
@@ -111,9 +112,6 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
  */
 int gs_webhook_set_pair(struct gs_webhook *w, const char *cert_pem, const char *key_pem, char *err, size_t errlen);
 
-/* The bound port (for "host:0"). */
-int gs_webhook_port(const struct gs_webhook *w);
-
 /* The counters in use (the caller's, or the webhook's own). */
 struct gs_webhook_stats *gs_webhook_stats(struct gs_webhook *w);
 
@@ -129,7 +127,7 @@ int gs_webhook_check_certs(struct gs_webhook *w);
 void gs_webhook_drain(struct gs_webhook *w);
 
 /* Stops the timer and the server, closes every connection; close_cb (may be NULL) runs once all
- * handles are closed, after which w is freed. No other call on w afterwards. */
+ * handles are closed, after which w is freed. No other call on w afterwards (GS_ASSERT in each). */
 void gs_webhook_close(struct gs_webhook *w, void (*close_cb)(void *ud), void *ud);
 
 #endif

@@ -39,6 +39,7 @@
  * directory (removed at exit) is made in GS_FUZZ_TMPDIR, else /dev/shm when writable, else $TMPDIR or
  * /tmp.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -140,11 +141,6 @@ static void init(void)
 	atexit(cleanup);
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 static void check_token_text(const char *t)
 {
 	CHECK(t && t[0]);
@@ -233,9 +229,9 @@ static void read_token(const uint8_t *data, size_t len)
 	}
 	/* The file, blanks trimmed at both ends. */
 	size_t a = 0, b = len;
-	while (a < b && is_blank((char)data[a]))
+	while (a < b && isspace(data[a]))
 		a++;
-	while (b > a && is_blank((char)data[b - 1]))
+	while (b > a && isspace(data[b - 1]))
 		b--;
 	check_token_text(tok);
 	CHECK(strlen(tok) == b - a && memcmp(tok, data + a, b - a) == 0);

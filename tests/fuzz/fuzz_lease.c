@@ -1,5 +1,5 @@
 /*
- * fuzz_lease.c: libFuzzer driver for gs_lease_decode (src/k8s/leader.h), the apiserver's Lease as leader
+ * fuzz_lease.c: libFuzzer driver for gs_lease_decode (src/k8s/lease.h), the apiserver's Lease as leader
  * election reads it. Every input must decode or fail with a reason; a decoded Lease has NUL-terminated
  * strings inside their buffers and non-negative numbers, and the decision on it never crashes.
  *
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "k8s/leader.h"
+#include "k8s/lease.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

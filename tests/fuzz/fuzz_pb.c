@@ -6,7 +6,7 @@
  * message too); gs_decode_pod_pb and gs_decode_node_pb as a bare object; gs_decode_unwrap_pb and then
  * the object inside; gs_decode_list_pb_ex (pods, nodes) and gs_decode_status_pb as a body; the
  * streaming list splitter (gs_pb_stream, the way the watch reads the first list) in pieces of 5 bytes;
- * a watch stream of 4-byte-length frames (gs_line_splitter in framed mode) decoded with
+ * a watch stream of 4-byte-length frames (gs_lines in framed mode) decoded with
  * gs_decode_watch_event_pb for pods and nodes. The seeds are the recorded
  * protobuf fixtures (tests/fixtures/recorded, NAME.pb and NAME.pbw).
  * On success every record must hold together (check_records.h); on failure there must be a reason and
@@ -186,12 +186,12 @@ static int on_frame(const char *p, size_t len, void *ud)
 
 static void watch_stream(const uint8_t *p, size_t len, enum gs_obj_kind kind)
 {
-	struct gs_line_splitter ls;
-	gs_line_splitter_init(&ls, 1 << 20, on_frame, &kind);
-	gs_line_splitter_set_framed(&ls, 1);
-	int r = gs_line_splitter_feed(&ls, (const char *)p, len);
+	struct gs_lines ls;
+	gs_lines_init(&ls, 1 << 20, on_frame, &kind);
+	gs_lines_set_framed(&ls, 1);
+	int r = gs_lines_feed(&ls, (const char *)p, len);
 	CHECK(r == 0 || r == -E2BIG);
-	gs_line_splitter_free(&ls);
+	gs_lines_free(&ls);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

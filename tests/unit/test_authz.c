@@ -51,9 +51,9 @@ static void test_cache_ttl(void **state)
 	assert_int_equal(*(int *)gs_ttl_cache_get(c, "a", 1, 99), 1);
 	assert_null(gs_ttl_cache_get(c, "a", 1, 100)); /* expired at its expiry, and dropped */
 	assert_int_equal(freed, 1);
-	assert_null(gs_ttl_cache_get(c, "a", 1, 0));   /* gone, even for an earlier clock */
+	assert_null(gs_ttl_cache_get(c, "a", 1, 0)); /* gone, even for an earlier clock */
 	gs_ttl_cache_put(c, "b", 1, val(2), 50, 0);
-	gs_ttl_cache_put(c, "b", 1, val(3), 200, 10);  /* a replacement frees the old value, new expiry */
+	gs_ttl_cache_put(c, "b", 1, val(3), 200, 10); /* a replacement frees the old value, new expiry */
 	assert_int_equal(freed, 2);
 	assert_int_equal(*(int *)gs_ttl_cache_get(c, "b", 1, 150), 3);
 	gs_ttl_cache_stats(c, &st);
@@ -116,8 +116,8 @@ static void test_review_json(void **state)
 	free(s);
 
 	char *groups[] = {"system:serviceaccounts", "system:authenticated"};
-	struct gs_review_user u = {.name = "system:serviceaccount:monitoring:prometheus", .uid = "u-1",
-				  .groups = groups, .n_groups = 2};
+	struct gs_review_user u = {
+		.name = "system:serviceaccount:monitoring:prometheus", .uid = "u-1", .groups = groups, .n_groups = 2};
 	s = gs_review_access_json(&u, "/metrics", "get");
 	assert_string_equal(s, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\",\"spec\":"
 			       "{\"user\":\"system:serviceaccount:monitoring:prometheus\",\"uid\":\"u-1\",\"groups\":"
@@ -142,9 +142,12 @@ static void test_decode_token_review(void **state)
 	struct gs_review_user u;
 	char why[256];
 
-	assert_int_equal(decode_tr("{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{\"username\":"
-				   "\"alice\",\"uid\":\"42\",\"groups\":[\"g1\",\"g2\"],\"extra\":{\"k\":[\"v\"]}},"
-				   "\"audiences\":[\"api\"]}}", &u, why), 1);
+	assert_int_equal(
+		decode_tr("{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{\"username\":"
+			  "\"alice\",\"uid\":\"42\",\"groups\":[\"g1\",\"g2\"],\"extra\":{\"k\":[\"v\"]}},"
+			  "\"audiences\":[\"api\"]}}",
+			  &u, why),
+		1);
 	assert_string_equal(u.name, "alice");
 	assert_string_equal(u.uid, "42");
 	assert_int_equal(u.n_groups, 2);
@@ -152,18 +155,26 @@ static void test_decode_token_review(void **state)
 	gs_review_user_free(&u);
 	assert_null(u.name);
 	/* no uid, no groups: fine */
-	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"bob\"}}}", &u, why), 1);
+	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"bob\"}}}", &u, why),
+			 1);
 	assert_null(u.uid);
 	assert_int_equal(u.n_groups, 0);
 	gs_review_user_free(&u);
 	/* not authenticated: 0, the apiserver's error in why */
-	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":false,\"error\":\"invalid bearer token\"}}", &u, why), 0);
+	assert_int_equal(
+		decode_tr("{\"status\":{\"authenticated\":false,\"error\":\"invalid bearer token\"}}", &u, why), 0);
 	assert_string_equal(why, "invalid bearer token");
 	assert_int_equal(decode_tr("{\"status\":{\"user\":{}}}", &u, why), 0);
-	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":\"true\",\"user\":{\"username\":\"x\"}}}", &u, why), 0);
+	assert_int_equal(decode_tr("{\"status\":{\"authenticated\":\"true\",\"user\":{\"username\":\"x\"}}}", &u, why),
+			 0);
 	/* not a TokenReview status */
 	const char *bad[] = {
-		"", "nope", "[]", "{}", "{\"status\":1}", "{\"status\":{\"authenticated\":true}}",
+		"",
+		"nope",
+		"[]",
+		"{}",
+		"{\"status\":1}",
+		"{\"status\":{\"authenticated\":true}}",
 		"{\"status\":{\"authenticated\":true,\"user\":{}}}",
 		"{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"\"}}}",
 		"{\"status\":{\"authenticated\":true,\"user\":{\"username\":7}}}",
@@ -199,7 +210,9 @@ static int decode_sar(const char *body, char *why)
 static void test_decode_access_review(void **state)
 {
 	char why[256];
-	assert_int_equal(decode_sar("{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by ClusterRoleBinding\"}}", why), 1);
+	assert_int_equal(
+		decode_sar("{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by ClusterRoleBinding\"}}", why),
+		1);
 	assert_string_equal(why, "RBAC: allowed by ClusterRoleBinding");
 	assert_int_equal(decode_sar("{\"status\":{\"allowed\":false}}", why), 0);
 	assert_string_equal(why, "");
@@ -218,7 +231,7 @@ static void test_decode_access_review(void **state)
 static uv_loop_t loop;
 static struct {
 	int token_reviews, access_reviews;
-	int hold;                          /* answer nothing while set */
+	int hold; /* answer nothing while set */
 	struct gs_http_server_req *held[64];
 	int n_held;
 } api;
@@ -234,14 +247,18 @@ static void answer(struct gs_http_server_req *r)
 		if (strcmp(t, "broken") == 0)
 			snprintf(out, sizeof(out), "{\"status\":");
 		else if (strncmp(t, "good", 4) == 0)
-			snprintf(out, sizeof(out), "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"%s\","
-				 "\"groups\":[\"readers\"]}}}", t);
+			snprintf(out, sizeof(out),
+				 "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"%s\","
+				 "\"groups\":[\"readers\"]}}}",
+				 t);
 		else
 			snprintf(out, sizeof(out), "{\"status\":{\"authenticated\":false,\"error\":\"unknown\"}}");
 	} else {
-		const char *path = cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "nonResourceAttributes"), "path")->valuestring;
-		int ok = strcmp(path, "/metrics") == 0 &&
-			 strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "groups"), 0)->valuestring, "readers") == 0;
+		const char *path =
+			cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "nonResourceAttributes"), "path")->valuestring;
+		int ok =
+			strcmp(path, "/metrics") == 0 &&
+			strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "groups"), 0)->valuestring, "readers") == 0;
 		snprintf(out, sizeof(out), "{\"status\":{\"allowed\":%s}}", ok ? "true" : "false");
 	}
 	cJSON_Delete(o);
@@ -307,7 +324,9 @@ static void start(struct fixture *f, unsigned ttl_ms, double qps, unsigned burst
 {
 	char *cert, *key, err[256] = "", server[64];
 	const char *names[] = {"127.0.0.1", NULL};
-	struct gs_tls_cert_req cr = {.common_name = "api", .dns_names = names, .not_before = time(NULL) - 60,
+	struct gs_tls_cert_req cr = {.common_name = "api",
+				     .dns_names = names,
+				     .not_before = time(NULL) - 60,
 				     .not_after = time(NULL) + 3600};
 	struct gs_tls_config *tls;
 
@@ -321,8 +340,11 @@ static void start(struct fixture *f, unsigned ttl_ms, double qps, unsigned burst
 	assert_int_equal(gs_http_server_start(&loop, &so, on_api, NULL, &f->api), 0);
 	gs_tls_config_unref(tls);
 	snprintf(server, sizeof(server), "https://127.0.0.1:%d", gs_http_server_port(f->api));
-	struct gs_kubeconfig kc = {.server = server, .host = "127.0.0.1", .port = gs_http_server_port(f->api),
-				   .token = "daemon-token", .insecure_skip_verify = 1};
+	struct gs_kubeconfig kc = {.server = server,
+				   .host = "127.0.0.1",
+				   .port = gs_http_server_port(f->api),
+				   .token = "daemon-token",
+				   .insecure_skip_verify = 1};
 	f->m = gs_metrics_new();
 	struct gs_authz_opts ao = {.kc = &kc, .metrics = f->m, .ttl_ms = ttl_ms, .qps = qps, .burst = burst};
 	assert_int_equal(gs_authz_new(&loop, &ao, &f->a, err, sizeof(err)), 0);
@@ -507,15 +529,20 @@ static void test_secure_port(void **state)
 	struct gs_counter c = {7};
 	char *cert, *key, err[256];
 	const char *names[] = {"127.0.0.1", NULL};
-	struct gs_tls_cert_req cr = {.common_name = "gs", .dns_names = names, .not_before = time(NULL) - 60,
-				     .not_after = time(NULL) + 3600};
+	struct gs_tls_cert_req cr = {
+		.common_name = "gs", .dns_names = names, .not_before = time(NULL) - 60, .not_after = time(NULL) + 3600};
 
 	start(&f, 60000, 1000, 1000);
 	gs_metrics_counter(f.m, "t_total", "A counter.", NULL, &c);
 	assert_int_equal(gs_tls_generate(&cr, NULL, NULL, &cert, &key, err, sizeof(err)), 0);
 	assert_int_equal(gs_tls_server_config_new(cert, strlen(cert), key, strlen(key), &stls, err, sizeof(err)), 0);
-	struct gs_health_opts ho = {.addr = "127.0.0.1:0", .name = "secure", .tls = stls, .metrics = f.m,
-				    .serve_metrics = 1, .gate = gs_authz_gate, .gate_ud = f.a};
+	struct gs_health_opts ho = {.addr = "127.0.0.1:0",
+				    .name = "secure",
+				    .tls = stls,
+				    .metrics = f.m,
+				    .serve_metrics = 1,
+				    .gate = gs_authz_gate,
+				    .gate_ud = f.a};
 	assert_int_equal(gs_health_start_opts(&loop, &ho, &h), 0);
 	gs_tls_config_unref(stls);
 	gs_health_route(h, "/debug/", route_cb, NULL);

@@ -21,11 +21,11 @@
 /* One side of a connection: ours, with what it saw. */
 struct peer {
 	struct gs_conn conn;
-	int server;    /* accepted (else: a client we opened) */
-	int ready;     /* TLS handshake done (or plain) */
-	int messages;  /* complete messages received */
-	int pingpong;  /* client: sends the next request as soon as an answer arrives */
-	int index;     /* server: order of accept (0, 1, ...) */
+	int server;   /* accepted (else: a client we opened) */
+	int ready;    /* TLS handshake done (or plain) */
+	int messages; /* complete messages received */
+	int pingpong; /* client: sends the next request as soon as an answer arrives */
+	int index;    /* server: order of accept (0, 1, ...) */
 	struct peer *next;
 };
 
@@ -33,7 +33,7 @@ static uv_loop_t loop;
 static uv_tcp_t tls_listener, plain_listener;
 static int tls_port, plain_port;
 static struct gs_tls_config *srv_cfg, *cli_cfg;
-static struct peer *peers; /* every peer, for teardown */
+static struct peer *peers;                   /* every peer, for teardown */
 static int n_clients_ready, n_servers_ready; /* TLS handshakes completed, each side */
 static int n_accepted, first_ready_index;
 
@@ -160,7 +160,8 @@ static void on_turn_end(uv_check_t *h)
 static int setup(void **state)
 {
 	static const char *const names[] = {"localhost", NULL};
-	struct gs_tls_cert_req cr = {.common_name = "t", .dns_names = names, .not_before = 0, .not_after = 4102444800LL};
+	struct gs_tls_cert_req cr = {
+		.common_name = "t", .dns_names = names, .not_before = 0, .not_after = 4102444800LL};
 	char *cert, *key, err[256];
 	assert_int_equal(gs_tls_generate(&cr, NULL, NULL, &cert, &key, err, sizeof(err)), 0);
 	assert_int_equal(gs_tls_server_config_new(cert, strlen(cert), key, strlen(key), &srv_cfg, err, sizeof(err)), 0);

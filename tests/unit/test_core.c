@@ -30,7 +30,10 @@
 #include "core/list.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/num.h"
 #include "core/options.h"
+#include "core/rand.h"
+#include "core/str.h"
 
 /* ---- buf ---------------------------------------------------------------------------------------- */
 
@@ -271,23 +274,23 @@ static void test_options(void **state)
 	long ms;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		ms = -1;
-		int rc = gs_parse_duration_ms(good[i].text, &ms);
+		int rc = gs_options_parse_duration_ms(good[i].text, &ms);
 		if (rc != 0 || ms != good[i].ms)
 			fail_msg("\"%s\": %d, %ld ms; want 0, %ld ms", good[i].text, rc, ms, good[i].ms);
 	}
 	const char *bad[] = {"", "15", "s", "1.5s", "-1s", "15x", "1s ", "9999999h", "1d"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (gs_parse_duration_ms(bad[i], &ms) != -EINVAL)
+		if (gs_options_parse_duration_ms(bad[i], &ms) != -EINVAL)
 			fail_msg("\"%s\" accepted as %ld ms", bad[i], ms);
 
 	char host[64];
 	int port;
-	assert_int_equal(gs_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);
+	assert_int_equal(gs_options_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "::1");
 	assert_int_equal(port, 8443);
-	assert_int_equal(gs_split_hostport(":8080", host, sizeof(host), &port), 0);
+	assert_int_equal(gs_options_split_hostport(":8080", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "");
-	assert_int_equal(gs_split_hostport("nohost", host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(gs_options_split_hostport("nohost", host, sizeof(host), &port), -EINVAL);
 }
 
 /* ---- backoff ------------------------------------------------------------------------------------ */
@@ -314,6 +317,78 @@ static void test_backoff(void **state)
 	}
 }
 
+static void test_backoff_delay(void **state)
+{
+	(void)state;
+	uint64_t rng = 7;
+	for (int i = 0; i < 200; i++) {
+		uint64_t d1 = gs_backoff_delay(100, 10000, 1, &rng);
+		uint64_t d3 = gs_backoff_delay(100, 10000, 3, &rng);
+		uint64_t dmax = gs_backoff_delay(100, 10000, 1000, &rng);
+		assert_true(d1 >= 50 && d1 <= 100);
+		assert_true(d3 >= 200 && d3 <= 400);
+		assert_true(dmax >= 5000 && dmax <= 10000);
+	}
+	/* the same seed, the same delays: the engine's golden transcripts replay */
+	uint64_t a = 42, b = 42;
+	for (unsigned f = 1; f < 20; f++)
+		assert_int_equal(gs_backoff_delay(800, 30000, f, &a), gs_backoff_delay(800, 30000, f, &b));
+}
+
+/* ---- num, rand, str ----------------------------------------------------------------------------- */
+
+static void test_num_sat_add(void **state)
+{
+	(void)state;
+	assert_true(gs_num_sat_add(2, 3) == 5);
+	assert_true(gs_num_sat_add(5, -3) == 2);
+	assert_true(gs_num_sat_add(INT64_MAX - 1, 1) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MAX, 1) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MAX, INT64_MAX) == INT64_MAX);
+	assert_true(gs_num_sat_add(INT64_MIN, -1) == INT64_MIN);
+	assert_true(gs_num_sat_add(-5, INT64_MIN) == INT64_MIN);
+	assert_true(gs_num_sat_add(INT64_MIN, INT64_MAX) == -1);
+	assert_true(gs_num_sat_add(-1, INT64_MIN + 1) == INT64_MIN);
+}
+
+static void test_rand(void **state)
+{
+	(void)state;
+	uint64_t st = 0;
+	assert_true(gs_rand_next(&st) == 0xe220a8397b1dcdafull); /* splitmix64's first output for seed 0 */
+	uint64_t a = 99, b = 99;
+	for (int i = 0; i < 100; i++)
+		assert_true(gs_rand_next(&a) == gs_rand_next(&b));
+	int seen[11] = {0};
+	for (int i = 0; i < 2000; i++) {
+		uint64_t r = gs_rand_range(&a, 10, 20);
+		assert_true(r >= 10 && r <= 20);
+		seen[r - 10] = 1;
+	}
+	for (int i = 0; i < 11; i++)
+		assert_true(seen[i]);
+	assert_true(gs_rand_range(&a, 7, 7) == 7);
+	assert_true(gs_rand_range(&a, 9, 3) == 9);
+	(void)gs_rand_range(&a, 0, UINT64_MAX); /* the full range: no division by zero */
+}
+
+static void test_str_copy(void **state)
+{
+	(void)state;
+	char buf[7];
+	gs_str_copy(buf, sizeof(buf), "abcdef");
+	assert_string_equal(buf, "abcdef");
+	gs_str_copy(buf, sizeof(buf), "abcdefghij");
+	assert_string_equal(buf, "abc...");
+	gs_str_copy(buf, sizeof(buf), "abcdefg");
+	assert_string_equal(buf, "abc...");
+	gs_str_copy(buf, sizeof(buf), NULL);
+	assert_string_equal(buf, "");
+	char small[2];
+	gs_str_copy(small, sizeof(small), "xyz");
+	assert_string_equal(small, "x");
+}
+
 /* ---- list --------------------------------------------------------------------------------------- */
 
 struct item {
@@ -331,7 +406,8 @@ static const char *list_str(const struct gs_list *h)
 	s[0] = 0;
 	GS_LIST_FOREACH(l, h) {
 		assert_ptr_equal(l->next->prev, l);
-		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "", GS_CONTAINER_OF(l, struct item, link)->v);
+		n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%d", n ? "," : "",
+				      GS_CONTAINER_OF(l, struct item, link)->v);
 	}
 	return s;
 }
@@ -541,9 +617,11 @@ static void test_json_mask_nul(void **state)
 		{"{\"a\":\"\\u0000x\"}", 15, "{\"a\":\"\\u001ax\"}"},
 		{"{\"a\\u0000\":1,\"b\":\"\\u0000\\u0000\"}", 32, "{\"a\\u001a\":1,\"b\":\"\\u001a\\u001a\"}"},
 		{"\"\\\\u0000\"", 9, NULL},                 /* an escaped backslash, then text */
-		{"\"\\\\\\u0000\"", 10, "\"\\\\\\u001a\""},   /* ... then an escape */
-		{"\"\\u000", 6, NULL},                       /* cut short: not an escape */
-		{"\"a\0b\"", 5, "\"a\x1a" "b\""},                 /* a raw NUL byte */
+		{"\"\\\\\\u0000\"", 10, "\"\\\\\\u001a\""}, /* ... then an escape */
+		{"\"\\u000", 6, NULL},                      /* cut short: not an escape */
+		{"\"a\0b\"", 5,
+		 "\"a\x1a"
+		 "b\""}, /* a raw NUL byte */
 		{"\\", 1, NULL},
 	};
 	(void)state;
@@ -579,6 +657,10 @@ int main(void)
 		cmocka_unit_test(test_metrics_exposition),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_backoff_delay),
+		cmocka_unit_test(test_num_sat_add),
+		cmocka_unit_test(test_rand),
+		cmocka_unit_test(test_str_copy),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_closer),

@@ -18,7 +18,7 @@
 #include "k8s/decode.h"
 #include "sched/checks.h"
 
-#define FIX "tests/fixtures/json/"
+#define FIX     "tests/fixtures/json/"
 #define MAP_ANN "gpu-scheduler.io/map"
 
 static int decode_pod_file(const char *path, struct gs_pod_obj *p, char *err, size_t errlen)
@@ -147,7 +147,8 @@ static void test_watch_stream(void **state)
 		memset(&ev, 0, sizeof(ev));
 		int r = gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err));
 		assert_int_equal(r, 0);
-		if (ev.type == GS_DECODE_EV_ADDED || ev.type == GS_DECODE_EV_MODIFIED || ev.type == GS_DECODE_EV_DELETED)
+		if (ev.type == GS_DECODE_EV_ADDED || ev.type == GS_DECODE_EV_MODIFIED ||
+		    ev.type == GS_DECODE_EV_DELETED)
 			assert_non_null(ev.pod.uid);
 		events++;
 		gs_decode_event_free(&ev);
@@ -257,8 +258,8 @@ static void test_bad_inputs(void **state)
 	int n = 0;
 	unsigned skipped = 0;
 	char *rv = NULL, *cont = NULL;
-	assert_int_equal(gs_decode_list_ex(list, strlen(list), GS_OBJ_POD, MAP_ANN, count_item, &n, &rv, &cont, &skipped,
-					   err, sizeof(err)),
+	assert_int_equal(gs_decode_list_ex(list, strlen(list), GS_OBJ_POD, MAP_ANN, count_item, &n, &rv, &cont,
+					   &skipped, err, sizeof(err)),
 			 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(skipped, 1);
@@ -402,7 +403,7 @@ static void test_constraints_pod(void **state)
 	assert_int_equal(p.ctr_req[0].milli_cpu, 2000);
 	assert_int_equal(p.ctr_req[0].memory, 4294967296LL);
 	assert_int_equal(p.ctr_req[0].ephemeral, 10000000000LL);
-	assert_int_equal(p.ctr_req[0].n_ext, 3); /* in the order of the object */
+	assert_int_equal(p.ctr_req[0].n_ext, 3);            /* in the order of the object */
 	assert_ext(&p.ctr_req[0], 0, "example.com/foo", 2); /* 1500m, rounded up */
 	assert_ext(&p.ctr_req[0], 1, "hugepages-2Mi", 536870912);
 	assert_ext(&p.ctr_req[0], 2, GS_RES_GPU, 2);
@@ -517,14 +518,14 @@ static void test_resize_pod_1_30(void **state)
 	assert_int_equal(p.n_ctr, 2);
 	assert_int_equal(p.ctr_req[0].milli_cpu, 8000); /* the spec asks 8 CPUs... */
 	assert_non_null(p.ctr_status_set);
-	assert_int_equal(p.ctr_status_set[0], 1);        /* ...the status (listed second) says 2 run */
+	assert_int_equal(p.ctr_status_set[0], 1); /* ...the status (listed second) says 2 run */
 	assert_int_equal(p.ctr_status_req[0].milli_cpu, 2000);
 	assert_int_equal(p.ctr_status_req[0].memory, 32LL << 30);
-	assert_int_equal(p.ctr_status_set[1], 1);        /* exporter: allocatedResources only */
+	assert_int_equal(p.ctr_status_set[1], 1); /* exporter: allocatedResources only */
 	assert_int_equal(p.ctr_status_req[1].milli_cpu, 250);
 	assert_int_equal(p.ctr_status_req[1].memory, 128LL << 20);
-	assert_int_equal(p.resize_infeasible, 1);        /* status.resize, 1.27-1.32 */
-	assert_int_equal(p.stopped, 0);                  /* server runs (exporter waits) */
+	assert_int_equal(p.resize_infeasible, 1); /* status.resize, 1.27-1.32 */
+	assert_int_equal(p.stopped, 0);           /* server runs (exporter waits) */
 	gs_pod_obj_free(&p);
 }
 
@@ -602,31 +603,38 @@ static void test_parity_field_rules(void **state)
 	} cases[] = {
 		/* notRunning: a status with an empty state runs; a status of no container of the spec still counts. */
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{}}]}}", 0, 0, 0, 0, 0, 0, 0, NULL},
-		{"{\"status\":{\"containerStatuses\":[{\"name\":\"zz\",\"state\":{\"running\":{}}}]}}", 0, 0, 0, 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"zz\",\"state\":{\"running\":{}}}]}}", 0, 0, 0, 0, 0,
+		 0, 0, NULL},
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":{}}},"
-		 "{\"name\":\"b\",\"state\":{\"terminated\":{\"exitCode\":0}}}]}}", 0, 1, 0, 0, 0, 0, 0, NULL},
+		 "{\"name\":\"b\",\"state\":{\"terminated\":{\"exitCode\":0}}}]}}",
+		 0, 1, 0, 0, 0, 0, 0, NULL},
 		/* Status requests by name, in any order; an empty requests map falls back to allocatedResources. */
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"b\",\"resources\":{\"requests\":{}},"
-		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}", 0, 0, 0, 0, 1, 0, 0, NULL},
+		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}",
+		 0, 0, 0, 0, 1, 0, 0, NULL},
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\"}},"
-		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}", 0, 0, 0, 1, 0, 0, 1000, NULL},
+		 "\"allocatedResources\":{\"cpu\":\"3\"}}]}}",
+		 0, 0, 0, 1, 0, 0, 1000, NULL},
 		/* The first status of a name counts. */
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"1\"}},"
-		 "{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"2\"}}]}}", 0, 0, 0, 1, 0, 0, 1000, NULL},
+		 "{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"2\"}}]}}",
+		 0, 0, 0, 1, 0, 0, 1000, NULL},
 		/* Resize: another reason or another condition is not infeasible. */
 		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Deferred\"}],"
-		 "\"resize\":\"InProgress\"}}", 0, 1, 0, 0, 0, 0, 0, NULL},
-		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizeInProgress\",\"reason\":\"Infeasible\"}]}}", 0, 1, 0, 0, 0,
-		 0, 0, NULL},
+		 "\"resize\":\"InProgress\"}}",
+		 0, 1, 0, 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizeInProgress\",\"reason\":\"Infeasible\"}]}}", 0, 1,
+		 0, 0, 0, 0, 0, NULL},
 		/* Pod-level requests: present with one entry at least. */
 		{"{\"spec\":{\"resources\":{\"requests\":{}}}}", 0, 1, 0, 0, 0, 0, 0, NULL},
 		{"{\"spec\":{\"resources\":{\"limits\":{\"cpu\":\"1\"}}}}", 0, 1, 0, 0, 0, 0, 0, NULL},
 		{"{\"spec\":{\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}}}", 0, 1, 0, 0, 0, 1, 0, NULL},
 		/* Types. */
-		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":\"x\"}}]}}", -EINVAL, 0, 0, 0, 0,
-		 0, 0, "status.containerStatuses[0].state.waiting is not an object"},
-		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"x\"}}]}}", -EINVAL, 0,
-		 0, 0, 0, 0, 0, "status.containerStatuses[0].allocatedResources[\"cpu\"] \"x\" is not a quantity"},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"state\":{\"waiting\":\"x\"}}]}}", -EINVAL, 0, 0,
+		 0, 0, 0, 0, "status.containerStatuses[0].state.waiting is not an object"},
+		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"x\"}}]}}",
+		 -EINVAL, 0, 0, 0, 0, 0, 0,
+		 "status.containerStatuses[0].allocatedResources[\"cpu\"] \"x\" is not a quantity"},
 		{"{\"status\":{\"resize\":1}}", -EINVAL, 0, 0, 0, 0, 0, 0, "status.resize is not a string"},
 		{"{\"spec\":{\"os\":{\"name\":7}}}", -EINVAL, 0, 0, 0, 0, 0, 0, "spec.os.name is not a string"},
 		{"{\"spec\":{\"initContainers\":[{\"restartPolicy\":true}]}}", -EINVAL, 0, 0, 0, 0, 0, 0,
@@ -660,8 +668,8 @@ static void test_parity_field_rules(void **state)
 			    (p.ctr_status_set ? p.ctr_status_set[0] : 0) != cases[i].set0 ||
 			    (p.ctr_status_set ? p.ctr_status_set[1] : 0) != cases[i].set1 ||
 			    (cases[i].set0 && p.ctr_status_req[0].milli_cpu != cases[i].cpu0))
-				fail_msg("case %zu: stopped %d infeasible %d has_pod_req %d", i, p.stopped, p.resize_infeasible,
-					 p.has_pod_req);
+				fail_msg("case %zu: stopped %d infeasible %d has_pod_req %d", i, p.stopped,
+					 p.resize_infeasible, p.has_pod_req);
 		} else if (!strstr(err, cases[i].err)) {
 			fail_msg("case %zu: %s", i, err);
 		}
@@ -677,8 +685,12 @@ static void test_tainted_node(void **state)
 	cJSON *j = cJSON_Parse(text);
 	struct gs_node_obj n;
 	static const char *const labels[][2] = {
-		{"beta.kubernetes.io/arch", "amd64"}, {"disktype", "ssd"}, {"gpu-gen", "8"},
-		{"kubernetes.io/hostname", "node7"}, {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}, {"zone", "a"},
+		{"beta.kubernetes.io/arch", "amd64"},
+		{"disktype", "ssd"},
+		{"gpu-gen", "8"},
+		{"kubernetes.io/hostname", "node7"},
+		{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+		{"zone", "a"},
 	};
 
 	if (gs_decode_node(j, &n, err, sizeof(err)) != 0)
@@ -731,7 +743,8 @@ static void test_tainted_node(void **state)
 static int decode_pod_parts(const char *meta, const char *spec, struct gs_pod_obj *p, char *err, size_t errlen)
 {
 	char text[2048];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"%s%s},\"spec\":{%s}}",
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\"%s%s},\"spec\":{%s}}",
 		 meta[0] ? "," : "", meta, spec);
 	cJSON *j = cJSON_Parse(text);
 	if (!j)
@@ -804,7 +817,7 @@ static void test_two_controllers(void **state)
 }
 
 #define REQ_AFF "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-#define AFF(x) "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":" x "}}"
+#define AFF(x)  "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":" x "}}"
 #define TERM(x) AFF("{\"nodeSelectorTerms\":[" x "]}")
 
 /* The wrong JSON type (or an impossible value) in each new field: the object fails, naming the field,
@@ -824,8 +837,10 @@ static void test_constraint_errors(void **state)
 		{"", "\"priority\":-2147483649", "spec.priority -2.14748e+09 is out of range"},
 		{"", "\"schedulingGates\":{}", "spec.schedulingGates is not a list"},
 		{"", "\"schedulingGates\":[\"q\"]", "spec.schedulingGates[0] is not an object"},
-		{"", "\"schedulingGates\":[{\"name\":\"a\"},{\"name\":1}]", "spec.schedulingGates[1].name is not a string"},
-		{"", "\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":7}]}]", "spec.containers[0].env[0].name is not a string"},
+		{"", "\"schedulingGates\":[{\"name\":\"a\"},{\"name\":1}]",
+		 "spec.schedulingGates[1].name is not a string"},
+		{"", "\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":7}]}]",
+		 "spec.containers[0].env[0].name is not a string"},
 		{"", "\"containers\":[{\"resources\":[]}]", "spec.containers[0].resources is not an object"},
 		{"", "\"containers\":[{},{\"resources\":{\"requests\":[]}}]",
 		 "spec.containers[1].resources.requests is not an object"},
@@ -847,8 +862,10 @@ static void test_constraint_errors(void **state)
 		{"", "\"overhead\":{\"memory\":\"lots\"}", "spec.overhead[\"memory\"] \"lots\" is not a quantity"},
 		{"", "\"containers\":[{\"ports\":{}}]", "spec.containers[0].ports is not a list"},
 		{"", "\"containers\":[{\"ports\":[1]}]", "spec.containers[0].ports[0] is not an object"},
-		{"", "\"containers\":[{\"ports\":[{\"hostPort\":\"80\"}]}]", "spec.containers[0].ports[0].hostPort is not an integer"},
-		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80.5}]}]", "spec.containers[0].ports[0].hostPort is not an integer"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":\"80\"}]}]",
+		 "spec.containers[0].ports[0].hostPort is not an integer"},
+		{"", "\"containers\":[{\"ports\":[{\"hostPort\":80.5}]}]",
+		 "spec.containers[0].ports[0].hostPort is not an integer"},
 		{"", "\"containers\":[{\"ports\":[{\"hostPort\":70000}]}]",
 		 "spec.containers[0].ports[0].hostPort 70000 is out of range"},
 		{"", "\"containers\":[{\"ports\":[{\"hostPort\":1},{\"hostPort\":-1}]}]",
@@ -866,7 +883,8 @@ static void test_constraint_errors(void **state)
 		{"", AFF("[]"), REQ_AFF " is not an object"},
 		{"", AFF("{\"nodeSelectorTerms\":{}}"), REQ_AFF ".nodeSelectorTerms is not a list"},
 		{"", TERM("1"), REQ_AFF ".nodeSelectorTerms[0] is not an object"},
-		{"", TERM("{},{\"matchExpressions\":{}}"), REQ_AFF ".nodeSelectorTerms[1].matchExpressions is not a list"},
+		{"", TERM("{},{\"matchExpressions\":{}}"),
+		 REQ_AFF ".nodeSelectorTerms[1].matchExpressions is not a list"},
 		{"", TERM("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":\"x\"}]}"),
 		 REQ_AFF ".nodeSelectorTerms[0].matchFields[0].values is not a list"},
 		{"", TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[\"a\",1]}]}"),
@@ -875,7 +893,8 @@ static void test_constraint_errors(void **state)
 		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0].key is missing"},
 		{"", TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":1}]}"),
 		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0].operator is not a string"},
-		{"", TERM("{\"matchExpressions\":[7]}"), REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0] is not an object"},
+		{"", TERM("{\"matchExpressions\":[7]}"),
+		 REQ_AFF ".nodeSelectorTerms[0].matchExpressions[0] is not an object"},
 		{"", "\"tolerations\":{}", "spec.tolerations is not a list"},
 		{"", "\"tolerations\":[null]", "spec.tolerations[0] is not an object"},
 		{"", "\"tolerations\":[{\"key\":1}]", "spec.tolerations[0].key is not a string"},
@@ -897,7 +916,8 @@ static void test_constraint_errors(void **state)
 		{"", "\"taints\":[\"gpu\"]", "", "spec.taints[0] is not an object"},
 		{"", "\"taints\":[{\"key\":1}]", "", "spec.taints[0].key is not a string"},
 		{"", "\"taints\":[{\"key\":\"k\",\"value\":1}]", "", "spec.taints[0].value is not a string"},
-		{"", "\"taints\":[{\"key\":\"k\",\"effect\":null},{\"effect\":[]}]", "", "spec.taints[1].effect is not a string"},
+		{"", "\"taints\":[{\"key\":\"k\",\"effect\":null},{\"effect\":[]}]", "",
+		 "spec.taints[1].effect is not a string"},
 		{"", "", "\"allocatable\":[]", "status.allocatable is not an object"},
 		{"", "", "\"allocatable\":{\"cpu\":\"x\"}", "status.allocatable[\"cpu\"] \"x\" is not a quantity"},
 		{"", "", "\"allocatable\":{\"nvidia.com/gpu\":\"four\"}",
@@ -911,8 +931,8 @@ static void test_constraint_errors(void **state)
 		char err[512] = "";
 		int r = decode_pod_parts(pods[i].meta, pods[i].spec, &p, err, sizeof(err));
 		if (r != -EINVAL || !strstr(err, pods[i].want))
-			fail_msg("pod case %zu (%s%s): got %d \"%s\", want \"%s\"", i, pods[i].meta, pods[i].spec, r, err,
-				 pods[i].want);
+			fail_msg("pod case %zu (%s%s): got %d \"%s\", want \"%s\"", i, pods[i].meta, pods[i].spec, r,
+				 err, pods[i].want);
 		assert_memory_equal(&p, &zero_pod, sizeof(p));
 	}
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
@@ -936,20 +956,21 @@ static void test_constraint_edges(void **state)
 	struct gs_node_obj n;
 	char err[512] = "";
 
-	if (decode_pod_parts("\"annotations\":{\"gpu-scheduler.io/allow-shared-devices\":\"True\"}",
-			     "\"priority\":-5,\"schedulingGates\":[],\"initContainers\":[],"
-			     "\"containers\":[{\"ports\":[{\"containerPort\":80,\"hostPort\":0},"
-			     "{\"hostPort\":8080,\"hostIP\":\"\"},{\"hostPort\":8081,\"protocol\":\"UDP\",\"hostIP\":\"::1\"}],"
-			     "\"resources\":{\"requests\":{\"cpu\":null,\"memory\":\"1\",\"x.io/y\":null,\"x.io/z\":\"2\","
-			     "\"x.io/z\":\"3\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1u\",\"pods\":\"1\"}}}],"
-			     "\"overhead\":{\"b.io/x\":\"1\",\"a.io/y\":\"2\",\"b.io/x\":\"5\",\"c.io/z\":\"1\"},"
-			     "\"nodeSelector\":{\"a\":null},"
-			     "\"tolerations\":[{\"key\":\"a\",\"operator\":\"Lt\"},"
-			     "{\"key\":\"\",\"operator\":\"Exists\",\"effect\":\"Sideways\"},"
-			     "{\"key\":\"b\",\"operator\":\"\",\"tolerationSeconds\":-5,\"effect\":\"NoExecute\"},"
-			     "{\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"\",\"tolerationSeconds\":9223372036854775807}],"
-			     TERM("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Near\",\"values\":[\"x\"]}]},{}"),
-			     &p, err, sizeof(err)) != 0)
+	if (decode_pod_parts(
+		    "\"annotations\":{\"gpu-scheduler.io/allow-shared-devices\":\"True\"}",
+		    "\"priority\":-5,\"schedulingGates\":[],\"initContainers\":[],"
+		    "\"containers\":[{\"ports\":[{\"containerPort\":80,\"hostPort\":0},"
+		    "{\"hostPort\":8080,\"hostIP\":\"\"},{\"hostPort\":8081,\"protocol\":\"UDP\",\"hostIP\":\"::1\"}],"
+		    "\"resources\":{\"requests\":{\"cpu\":null,\"memory\":\"1\",\"x.io/y\":null,\"x.io/z\":\"2\","
+		    "\"x.io/z\":\"3\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1u\",\"pods\":\"1\"}}}],"
+		    "\"overhead\":{\"b.io/x\":\"1\",\"a.io/y\":\"2\",\"b.io/x\":\"5\",\"c.io/z\":\"1\"},"
+		    "\"nodeSelector\":{\"a\":null},"
+		    "\"tolerations\":[{\"key\":\"a\",\"operator\":\"Lt\"},"
+		    "{\"key\":\"\",\"operator\":\"Exists\",\"effect\":\"Sideways\"},"
+		    "{\"key\":\"b\",\"operator\":\"\",\"tolerationSeconds\":-5,\"effect\":\"NoExecute\"},"
+		    "{\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"\",\"tolerationSeconds\":9223372036854775807}]," TERM(
+			    "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Near\",\"values\":[\"x\"]}]},{}"),
+		    &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(p.allow_shared, 0); /* "True" is not "true" */
 	assert_int_equal(p.priority, -5);
@@ -986,7 +1007,8 @@ static void test_constraint_edges(void **state)
 	gs_pod_obj_free(&p);
 
 	/* Every toleration dropped; an affinity without terms; a port without hostPort. */
-	if (decode_pod_parts("", "\"tolerations\":[{\"operator\":\"Gt\"}]," AFF("{}") ",\"containers\":[{\"ports\":[{}]}]",
+	if (decode_pod_parts("",
+			     "\"tolerations\":[{\"operator\":\"Gt\"}]," AFF("{}") ",\"containers\":[{\"ports\":[{}]}]",
 			     &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(p.n_tolerations, 0);
@@ -1000,8 +1022,8 @@ static void test_constraint_edges(void **state)
 
 	/* Taints: an absent, empty or unknown effect is OTHER. No allocatable: no gpus. */
 	if (decode_node_parts("\"labels\":{\"a\":null}",
-			      "\"taints\":[{\"key\":\"a\"},{\"key\":\"b\",\"effect\":\"\"},{\"effect\":\"Sideways\"}]", "",
-			      &n, err, sizeof(err)) != 0)
+			      "\"taints\":[{\"key\":\"a\"},{\"key\":\"b\",\"effect\":\"\"},{\"effect\":\"Sideways\"}]",
+			      "", &n, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(n.n_labels, 0);
 	assert_null(n.labels);
@@ -1014,7 +1036,8 @@ static void test_constraint_edges(void **state)
 	assert_int_equal(n.alloc.n_ext, 0);
 	gs_node_obj_free(&n);
 
-	if (decode_node_parts("", "", "\"allocatable\":{\"nvidia.com/gpu\":null,\"cpu\":\"1\"}", &n, err, sizeof(err)) != 0)
+	if (decode_node_parts("", "", "\"allocatable\":{\"nvidia.com/gpu\":null,\"cpu\":\"1\"}", &n, err,
+			      sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(n.gpus, -1);
 	assert_int_equal(n.alloc.milli_cpu, 1000);

@@ -45,8 +45,8 @@ static const char *REC = "";
 
 static void dump_res(struct gs_buf *b, const char *name, const struct gs_resources *r)
 {
-	gs_buf_printf(b, " %s{cpu=%lld mem=%lld eph=%lld pods=%lld", name, (long long)r->milli_cpu, (long long)r->memory,
-		      (long long)r->ephemeral, (long long)r->pods);
+	gs_buf_printf(b, " %s{cpu=%lld mem=%lld eph=%lld pods=%lld", name, (long long)r->milli_cpu,
+		      (long long)r->memory, (long long)r->ephemeral, (long long)r->pods);
 	for (int i = 0; i < r->n_ext; i++)
 		gs_buf_printf(b, " %s=%lld", r->ext[i].name, (long long)r->ext[i].value);
 	gs_buf_printf(b, "}");
@@ -54,10 +54,11 @@ static void dump_res(struct gs_buf *b, const char *name, const struct gs_resourc
 
 static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 {
-	gs_buf_printf(b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%.*s idx=%s job=%s assigned=%s owner=%s/%s/%s",
-		      S(p->uid), S(p->ns), S(p->name), S(p->resource_version), S(p->scheduler_name), S(p->node_name),
-		      p->map_text ? (int)p->map_len : 6, p->map_text ? p->map_text : "(null)", S(p->label_pod_index), S(p->job_index), S(p->assigned), S(p->owner_kind),
-		      S(p->owner_name), S(p->owner_uid));
+	gs_buf_printf(
+		b, "pod uid=%s ns=%s name=%s rv=%s sched=%s node=%s map=%.*s idx=%s job=%s assigned=%s owner=%s/%s/%s",
+		S(p->uid), S(p->ns), S(p->name), S(p->resource_version), S(p->scheduler_name), S(p->node_name),
+		p->map_text ? (int)p->map_len : 6, p->map_text ? p->map_text : "(null)", S(p->label_pod_index),
+		S(p->job_index), S(p->assigned), S(p->owner_kind), S(p->owner_name), S(p->owner_uid));
 	gs_buf_printf(b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld gates=%d:%s",
 		      (int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
 		      p->terminal, p->allow_shared, (long long)p->priority, p->n_gates, S(p->first_gate));
@@ -76,7 +77,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		dump_res(b, "pod", &p->pod_req);
 	dump_res(b, "overhead", &p->overhead);
 	for (int i = 0; i < p->n_host_ports; i++)
-		gs_buf_printf(b, " hp=%d/%c/%s", p->host_ports[i].port, p->host_ports[i].proto, S(p->host_ports[i].host_ip));
+		gs_buf_printf(b, " hp=%d/%c/%s", p->host_ports[i].port, p->host_ports[i].proto,
+			      S(p->host_ports[i].host_ip));
 	for (int i = 0; i < p->n_node_selector; i++)
 		gs_buf_printf(b, " sel=%s:%s", p->node_selector[i].key, p->node_selector[i].value);
 	gs_buf_printf(b, " aff=%d", p->has_affinity);
@@ -101,11 +103,13 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 static void dump_node(struct gs_buf *b, const struct gs_node_obj *n)
 {
 	gs_buf_printf(b, "node name=%s rv=%s ready=%d unsched=%d gpus=%lld capacity=%lld", S(n->name),
-		      S(n->resource_version), n->ready, n->unschedulable, (long long)n->gpus, (long long)n->gpu_capacity);
+		      S(n->resource_version), n->ready, n->unschedulable, (long long)n->gpus,
+		      (long long)n->gpu_capacity);
 	for (int i = 0; i < n->n_labels; i++)
 		gs_buf_printf(b, " label=%s:%s", n->labels[i].key, n->labels[i].value);
 	for (int i = 0; i < n->n_taints; i++)
-		gs_buf_printf(b, " taint=%s:%s:%d", S(n->taints[i].key), S(n->taints[i].value), (int)n->taints[i].effect);
+		gs_buf_printf(b, " taint=%s:%s:%d", S(n->taints[i].key), S(n->taints[i].value),
+			      (int)n->taints[i].effect);
 	dump_res(b, "alloc", &n->alloc);
 }
 
@@ -197,7 +201,9 @@ static void pairs_pods_both_encodings_in(void)
 	char *t = both("pod-full-3", GS_OBJ_POD);
 	/* What record.sh wrote, as the records must show it. */
 	expect_has(t, "ns=gs-fixtures name=full-3 ");
-	expect_has(t, "sched=gpu-scheduler node=(null) map=0=node1:0,1\n3=node2:2\n idx=3 job=3 assigned=node2:2 owner=ConfigMap/owner/");
+	expect_has(
+		t,
+		"sched=gpu-scheduler node=(null) map=0=node1:0,1\n3=node2:2\n idx=3 job=3 assigned=node2:2 owner=ConfigMap/owner/");
 	expect_has(t, "cuda=1:2 n_ctr=3 ");
 	expect_has(t, "deleting=0 terminal=0 shared=1 prio=1000 gates=0:(null)");
 	expect_has(t, " init{cpu=1000 mem=1073741824 eph=0 pods=0 nvidia.com/gpu=1}");
@@ -205,8 +211,9 @@ static void pairs_pods_both_encodings_in(void)
 	expect_has(t, " overhead{cpu=250 mem=125829120 eph=0 pods=0}");
 	expect_has(t, " hp=8080/T/(null) hp=5353/U/10.0.0.1 hp=9000/S/(null) sel=disk:ssd sel=zone:a aff=1");
 	expect_has(t, " term[ gpu:0:0(a100,h100,) spot:3:0() metadata.name:1:1(node9,)] term[ gen:4:0(3,)]");
-	expect_has(t, " tol=dedicated/0/ml/1/-1 tol=(null)/1/(null)/0/-1 tol=node.kubernetes.io/unreachable/1/(null)/3/30"
-		      " tol=blank-value/0/(null)/2/-1");
+	expect_has(t,
+		   " tol=dedicated/0/ml/1/-1 tol=(null)/1/(null)/0/-1 tol=node.kubernetes.io/unreachable/1/(null)/3/30"
+		   " tol=blank-value/0/(null)/2/-1");
 	assert_null(strstr(t, "created=0 "));
 	free(t);
 
@@ -394,16 +401,16 @@ static int on_event(const char *data, size_t len, void *ud)
 /* Splits a recorded stream as the watch does (lines, or frames) and decodes every event. */
 static void stream_events(const char *path, int pb, enum gs_obj_kind kind, struct gs_buf *b, size_t piece)
 {
-	struct gs_line_splitter ls;
+	struct gs_lines ls;
 	struct ev_sink s = {.b = b, .kind = kind, .pb = pb};
 	size_t len;
 	char *data = slurp(path, &len);
-	gs_line_splitter_init(&ls, 0, on_event, &s);
-	gs_line_splitter_set_framed(&ls, pb);
+	gs_lines_init(&ls, 0, on_event, &s);
+	gs_lines_set_framed(&ls, pb);
 	for (size_t i = 0; i < len; i += piece)
-		assert_int_equal(gs_line_splitter_feed(&ls, data + i, len - i < piece ? len - i : piece), 0);
-	assert_int_equal(gs_line_splitter_pending(&ls), 0);
-	gs_line_splitter_free(&ls);
+		assert_int_equal(gs_lines_feed(&ls, data + i, len - i < piece ? len - i : piece), 0);
+	assert_int_equal(gs_lines_pending(&ls), 0);
+	gs_lines_free(&ls);
 	free(data);
 }
 
@@ -471,9 +478,9 @@ static void pairs_status_both_encodings_in(void)
 	/* A Status is not a list: the list decoder says so instead of returning an empty list. */
 	char err[256] = "", *rv, *cont;
 	int n = 0;
-	assert_int_equal(gs_decode_list_pb_ex(pt, pl, GS_OBJ_POD, MAP_ANN, dump_item, &n, &rv, &cont, NULL, err,
-					      sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		gs_decode_list_pb_ex(pt, pl, GS_OBJ_POD, MAP_ANN, dump_item, &n, &rv, &cont, NULL, err, sizeof(err)),
+		-EINVAL);
 	assert_string_equal(err, "pod list: a Status, not a PodList");
 	free(jr);
 	free(jm);
@@ -638,10 +645,11 @@ static void test_parity_rules_both_encodings(void **state)
 			struct gs_buf j, p, enc;
 			struct gs_pod_obj a, b;
 			struct gs_decode_event ev;
-			snprintf(json, sizeof(json),
-				 "{\"metadata\":{\"namespace\":\"d\",\"name\":\"p-0\",\"uid\":\"u\"},"
-				 "\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]%s},%s}",
-				 specs[k], cases[i]);
+			snprintf(
+				json, sizeof(json),
+				"{\"metadata\":{\"namespace\":\"d\",\"name\":\"p-0\",\"uid\":\"u\"},"
+				"\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]%s},%s}",
+				specs[k], cases[i]);
 			cJSON *o = cJSON_Parse(json);
 			assert_non_null(o);
 			gs_buf_init(&j, 0);
@@ -667,15 +675,20 @@ static void test_parity_rules_both_encodings(void **state)
 			char *line = cJSON_PrintUnformatted(evj);
 			gs_buf_reset(&enc);
 			assert_int_equal(pbe_watch_event(&enc, evj, GS_OBJ_POD), 0);
-			assert_int_equal(gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)), 0);
+			assert_int_equal(
+				gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)),
+				0);
 			assert_int_equal(ev.pod.partial, 1);
 			dump_event(&j, &ev);
 			gs_decode_event_free(&ev);
-			assert_int_equal(gs_decode_watch_event_pb(enc.data, enc.len, GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)), 0);
+			assert_int_equal(
+				gs_decode_watch_event_pb(enc.data, enc.len, GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)),
+				0);
 			dump_event(&p, &ev);
 			gs_decode_event_free(&ev);
 			if (strcmp(j.data, p.data) != 0)
-				fail_msg("case %zu/%zu (DELETED) differ:\nJSON:     %s\nprotobuf: %s", i, k, j.data, p.data);
+				fail_msg("case %zu/%zu (DELETED) differ:\nJSON:     %s\nprotobuf: %s", i, k, j.data,
+					 p.data);
 			free(line);
 			cJSON_Delete(evj);
 			cJSON_Delete(o);
@@ -913,7 +926,8 @@ static void test_hint_bound_partial(void **state)
 
 	/* Held: partial. */
 	a.answer = 1;
-	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(a.calls, 1);
 	assert_string_equal(a.uid, "u-1");
 	assert_string_equal(a.node, "node1");
@@ -948,7 +962,8 @@ static void test_hint_bound_partial(void **state)
 
 	/* Not held: whole, as without a hint. */
 	a.answer = 0;
-	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev.b, ev.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(a.calls, 2);
 	assert_int_equal(e.pod.partial, 0);
 	assert_int_equal(e.pod.n_containers, 2);
@@ -962,7 +977,8 @@ static void test_hint_bound_partial(void **state)
 	/* DELETED: partial without asking. */
 	struct w del = {0};
 	w_event(&del, "DELETED", &pod);
-	assert_int_equal(gs_decode_watch_event_pb_hint(del.b, del.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(gs_decode_watch_event_pb_hint(del.b, del.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(a.calls, 2);
 	assert_int_equal(e.type, GS_DECODE_EV_DELETED);
 	assert_int_equal(e.pod.partial, 1);
@@ -977,7 +993,8 @@ static void test_hint_bound_partial(void **state)
 	w_msg(&pod2, 2, &spec2);
 	w_event(&ev2, "ADDED", &pod2);
 	a.answer = 1;
-	assert_int_equal(gs_decode_watch_event_pb_hint(ev2.b, ev2.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev2.b, ev2.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(a.calls, 2);
 	assert_int_equal(e.pod.partial, 0);
 	assert_int_equal(e.pod.n_containers, 1);
@@ -990,7 +1007,8 @@ static void test_hint_bound_partial(void **state)
 	w_msg(&pod3, 2, &spec);
 	w_msg(&pod3, 3, &status3);
 	w_event(&ev3, "MODIFIED", &pod3);
-	assert_int_equal(gs_decode_watch_event_pb_hint(ev3.b, ev3.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)), 0);
+	assert_int_equal(gs_decode_watch_event_pb_hint(ev3.b, ev3.n, GS_OBJ_POD, MAP_ANN, &hint, &e, err, sizeof(err)),
+			 0);
 	assert_int_equal(e.pod.partial, 1);
 	assert_int_equal(e.pod.terminal, 1);
 	gs_decode_event_free(&e);
@@ -1063,9 +1081,10 @@ static void test_hostile_hand_built(void **state)
 		w_msg(&sp, 18, &aff);
 		w_pod(&pd, &sp);
 		assert_int_equal(gs_decode_pod_pb(pd.b, pd.n, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
-		assert_string_equal(err, "pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored"
-					 "DuringExecution.nodeSelectorTerms[0].matchExpressions[0]: malformed protobuf at byte 11: "
-					 "undefined wire type");
+		assert_string_equal(
+			err, "pod default/web-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored"
+			     "DuringExecution.nodeSelectorTerms[0].matchExpressions[0]: malformed protobuf at byte 11: "
+			     "undefined wire type");
 	}
 
 	/* A NUL inside a string. */
@@ -1093,15 +1112,16 @@ static void test_hostile_hand_built(void **state)
 	const uint8_t *raw;
 	size_t raw_len;
 	char kind[32];
-	assert_int_equal(gs_decode_unwrap_pb("{\"kind\":\"Pod\"}", 14, &raw, &raw_len, kind, sizeof(kind), err,
-					     sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		gs_decode_unwrap_pb("{\"kind\":\"Pod\"}", 14, &raw, &raw_len, kind, sizeof(kind), err, sizeof(err)),
+		-EINVAL);
 	assert_string_equal(err, "object: not a Kubernetes protobuf object (no \"k8s\\0\" prefix)");
 	struct w env = {0};
 	memcpy(env.b, "k8s", 4);
 	env.n = 4;
 	w_str(&env, 3, "gzip");
-	assert_int_equal(gs_decode_unwrap_pb(env.b, env.n, &raw, &raw_len, kind, sizeof(kind), err, sizeof(err)), -EINVAL);
+	assert_int_equal(gs_decode_unwrap_pb(env.b, env.n, &raw, &raw_len, kind, sizeof(kind), err, sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "object: content encoding \"gzip\" is not supported");
 
 	/* Watch events: unknown type, no type, an ADDED without an object. */
@@ -1200,11 +1220,16 @@ static void test_status_both_encodings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pods_both_encodings),  cmocka_unit_test(test_nodes_both_encodings),
-		cmocka_unit_test(test_lists_both_encodings), cmocka_unit_test(test_watch_both_encodings),
-		cmocka_unit_test(test_status_both_encodings), cmocka_unit_test(test_gates_hand_built),
-		cmocka_unit_test(test_hostile_hand_built), cmocka_unit_test(test_hint_bound_partial),
-		cmocka_unit_test(test_two_controllers_both_encodings), cmocka_unit_test(test_json_fixtures_as_protobuf),
+		cmocka_unit_test(test_pods_both_encodings),
+		cmocka_unit_test(test_nodes_both_encodings),
+		cmocka_unit_test(test_lists_both_encodings),
+		cmocka_unit_test(test_watch_both_encodings),
+		cmocka_unit_test(test_status_both_encodings),
+		cmocka_unit_test(test_gates_hand_built),
+		cmocka_unit_test(test_hostile_hand_built),
+		cmocka_unit_test(test_hint_bound_partial),
+		cmocka_unit_test(test_two_controllers_both_encodings),
+		cmocka_unit_test(test_json_fixtures_as_protobuf),
 		cmocka_unit_test(test_parity_rules_both_encodings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -221,8 +221,8 @@ static void test_classify(void **state)
 {
 	struct gs_http_response r = {0};
 	assert_int_equal(gs_api_classify(-ECONNREFUSED, NULL), GS_API_RETRY);
-	int codes[][2] = {{200, GS_API_OK}, {201, GS_API_OK}, {404, GS_API_GONE}, {409, GS_API_GONE},
-			  {429, GS_API_RETRY}, {500, GS_API_RETRY}, {503, GS_API_RETRY}, {400, GS_API_REJECTED},
+	int codes[][2] = {{200, GS_API_OK},       {201, GS_API_OK},      {404, GS_API_GONE},  {409, GS_API_GONE},
+			  {429, GS_API_RETRY},    {500, GS_API_RETRY},   {503, GS_API_RETRY}, {400, GS_API_REJECTED},
 			  {403, GS_API_REJECTED}, {422, GS_API_REJECTED}};
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
 		r.status = codes[i][0];

@@ -186,12 +186,12 @@ static void test_hash(void **state)
 
 	memset(buf, 'a', sizeof(buf));
 	for (size_t n = 0; n < sizeof(buf); n++) {
-		uint64_t h = gs_hash(buf, n, 1);
-		assert_int_not_equal(h, gs_hash(buf, n + 1, 1));
-		assert_int_not_equal(h, gs_hash(buf, n, 2));
+		uint64_t h = gs_hmap_hash(buf, n, 1);
+		assert_int_not_equal(h, gs_hmap_hash(buf, n + 1, 1));
+		assert_int_not_equal(h, gs_hmap_hash(buf, n, 2));
 		for (size_t i = 0; i < n; i++) {
 			buf[i] = 'b';
-			assert_int_not_equal(h, gs_hash(buf, n, 1));
+			assert_int_not_equal(h, gs_hmap_hash(buf, n, 1));
 			buf[i] = 'a';
 		}
 	}
@@ -209,12 +209,9 @@ static void test_hash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_put_get_del),
-		cmocka_unit_test(test_binary_keys),
-		cmocka_unit_test(test_key_ownership),
-		cmocka_unit_test(test_many_and_churn),
-		cmocka_unit_test(test_iterate_and_delete),
-		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_put_get_del),        cmocka_unit_test(test_binary_keys),
+		cmocka_unit_test(test_key_ownership),      cmocka_unit_test(test_many_and_churn),
+		cmocka_unit_test(test_iterate_and_delete), cmocka_unit_test(test_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

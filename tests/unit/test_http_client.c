@@ -33,9 +33,9 @@ struct fixture {
 	uv_loop_t loop;
 	uv_tcp_t server;
 	int port;
-	int accepted;     /* connections the server accepted */
-	int requests;     /* requests the server saw */
-	int drop_next;    /* /drop: close without answer when set */
+	int accepted;  /* connections the server accepted */
+	int requests;  /* requests the server saw */
+	int drop_next; /* /drop: close without answer when set */
 	int done_calls;
 	int last_err;
 	int last_status;
@@ -187,7 +187,10 @@ static int teardown(void **state)
 static struct gs_http_client *client(unsigned max_conns, size_t max_body)
 {
 	struct gs_http_client_opts o = {
-		.host = "127.0.0.1", .port = F->port, .max_conns = max_conns, .max_body = max_body,
+		.host = "127.0.0.1",
+		.port = F->port,
+		.max_conns = max_conns,
+		.max_body = max_body,
 	};
 	struct gs_http_client *c;
 	assert_int_equal(gs_http_client_new(&F->loop, &o, &c), 0);

@@ -24,7 +24,7 @@ struct raw {
 	size_t len;
 	const char *send;
 	size_t send_len;
-	int closed;     /* the server closed (EOF or reset) */
+	int closed; /* the server closed (EOF or reset) */
 	int connected;
 };
 
@@ -46,8 +46,8 @@ static void on_request(struct gs_http_server_req *r, void *ud)
 	size_t blen;
 	gs_http_req_body(r, &blen);
 	const char *h = gs_http_req_header(r, "x-test");
-	int n = snprintf(body, sizeof(body), "%s %s q=%s body=%zu x=%s", gs_http_req_method(r), path, gs_http_req_query(r),
-			 blen, h ? h : "-");
+	int n = snprintf(body, sizeof(body), "%s %s q=%s body=%zu x=%s", gs_http_req_method(r), path,
+			 gs_http_req_query(r), blen, h ? h : "-");
 	gs_http_respond(r, 200, "text/plain", body, (size_t)n, NULL, 0);
 }
 
@@ -250,7 +250,7 @@ static void test_keepalive_and_pipelining(void **state)
 	assert_non_null(strstr(c->buf, "GET /a q=x=1 body=0 x=one"));
 	assert_non_null(strstr(c->buf, "POST /b q= body=5 x=-"));
 	assert_true(strstr(c->buf, "GET /a") < strstr(c->buf, "POST /b")); /* in order */
-	assert_false(c->closed);                                            /* kept alive */
+	assert_false(c->closed);                                           /* kept alive */
 	struct gs_http_server_stats st;
 	gs_http_server_stats(srv, &st);
 	assert_int_equal(st.requests_total, 2);
@@ -339,7 +339,8 @@ static void test_limits(void **state)
 	const char *cl = "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n";
 	expect_status_and_close(cl, strlen(cl), "HTTP/1.1 413");
 	/* chunked body over the cap, counted as it comes */
-	n = snprintf(big, sizeof(big), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n%0100d\r\n1\r\nx\r\n0\r\n\r\n", 0);
+	n = snprintf(big, sizeof(big),
+		     "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n%0100d\r\n1\r\nx\r\n0\r\n\r\n", 0);
 	expect_status_and_close(big, (size_t)n, "HTTP/1.1 413");
 	/* bad framing: bare LF, obs-fold, garbage */
 	const char *lf = "GET / HTTP/1.1\nHost: t\n\n";
@@ -738,7 +739,8 @@ static void test_answer_after_client_left(void **state)
 static void test_tls_handshake_timeout(void **state)
 {
 	static const char *const names[] = {"localhost", "127.0.0.1", NULL};
-	struct gs_tls_cert_req cr = {.common_name = "t", .dns_names = names, .not_before = 0, .not_after = 4102444800LL};
+	struct gs_tls_cert_req cr = {
+		.common_name = "t", .dns_names = names, .not_before = 0, .not_after = 4102444800LL};
 	char *cert, *key, err[256];
 	assert_int_equal(gs_tls_generate(&cr, NULL, NULL, &cert, &key, err, sizeof(err)), 0);
 	struct gs_tls_config *cfg;

@@ -172,12 +172,9 @@ static void test_many(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_whole),
-		cmocka_unit_test(test_every_split),
-		cmocka_unit_test(test_empty_lists),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_callback_stops),
-		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_whole),          cmocka_unit_test(test_every_split),
+		cmocka_unit_test(test_empty_lists),    cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

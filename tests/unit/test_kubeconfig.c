@@ -110,7 +110,8 @@ static void test_cert_files_relative(void **state)
 	assert_string_equal(k.host, "127.0.0.1");
 	assert_int_equal(k.port, 38443);
 	assert_string_equal(k.cert, "-----BEGIN CERTIFICATE-----\nMIIBfixtureClientCert\n-----END CERTIFICATE-----\n");
-	assert_string_equal(k.key, "-----BEGIN EC PRIVATE KEY-----\nMHcfixtureClientKey\n-----END EC PRIVATE KEY-----\n");
+	assert_string_equal(k.key,
+			    "-----BEGIN EC PRIVATE KEY-----\nMHcfixtureClientKey\n-----END EC PRIVATE KEY-----\n");
 	assert_null(k.token);
 	gs_kubeconfig_free(&k);
 }
@@ -149,17 +150,18 @@ static void test_file_errors(void **state)
 		char err[512] = "";
 		int r = gs_kubeconfig_load(fixture(cases[i].file), &k, err, sizeof(err));
 		if (r != cases[i].code || !strstr(err, cases[i].msg) || strncmp(err, "kubeconfig ", 11) != 0)
-			fail_msg("%s: got %d \"%s\", want %d \"%s\"", cases[i].file, r, err, cases[i].code, cases[i].msg);
+			fail_msg("%s: got %d \"%s\", want %d \"%s\"", cases[i].file, r, err, cases[i].code,
+				 cases[i].msg);
 		assert_null(k.server);
 		assert_null(k.context);
 	}
 }
 
 /* Inline cases: a base that works, with one thing changed each time. */
-#define HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+#define HEAD          "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
 #define CLUSTER(body) "clusters:\n- name: c\n  cluster: " body "\n"
-#define OK_CLUSTER CLUSTER("{server: \"https://a.example\", insecure-skip-tls-verify: true}")
-#define USER(body) "users:\n- name: u\n  user: " body "\n"
+#define OK_CLUSTER    CLUSTER("{server: \"https://a.example\", insecure-skip-tls-verify: true}")
+#define USER(body)    "users:\n- name: u\n  user: " body "\n"
 
 static void test_parse_cases(void **state)
 {
@@ -177,49 +179,64 @@ static void test_parse_cases(void **state)
 		{"current-context: [x]\n", -EINVAL, "current-context must be a string"},
 		{"current-context: x\ncontexts: {x: 1}\n", -EINVAL, "contexts must be a list"},
 		{"current-context: x\ncontexts: [1]\n", -EINVAL, "contexts: every entry must be a mapping"},
-		{"current-context: x\ncontexts:\n- name: x\n  context: [1]\n", -EINVAL, "context \"x\": context must be a mapping"},
+		{"current-context: x\ncontexts:\n- name: x\n  context: [1]\n", -EINVAL,
+		 "context \"x\": context must be a mapping"},
 		{"current-context: x\ncontexts:\n- name: x\n- name: x\n", -EINVAL, "context \"x\" is defined twice"},
 		{"current-context: x\ncurrent-context: y\n", -EINVAL, "key \"current-context\" appears twice"},
-		{"current-context: x\ncontexts:\n- name: x\n  context: {user: u}\n", -EINVAL, "context \"x\": no cluster"},
+		{"current-context: x\ncontexts:\n- name: x\n  context: {user: u}\n", -EINVAL,
+		 "context \"x\": no cluster"},
 		{HEAD, -ENOENT, "cluster \"c\" not found"},
 		{HEAD CLUSTER("{insecure-skip-tls-verify: true}"), -EINVAL, "cluster \"c\": no server"},
 		{HEAD CLUSTER("{server: \"http://a.example\", insecure-skip-tls-verify: true}"), -EINVAL,
 		 "server \"http://a.example\" uses http://; only https:// is supported"},
-		{HEAD CLUSTER("{server: \"a.example:6443\", insecure-skip-tls-verify: true}"), -EINVAL, "is not an https:// URL"},
-		{HEAD CLUSTER("{server: \"https://a.example/k8s/clusters/c-1\", insecure-skip-tls-verify: true}"), -EINVAL,
-		 "has a path"},
-		{HEAD CLUSTER("{server: \"https://u:p@a.example\", insecure-skip-tls-verify: true}"), -EINVAL, "user info"},
-		{HEAD CLUSTER("{server: \"https://fd00::1:6443\", insecure-skip-tls-verify: true}"), -EINVAL, "[brackets]"},
+		{HEAD CLUSTER("{server: \"a.example:6443\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "is not an https:// URL"},
+		{HEAD CLUSTER("{server: \"https://a.example/k8s/clusters/c-1\", insecure-skip-tls-verify: true}"),
+		 -EINVAL, "has a path"},
+		{HEAD CLUSTER("{server: \"https://u:p@a.example\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "user info"},
+		{HEAD CLUSTER("{server: \"https://fd00::1:6443\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "[brackets]"},
 		{HEAD CLUSTER("{server: \"https://[fd00::zz]:6443\", insecure-skip-tls-verify: true}"), -EINVAL,
 		 "invalid IPv6 address"},
-		{HEAD CLUSTER("{server: \"https://[fd00::1\", insecure-skip-tls-verify: true}"), -EINVAL, "missing ']'"},
-		{HEAD CLUSTER("{server: \"https://a.example:0\", insecure-skip-tls-verify: true}"), -EINVAL, "port out of range"},
-		{HEAD CLUSTER("{server: \"https://a.example:65536\", insecure-skip-tls-verify: true}"), -EINVAL, "port out of range"},
-		{HEAD CLUSTER("{server: \"https://a.example:\", insecure-skip-tls-verify: true}"), -EINVAL, "invalid port"},
-		{HEAD CLUSTER("{server: \"https://a.example:6x\", insecure-skip-tls-verify: true}"), -EINVAL, "invalid port"},
+		{HEAD CLUSTER("{server: \"https://[fd00::1\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "missing ']'"},
+		{HEAD CLUSTER("{server: \"https://a.example:0\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "port out of range"},
+		{HEAD CLUSTER("{server: \"https://a.example:65536\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "port out of range"},
+		{HEAD CLUSTER("{server: \"https://a.example:\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "invalid port"},
+		{HEAD CLUSTER("{server: \"https://a.example:6x\", insecure-skip-tls-verify: true}"), -EINVAL,
+		 "invalid port"},
 		{HEAD CLUSTER("{server: \"https://[::1]x\", insecure-skip-tls-verify: true}"), -EINVAL, "invalid port"},
-		{HEAD CLUSTER("{server: {a: 1}, insecure-skip-tls-verify: true}"), -EINVAL, "cluster \"c\": server must be a string"},
+		{HEAD CLUSTER("{server: {a: 1}, insecure-skip-tls-verify: true}"), -EINVAL,
+		 "cluster \"c\": server must be a string"},
 		{HEAD CLUSTER("{server: \"https://a.example\", insecure-skip-tls-verify: maybe}"), -EINVAL,
 		 "insecure-skip-tls-verify must be true or false"},
 		{HEAD CLUSTER("{server: \"https://a.example\"}"), -EINVAL, "no certificate-authority(-data)"},
-		{HEAD CLUSTER("{server: \"https://a.example\", certificate-authority-data: \"!!notbase64!!\"}"), -EINVAL,
-		 "certificate-authority-data is not valid base64"},
-		{HEAD CLUSTER("{server: \"https://a.example\", certificate-authority-data: \"QQ==\", insecure-skip-tls-verify: "
-			      "true}"),
+		{HEAD CLUSTER("{server: \"https://a.example\", certificate-authority-data: \"!!notbase64!!\"}"),
+		 -EINVAL, "certificate-authority-data is not valid base64"},
+		{HEAD CLUSTER(
+			 "{server: \"https://a.example\", certificate-authority-data: \"QQ==\", insecure-skip-tls-verify: "
+			 "true}"),
 		 -EINVAL, "certificate-authority and insecure-skip-tls-verify are both set"},
-		{HEAD CLUSTER("{server: \"https://a.example\", certificate-authority-data: \"QQ==\", certificate-authority: "
-			      "ca.crt}"),
+		{HEAD CLUSTER(
+			 "{server: \"https://a.example\", certificate-authority-data: \"QQ==\", certificate-authority: "
+			 "ca.crt}"),
 		 -EINVAL, "both certificate-authority and certificate-authority-data are set"},
 		{HEAD CLUSTER("{server: \"https://a.example\", certificate-authority: /nonexistent/ca.crt}"), -ENOENT,
 		 "cluster \"c\": certificate-authority /nonexistent/ca.crt: No such file or directory"},
-		{HEAD CLUSTER("{server: \"https://a.example\", insecure-skip-tls-verify: true, proxy-url: \"http://p:3128\"}"),
+		{HEAD CLUSTER(
+			 "{server: \"https://a.example\", insecure-skip-tls-verify: true, proxy-url: \"http://p:3128\"}"),
 		 -ENOTSUP, "proxy-url is not supported"},
 		{HEAD OK_CLUSTER, -ENOENT, "user \"u\" not found"},
 		{HEAD OK_CLUSTER USER("{username: admin, password: secret}"), -ENOTSUP,
 		 "user \"u\": username/password authentication is not supported"},
 		{HEAD OK_CLUSTER USER("{auth-provider: {name: oidc, config: {}}}"), -ENOTSUP,
 		 "user \"u\": auth-provider \"oidc\" is not supported"},
-		{HEAD OK_CLUSTER USER("{exec: [1]}"), -ENOTSUP, "user \"u\": exec credential plugins are not supported"},
+		{HEAD OK_CLUSTER USER("{exec: [1]}"), -ENOTSUP,
+		 "user \"u\": exec credential plugins are not supported"},
 		{HEAD OK_CLUSTER USER("{token: abc, as: root}"), -ENOTSUP, "impersonation (as) is not supported"},
 		{HEAD OK_CLUSTER USER("{token: [abc]}"), -EINVAL, "user \"u\": token must be a string"},
 		{HEAD OK_CLUSTER USER("{client-key-data: QQ==}"), -EINVAL, "client-key set without client-certificate"},
@@ -250,8 +267,9 @@ static void test_parse_len(void **state)
 	struct gs_kubeconfig k;
 	char err[256] = "";
 
-	assert_int_equal(gs_kubeconfig_parse(yaml, sizeof(yaml) - 1 - strlen("garbage: ["), NULL, NULL, &k, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		gs_kubeconfig_parse(yaml, sizeof(yaml) - 1 - strlen("garbage: ["), NULL, NULL, &k, err, sizeof(err)),
+		0);
 	assert_string_equal(k.token, "abc");
 	gs_kubeconfig_free(&k);
 	assert_int_equal(gs_kubeconfig_parse(yaml, sizeof(yaml) - 1, NULL, NULL, &k, err, sizeof(err)), -EINVAL);

@@ -1,5 +1,5 @@
 /*
- * test_leader.c: the pure part of leader election (src/k8s/leader.h): decoding a Lease as the
+ * test_leader.c: the pure part of leader election (src/k8s/lease.h): decoding a Lease as the
  * apiserver returns it, and the decision to take or wait, on our own clock. The cycle against a real
  * apiserver (two replicas, SIGTERM, SIGKILL, SIGSTOP) is tests/integration/test_leader.sh.
  */
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "k8s/leader.h"
+#include "k8s/lease.h"
 
 static void test_decode_recorded(void **state)
 {
@@ -37,7 +38,8 @@ static void test_decode_released_and_bad(void **state)
 	struct gs_lease l;
 	char err[256];
 	/* Released (holder "") and a Lease with no spec at all: no holder. */
-	const char *rel = "{\"metadata\":{\"resourceVersion\":\"9\"},\"spec\":{\"holderIdentity\":\"\",\"leaseDurationSeconds\":1}}";
+	const char *rel =
+		"{\"metadata\":{\"resourceVersion\":\"9\"},\"spec\":{\"holderIdentity\":\"\",\"leaseDurationSeconds\":1}}";
 	const char *nospec = "{\"metadata\":{\"resourceVersion\":\"10\"}}";
 	assert_int_equal(gs_lease_decode(rel, strlen(rel), &l, err, sizeof(err)), 0);
 	assert_string_equal(l.holder, "");
@@ -53,12 +55,16 @@ static void test_decode_released_and_bad(void **state)
 		{"{\"spec\":{}}", "metadata"},
 		{"{\"metadata\":{},\"spec\":{}}", "resourceVersion"},
 		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":[]}", "spec"},
-		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":5}}", "spec.holderIdentity is not a string"},
-		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}", "leaseDurationSeconds"},
+		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":5}}",
+		 "spec.holderIdentity is not a string"},
+		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}",
+		 "leaseDurationSeconds"},
 		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseTransitions\":-1}}", "leaseTransitions"},
-		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":{}}}", "spec.renewTime is not a string"},
+		{"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":{}}}",
+		 "spec.renewTime is not a string"},
 		{"not json", "not a JSON object"},
-		{"{\"metadata\":{\"resourceVersion\":\"\"}}", "resourceVersion is missing or empty"}, /* found by fuzz_lease */
+		{"{\"metadata\":{\"resourceVersion\":\"\"}}",
+		 "resourceVersion is missing or empty"}, /* found by fuzz_lease */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&l, 0x5a, sizeof(l));
@@ -122,7 +128,7 @@ static void test_wait(void **state)
 
 static void test_durations(void **state)
 {
-	assert_true(gs_leader_durations_ok(15000, 10000, 2000)); /* kube-scheduler's defaults */
+	assert_true(gs_leader_durations_ok(15000, 10000, 2000));  /* kube-scheduler's defaults */
 	assert_false(gs_leader_durations_ok(10000, 10000, 2000)); /* lease must exceed the deadline */
 	assert_false(gs_leader_durations_ok(15000, 2400, 2000));  /* deadline must exceed 1.2 x retry */
 	assert_true(gs_leader_durations_ok(15000, 2401, 2000));
@@ -132,10 +138,8 @@ static void test_durations(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_recorded),
-		cmocka_unit_test(test_decode_released_and_bad),
-		cmocka_unit_test(test_may_take),
-		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_decode_recorded), cmocka_unit_test(test_decode_released_and_bad),
+		cmocka_unit_test(test_may_take),        cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

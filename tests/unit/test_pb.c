@@ -27,7 +27,8 @@ static void walk(const uint8_t *data, size_t len, char *outs, size_t outlen)
 	gs_pb_init(&r, data, len);
 	while ((rc = gs_pb_next(&r, &f)) > 0) {
 		if (f.wire == GS_PB_LEN)
-			used += (size_t)snprintf(outs + used, outlen - used, "%s%u:len=%zu", used ? " " : "", f.num, f.len);
+			used += (size_t)snprintf(outs + used, outlen - used, "%s%u:len=%zu", used ? " " : "", f.num,
+						 f.len);
 		else
 			used += (size_t)snprintf(outs + used, outlen - used, "%s%u:%s=%llu", used ? " " : "", f.num,
 						 gs_pb_wire_name(f.wire), (unsigned long long)f.v);
@@ -36,11 +37,11 @@ static void walk(const uint8_t *data, size_t len, char *outs, size_t outlen)
 		snprintf(outs + used, outlen - used, "%sERR@%zu %s", used ? " " : "", gs_pb_offset(&r), r.err);
 }
 
-#define WALK(expect, ...)                                                                                    \
-	do {                                                                                                 \
-		char got_[512];                                                                              \
-		walk(B(__VA_ARGS__), N(__VA_ARGS__), got_, sizeof(got_));                                     \
-		assert_string_equal(got_, expect);                                                           \
+#define WALK(expect, ...)                                                 \
+	do {                                                              \
+		char got_[512];                                           \
+		walk(B(__VA_ARGS__), N(__VA_ARGS__), got_, sizeof(got_)); \
+		assert_string_equal(got_, expect);                        \
 	} while (0)
 
 static void test_scalars(void **state)
@@ -108,11 +109,11 @@ static void test_nested(void **state)
 {
 	(void)state;
 	const uint8_t msg[] = {
-		0x0a, 0x08,                   /* 1: message of 8 bytes */
+		0x0a, 0x08,                         /* 1: message of 8 bytes */
 		0x12, 0x04, 0x08, 0x07, 0x10, 0x09, /*   2: message {1: 7, 2: 9} */
-		0x18, 0x2a,                   /*   3: 42 */
-		0x12, 0x03, 0xff, 0xff, 0xff, /* 2: 3 bytes of garbage (a bad varint if parsed) */
-		0x18, 0x01,                   /* 3: 1 */
+		0x18, 0x2a,                         /*   3: 42 */
+		0x12, 0x03, 0xff, 0xff, 0xff,       /* 2: 3 bytes of garbage (a bad varint if parsed) */
+		0x18, 0x01,                         /* 3: 1 */
 	};
 	char got[256];
 	walk(msg, sizeof(msg), got, sizeof(got));
@@ -177,16 +178,8 @@ static int on_field(uint32_t num, int wire, uint64_t v, const uint8_t *data, siz
 
 /* "k8s\0", then {1: "tm", 2: {1: "meta", 2: "a", 2: "", 3: 5, 2: "bcd"}, 3: "x"}: the Kubernetes shape. */
 static const uint8_t stream_msg[] = {
-	'k', '8', 's', 0,
-	0x0a, 0x02, 't', 'm',
-	0x12, 0x17,
-	0x0a, 0x04, 'm', 'e', 't', 'a',
-	0x12, 0x01, 'a',
-	0x12, 0x00,
-	0x18, 0x05,
-	0x15, 1, 0, 0, 0,
-	0x12, 0x03, 'b', 'c', 'd',
-	0x1a, 0x01, 'x',
+	'k', '8',  's',  0,    0x0a, 0x02, 't', 'm', 0x12, 0x17, 0x0a, 0x04, 'm', 'e', 't', 'a',  0x12, 0x01,
+	'a', 0x12, 0x00, 0x18, 0x05, 0x15, 1,   0,   0,    0,    0x12, 0x03, 'b', 'c', 'd', 0x1a, 0x01, 'x',
 };
 static const uint32_t stream_path[] = {2};
 
@@ -256,10 +249,10 @@ static void test_stream_errors(void **state)
 	/* Groups; overlong varint. */
 	assert_int_equal(stream_err(B('k', '8', 's', 0, 0x0b), 5, 64, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "byte 5: group wire type not supported");
-	assert_int_equal(stream_err(B('k', '8', 's', 0, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-				      0x80),
-				    15, 64, why, sizeof(why)),
-			 -EINVAL);
+	assert_int_equal(
+		stream_err(B('k', '8', 's', 0, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80), 15,
+			   64, why, sizeof(why)),
+		-EINVAL);
 	assert_string_equal(why, "byte 15: bad value varint");
 }
 

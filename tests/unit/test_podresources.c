@@ -39,8 +39,8 @@ static int decode_json(const char *json, struct gs_podres_list *l)
 	return rc;
 }
 
-static void assert_dev(const struct gs_podres_dev *d, const char *ns, const char *pod, const char *ctr,
-		       const char *res, const char *id)
+static void assert_dev(const struct gs_podres_dev *d, const char *ns, const char *pod, const char *ctr, const char *res,
+		       const char *id)
 {
 	assert_string_equal(d->ns, ns);
 	assert_string_equal(d->pod, pod);
@@ -52,25 +52,29 @@ static void assert_dev(const struct gs_podres_dev *d, const char *ns, const char
 static void test_typical(void **state)
 {
 	struct gs_podres_list l;
-	assert_int_equal(decode_json("{\"pod_resources\": ["
-				     " {\"name\": \"infer-7\", \"namespace\": \"team-b\", \"containers\": ["
-				     "   {\"name\": \"main\", \"devices\": ["
-				     "     {\"resource_name\": \"nvidia.com/gpu\", \"device_ids\": [\"GPU-8f2c0a51-1b7e-4c3d-9a2f-0d6e5b4c3a21\","
-				     "      \"GPU-11111111-2222-3333-4444-555555555555\"]},"
-				     "     {\"resource_name\": \"example.com/nic\", \"device_ids\": [\"nic0\"]}]},"
-				     "   {\"name\": \"sidecar\"}]},"
-				     " {\"name\": \"web\", \"namespace\": \"default\", \"containers\": [{\"name\": \"nginx\"}]},"
-				     " {\"name\": \"train-0\", \"namespace\": \"ml\", \"containers\": ["
-				     "   {\"name\": \"rank\", \"devices\": [{\"resource_name\": \"nvidia.com/gpu\","
-				     "     \"device_ids\": [\"MIG-4f1d2e3c-aaaa-bbbb-cccc-0123456789ab\"]}]}]}]}",
-				     &l),
-			 0);
+	assert_int_equal(
+		decode_json(
+			"{\"pod_resources\": ["
+			" {\"name\": \"infer-7\", \"namespace\": \"team-b\", \"containers\": ["
+			"   {\"name\": \"main\", \"devices\": ["
+			"     {\"resource_name\": \"nvidia.com/gpu\", \"device_ids\": [\"GPU-8f2c0a51-1b7e-4c3d-9a2f-0d6e5b4c3a21\","
+			"      \"GPU-11111111-2222-3333-4444-555555555555\"]},"
+			"     {\"resource_name\": \"example.com/nic\", \"device_ids\": [\"nic0\"]}]},"
+			"   {\"name\": \"sidecar\"}]},"
+			" {\"name\": \"web\", \"namespace\": \"default\", \"containers\": [{\"name\": \"nginx\"}]},"
+			" {\"name\": \"train-0\", \"namespace\": \"ml\", \"containers\": ["
+			"   {\"name\": \"rank\", \"devices\": [{\"resource_name\": \"nvidia.com/gpu\","
+			"     \"device_ids\": [\"MIG-4f1d2e3c-aaaa-bbbb-cccc-0123456789ab\"]}]}]}]}",
+			&l),
+		0);
 	assert_string_equal(err, "");
 	assert_int_equal(l.n, 4);
 	assert_int_equal(l.pods, 3);
 	assert_int_equal(l.containers, 4);
-	assert_dev(&l.devs[0], "team-b", "infer-7", "main", "nvidia.com/gpu", "GPU-8f2c0a51-1b7e-4c3d-9a2f-0d6e5b4c3a21");
-	assert_dev(&l.devs[1], "team-b", "infer-7", "main", "nvidia.com/gpu", "GPU-11111111-2222-3333-4444-555555555555");
+	assert_dev(&l.devs[0], "team-b", "infer-7", "main", "nvidia.com/gpu",
+		   "GPU-8f2c0a51-1b7e-4c3d-9a2f-0d6e5b4c3a21");
+	assert_dev(&l.devs[1], "team-b", "infer-7", "main", "nvidia.com/gpu",
+		   "GPU-11111111-2222-3333-4444-555555555555");
 	assert_dev(&l.devs[2], "team-b", "infer-7", "main", "example.com/nic", "nic0");
 	assert_dev(&l.devs[3], "ml", "train-0", "rank", "nvidia.com/gpu", "MIG-4f1d2e3c-aaaa-bbbb-cccc-0123456789ab");
 	/* one copy of each string per message it came from */
@@ -89,11 +93,12 @@ static void test_empty_and_later_fields(void **state)
 	assert_null(l.devs);
 	gs_podres_free(&l);
 	/* fields of later kubelets (topology, cpu_ids) are skipped */
-	assert_int_equal(decode_json("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": ["
-				     " {\"name\": \"c\", \"cpu_ids\": 3, \"devices\": [{\"resource_name\": \"nvidia.com/gpu\","
-				     "  \"device_ids\": [\"GPU-1\"], \"topology\": {}}]}]}]}",
-				     &l),
-			 0);
+	assert_int_equal(
+		decode_json("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": ["
+			    " {\"name\": \"c\", \"cpu_ids\": 3, \"devices\": [{\"resource_name\": \"nvidia.com/gpu\","
+			    "  \"device_ids\": [\"GPU-1\"], \"topology\": {}}]}]}]}",
+			    &l),
+		0);
 	assert_int_equal(l.n, 1);
 	assert_dev(&l.devs[0], "n", "p", "c", "nvidia.com/gpu", "GPU-1");
 	gs_podres_free(&l);
@@ -143,17 +148,20 @@ static void expect_error(const char *json, const char *want)
 
 static void test_refused(void **state)
 {
-	expect_error("{\"pod_resources\": [{\"name\": 7, \"namespace\": \"n\"}]}", "pod_resources[0].name: varint, not a string");
+	expect_error("{\"pod_resources\": [{\"name\": 7, \"namespace\": \"n\"}]}",
+		     "pod_resources[0].name: varint, not a string");
 	expect_error("{\"pod_resources\": [{\"name\": \"p\"}]}", "pod_resources[0]: a pod without a namespace");
 	expect_error("{\"pod_resources\": [{\"namespace\": \"n\"}]}", "a pod without a name");
-	expect_error("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"devices\": []}]}]}",
-		     "containers[0]: a container without a name");
+	expect_error(
+		"{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"devices\": []}]}]}",
+		"containers[0]: a container without a name");
 	expect_error("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"name\": \"c\","
 		     " \"devices\": [{\"device_ids\": [\"GPU-1\"]}]}]}]}",
 		     "pod_resources[0].containers[0].devices[0]: no resource_name");
-	expect_error("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"name\": \"c\","
-		     " \"devices\": [{\"resource_name\": \"nvidia.com/gpu\", \"device_ids\": [\"GPU-1\", \"GPU 2\"]}]}]}]}",
-		     "devices[0].device_ids[1]: byte 0x20 at 3 is not printable ASCII");
+	expect_error(
+		"{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"name\": \"c\","
+		" \"devices\": [{\"resource_name\": \"nvidia.com/gpu\", \"device_ids\": [\"GPU-1\", \"GPU 2\"]}]}]}]}",
+		"devices[0].device_ids[1]: byte 0x20 at 3 is not printable ASCII");
 	expect_error("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": [{\"name\": \"c\","
 		     " \"devices\": [{\"resource_name\": \"nvidia.com/gpu\", \"device_ids\": [\"\"]}]}]}]}",
 		     "device_ids[0]: empty");

@@ -44,7 +44,7 @@ static struct pki P;
 static char *gen(const char *cn, const char *const *names, int is_ca, int64_t nb, int64_t na, const char *icert,
 		 const char *ikey, char **key)
 {
-	struct gs_tls_cert_req req = { cn, names, is_ca, nb, na };
+	struct gs_tls_cert_req req = {cn, names, is_ca, nb, na};
 	char err[256] = "", *cert = NULL;
 	int r = gs_tls_generate(&req, icert, ikey, &cert, key, err, sizeof(err));
 	if (r != 0)
@@ -64,7 +64,7 @@ static struct gs_tls_config *server_config(const char *cert, const char *key)
 
 static struct gs_tls_config *client_config(const char *ca, int insecure)
 {
-	struct gs_tls_client_opts o = { 0 };
+	struct gs_tls_client_opts o = {0};
 	struct gs_tls_config *c = NULL;
 	char err[256] = "";
 	o.ca = ca;
@@ -116,7 +116,7 @@ static int sh(const char *fmt, ...)
 
 static int group_setup(void **state)
 {
-	static const char *const names[] = { "localhost", "127.0.0.1", "::1", NULL };
+	static const char *const names[] = {"localhost", "127.0.0.1", "::1", NULL};
 	int64_t now = time(NULL);
 
 	snprintf(P.dir, sizeof(P.dir), "/tmp/gs-test-tls-XXXXXX");
@@ -445,7 +445,7 @@ static void test_resume(void **state)
 
 static void test_resume_refused(void **state)
 {
-	static const char *const names[] = { "localhost", NULL };
+	static const char *const names[] = {"localhost", NULL};
 	int64_t now = time(NULL);
 	struct gs_tls_config *srv = server_config(P.leaf, P.leaf_key), *cli = client_config(P.ca, 0);
 	/* Same certificate, other ticket keys: its tickets are not ours. */
@@ -529,11 +529,12 @@ static void test_ip_literals(void **state)
 	expect_ok(P.client, P.server, "127.0.0.1");
 	expect_ok(P.client, P.server, "::1");
 	expect_ok(P.client, P.server, "[::1]");
-	expect_refused(P.client, P.server, "127.0.0.2",
-		       "certificate does not name IP address 127.0.0.2 (its names: DNS:localhost, IP:127.0.0.1, IP:::1)");
+	expect_refused(
+		P.client, P.server, "127.0.0.2",
+		"certificate does not name IP address 127.0.0.2 (its names: DNS:localhost, IP:127.0.0.1, IP:::1)");
 	expect_refused(P.client, P.server, "::2", "certificate does not name IP address ::2");
 	/* "localhost" resolving to 127.0.0.1 is no licence: an IP literal needs an IP SAN. */
-	static const char *const dns_only[] = { "localhost", NULL };
+	static const char *const dns_only[] = {"localhost", NULL};
 	int64_t now = time(NULL);
 	char *key, *cert = gen("localhost", dns_only, 0, now - 60, now + 3600, P.ca, P.ca_key, &key);
 	struct gs_tls_config *srv = server_config(cert, key);
@@ -570,7 +571,7 @@ static void test_sni(void **state)
 
 static void test_expired(void **state)
 {
-	static const char *const names[] = { "localhost", NULL };
+	static const char *const names[] = {"localhost", NULL};
 	int64_t now = time(NULL);
 	char *key, *cert = gen("localhost", names, 0, now - 2 * 86400, now - 86400, P.ca, P.ca_key, &key);
 	struct gs_tls_config *srv = server_config(cert, key);
@@ -645,7 +646,8 @@ static void raw_setup(struct raw *r, int endpoint)
 	gs_buf_init(&r->out, 0);
 	assert_int_equal(mbedtls_ctr_drbg_seed(&r->drbg, mbedtls_entropy_func, &r->entropy, NULL, 0), 0);
 	assert_int_equal(mbedtls_ssl_config_defaults(&r->conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
-						     MBEDTLS_SSL_PRESET_DEFAULT), 0);
+						     MBEDTLS_SSL_PRESET_DEFAULT),
+			 0);
 	mbedtls_ssl_conf_rng(&r->conf, mbedtls_ctr_drbg_random, &r->drbg);
 }
 
@@ -668,7 +670,7 @@ static void raw_free(struct raw *r);
 /* A raw TLS 1.2 server with mbedTLS's defaults and no session tickets (nor cache): it resumes nothing. */
 static void raw_server_init(struct raw *r, const char *cert, const char *key)
 {
-	static const char *alpn[] = { "http/1.1", NULL };
+	static const char *alpn[] = {"http/1.1", NULL};
 	raw_setup(r, MBEDTLS_SSL_IS_SERVER);
 	assert_int_equal(mbedtls_x509_crt_parse(&r->crt, (const unsigned char *)cert, strlen(cert) + 1), 0);
 	assert_int_equal(mbedtls_pk_parse_key(&r->pk, (const unsigned char *)key, strlen(key) + 1, NULL, 0), 0);
@@ -753,7 +755,7 @@ static void test_resume_no_ticket_server(void **state)
 
 	/* The same raw server with a certificate the client does not trust, while a ticket is offered:
 	 * refused. */
-	static const char *const names[] = { "localhost", NULL };
+	static const char *const names[] = {"localhost", NULL};
 	int64_t now = time(NULL);
 	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca2, P.ca2_key, &key);
 	raw_server_init(&r, cert, key);
@@ -816,7 +818,7 @@ static void raw_end(struct raw *r, struct gs_tls *s)
 
 static void test_raw_client_accepted(void **state)
 {
-	static const char *alpn[] = { "h2", "http/1.1", NULL };
+	static const char *alpn[] = {"h2", "http/1.1", NULL};
 	struct raw r;
 	struct gs_tls *s;
 	int rs;
@@ -851,12 +853,9 @@ static void test_tls11_refused(void **state)
 static void test_weak_suites_refused(void **state)
 {
 	static const int cbc[] = {
-		MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
-		MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
-		MBEDTLS_TLS_RSA_WITH_AES_128_GCM_SHA256,
-		MBEDTLS_TLS_ECDH_ECDSA_WITH_AES_128_GCM_SHA256,
-		MBEDTLS_TLS_DHE_RSA_WITH_AES_128_GCM_SHA256,
-		0,
+		MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+		MBEDTLS_TLS_RSA_WITH_AES_128_GCM_SHA256,         MBEDTLS_TLS_ECDH_ECDSA_WITH_AES_128_GCM_SHA256,
+		MBEDTLS_TLS_DHE_RSA_WITH_AES_128_GCM_SHA256,     0,
 	};
 	struct raw r;
 	struct gs_tls *s;
@@ -885,7 +884,7 @@ static void test_aes_gcm_peer_accepted(void **state)
 
 static void test_alpn_mismatch_refused(void **state)
 {
-	static const char *h2[] = { "h2", NULL };
+	static const char *h2[] = {"h2", NULL};
 	struct raw r;
 	struct gs_tls *s;
 	int rs;
@@ -899,7 +898,7 @@ static void test_alpn_mismatch_refused(void **state)
 
 static void test_config_refcount(void **state)
 {
-	static const char *const names[] = { "localhost", NULL };
+	static const char *const names[] = {"localhost", NULL};
 	int64_t now = time(NULL);
 	char *key, *cert = gen("localhost", names, 0, now - 60, now + 3600, P.ca, P.ca_key, &key);
 	struct gs_tls_config *srv = server_config(cert, key), *cli = client_config(P.ca, 0);
@@ -931,7 +930,7 @@ static void test_config_refcount(void **state)
 
 static void test_config_errors(void **state)
 {
-	struct gs_tls_client_opts o = { 0 };
+	struct gs_tls_client_opts o = {0};
 	struct gs_tls_config *c = (void *)1;
 	char err[256];
 	struct gs_tls *t;
@@ -956,13 +955,15 @@ static void test_config_errors(void **state)
 	gs_tls_config_unref(c);
 
 	/* Key of another certificate. */
-	assert_int_equal(gs_tls_server_config_new(P.leaf, strlen(P.leaf), P.ca_key, strlen(P.ca_key), &c, err,
-						  sizeof(err)), -EINVAL);
+	assert_int_equal(
+		gs_tls_server_config_new(P.leaf, strlen(P.leaf), P.ca_key, strlen(P.ca_key), &c, err, sizeof(err)),
+		-EINVAL);
 	assert_string_equal(err, "certificate and key do not match");
 	assert_int_equal(gs_tls_server_config_new(P.leaf, strlen(P.leaf), "junk", 4, &c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "key: cannot parse private key"));
 	assert_int_equal(gs_tls_server_config_new(P.leaf_key, strlen(P.leaf_key), P.leaf_key, strlen(P.leaf_key), &c,
-						  err, sizeof(err)), -EINVAL);
+						  err, sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "certificate: no PEM certificate found");
 	assert_int_equal(gs_tls_client_new(P.server, "localhost", &t), -EINVAL);
 }
@@ -978,19 +979,22 @@ static void test_config_encodings(void **state)
 	int klen;
 
 	assert_int_equal(gs_tls_server_config_new(P.leaf, strlen(P.leaf) + 1, P.leaf_key, strlen(P.leaf_key) + 1, &c,
-						  err, sizeof(err)), 0);
+						  err, sizeof(err)),
+			 0);
 	expect_ok(P.client, c, "localhost");
 	gs_tls_config_unref(c);
 
 	mbedtls_x509_crt_init(&crt);
 	mbedtls_pk_init(&pk);
 	assert_int_equal(mbedtls_x509_crt_parse(&crt, (const unsigned char *)P.leaf, strlen(P.leaf) + 1), 0);
-	assert_int_equal(mbedtls_pk_parse_key(&pk, (const unsigned char *)P.leaf_key, strlen(P.leaf_key) + 1, NULL, 0), 0);
+	assert_int_equal(mbedtls_pk_parse_key(&pk, (const unsigned char *)P.leaf_key, strlen(P.leaf_key) + 1, NULL, 0),
+			 0);
 	klen = mbedtls_pk_write_key_der(&pk, kder, sizeof(kder));
 	assert_true(klen > 0);
 	assert_int_equal(gs_tls_server_config_new((const char *)crt.raw.p, crt.raw.len,
 						  (const char *)kder + sizeof(kder) - klen, (size_t)klen, &c, err,
-						  sizeof(err)), 0);
+						  sizeof(err)),
+			 0);
 	expect_ok(P.client, c, "localhost");
 	gs_tls_config_unref(c);
 	mbedtls_x509_crt_free(&crt);
@@ -1004,7 +1008,7 @@ static void test_config_encodings(void **state)
 	/* The CA as DER, not NUL-terminated. */
 	mbedtls_x509_crt_init(&crt);
 	assert_int_equal(mbedtls_x509_crt_parse(&crt, (const unsigned char *)P.ca, strlen(P.ca) + 1), 0);
-	struct gs_tls_client_opts o = { .ca = (const char *)crt.raw.p, .ca_len = crt.raw.len };
+	struct gs_tls_client_opts o = {.ca = (const char *)crt.raw.p, .ca_len = crt.raw.len};
 	assert_int_equal(gs_tls_client_config_new(&o, &c, err, sizeof(err)), 0);
 	expect_ok(c, P.server, "localhost");
 	gs_tls_config_unref(c);
@@ -1015,7 +1019,7 @@ static void test_config_encodings(void **state)
 
 static void test_not_after(void **state)
 {
-	static const char *const names[] = { "a.example", NULL };
+	static const char *const names[] = {"a.example", NULL};
 	const int64_t t1 = 2000000000, t2 = 2600000000; /* 2033 (UTCTime), 2052 (GeneralizedTime) */
 	char *key, *cert;
 	struct gs_tls_config *c;
@@ -1037,7 +1041,7 @@ static void test_not_after(void **state)
 
 static void test_generate_contents(void **state)
 {
-	static const char *const names[] = { "svc.ns.svc", "*.ns.svc", "10.0.0.1", "fd00::1", NULL };
+	static const char *const names[] = {"svc.ns.svc", "*.ns.svc", "10.0.0.1", "fd00::1", NULL};
 	int64_t now = time(NULL);
 	char *key, *cert = gen("svc, with comma", names, 0, now - 60, now + 3600, P.ca, P.ca_key, &key);
 	mbedtls_x509_crt crt, ca;
@@ -1059,9 +1063,11 @@ static void test_generate_contents(void **state)
 	assert_true(crt.key_usage & MBEDTLS_X509_KU_DIGITAL_SIGNATURE);
 	assert_false(crt.key_usage & MBEDTLS_X509_KU_KEY_CERT_SIGN);
 	assert_int_equal(mbedtls_x509_crt_check_extended_key_usage(&crt, MBEDTLS_OID_SERVER_AUTH,
-								   sizeof(MBEDTLS_OID_SERVER_AUTH) - 1), 0);
+								   sizeof(MBEDTLS_OID_SERVER_AUTH) - 1),
+			 0);
 	assert_int_not_equal(mbedtls_x509_crt_check_extended_key_usage(&crt, MBEDTLS_OID_CLIENT_AUTH,
-								       sizeof(MBEDTLS_OID_CLIENT_AUTH) - 1), 0);
+								       sizeof(MBEDTLS_OID_CLIENT_AUTH) - 1),
+			     0);
 	assert_int_equal(mbedtls_x509_crt_verify(&crt, &ca, NULL, "svc.ns.svc", &flags, NULL, NULL), 0);
 	assert_int_equal(mbedtls_x509_crt_verify(&crt, &ca, NULL, "x.ns.svc", &flags, NULL, NULL), 0);
 	assert_int_not_equal(mbedtls_x509_crt_verify(&crt, &ca, NULL, "svc.other", &flags, NULL, NULL), 0);
@@ -1075,8 +1081,7 @@ static void test_generate_contents(void **state)
 	struct gs_tls_config *srv = server_config(cert, key);
 	expect_ok(P.client, srv, "10.0.0.1");
 	expect_ok(P.client, srv, "fd00::1");
-	expect_refused(P.client, srv, "10.0.0.2",
-		       "(its names: DNS:svc.ns.svc, DNS:*.ns.svc, IP:10.0.0.1, IP:fd00::1)");
+	expect_refused(P.client, srv, "10.0.0.2", "(its names: DNS:svc.ns.svc, DNS:*.ns.svc, IP:10.0.0.1, IP:fd00::1)");
 	gs_tls_config_unref(srv);
 
 	/* Two certificates get different serials. */
@@ -1098,8 +1103,8 @@ static void test_generate_contents(void **state)
 
 static void test_generate_errors(void **state)
 {
-	static const char *const bad[] = { "ok.example", "bad name", NULL };
-	struct gs_tls_cert_req req = { "x", NULL, 0, 1000, 2000 };
+	static const char *const bad[] = {"ok.example", "bad name", NULL};
+	struct gs_tls_cert_req req = {"x", NULL, 0, 1000, 2000};
 	char err[256], *cert = (void *)1, *key = (void *)1;
 
 	assert_int_equal(gs_tls_generate(&req, P.ca, NULL, &cert, &key, err, sizeof(err)), -EINVAL);
@@ -1137,11 +1142,14 @@ static void test_openssl_verify(void **state)
 	spit(ca, P.ca);
 	spit(ca2, P.ca2);
 	spit(leaf, P.leaf);
-	assert_int_equal(sh("openssl verify -x509_strict -purpose sslserver -CAfile %s %s >/dev/null 2>&1", ca, leaf), 0);
+	assert_int_equal(sh("openssl verify -x509_strict -purpose sslserver -CAfile %s %s >/dev/null 2>&1", ca, leaf),
+			 0);
 	assert_int_not_equal(sh("openssl verify -CAfile %s %s >/dev/null 2>&1", ca2, leaf), 0);
 	assert_int_equal(sh("openssl verify -x509_strict -CAfile %s %s >/dev/null 2>&1", ca, ca), 0);
 	assert_int_equal(sh("openssl x509 -in %s -noout -text | grep -q 'DNS:localhost, IP Address:127.0.0.1, "
-			    "IP Address:0:0:0:0:0:0:0:1'", leaf), 0);
+			    "IP Address:0:0:0:0:0:0:0:1'",
+			    leaf),
+			 0);
 	assert_int_equal(sh("openssl x509 -in %s -noout -text | grep -q 'TLS Web Server Authentication'", leaf), 0);
 	assert_int_equal(sh("openssl x509 -in %s -noout -text | grep -q 'CA:TRUE'", ca), 0);
 }
@@ -1159,7 +1167,8 @@ static void test_openssl_rsa_ip_cert(void **state)
 	snprintf(key, sizeof(key), "%s/rsa.key", P.dir);
 	assert_int_equal(sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 -subj /CN=rsa-ip "
 			    "-addext subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1 >/dev/null 2>&1",
-			    key, cert), 0);
+			    key, cert),
+			 0);
 	c = slurp(cert);
 	k = slurp(key);
 	assert_non_null(c);
@@ -1174,8 +1183,9 @@ static void test_openssl_rsa_ip_cert(void **state)
 	gs_tls_free(ts);
 	expect_ok(cli, srv, "::1");
 	expect_ok(cli, srv, "localhost");
-	expect_refused(cli, srv, "127.0.0.2",
-		       "certificate does not name IP address 127.0.0.2 (its names: DNS:localhost, IP:127.0.0.1, IP:::1)");
+	expect_refused(
+		cli, srv, "127.0.0.2",
+		"certificate does not name IP address 127.0.0.2 (its names: DNS:localhost, IP:127.0.0.1, IP:::1)");
 	gs_tls_config_unref(srv);
 	gs_tls_config_unref(cli);
 	free(c);
@@ -1186,7 +1196,7 @@ static void test_openssl_rsa_ip_cert(void **state)
  * must be reproduced exactly for openssl to build the chain. */
 static void test_openssl_ca_issues(void **state)
 {
-	static const char *const names[] = { "localhost", NULL };
+	static const char *const names[] = {"localhost", NULL};
 	char cap[128], keyp[128], leafp[128];
 	int64_t now = time(NULL);
 
@@ -1198,12 +1208,13 @@ static void test_openssl_ca_issues(void **state)
 	assert_int_equal(sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout %s -out %s "
 			    "-days 2 -subj '/C=US/O=Test, Inc/OU=One/OU=Two/CN=Outside CA' "
 			    "-addext keyUsage=critical,keyCertSign,cRLSign >/dev/null 2>&1",
-			    keyp, cap), 0);
+			    keyp, cap),
+			 0);
 	char *ca = slurp(cap), *cakey = slurp(keyp), *key;
 	char *leaf = gen("localhost", names, 0, now - 60, now + 3600, ca, cakey, &key);
 	spit(leafp, leaf);
-	assert_int_equal(sh("openssl verify -x509_strict -purpose sslserver -CAfile %s %s >/dev/null 2>&1", cap,
-			    leafp), 0);
+	assert_int_equal(sh("openssl verify -x509_strict -purpose sslserver -CAfile %s %s >/dev/null 2>&1", cap, leafp),
+			 0);
 	struct gs_tls_config *srv = server_config(leaf, key), *cli = client_config(ca, 0);
 	expect_ok(cli, srv, "localhost");
 	gs_tls_config_unref(srv);

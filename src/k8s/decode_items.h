@@ -1,10 +1,10 @@
 /*
- * decode_int.h: what the JSON decoder (decode.c) and the protobuf one (decode_pb_wire.c) share about
+ * decode_items.h: what the JSON decoder (decode.c) and the protobuf one (decode_pb_wire.c) share about
  * errors and list items: a decoded record handed to the caller and freed, and one item's outcome in a list loop
  * (skipped and logged, out of memory, stopped by the caller). Private to src/k8s/decode*.c.
  */
-#ifndef GS_K8S_DECODE_INT_H
-#define GS_K8S_DECODE_INT_H
+#ifndef GS_K8S_DECODE_ITEMS_H
+#define GS_K8S_DECODE_ITEMS_H
 
 #include <stdarg.h>
 #include <stddef.h>
