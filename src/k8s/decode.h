@@ -32,6 +32,9 @@ enum gs_obj_kind {
 #define GS_ANN_ALLOW_SHARED "gpu-scheduler.io/allow-shared-devices" /* "true": allow_shared = 1 */
 #define GS_LABEL_POD_INDEX "apps.kubernetes.io/pod-index"
 #define GS_RES_GPU       "nvidia.com/gpu"
+/* The taint of dedicated GPU nodes, NoSchedule (docs/deploy.md): the webhook tolerates it for mapped
+ * pods (--tolerate-dedicated-taint), lint warns about mapped nodes without it that run plugin GPU pods. */
+#define GS_TAINT_DEDICATED "gpu-scheduler.io/dedicated"
 
 /*
  * A pod (a cJSON object) into *out. map_annotation names the scheduling-map annotation (NULL: not read).
