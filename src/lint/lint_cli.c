@@ -94,6 +94,10 @@ struct fetch {
 	size_t n, cap;
 	struct gs_lint_gpu_pod *pods; /* the device-plugin GPU pods */
 	size_t n_pods, cap_pods;
+	/* The pods could not be read (no list permission, ...): the check that needs them is skipped,
+	 * with this on stderr; the nodes' checks still run. */
+	int pods_failed;
+	char pods_err[512];
 	char err[512];
 	int done, rc;
 	struct gs_kube *kube;
@@ -177,7 +181,7 @@ static void on_closed(void *ud)
 static void on_pods(int err, const struct gs_http_response *resp, const char *msg, void *ud);
 
 /* Asks for the next page of pods, after the continue token cont (escaped; NULL: the first page); on
- * failure, ends the fetch with the error. */
+ * failure, ends the fetch with pods_failed. */
 static void get_pods(struct fetch *f, const char *cont)
 {
 	char path[4096];
@@ -185,34 +189,34 @@ static void get_pods(struct fetch *f, const char *cont)
 
 	if (snprintf(path, sizeof(path), "%s%s%s", PODS_PATH, cont ? "&continue=" : "", cont ? cont : "") >=
 	    (int)sizeof(path)) {
-		f->rc = -EIO;
-		snprintf(f->err, sizeof(f->err), "GET /api/v1/pods: continue token too long");
+		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: continue token too long");
 	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods, f)) ==
 		   0) {
 		return;
 	} else {
-		f->rc = r;
-		snprintf(f->err, sizeof(f->err), "GET /api/v1/pods: %s", uv_strerror(r));
+		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: %s", uv_strerror(r));
 	}
+	f->pods_failed = 1;
 	f->done = 1;
 	gs_kube_close(f->kube, on_closed, f);
 }
 
-/* Checks one list answer; 0 with the items decoded through cb and *cont the next page's token. */
+/* Checks one list answer; 0 with the items decoded through cb and *cont the next page's token, else
+ * <0 with why in e[size]. */
 static int list_answer(struct fetch *f, const char *what, int err, const struct gs_http_response *resp, const char *msg,
-		       enum gs_obj_kind kind, gs_decode_item_cb cb, char **cont)
+		       enum gs_obj_kind kind, gs_decode_item_cb cb, char **cont, char *e, size_t size)
 {
 	char *rv = NULL;
 	int r = -EIO;
 
 	*cont = NULL;
 	if (err < 0)
-		snprintf(f->err, sizeof(f->err), "GET %s: %s", what, msg && *msg ? msg : uv_strerror(err));
+		snprintf(e, size, "GET %s: %s", what, msg && *msg ? msg : uv_strerror(err));
 	else if (resp->status != 200)
-		snprintf(f->err, sizeof(f->err), "GET %s: HTTP %d: %.300s", what, resp->status, resp->body);
-	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, f->err,
-				     sizeof(f->err))) < 0 && !f->err[0])
-		snprintf(f->err, sizeof(f->err), "GET %s: %s", what, strerror(-r));
+		snprintf(e, size, "GET %s: HTTP %d: %.300s", what, resp->status, resp->body);
+	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e, size)) <
+		 0 && !e[0])
+		snprintf(e, size, "GET %s: %s", what, strerror(-r));
 	free(rv);
 	return r;
 }
@@ -242,8 +246,10 @@ static void on_pods(int err, const struct gs_http_response *resp, const char *ms
 	struct fetch *f = ud;
 	char *cont = NULL;
 
-	f->rc = list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont);
-	if (f->rc == 0 && cont && *cont) {
+	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err, sizeof(f->pods_err)) <
+	    0) {
+		f->pods_failed = 1;
+	} else if (cont && *cont) {
 		char enc[3 * 1024 + 1];
 		url_escape(enc, sizeof(enc), cont);
 		free(cont);
@@ -260,7 +266,7 @@ static void on_nodes(int err, const struct gs_http_response *resp, const char *m
 	struct fetch *f = ud;
 	char *cont = NULL;
 
-	f->rc = list_answer(f, "/api/v1/nodes", err, resp, msg, GS_OBJ_NODE, on_node, &cont);
+	f->rc = list_answer(f, "/api/v1/nodes", err, resp, msg, GS_OBJ_NODE, on_node, &cont, f->err, sizeof(f->err));
 	free(cont);
 	if (f->rc == 0) {
 		get_pods(f, NULL);
@@ -389,10 +395,15 @@ int gs_lint_main(int argc, char **argv)
 		lo.nodes = f.nodes;
 		lo.n_nodes = f.n;
 		lo.have_nodes = 1;
-		lo.gpu_pods = f.pods;
-		lo.n_gpu_pods = f.n_pods;
-		lo.have_pods = 1;
-		lo.dedicated_taint = GS_TAINT_DEDICATED;
+		if (f.pods_failed) {
+			fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
+				"checked for device-plugin GPU pods\n", kubeconfig, f.pods_err, GS_TAINT_DEDICATED);
+		} else {
+			lo.gpu_pods = f.pods;
+			lo.n_gpu_pods = f.n_pods;
+			lo.have_pods = 1;
+			lo.dedicated_taint = GS_TAINT_DEDICATED;
+		}
 	}
 
 	l = gs_lint_new(&lo);

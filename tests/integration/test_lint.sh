@@ -147,6 +147,18 @@ check "tainted: no warning about $WORKER any more" eval \
 check "--nodes (no pods read): no such warning either" eval \
 	'kc taint node "$WORKER" gpu-scheduler.io/dedicated- >/dev/null && kc get nodes -o yaml >"$work/nodes2.yaml" &&
 	 rc_is 0 "${LINT[@]}" --nodes "$work/nodes2.yaml" "$work/m.yaml" && ! grep -q "which maps use" "$work/last.out"'
+# An identity that may list nodes but not pods: the node checks still run, this one is skipped, saying why.
+kc create serviceaccount lint-nodes-only >/dev/null
+role=gs-test-$NS-nodes-only
+defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1; NS= kc delete clusterrole $role >/dev/null 2>&1"
+NS= kc create clusterrole "$role" --verb=list --resource=nodes >/dev/null
+NS= kc create clusterrolebinding "$role" --clusterrole="$role" --serviceaccount="$NS:lint-nodes-only" >/dev/null
+printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority: "%s"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: "%s"}\n' \
+	"$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$(kc create token lint-nodes-only)" >"$work/nodes-only.kubeconfig"
+check_eventually "nodes but not pods readable (403): exit 0, the node checks done" 10 eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$work/nodes-only.kubeconfig" "$work/m.yaml" && out_has "m.yaml:12: warning: .*NODE_MISSING"'
+check "... no dedicated-taint warning, and stderr says the pods could not be read" eval \
+	'! grep -q "which maps use" "$work/last.out" && grep -q "GET /api/v1/pods: HTTP 403.*not checked for device-plugin GPU pods" "$work/last.err"'
 force_delete_pods
 
 # --- as a pre-commit hook: the entry of .pre-commit-hooks.yaml, on several files at once ----------------------
