@@ -32,9 +32,9 @@ struct claim {
 /* A node of the list that some map uses: where first (the dedicated-taint check's warning goes there). */
 struct use {
 	const struct gs_lint_node *node;
-	const char *name;  /* as the map wrote it (an alias, or the node's name) */
 	const char *file;
 	int line;
+	char name[];       /* as the map wrote it (an alias, or the node's name): a copy, the map goes */
 };
 
 struct gs_lint {
@@ -333,8 +333,12 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 	char shown[600];
 	*resolved = n->name;
 	if (l->have_pods && !gs_hmap_get_str(&l->used, n->name)) {
-		struct use *u = gs_xmalloc(sizeof(*u));
-		*u = (struct use){.node = n, .name = e->node, .file = t->file, .line = line};
+		size_t nl = strlen(e->node);
+		struct use *u = gs_xmalloc(sizeof(*u) + nl + 1);
+		u->node = n;
+		u->file = t->file;
+		u->line = line;
+		memcpy(u->name, e->node, nl + 1);
 		if (l->n_uses == l->cap_uses) {
 			l->cap_uses = l->cap_uses ? l->cap_uses * 2 : 16;
 			l->uses = gs_xreallocarray(l->uses, l->cap_uses, sizeof(*l->uses));
