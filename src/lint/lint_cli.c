@@ -218,6 +218,12 @@ static int list_answer(struct fetch *f, const char *what, int err, const struct 
 		 0 && !e[0])
 		snprintf(e, size, "GET %s: %s", what, strerror(-r));
 	free(rv);
+	/* One line: a Status body ends with a newline, and the message may go on after it. */
+	for (char *c = e; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	for (size_t n = strlen(e); n && e[n - 1] == ' '; n--)
+		e[n - 1] = 0;
 	return r;
 }
 

@@ -2,10 +2,11 @@
 # Dedicated GPU nodes against the real apiserver (docs/deploy.md, "Dedicated GPU nodes"): on a node
 # tainted gpu-scheduler.io/dedicated=true:NoSchedule, a mapped pod admitted by a webhook with
 # --tolerate-dedicated-taint gets the toleration {key: gpu-scheduler.io/dedicated, operator: Exists,
-# effect: NoSchedule} beside its CUDA_VISIBLE_DEVICES, once even when it already tolerates the taint, and
-# is bound there; a mapped pod created without the webhook waits with the taint as its reason, and so
-# does one admitted by a webhook without the flag (the default). No kubelet here: "runs past admission"
-# is the toleration in the stored pod and the binding.
+# effect: NoSchedule} beside its CUDA_VISIBLE_DEVICES (none added to one that already tolerates the
+# taint) and is bound there; a mapped pod created without the webhook (in a namespace it does not
+# select) waits with the taint as its reason, and so does one admitted by a webhook without the flag
+# (the default); both are bound once the taint goes. No kubelet here: "runs past admission" is the
+# toleration in the stored pod and the binding.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -26,6 +27,7 @@ tolerations() {
 		grep "^$TAINT_KEY " || true
 }
 cuda() { kc get pod "$1" -o jsonpath='{.spec.containers[0].env[?(@.name=="CUDA_VISIBLE_DEVICES")].value}'; }
+# waits_for_taint POD (in $NS, whatever it is at the call)
 waits_for_taint() {
 	check_eventually "$1 waits: its event names the taint it does not tolerate" 20 pod_event_has "$1" \
 		"FailedScheduling: .*node \"$N\" has the taint $TAINT_KEY=true:NoSchedule that the pod does not tolerate"
@@ -48,12 +50,13 @@ check "ded-1: its own toleration (Equal true) is the only one: none added" \
 	equals "$TAINT_KEY Equal true " tolerations ded-1
 check_eventually "ded-1: bound to $N" 30 pod_on ded-1 "$N"
 
-# --- created without the webhook (the namespace taken out of its selector): waits with the taint -------
-kc label namespace "$NS" gpu-scheduler.test/webhook- >/dev/null
-ours ded-2 "2=$N:2" >/dev/null
-kc label namespace "$NS" "gpu-scheduler.test/webhook=$NS" >/dev/null
-check "ded-2: created without the webhook, no toleration" equals "" tolerations ded-2
-waits_for_taint ded-2
+# --- created without the webhook (a namespace its selector does not take): waits with the taint ---------
+NS2=$NS-plain
+defer "NS=$NS2 force_delete_pods; NS= kc delete namespace $NS2 --wait=false >/dev/null 2>&1"
+NS= kc create namespace "$NS2" >/dev/null && NS= kc label namespace "$NS2" gpu-scheduler.test/ns=true >/dev/null
+NS=$NS2 ours ded-2 "2=$N:2" >/dev/null
+check "ded-2 (namespace $NS2): created without the webhook, no toleration" eval 'NS=$NS2 equals "" tolerations ded-2'
+NS=$NS2 waits_for_taint ded-2
 
 # --- a webhook without the flag (the binary's default): no toleration, the pod waits -------------------
 daemon_stop
@@ -69,6 +72,6 @@ waits_for_taint ded-3
 # --- the taint lifted: the waiting pods are bound --------------------------------------------------------
 kc taint node "$N" "$TAINT_KEY-" >/dev/null
 check_eventually "ded-2 and ded-3 bound to $N once the taint is gone" 30 \
-	eval 'pod_on ded-2 "$N" && pod_on ded-3 "$N"'
+	eval 'NS=$NS2 pod_on ded-2 "$N" && pod_on ded-3 "$N"'
 force_delete_pods
 test_end
