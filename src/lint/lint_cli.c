@@ -108,20 +108,29 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* arr with room for element n (of size elem): arr itself, or a larger copy with *cap updated; NULL when
+ * that cannot be had (arr is then kept). */
+static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *v = realloc(arr, c * elem);
+	if (v)
+		*cap = c;
+	return v;
+}
+
 static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	const struct gs_node_obj *n = obj;
 	struct fetch *f = ud;
 	const char *alias = NULL;
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct gs_lint_node *v = realloc(f->nodes, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->nodes = v;
-		f->cap = cap;
-	}
+	struct gs_lint_node *nodes = grow(f->nodes, f->n, &f->cap, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	f->nodes = nodes;
 	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
 		if (!strcmp(n->labels[i].key, f->alias_label))
 			alias = n->labels[i].value;
@@ -157,14 +166,10 @@ static int on_pod(enum gs_obj_kind kind, const void *obj, void *ud)
 	/* The field selector already keeps only bound, non-terminal pods; checked again all the same. */
 	if (!p->node_name || !*p->node_name || p->terminal || !asks_gpus(p))
 		return 0;
-	if (f->n_pods == f->cap_pods) {
-		size_t cap = f->cap_pods ? f->cap_pods * 2 : 64;
-		struct gs_lint_gpu_pod *v = realloc(f->pods, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->pods = v;
-		f->cap_pods = cap;
-	}
+	struct gs_lint_gpu_pod *pods = grow(f->pods, f->n_pods, &f->cap_pods, sizeof(*pods));
+	if (!pods)
+		return -ENOMEM;
+	f->pods = pods;
 	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){.ns = dup_or_null(p->ns), .name = dup_or_null(p->name),
 						      .node = dup_or_null(p->node_name)};
 	if (!f->pods[f->n_pods].ns || !f->pods[f->n_pods].name || !f->pods[f->n_pods].node)
