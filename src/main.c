@@ -62,6 +62,7 @@ struct config {
 	const char *ignored_resource_groups;
 	long agent_stale_ms;
 	int no_webhook;
+	int tolerate_dedicated;
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
 	const char *tls_cert_file;
@@ -224,6 +225,10 @@ static const struct gs_opt options[] = {
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
 	 gs_opt_validate_hostport, "HTTPS address of the admission webhook (POST /mutate)"},
+	{"tolerate-dedicated-taint", "GS_TOLERATE_DEDICATED_TAINT", GS_OPT_BOOL, "false", 0, 0,
+	 OPT(tolerate_dedicated), NULL,
+	 "the webhook adds a toleration of the taint gpu-scheduler.io/dedicated:NoSchedule (dedicated GPU nodes) "
+	 "to every pod it sets CUDA_VISIBLE_DEVICES for"},
 	{"webhook-max-connections", "GS_WEBHOOK_MAX_CONNECTIONS", GS_OPT_INT, "256", 1, 65536, OPT(webhook_max_conns),
 	 NULL, "open webhook connections at most; over it the oldest idle or unfinished one of the address "
 	       "holding the most is closed"},
@@ -749,6 +754,7 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 			.annotation = d->cfg.annotation,
 			.node_allows = gs_controller_node_allows,
 			.node_allows_ud = d->ctrl,
+			.tolerate_dedicated = d->cfg.tolerate_dedicated,
 		};
 		if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
 			gs_log_error("webhook: %s", uv_strerror(r));

@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/hmap.h"
 #include "sched/map.h"
 
@@ -28,11 +29,25 @@ struct claim {
 	char *node, *device;
 };
 
+/* A node of the list that some map uses: where first (the dedicated-taint check's warning goes there). */
+struct use {
+	const struct gs_lint_node *node;
+	const char *file;
+	int line;
+	char name[];       /* as the map wrote it (an alias, or the node's name): a copy, the map goes */
+};
+
 struct gs_lint {
-	char *annotation, *scheduler_name;
+	char *annotation, *scheduler_name, *dedicated_taint;
 	const struct gs_lint_node *nodes;
 	size_t n_nodes;
 	int have_nodes;
+	const struct gs_lint_gpu_pod *gpu_pods;
+	size_t n_gpu_pods;
+	int have_pods;
+	struct gs_hmap used;   /* node name -> struct use, the first use of each node */
+	struct use **uses;     /* in order of first use */
+	size_t n_uses, cap_uses;
 	struct gs_hmap by_name, by_alias, ambiguous; /* -> struct gs_lint_node */
 	struct gs_lint_diag *diags;
 	size_t n_diags, cap_diags, errors, warnings, workloads;
@@ -86,6 +101,11 @@ struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
 	l->nodes = o->nodes;
 	l->n_nodes = o->n_nodes;
 	l->have_nodes = o->have_nodes || o->nodes;
+	l->gpu_pods = o->gpu_pods;
+	l->n_gpu_pods = o->n_gpu_pods;
+	l->have_pods = (o->have_pods || o->gpu_pods) && l->have_nodes;
+	l->dedicated_taint = gs_xstrdup(o->dedicated_taint ? o->dedicated_taint : "");
+	gs_hmap_init(&l->used, 0);
 	gs_hmap_init(&l->by_name, 0);
 	gs_hmap_init(&l->by_alias, 0);
 	gs_hmap_init(&l->ambiguous, 0);
@@ -121,9 +141,14 @@ void gs_lint_free(struct gs_lint *l)
 		free(c);
 	}
 	free(l->claims);
+	for (size_t i = 0; i < l->n_uses; i++)
+		free(l->uses[i]);
+	free(l->uses);
+	gs_hmap_free(&l->used);
 	gs_hmap_free(&l->by_name);
 	gs_hmap_free(&l->by_alias);
 	gs_hmap_free(&l->ambiguous);
+	free(l->dedicated_taint);
 	free(l->annotation);
 	free(l->scheduler_name);
 	free(l);
@@ -307,6 +332,20 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 	}
 	char shown[600];
 	*resolved = n->name;
+	if (l->have_pods && !gs_hmap_get_str(&l->used, n->name)) {
+		size_t nl = strlen(e->node);
+		struct use *u = gs_xmalloc(sizeof(*u) + nl + 1);
+		u->node = n;
+		u->file = t->file;
+		u->line = line;
+		memcpy(u->name, e->node, nl + 1);
+		if (l->n_uses == l->cap_uses) {
+			l->cap_uses = l->cap_uses ? l->cap_uses * 2 : 16;
+			l->uses = gs_xreallocarray(l->uses, l->cap_uses, sizeof(*l->uses));
+		}
+		l->uses[l->n_uses++] = u;
+		gs_hmap_put_str(&l->used, n->name, u, NULL);
+	}
 	if (strcmp(n->name, e->node))
 		snprintf(shown, sizeof(shown), "\"%s\" (node %s)", e->node, n->name);
 	else
@@ -708,6 +747,52 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	return 0;
 }
 
+#define DEDICATED_PODS_SHOWN 3
+
+/*
+ * Nodes the maps use that carry device-plugin GPU pods but not the dedicated taint: the plugin hands
+ * those pods GPUs without knowing the maps, so a mapped GPU can end up with two workloads. Once per
+ * node, at its first use.
+ */
+static void check_dedicated(struct gs_lint *l)
+{
+	struct gs_buf pods;
+
+	gs_buf_init(&pods, 0);
+	for (size_t i = 0; i < l->n_uses; i++) {
+		const struct use *u = l->uses[i];
+		char shown[600];
+		size_t count = 0;
+
+		if (u->node->dedicated)
+			continue;
+		gs_buf_reset(&pods);
+		for (size_t j = 0; j < l->n_gpu_pods; j++) {
+			const struct gs_lint_gpu_pod *p = &l->gpu_pods[j];
+			if (!p->node || strcmp(p->node, u->node->name))
+				continue;
+			if (count++ < DEDICATED_PODS_SHOWN)
+				gs_buf_printf(&pods, "%s%s/%s", count > 1 ? ", " : "", p->ns ? p->ns : "", p->name ? p->name : "");
+		}
+		if (!count)
+			continue;
+		if (count > DEDICATED_PODS_SHOWN)
+			gs_buf_printf(&pods, " and %zu more", count - DEDICATED_PODS_SHOWN);
+		if (strcmp(u->name, u->node->name))
+			snprintf(shown, sizeof(shown), "\"%s\" (node %s)", u->name, u->node->name);
+		else
+			snprintf(shown, sizeof(shown), "\"%s\"", u->node->name);
+		diag(l, u->file, u->line, GS_LINT_WARNING,
+		     "node %s, which maps use, has no %s:NoSchedule taint and runs %zu pod%s that get nvidia.com/gpu "
+		     "from the device plugin (%.400s): the plugin may hand them GPUs the maps give to their pods; "
+		     "dedicate the node: kubectl taint nodes %s %s=true:NoSchedule (mapped pods tolerate it through "
+		     "the webhook's --tolerate-dedicated-taint)",
+		     shown, l->dedicated_taint, count, count == 1 ? "" : "s", pods.data ? pods.data : "", u->node->name,
+		     l->dedicated_taint);
+	}
+	gs_buf_free(&pods);
+}
+
 void gs_lint_finish(struct gs_lint *l)
 {
 	struct gs_hmap first;
@@ -726,6 +811,7 @@ void gs_lint_finish(struct gs_lint *l)
 		     "each other (DEVICE_BUSY)", c->owner, c->node, c->device, o->owner, o->file, o->line);
 	}
 	gs_hmap_free(&first);
+	check_dedicated(l);
 }
 
 /* ---- node lists ----------------------------------------------------------------------------------- */

@@ -16,7 +16,11 @@
  *            index); the map on a pod template of another scheduler, or our scheduler without a map;
  *            two workloads of the given files claiming the same node and device (DEVICE_BUSY);
  *            with a node list: a node that is not in it (NODE_MISSING; names resolve through the alias
- *            label as the scheduler does), a device index at or above what it advertises (NODE_DEVICES)
+ *            label as the scheduler does), a device index at or above what it advertises (NODE_DEVICES);
+ *            with the cluster's GPU pods too (--kubeconfig): a node the maps use that lacks the
+ *            dedicated taint (opts.dedicated_taint, effect NoSchedule) while pods that ask the device
+ *            plugin for nvidia.com/gpu are bound there (once per node, up to 3 pods named, with the
+ *            kubectl taint command; at the line of the node's first use)
  * Diagnostics come in file order, then the cross-workload ones in the order of their second claim.
  *
  *   struct gs_lint *l = gs_lint_new(&opts);
@@ -43,6 +47,16 @@ struct gs_lint_node {
 	const char *name;
 	const char *alias;  /* the value of the alias label, or NULL */
 	int64_t gpus;       /* allocatable nvidia.com/gpu, -1 when it advertises none */
+	int dedicated;      /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
+};
+
+/*
+ * A pod bound to a node, not terminal (phase neither Succeeded nor Failed), whose containers or init
+ * containers ask for nvidia.com/gpu: the device plugin gives it GPUs of that node.
+ */
+struct gs_lint_gpu_pod {
+	const char *ns, *name;
+	const char *node;   /* spec.nodeName */
 };
 
 struct gs_lint_opts {
@@ -51,6 +65,12 @@ struct gs_lint_opts {
 	const struct gs_lint_node *nodes; /* borrowed until gs_lint_free; NULL: no node checks */
 	size_t n_nodes;
 	int have_nodes;             /* a node list was given (even an empty one) */
+	/* The cluster's device-plugin GPU pods, borrowed until gs_lint_free; with have_pods (even none),
+	 * nodes the maps use are checked for the dedicated taint. */
+	const struct gs_lint_gpu_pod *gpu_pods;
+	size_t n_gpu_pods;
+	int have_pods;
+	const char *dedicated_taint; /* the taint's key, for the message; required with have_pods */
 };
 
 enum gs_lint_severity {

@@ -1,6 +1,7 @@
 /*
  * lint_cli.c: `gpu-scheduler lint` (lint_cli.h). The one part of src/lint that uses src/k8s: the
- * apiserver is asked for its nodes only with --kubeconfig, on a loop of its own that ends with the call.
+ * apiserver is asked for its nodes and its GPU pods only with --kubeconfig, on a loop of its own that
+ * ends with the calls.
  */
 #include "lint/lint_cli.h"
 
@@ -15,8 +16,11 @@
 #include "k8s/decode.h"
 #include "k8s/kubeconfig.h"
 #include "lint/lint.h"
+#include "sched/checks.h"
 
 #define NODES_TIMEOUT_MS 30000
+/* Bound pods that are not terminal, a page at a time: only those can hold a device-plugin GPU. */
+#define PODS_PATH "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static void usage(FILE *f)
 {
@@ -26,7 +30,10 @@ static void usage(FILE *f)
 		"in YAML or JSON manifests (several documents, Lists) with the scheduler's own parser; prints\n"
 		"FILE:LINE: error|warning: MESSAGE. FILE - is stdin.\n\n"
 		"  --nodes FILE               a NodeList (kubectl get nodes -o yaml): check node names and devices\n"
-		"  --kubeconfig FILE          read the nodes from the apiserver instead\n"
+		"  --kubeconfig FILE          read the nodes from the apiserver instead, and the pods that get\n"
+		"                             nvidia.com/gpu from the device plugin: a node the maps use that runs\n"
+		"                             such pods without the taint gpu-scheduler.io/dedicated:NoSchedule is\n"
+		"                             warned about\n"
 		"  --node-alias-label KEY     map names also resolve through this node label [gpu-scheduler.io/node]\n"
 		"  --annotation NAME          the map's annotation [gpu-scheduling-map]\n"
 		"  --scheduler-name NAME      [gpu-scheduler]\n"
@@ -86,6 +93,12 @@ struct fetch {
 	const char *alias_label;
 	struct gs_lint_node *nodes;
 	size_t n, cap;
+	struct gs_lint_gpu_pod *pods; /* the device-plugin GPU pods */
+	size_t n_pods, cap_pods;
+	/* The pods could not be read (no list permission, ...): the check that needs them is skipped,
+	 * with this on stderr; the nodes' checks still run. */
+	int pods_failed;
+	char pods_err[512];
 	char err[512];
 	int done, rc;
 	struct gs_kube *kube;
@@ -96,27 +109,73 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* arr with room for element n (of size elem): arr itself, or a larger copy with *cap updated; NULL when
+ * that cannot be had (arr is then kept). */
+static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *v = realloc(arr, c * elem);
+	if (v)
+		*cap = c;
+	return v;
+}
+
 static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	const struct gs_node_obj *n = obj;
 	struct fetch *f = ud;
 	const char *alias = NULL;
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct gs_lint_node *v = realloc(f->nodes, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->nodes = v;
-		f->cap = cap;
-	}
+	struct gs_lint_node *nodes = grow(f->nodes, f->n, &f->cap, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	f->nodes = nodes;
 	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
 		if (!strcmp(n->labels[i].key, f->alias_label))
 			alias = n->labels[i].value;
 	f->nodes[f->n] = (struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
+	for (int i = 0; i < n->n_taints; i++)
+		if (n->taints[i].key && !strcmp(n->taints[i].key, GS_TAINT_DEDICATED) &&
+		    n->taints[i].effect == GS_EFFECT_NO_SCHEDULE)
+			f->nodes[f->n].dedicated = 1;
 	if (!f->nodes[f->n].name || (alias && !f->nodes[f->n].alias))
 		return -ENOMEM;
 	f->n++;
+	return 0;
+}
+
+/* nvidia.com/gpu asked by any container or init container: the decoder's requests, which for an
+ * extended resource the apiserver makes equal to the limits (defaulted from them, validated equal). */
+static int asks_gpus(const struct gs_pod_obj *p)
+{
+	for (int c = 0; c < p->n_ctr + p->n_init; c++) {
+		const struct gs_resources *r = c < p->n_ctr ? &p->ctr_req[c] : &p->init_req[c - p->n_ctr];
+		for (int i = 0; i < r->n_ext; i++)
+			if (r->ext[i].name && !strcmp(r->ext[i].name, GS_RES_GPU) && r->ext[i].value > 0)
+				return 1;
+	}
+	return 0;
+}
+
+static int on_pod(enum gs_obj_kind kind, const void *obj, void *ud)
+{
+	const struct gs_pod_obj *p = obj;
+	struct fetch *f = ud;
+
+	/* The field selector already keeps only bound, non-terminal pods; checked again all the same. */
+	if (!p->node_name || !*p->node_name || p->terminal || !asks_gpus(p))
+		return 0;
+	struct gs_lint_gpu_pod *pods = grow(f->pods, f->n_pods, &f->cap_pods, sizeof(*pods));
+	if (!pods)
+		return -ENOMEM;
+	f->pods = pods;
+	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){.ns = dup_or_null(p->ns), .name = dup_or_null(p->name),
+						      .node = dup_or_null(p->node_name)};
+	if (!f->pods[f->n_pods].ns || !f->pods[f->n_pods].name || !f->pods[f->n_pods].node)
+		return -ENOMEM;
+	f->n_pods++;
 	return 0;
 }
 
@@ -125,22 +184,107 @@ static void on_closed(void *ud)
 	(void)ud;
 }
 
+static void on_pods(int err, const struct gs_http_response *resp, const char *msg, void *ud);
+
+/* Asks for the next page of pods, after the continue token cont (escaped; NULL: the first page); on
+ * failure, ends the fetch with pods_failed. */
+static void get_pods(struct fetch *f, const char *cont)
+{
+	char path[4096];
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s%s%s", PODS_PATH, cont ? "&continue=" : "", cont ? cont : "") >=
+	    (int)sizeof(path)) {
+		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: continue token too long");
+	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods, f)) ==
+		   0) {
+		return;
+	} else {
+		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: %s", uv_strerror(r));
+	}
+	f->pods_failed = 1;
+	f->done = 1;
+	gs_kube_close(f->kube, on_closed, f);
+}
+
+/* Checks one list answer; 0 with the items decoded through cb and *cont the next page's token, else
+ * <0 with why in e[size]. */
+static int list_answer(struct fetch *f, const char *what, int err, const struct gs_http_response *resp, const char *msg,
+		       enum gs_obj_kind kind, gs_decode_item_cb cb, char **cont, char *e, size_t size)
+{
+	char *rv = NULL;
+	int r = -EIO;
+
+	*cont = NULL;
+	if (err < 0)
+		snprintf(e, size, "GET %s: %s", what, msg && *msg ? msg : uv_strerror(err));
+	else if (resp->status != 200)
+		snprintf(e, size, "GET %s: HTTP %d: %.300s", what, resp->status, resp->body);
+	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e, size)) <
+		 0 && !e[0])
+		snprintf(e, size, "GET %s: %s", what, strerror(-r));
+	free(rv);
+	/* One line: a Status body ends with a newline, and the message may go on after it. */
+	for (char *c = e; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	for (size_t n = strlen(e); n && e[n - 1] == ' '; n--)
+		e[n - 1] = 0;
+	return r;
+}
+
+/* s as a query value, %XX for every byte but unreserved ones, into out (cut at a whole escape; a cut
+ * token then fails on the server with a clear error). */
+static void url_escape(char *out, size_t size, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)s; *c && n + 4 <= size; c++) {
+		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+		    *c == '_' || *c == '.' || *c == '~') {
+			out[n++] = (char)*c;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*c >> 4];
+			out[n++] = hex[*c & 15];
+		}
+	}
+	out[n] = 0;
+}
+
+static void on_pods(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct fetch *f = ud;
+	char *cont = NULL;
+
+	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err, sizeof(f->pods_err)) <
+	    0) {
+		f->pods_failed = 1;
+	} else if (cont && *cont) {
+		char enc[3 * 1024 + 1];
+		url_escape(enc, sizeof(enc), cont);
+		free(cont);
+		get_pods(f, enc);
+		return;
+	}
+	free(cont);
+	f->done = 1;
+	gs_kube_close(f->kube, on_closed, f);
+}
+
 static void on_nodes(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct fetch *f = ud;
-	char *rv = NULL, *cont = NULL;
+	char *cont = NULL;
 
-	f->done = 1;
-	f->rc = -EIO;
-	if (err < 0)
-		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", msg && *msg ? msg : uv_strerror(err));
-	else if (resp->status != 200)
-		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: HTTP %d: %.300s", resp->status, resp->body);
-	else if ((f->rc = gs_decode_list(resp->body, resp->body_len, GS_OBJ_NODE, "gpu-scheduling-map", on_node, f, &rv,
-					 &cont, f->err, sizeof(f->err))) < 0 && !f->err[0])
-		snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", strerror(-f->rc));
-	free(rv);
+	f->rc = list_answer(f, "/api/v1/nodes", err, resp, msg, GS_OBJ_NODE, on_node, &cont, f->err, sizeof(f->err));
 	free(cont);
+	if (f->rc == 0) {
+		get_pods(f, NULL);
+		return;
+	}
+	f->done = 1;
 	gs_kube_close(f->kube, on_closed, f);
 }
 
@@ -179,6 +323,12 @@ static void nodes_free(struct fetch *f)
 		free((char *)f->nodes[i].alias);
 	}
 	free(f->nodes);
+	for (size_t i = 0; i < f->n_pods; i++) {
+		free((char *)f->pods[i].ns);
+		free((char *)f->pods[i].name);
+		free((char *)f->pods[i].node);
+	}
+	free(f->pods);
 }
 
 /* ---- the command --------------------------------------------------------------------------------------- */
@@ -257,6 +407,15 @@ int gs_lint_main(int argc, char **argv)
 		lo.nodes = f.nodes;
 		lo.n_nodes = f.n;
 		lo.have_nodes = 1;
+		if (f.pods_failed) {
+			fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
+				"checked for device-plugin GPU pods\n", kubeconfig, f.pods_err, GS_TAINT_DEDICATED);
+		} else {
+			lo.gpu_pods = f.pods;
+			lo.n_gpu_pods = f.n_pods;
+			lo.have_pods = 1;
+			lo.dedicated_taint = GS_TAINT_DEDICATED;
+		}
 	}
 
 	l = gs_lint_new(&lo);

@@ -95,4 +95,8 @@ const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)
 const char *gs_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
 				     const char *annotation);
 
+/* The taint of dedicated GPU nodes, NoSchedule (docs/deploy.md): the webhook tolerates it for mapped
+ * pods (--tolerate-dedicated-taint), lint warns about mapped nodes without it that run plugin GPU pods. */
+#define GS_TAINT_DEDICATED "gpu-scheduler.io/dedicated"
+
 #endif

@@ -33,6 +33,7 @@ struct gs_admission {
 	int own_cache;
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	int tolerate_dedicated;
 };
 
 /* What the response will say; filled by decide(), written by write_response(). */
@@ -71,6 +72,7 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	a->cache = o->cache;
 	a->node_allows = o->node_allows;
 	a->node_allows_ud = o->node_allows_ud;
+	a->tolerate_dedicated = o->tolerate_dedicated;
 	if (!a->cache) {
 		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
 		a->own_cache = 1;
@@ -256,10 +258,44 @@ static int patch_pod(struct gs_jsonpatch *p, const cJSON *spec, const char *devi
 			*n_changed += changed;
 		}
 	}
-	if (r == 0)
-		r = gs_jsonpatch_finish(p);
 	gs_buf_free(&elem);
 	return r;
+}
+
+/* ---- the dedicated-node toleration ---------------------------------------------------------------- */
+
+int gs_admission_tolerates_dedicated(const cJSON *tolerations)
+{
+	const cJSON *t;
+	if (!cJSON_IsArray(tolerations))
+		return 0;
+	cJSON_ArrayForEach(t, tolerations) {
+		if (!cJSON_IsObject(t))
+			continue;
+		const char *key = get_str(t, "key");
+		const char *op = get_str(t, "operator");
+		const char *effect = get_str(t, "effect");
+		int exists = str_eq(op, "Exists");
+		if (effect && *effect && !str_eq(effect, GS_DEDICATED_TAINT_EFFECT))
+			continue;
+		/* An empty key with Exists is the wildcard (the API allows no other use of an empty key). */
+		if ((!key || !*key) && exists)
+			return 1;
+		if (!str_eq(key, GS_DEDICATED_TAINT_KEY))
+			continue;
+		if (exists || ((!op || !*op || str_eq(op, "Equal")) && str_eq(get_str(t, "value"), "true")))
+			return 1;
+	}
+	return 0;
+}
+
+/* Appends the operation that adds GS_DEDICATED_TOLERATION to spec.tolerations (made when absent). */
+static int patch_toleration(struct gs_jsonpatch *p, const cJSON *spec)
+{
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(spec, "tolerations")))
+		return gs_jsonpatch_op(p, "add", "/spec/tolerations/-", GS_DEDICATED_TOLERATION);
+	/* Absent or null ("add" creates the member, and would also replace a non-array). */
+	return gs_jsonpatch_op(p, "add", "/spec/tolerations", "[" GS_DEDICATED_TOLERATION "]");
 }
 
 /* ---- the nvidia.com/gpu request ------------------------------------------------------------------ */
@@ -474,9 +510,16 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		goto out;
 	}
 	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
+	if (r == 0 && a->tolerate_dedicated &&
+	    !gs_admission_tolerates_dedicated(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"))) {
+		r = patch_toleration(patch, spec);
+		res->toleration_added = r == 0;
+	}
+	if (r == 0)
+		r = gs_jsonpatch_finish(patch);
 	if (r < 0)
 		goto out;
-	res->outcome = res->containers_patched ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
+	res->outcome = res->containers_patched || res->toleration_added ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
 	if (patch->n_ops)
 		v->patch = patch;
 	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */

@@ -11,7 +11,8 @@
  *   not a Pod CREATE, another scheduler, no annotation  -> allowed, no patch          (SKIPPED)
  *   malformed map                                        -> denied, code 400           (DENIED)
  *   no index, or no entry for it                         -> allowed, a warning         (WARNED)
- *   every container already correct                     -> allowed, no patch          (UNCHANGED)
+ *   every container already correct (and, with tolerate_dedicated, the pod already tolerates the
+ *   dedicated taint)                                     -> allowed, no patch          (UNCHANGED)
  *   otherwise                                            -> allowed, JSONPatch         (PATCHED)
  * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
  *
@@ -19,6 +20,11 @@
  * warning in the response (gs_device_plugin_warning, src/sched/checks.h): the NVIDIA device plugin
  * then exposes only the GPUs it allocates and numbers them from 0, so the entry's indices refer to
  * those. The patch and the outcome are the same as without the request.
+ *
+ * With tolerate_dedicated, a pod that gets (or already has) CUDA_VISIBLE_DEVICES from its entry, PATCHED
+ * or UNCHANGED, also gets the toleration GS_DEDICATED_TOLERATION of the taint GS_DEDICATED_TAINT_KEY,
+ * unless one of its tolerations already tolerates that taint (gs_admission_tolerates_dedicated). No
+ * other pod ever gets it: a pod the scheduler cannot place from a map has no business on a dedicated node.
  *
  * Everything runs on the caller's thread; a struct gs_admission is not thread-safe (its map cache
  * is not).
@@ -29,7 +35,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/buf.h"
+#include "sched/checks.h"
 #include "sched/map.h"
 
 /* Bytes of JSON Patch at most (before base64): 4096 containers' worth of operations, far above any pod. */
@@ -42,6 +51,16 @@
 #define GS_ADMISSION_MAX_VALUES 1000000
 
 #define GS_ADMISSION_CUDA_ENV "CUDA_VISIBLE_DEVICES"
+
+/*
+ * Dedicated GPU nodes (docs/deploy.md): the operator taints the nodes maps use with
+ * gpu-scheduler.io/dedicated=true:NoSchedule, so that pods of other schedulers, which get GPUs from the
+ * device plugin, stay off them; the webhook (--tolerate-dedicated-taint) lets mapped pods through.
+ */
+#define GS_DEDICATED_TAINT_KEY    GS_TAINT_DEDICATED
+#define GS_DEDICATED_TAINT_EFFECT "NoSchedule"
+#define GS_DEDICATED_TOLERATION \
+	"{\"key\":\"" GS_DEDICATED_TAINT_KEY "\",\"operator\":\"Exists\",\"effect\":\"" GS_DEDICATED_TAINT_EFFECT "\"}"
 
 struct gs_admission; /* opaque */
 
@@ -60,6 +79,8 @@ struct gs_admission_opts {
 	 */
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	/* 1: a pod set up from its entry also gets GS_DEDICATED_TOLERATION (--tolerate-dedicated-taint). */
+	int tolerate_dedicated;
 };
 
 /* 0, or -EINVAL (a required option is missing or empty). */
@@ -67,8 +88,10 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 void gs_admission_free(struct gs_admission *a); /* NULL is fine */
 
 enum gs_admission_outcome {
-	GS_ADMISSION_PATCHED = 0, /* allowed with a patch setting the variable somewhere */
-	GS_ADMISSION_UNCHANGED,   /* ours, every container already has the right value: no patch */
+	GS_ADMISSION_PATCHED = 0, /* allowed with a patch setting the variable somewhere, or adding the
+				   * toleration */
+	GS_ADMISSION_UNCHANGED,   /* ours, every container already has the right value (and the pod
+				   * tolerates the dedicated taint, when asked): no patch */
 	GS_ADMISSION_DENIED,      /* ours and the map does not parse or names a node the namespace may not
 				   * map, or any pod created with gpu-scheduler.io/assigned: allowed=false */
 	GS_ADMISSION_WARNED,      /* ours, no index or no entry: allowed with a warning, no patch */
@@ -94,6 +117,7 @@ struct gs_admission_result {
 	char node[254];         /* node of the entry */
 	char devices[256];      /* devices of the entry, "..." at the end when truncated */
 	int containers_patched; /* containers and init containers that got an operation */
+	int toleration_added;   /* 1: the patch adds GS_DEDICATED_TOLERATION */
 	int dry_run;            /* request.dryRun was true */
 	/*
 	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
@@ -123,6 +147,14 @@ struct gs_admission_result {
  *   -ENOMEM, -E2BIG (out's cap): answer HTTP 500; out unchanged, res->outcome meaningless.
  * res is always filled (res may not be NULL).
  */
+/*
+ * 1 when the JSON array tolerations (NULL, or not an array: none) holds a toleration equivalent to
+ * GS_DEDICATED_TOLERATION: key GS_DEDICATED_TAINT_KEY with operator Exists, or Equal (the default when
+ * absent) and value "true"; effect GS_DEDICATED_TAINT_EFFECT or empty/absent (all effects). An empty key
+ * with operator Exists tolerates every taint, so it counts too.
+ */
+int gs_admission_tolerates_dedicated(const cJSON *tolerations);
+
 int gs_admission_review(struct gs_admission *a, const char *body, size_t len, struct gs_buf *out,
 			struct gs_admission_result *res);
 

@@ -30,9 +30,10 @@
 #   GS_NODE_MODE          fake (API objects) or kubelet (real)    [fake]
 #   GS_NODE_IMAGES        kubelet mode: docker-archive tars imported into every node [build/images/*.tar]
 #   GS_NODE_IP            kubelet mode: the address nodes and apiserver use [the default route's source]
-#   GS_DEVICE_PLUGIN      kubelet mode, 1: each kubelet gets nvidia.com/gpu from the test device plugin
-#                         (tests/cluster/device-plugin, GS_NODE_GPUS devices GPU-<uuid>) instead of the
-#                         status patch, so its device manager allocates them [0]
+#   GS_DEVICE_PLUGIN      kubelet mode: 1, each kubelet gets nvidia.com/gpu from the test device plugin
+#                         (tests/cluster/device-plugin, GS_NODE_GPUS devices GPU-<uuid>), so its device
+#                         manager allocates them; 0, the nodes' status is patched instead (no allocation).
+#                         Fake nodes always get the status patch [1 with kubelet, else 0]
 #   GS_CLUSTER_TIMEOUT    seconds `up` waits for each stage       [120]
 #   GS_ETCD_QUOTA         etcd --quota-backend-bytes              [1 GiB; the benches use 8 GiB]
 #   GS_APISERVER_STOP_GRACE  restart-apiserver: SIGTERM, SIGKILL after this many s (0: at once) [2]
@@ -89,6 +90,9 @@ ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
 
 NODE_MODE=${GS_NODE_MODE:-fake}
 case $NODE_MODE in fake|kubelet) ;; *) echo "cluster: GS_NODE_MODE must be fake or kubelet" >&2; exit 2 ;; esac
+# The test device plugin gives real kubelets their GPUs unless told not to; fake nodes have no kubelet.
+if [ "$NODE_MODE" = kubelet ]; then DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-1}; else DEVICE_PLUGIN=0; fi
+case $DEVICE_PLUGIN in 0|1) ;; *) echo "cluster: GS_DEVICE_PLUGIN must be 0 or 1" >&2; exit 2 ;; esac
 PIDS=$DIR/pids
 LOGS=$DIR/logs
 PKI=$DIR/pki
@@ -333,7 +337,7 @@ export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
 export GS_NODE_MODE=$NODE_MODE
-export GS_DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-0}
+export GS_DEVICE_PLUGIN=$DEVICE_PLUGIN
 export GS_NODE_NAMES=$NODE_NAMES
 export GS_NODE_ALIASES=$NODE_ALIASES
 EOF
@@ -513,7 +517,7 @@ cmd_up() {
 	wait_until "$NODES Ready nodes with nvidia.com/gpu=$NODE_GPUS" kube-apiserver nodes_ready
 	wait_until "the default service account and its token (controller manager)" kube-controller-manager default_sa_ready
 	trap - EXIT
-	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE${NODE_NAMES:+: $NODE_NAMES}${NODE_ALIASES:+, labelled $NODE_ALIAS_KEY=$NODE_ALIASES}), KUBECONFIG=$DIR/kubeconfig"
+	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE$([ "$DEVICE_PLUGIN" = 1 ] && echo ', GPUs from the device plugin')${NODE_NAMES:+: $NODE_NAMES}${NODE_ALIASES:+, labelled $NODE_ALIAS_KEY=$NODE_ALIASES}), KUBECONFIG=$DIR/kubeconfig"
 	log "  . $DIR/env   # to use it from a shell"
 }
 

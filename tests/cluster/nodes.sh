@@ -12,7 +12,8 @@
 #   - containerd with its own root, state, socket, runc root and CNI config; sandbox image gs-pause
 #   - a CNI bridge gs-nodeN (gateway 10.244.N.1/24, host-local IPAM), no masquerade
 #   - a kubelet (cgroupfs, cgroupRoot /nodeN, own ports, webhook authn/authz, client cert
-#     system:node:nodeN) advertising nvidia.com/gpu, patched into its status once it registered
+#     system:node:nodeN) advertising nvidia.com/gpu from the test device plugin (device-plugin-nodeN),
+#     or with GS_DEVICE_PLUGIN=0 patched into its status once it registered
 #   - both run in one private mount namespace with private binds over the paths a kubelet hard-codes
 #     (/var/lib/kubelet, /var/log/pods, /var/log/containers), containerd's shim directory
 #     (/run/containerd) and the pods' network namespace files (/run/netns): four nodes never see
@@ -306,10 +307,10 @@ advertise_gpus() {
 		application/merge-patch+json >/dev/null
 }
 
-# GS_DEVICE_PLUGIN=1: the test device plugin registers nvidia.com/gpu with the node's kubelet (its
-# kubelet.sock is in the node's /var/lib/kubelet, bound from $d/var-lib-kubelet; the plugin runs outside
-# the node's mount namespace and finds it there). The kubelet then reports the capacity itself.
-DEVICE_PLUGIN=${GS_DEVICE_PLUGIN:-0}
+# DEVICE_PLUGIN=1 (cluster.sh: GS_DEVICE_PLUGIN, 1 by default with kubelets): the test device plugin
+# registers nvidia.com/gpu with the node's kubelet (its kubelet.sock is in the node's /var/lib/kubelet,
+# bound from $d/var-lib-kubelet; the plugin runs outside the node's mount namespace and finds it there).
+# The kubelet then reports the capacity itself.
 start_device_plugin() {
 	local n=$1 d
 	d=$(node_dir "$n")

@@ -49,6 +49,8 @@ check_eventually "one of them holds the Lease" 30 eval 'sched_pods | grep -qx "$
 calls0=$(calls)
 rej0=$(rejections)
 failed0=$(failed_calls)
+# The creator's log goes there; in a fresh build directory nothing has made it yet (e2e alone).
+mkdir -p "$GS_TEST_LOGS"
 for ((i = 0; i < PODS; i++)); do
 	echo "POST /api/v1/namespaces/$NS/pods application/json {\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-$i\",\"annotations\":{\"$GS_ANNOTATION\":\"$i=no-such-node:$((i % 4))\"}},\"spec\":{\"schedulerName\":\"$SCHEDULER_NAME\",\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"imagePullPolicy\":\"Never\",\"command\":[\"sleep\",\"3600\"]}]}}"
 done | "${APIREQ[@]}" --threads "$THREADS" --rate "$RATE" >"$GS_TEST_LOGS/$T_NAME-create.log" 2>&1 &

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 if [ "${GS_DEVICE_PLUGIN:-0}" != 1 ]; then
-	echo "  skipped: the cluster runs without the device plugin (GS_DEVICE_PLUGIN=1 turns it on)"
+	echo "  skipped: the cluster runs without the device plugin (cluster.sh up had GS_DEVICE_PLUGIN=0)"
 	test_end
 fi
 

@@ -2,7 +2,9 @@
 # `gpu-scheduler lint` as CI and pre-commit run it: its exit statuses (0 clean or warnings, 1 errors or
 # --strict warnings, 2 usage and I/O), the line of a bad entry inside the file, and the node checks with
 # the nodes read from the real apiserver (--kubeconfig: node1..node4 with 4 GPUs, plus a node named like
-# kind's workers carrying an alias label), the same as from `kubectl get nodes -o yaml|json` (--nodes).
+# kind's workers carrying an alias label), the same as from `kubectl get nodes -o yaml|json` (--nodes);
+# with --kubeconfig, the warning about a mapped node without the taint gpu-scheduler.io/dedicated that
+# runs pods getting nvidia.com/gpu from the device plugin, gone once the printed kubectl command ran.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -107,6 +109,57 @@ check "--nodes (kubectl get nodes -o yaml): the same diagnostics as --kubeconfig
 	'rc_is 0 "${LINT[@]}" --nodes "$work/nodes.yaml" "$work/m.yaml" && diff "$work/kube2.out" "$work/last.out"'
 check "--nodes (-o json): the same" eval \
 	'rc_is 0 "${LINT[@]}" --nodes "$work/nodes.json" "$work/m.yaml" && diff "$work/kube2.out" "$work/last.out"'
+
+# --- device-plugin GPU pods on a mapped node without the dedicated taint ------------------------------------
+# Pods of another scheduler bound to $WORKER at creation (no kubelet: they stay Pending, as good as
+# running for the device plugin's count), four asking for nvidia.com/gpu, one not, one that ended.
+plugin_pod() { # NAME GPUS
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: $WORKER
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: busybox:stable
+    resources: {limits: {nvidia.com/gpu: "$2"}}
+YAML
+}
+for p in gpu-a gpu-b gpu-c gpu-d gpu-done; do plugin_pod "$p" 1; done
+plugin_pod cpu-only 0
+api PATCH "/api/v1/namespaces/$NS/pods/gpu-done/status" '{"status":{"phase":"Succeeded"}}' application/merge-patch+json >/dev/null
+check "--kubeconfig: GPU pods on $WORKER, untainted: a warning, exit 0" rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml"
+check "... at the node's line (14), naming it and its real name, the 4 running GPU pods (3 shown) and the taint" \
+	out_has "m.yaml:14: warning: node \"$ALIAS\" \\(node $WORKER\\), which maps use, has no gpu-scheduler.io/dedicated:NoSchedule taint and runs 4 pods that get nvidia.com/gpu from the device plugin \\($NS/gpu-a, $NS/gpu-b, $NS/gpu-c and 1 more\\)"
+check "... with the command that dedicates it" out_has "kubectl taint nodes $WORKER gpu-scheduler.io/dedicated=true:NoSchedule"
+check "... nothing about node1 or node2 (no GPU pod there)" eval '[ "$(grep -c "which maps use" "$work/last.out")" = 1 ]'
+check "--strict: that warning fails (exit 1)" rc_is 1 "${LINT[@]}" --strict --kubeconfig "$KUBECONFIG" "$work/m.yaml"
+kc taint node "$WORKER" gpu-scheduler.io/dedicated=true:PreferNoSchedule >/dev/null
+check "a PreferNoSchedule taint of that key does not count: still warned" eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml" && out_has "m.yaml:14: warning: .*which maps use"'
+kc taint node "$WORKER" gpu-scheduler.io/dedicated- >/dev/null
+cmd=$(grep -o "kubectl taint nodes $WORKER [^ ]*" "$work/last.out")
+check "the printed command run as it is ($cmd)" eval "$cmd --kubeconfig \"\$KUBECONFIG\" >/dev/null"
+check "tainted: no warning about $WORKER any more" eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml" && ! grep -q "which maps use" "$work/last.out"'
+check "--nodes (no pods read): no such warning either" eval \
+	'kc taint node "$WORKER" gpu-scheduler.io/dedicated- >/dev/null && kc get nodes -o yaml >"$work/nodes2.yaml" &&
+	 rc_is 0 "${LINT[@]}" --nodes "$work/nodes2.yaml" "$work/m.yaml" && ! grep -q "which maps use" "$work/last.out"'
+# An identity that may list nodes but not pods: the node checks still run, this one is skipped, saying why.
+kc create serviceaccount lint-nodes-only >/dev/null
+role=gs-test-$NS-nodes-only
+defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1; NS= kc delete clusterrole $role >/dev/null 2>&1"
+NS= kc create clusterrole "$role" --verb=list --resource=nodes >/dev/null
+NS= kc create clusterrolebinding "$role" --clusterrole="$role" --serviceaccount="$NS:lint-nodes-only" >/dev/null
+printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority: "%s"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: "%s"}\n' \
+	"$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$(kc create token lint-nodes-only)" >"$work/nodes-only.kubeconfig"
+check_eventually "nodes but not pods readable (403): exit 0, the node checks done" 10 eval \
+	'rc_is 0 "${LINT[@]}" --kubeconfig "$work/nodes-only.kubeconfig" "$work/m.yaml" && out_has "m.yaml:12: warning: .*NODE_MISSING"'
+check "... no dedicated-taint warning, and stderr says the pods could not be read" eval \
+	'! grep -q "which maps use" "$work/last.out" && grep -q "GET /api/v1/pods: HTTP 403.*not checked for device-plugin GPU pods" "$work/last.err"'
+force_delete_pods
 
 # --- as a pre-commit hook: the entry of .pre-commit-hooks.yaml, on several files at once ----------------------
 entry=$(python3 -c 'import sys, yaml; h = yaml.safe_load(open(sys.argv[1])); print(h[0]["entry"])' "$GS_ROOT/.pre-commit-hooks.yaml")

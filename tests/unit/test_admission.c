@@ -7,6 +7,9 @@
  * status, and the JSON Patch decoded from base64, one operation per line). GS_GOLDEN_UPDATE=1 rewrites the transcripts instead of
  * comparing; review the diff. GS_GOLDEN_DIR overrides the directory (default: relative to the cwd).
  *
+ * Cases named tolerate-* are reviewed with tolerate_dedicated on (--tolerate-dedicated-taint), every
+ * other one with it off; the transcript says "toleration added" when the patch adds it.
+ *
  * Every patched case is also applied (a small RFC 6902 add/replace applier below) and the patched
  * pod reviewed again: it must come back UNCHANGED with no patch, which is what a retried admission
  * call sees.
@@ -35,13 +38,20 @@
 
 #define MAP_TEXT "0=node1:0,1\n1=node2:2\n2=node3:0,1,2\n3=node4:3\n4=node4:3"
 
-static struct gs_admission *new_admission(void)
+static struct gs_admission *new_admission_opts(int tolerate_dedicated)
 {
-	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map" };
+	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler",
+				       .annotation = "gpu-scheduling-map",
+				       .tolerate_dedicated = tolerate_dedicated };
 	struct gs_admission *a = NULL;
 	assert_int_equal(gs_admission_new(&o, &a), 0);
 	assert_non_null(a);
 	return a;
+}
+
+static struct gs_admission *new_admission(void)
+{
+	return new_admission_opts(0);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -194,6 +204,9 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 		gs_buf_printf(txt, "entry: node %s, devices %s\n", res.node, res.devices);
 	if (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED)
 		gs_buf_printf(txt, "containers patched: %d\n", res.containers_patched);
+	if (res.toleration_added)
+		gs_buf_printf(txt, "toleration added\n");
+	assert_true(!res.toleration_added || res.outcome == GS_ADMISSION_PATCHED);
 	if (res.gpu_requested != 0)
 		gs_buf_printf(txt, "nvidia.com/gpu requested: %lld%s\n", (long long)res.gpu_requested,
 			      res.gpu_requested < 0 ? " (a value is not a whole number)" : "");
@@ -274,12 +287,13 @@ static void test_golden(void **state)
 	int n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
 		fail_msg("cannot read %s (run from the repository root or set GS_GOLDEN_DIR): %s", dir, strerror(errno));
-	struct gs_admission *a = new_admission();
+	struct gs_admission *plain = new_admission(), *tolerating = new_admission_opts(1);
 	int cases = 0, failed = 0, replayed = 0;
 	for (int i = 0; i < n; i++) {
 		const char *fn = names[i]->d_name;
 		if (!has_suffix(fn, ".request.json"))
 			continue;
+		struct gs_admission *a = strncmp(fn, "tolerate-", 9) == 0 ? tolerating : plain;
 		char path[1024], expected_path[1024];
 		snprintf(path, sizeof(path), "%s/%s", dir, fn);
 		snprintf(expected_path, sizeof(expected_path), "%s/%.*s.expected.txt", dir,
@@ -334,7 +348,8 @@ static void test_golden(void **state)
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	gs_admission_free(a);
+	gs_admission_free(plain);
+	gs_admission_free(tolerating);
 	fprintf(stderr, "golden admission: %d cases, %d replayed, %d differ%s\n", cases, replayed, failed,
 		update ? " (updated)" : "");
 	assert_true(cases >= 30);
@@ -969,6 +984,46 @@ static void test_hostile_bodies(void **state)
 	gs_admission_free(a);
 }
 
+/* Which tolerations already tolerate gpu-scheduler.io/dedicated=true:NoSchedule (no second one added). */
+static void test_tolerates_dedicated(void **state)
+{
+	static const struct {
+		const char *json;
+		int want;
+	} cases[] = {
+		{"null", 0},
+		{"{}", 0},
+		{"[]", 0},
+		{"[1, \"x\", null, []]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]", 1},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\"}]", 1},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"\"}]", 1},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Equal\",\"value\":\"true\"}]", 1},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]", 1},
+		{"[{\"operator\":\"Exists\"}]", 1},
+		{"[{\"key\":\"\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]", 1},
+		{"[{\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Equal\",\"value\":\"false\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Equal\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"value\":\"True\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"PreferNoSchedule\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/Dedicated\",\"operator\":\"Exists\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"exists\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":7}]", 0},
+		{"[{\"key\":\"other\",\"operator\":\"Exists\"},"
+		 "{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\"}]", 1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *t = cJSON_Parse(cases[i].json);
+		assert_non_null(t);
+		if (gs_admission_tolerates_dedicated(t) != cases[i].want)
+			fail_msg("%s: want %d", cases[i].json, cases[i].want);
+		cJSON_Delete(t);
+	}
+	assert_int_equal(gs_admission_tolerates_dedicated(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -982,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_env_names_exact),
 		cmocka_unit_test(test_gpu_count),
 		cmocka_unit_test(test_device_plugin_warning),
+		cmocka_unit_test(test_tolerates_dedicated),
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_node_policy),
 	};

@@ -328,6 +328,76 @@ static void test_nodes(void **state)
 	free(jn);
 }
 
+/* lint_pods: claims-a.yaml and claims-b.yaml linted with nodes and the cluster's device-plugin GPU pods. */
+static struct gs_lint *lint_pods(const struct gs_lint_node *nodes, size_t n_nodes, const struct gs_lint_gpu_pod *pods,
+				 size_t n_pods, int have_pods)
+{
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = n_nodes, .have_nodes = 1, .gpu_pods = pods,
+				 .n_gpu_pods = n_pods, .have_pods = have_pods, .dedicated_taint = "gpu-scheduler.io/dedicated"};
+	struct gs_lint *l = gs_lint_new(&o);
+
+	add_file(l, FX "claims-a.yaml");
+	add_file(l, FX "claims-b.yaml");
+	gs_lint_finish(l);
+	return l;
+}
+
+/* Mapped nodes without the dedicated taint that run device-plugin GPU pods: one warning per node, at its
+ * first use, naming up to 3 pods and the kubectl command; none for a tainted node or a node no map uses. */
+static void test_dedicated_taint(void **state)
+{
+	struct gs_lint_node nodes[] = {
+		{.name = "node2", .gpus = 4},
+		{.name = "gpu-worker3", .alias = "node3", .gpus = 8},
+		{.name = "node4", .gpus = 4},
+	};
+	struct gs_lint_gpu_pod pods[] = {
+		{"ml", "a", "node2"}, {"ml", "b", "node2"}, {"x", "c", "node2"}, {"y", "d", "node2"},
+		{"z", "e", "gpu-worker3"}, {"w", "f", "node4"}, {"v", "g", "node9"},
+	};
+	struct gs_lint *l;
+
+	(void)state;
+	l = lint_pods(nodes, 3, pods, 7, 1);
+	/* node2 is used by both files (claims-a.yaml first) and claimed twice: one warning, at its first use */
+	HAS(l, FX "claims-a.yaml", 13, GS_LINT_WARNING, "node \"node2\", which maps use,",
+	    "no gpu-scheduler.io/dedicated:NoSchedule taint", "runs 4 pods that get nvidia.com/gpu from the device plugin",
+	    "(ml/a, ml/b, x/c and 1 more)", "kubectl taint nodes node2 gpu-scheduler.io/dedicated=true:NoSchedule",
+	    "--tolerate-dedicated-taint");
+	/* through the alias: the command names the real node */
+	HAS(l, FX "claims-a.yaml", 14, GS_LINT_WARNING, "node \"node3\" (node gpu-worker3)", "runs 1 pod that", "(z/e)",
+	    "kubectl taint nodes gpu-worker3 gpu-scheduler.io/dedicated=true:NoSchedule");
+	/* plus the DEVICE_BUSY of claims-b.yaml: nothing about node4 (no map uses it) or node9 */
+	assert_int_equal(gs_lint_count(l), 3);
+	assert_int_equal(gs_lint_errors(l), 0);
+	gs_lint_free(l);
+
+	/* tainted: no warning for it */
+	nodes[1].dedicated = 1;
+	l = lint_pods(nodes, 3, pods, 7, 1);
+	assert_int_equal(gs_lint_count(l), 2);
+	for (size_t i = 0; i < gs_lint_count(l); i++)
+		assert_null(strstr(gs_lint_diag_at(l, i)->msg, "gpu-worker3"));
+	gs_lint_free(l);
+
+	/* no GPU pod on the mapped nodes, or no pod list at all (--nodes): only DEVICE_BUSY */
+	l = lint_pods(nodes, 3, pods + 5, 2, 1);
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+	nodes[1].dedicated = 0;
+	l = lint_pods(nodes, 3, NULL, 0, 0);
+	assert_int_equal(gs_lint_count(l), 1);
+	HAS(l, FX "claims-b.yaml", 13, GS_LINT_WARNING, "DEVICE_BUSY");
+	gs_lint_free(l);
+
+	/* exactly 3 pods: all named, no "more" */
+	l = lint_pods(nodes, 3, pods + 1, 3, 1);
+	HAS(l, FX "claims-a.yaml", 13, GS_LINT_WARNING, "runs 3 pods", "(ml/b, x/c, y/d)");
+	for (size_t i = 0; i < gs_lint_count(l); i++)
+		assert_null(strstr(gs_lint_diag_at(l, i)->msg, "more"));
+	gs_lint_free(l);
+}
+
 static void test_yaml_errors_and_scalar_styles(void **state)
 {
 	static const char quoted[] = "kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
@@ -355,7 +425,7 @@ static void test_yaml_errors_and_scalar_styles(void **state)
 
 static void test_deploy_examples_are_clean(void **state)
 {
-	struct gs_lint_node nodes[] = {{"node1", NULL, 4}, {"node2", NULL, 4}, {"node3", NULL, 4}, {"node4", NULL, 4}};
+	struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
 	glob_t g;
 	(void)state;
 	assert_int_equal(glob("deploy/examples/*.yaml", 0, NULL, &g), 0);
@@ -378,7 +448,7 @@ static void test_deploy_examples_are_clean(void **state)
  */
 static void test_readme_examples_are_clean(void **state)
 {
-	struct gs_lint_node nodes[] = {{"node1", NULL, 4}, {"node2", NULL, 4}, {"node3", NULL, 4}, {"node4", NULL, 4}};
+	struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
 	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = 4, .have_nodes = 1};
 	struct gs_lint *l = gs_lint_new(&o), *la = gs_lint_new(&o);
 	size_t len, blocks = 0, maps = 0;
@@ -455,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_claims_across_files),
 		cmocka_unit_test(test_shared_claims),
 		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_dedicated_taint),
 		cmocka_unit_test(test_yaml_errors_and_scalar_styles),
 		cmocka_unit_test(test_deploy_examples_are_clean),
 		cmocka_unit_test(test_readme_examples_are_clean),
