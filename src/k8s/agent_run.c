@@ -255,7 +255,7 @@ static void build_and_publish(struct agent *a, const struct gs_agent_devs *devs,
 		u.devs = devs->devs;
 		u.n_devs = devs->n;
 	} else {
-		snprintf(why, sizeof why, "the kubelet's PodResources List fails: %s", a->fail_why);
+		snprintf(why, sizeof why, "no data from the kubelet: %s", a->fail_why);
 		u.error = why;
 	}
 	text = gs_inuse_format(&u, err, sizeof err);

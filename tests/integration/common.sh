@@ -22,6 +22,8 @@
 #                                 webhook_register on a free port, daemon_start with --require-env=false and
 #                                 ARGS; WEBHOOK_DAEMON keeps the arguments (a restart: daemon_start
 #                                 "${WEBHOOK_DAEMON[@]}" with DAEMON_WEBHOOK=1)
+#   kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]
+#                                 a kubeconfig on stdout (a ServiceAccount's token, a wrong CA...)
 #   test_ca DIR DAYS CN           a P-256 CA in DIR/ca.crt, DIR/ca.key
 #   test_pair DIR DAYS CA_DIR     a serving pair for 127.0.0.1 in DIR/tls.{crt,key}, signed by CA_DIR's CA
 #   secret_volume VOL VERSION     VOL laid out like a Secret volume: tls.crt -> ..data/tls.crt,
@@ -47,6 +49,27 @@ node_make() {
 	api PATCH "/api/v1/nodes/$name/status" "{\"status\":{\"capacity\":$res,\"allocatable\":$res,
 		\"conditions\":[{\"type\":\"Ready\",\"status\":\"${2:-True}\",\"reason\":\"Test\",
 		\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" application/merge-patch+json >/dev/null
+}
+
+kubeconfig_with() {
+	cat <<YAML
+apiVersion: v1
+kind: Config
+current-context: t
+clusters:
+- name: t
+  cluster:
+    server: $1
+    certificate-authority: $2
+${4:+    tls-server-name: $4}
+contexts:
+- name: t
+  context: {cluster: t, user: u}
+users:
+- name: u
+  user:
+    token: $3
+YAML
 }
 
 node_set_ready() {

@@ -10,28 +10,6 @@ test_begin
 work=$(test_workdir)
 token=$(cat "$GS_CLUSTER_DIR/admin.token")
 
-# kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]
-kubeconfig_with() {
-	cat <<YAML
-apiVersion: v1
-kind: Config
-current-context: t
-clusters:
-- name: t
-  cluster:
-    server: $1
-    certificate-authority: $2
-${4:+    tls-server-name: $4}
-contexts:
-- name: t
-  context: {cluster: t, user: u}
-users:
-- name: u
-  user:
-    token: $3
-YAML
-}
-
 # refused KUBECONFIG WHAT REGEX: the daemon never gets ready, logs REGEX, binds nothing, stays up.
 refused() {
 	local kcfg=$1 what=$2 re=$3
