@@ -18,22 +18,8 @@ node_make "$node" || { fail "node $node" "cannot create it"; exit 1; }
 defer "node_delete $node"
 
 # ---- RBAC: deploy/agent's ClusterRole under a test name, bound to a ServiceAccount of $NS -------------
-role=gs-test-agent-$NS
-sed -e "s/^  name: gpu-scheduler-agent$/  name: $role/" "$GS_ROOT/deploy/agent/rbac.yaml" |
-	awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$work/role.yaml"
-check "the ClusterRole from deploy/agent/rbac.yaml applies" eval 'NS= kc apply -f "$work/role.yaml" >/dev/null'
-defer "NS= kc delete clusterrole $role >/dev/null 2>&1"
-defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1"
-kc create serviceaccount agent >/dev/null
-NS= kc create clusterrolebinding "$role" --clusterrole "$role" --serviceaccount "$NS:agent" >/dev/null
-sa_token() {
-	local s
-	s=$(kc get serviceaccount agent -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
-		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
-}
-check_eventually "a ServiceAccount token was minted" 30 sa_token
-sat=$(sa_token)
-kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$sat" >"$work/sa.kubeconfig"
+sa_role_kubeconfig "$GS_ROOT/deploy/agent/rbac.yaml" gpu-scheduler-agent agent "$work/sa.kubeconfig"
+sat=$SA_TOKEN
 can() { NS= kc --token "$sat" auth can-i "$@" 2>/dev/null | grep -qx yes; }
 for v in "get nodes" "patch nodes" "list pods" "watch pods"; do
 	check "RBAC allows: $v" can $v --all-namespaces
