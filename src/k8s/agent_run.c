@@ -134,6 +134,15 @@ static void register_metrics(struct agent *a)
 static void patch_send(struct agent *a);
 static void publish(struct agent *a, char *text, int64_t now);
 
+/* The length of resp's body without its final newlines (one log line). */
+static int body_len(const struct gs_http_response *resp)
+{
+	size_t n = resp->body ? strlen(resp->body) : 0;
+	while (n && (resp->body[n - 1] == '\n' || resp->body[n - 1] == '\r'))
+		n--;
+	return n > 2000 ? 2000 : (int)n;
+}
+
 static void on_retry(uv_timer_t *t)
 {
 	struct agent *a = t->data;
@@ -153,8 +162,9 @@ static void on_patched(int err, const struct gs_http_response *resp, const char 
 	if (err || resp->status / 100 != 2) {
 		uint64_t delay = gs_backoff_next(&a->backoff);
 		a->pubs_err.v++;
-		gs_log_error("agent: node %s: PATCH of %s failed: %s (retrying in %llu ms)", a->o->node,
-			     GS_INUSE_ANNOTATION, err ? msg : resp->body && *resp->body ? resp->body : "no reason",
+		gs_log_error("agent: node %s: PATCH of %s failed: %s%.*s (retrying in %llu ms)", a->o->node,
+			     GS_INUSE_ANNOTATION, err ? "" : "HTTP error: ", err ? (int)strlen(msg) : body_len(resp),
+			     err ? msg : resp->body,
 			     (unsigned long long)delay);
 		if (a->want) /* a newer text came meanwhile: that one is retried */
 			free(a->sending);
@@ -452,8 +462,9 @@ static void on_node(int err, const struct gs_http_response *resp, const char *ms
 		return;
 	if (err || resp->status != 200) {
 		uint64_t delay = gs_backoff_next(&a->backoff);
-		gs_log_error("agent: GET node %s: %s (retrying in %llu ms)", a->o->node,
-			     err ? msg : resp->status == 404 ? "no such node" : resp->body, (unsigned long long)delay);
+		const char *why = err ? msg : resp->status == 404 ? "no such node" : resp->body;
+		gs_log_error("agent: GET node %s: %.*s (retrying in %llu ms)", a->o->node,
+			     err || resp->status == 404 ? (int)strlen(why) : body_len(resp), why, (unsigned long long)delay);
 		uv_timer_start(&a->retry, on_get_retry, delay, 0);
 		return;
 	}

@@ -83,17 +83,19 @@ sa_token() {
 }
 
 sa_role_kubeconfig() {
-	local file=$1 name=$2 sa=$3 out=$4 role=gs-test-$3-$NS
+	local file=$1 name=$2 sa=$3 kcfg=$4 role=gs-test-$3-$NS
+	# global: check's own locals (out, rc, what) would hide a local of this function inside its eval
+	SA_ROLES=$kcfg.roles.yaml
 	sed -e "s/^  name: $name\$/  name: $role/" "$file" |
-		awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$out.roles.yaml"
-	check "the ClusterRole from ${file#"$GS_ROOT"/} applies" eval 'NS= kc apply -f "$out.roles.yaml" >/dev/null'
+		awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$SA_ROLES"
+	check "the ClusterRole from ${file#"$GS_ROOT"/} applies" eval 'NS= kc apply -f "$SA_ROLES" >/dev/null'
 	defer "NS= kc delete clusterrole $role >/dev/null 2>&1"
 	defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1"
 	kc create serviceaccount "$sa" >/dev/null
 	NS= kc create clusterrolebinding "$role" --clusterrole "$role" --serviceaccount "$NS:$sa" >/dev/null
 	check_eventually "a ServiceAccount token was minted" 30 sa_token "$sa"
 	SA_TOKEN=$(sa_token "$sa")
-	kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$SA_TOKEN" >"$out"
+	kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$SA_TOKEN" >"$kcfg"
 }
 
 node_set_ready() {
