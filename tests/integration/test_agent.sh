@@ -67,7 +67,7 @@ am() { ahttp /metrics | awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ?
 ge() { local v; v=$(am "$1"); awk -v v="$v" -v n="$2" 'BEGIN { exit !(v >= n) }' || { echo "$1 = $v"; return 1; }; }
 first_line() { ann | head -n 1; }
 
-agent_start 1 --heartbeat-s 4
+agent_start 1 --heartbeat-s 6
 check_eventually "/healthz answers ok" 10 eval '[ "$(ahttp /healthz)" = ok ]'
 error_line() { ann | grep -qx "error no data from the kubelet: $work/none.sock /v1.PodResourcesLister/List: connect: the socket does not exist"; }
 check_eventually "the node's annotation gets the error line (the socket is missing)" 10 error_line
@@ -88,7 +88,7 @@ t1=$(first_line)
 sleep 1.5
 check "unchanged: not written again within the heartbeat (3 Lists)" eval \
 	'[ "$(am "gpu_scheduler_agent_publishes_total{result=\"success\"}")" = "$p1" ] && [ "$(first_line)" = "$t1" ]'
-check_eventually "the heartbeat (4 s) rewrites the time line only" 8 eval \
+check_eventually "the heartbeat (6 s) rewrites the time line only" 12 eval \
 	'[ "$(first_line)" != "$t1" ] && error_line'
 check "the heartbeat is one more publish" ge 'gpu_scheduler_agent_publishes_total{result="success"}' "$((p1 + 1))"
 agent_stop
