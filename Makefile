@@ -184,6 +184,7 @@ FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c sr
 			src/core/options.c src/core/hmap.c src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)
 FUZZ_inuse_SRC       := src/sched/inuse.c src/core/buf.c src/core/log.c src/core/alloc.c
 FUZZ_podresources_SRC := src/k8s/podresources.c src/core/pb.c src/core/buf.c src/core/log.c
+FUZZ_nvinfo_SRC      := src/k8s/agent.c src/sched/inuse.c src/core/buf.c src/core/log.c src/core/alloc.c
 FUZZ_grpc_client_SRC := src/core/grpc.c src/core/buf.c src/core/log.c src/core/alloc.c src/core/closer.c
 FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \
 			src/core/alloc.c src/core/closer.c $(FUZZ_LLHTTP)

@@ -300,7 +300,9 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
 		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
 		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
-		   "Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n\n"
+		   "Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n"
+		   "             gpu-scheduler agent --node NAME [OPTIONS]   the node agent, publishing which pod\n"
+		   "             holds which device as the kubelet says (gpu-scheduler agent --help)\n\n"
 		   "Options (a flag wins over its environment variable, which wins over the default):\n");
 	gs_options_usage(f, options, N_OPTIONS);
 	fprintf(f, "  %-32s %s\n  %-32s %s\n", "--help", "this text", "--version", "print the version");
@@ -797,7 +799,6 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "explain") == 0)
 		return gs_explain_cmd(argc - 1, argv + 1);
-	/* Not in the usage yet: the node agent does not publish anything so far (docs/agent.md). */
 	if (argc > 1 && strcmp(argv[1], "agent") == 0)
 		return gs_agent_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));

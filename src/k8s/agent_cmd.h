@@ -1,15 +1,13 @@
 /*
- * agent_cmd.h: `gpu-scheduler agent`, the node agent (issue 21; docs/agent.md). So far a skeleton: it
- * calls the kubelet's PodResources List (k8s/podresources.h) over the gRPC client (core/grpc.h) and
- * prints or logs what it got; publishing it for the scheduler is not written yet.
+ * agent_cmd.h: `gpu-scheduler agent`, the node agent (issue 21; docs/agent.md): the command line.
  *
- *   gpu-scheduler agent [--socket PATH] [--once] [--print] [--interval-ms N] [--timeout-ms N]
+ *   gpu-scheduler agent --node NAME [--kubeconfig PATH] [--socket PATH] [--interval-ms N] ...
+ *   gpu-scheduler agent --once [--socket PATH] [--timeout-ms N]
  *
- * --once: one call; prints the devices held (one line each: "NAMESPACE/POD CONTAINER RESOURCE ID") and
- * exits 0, or prints why not on stderr and exits 1. Without --once it polls every --interval-ms
- * (10000 by default) and, when the list changed, logs one line (and prints the list with --print);
- * a failed call is logged and retried at the next tick. SIGINT/SIGTERM end it (exit 0). Usage errors
- * exit 2.
+ * With --node (or env NODE_NAME): the daemon (k8s/agent_run.h) until SIGINT/SIGTERM, exit 0; 1 when it
+ * cannot start (the kubeconfig, the apiserver client, the --addr). --once: one List of the kubelet's
+ * PodResources socket printed (one line per device: "NAMESPACE/POD CONTAINER RESOURCE ID"), exit 0, or
+ * why not on stderr and exit 1. Usage errors exit 2.
  */
 #ifndef GS_K8S_AGENT_CMD_H
 #define GS_K8S_AGENT_CMD_H

@@ -521,6 +521,11 @@ void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st)
 		gs_tls_config_stats(k->tls, &st->tls);
 }
 
+const char *gs_kube_server(const struct gs_kube *k)
+{
+	return k->server;
+}
+
 static void kube_release(struct gs_closer *c)
 {
 	struct gs_kube *k = GS_CONTAINER_OF(c, struct gs_kube, closer);

@@ -108,6 +108,9 @@ struct gs_kube_stats {
 };
 void gs_kube_stats(const struct gs_kube *k, struct gs_kube_stats *st);
 
+/* The server URL, for logs. */
+const char *gs_kube_server(const struct gs_kube *k);
+
 /* Cancels every call and closes every handle; close_cb once all are closed. */
 void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud);
 

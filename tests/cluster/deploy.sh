@@ -13,6 +13,11 @@
 # Components (kubectl >= 1.21), else deploy/install.yaml (Debian's kubectl is 1.20);
 # tests/integration/test_deploy.sh checks that the file is the overlay rendered.
 #
+# The node agent (deploy/agent) reads /var/lib/kubelet/pod-resources on a real node. The test clusters'
+# kubelets each have their own root directory ($GS_CLUSTER_DIR/nodes/NAME/kubelet) and driver directory
+# (NAME/proc-driver/nvidia/gpus, written by the test device plugin): on a cluster.sh cluster in kubelet
+# mode the agent mounts $GS_CLUSTER_DIR/nodes read-only and finds its node's by $(NODE_NAME).
+#
 # The images must be on the nodes (cluster.sh imports build/images/*.tar). Environment: KUBECONFIG,
 # GS_DEPLOY_TIMEOUT (seconds per wait, default 180), GS_OVERLAY_DIR (where the overlay is written,
 # default build/deploy-overlay).
@@ -59,6 +64,32 @@ write_overlay() {
 	rel=$(realpath --relative-to="$OVERLAY" "$ROOT/deploy")
 	[ "${1:-}" = old ] && extra=", $rel/k8s-1.20"
 	printf 'resources: [%s]\ncomponents: [%s/self-signed%s]\n' "$rel" "$rel" "$extra" >"$OVERLAY/kustomization.yaml"
+	if [ "${2:-}" = agent ] && [ -n "$(agent_patch)" ]; then
+		printf 'patches:\n- target: {group: apps, kind: DaemonSet, name: gpu-scheduler-agent}\n  patch: |-\n' \
+			>>"$OVERLAY/kustomization.yaml"
+		agent_patch | sed 's/^/    /' >>"$OVERLAY/kustomization.yaml"
+	fi
+}
+
+# Every node runs a Ready agent.
+agent_ready() {
+	local want
+	want=$(kc -n kube-system get daemonset gpu-scheduler-agent -o jsonpath='{.status.desiredNumberScheduled}')
+	[ -n "$want" ] && [ "$want" -gt 0 ] &&
+		[ "$(kc -n kube-system get daemonset gpu-scheduler-agent -o jsonpath='{.status.numberReady}')" = "$want" ]
+}
+
+# The agent's patch on a cluster.sh kubelet cluster (a JSON patch), or nothing elsewhere.
+agent_patch() {
+	local nodes=${GS_CLUSTER_DIR:-}/nodes
+	[ -n "${GS_CLUSTER_DIR:-}" ] && [ -d "$nodes" ] || return 0
+	cat <<EOF
+[{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": ["agent", "--addr=0.0.0.0:10262",
+  "--socket=/test-nodes/\$(NODE_NAME)/kubelet/pod-resources/kubelet.sock",
+  "--nvidia-proc-dir=/test-nodes/\$(NODE_NAME)/proc-driver/nvidia/gpus"]},
+ {"op": "replace", "path": "/spec/template/spec/containers/0/volumeMounts/0/mountPath", "value": "/test-nodes"},
+ {"op": "replace", "path": "/spec/template/spec/volumes/0/hostPath/path", "value": "$nodes"}]
+EOF
 }
 
 kubectl_minor() {
@@ -72,7 +103,7 @@ cmd_scheduler() {
 	local age=
 	[ "$(server_minor)" -lt 21 ] 2>/dev/null && age=old
 	if [ "$(kubectl_minor)" -ge 21 ] 2>/dev/null; then
-		write_overlay $age
+		write_overlay "$age" agent
 		kc apply -k "$OVERLAY" >&2
 	else
 		log "kubectl $(kubectl_minor) predates kustomize Components: applying deploy/install.yaml"
@@ -81,9 +112,12 @@ cmd_scheduler() {
 		else
 			kc apply -f deploy/install.yaml >&2
 		fi
+		[ -z "$(agent_patch)" ] ||
+			kc -n kube-system patch daemonset gpu-scheduler-agent --type json -p "$(agent_patch)" >&2
 	fi
 	until_ok "gpu-scheduler Ready in kube-system" scheduler_ready
 	until_ok "the webhook's caBundle (written by gpu-scheduler --webhook-self-signed)" ca_bundle_set
+	until_ok "the node agent Ready on every node (DaemonSet gpu-scheduler-agent)" agent_ready
 	log "gpu-scheduler is Ready: $(kc -n kube-system get pods -l app.kubernetes.io/name=gpu-scheduler \
 		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{end}')"
 }

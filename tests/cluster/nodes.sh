@@ -315,8 +315,10 @@ start_device_plugin() {
 	local n=$1 d
 	d=$(node_dir "$n")
 	mkdir -p "$d/var-lib-kubelet/device-plugins"
+	# --proc-dir: the node's GPUs as the NVIDIA driver lists them, for the agent's index table
+	# (tests/cluster/deploy.sh points the agent there).
 	start "device-plugin-node$n" "$DEVICE_PLUGIN_BIN" --plugin-dir "$d/var-lib-kubelet/device-plugins" \
-		--node "$(node_name "$n")" --count "$NODE_GPUS"
+		--node "$(node_name "$n")" --count "$NODE_GPUS" --proc-dir "$d/proc-driver/nvidia/gpus"
 }
 
 node_gpus_from_plugin() {

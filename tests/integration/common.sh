@@ -22,6 +22,12 @@
 #                                 webhook_register on a free port, daemon_start with --require-env=false and
 #                                 ARGS; WEBHOOK_DAEMON keeps the arguments (a restart: daemon_start
 #                                 "${WEBHOOK_DAEMON[@]}" with DAEMON_WEBHOOK=1)
+#   kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]
+#                                 a kubeconfig on stdout (a ServiceAccount's token, a wrong CA...)
+#   sa_role_kubeconfig FILE NAME SA OUT
+#                                 the ClusterRoles of the deploy/ file FILE (NAME renamed gs-test-SA-$NS),
+#                                 NAME's bound to ServiceAccount SA of $NS (both deleted at exit), and
+#                                 a kubeconfig with SA's token in OUT; SA_TOKEN is the token
 #   test_ca DIR DAYS CN           a P-256 CA in DIR/ca.crt, DIR/ca.key
 #   test_pair DIR DAYS CA_DIR     a serving pair for 127.0.0.1 in DIR/tls.{crt,key}, signed by CA_DIR's CA
 #   secret_volume VOL VERSION     VOL laid out like a Secret volume: tls.crt -> ..data/tls.crt,
@@ -47,6 +53,49 @@ node_make() {
 	api PATCH "/api/v1/nodes/$name/status" "{\"status\":{\"capacity\":$res,\"allocatable\":$res,
 		\"conditions\":[{\"type\":\"Ready\",\"status\":\"${2:-True}\",\"reason\":\"Test\",
 		\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" application/merge-patch+json >/dev/null
+}
+
+kubeconfig_with() {
+	cat <<YAML
+apiVersion: v1
+kind: Config
+current-context: t
+clusters:
+- name: t
+  cluster:
+    server: $1
+    certificate-authority: $2
+${4:+    tls-server-name: $4}
+contexts:
+- name: t
+  context: {cluster: t, user: u}
+users:
+- name: u
+  user:
+    token: $3
+YAML
+}
+
+sa_token() {
+	local s
+	s=$(kc get serviceaccount "$1" -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
+		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
+}
+
+sa_role_kubeconfig() {
+	local file=$1 name=$2 sa=$3 kcfg=$4 role=gs-test-$3-$NS
+	# global: check's own locals (out, rc, what) would hide a local of this function inside its eval
+	SA_ROLES=$kcfg.roles.yaml
+	sed -e "s/^  name: $name\$/  name: $role/" "$file" |
+		awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$SA_ROLES"
+	check "the ClusterRole from ${file#"$GS_ROOT"/} applies" eval 'NS= kc apply -f "$SA_ROLES" >/dev/null'
+	defer "NS= kc delete clusterrole $role >/dev/null 2>&1"
+	defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1"
+	kc create serviceaccount "$sa" >/dev/null
+	NS= kc create clusterrolebinding "$role" --clusterrole "$role" --serviceaccount "$NS:$sa" >/dev/null
+	check_eventually "a ServiceAccount token was minted" 30 sa_token "$sa"
+	SA_TOKEN=$(sa_token "$sa")
+	kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$SA_TOKEN" >"$kcfg"
 }
 
 node_set_ready() {

@@ -12,8 +12,10 @@ for c in self-signed cert-manager; do
 	printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/%s, ../../../deploy/k8s-1.20]\n' "$c" \
 		>"$ov/$c-1.20/kustomization.yaml"
 done
-mkdir -p "$ov/base-1.20"
+mkdir -p "$ov/base-1.20" "$ov/no-agent"
 printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/k8s-1.20]\n' >"$ov/base-1.20/kustomization.yaml"
+printf 'resources: [../../../deploy]\ncomponents: [../../../deploy/self-signed, ../../../deploy/no-agent]\n' \
+	>"$ov/no-agent/kustomization.yaml"
 # kubectl embeds kustomize v4 (labels:, Components) from 1.21; Debian's kubernetes-client is 1.20.
 minor=$(kc version --client -o json 2>/dev/null | grep -o '"minor": *"[0-9]*' | grep -o '[0-9]*$')
 if [ "${minor:-0}" -lt 21 ]; then
@@ -26,6 +28,12 @@ check "the base renders" eval 'NS= kc kustomize "$GS_ROOT/deploy" >"$ov/base.yam
 check "the base runs 2 replicas with a PodDisruptionBudget (policy/v1) and the Lease RBAC" eval \
 	'grep -q "replicas: 2" "$ov/base.yaml" && grep -B1 -q "kind: PodDisruptionBudget" "$ov/base.yaml" &&
 	 grep -q "apiVersion: policy/v1$" "$ov/base.yaml" && grep -q "coordination.k8s.io" "$ov/base.yaml"'
+check "the base runs the node agent DaemonSet with its own ServiceAccount and ClusterRole" eval \
+	'grep -q "kind: DaemonSet" "$ov/base.yaml" && grep -q "serviceAccountName: gpu-scheduler-agent" "$ov/base.yaml" &&
+	 [ "$(grep -c "name: gpu-scheduler-agent$" "$ov/base.yaml")" -ge 4 ]'
+check "with deploy/no-agent nothing of the agent is left" eval \
+	'NS= kc kustomize "$ov/no-agent" >"$ov/no-agent.yaml" && ! grep -q "gpu-scheduler-agent" "$ov/no-agent.yaml" &&
+	 grep -q "kind: Deployment" "$ov/no-agent.yaml"'
 check "with deploy/k8s-1.20 it renders, the PodDisruptionBudget as policy/v1beta1 only" eval \
 	'NS= kc kustomize "$ov/base-1.20" >"$ov/base-1.20.yaml" && grep -q "apiVersion: policy/v1beta1" "$ov/base-1.20.yaml" &&
 	 ! grep -q "apiVersion: policy/v1$" "$ov/base-1.20.yaml"'

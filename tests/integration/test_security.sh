@@ -10,28 +10,6 @@ test_begin
 work=$(test_workdir)
 token=$(cat "$GS_CLUSTER_DIR/admin.token")
 
-# kubeconfig_with SERVER CA_FILE TOKEN [TLS_SERVER_NAME]
-kubeconfig_with() {
-	cat <<YAML
-apiVersion: v1
-kind: Config
-current-context: t
-clusters:
-- name: t
-  cluster:
-    server: $1
-    certificate-authority: $2
-${4:+    tls-server-name: $4}
-contexts:
-- name: t
-  context: {cluster: t, user: u}
-users:
-- name: u
-  user:
-    token: $3
-YAML
-}
-
 # refused KUBECONFIG WHAT REGEX: the daemon never gets ready, logs REGEX, binds nothing, stays up.
 refused() {
 	local kcfg=$1 what=$2 re=$3
@@ -73,22 +51,8 @@ fi
 
 # --- the shipped ClusterRole is enough ----------------------------------------------------------------
 # The role from deploy/ under a test name, bound to a ServiceAccount of the test namespace.
-role=gs-test-$NS
-sed -e "s/^  name: gpu-scheduler$/  name: $role/" "$GS_ROOT/deploy/rbac.yaml" |
-	awk 'BEGIN { RS = "---\n"; ORS = "---\n" } /kind: ClusterRole\n/ && !/ClusterRoleBinding/' >"$work/role.yaml"
-check "the ClusterRole from deploy/rbac.yaml applies" eval 'NS= kc apply -f "$work/role.yaml" >/dev/null'
-defer "NS= kc delete clusterrole $role >/dev/null 2>&1"
-defer "NS= kc delete clusterrolebinding $role >/dev/null 2>&1"
-kc create serviceaccount sched >/dev/null
-NS= kc create clusterrolebinding "$role" --clusterrole "$role" --serviceaccount "$NS:sched" >/dev/null
-sa_token() {
-	local s
-	s=$(kc get serviceaccount sched -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
-		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
-}
-check_eventually "a ServiceAccount token was minted" 30 sa_token
-sat=$(sa_token)
-kubeconfig_with "$GS_APISERVER_URL" "$GS_CLUSTER_CA" "$sat" >"$work/sa.kubeconfig"
+sa_role_kubeconfig "$GS_ROOT/deploy/rbac.yaml" gpu-scheduler sched "$work/sa.kubeconfig"
+sat=$SA_TOKEN
 
 can() { API_TOKEN=$sat NS= kc --token "$sat" auth can-i "$@" 2>/dev/null | grep -qx yes; }
 for v in "list pods" "watch pods" "create pods --subresource=binding" "patch pods --subresource=status" \

@@ -1,7 +1,8 @@
 /*
  * test_agent_cmd.c: `gpu-scheduler agent` (k8s/agent_cmd.h) against the gRPC test peer
  * (tests/grpc_peer.h) answering with PodResources List replies encoded by pb_encode.h: what --once
- * prints and its exit status, the errors, and the poll printing a list only when it changed.
+ * prints and its exit status, the errors, and the daemon's usage errors (the daemon itself:
+ * tests/unit/test_agent.c for its pure parts, tests/integration/test_agent.sh against an apiserver).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,34 +119,26 @@ static void test_once_errors(void **state)
 	assert_int_equal(run(2, argv4), 2);
 }
 
-/* Waits (at most 20 s) until the peer has answered n calls in all. */
-static void calls_reach(unsigned n)
+/* The daemon's flags: --node is required (or NODE_NAME), the numbers are bounded, a kubeconfig that
+ * cannot be read fails the start with 1. */
+static void test_daemon_usage(void **state)
 {
-	for (int i = 0; i < 2000 && atomic_load(&peer.calls) < n; i++)
-		usleep(10 * 1000);
-}
-
-/* The poll prints a list once, and again only when it changed; SIGTERM ends it with 0. Paced by the
- * calls the peer answered, not by the clock, so a slow run (valgrind, a loaded machine) passes too. */
-static void *changer(void *arg)
-{
-	calls_reach(4); /* list a, answered 4 times */
-	peer.reply = (const uint8_t *)reply_b.data;
-	calls_reach(atomic_load(&peer.calls) + 4); /* then list b, 4 times */
-	kill(getpid(), SIGTERM);
-	return NULL;
-}
-
-static void test_poll_prints_changes(void **state)
-{
-	pthread_t th;
-	const char *argv[] = {"agent", "--print", "--interval-ms", "20", "--socket", sock, NULL};
-	assert_int_equal(pthread_create(&th, NULL, changer, NULL), 0);
-	assert_int_equal(run(6, argv), 0);
-	pthread_join(th, NULL);
-	assert_string_equal(out, "ns/pod-a main nvidia.com/gpu GPU-1\nns/pod-a main nvidia.com/gpu GPU-2\n"
-				 "ns/pod-b main nvidia.com/gpu GPU-3\nns/pod-b main nvidia.com/gpu GPU-4\n");
-	assert_true(atomic_load(&peer.calls) >= 8); /* it did poll in between, and printed nothing twice */
+	unsetenv("NODE_NAME");
+	const char *argv[] = {"agent", "--socket", sock, NULL};
+	assert_int_equal(run(3, argv), 2);
+	assert_non_null(strstr(errout, "--node (or env NODE_NAME) is required"));
+	const char *argv2[] = {"agent", "--node", "n1", "--heartbeat-s", "0", NULL};
+	assert_int_equal(run(5, argv2), 2);
+	assert_non_null(strstr(errout, "--heartbeat-s: 1..86400"));
+	const char *argv3[] = {"agent", "--node", "n1", "--settle-s", "-1", NULL};
+	assert_int_equal(run(5, argv3), 2);
+	const char *argv4[] = {"agent", "--node", "n1", "--resources", "", NULL};
+	assert_int_equal(run(5, argv4), 2);
+	const char *argv5[] = {"agent", "--node", "n1", "--kubeconfig", "/nonexistent/kubeconfig", NULL};
+	assert_int_equal(run(5, argv5), 1);
+	const char *argv6[] = {"agent", "--help", NULL};
+	assert_int_equal(run(2, argv6), 0);
+	assert_non_null(strstr(out, "--nvidia-proc-dir DIR"));
 }
 
 int main(void)
@@ -153,7 +146,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_once_prints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_once_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_poll_prints_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_usage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

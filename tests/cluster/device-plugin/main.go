@@ -6,6 +6,12 @@
 // plugin does; nothing else is mounted. When the kubelet restarts it deletes the plugin sockets: the
 // plugin sees its socket gone and serves and registers again.
 //
+// With --proc-dir it also writes what the NVIDIA driver shows in /proc/driver/nvidia/gpus: one
+// directory per device named by a PCI bus address, with an `information` file holding its "GPU UUID"
+// and "Bus Location". The bus addresses are not in the plugin's order (device 0 is not the lowest),
+// so a reader that numbers GPUs by bus order, as the driver and nvidia-smi do, is told apart from one
+// that takes the plugin's order (docs/agent.md, "The GPU index table").
+//
 // Built against the Kubernetes 1.20.2 source tree's vendored deviceplugin v1beta1 API and grpc by
 // tests/cluster/build-device-plugin.sh (docs/cluster.md, "The device plugin").
 package main
@@ -73,6 +79,29 @@ func uuid(node string, i int) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
+// busOf: device i's PCI address among count devices, a rotation of the plugin's order.
+func busOf(i, count int) string {
+	return fmt.Sprintf("0000:%02x:00.0", (0x3b+0x25*((i+2)%count))&0xff)
+}
+
+// writeProc writes dir/<bus>/information for each device, as the driver lays them out.
+func writeProc(dir string, devs []*pluginapi.Device) error {
+	for i, d := range devs {
+		bus := busOf(i, len(devs))
+		sub := filepath.Join(dir, bus)
+		if err := os.MkdirAll(sub, 0755); err != nil {
+			return err
+		}
+		info := fmt.Sprintf("Model:           gpu-scheduler test GPU\nIRQ:             0\nGPU UUID:        %s\n"+
+			"Video BIOS:      00.00.00.00.00\nBus Type:        PCIe\nBus Location:    %s\nDevice Minor:    %d\n",
+			d.ID, bus, i)
+		if err := os.WriteFile(filepath.Join(sub, "information"), []byte(info), 0644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func dial(sock string) (*grpc.ClientConn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -121,6 +150,7 @@ func main() {
 	resource := flag.String("resource", "nvidia.com/gpu", "resource name to register")
 	count := flag.Int("count", 4, "devices")
 	node := flag.String("node", "", "node name (the device UUIDs derive from it)")
+	procDir := flag.String("proc-dir", "", "write the devices there as the NVIDIA driver's /proc/driver/nvidia/gpus (empty: not)")
 	flag.Parse()
 	if *node == "" {
 		*node, _ = os.Hostname()
@@ -128,6 +158,11 @@ func main() {
 	p := &plugin{}
 	for i := 0; i < *count; i++ {
 		p.devs = append(p.devs, &pluginapi.Device{ID: uuid(*node, i), Health: pluginapi.Healthy})
+	}
+	if *procDir != "" {
+		if err := writeProc(*procDir, p.devs); err != nil {
+			log.Fatalf("--proc-dir %s: %v", *procDir, err)
+		}
 	}
 	endpoint := "gs-" + strings.ReplaceAll(*resource, "/", "-") + ".sock"
 	sigs := make(chan os.Signal, 1)
