@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/buf.h"
@@ -35,17 +36,6 @@ static int fail(char *err, size_t size, int line, const char *fmt, ...)
 
 /* ---- time ---------------------------------------------------------------------------------------- */
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static int digits(const char *s, int n, int *v)
 {
 	*v = 0;
@@ -70,25 +60,18 @@ int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms)
 		return -EINVAL;
 	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
 		return -EINVAL;
-	*ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + se * 1000LL;
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = se};
+	*ms = (int64_t)timegm(&tm) * 1000;
 	return 0;
 }
 
 void gs_inuse_time_format(int64_t ms, char out[21])
 {
-	int64_t secs = ms >= 0 ? ms / 1000 : 0, days = secs / 86400, rem = secs % 86400;
-	/* civil_from_days (Hinnant) */
-	int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-	int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+	time_t secs = (time_t)(ms >= 0 ? ms / 1000 : 0);
+	struct tm tm;
 
-	char tmp[64];
-
-	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)(y % 10000), (int)m, (int)d, (int)(rem / 3600),
-		 (int)(rem / 60 % 60), (int)(rem % 60));
-	memcpy(out, tmp, 20);
-	out[20] = '\0';
+	if (!gmtime_r(&secs, &tm) || strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) != 20)
+		memcpy(out, "1970-01-01T00:00:00Z", 21);
 }
 
 /* ---- fields -------------------------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #   phase_node POD, running_on POD NODE, events_of POD, event_has POD REGEX
 #                  a pod's "PHASE NODE"; test forms; its events' "REASON: MESSAGE" lines
 #   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
+#   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
 
 sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \
@@ -41,4 +42,31 @@ container_pid() {
 	id=${id#containerd://}
 	[ -n "$id" ] || return 1
 	ctr -a "$GS_CLUSTER_DIR/nodes/$node/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
+}
+
+# check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]: a bare check pod of ours.
+check_pod() {
+	cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations: {gpu-scheduling-map: "$2"}
+${4:-}
+spec:
+  schedulerName: $SCHEDULER_NAME
+  terminationGracePeriodSeconds: 1
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
+${3:-}
+  containers:
+  - name: check
+    image: gpu-scheduler-check:latest
+    imagePullPolicy: IfNotPresent
+    env:
+    - {name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    - {name: CHECK_INTERVAL, value: "5"}
+YAML
 }

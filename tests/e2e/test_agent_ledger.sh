@@ -40,26 +40,6 @@ spec:
       limits: {nvidia.com/gpu: "1", cpu: 50m, memory: 16Mi}
 YAML
 }
-# mapped_pod NAME ENTRY: a bare pod of ours (the check image logs what it sees).
-mapped_pod() {
-	kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations: {gpu-scheduling-map: "$2"}
-spec:
-  schedulerName: $SCHEDULER_NAME
-  terminationGracePeriodSeconds: 1
-  automountServiceAccountToken: false
-  securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
-  containers:
-  - name: check
-    image: gpu-scheduler-check:latest
-    imagePullPolicy: IfNotPresent
-YAML
-}
-
 # --- a device the plugin gave out: named, then free -----------------------------------------------------
 plugin_pod plug-0
 check_eventually "plug-0 runs on $N with a GPU from the device plugin" 90 running_on plug-0 "$N"
@@ -68,7 +48,7 @@ dev=$(ann | awk -v p="$NS/plug-0" '$3 == p { print $2 }')
 idx=$(ann | sed -n 's/^index //p' | tr ' ' '\n' | awk -F= -v d="$dev" '$2 == d { print $1 }')
 echo "  plug-0 holds $dev, GPU $idx of $N"
 check "the device is in the agent's index table" test -n "$idx"
-mapped_pod led-0 "0=node4:$idx"
+check_pod led-0 "0=node4:$idx" | kc apply -f - >/dev/null
 check_eventually "led-0 waits naming plug-0" 60 event_has led-0 \
 	"FailedScheduling: ${W[4]}$N GPU $idx \\($dev\\) is held by $NS/plug-0 through the device plugin"
 check "led-0 unbound" eval '[ "$(phase_node led-0)" = "Pending " ]'
@@ -77,7 +57,7 @@ check_eventually "led-0 runs on $N once plug-0 is gone" 90 running_on led-0 "$N"
 check "led-0 deleted" kc delete pod led-0 --wait=true --timeout=60s
 
 # --- a conflict the map cannot prevent (the node is not dedicated) --------------------------------------
-mapped_pod all-0 "0=node4:0,1,2,3"
+check_pod all-0 "0=node4:0,1,2,3" | kc apply -f - >/dev/null
 check_eventually "all-0 runs on $N holding its four GPUs" 90 running_on all-0 "$N"
 plugin_pod plug-1
 check_eventually "plug-1 runs: the kubelet sees no GPU in use (maps do not request nvidia.com/gpu)" 90 running_on plug-1 "$N"

@@ -16,33 +16,6 @@ check "gpu-scheduler deployed (deploy/, self-signed certificate)" \
 
 node_names
 
-# check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]: a bare check pod of ours.
-check_pod() {
-	cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  annotations: {gpu-scheduling-map: "$2"}
-${4:-}
-spec:
-  schedulerName: $SCHEDULER_NAME
-  terminationGracePeriodSeconds: 1
-  automountServiceAccountToken: false
-  enableServiceLinks: false
-  securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
-${3:-}
-  containers:
-  - name: check
-    image: gpu-scheduler-check:latest
-    imagePullPolicy: IfNotPresent
-    env:
-    - {name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
-    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
-    - {name: CHECK_INTERVAL, value: "5"}
-YAML
-}
-
 # --- orphan and re-apply --------------------------------------------------------------------------------
 sts() {
 	cat <<YAML

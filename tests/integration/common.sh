@@ -255,3 +255,21 @@ rmetric() { curl -sf --max-time 2 "${RURL[$1]}/metrics" | awk -v k="$2" '$1 == k
 leads() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 1 ]; }
 follows() { [ "$(rmetric "$1" gpu_scheduler_leader)" = 0 ]; }
 binds() { rmetric "$1" "gpu_scheduler_binding_attempts_total{result=\"${2:-success}\"}"; }
+
+# plugin_pod NODE NAME GPUS: a pod of another scheduler bound to NODE at creation whose container
+# limits nvidia.com/gpu to GPUS (what the device plugin serves; no kubelet here: it stays Pending, as
+# good as running for the count).
+plugin_pod() {
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $2}
+spec:
+  nodeName: $1
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: busybox:stable
+    resources: {limits: {nvidia.com/gpu: "$3"}}
+YAML
+}

@@ -113,22 +113,8 @@ check "--nodes (-o json): the same" eval \
 # --- device-plugin GPU pods on a mapped node without the dedicated taint ------------------------------------
 # Pods of another scheduler bound to $WORKER at creation (no kubelet: they stay Pending, as good as
 # running for the device plugin's count), four asking for nvidia.com/gpu, one not, one that ended.
-plugin_pod() { # NAME GPUS
-	kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeName: $WORKER
-  terminationGracePeriodSeconds: 0
-  containers:
-  - name: main
-    image: busybox:stable
-    resources: {limits: {nvidia.com/gpu: "$2"}}
-YAML
-}
-for p in gpu-a gpu-b gpu-c gpu-d gpu-done; do plugin_pod "$p" 1; done
-plugin_pod cpu-only 0
+for p in gpu-a gpu-b gpu-c gpu-d gpu-done; do plugin_pod "$WORKER" "$p" 1; done
+plugin_pod "$WORKER" cpu-only 0
 api PATCH "/api/v1/namespaces/$NS/pods/gpu-done/status" '{"status":{"phase":"Succeeded"}}' application/merge-patch+json >/dev/null
 check "--kubeconfig: GPU pods on $WORKER, untainted: a warning, exit 0" rc_is 0 "${LINT[@]}" --kubeconfig "$KUBECONFIG" "$work/m.yaml"
 check "... at the node's line (14), naming it and its real name, the 4 running GPU pods (3 shown) and the taint" \

@@ -60,15 +60,7 @@ check_eventually "the recreated orph-1 is bound beside its adopted sibling" 20 p
 check "no DEVICE_BUSY for orph-1" eval '! pod_events orph-1 | grep -q "is held by $NS/orph-0"'
 
 # --- GPUs the device plugin gave out, counted though unnamed (GPU 0 of $N-a is orph's) ------------------
-kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: infer}
-spec:
-  nodeName: $N-a
-  terminationGracePeriodSeconds: 0
-  containers: [{name: main, image: busybox:stable, resources: {limits: {nvidia.com/gpu: "3"}}}]
-YAML
+plugin_pod "$N-a" infer 3
 ours cnt-0 "0=$N-a:2" >/dev/null
 waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu \(which ones is unknown: $N-a has no gpu-scheduler agent data, docs/agent.md\), maps hold 1, and this entry needs 1 more"
 kc delete pod infer --grace-period=0 --force --wait=false >/dev/null 2>&1
@@ -82,19 +74,8 @@ agent_data() { # TEXT: the node's devices-in-use annotation, '|' for newlines, N
 		sed "s/NOW/$(date -u +%Y-%m-%dT%H:%M:%SZ)/" | tr '|' '\n')" >/dev/null
 }
 defer "kc annotate node $N-a gpu-scheduler.io/devices-in-use- >/dev/null 2>&1"
-plugin_pod() { # NAME GPUS
-	kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeName: $N-a
-  terminationGracePeriodSeconds: 0
-  containers: [{name: main, image: busybox:stable, resources: {limits: {nvidia.com/gpu: "$2"}}}]
-YAML
-}
 TABLE="index 0=GPU-a0 1=GPU-a1 2=GPU-a2 3=GPU-a3"
-plugin_pod infer-3 1
+plugin_pod "$N-a" infer-3 1
 agent_data "v1 NOW|$TABLE|nvidia.com/gpu GPU-a3 $NS/infer-3"
 ours ag-0 "0=$N-a:3" >/dev/null
 waits ag-0 DEVICE_BUSY "$N-a GPU 3 \(GPU-a3\) is held by $NS/infer-3 through the device plugin"
@@ -109,7 +90,7 @@ ours ag-1 "1=$N-a:1" >/dev/null
 check_eventually "ag-1 bound: the agent's holder $NS/ghost is no pod on $N-a" 20 pod_on ag-1 "$N-a"
 # A conflict: the plugin gave GPU 2, cnt-0's by its map, to infer-2 (the node was not dedicated).
 conflicts_before=$(metric gpu_scheduler_device_conflicts_total)
-plugin_pod infer-2 1
+plugin_pod "$N-a" infer-2 1
 agent_data "v1 NOW|$TABLE|nvidia.com/gpu GPU-a2 $NS/infer-2"
 check_eventually "DeviceConflict event on the mapped pod" 20 pod_event_has cnt-0 \
 	"DeviceConflict: $N-a GPU 2 \(GPU-a2\) is given by a gpu-scheduling-map to $NS/cnt-0 and by the device plugin to $NS/infer-2"
@@ -123,7 +104,7 @@ kc delete pod infer-2 --grace-period=0 --force --wait=false >/dev/null 2>&1
 kc delete pod ag-1 --grace-period=0 --force --wait=false >/dev/null 2>&1
 check_eventually "ag-1 gone" 20 eval '! kc get pod ag-1 >/dev/null 2>&1'
 agent_data "v1 NOW|error the kubelet's PodResources socket /var/lib/kubelet/pod-resources/kubelet.sock does not exist"
-plugin_pod infer-4 2
+plugin_pod "$N-a" infer-4 2
 ours ag-2 "2=$N-a:1" >/dev/null
 waits ag-2 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 2 to pods requesting nvidia.com/gpu \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
 kc delete pod infer-4 --grace-period=0 --force --wait=false >/dev/null 2>&1
