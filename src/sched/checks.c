@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/num.h"
 
 /* ---- labels and selectors ---------------------------------------------------------------------- */
 
@@ -304,11 +305,6 @@ int64_t gs_resources_ext(const struct gs_resources *r, const char *name)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
@@ -333,12 +329,12 @@ static struct gs_res_ext *ext_slot(struct gs_resources *out, const char *name)
 /* acc += r, or acc = max(acc, r) with max, resource by resource (extended ones by name). */
 static void res_fold(struct gs_resources *acc, const struct gs_resources *r, int max)
 {
-	acc->milli_cpu = max ? max64(acc->milli_cpu, r->milli_cpu) : sat_add(acc->milli_cpu, r->milli_cpu);
-	acc->memory = max ? max64(acc->memory, r->memory) : sat_add(acc->memory, r->memory);
-	acc->ephemeral = max ? max64(acc->ephemeral, r->ephemeral) : sat_add(acc->ephemeral, r->ephemeral);
+	acc->milli_cpu = max ? max64(acc->milli_cpu, r->milli_cpu) : gs_num_sat_add(acc->milli_cpu, r->milli_cpu);
+	acc->memory = max ? max64(acc->memory, r->memory) : gs_num_sat_add(acc->memory, r->memory);
+	acc->ephemeral = max ? max64(acc->ephemeral, r->ephemeral) : gs_num_sat_add(acc->ephemeral, r->ephemeral);
 	for (int j = 0; j < r->n_ext; j++) {
 		struct gs_res_ext *e = ext_slot(acc, r->ext[j].name);
-		e->value = max ? max64(e->value, r->ext[j].value) : sat_add(e->value, r->ext[j].value);
+		e->value = max ? max64(e->value, r->ext[j].value) : gs_num_sat_add(e->value, r->ext[j].value);
 	}
 }
 

@@ -29,6 +29,8 @@
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
+/* The map grammar's blanks: space, tab and the CR of a CRLF line end. Not isspace(), which also takes
+ * \v and \f and follows the locale (kubeconfig.c uses it for tokens; json_items.c has JSON's own). */
 static inline int is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "sched/sched_agent.h"
@@ -255,17 +256,6 @@ static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char 
 	n->alias = a;
 }
 
-static int str_eq(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-/* Absent and present differ (NULL is not ""), unlike str_eq. */
-static int str_eq_null(const char *a, const char *b)
-{
-	return a && b ? strcmp(a, b) == 0 : a == b;
-}
-
 /*
  * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
  * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
@@ -289,15 +279,16 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
 	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
 	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
-	    c->alloc.pods != o->alloc.pods || !str_eq_null(c->allowed_ns, o->allowed_ns) ||
-	    !str_eq_null(n->agent.text, o->inuse))
+	    c->alloc.pods != o->alloc.pods || !gs_str_eq(c->allowed_ns, o->allowed_ns) ||
+	    !gs_str_eq(n->agent.text, o->inuse))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
-		if (!str_eq(c->labels[i].key, o->labels[i].key) || !str_eq(c->labels[i].value, o->labels[i].value))
+		if (!gs_str_eq_empty(c->labels[i].key, o->labels[i].key) ||
+		    !gs_str_eq_empty(c->labels[i].value, o->labels[i].value))
 			return 0;
 	for (int i = 0; i < o->n_taints; i++)
-		if (c->taints[i].effect != o->taints[i].effect || !str_eq(c->taints[i].key, o->taints[i].key) ||
-		    !str_eq(c->taints[i].value, o->taints[i].value))
+		if (c->taints[i].effect != o->taints[i].effect || !gs_str_eq_empty(c->taints[i].key, o->taints[i].key) ||
+		    !gs_str_eq_empty(c->taints[i].value, o->taints[i].value))
 			return 0;
 	for (int i = 0; i < o->alloc.n_ext; i++) {
 		uintptr_t id = (uintptr_t)gs_hmap_get_str(&s->res_ids, o->alloc.ext[i].name);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/log.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
@@ -753,30 +754,6 @@ int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decis
 	return 0;
 }
 
-/* splitmix64: small, fast, and any seed (even 0) gives a good sequence. */
-static uint64_t rng_next(struct gs_sched *s)
-{
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* The delay before retry number `failures` (1-based): uniform in [ceiling/2, ceiling], the ceiling
- * doubling from backoff_min_ms up to backoff_max_ms. */
-static int64_t backoff_delay(struct gs_sched *s, unsigned failures)
-{
-	int64_t ceiling = s->cfg.backoff_min_ms;
-	uint64_t half;
-
-	for (unsigned i = 1; i < failures && ceiling < s->cfg.backoff_max_ms; i++)
-		ceiling *= 2;
-	if (ceiling > s->cfg.backoff_max_ms)
-		ceiling = s->cfg.backoff_max_ms;
-	half = (uint64_t)ceiling / 2;
-	return (int64_t)((uint64_t)ceiling - half + rng_next(s) % (half + 1));
-}
-
 int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
 			int64_t not_before_ms)
 {
@@ -800,7 +777,8 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 		break;
 	case GS_BIND_RETRY:
 		gs_sched__use_remove(s, p->uid);
-		delay = backoff_delay(s, p->attempts);
+		delay = (int64_t)gs_backoff_delay((uint64_t)s->cfg.backoff_min_ms, (uint64_t)s->cfg.backoff_max_ms,
+						 p->attempts, &s->rng);
 		p->due_ms = now_ms + (delay > not_before_ms ? delay : not_before_ms);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
 		gs_sched__heap_push(&s->retry, p);

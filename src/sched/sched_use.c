@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/num.h"
 #include "sched/checks.h"
 #include "sched/sched_agent.h"
 #include "sched/sched_ledger.h"
@@ -81,11 +82,6 @@ int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /* node->used.ext is indexed by resource id (not a pair list) and grows as ids are made. */
 static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint32_t id)
 {
@@ -102,12 +98,12 @@ static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint
 
 static void totals_add(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__req *r, int sign)
 {
-	n->used.cpu = sat_add(n->used.cpu, sign * r->cpu);
-	n->used.mem = sat_add(n->used.mem, sign * r->mem);
-	n->used.eph = sat_add(n->used.eph, sign * r->eph);
+	n->used.cpu = gs_num_sat_add(n->used.cpu, sign * r->cpu);
+	n->used.mem = gs_num_sat_add(n->used.mem, sign * r->mem);
+	n->used.eph = gs_num_sat_add(n->used.eph, sign * r->eph);
 	for (uint32_t i = 0; i < r->n_ext; i++) {
 		int64_t *v = used_ext_slot(s, n, r->ext[i].id);
-		*v = sat_add(*v, sign * r->ext[i].v);
+		*v = gs_num_sat_add(*v, sign * r->ext[i].v);
 	}
 	n->used_pods += sign;
 }
@@ -284,7 +280,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 			gs_sched__ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
 		}
 	}
-	node->plugin_gpus = sat_add(node->plugin_gpus, plugin_request(s, u));
+	node->plugin_gpus = gs_num_sat_add(node->plugin_gpus, plugin_request(s, u));
 	gs_sched__hmap_put(&s->uses, u->uid, u);
 	if (u->req.n_ext)
 		gs_sched__hmap_put(&node->keyed, u->key, u); /* the newest pod of that name */

@@ -9,6 +9,8 @@
 
 #include "core/alloc.h"
 #include "core/json_nul.h"
+#include "core/num.h"
+#include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "webhook/jsonpatch.h"
@@ -94,20 +96,6 @@ void gs_admission_free(struct gs_admission *a)
 
 /* ---- small helpers ------------------------------------------------------------------------------ */
 
-/* Copies src into dst[size], marking a cut with "..." so a truncated value is never mistaken. */
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	if (!src)
-		src = "";
-	size_t n = strlen(src);
-	if (n < size) {
-		memcpy(dst, src, n + 1);
-		return;
-	}
-	memcpy(dst, src, size - 4);
-	memcpy(dst + size - 4, "...", 4);
-}
-
 /* The string value of obj[key], or NULL when absent or not a string. */
 static const char *get_str(const cJSON *obj, const char *key)
 {
@@ -119,11 +107,6 @@ static const cJSON *get_obj(const cJSON *obj, const char *key)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	return cJSON_IsObject(it) ? it : NULL;
-}
-
-static int str_eq(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
 }
 
 /*
@@ -194,7 +177,7 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 	int found = 0;
 	size_t k = 0;
 	for (const cJSON *e = env->child; e; e = e->next, k++) {
-		if (!str_eq(get_str(e, "name"), GS_ADMISSION_CUDA_ENV))
+		if (!gs_str_eq(get_str(e, "name"), GS_ADMISSION_CUDA_ENV))
 			continue;
 		found = 1;
 		const cJSON *value = cJSON_GetObjectItemCaseSensitive(e, "value");
@@ -275,15 +258,15 @@ int gs_admission_tolerates_dedicated(const cJSON *tolerations)
 		const char *key = get_str(t, "key");
 		const char *op = get_str(t, "operator");
 		const char *effect = get_str(t, "effect");
-		int exists = str_eq(op, "Exists");
-		if (effect && *effect && !str_eq(effect, GS_DEDICATED_TAINT_EFFECT))
+		int exists = gs_str_eq(op, "Exists");
+		if (effect && *effect && !gs_str_eq(effect, GS_DEDICATED_TAINT_EFFECT))
 			continue;
 		/* An empty key with Exists is the wildcard (the API allows no other use of an empty key). */
 		if ((!key || !*key) && exists)
 			return 1;
-		if (!str_eq(key, GS_DEDICATED_TAINT_KEY))
+		if (!gs_str_eq(key, GS_DEDICATED_TAINT_KEY))
 			continue;
-		if (exists || ((!op || !*op || str_eq(op, "Equal")) && str_eq(get_str(t, "value"), "true")))
+		if (exists || ((!op || !*op || gs_str_eq(op, "Equal")) && gs_str_eq(get_str(t, "value"), "true")))
 			return 1;
 	}
 	return 0;
@@ -323,11 +306,6 @@ static int parse_count(const cJSON *v, int64_t *out)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /*
  * One container's nvidia.com/gpu: resources.requests, else resources.limits (the object may not be
  * defaulted yet, and Kubernetes defaults a missing request to the limit). A resources, requests or
@@ -356,7 +334,7 @@ static int containers_gpus(const cJSON *spec, const char *field, int init, int64
 			continue;
 		if (container_gpus(c, &n) < 0)
 			return -EINVAL;
-		*out = init ? (n > *out ? n : *out) : sat_add(*out, n);
+		*out = init ? (n > *out ? n : *out) : gs_num_sat_add(*out, n);
 	}
 	return 0;
 }
@@ -374,7 +352,7 @@ static int64_t pod_gpus(const cJSON *spec)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(get_obj(spec, "overhead"), RESOURCE_GPU);
 	if (v && parse_count(v, &overhead) < 0)
 		return -1;
-	return sat_add(sum > init ? sum : init, overhead);
+	return gs_num_sat_add(sum > init ? sum : init, overhead);
 }
 
 /*
@@ -397,7 +375,7 @@ static int device_plugin_warning(struct gs_admission *a, const struct gs_map_ent
 		free(msg);
 		size *= 2;
 	}
-	copy_str(res->message, sizeof(res->message), v->warning);
+	gs_str_copy(res->message, sizeof(res->message), v->warning);
 	return 0;
 }
 
@@ -407,8 +385,8 @@ static int is_pod_create(const cJSON *req)
 {
 	const cJSON *kind = get_obj(req, "kind");
 	const char *sub = get_str(req, "subResource");
-	return kind && str_eq(get_str(kind, "group"), "") && str_eq(get_str(kind, "version"), "v1") &&
-	       str_eq(get_str(kind, "kind"), "Pod") && str_eq(get_str(req, "operation"), "CREATE") &&
+	return kind && gs_str_eq(get_str(kind, "group"), "") && gs_str_eq(get_str(kind, "version"), "v1") &&
+	       gs_str_eq(get_str(kind, "kind"), "Pod") && gs_str_eq(get_str(req, "operation"), "CREATE") &&
 	       (!sub || !*sub);
 }
 
@@ -425,7 +403,7 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		return 0;
 	const cJSON *obj = get_obj(req, "object");
 	if (!obj) {
-		copy_str(res->message, sizeof(res->message), "Pod CREATE without request.object");
+		gs_str_copy(res->message, sizeof(res->message), "Pod CREATE without request.object");
 		return -EINVAL;
 	}
 	const cJSON *meta = get_obj(obj, "metadata");
@@ -437,9 +415,9 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		name = get_str(req, "name");
 	if (!name || !*name)
 		name = get_str(meta, "generateName");
-	copy_str(res->name, sizeof(res->name), name);
+	gs_str_copy(res->name, sizeof(res->name), name);
 	if (!res->ns[0])
-		copy_str(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+		gs_str_copy(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
 
 	/* Only our binding writes it (a Binding's annotations, the pods/binding subresource, never seen
 	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
@@ -453,7 +431,7 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		v->deny_reason = "BadRequest";
 		return 0;
 	}
-	if (!str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
+	if (!gs_str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
 		return 0;
 	const char *text = get_str(annotations, a->annotation);
 	if (!text)
@@ -497,8 +475,8 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 			 res->index);
 		goto out;
 	}
-	copy_str(res->node, sizeof(res->node), e->node);
-	copy_str(res->devices, sizeof(res->devices), e->devices);
+	gs_str_copy(res->node, sizeof(res->node), e->node);
+	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
 	char why[400];
 	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
 		res->outcome = GS_ADMISSION_DENIED;
@@ -571,7 +549,7 @@ static int write_response(struct gs_buf *out, const char *uid, const struct verd
 static int bad_request(struct gs_admission_result *res, const char *why)
 {
 	res->outcome = GS_ADMISSION_BAD_REQUEST;
-	copy_str(res->message, sizeof(res->message), why);
+	gs_str_copy(res->message, sizeof(res->message), why);
 	return -EINVAL;
 }
 
@@ -615,8 +593,8 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 		r = bad_request(res, "not a JSON object");
 		goto out;
 	}
-	if (!str_eq(get_str(root, "apiVersion"), ADMISSION_API_VERSION) ||
-	    !str_eq(get_str(root, "kind"), "AdmissionReview")) {
+	if (!gs_str_eq(get_str(root, "apiVersion"), ADMISSION_API_VERSION) ||
+	    !gs_str_eq(get_str(root, "kind"), "AdmissionReview")) {
 		r = bad_request(res, "not an " ADMISSION_API_VERSION " AdmissionReview");
 		goto out;
 	}
@@ -624,9 +602,9 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 		r = bad_request(res, "AdmissionReview without request or request.uid");
 		goto out;
 	}
-	copy_str(res->uid, sizeof(res->uid), uid);
-	copy_str(res->ns, sizeof(res->ns), get_str(req, "namespace"));
-	copy_str(res->name, sizeof(res->name), get_str(req, "name"));
+	gs_str_copy(res->uid, sizeof(res->uid), uid);
+	gs_str_copy(res->ns, sizeof(res->ns), get_str(req, "namespace"));
+	gs_str_copy(res->name, sizeof(res->name), get_str(req, "name"));
 	res->dry_run = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "dryRun"));
 
 	r = decide(a, req, &patch, res, &v);
