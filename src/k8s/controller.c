@@ -728,7 +728,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	char selector[512];
 	struct gs_sched_config sc;
 	struct gs_controller *c = gs_xcalloc(1, sizeof(*c));
-	int r;
 
 	c->loop = loop;
 	c->kube = kube;
@@ -776,16 +775,14 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 		.path = "/api/v1/nodes",
 		.seed = opts->seed ^ 0x6e6f646573ull,
 	};
-	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->nodes)) < 0)
-		return r;
+	gs_watch_start(loop, kube, &wo, &h, c, &c->nodes);
 	wo.kind = GS_OBJ_POD;
 	wo.path = "/api/v1/pods";
 	wo.field_selector = selector;
 	wo.map_annotation = opts->annotation;
 	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
 	wo.seed = opts->seed ^ 0x706f6473ull;
-	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
-		return r;
+	gs_watch_start(loop, kube, &wo, &h, c, &c->pods);
 	*out = c;
 	return 0;
 }

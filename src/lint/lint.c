@@ -697,7 +697,7 @@ static void check_duplicates(struct gs_lint *l, const char *file, yaml_document_
 	free(first_line);
 }
 
-int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
+void gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
 {
 	yaml_parser_t p;
 	struct depth_scan ds;
@@ -708,7 +708,7 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	f = l->files[l->n_files++] = gs_xstrdup(file);
 	if (len > GS_LINT_MAX_BYTES) {
 		diag(l, f, 0, GS_LINT_ERROR, "larger than %d bytes", GS_LINT_MAX_BYTES);
-		return 0;
+		return;
 	}
 	depth_scan(text, len, &ds);
 	yaml_parser_initialize(&p);
@@ -744,7 +744,6 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	if (dups > DUP_MAX_REPORTED)
 		diag(l, f, 0, GS_LINT_ERROR, "%zu more duplicate keys not shown", dups - DUP_MAX_REPORTED);
 	yaml_parser_delete(&p);
-	return 0;
 }
 
 #define DEDICATED_PODS_SHOWN 3

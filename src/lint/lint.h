@@ -91,8 +91,8 @@ struct gs_lint;
 struct gs_lint *gs_lint_new(const struct gs_lint_opts *opts);
 void gs_lint_free(struct gs_lint *l); /* NULL is fine */
 
-/* Lints one file's text. A YAML syntax error is an error diagnostic (with libyaml's line). Returns 0. */
-int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len);
+/* Lints one file's text; cannot fail: a YAML syntax error is an error diagnostic (with libyaml's line). */
+void gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len);
 /* The checks across files (shared devices). Call once, after the last gs_lint_add. */
 void gs_lint_finish(struct gs_lint *l);
 
