@@ -94,7 +94,7 @@ NAMING = {
     'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format',
                             'gs_resources_ext', 'gs_taint_effect_name', 'gs_toleration_tolerates'],
                            'src/sched is being cut along its seams (issue 25 part 1)'),
-    'src/sched/explain.c': (['gs_pending_json'], 'src/sched: issue 25 part 1'),
+    'src/sched/explain_out.c': (['gs_pending_json'], 'src/sched: issue 25 part 1'),
     'src/sched/map.c': (['gs_index_source_name', 'gs_pod_index'], 'src/sched: issue 25 part 1'),
     'src/sched/objects.c': (['gs_node_obj_free', 'gs_pod_obj_free', 'gs_resources_free'],
                             'named for the records they free (struct gs_pod_obj...); src/sched: issue 25 part 1'),

@@ -16,7 +16,7 @@
 #include "k8s/api.h"
 #include "k8s/controller_metrics.h"
 #include "k8s/watch.h"
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the

@@ -24,7 +24,7 @@
 #include "k8s/leader.h"
 #include "k8s/lease.h"
 #include "k8s/kubeconfig.h"
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 #include "sched/sched.h"
 
 #define FETCH_TIMEOUT_MS 15000

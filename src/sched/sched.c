@@ -1,9 +1,9 @@
 /*
  * sched.c: the engine's top layer and the owner of sched.h: lifecycle, inputs (node and pod events),
  * counts; every other function of sched.h is a line here calling the layer below that does the work
- * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_check.h). The layers,
+ * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_audit.h). The layers,
  * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_place, sched_explain and
- * sched_check, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
+ * sched_audit, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
  * the whole story.
  *
  * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
@@ -22,7 +22,7 @@
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "sched/sched_agent.h"
-#include "sched/sched_check.h"
+#include "sched/sched_audit.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
@@ -816,7 +816,7 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 	gs_sched__pending(s, out);
 }
 
-void gs_sched_check(const struct gs_sched *s)
+void gs_sched_audit(const struct gs_sched *s)
 {
-	gs_sched__check(s);
+	gs_sched__audit(s);
 }

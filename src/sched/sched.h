@@ -389,6 +389,6 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
  * the nodes' labels), from scratch, and aborts
  * with the failed expression (GS_ASSERT) on a violation. O(pods + uses x nodes): for tests and debugging.
  */
-void gs_sched_check(const struct gs_sched *s);
+void gs_sched_audit(const struct gs_sched *s);
 
 #endif

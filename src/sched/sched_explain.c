@@ -80,7 +80,7 @@ static void add_plugin_holder(const struct gs_sched__node *n, const char *self_k
 	x->plugin_id = gs_xstrdup(v->id);
 }
 
-/* The agent's data for n as a phrase (explain.h). */
+/* The agent's data for n as a phrase (explain_out.h). */
 static char *agent_phrase(const struct gs_sched *s, const struct gs_sched__node *n)
 {
 	char buf[400], table[48] = "no index table";

@@ -1,7 +1,7 @@
 /*
  * sched_int.h: the engine's records and indexes, the structs every file of the engine reads (sched.c and
  * the sched_*.c below it, docs/architecture.md draws the layers). Structs and macros only: each
- * function is declared in the header of the file that defines it (sched_node.h ... sched_check.h).
+ * function is declared in the header of the file that defines it (sched_node.h ... sched_audit.h).
  * Not a public header.
  */
 #ifndef GS_SCHED_SCHED_INT_H

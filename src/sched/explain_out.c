@@ -1,7 +1,7 @@
 /*
- * explain.c: explanations as JSON and as text (explain.h).
+ * explain_out.c: explanations as JSON and as text (explain_out.h).
  */
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
