@@ -390,6 +390,93 @@ static int is_pod_create(const cJSON *req)
 	       (!sub || !*sub);
 }
 
+/* A refusal: res->message says why (the caller writes it). */
+static void deny(struct gs_admission_result *res, struct verdict *v, int code, const char *reason)
+{
+	res->outcome = GS_ADMISSION_DENIED;
+	v->allowed = 0;
+	v->deny_code = code;
+	v->deny_reason = reason;
+}
+
+/* The pod's name for the log (a generateName prefix when it has none yet) and its namespace. */
+static void pod_name_ns(const cJSON *req, const cJSON *meta, struct gs_admission_result *res)
+{
+	const char *name = get_str(meta, "name");
+	if (!name || !*name)
+		name = get_str(req, "name");
+	if (!name || !*name)
+		name = get_str(meta, "generateName");
+	gs_str_copy(res->name, sizeof(res->name), name);
+	if (!res->ns[0])
+		gs_str_copy(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+}
+
+/* The map's entry for the pod's index; NULL with res WARNED and why when there is none. */
+static const struct gs_map_entry *map_entry(const struct gs_admission *a, const struct gs_map *map, const cJSON *req,
+					    const cJSON *meta, struct gs_admission_result *res)
+{
+	const cJSON *labels = get_obj(meta, "labels");
+	const cJSON *annotations = get_obj(meta, "annotations");
+	/* The pod's own name only: metadata.name, never a generateName prefix ("job-3-" is no index). */
+	const char *pod_name = get_str(meta, "name");
+	if (!pod_name || !*pod_name)
+		pod_name = get_str(req, "name");
+	if (gs_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
+			 &res->index, &res->index_source) < 0) {
+		res->index = -1;
+		res->outcome = GS_ADMISSION_WARNED;
+		snprintf(res->message, sizeof(res->message),
+			 "%s: cannot tell the pod's index (no pod-index label, job completion index or -N name "
+			 "suffix); " GS_ADMISSION_CUDA_ENV " not set",
+			 a->annotation);
+		return NULL;
+	}
+	const struct gs_map_entry *e = gs_map_lookup(map, res->index);
+	if (!e) {
+		res->outcome = GS_ADMISSION_WARNED;
+		snprintf(res->message, sizeof(res->message),
+			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", a->annotation,
+			 res->index);
+	}
+	return e;
+}
+
+/* Applies the pod's entry e: the node's policy, then the patch, then the device plugin's warning. 0, or
+ * an allocation error. */
+static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct gs_map_entry *e,
+		       struct gs_jsonpatch *patch, struct gs_admission_result *res, struct verdict *v)
+{
+	char why[400];
+	int r;
+
+	gs_str_copy(res->node, sizeof(res->node), e->node);
+	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
+	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
+		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation, e->line,
+			 res->index, why);
+		deny(res, v, 403, "Forbidden");
+		return 0;
+	}
+	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
+	if (r == 0 && a->tolerate_dedicated &&
+	    !gs_admission_tolerates_dedicated(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"))) {
+		r = patch_toleration(patch, spec);
+		res->toleration_added = r == 0;
+	}
+	if (r == 0)
+		r = gs_jsonpatch_finish(patch);
+	if (r < 0)
+		return r;
+	res->outcome = res->containers_patched || res->toleration_added ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
+	if (patch->n_ops)
+		v->patch = patch;
+	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */
+	if (res->gpu_requested > 0)
+		r = device_plugin_warning(a, e, res, v);
+	return r;
+}
+
 /*
  * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
  * (a protocol violation, not a pod to judge), or an allocation error.
@@ -408,27 +495,16 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	}
 	const cJSON *meta = get_obj(obj, "metadata");
 	const cJSON *spec = get_obj(obj, "spec");
-	const cJSON *labels = get_obj(meta, "labels");
 	const cJSON *annotations = get_obj(meta, "annotations");
-	const char *name = get_str(meta, "name");
-	if (!name || !*name)
-		name = get_str(req, "name");
-	if (!name || !*name)
-		name = get_str(meta, "generateName");
-	gs_str_copy(res->name, sizeof(res->name), name);
-	if (!res->ns[0])
-		gs_str_copy(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+	pod_name_ns(req, meta, res);
 
 	/* Only our binding writes it (a Binding's annotations, the pods/binding subresource, never seen
 	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
 	if (cJSON_GetObjectItemCaseSensitive(annotations, ANNOTATION_ASSIGNED)) {
-		res->outcome = GS_ADMISSION_DENIED;
 		snprintf(res->message, sizeof(res->message),
 			 "the annotation " ANNOTATION_ASSIGNED " is set only by gpu-scheduler's binding; remove it from "
 			 "the pod (or its template) and create it again");
-		v->allowed = 0;
-		v->deny_code = 400;
-		v->deny_reason = "BadRequest";
+		deny(res, v, 400, "BadRequest");
 		return 0;
 	}
 	if (!gs_str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
@@ -444,66 +520,13 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	if (r < 0 && r != -EINVAL)
 		return r;
 	if (r < 0) {
-		res->outcome = GS_ADMISSION_DENIED;
 		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
 			 err ? err->msg : "cannot be parsed");
-		v->allowed = 0;
-		v->deny_code = 400;
-		v->deny_reason = "BadRequest";
+		deny(res, v, 400, "BadRequest");
 		return 0;
 	}
-
-	/* The pod's own name only: metadata.name, never a generateName prefix ("job-3-" is no index). */
-	const char *pod_name = get_str(meta, "name");
-	if (!pod_name || !*pod_name)
-		pod_name = get_str(req, "name");
-	if (gs_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
-			 &res->index, &res->index_source) < 0) {
-		res->index = -1;
-		res->outcome = GS_ADMISSION_WARNED;
-		snprintf(res->message, sizeof(res->message),
-			 "%s: cannot tell the pod's index (no pod-index label, job completion index or -N name "
-			 "suffix); " GS_ADMISSION_CUDA_ENV " not set",
-			 a->annotation);
-		goto out;
-	}
-	const struct gs_map_entry *e = gs_map_lookup(map, res->index);
-	if (!e) {
-		res->outcome = GS_ADMISSION_WARNED;
-		snprintf(res->message, sizeof(res->message),
-			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", a->annotation,
-			 res->index);
-		goto out;
-	}
-	gs_str_copy(res->node, sizeof(res->node), e->node);
-	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
-	char why[400];
-	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
-		res->outcome = GS_ADMISSION_DENIED;
-		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation, e->line,
-			 res->index, why);
-		v->allowed = 0;
-		v->deny_code = 403;
-		v->deny_reason = "Forbidden";
-		goto out;
-	}
-	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
-	if (r == 0 && a->tolerate_dedicated &&
-	    !gs_admission_tolerates_dedicated(cJSON_GetObjectItemCaseSensitive(spec, "tolerations"))) {
-		r = patch_toleration(patch, spec);
-		res->toleration_added = r == 0;
-	}
-	if (r == 0)
-		r = gs_jsonpatch_finish(patch);
-	if (r < 0)
-		goto out;
-	res->outcome = res->containers_patched || res->toleration_added ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
-	if (patch->n_ops)
-		v->patch = patch;
-	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */
-	if (res->gpu_requested > 0)
-		r = device_plugin_warning(a, e, res, v);
-out:
+	const struct gs_map_entry *e = map_entry(a, map, req, meta, res);
+	r = e ? apply_entry(a, spec, e, patch, res, v) : 0;
 	gs_map_unref(map);
 	return r;
 }
