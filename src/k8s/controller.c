@@ -204,63 +204,42 @@ static int bind_may_send(void *ud)
 	return may_act(b->c);
 }
 
-static void on_bind_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+/* The binding is done with: the request freed, the stop told, the pump asked. */
+static void bind_finish(struct gs_controller *c, struct bind_req *b)
 {
-	struct bind_req *b = ud;
-	struct gs_controller *c = b->c;
-	enum gs_api_result res = gs_api_classify(err, resp);
-	int64_t now;
+	bind_req_free(b);
+	if (c->stopping)
+		stop_check(c);
+	want_pump(c);
+}
 
-	/* The loop's clock was read before this turn's callbacks; a turn with many answers makes it stale
-	 * by milliseconds, and a Retry-After counted from it would expire that much early. */
-	uv_update_time(c->loop);
-	now = (int64_t)uv_now(c->loop);
+/* A binding that took (2xx, or a 409 naming the node we asked): counted, the engine told, the event. */
+static void bind_ok(struct gs_controller *c, const struct bind_req *b, const struct gs_http_response *resp,
+		    int64_t now)
+{
+	char message[768];
+	struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
+	if (resp && resp->status / 100 == 2)
+		c->m.bind_results[GS_CTRL_RES_SUCCESS].v++;
+	if (b->created_ms > 0) {
+		double e2e = gs_clock_wall_s() - (double)b->created_ms / 1000.0;
+		gs_histogram_observe(&c->m.e2e_latency, e2e < 0 ? 0 : e2e);
+	}
+	gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
+	gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
+		    b->devices, b->index, gs_index_source_name(b->source));
+	snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
+		 "(index %ld, map line %d)", b->ns, b->name, b->where, b->devices, b->index, b->line);
+	send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
+}
 
-	c->binds_inflight--;
-	if (c->stopping && err == -ECANCELED) {
-		bind_req_free(b);
-		return;
-	}
-	if (err == GS_HTTP_EWITHDRAWN) {
-		/* It waited (rate limit, a connection) past the end of our leadership: never sent. The pod
-		 * waits in backoff; whoever leads binds it. */
-		c->m.bind_results[GS_CTRL_RES_WITHDRAWN].v++;
-		gs_log_info("pod %s/%s: binding withdrawn before sending: no longer leading", b->ns, b->name);
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
-		bind_req_free(b);
-		if (c->stopping)
-			stop_check(c);
-		want_pump(c);
-		return;
-	}
-	gs_histogram_observe(&c->m.bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
-	if (res == GS_API_GONE && gs_api_bind_already_on(resp, b->node)) {
-		/* Our own earlier attempt took effect and its answer was lost (the connection or the apiserver
-		 * died): the pod is where we asked, so it is bound, not gone (which would free its devices
-		 * until the watch shows it on the node). */
-		gs_log_info("pod %s/%s: binding answered 409, already assigned to %s, the node we asked: an earlier "
-			    "attempt took effect and its answer was lost; counted as bound", b->ns, b->name, b->node);
-		c->m.bind_results[GS_CTRL_RES_ALREADY_BOUND].v++;
-		res = GS_API_OK;
-	}
+/* A binding that did not take: gone (forgotten), or retried after the backoff (or the Retry-After). */
+static void bind_failed(struct gs_controller *c, const struct bind_req *b, enum gs_api_result res, int err,
+			const struct gs_http_response *resp, const char *msg, int64_t now)
+{
 	switch (res) {
-	case GS_API_OK: {
-		char message[768];
-		struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
-		if (resp && resp->status / 100 == 2)
-			c->m.bind_results[GS_CTRL_RES_SUCCESS].v++;
-		if (b->created_ms > 0) {
-			double e2e = gs_clock_wall_s() - (double)b->created_ms / 1000.0;
-			gs_histogram_observe(&c->m.e2e_latency, e2e < 0 ? 0 : e2e);
-		}
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
-		gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
-			    b->devices, b->index, gs_index_source_name(b->source));
-		snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
-			 "(index %ld, map line %d)", b->ns, b->name, b->where, b->devices, b->index, b->line);
-		send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
+	case GS_API_OK:
 		break;
-	}
 	case GS_API_GONE:
 		c->m.bind_results[GS_CTRL_RES_GONE].v++;
 		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which", b->ns,
@@ -289,10 +268,49 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
 		break;
 	}
-	bind_req_free(b);
-	if (c->stopping)
-		stop_check(c);
-	want_pump(c);
+}
+
+static void on_bind_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct bind_req *b = ud;
+	struct gs_controller *c = b->c;
+	enum gs_api_result res = gs_api_classify(err, resp);
+	int64_t now;
+
+	/* The loop's clock was read before this turn's callbacks; a turn with many answers makes it stale
+	 * by milliseconds, and a Retry-After counted from it would expire that much early. */
+	uv_update_time(c->loop);
+	now = (int64_t)uv_now(c->loop);
+
+	c->binds_inflight--;
+	if (c->stopping && err == -ECANCELED) {
+		bind_req_free(b);
+		return;
+	}
+	if (err == GS_HTTP_EWITHDRAWN) {
+		/* It waited (rate limit, a connection) past the end of our leadership: never sent. The pod
+		 * waits in backoff; whoever leads binds it. */
+		c->m.bind_results[GS_CTRL_RES_WITHDRAWN].v++;
+		gs_log_info("pod %s/%s: binding withdrawn before sending: no longer leading", b->ns, b->name);
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		bind_finish(c, b);
+		return;
+	}
+	gs_histogram_observe(&c->m.bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
+	if (res == GS_API_GONE && gs_api_bind_already_on(resp, b->node)) {
+		/* Our own earlier attempt took effect and its answer was lost (the connection or the apiserver
+		 * died): the pod is where we asked, so it is bound, not gone (which would free its devices
+		 * until the watch shows it on the node). */
+		gs_log_info("pod %s/%s: binding answered 409, already assigned to %s, the node we asked: an earlier "
+			    "attempt took effect and its answer was lost; counted as bound", b->ns, b->name, b->node);
+		c->m.bind_results[GS_CTRL_RES_ALREADY_BOUND].v++;
+		res = GS_API_OK;
+	}
+	if (res == GS_API_OK)
+		bind_ok(c, b, resp, now);
+	else
+		bind_failed(c, b, res, err, resp, msg, now);
+	bind_finish(c, b);
 }
 
 static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d)

@@ -193,9 +193,9 @@ static double m_tls_resumed(void *ud)
 	return (double)st.tls.resumed;
 }
 
-void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_metrics *m)
+/* The pending pods, by state and reason, and the bindings. */
+static void register_pods(struct gs_controller_metrics *c, struct gs_metrics *m)
 {
-
 	gs_metrics_gauge_fn(m, "gpu_scheduler_pending_pods",
 			    "Pods of ours not yet bound (waiting, queued, binding or in backoff).", NULL, m_pending, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods", "Pending pods blocked by a reason (see their events).",
@@ -224,6 +224,11 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
 			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
+}
+
+/* The two watches: restarts, relists, encodings. */
+static void register_watches(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
 	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
 			      "resource=\"pods\"", m_pod_restarts, c);
 	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
@@ -242,6 +247,11 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 			      "resource=\"nodes\",encoding=\"protobuf\"", m_node_pb, c);
 	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
 			      "resource=\"nodes\",encoding=\"json\"", m_node_json, c);
+}
+
+/* The engine's caches, ledger and the node agent's data. */
+static void register_engine(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"pod\"",
 			    m_cache_pods, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node\"",
@@ -269,6 +279,11 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"stale\"", m_agent_stale, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"unusable\"", m_agent_unusable, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"none\"", m_agent_none, c);
+}
+
+/* Events, conditions, deletions and the apiserver client. */
+static void register_writes(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
 			   &c->events_sent);
 	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
@@ -288,4 +303,12 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 			      m_tls_full, c);
 	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"true\"",
 			      m_tls_resumed, c);
+}
+
+void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	register_pods(c, m);
+	register_watches(c, m);
+	register_engine(c, m);
+	register_writes(c, m);
 }
