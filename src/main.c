@@ -457,11 +457,9 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 	return 0;
 }
 
-static int start(struct daemon *d, struct gs_kubeconfig *kc)
+/* The registry, the process's series and the daemon's own (leadership, readiness). */
+static void daemon_metrics(struct daemon *d)
 {
-	char err[512] = "";
-	int r;
-
 	d->metrics = gs_metrics_new();
 	gs_metrics_process(d->metrics);
 	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader",
@@ -476,21 +474,10 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 			      m_leader_lost, d);
 	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready", "1 while /readyz answers 200 (caches synced, apiserver answering).",
 			    NULL, m_ready, d);
+}
 
-	struct gs_kube_opts ko = {
-		.kc = kc,
-		.max_conns = (unsigned)d->cfg.max_inflight_binds + 8,
-		.qps = (double)d->cfg.qps,
-		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
-		.user_agent = "gpu-scheduler/" GS_VERSION,
-		.protobuf = strcmp(d->cfg.content_type, "protobuf") == 0,
-	};
-	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
-		gs_log_error("apiserver client: %s", err);
-		return r;
-	}
-	if (d->cfg.leader_elect && (r = leader_start(d)) < 0)
-		return r;
+static int controller_start(struct daemon *d)
+{
 	struct gs_controller_opts co = {
 		.scheduler_name = d->cfg.scheduler_name,
 		.annotation = d->cfg.annotation,
@@ -506,48 +493,86 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.leader = d->leader,
 		.seed = random_seed(),
 	};
-	if ((r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl)) < 0) {
+	int r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl);
+	if (r < 0)
 		gs_log_error("scheduler: cannot start: %s", uv_strerror(r));
+	return r;
+}
+
+/* The admission decision, and the webhook: served now with the certificate files, or once the
+ * self-signed pair is ready (on_pair). */
+static int webhook_setup(struct daemon *d)
+{
+	struct gs_admission_opts ao = {
+		.scheduler_name = d->cfg.scheduler_name,
+		.annotation = d->cfg.annotation,
+		.node_allows = gs_controller_node_allows,
+		.node_allows_ud = d->ctrl,
+		.tolerate_dedicated = d->cfg.tolerate_dedicated,
+	};
+	int r;
+
+	if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
+		gs_log_error("webhook: %s", uv_strerror(r));
 		return r;
 	}
-	if ((r = servers_start(d, kc)) < 0)
+	gs_webhook_stats_init(&d->wstats);
+	gs_webhook_stats_register(&d->wstats, d->metrics);
+	if (!d->cfg.self_signed)
+		return webhook_start(d, NULL, NULL);
+	struct gs_certs_opts co = {
+		.ns = d->cfg.namespace_,
+		.secret = d->cfg.webhook_secret,
+		.service = d->cfg.webhook_service,
+		.config_name = d->cfg.webhook_config_name,
+		.on_pair = on_pair,
+		.may_renew = d->leader ? may_renew : NULL,
+		.ud = d,
+	};
+	if ((r = gs_certs_start(&d->loop, d->kube, &co, &d->certs)) < 0) {
+		gs_log_error("webhook: self-signed mode: %s", uv_strerror(r));
 		return r;
-	if (!d->cfg.no_webhook) {
-		struct gs_admission_opts ao = {
-			.scheduler_name = d->cfg.scheduler_name,
-			.annotation = d->cfg.annotation,
-			.node_allows = gs_controller_node_allows,
-			.node_allows_ud = d->ctrl,
-			.tolerate_dedicated = d->cfg.tolerate_dedicated,
-		};
-		if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
-			gs_log_error("webhook: %s", uv_strerror(r));
-			return r;
-		}
-		gs_webhook_stats_init(&d->wstats);
-		gs_webhook_stats_register(&d->wstats, d->metrics);
-		if (d->cfg.self_signed) {
-			struct gs_certs_opts co2 = {
-				.ns = d->cfg.namespace_,
-				.secret = d->cfg.webhook_secret,
-				.service = d->cfg.webhook_service,
-				.config_name = d->cfg.webhook_config_name,
-				.on_pair = on_pair,
-				.may_renew = d->leader ? may_renew : NULL,
-				.ud = d,
-			};
-			if ((r = gs_certs_start(&d->loop, d->kube, &co2, &d->certs)) < 0) {
-				gs_log_error("webhook: self-signed mode: %s", uv_strerror(r));
-				return r;
-			}
-			gs_log_info("webhook: self-signed mode, certificate in Secret %s/%s; serving once it is ready",
-				    d->cfg.namespace_, d->cfg.webhook_secret);
-			return 0;
-		}
-		if ((r = webhook_start(d, NULL, NULL)) < 0)
-			return r;
 	}
+	gs_log_info("webhook: self-signed mode, certificate in Secret %s/%s; serving once it is ready",
+		    d->cfg.namespace_, d->cfg.webhook_secret);
 	return 0;
+}
+
+static int start(struct daemon *d, struct gs_kubeconfig *kc)
+{
+	char err[512] = "";
+	int r;
+
+	daemon_metrics(d);
+	struct gs_kube_opts ko = {
+		.kc = kc,
+		.max_conns = (unsigned)d->cfg.max_inflight_binds + 8,
+		.qps = (double)d->cfg.qps,
+		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
+		.user_agent = "gpu-scheduler/" GS_VERSION,
+		.protobuf = strcmp(d->cfg.content_type, "protobuf") == 0,
+	};
+	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
+		gs_log_error("apiserver client: %s", err);
+		return r;
+	}
+	if (d->cfg.leader_elect && (r = leader_start(d)) < 0)
+		return r;
+	if ((r = controller_start(d)) < 0 || (r = servers_start(d, kc)) < 0)
+		return r;
+	return d->cfg.no_webhook ? 0 : webhook_setup(d);
+}
+
+/* The loop and the handles main owns: the signals (closed last, docs/architecture.md) and the drain. */
+static void loop_init(struct daemon *d)
+{
+	uv_loop_init(&d->loop);
+	uv_signal_init(&d->loop, &d->sigterm);
+	uv_signal_init(&d->loop, &d->sigint);
+	uv_timer_init(&d->loop, &d->drain);
+	d->sigterm.data = d->sigint.data = d->drain.data = d;
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
 }
 
 int main(int argc, char **argv)
@@ -577,24 +602,8 @@ int main(int argc, char **argv)
 		printf("gpu-scheduler %s\n", GS_VERSION);
 		return 0;
 	}
-	if (r < 0) {
+	if (r < 0 || gs_main_opts_check(&d.cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpu-scheduler: %s\n", err);
-		return 2;
-	}
-	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
-		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
-				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
-		return 2;
-	}
-	if (!d.cfg.secure_cert_file != !d.cfg.secure_key_file) {
-		fprintf(stderr, "gpu-scheduler: --secure-cert-file and --secure-private-key-file go together\n");
-		return 2;
-	}
-	if (d.cfg.leader_elect && !gs_leader_durations_ok(d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms)) {
-		fprintf(stderr, "gpu-scheduler: --leader-elect-lease-duration (%ld ms) must exceed "
-				"--leader-elect-renew-deadline (%ld ms), which must exceed 1.2 x "
-				"--leader-elect-retry-period (%ld ms)\n",
-			d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms);
 		return 2;
 	}
 	gs_log_level_parse(d.cfg.log_level, &level);
@@ -616,13 +625,7 @@ int main(int argc, char **argv)
 		    d.cfg.scheduler_name, d.cfg.annotation,
 		    d.cfg.node_alias_label && *d.cfg.node_alias_label ? d.cfg.node_alias_label : "(off)", kc.server);
 
-	uv_loop_init(&d.loop);
-	uv_signal_init(&d.loop, &d.sigterm);
-	uv_signal_init(&d.loop, &d.sigint);
-	uv_timer_init(&d.loop, &d.drain);
-	d.sigterm.data = d.sigint.data = d.drain.data = &d;
-	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
-	uv_signal_start(&d.sigint, on_signal, SIGINT);
+	loop_init(&d);
 
 	if (start(&d, &kc) < 0) {
 		/* A startup failure is fatal; the handles already made die with the process. */

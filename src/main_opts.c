@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "k8s/leader.h"
 
 static int validate_name(const char *v, char *err, size_t errlen)
 {
@@ -212,3 +213,25 @@ const struct gs_opt gs_main_opts[] = {
 	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format, "text or json"},
 };
 const size_t gs_main_opts_n = sizeof(gs_main_opts) / sizeof(gs_main_opts[0]);
+
+int gs_main_opts_check(const struct gs_main_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->no_webhook && !cfg->self_signed && (!cfg->tls_cert_file || !cfg->tls_key_file)) {
+		snprintf(err, errlen,
+			 "the webhook needs --tls-cert-file and --tls-private-key-file "
+			 "(or use --webhook-self-signed, or turn it off with --no-webhook)");
+		return -EINVAL;
+	}
+	if (!cfg->secure_cert_file != !cfg->secure_key_file) {
+		snprintf(err, errlen, "--secure-cert-file and --secure-private-key-file go together");
+		return -EINVAL;
+	}
+	if (cfg->leader_elect && !gs_leader_durations_ok(cfg->le_lease_ms, cfg->le_renew_ms, cfg->le_retry_ms)) {
+		snprintf(err, errlen,
+			 "--leader-elect-lease-duration (%ld ms) must exceed --leader-elect-renew-deadline "
+			 "(%ld ms), which must exceed 1.2 x --leader-elect-retry-period (%ld ms)",
+			 cfg->le_lease_ms, cfg->le_renew_ms, cfg->le_retry_ms);
+		return -EINVAL;
+	}
+	return 0;
+}

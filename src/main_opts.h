@@ -56,4 +56,8 @@ struct gs_main_config {
 extern const struct gs_opt gs_main_opts[];
 extern const size_t gs_main_opts_n;
 
+/* What one option's validator cannot see: options that go together or bound each other. 0, or
+ * -EINVAL with one line in err. After gs_options_parse. */
+int gs_main_opts_check(const struct gs_main_config *cfg, char *err, size_t errlen);
+
 #endif
