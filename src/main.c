@@ -41,15 +41,15 @@
 struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
-	uv_timer_t drain;           /* --shutdown-delay: the webhook's last seconds */
+	uv_timer_t drain; /* --shutdown-delay: the webhook's last seconds */
 	struct gs_main_config cfg;
 	struct gs_metrics *metrics;
 	struct gs_kube *kube;
 	struct gs_controller *ctrl;
 	struct gs_health *health;
-	struct gs_health *secure;   /* --secure-addr */
-	struct gs_authz *authz;     /* its gate, with its own apiserver client */
-	int health_open;            /* of health and secure, those not closed yet */
+	struct gs_health *secure; /* --secure-addr */
+	struct gs_authz *authz;   /* its gate, with its own apiserver client */
+	int health_open;          /* of health and secure, those not closed yet */
 	struct gs_webhook *webhook;
 	struct gs_admission *admission;
 	struct gs_webhook_stats wstats;
@@ -61,11 +61,12 @@ struct daemon {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
-		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
-		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
-		   "Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n\n"
-		   "Options (a flag wins over its environment variable, which wins over the default):\n");
+	fprintf(f,
+		"Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
+		"Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
+		"CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
+		"Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n\n"
+		"Options (a flag wins over its environment variable, which wins over the default):\n");
 	gs_options_usage(f, gs_main_opts, gs_main_opts_n);
 	fprintf(f, "  %-32s %s\n  %-32s %s\n", "--help", "this text", "--version", "print the version");
 }
@@ -269,7 +270,7 @@ static void on_leading(int leading, void *ud)
 	if (d->ctrl)
 		gs_controller_kick(d->ctrl); /* caches are warm: bind what waits now */
 	if (d->certs)
-		gs_certs_poke(d->certs);     /* a renewal may be ours to make */
+		gs_certs_poke(d->certs); /* a renewal may be ours to make */
 }
 
 /* 1 while this replica binds: it holds the Lease, or runs alone (--leader-elect=false). */
@@ -387,8 +388,10 @@ static int secure_tls(struct daemon *d, struct gs_tls_config **tls)
 			snprintf(err, sizeof(err), "reading the pair: %s", uv_strerror(r));
 	} else {
 		struct gs_tls_cert_req req = {
-			.common_name = "gpu-scheduler", .dns_names = names,
-			.not_before = now - 3600, .not_after = now + 365 * 86400,
+			.common_name = "gpu-scheduler",
+			.dns_names = names,
+			.not_before = now - 3600,
+			.not_after = now + 365 * 86400,
 		};
 		r = gs_tls_generate(&req, NULL, NULL, &cert, &key, err, sizeof(err));
 		cert_len = cert ? strlen(cert) : 0;
@@ -414,8 +417,11 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 	char err[512] = "";
 	struct gs_tls_config *tls = NULL;
 	struct gs_health_opts ho = {
-		.addr = d->cfg.health_addr, .metrics = d->metrics, .serve_metrics = d->cfg.insecure_data,
-		.ready = ready_cb, .ud = d,
+		.addr = d->cfg.health_addr,
+		.metrics = d->metrics,
+		.serve_metrics = d->cfg.insecure_data,
+		.ready = ready_cb,
+		.ud = d,
 	};
 	int r;
 
@@ -427,7 +433,8 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
 	gs_log_info("health and readiness on http://%s%s", d->cfg.health_addr,
 		    d->cfg.insecure_data ? ", metrics and explanations too, WITHOUT credentials "
-					   "(--insecure-debug-and-metrics)" : "");
+					   "(--insecure-debug-and-metrics)"
+					 : "");
 	if (!*d->cfg.secure_addr)
 		return 0;
 	struct gs_authz_opts ao = {.kc = kc, .metrics = d->metrics, .user_agent = "gpu-scheduler/" GS_VERSION};
@@ -472,8 +479,8 @@ static void daemon_metrics(struct daemon *d)
 	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
 			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
 			      m_leader_lost, d);
-	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready", "1 while /readyz answers 200 (caches synced, apiserver answering).",
-			    NULL, m_ready, d);
+	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready",
+			    "1 while /readyz answers 200 (caches synced, apiserver answering).", NULL, m_ready, d);
 }
 
 static int controller_start(struct daemon *d)

@@ -21,9 +21,9 @@
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
  * rest of its reports until there is room; Scheduled events beyond the cap are dropped and counted. */
-#define GS_CTRL_REPORTS_MAX   64
-#define GS_CTRL_LOW_MAX       4096
-#define GS_CTRL_COMPONENT     "gpu-scheduler"
+#define GS_CTRL_REPORTS_MAX 64
+#define GS_CTRL_LOW_MAX     4096
+#define GS_CTRL_COMPONENT   "gpu-scheduler"
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -32,14 +32,14 @@ struct gs_controller {
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
 	const struct gs_leader *leader; /* NULL: no election, always act */
-	int caches_synced; /* both watches have listed once: decisions and reports may start */
+	int caches_synced;              /* both watches have listed once: decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
 	unsigned max_inflight;
 	int events;
-	uv_prepare_t pump;    /* runs the pump once per loop iteration when something changed */
-	uv_timer_t retry;     /* wakes the pump when the engine's next retry is due */
-	uv_timer_t grace;     /* bounds the shutdown */
+	uv_prepare_t pump; /* runs the pump once per loop iteration when something changed */
+	uv_timer_t retry;  /* wakes the pump when the engine's next retry is due */
+	uv_timer_t grace;  /* bounds the shutdown */
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
@@ -88,7 +88,9 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 		else if (strcmp(q->what, "condition") == 0)
 			c->m.conditions_failed.v++;
 		gs_log_warn("pod %s: %s failed: %s", q->ref, q->what,
-			    err ? msg : resp->body_len ? resp->body : "(no body)");
+			    err              ? msg
+			    : resp->body_len ? resp->body
+					     : "(no body)");
 	} else if (res == GS_API_OK && strcmp(q->what, "event") == 0) {
 		c->m.events_sent.v++;
 	}
@@ -116,8 +118,8 @@ static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod
 		return;
 	}
 	struct low_req *q = low_req_new(c, "event", pod);
-	if (gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT,
-			       gs_clock_wall_ms(), on_low_done, q) < 0) {
+	if (gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT, gs_clock_wall_ms(), on_low_done, q) <
+	    0) {
 		free(q);
 		c->m.events_dropped.v++;
 		return;
@@ -176,10 +178,10 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 
 struct bind_req {
 	struct gs_controller *c;
-	uint64_t started;    /* uv_now at send */
+	uint64_t started; /* uv_now at send */
 	int64_t created_ms;
 	char *uid, *ns, *name, *node, *devices;
-	char *where;         /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
+	char *where; /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
 	long index;
 	enum gs_index_source source;
 	int line;
@@ -214,8 +216,7 @@ static void bind_finish(struct gs_controller *c, struct bind_req *b)
 }
 
 /* A binding that took (2xx, or a 409 naming the node we asked): counted, the engine told, the event. */
-static void bind_ok(struct gs_controller *c, const struct bind_req *b, const struct gs_http_response *resp,
-		    int64_t now)
+static void bind_ok(struct gs_controller *c, const struct bind_req *b, const struct gs_http_response *resp, int64_t now)
 {
 	char message[768];
 	struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
@@ -228,8 +229,10 @@ static void bind_ok(struct gs_controller *c, const struct bind_req *b, const str
 	gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
 	gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
 		    b->devices, b->index, gs_index_source_name(b->source));
-	snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
-		 "(index %ld, map line %d)", b->ns, b->name, b->where, b->devices, b->index, b->line);
+	snprintf(message, sizeof(message),
+		 "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
+		 "(index %ld, map line %d)",
+		 b->ns, b->name, b->where, b->devices, b->index, b->line);
 	send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
 }
 
@@ -242,8 +245,9 @@ static void bind_failed(struct gs_controller *c, const struct bind_req *b, enum 
 		break;
 	case GS_API_GONE:
 		c->m.bind_results[GS_CTRL_RES_GONE].v++;
-		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which", b->ns,
-			    b->name, resp ? resp->status : 0);
+		gs_log_info(
+			"pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which",
+			b->ns, b->name, resp ? resp->status : 0);
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_GONE, now);
 		break;
 	case GS_API_RETRY:
@@ -256,7 +260,9 @@ static void bind_failed(struct gs_controller *c, const struct bind_req *b, enum 
 			break;
 		}
 		gs_log_warn("pod %s/%s: binding failed (%s); will retry", b->ns, b->name,
-			    err ? msg : resp->status == 429 ? "429 Too Many Requests" : "server error");
+			    err                   ? msg
+			    : resp->status == 429 ? "429 Too Many Requests"
+						  : "server error");
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
 		break;
 	case GS_API_REJECTED:
@@ -302,7 +308,8 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 		 * died): the pod is where we asked, so it is bound, not gone (which would free its devices
 		 * until the watch shows it on the node). */
 		gs_log_info("pod %s/%s: binding answered 409, already assigned to %s, the node we asked: an earlier "
-			    "attempt took effect and its answer was lost; counted as bound", b->ns, b->name, b->node);
+			    "attempt took effect and its answer was lost; counted as bound",
+			    b->ns, b->name, b->node);
 		c->m.bind_results[GS_CTRL_RES_ALREADY_BOUND].v++;
 		res = GS_API_OK;
 	}
@@ -552,14 +559,16 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 		memcpy(ns, nsp, nslen);
 		ns[nslen] = '\0';
 		if (gs_sched_explain(c->sched, ns, slash + 1, &e) < 0) {
-			snprintf(msg, sizeof(msg), "pod %s/%.300s is not one of ours (spec.schedulerName %s) or not known yet",
-				 ns, slash + 1, c->scheduler_name);
+			snprintf(msg, sizeof(msg),
+				 "pod %s/%.300s is not one of ours (spec.schedulerName %s) or not known yet", ns,
+				 slash + 1, c->scheduler_name);
 			return debug_error(status, 404, msg);
 		}
 		r = gs_explain_json(&e, gs_clock_wall_ms(), &b);
 		gs_sched_explain_free(&e);
 	} else {
-		return debug_error(status, 404, "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
+		return debug_error(status, 404,
+				   "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
 	}
 	if (r < 0) {
 		gs_buf_free(&b);
@@ -580,7 +589,8 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 		return 0;
 	}
 	if (!n.healthy || !p.healthy) {
-		snprintf(why, whylen, "apiserver unreachable: the %s watch is reconnecting", !p.healthy ? "pod" : "node");
+		snprintf(why, whylen, "apiserver unreachable: the %s watch is reconnecting",
+			 !p.healthy ? "pod" : "node");
 		return 0;
 	}
 	return 1;

@@ -20,7 +20,8 @@
 
 #define NODES_TIMEOUT_MS 30000
 /* Bound pods that are not terminal, a page at a time: only those can hold a device-plugin GPU. */
-#define PODS_PATH "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
+#define PODS_PATH \
+	"/api/v1/pods?limit=500&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static void usage(FILE *f)
 {
@@ -135,7 +136,8 @@ static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
 		if (!strcmp(n->labels[i].key, f->alias_label))
 			alias = n->labels[i].value;
-	f->nodes[f->n] = (struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
+	f->nodes[f->n] =
+		(struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
 	for (int i = 0; i < n->n_taints; i++)
 		if (n->taints[i].key && !strcmp(n->taints[i].key, GS_TAINT_DEDICATED) &&
 		    n->taints[i].effect == GS_EFFECT_NO_SCHEDULE)
@@ -171,8 +173,8 @@ static int on_pod(enum gs_obj_kind kind, const void *obj, void *ud)
 	if (!pods)
 		return -ENOMEM;
 	f->pods = pods;
-	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){.ns = dup_or_null(p->ns), .name = dup_or_null(p->name),
-						      .node = dup_or_null(p->node_name)};
+	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){
+		.ns = dup_or_null(p->ns), .name = dup_or_null(p->name), .node = dup_or_null(p->node_name)};
 	if (!f->pods[f->n_pods].ns || !f->pods[f->n_pods].name || !f->pods[f->n_pods].node)
 		return -ENOMEM;
 	f->n_pods++;
@@ -196,8 +198,8 @@ static void get_pods(struct fetch *f, const char *cont)
 	if (snprintf(path, sizeof(path), "%s%s%s", PODS_PATH, cont ? "&continue=" : "", cont ? cont : "") >=
 	    (int)sizeof(path)) {
 		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: continue token too long");
-	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods, f)) ==
-		   0) {
+	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods,
+					f)) == 0) {
 		return;
 	} else {
 		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: %s", uv_strerror(r));
@@ -220,8 +222,9 @@ static int list_answer(struct fetch *f, const char *what, int err, const struct 
 		snprintf(e, size, "GET %s: %s", what, msg && *msg ? msg : uv_strerror(err));
 	else if (resp->status != 200)
 		snprintf(e, size, "GET %s: HTTP %d: %.300s", what, resp->status, resp->body);
-	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e, size)) <
-		 0 && !e[0])
+	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e,
+				     size)) < 0 &&
+		 !e[0])
 		snprintf(e, size, "GET %s: %s", what, strerror(-r));
 	free(rv);
 	/* One line: a Status body ends with a newline, and the message may go on after it. */
@@ -258,8 +261,8 @@ static void on_pods(int err, const struct gs_http_response *resp, const char *ms
 	struct fetch *f = ud;
 	char *cont = NULL;
 
-	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err, sizeof(f->pods_err)) <
-	    0) {
+	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err,
+			sizeof(f->pods_err)) < 0) {
 		f->pods_failed = 1;
 	} else if (cont && *cont) {
 		char enc[3 * 1024 + 1];
@@ -302,7 +305,8 @@ static int nodes_from_apiserver(const char *kubeconfig, struct fetch *f)
 	r = gs_kube_new(&loop, &ko, &f->kube, f->err, sizeof(f->err));
 	gs_kubeconfig_free(&kc);
 	if (r == 0) {
-		r = gs_kube_request(f->kube, "GET", "/api/v1/nodes", NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_nodes, f);
+		r = gs_kube_request(f->kube, "GET", "/api/v1/nodes", NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS,
+				    on_nodes, f);
 		if (r < 0) {
 			snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", uv_strerror(r));
 			gs_kube_close(f->kube, on_closed, f);
@@ -362,6 +366,7 @@ static int parse_args(int argc, char **argv, struct args *a, int *exit_code)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+q", longopts, NULL)) != -1) {
+		/* clang-format off */
 		switch (c) {
 		case O_NODES: a->nodes_file = optarg; break;
 		case O_KUBECONFIG: a->kubeconfig = optarg; break;
@@ -371,6 +376,7 @@ static int parse_args(int argc, char **argv, struct args *a, int *exit_code)
 		case O_STRICT: a->strict = 1; break;
 		case 'q': a->quiet = 1; break;
 		case O_HELP: usage(stdout); *exit_code = 0; return -1;
+		/* clang-format on */
 		default:
 			fprintf(stderr, "gpu-scheduler lint: unknown option or missing value: %s\n", argv[optind - 1]);
 			usage(stderr);
@@ -423,8 +429,10 @@ static int nodes_from_kubeconfig(struct args *a, struct fetch *f)
 	a->lo.n_nodes = f->n;
 	a->lo.have_nodes = 1;
 	if (f->pods_failed) {
-		fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
-			"checked for device-plugin GPU pods\n", a->kubeconfig, f->pods_err, GS_TAINT_DEDICATED);
+		fprintf(stderr,
+			"gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
+			"checked for device-plugin GPU pods\n",
+			a->kubeconfig, f->pods_err, GS_TAINT_DEDICATED);
 	} else {
 		a->lo.gpu_pods = f->pods;
 		a->lo.n_gpu_pods = f->n_pods;
@@ -463,10 +471,12 @@ static int report(const struct gs_lint *l, const struct args *a, int n_files)
 	}
 	fflush(stdout);
 	if (!a->quiet || gs_lint_errors(l))
-		fprintf(stderr, "gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
+		fprintf(stderr,
+			"gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
 			n_files, n_files == 1 ? "" : "s", gs_lint_workloads(l), gs_lint_workloads(l) == 1 ? "" : "s",
-			a->lo.have_nodes ? "" : " (no node list: node names and devices not checked)", gs_lint_errors(l),
-			gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l), gs_lint_warnings(l) == 1 ? "" : "s");
+			a->lo.have_nodes ? "" : " (no node list: node names and devices not checked)",
+			gs_lint_errors(l), gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l),
+			gs_lint_warnings(l) == 1 ? "" : "s");
 	return gs_lint_errors(l) || (a->strict && gs_lint_warnings(l)) ? 1 : 0;
 }
 

@@ -85,8 +85,8 @@ void gs_inuse_time_format(int64_t ms, char out[21])
 
 	char tmp[64];
 
-	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)(y % 10000), (int)m, (int)d, (int)(rem / 3600),
-		 (int)(rem / 60 % 60), (int)(rem % 60));
+	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)(y % 10000), (int)m, (int)d,
+		 (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
 	memcpy(out, tmp, 20);
 	out[20] = '\0';
 }
@@ -159,7 +159,7 @@ static int split(char *line, char **f, int max)
 {
 	int n = 0;
 
-	for (char *p = line;; ) {
+	for (char *p = line;;) {
 		char *sp = n + 1 < max ? strchr(p, ' ') : NULL;
 		f[n++] = p;
 		if (!sp)
@@ -195,7 +195,8 @@ static int parse_index(struct parse *ps, char *rest)
 		char *eq = strchr(tok, '=');
 		const char *why;
 		int i;
-		if (!eq || eq == tok || eq - tok > 2 || !digits(tok, (int)(eq - tok), &i) || (eq - tok == 2 && tok[0] == '0'))
+		if (!eq || eq == tok || eq - tok > 2 || !digits(tok, (int)(eq - tok), &i) ||
+		    (eq - tok == 2 && tok[0] == '0'))
 			return fail(ps->err, ps->errsize, ps->line, "index entry \"%.64s\": want INDEX=ID", tok);
 		if (i >= GS_INUSE_MAX_INDEX)
 			return fail(ps->err, ps->errsize, ps->line, "index %d: the table has room for 0..%d", i,
@@ -205,11 +206,12 @@ static int parse_index(struct parse *ps, char *rest)
 		if (u->index[i])
 			return fail(ps->err, ps->errsize, ps->line, "index %d given twice", i);
 		if ((size_t)i < u->n_index)
-			return fail(ps->err, ps->errsize, ps->line, "index %d after %zu (the table is in increasing order)", i,
-				    u->n_index - 1);
+			return fail(ps->err, ps->errsize, ps->line,
+				    "index %d after %zu (the table is in increasing order)", i, u->n_index - 1);
 		for (size_t j = 0; j < u->n_index; j++)
 			if (u->index[j] && strcmp(u->index[j], eq + 1) == 0)
-				return fail(ps->err, ps->errsize, ps->line, "device %.64s given indices %zu and %d", eq + 1, j, i);
+				return fail(ps->err, ps->errsize, ps->line, "device %.64s given indices %zu and %d",
+					    eq + 1, j, i);
 		u->index[i] = eq + 1;
 		if ((size_t)i + 1 > u->n_index)
 			u->n_index = (size_t)i + 1;

@@ -47,8 +47,8 @@ const char *gs_pod_state_name(enum gs_pod_state st)
 const char *gs_explain_check_name(enum gs_explain_check_id id)
 {
 	static const char *const names[GS_EXPLAIN__COUNT] = {
-		"pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
-		"affinity", "taints", "host-ports", "resources", "devices",
+		"pod",      "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
+		"affinity", "taints",      "host-ports", "resources",        "devices",
 	};
 	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
 }
@@ -119,8 +119,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s = gs_xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
 	s->cfg.scheduler_name = gs_xstrdup(cfg->scheduler_name);
-	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
-										  : "gpu-scheduling-map");
+	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation : "gpu-scheduling-map");
 	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_xstrdup(cfg->alias_label) : NULL;
 	s->cfg.ignored_resources = gs_sched__xstrdup_null(cfg->ignored_resources);
 	s->cfg.ignored_resource_groups = gs_sched__xstrdup_null(cfg->ignored_resource_groups);
@@ -276,18 +275,19 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	const struct gs_node_obj *c = &n->obj;
 	uint32_t n_ext = 0;
 
-	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
-	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
-	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
-	    c->alloc.pods != o->alloc.pods || !gs_str_eq(c->allowed_ns, o->allowed_ns) ||
-	    !gs_str_eq(n->agent.text, o->inuse))
+	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable ||
+	    n->gpus != node_gpus(o) || c->n_labels != o->n_labels || c->n_taints != o->n_taints ||
+	    c->alloc.milli_cpu != o->alloc.milli_cpu || c->alloc.memory != o->alloc.memory ||
+	    c->alloc.ephemeral != o->alloc.ephemeral || c->alloc.pods != o->alloc.pods ||
+	    !gs_str_eq(c->allowed_ns, o->allowed_ns) || !gs_str_eq(n->agent.text, o->inuse))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
 		if (!gs_str_eq_empty(c->labels[i].key, o->labels[i].key) ||
 		    !gs_str_eq_empty(c->labels[i].value, o->labels[i].value))
 			return 0;
 	for (int i = 0; i < o->n_taints; i++)
-		if (c->taints[i].effect != o->taints[i].effect || !gs_str_eq_empty(c->taints[i].key, o->taints[i].key) ||
+		if (c->taints[i].effect != o->taints[i].effect ||
+		    !gs_str_eq_empty(c->taints[i].key, o->taints[i].key) ||
 		    !gs_str_eq_empty(c->taints[i].value, o->taints[i].value))
 			return 0;
 	for (int i = 0; i < o->alloc.n_ext; i++) {
@@ -727,8 +727,7 @@ int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched
 	return 0;
 }
 
-int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name,
-		      struct gs_sched_pod_info *out)
+int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_pod_info *out)
 {
 	char key[600];
 	const struct gs_sched__pod *p;

@@ -140,7 +140,8 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 	outcome(&k[GS_EXPLAIN_NODE_GPUS], gs_sched__check_gpus(p, n, k[GS_EXPLAIN_NODE_GPUS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_AFFINITY],
 		c && (!gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
-					 c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg, GS_EXPLAIN_MSG) ||
+					 c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg,
+					 GS_EXPLAIN_MSG) ||
 		      !gs_check_os(n->name, o->labels, o->n_labels, c->os_name, k[GS_EXPLAIN_AFFINITY].msg,
 				   GS_EXPLAIN_MSG))
 			? GS_WAIT_NODE_AFFINITY
@@ -195,7 +196,8 @@ static void alias_nodes(char *buf, size_t size, const struct gs_sched *s, const 
 			const char *value)
 {
 	const struct gs_list *l;
-	size_t at = (size_t)snprintf(buf, size, "%zu nodes carry the alias label %s=%s:", a->n, s->cfg.alias_label, value);
+	size_t at =
+		(size_t)snprintf(buf, size, "%zu nodes carry the alias label %s=%s:", a->n, s->cfg.alias_label, value);
 	int first = 1;
 
 	GS_LIST_FOREACH(l, &a->nodes) {

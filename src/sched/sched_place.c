@@ -34,10 +34,24 @@
 const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
 {
 	static const char *const names[GS_WAIT__COUNT] = {
-		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
-		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
-		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
-		"NODE_ALIAS_AMBIGUOUS", "NODE_POLICY",
+		"NONE",
+		"NO_MAP",
+		"MAP_INVALID",
+		"NO_INDEX",
+		"NO_ENTRY",
+		"NOT_MUTATED",
+		"NODE_MISSING",
+		"NODE_NOT_READY",
+		"NODE_CORDONED",
+		"NODE_DEVICES",
+		"SCHEDULING_GATED",
+		"NODE_AFFINITY",
+		"TAINT",
+		"HOST_PORT",
+		"INSUFFICIENT_RESOURCE",
+		"DEVICE_BUSY",
+		"NODE_ALIAS_AMBIGUOUS",
+		"NODE_POLICY",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -65,8 +79,7 @@ const struct gs_taint *gs_sched__condition_taint(const struct gs_sched__node *n)
 
 int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols)
 {
-	static const struct gs_taint cordon = {.key = (char *)GS_TAINT_UNSCHEDULABLE,
-					       .effect = GS_EFFECT_NO_SCHEDULE};
+	static const struct gs_taint cordon = {.key = (char *)GS_TAINT_UNSCHEDULABLE, .effect = GS_EFFECT_NO_SCHEDULE};
 
 	for (int i = 0; i < n_tols; i++)
 		if (gs_toleration_tolerates(&tols[i], &cordon))
@@ -227,8 +240,8 @@ static int in_report_queue(const struct gs_sched__pod *p)
 }
 
 /* Makes p wait for reason r (on node slot n for NODE_* reasons), noting a report if it is news. */
-static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wait_reason r,
-			struct gs_sched__node *n, const char *msg)
+static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wait_reason r, struct gs_sched__node *n,
+			const char *msg)
 {
 	if (p->state == GS_POD_WAITING && p->wait_node == n) {
 		s->waiting_by[p->reason]--;
@@ -249,8 +262,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 		free(p->msg);
 		p->msg = gs_xstrdup(msg);
 	}
-	if (!in_report_queue(p) &&
-	    (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
+	if (!in_report_queue(p) && (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
 		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
@@ -264,8 +276,7 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
 	gs_sched__heap_push(&s->bindq, p);
 	free(p->msg);
 	p->msg = NULL;
-	gs_log_debug("pod %s/%s: queued for node %s devices %s", p->ns, p->name, p->entry->node,
-		     p->entry->devices);
+	gs_log_debug("pod %s/%s: queued for node %s devices %s", p->ns, p->name, p->entry->node, p->entry->devices);
 }
 
 /*
@@ -349,8 +360,8 @@ enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const st
 
 /* What blocks p on its (present, Ready, uncordoned) node n beside the node's state: the kubelet's
  * admission checks and the ledger, cheapest first. NONE or a reason with msg. */
-static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
-				       char *msg, size_t size)
+static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n, char *msg,
+				       size_t size)
 {
 	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
@@ -432,9 +443,11 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 			snprintf(msg, sizeof(msg), "%s named by %s line %d for index %ld %s", who, s->cfg.annotation,
 				 p->entry->line, p->index, what);
 		else if (r == GS_WAIT_NODE_MISSING && s->cfg.alias_label)
-			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld does not exist "
-				 "(and no node carries the label %s=%s)", p->entry->node, s->cfg.annotation,
-				 p->entry->line, p->index, s->cfg.alias_label, p->entry->node);
+			snprintf(msg, sizeof(msg),
+				 "node \"%s\" named by %s line %d for index %ld does not exist "
+				 "(and no node carries the label %s=%s)",
+				 p->entry->node, s->cfg.annotation, p->entry->line, p->index, s->cfg.alias_label,
+				 p->entry->node);
 		else
 			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld %s", p->entry->node,
 				 s->cfg.annotation, p->entry->line, p->index, what);
@@ -591,7 +604,8 @@ static void gated_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 	char q[64];
 
 	if (o->n_gates > 1)
-		snprintf(msg, size, "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
+		snprintf(msg, size,
+			 "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
 			 o->n_gates, quote(q, sizeof(q), o->first_gate ? o->first_gate : ""), o->n_gates - 1);
 	else
 		snprintf(msg, size, "pod has the schedulingGate %s; it is bound once it is removed",
@@ -631,8 +645,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		index = -1;
 	if (index != p->index || src != p->index_source) {
 		if (index >= 0)
-			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index,
-				     gs_index_source_name(src));
+			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index, gs_index_source_name(src));
 		else
 			gs_log_debug("pod %s/%s: no index", p->ns, p->name);
 	}
@@ -675,8 +688,8 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	p->index = index;
 	p->index_source = src;
-	p->recreate_ok = o->owner_kind &&
-			 (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
+	p->recreate_ok =
+		o->owner_kind && (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
 	if (p->state == GS_POD_QUEUED && (p->created_ms != o->created_ms || p->priority != o->priority)) {
 		/* Its place in the bind queue follows its new key. */
 		gs_sched__heap_remove(&s->bindq, p);
@@ -704,8 +717,8 @@ static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 	static const struct gs_sched__req none;
 	const struct gs_sched__spec *sp = p->spec;
 
-	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none,
-			  sp ? sp->ports : NULL, sp ? sp->n_ports : 0, p->entry->devices, p->owner, p->shared, p->key);
+	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
+			  p->entry->devices, p->owner, p->shared, p->key);
 }
 
 int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
@@ -778,7 +791,7 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 	case GS_BIND_RETRY:
 		gs_sched__use_remove(s, p->uid);
 		delay = (int64_t)gs_backoff_delay((uint64_t)s->cfg.backoff_min_ms, (uint64_t)s->cfg.backoff_max_ms,
-						 p->attempts, &s->rng);
+						  p->attempts, &s->rng);
 		p->due_ms = now_ms + (delay > not_before_ms ? delay : not_before_ms);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
 		gs_sched__heap_push(&s->retry, p);

@@ -355,8 +355,9 @@ static int insufficient(char *msg, size_t size, const char *what, int64_t want, 
 
 	if (want <= 0 || (used <= alloc && want <= free_))
 		return 0;
-	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what, gs_qty_format(a, sizeof(a), want, k),
-		 gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k), gs_qty_format(c, sizeof(c), alloc, k));
+	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what,
+		 gs_qty_format(a, sizeof(a), want, k), gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k),
+		 gs_qty_format(c, sizeof(c), alloc, k));
 	return 1;
 }
 
@@ -364,8 +365,8 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 			 size_t size)
 {
 	if (n->obj.alloc.pods > 0 && n->used_pods + 1 > n->obj.alloc.pods) {
-		snprintf(msg, size, "Insufficient pods: %" PRId64 " of %" PRId64 " allocatable pods are in use", n->used_pods,
-			 n->obj.alloc.pods);
+		snprintf(msg, size, "Insufficient pods: %" PRId64 " of %" PRId64 " allocatable pods are in use",
+			 n->used_pods, n->obj.alloc.pods);
 		return 0;
 	}
 	if (insufficient(msg, size, "cpu", r->cpu, n->used.cpu, n->alloc.cpu, GS_QTY_CPU) ||
@@ -393,8 +394,9 @@ enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const str
 		for (size_t j = 0; j < n->n_ports; j++) {
 			if (ports_conflict(&sp->ports[i], &n->ports[j])) {
 				snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
-					 proto_name(sp->ports[i].proto), sp->ports[i].port, sp->ports[i].ip ? " on " : "",
-					 sp->ports[i].ip ? sp->ports[i].ip : "", n->name);
+					 proto_name(sp->ports[i].proto), sp->ports[i].port,
+					 sp->ports[i].ip ? " on " : "", sp->ports[i].ip ? sp->ports[i].ip : "",
+					 n->name);
 				return GS_WAIT_HOST_PORT;
 			}
 		}
@@ -402,8 +404,8 @@ enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const str
 	return GS_WAIT_NONE;
 }
 
-enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
-					    struct gs_sched__node *n, char *msg, size_t size)
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+					    char *msg, size_t size)
 {
 	static const struct gs_sched__req none;
 
@@ -430,8 +432,8 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 		if (!h)
 			continue;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
-		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name, is_index ? "GPU " : "device ",
-			 (int)len, d, h->use->key);
+		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name,
+			 is_index ? "GPU " : "device ", (int)len, d, h->use->key);
 		return GS_WAIT_DEVICE_BUSY;
 	}
 	return gs_sched__fit_plugin(s, p, n, msg, size);
@@ -448,4 +450,3 @@ enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod
 		r = gs_sched__fit_devices(s, p, n, msg, size);
 	return r;
 }
-

@@ -23,7 +23,7 @@
 /* The device plugin warning repeats the devices twice; past this it is not worth sending whole. */
 #define WARNING_MAX           (64 * 1024)
 /* Our own cache when the caller shares none: a handful of workloads is the common case. */
-#define OWN_CACHE_ENTRIES 64
+#define OWN_CACHE_ENTRIES     64
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x)  STRINGIFY_(x)
@@ -41,19 +41,16 @@ struct gs_admission {
 /* What the response will say; filled by decide(), written by write_response(). */
 struct verdict {
 	int allowed;
-	int deny_code;          /* with !allowed */
+	int deny_code; /* with !allowed */
 	const char *deny_reason;
 	const struct gs_jsonpatch *patch; /* non-NULL with at least one operation */
-	char *warning;          /* the device plugin warning, or NULL; owned, freed by gs_admission_review */
+	char *warning;                    /* the device plugin warning, or NULL; owned, freed by gs_admission_review */
 };
 
 static const char *const outcome_names[GS_ADMISSION_OUTCOME_COUNT] = {
-	[GS_ADMISSION_PATCHED] = "patched",
-	[GS_ADMISSION_UNCHANGED] = "unchanged",
-	[GS_ADMISSION_DENIED] = "denied",
-	[GS_ADMISSION_WARNED] = "warned",
-	[GS_ADMISSION_SKIPPED] = "skipped",
-	[GS_ADMISSION_BAD_REQUEST] = "bad_request",
+	[GS_ADMISSION_PATCHED] = "patched", [GS_ADMISSION_UNCHANGED] = "unchanged",
+	[GS_ADMISSION_DENIED] = "denied",   [GS_ADMISSION_WARNED] = "warned",
+	[GS_ADMISSION_SKIPPED] = "skipped", [GS_ADMISSION_BAD_REQUEST] = "bad_request",
 };
 
 const char *gs_admission_outcome_name(enum gs_admission_outcome o)
@@ -146,8 +143,8 @@ static int is_json_space(char c)
  * the variable (the kubelet takes the last of duplicates; fixing all of them is simplest to reason
  * about). elem is the JSON of the whole env element. Sets *changed when an operation was added.
  */
-static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci, const cJSON *c,
-			   const char *devices, const char *elem, int *changed)
+static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci, const cJSON *c, const char *devices,
+			   const char *elem, int *changed)
 {
 	struct gs_buf path, val;
 	gs_buf_init(&path, 0);
@@ -219,7 +216,7 @@ out:
 
 static int patch_pod(struct gs_jsonpatch *p, const cJSON *spec, const char *devices, int *n_changed)
 {
-	static const char *const fields[] = { "containers", "initContainers" };
+	static const char *const fields[] = {"containers", "initContainers"};
 	struct gs_buf elem;
 	gs_buf_init(&elem, 0);
 	int r = gs_buf_append_str(&elem, "{\"name\":\"" GS_ADMISSION_CUDA_ENV "\",\"value\":");
@@ -359,8 +356,8 @@ static int64_t pod_gpus(const cJSON *spec)
  * The device plugin warning for entry e, whole, into v->warning, and cut into res->message. The
  * text is checks.c's; its length is found by growing the buffer until it is no longer full.
  */
-static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e,
-				 struct gs_admission_result *res, struct verdict *v)
+static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e, struct gs_admission_result *res,
+				 struct verdict *v)
 {
 	size_t size = 2 * strlen(e->devices) + strlen(a->annotation) + 512;
 	for (;;) {
@@ -453,8 +450,8 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct g
 	gs_str_copy(res->node, sizeof(res->node), e->node);
 	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
 	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
-		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation, e->line,
-			 res->index, why);
+		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation,
+			 e->line, res->index, why);
 		deny(res, v, 403, "Forbidden");
 		return 0;
 	}
@@ -481,8 +478,8 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct g
  * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
  * (a protocol violation, not a pod to judge), or an allocation error.
  */
-static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch *patch,
-		  struct gs_admission_result *res, struct verdict *v)
+static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch *patch, struct gs_admission_result *res,
+		  struct verdict *v)
 {
 	v->allowed = 1;
 	res->outcome = GS_ADMISSION_SKIPPED;
@@ -502,7 +499,8 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
 	if (cJSON_GetObjectItemCaseSensitive(annotations, ANNOTATION_ASSIGNED)) {
 		snprintf(res->message, sizeof(res->message),
-			 "the annotation " ANNOTATION_ASSIGNED " is set only by gpu-scheduler's binding; remove it from "
+			 "the annotation " ANNOTATION_ASSIGNED
+			 " is set only by gpu-scheduler's binding; remove it from "
 			 "the pod (or its template) and create it again");
 		deny(res, v, 400, "BadRequest");
 		return 0;
@@ -604,7 +602,7 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 
 	struct gs_jsonpatch patch;
 	gs_jsonpatch_init(&patch, GS_ADMISSION_PATCH_MAX);
-	struct verdict v = { 0 };
+	struct verdict v = {0};
 	int r;
 	const cJSON *req = get_obj(root, "request");
 	const char *uid = get_str(req, "uid");
