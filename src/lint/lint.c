@@ -825,6 +825,14 @@ void gs_lint_finish(struct gs_lint *l)
 
 /* ---- node lists ----------------------------------------------------------------------------------- */
 
+/* A NodeList item's metadata.name (NULL when absent) and, with an alias label, its value of that
+ * label (*alias, NULL when none). */
+static const char *node_names(yaml_document_t *d, yaml_node_t *node, const char *alias_label, const char **alias)
+{
+	*alias = alias_label && *alias_label ? scalar(get(d, PATH(d, node, "metadata", "labels"), alias_label)) : NULL;
+	return scalar(PATH(d, node, "metadata", "name"));
+}
+
 int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes, size_t *n,
 			char *err, size_t errlen)
 {
@@ -863,10 +871,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	}
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(&d, *it);
-		const char *name = scalar(PATH(&d, node, "metadata", "name"));
-		const char *alias = alias_label && *alias_label
-					    ? scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label))
-					    : NULL;
+		const char *alias, *name = node_names(&d, node, alias_label, &alias);
 		if (!name) {
 			snprintf(err, errlen, "line %d: an item without metadata.name", line_of(node));
 			goto out;
@@ -879,10 +884,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	count = 0;
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(&d, *it);
-		const char *name = scalar(PATH(&d, node, "metadata", "name"));
-		const char *alias = alias_label && *alias_label
-					    ? scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label))
-					    : NULL;
+		const char *alias, *name = node_names(&d, node, alias_label, &alias);
 		yaml_node_t *g = get(&d, PATH(&d, node, "status", "allocatable"), "nvidia.com/gpu");
 		struct gs_lint_node *o = &out[count++];
 

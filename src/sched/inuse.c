@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/log.h"
+#include "core/num.h"
 
 #define FIELD_MAX 256
 #define NS_MAX    63
@@ -34,17 +35,6 @@ static int fail(char *err, size_t size, int line, const char *fmt, ...)
 }
 
 /* ---- time ---------------------------------------------------------------------------------------- */
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
 
 static int digits(const char *s, int n, int *v)
 {
@@ -70,7 +60,7 @@ int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms)
 		return -EINVAL;
 	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
 		return -EINVAL;
-	*ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + se * 1000LL;
+	*ms = ((gs_num_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + se * 1000LL;
 	return 0;
 }
 
