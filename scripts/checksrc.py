@@ -86,8 +86,8 @@ UV_CLOSE = {
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
     'src/core/buf.c': (['gs_read_file'], 'called by main.c and webhook/server.c: renamed with them later'),
-    'src/core/metrics.c': (['gs_histogram_*', 'gs_latency_buckets'], 'the histogram is called by controller.c'),
-    'src/core/options.c': (['gs_opt_validate_hostport'], 'called by main.c\'s option table'),
+    'src/core/metrics.c': (['gs_histogram_*', 'gs_latency_buckets'], 'the histogram is called by controller.c and controller_metrics.c'),
+    'src/core/options.c': (['gs_opt_validate_hostport'], 'called by main_opts.c\'s option table'),
     'src/k8s/podresources.c': (['gs_podres_*'], 'called by agent_cmd.c'),
     'src/webhook/jsonpatch.c': (['gs_base64_append', 'gs_jsonptr_*'], 'called by admission.c'),
     'src/webhook/server.c': (['gs_webhook_*'], 'the folder\'s module (the webhook), called by main.c'),
