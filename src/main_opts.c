@@ -52,22 +52,24 @@ static int validate_readable(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int validate_content_type(const char *v, char *err, size_t errlen)
+/* v is a or b. */
+static int one_of(const char *v, const char *a, const char *b, char *err, size_t errlen)
 {
-	if (strcmp(v, "json") != 0 && strcmp(v, "protobuf") != 0) {
-		snprintf(err, errlen, "\"%s\" must be json or protobuf", v);
+	if (strcmp(v, a) != 0 && strcmp(v, b) != 0) {
+		snprintf(err, errlen, "\"%s\" must be %s or %s", v, a, b);
 		return -EINVAL;
 	}
 	return 0;
 }
 
+static int validate_content_type(const char *v, char *err, size_t errlen)
+{
+	return one_of(v, "json", "protobuf", err, errlen);
+}
+
 static int validate_sharing(const char *v, char *err, size_t errlen)
 {
-	if (strcmp(v, "exclusive") != 0 && strcmp(v, "any") != 0) {
-		snprintf(err, errlen, "\"%s\" must be exclusive or any", v);
-		return -EINVAL;
-	}
-	return 0;
+	return one_of(v, "exclusive", "any", err, errlen);
 }
 
 /*
