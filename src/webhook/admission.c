@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/json_nul.h"
+#include "core/log.h"
 #include "core/num.h"
 #include "core/str.h"
 #include "sched/checks.h"
@@ -62,6 +63,7 @@ const char *gs_admission_outcome_name(enum gs_admission_outcome o)
 
 int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out)
 {
+	GS_ASSERT(o && out);
 	*out = NULL;
 	if (!o->scheduler_name || !*o->scheduler_name || !o->annotation || !*o->annotation)
 		return -EINVAL;
@@ -577,6 +579,7 @@ static int bad_request(struct gs_admission_result *res, const char *why)
 int gs_admission_review(struct gs_admission *a, const char *body, size_t len, struct gs_buf *out,
 			struct gs_admission_result *res)
 {
+	GS_ASSERT(a && out && res);
 	memset(res, 0, sizeof(*res));
 	res->index = -1;
 
