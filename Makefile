@@ -45,7 +45,7 @@ LINT_SRC    := $(sort $(wildcard src/lint/*.c))
 LIB_SRC     := $(CORE_SRC) $(K8S_SRC) $(SCHED_SRC) $(WEBHOOK_SRC) $(LINT_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(B)/%.o)
 LLHTTP_OBJ  := $(B)/third_party/llhttp/llhttp.o $(B)/third_party/llhttp/api.o $(B)/third_party/llhttp/http.o
-MAIN_OBJ    := $(B)/src/main.o
+MAIN_OBJ    := $(B)/src/main.o $(B)/src/main_opts.o
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 CHECK_SRC   := $(sort $(wildcard check/*.c))
@@ -69,8 +69,8 @@ FORCE:
 $(B)/.version: FORCE
 	@mkdir -p $(B)
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(MAIN_OBJ): $(B)/.version
-$(MAIN_OBJ): CPPFLAGS += -DGS_VERSION='"$(VERSION)"'
+$(B)/src/main.o: $(B)/.version
+$(B)/src/main.o: CPPFLAGS += -DGS_VERSION='"$(VERSION)"'
 
 $(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(@D)

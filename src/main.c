@@ -2,7 +2,6 @@
  * main.c: wires the daemon. Parse and validate the configuration, load the kubeconfig, create the loop,
  * start the modules, run, and on SIGTERM/SIGINT tear them down in order.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,259 +32,24 @@
 #include "k8s/certs.h"
 #include "k8s/leader.h"
 #include "lint/lint_cli.h"
+#include "main_opts.h"
 #include "webhook/server.h"
 
 #define GS_SHUTDOWN_GRACE_MS 10000
 
-struct config {
-	const char *kubeconfig;
-	const char *scheduler_name;
-	const char *annotation;
-	const char *health_addr;
-	const char *secure_addr;
-	const char *secure_cert_file;
-	const char *secure_key_file;
-	int insecure_data;
-	long qps;
-	long burst;
-	const char *content_type;
-	long max_inflight_binds;
-	const char *log_level;
-	const char *log_format;
-	int debug_endpoints;
-	int events;
-	int require_env;
-	int recreate_unmutated;
-	const char *device_sharing;
-	const char *node_alias_label;
-	const char *ignored_resources;
-	const char *ignored_resource_groups;
-	long agent_stale_ms;
-	int no_webhook;
-	int tolerate_dedicated;
-	const char *webhook_addr;
-	long webhook_max_conns, webhook_max_conns_per_source;
-	const char *tls_cert_file;
-	const char *tls_key_file;
-	int self_signed;
-	const char *namespace_;
-	const char *webhook_secret;
-	const char *webhook_service;
-	const char *webhook_config_name;
-	int leader_elect;
-	long le_lease_ms, le_renew_ms, le_retry_ms;
-	const char *le_name;
-	const char *le_namespace;
-	long shutdown_delay_ms;
-};
-
-static int validate_name(const char *v, char *err, size_t errlen)
-{
-	/* A scheduler name is free text in Kubernetes, but ours appears in field selectors: keep it plain. */
-	if (!*v || strlen(v) > 253 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._/") != strlen(v)) {
-		snprintf(err, errlen, "\"%s\" must be 1-253 characters of letters, digits, '-', '.', '_' or '/'", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_level(const char *v, char *err, size_t errlen)
-{
-	enum gs_log_level l;
-	if (gs_log_level_parse(v, &l) < 0) {
-		snprintf(err, errlen, "\"%s\" is not one of error, warn, info, debug, trace", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_format(const char *v, char *err, size_t errlen)
-{
-	enum gs_log_format f;
-	if (gs_log_format_parse(v, &f) < 0) {
-		snprintf(err, errlen, "\"%s\" is not text or json", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_readable(const char *v, char *err, size_t errlen)
-{
-	if (access(v, R_OK) != 0) {
-		snprintf(err, errlen, "cannot read %s: %s", v, strerror(errno));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_content_type(const char *v, char *err, size_t errlen)
-{
-	if (strcmp(v, "json") != 0 && strcmp(v, "protobuf") != 0) {
-		snprintf(err, errlen, "\"%s\" must be json or protobuf", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_sharing(const char *v, char *err, size_t errlen)
-{
-	if (strcmp(v, "exclusive") != 0 && strcmp(v, "any") != 0) {
-		snprintf(err, errlen, "\"%s\" must be exclusive or any", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * A label key as Kubernetes validates it: an optional DNS-1123 subdomain prefix (<= 253) and '/', then a
- * name of 1-63 alphanumerics, '-', '_' or '.', beginning and ending with an alphanumeric. "" turns
- * aliases off.
- */
-static int validate_label_key(const char *v, char *err, size_t errlen)
-{
-	const char *slash = strchr(v, '/'), *name = slash ? slash + 1 : v;
-	size_t plen = slash ? (size_t)(slash - v) : 0, nlen = strlen(name);
-	int ok = 1;
-
-	if (!*v)
-		return 0;
-	if (slash) {
-		ok = plen > 0 && plen <= 253 && isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[plen - 1]);
-		for (size_t i = 0; ok && i < plen; i++)
-			ok = islower((unsigned char)v[i]) || isdigit((unsigned char)v[i]) || v[i] == '-' || v[i] == '.';
-	}
-	ok = ok && nlen > 0 && nlen <= 63 && isalnum((unsigned char)name[0]) && isalnum((unsigned char)name[nlen - 1]);
-	for (size_t i = 0; ok && i < nlen; i++)
-		ok = isalnum((unsigned char)name[i]) || name[i] == '-' || name[i] == '_' || name[i] == '.';
-	if (!ok) {
-		snprintf(err, errlen, "\"%s\" is not a label key ([prefix/]name: a DNS subdomain prefix, a name of 1-63 "
-			 "letters, digits, '-', '_', '.'), nor empty", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* HOST:PORT, or "" for off. */
-static int validate_hostport_or_off(const char *v, char *err, size_t errlen)
-{
-	return *v ? gs_opt_validate_hostport(v, err, errlen) : 0;
-}
-
-#define OPT(f) offsetof(struct config, f)
-static const struct gs_opt options[] = {
-	{"kubeconfig", "KUBECONFIG_PATH", GS_OPT_STRING, NULL, 0, 0, OPT(kubeconfig), validate_readable,
-	 "kubeconfig file; without it, the in-cluster service account is used"},
-	{"scheduler-name", "SCHEDULER_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0, OPT(scheduler_name), validate_name,
-	 "schedule pods whose spec.schedulerName is this"},
-	{"annotation", "GS_ANNOTATION", GS_OPT_STRING, "gpu-scheduling-map", 0, 0, OPT(annotation), validate_name,
-	 "the annotation holding the scheduling map"},
-	{"health-addr", "GS_HEALTH_ADDR", GS_OPT_STRING, "0.0.0.0:8080", 0, 0, OPT(health_addr),
-	 gs_opt_validate_hostport, "plain HTTP address of /healthz, /livez and /readyz (open to all: no data)"},
-	{"secure-addr", "GS_SECURE_ADDR", GS_OPT_STRING, "0.0.0.0:10259", 0, 0, OPT(secure_addr),
-	 validate_hostport_or_off, "HTTPS address of /metrics and /debug/ for bearer tokens the apiserver "
-	 "authenticates (TokenReview) and authorizes (SubjectAccessReview, get on the path); probes too; "
-	 "empty: off"},
-	{"secure-cert-file", "GS_SECURE_CERT_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(secure_cert_file),
-	 validate_readable, "--secure-addr's serving certificate (PEM, read at start); without it, a self-signed "
-	 "one made at start"},
-	{"secure-private-key-file", "GS_SECURE_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(secure_key_file),
-	 validate_readable, "--secure-addr's serving key (PEM, read at start)"},
-	{"insecure-debug-and-metrics", "GS_INSECURE_DEBUG_AND_METRICS", GS_OPT_BOOL, "false", 0, 0,
-	 OPT(insecure_data), NULL, "also serve /metrics and /debug/ on --health-addr without credentials "
-	 "(the old behaviour: anyone reaching the port reads every namespace's pods)"},
-	{"kube-api-qps", "GS_KUBE_API_QPS", GS_OPT_INT, "0", 0, 1000000, OPT(qps), NULL,
-	 "requests per second to the apiserver, 0 for unlimited"},
-	{"kube-api-burst", "GS_KUBE_API_BURST", GS_OPT_INT, "0", 0, 1000000, OPT(burst), NULL,
-	 "burst over --kube-api-qps (0: equal to the qps)"},
-	{"kube-api-content-type", "GS_KUBE_API_CONTENT_TYPE", GS_OPT_STRING, "protobuf", 0, 0, OPT(content_type),
-	 validate_content_type,
-	 "protobuf: read pod and node lists and watches as protobuf (JSON if the apiserver answers JSON); json: JSON only"},
-	{"max-inflight-binds", "GS_MAX_INFLIGHT_BINDS", GS_OPT_INT, "64", 1, 4096, OPT(max_inflight_binds), NULL,
-	 "bindings in flight at once"},
-	{"events", "GS_EVENTS", GS_OPT_BOOL, "true", 0, 0, OPT(events), NULL,
-	 "record Scheduled and FailedScheduling events"},
-	{"require-env", "GS_REQUIRE_ENV", GS_OPT_BOOL, "true", 0, 0, OPT(require_env), NULL,
-	 "bind only pods whose containers carry the map's CUDA_VISIBLE_DEVICES (set by the webhook)"},
-	{"recreate-unmutated", "GS_RECREATE_UNMUTATED", GS_OPT_BOOL, "true", 0, 0, OPT(recreate_unmutated), NULL,
-	 "delete StatefulSet/Job pods the webhook missed so their controller recreates them"},
-	{"device-sharing", "GS_DEVICE_SHARING", GS_OPT_STRING, "exclusive", 0, 0, OPT(device_sharing),
-	 validate_sharing, "exclusive: a GPU held by a pod of one owner waits for it; any: never refuse (still counted)"},
-	{"node-alias-label", "GS_NODE_ALIAS_LABEL", GS_OPT_STRING, "gpu-scheduler.io/node", 0, 0, OPT(node_alias_label),
-	 validate_label_key, "a map's node name that names no node means the one node with this label of that value "
-	 "(empty: off)"},
-	{"ignored-resources", "GS_IGNORED_RESOURCES", GS_OPT_STRING, "", 0, 0, OPT(ignored_resources), NULL,
-	 "extended resources the fit does not check, comma-separated (kube-scheduler's NodeResourcesFit "
-	 "ignoredResources)"},
-	{"ignored-resource-groups", "GS_IGNORED_RESOURCE_GROUPS", GS_OPT_STRING, "", 0, 0, OPT(ignored_resource_groups),
-	 NULL, "groups of extended resources the fit does not check, comma-separated: example.com ignores "
-	       "example.com/* (ignoredResourceGroups)"},
-	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
-	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
-	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
-	 "do not serve the admission webhook"},
-	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),
-	 gs_opt_validate_hostport, "HTTPS address of the admission webhook (POST /mutate)"},
-	{"tolerate-dedicated-taint", "GS_TOLERATE_DEDICATED_TAINT", GS_OPT_BOOL, "false", 0, 0,
-	 OPT(tolerate_dedicated), NULL,
-	 "the webhook adds a toleration of the taint gpu-scheduler.io/dedicated:NoSchedule (dedicated GPU nodes) "
-	 "to every pod it sets CUDA_VISIBLE_DEVICES for"},
-	{"webhook-max-connections", "GS_WEBHOOK_MAX_CONNECTIONS", GS_OPT_INT, "256", 1, 65536, OPT(webhook_max_conns),
-	 NULL, "open webhook connections at most; over it the oldest idle or unfinished one of the address "
-	       "holding the most is closed"},
-	{"webhook-max-connections-per-source", "GS_WEBHOOK_MAX_CONNECTIONS_PER_SOURCE", GS_OPT_INT, "0", 0, 65536,
-	 OPT(webhook_max_conns_per_source), NULL,
-	 "open webhook connections per client address at most (0: --webhook-max-connections)"},
-	{"tls-cert-file", "GS_TLS_CERT_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_cert_file), validate_readable,
-	 "webhook serving certificate (PEM), reloaded when it changes"},
-	{"tls-private-key-file", "GS_TLS_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_key_file),
-	 validate_readable, "webhook serving key (PEM), reloaded when it changes"},
-	{"webhook-self-signed", "GS_WEBHOOK_SELF_SIGNED", GS_OPT_BOOL, "false", 0, 0, OPT(self_signed), NULL,
-	 "make and renew the webhook certificate, kept in --webhook-secret, CA put in --webhook-config-name"},
-	{"namespace", "POD_NAMESPACE", GS_OPT_STRING, "kube-system", 0, 0, OPT(namespace_), validate_name,
-	 "the scheduler's namespace (its webhook Service and Secret)"},
-	{"webhook-secret", "GS_WEBHOOK_SECRET", GS_OPT_STRING, "gpu-scheduler-webhook-tls", 0, 0, OPT(webhook_secret),
-	 validate_name, "self-signed mode: the Secret holding the webhook's CA and certificate"},
-	{"webhook-service", "GS_WEBHOOK_SERVICE", GS_OPT_STRING, "gpu-scheduler", 0, 0, OPT(webhook_service),
-	 validate_name, "self-signed mode: the webhook Service the certificate names"},
-	{"webhook-config-name", "GS_WEBHOOK_CONFIG_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0,
-	 OPT(webhook_config_name), validate_name,
-	 "self-signed mode: the MutatingWebhookConfiguration whose caBundle is kept current"},
-	{"leader-elect", "GS_LEADER_ELECT", GS_OPT_BOOL, "true", 0, 0, OPT(leader_elect), NULL,
-	 "run as one of several replicas: only the holder of a Lease binds (the others serve the webhook)"},
-	{"leader-elect-lease-duration", "GS_LEADER_ELECT_LEASE_DURATION", GS_OPT_DURATION, "15s", 1000, 3600000,
-	 OPT(le_lease_ms), NULL, "how long a follower waits after the leader's last renewal before taking over"},
-	{"leader-elect-renew-deadline", "GS_LEADER_ELECT_RENEW_DEADLINE", GS_OPT_DURATION, "10s", 500, 3600000,
-	 OPT(le_renew_ms), NULL, "a leader that has not renewed for this long stops binding at once"},
-	{"leader-elect-retry-period", "GS_LEADER_ELECT_RETRY_PERIOD", GS_OPT_DURATION, "2s", 100, 3600000,
-	 OPT(le_retry_ms), NULL, "how often the Lease is tried or renewed"},
-	{"leader-elect-resource-name", "GS_LEADER_ELECT_RESOURCE_NAME", GS_OPT_STRING, "gpu-scheduler", 0, 0,
-	 OPT(le_name), validate_name, "the Lease's name"},
-	{"leader-elect-resource-namespace", "GS_LEADER_ELECT_RESOURCE_NAMESPACE", GS_OPT_STRING, NULL, 0, 0,
-	 OPT(le_namespace), validate_name, "the Lease's namespace (default: --namespace)"},
-	{"debug-endpoints", "GS_DEBUG_ENDPOINTS", GS_OPT_BOOL, "true", 0, 0, OPT(debug_endpoints), NULL,
-	 "serve /debug/pods/NS/NAME and /debug/pending (why a pod waits) on --secure-addr"},
-	{"shutdown-delay", "GS_SHUTDOWN_DELAY", GS_OPT_DURATION, "0s", 0, 300000, OPT(shutdown_delay_ms), NULL,
-	 "on SIGTERM, keep serving the webhook this long, every answer closing its connection, while the "
-	 "Service's endpoints drop this replica (bindings stop and the Lease is released at once)"},
-	{"log-level", "GS_LOG_LEVEL", GS_OPT_STRING, "info", 0, 0, OPT(log_level), validate_level,
-	 "error, warn, info, debug or trace"},
-	{"log-format", "GS_LOG_FORMAT", GS_OPT_STRING, "text", 0, 0, OPT(log_format), validate_format,
-	 "text or json"},
-};
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
 struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
-	uv_timer_t drain;           /* --shutdown-delay: the webhook's last seconds */
-	struct config cfg;
+	uv_timer_t drain; /* --shutdown-delay: the webhook's last seconds */
+	struct gs_main_config cfg;
 	struct gs_metrics *metrics;
 	struct gs_kube *kube;
 	struct gs_controller *ctrl;
 	struct gs_health *health;
-	struct gs_health *secure;   /* --secure-addr */
-	struct gs_authz *authz;     /* its gate, with its own apiserver client */
-	int health_open;            /* of health and secure, those not closed yet */
+	struct gs_health *secure; /* --secure-addr */
+	struct gs_authz *authz;   /* its gate, with its own apiserver client */
+	int health_open;          /* of health and secure, those not closed yet */
 	struct gs_webhook *webhook;
 	struct gs_admission *admission;
 	struct gs_webhook_stats wstats;
@@ -297,14 +61,15 @@ struct daemon {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
-		   "Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
-		   "CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
-		   "Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n"
-		   "             gpu-scheduler agent --node NAME [OPTIONS]   the node agent, publishing which pod\n"
-		   "             holds which device as the kubelet says (gpu-scheduler agent --help)\n\n"
-		   "Options (a flag wins over its environment variable, which wins over the default):\n");
-	gs_options_usage(f, options, N_OPTIONS);
+	fprintf(f,
+		"Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
+		"Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
+		"CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
+		"Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n"
+		"             gpu-scheduler agent --node NAME [OPTIONS]   the node agent, publishing which pod\n"
+		"             holds which device as the kubelet says (gpu-scheduler agent --help)\n\n"
+		"Options (a flag wins over its environment variable, which wins over the default):\n");
+	gs_options_usage(f, gs_main_opts, gs_main_opts_n);
 	fprintf(f, "  %-32s %s\n  %-32s %s\n", "--help", "this text", "--version", "print the version");
 }
 
@@ -507,7 +272,7 @@ static void on_leading(int leading, void *ud)
 	if (d->ctrl)
 		gs_controller_kick(d->ctrl); /* caches are warm: bind what waits now */
 	if (d->certs)
-		gs_certs_poke(d->certs);     /* a renewal may be ours to make */
+		gs_certs_poke(d->certs); /* a renewal may be ours to make */
 }
 
 /* 1 while this replica binds: it holds the Lease, or runs alone (--leader-elect=false). */
@@ -625,8 +390,10 @@ static int secure_tls(struct daemon *d, struct gs_tls_config **tls)
 			snprintf(err, sizeof(err), "reading the pair: %s", uv_strerror(r));
 	} else {
 		struct gs_tls_cert_req req = {
-			.common_name = "gpu-scheduler", .dns_names = names,
-			.not_before = now - 3600, .not_after = now + 365 * 86400,
+			.common_name = "gpu-scheduler",
+			.dns_names = names,
+			.not_before = now - 3600,
+			.not_after = now + 365 * 86400,
 		};
 		r = gs_tls_generate(&req, NULL, NULL, &cert, &key, err, sizeof(err));
 		cert_len = cert ? strlen(cert) : 0;
@@ -652,8 +419,11 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 	char err[512] = "";
 	struct gs_tls_config *tls = NULL;
 	struct gs_health_opts ho = {
-		.addr = d->cfg.health_addr, .metrics = d->metrics, .serve_metrics = d->cfg.insecure_data,
-		.ready = ready_cb, .ud = d,
+		.addr = d->cfg.health_addr,
+		.metrics = d->metrics,
+		.serve_metrics = d->cfg.insecure_data,
+		.ready = ready_cb,
+		.ud = d,
 	};
 	int r;
 
@@ -665,7 +435,8 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 		gs_health_route(d->health, "/debug/", gs_controller_debug, d->ctrl);
 	gs_log_info("health and readiness on http://%s%s", d->cfg.health_addr,
 		    d->cfg.insecure_data ? ", metrics and explanations too, WITHOUT credentials "
-					   "(--insecure-debug-and-metrics)" : "");
+					   "(--insecure-debug-and-metrics)"
+					 : "");
 	if (!*d->cfg.secure_addr)
 		return 0;
 	struct gs_authz_opts ao = {.kc = kc, .metrics = d->metrics, .user_agent = "gpu-scheduler/" GS_VERSION};
@@ -695,11 +466,9 @@ static int servers_start(struct daemon *d, const struct gs_kubeconfig *kc)
 	return 0;
 }
 
-static int start(struct daemon *d, struct gs_kubeconfig *kc)
+/* The registry, the process's series and the daemon's own (leadership, readiness). */
+static void daemon_metrics(struct daemon *d)
 {
-	char err[512] = "";
-	int r;
-
 	d->metrics = gs_metrics_new();
 	gs_metrics_process(d->metrics);
 	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_leader",
@@ -712,23 +481,12 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 	gs_metrics_counter_fn(d->metrics, "gpu_scheduler_leader_changes_total",
 			      "Times this replica became the leader, or stopped being it.", "to=\"follower\"",
 			      m_leader_lost, d);
-	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready", "1 while /readyz answers 200 (caches synced, apiserver answering).",
-			    NULL, m_ready, d);
+	gs_metrics_gauge_fn(d->metrics, "gpu_scheduler_ready",
+			    "1 while /readyz answers 200 (caches synced, apiserver answering).", NULL, m_ready, d);
+}
 
-	struct gs_kube_opts ko = {
-		.kc = kc,
-		.max_conns = (unsigned)d->cfg.max_inflight_binds + 8,
-		.qps = (double)d->cfg.qps,
-		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
-		.user_agent = "gpu-scheduler/" GS_VERSION,
-		.protobuf = strcmp(d->cfg.content_type, "protobuf") == 0,
-	};
-	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
-		gs_log_error("apiserver client: %s", err);
-		return r;
-	}
-	if (d->cfg.leader_elect && (r = leader_start(d)) < 0)
-		return r;
+static int controller_start(struct daemon *d)
+{
 	struct gs_controller_opts co = {
 		.scheduler_name = d->cfg.scheduler_name,
 		.annotation = d->cfg.annotation,
@@ -744,48 +502,86 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 		.leader = d->leader,
 		.seed = random_seed(),
 	};
-	if ((r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl)) < 0) {
+	int r = gs_controller_start(&d->loop, d->kube, d->metrics, &co, &d->ctrl);
+	if (r < 0)
 		gs_log_error("scheduler: cannot start: %s", uv_strerror(r));
+	return r;
+}
+
+/* The admission decision, and the webhook: served now with the certificate files, or once the
+ * self-signed pair is ready (on_pair). */
+static int webhook_setup(struct daemon *d)
+{
+	struct gs_admission_opts ao = {
+		.scheduler_name = d->cfg.scheduler_name,
+		.annotation = d->cfg.annotation,
+		.node_allows = gs_controller_node_allows,
+		.node_allows_ud = d->ctrl,
+		.tolerate_dedicated = d->cfg.tolerate_dedicated,
+	};
+	int r;
+
+	if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
+		gs_log_error("webhook: %s", uv_strerror(r));
 		return r;
 	}
-	if ((r = servers_start(d, kc)) < 0)
+	gs_webhook_stats_init(&d->wstats);
+	gs_webhook_stats_register(&d->wstats, d->metrics);
+	if (!d->cfg.self_signed)
+		return webhook_start(d, NULL, NULL);
+	struct gs_certs_opts co = {
+		.ns = d->cfg.namespace_,
+		.secret = d->cfg.webhook_secret,
+		.service = d->cfg.webhook_service,
+		.config_name = d->cfg.webhook_config_name,
+		.on_pair = on_pair,
+		.may_renew = d->leader ? may_renew : NULL,
+		.ud = d,
+	};
+	if ((r = gs_certs_start(&d->loop, d->kube, &co, &d->certs)) < 0) {
+		gs_log_error("webhook: self-signed mode: %s", uv_strerror(r));
 		return r;
-	if (!d->cfg.no_webhook) {
-		struct gs_admission_opts ao = {
-			.scheduler_name = d->cfg.scheduler_name,
-			.annotation = d->cfg.annotation,
-			.node_allows = gs_controller_node_allows,
-			.node_allows_ud = d->ctrl,
-			.tolerate_dedicated = d->cfg.tolerate_dedicated,
-		};
-		if ((r = gs_admission_new(&ao, &d->admission)) < 0) {
-			gs_log_error("webhook: %s", uv_strerror(r));
-			return r;
-		}
-		gs_webhook_stats_init(&d->wstats);
-		gs_webhook_stats_register(&d->wstats, d->metrics);
-		if (d->cfg.self_signed) {
-			struct gs_certs_opts co2 = {
-				.ns = d->cfg.namespace_,
-				.secret = d->cfg.webhook_secret,
-				.service = d->cfg.webhook_service,
-				.config_name = d->cfg.webhook_config_name,
-				.on_pair = on_pair,
-				.may_renew = d->leader ? may_renew : NULL,
-				.ud = d,
-			};
-			if ((r = gs_certs_start(&d->loop, d->kube, &co2, &d->certs)) < 0) {
-				gs_log_error("webhook: self-signed mode: %s", uv_strerror(r));
-				return r;
-			}
-			gs_log_info("webhook: self-signed mode, certificate in Secret %s/%s; serving once it is ready",
-				    d->cfg.namespace_, d->cfg.webhook_secret);
-			return 0;
-		}
-		if ((r = webhook_start(d, NULL, NULL)) < 0)
-			return r;
 	}
+	gs_log_info("webhook: self-signed mode, certificate in Secret %s/%s; serving once it is ready",
+		    d->cfg.namespace_, d->cfg.webhook_secret);
 	return 0;
+}
+
+static int start(struct daemon *d, struct gs_kubeconfig *kc)
+{
+	char err[512] = "";
+	int r;
+
+	daemon_metrics(d);
+	struct gs_kube_opts ko = {
+		.kc = kc,
+		.max_conns = (unsigned)d->cfg.max_inflight_binds + 8,
+		.qps = (double)d->cfg.qps,
+		.burst = (unsigned)(d->cfg.burst ? d->cfg.burst : d->cfg.qps),
+		.user_agent = "gpu-scheduler/" GS_VERSION,
+		.protobuf = strcmp(d->cfg.content_type, "protobuf") == 0,
+	};
+	if ((r = gs_kube_new(&d->loop, &ko, &d->kube, err, sizeof(err))) < 0) {
+		gs_log_error("apiserver client: %s", err);
+		return r;
+	}
+	if (d->cfg.leader_elect && (r = leader_start(d)) < 0)
+		return r;
+	if ((r = controller_start(d)) < 0 || (r = servers_start(d, kc)) < 0)
+		return r;
+	return d->cfg.no_webhook ? 0 : webhook_setup(d);
+}
+
+/* The loop and the handles main owns: the signals (closed last, docs/architecture.md) and the drain. */
+static void loop_init(struct daemon *d)
+{
+	uv_loop_init(&d->loop);
+	uv_signal_init(&d->loop, &d->sigterm);
+	uv_signal_init(&d->loop, &d->sigint);
+	uv_timer_init(&d->loop, &d->drain);
+	d->sigterm.data = d->sigint.data = d->drain.data = d;
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
 }
 
 int main(int argc, char **argv)
@@ -805,7 +601,7 @@ int main(int argc, char **argv)
 	/* Subcommands: the first argument names one (flags of the daemon all start with '-'). */
 	if (argc > 1 && strcmp(argv[1], "lint") == 0)
 		return gs_lint_main(argc - 1, argv + 1);
-	r = gs_options_parse(options, N_OPTIONS, argc, argv, &d.cfg, err, sizeof(err));
+	r = gs_options_parse(gs_main_opts, gs_main_opts_n, argc, argv, &d.cfg, err, sizeof(err));
 	if (r == GS_OPTIONS_HELP) {
 		usage(stdout);
 		return 0;
@@ -814,24 +610,8 @@ int main(int argc, char **argv)
 		printf("gpu-scheduler %s\n", GS_VERSION);
 		return 0;
 	}
-	if (r < 0) {
+	if (r < 0 || gs_main_opts_check(&d.cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpu-scheduler: %s\n", err);
-		return 2;
-	}
-	if (!d.cfg.no_webhook && !d.cfg.self_signed && (!d.cfg.tls_cert_file || !d.cfg.tls_key_file)) {
-		fprintf(stderr, "gpu-scheduler: the webhook needs --tls-cert-file and --tls-private-key-file "
-				"(or use --webhook-self-signed, or turn it off with --no-webhook)\n");
-		return 2;
-	}
-	if (!d.cfg.secure_cert_file != !d.cfg.secure_key_file) {
-		fprintf(stderr, "gpu-scheduler: --secure-cert-file and --secure-private-key-file go together\n");
-		return 2;
-	}
-	if (d.cfg.leader_elect && !gs_leader_durations_ok(d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms)) {
-		fprintf(stderr, "gpu-scheduler: --leader-elect-lease-duration (%ld ms) must exceed "
-				"--leader-elect-renew-deadline (%ld ms), which must exceed 1.2 x "
-				"--leader-elect-retry-period (%ld ms)\n",
-			d.cfg.le_lease_ms, d.cfg.le_renew_ms, d.cfg.le_retry_ms);
 		return 2;
 	}
 	gs_log_level_parse(d.cfg.log_level, &level);
@@ -853,13 +633,7 @@ int main(int argc, char **argv)
 		    d.cfg.scheduler_name, d.cfg.annotation,
 		    d.cfg.node_alias_label && *d.cfg.node_alias_label ? d.cfg.node_alias_label : "(off)", kc.server);
 
-	uv_loop_init(&d.loop);
-	uv_signal_init(&d.loop, &d.sigterm);
-	uv_signal_init(&d.loop, &d.sigint);
-	uv_timer_init(&d.loop, &d.drain);
-	d.sigterm.data = d.sigint.data = d.drain.data = &d;
-	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
-	uv_signal_start(&d.sigint, on_signal, SIGINT);
+	loop_init(&d);
 
 	if (start(&d, &kc) < 0) {
 		/* A startup failure is fatal; the handles already made die with the process. */

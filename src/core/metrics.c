@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/log.h"
 
 enum series_type {
@@ -75,9 +75,7 @@ void gs_histogram_observe(struct gs_histogram *h, double v)
 struct gs_metrics *gs_metrics_new(void)
 {
 	struct gs_metrics *m = gs_xcalloc(1, sizeof(*m));
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	m->start_time = (double)tv.tv_sec + tv.tv_usec / 1e6;
+	m->start_time = gs_clock_wall_s();
 	return m;
 }
 

@@ -3,6 +3,12 @@
  *
  * gs_str_copy(dst, size, src): src (NULL as "") into dst[size], always NUL-terminated; a string too
  * long is cut and ends in "..." (when size >= 4), so a cut never passes for the whole. size > 0.
+ *
+ * Comparing, two contracts for two meanings of NULL:
+ * gs_str_eq(a, b): 1 when a and b are equal strings or both NULL. NULL is absent, and absent is not
+ *   "" (a field present and empty): gs_str_eq(NULL, "") is 0.
+ * gs_str_eq_empty(a, b): NULL read as "", for an optional field whose absent and empty values mean
+ *   the same (a taint's value: the JSON decoder keeps "", the protobuf one NULL).
  */
 #ifndef GS_CORE_STR_H
 #define GS_CORE_STR_H
@@ -24,6 +30,16 @@ static inline void gs_str_copy(char *dst, size_t size, const char *src)
 	memcpy(dst, src, keep);
 	memcpy(dst + keep, "...", size - 1 - keep);
 	dst[size - 1] = '\0';
+}
+
+static inline int gs_str_eq(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+static inline int gs_str_eq_empty(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
 #endif

@@ -32,6 +32,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/num.h"
 #include "core/tls_int.h"
 
 /* Unread ciphertext a session holds at most: far above one uv read (64 KiB) plus a partial record,
@@ -570,20 +571,9 @@ int gs_tls__parse_key(mbedtls_pk_context *pk, const char *what, const char *data
 
 /* ---- configs --------------------------------------------------------------------------------- */
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	/* Howard Hinnant's algorithm: days since 1970-01-01 of a proleptic Gregorian date. */
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static int64_t x509_time_epoch(const mbedtls_x509_time *t)
 {
-	return days_from_civil(t->year, t->mon, t->day) * 86400 + t->hour * 3600 + t->min * 60 + t->sec;
+	return gs_num_days_from_civil(t->year, t->mon, t->day) * 86400 + t->hour * 3600 + t->min * 60 + t->sec;
 }
 
 static struct gs_tls_config *config_alloc(int endpoint, char *err, size_t errlen, int *rc)

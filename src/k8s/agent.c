@@ -29,7 +29,8 @@ int gs_agent_resource_match(const char *list, const char *resource)
 		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
 			end--;
 		size_t n = (size_t)(end - p);
-		if (n && end[-1] == '/' ? rlen > n && strncmp(resource, p, n) == 0 : n && n == rlen && strncmp(resource, p, n) == 0)
+		if (n && end[-1] == '/' ? rlen > n && strncmp(resource, p, n) == 0
+					: n && n == rlen && strncmp(resource, p, n) == 0)
 			return 1;
 		p = next;
 	}
@@ -64,7 +65,9 @@ int gs_agent_devs_add(struct gs_agent_devs *s, const struct gs_inuse_dev *d)
 		s->devs = gs_xrealloc(s->devs, s->cap * sizeof *s->devs);
 	}
 	s->devs[s->n++] = (struct gs_inuse_dev){
-		.resource = gs_xstrdup(d->resource), .id = gs_xstrdup(d->id), .holder = gs_xstrdup(d->holder),
+		.resource = gs_xstrdup(d->resource),
+		.id = gs_xstrdup(d->id),
+		.holder = gs_xstrdup(d->holder),
 	};
 	GS_ASSERT(gs_agent_devs_find(s, d->resource, d->id) == (long)s->n - 1);
 	return 1;
@@ -193,7 +196,8 @@ int gs_agent_nvinfo_parse(const char *text, size_t len, struct gs_agent_gpu *out
 					return fail(err, errlen, "GPU UUID: empty or over 256 bytes");
 				for (size_t i = 0; i < n; i++)
 					if (v[i] <= ' ' || v[i] > '~')
-						return fail(err, errlen, "GPU UUID: not printable ASCII without blanks");
+						return fail(err, errlen,
+							    "GPU UUID: not printable ASCII without blanks");
 				memcpy(out->uuid, v, n);
 				out->uuid[n] = 0;
 			} else if (klen == 12 && memcmp(p, "Bus Location", 12) == 0) {

@@ -21,9 +21,9 @@
 /* Where the NVIDIA driver lists its GPUs, one directory per PCI address. */
 #define GS_AGENT_NVIDIA_PROC_DIR "/proc/driver/nvidia/gpus"
 /* Cap on one `information` file (a real one is ~400 bytes). */
-#define GS_AGENT_NVINFO_MAX 16384
+#define GS_AGENT_NVINFO_MAX      16384
 /* The default --resources. */
-#define GS_AGENT_RESOURCES "nvidia.com/"
+#define GS_AGENT_RESOURCES       "nvidia.com/"
 
 /*
  * 1 when resource is named by list: a comma-separated list of resource names ("nvidia.com/gpu") or

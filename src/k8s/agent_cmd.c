@@ -163,19 +163,33 @@ static int bad(const char *flag, unsigned min, unsigned max)
 int gs_agent_cmd(int argc, char **argv)
 {
 	static const struct option longs[] = {
-		{"socket", required_argument, NULL, 's'},      {"once", no_argument, NULL, '1'},
-		{"print", no_argument, NULL, 'p'},             {"interval-ms", required_argument, NULL, 'i'},
-		{"timeout-ms", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
-		{"node", required_argument, NULL, 'n'},        {"kubeconfig", required_argument, NULL, 'k'},
-		{"heartbeat-s", required_argument, NULL, 'H'}, {"settle-s", required_argument, NULL, 'S'},
-		{"resources", required_argument, NULL, 'r'},   {"nvidia-proc-dir", required_argument, NULL, 'd'},
-		{"addr", required_argument, NULL, 'a'},        {"log-level", required_argument, NULL, 'l'},
-		{"log-format", required_argument, NULL, 'f'},  {NULL, 0, NULL, 0},
+		{"socket", required_argument, NULL, 's'},
+		{"once", no_argument, NULL, '1'},
+		{"print", no_argument, NULL, 'p'},
+		{"interval-ms", required_argument, NULL, 'i'},
+		{"timeout-ms", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{"node", required_argument, NULL, 'n'},
+		{"kubeconfig", required_argument, NULL, 'k'},
+		{"heartbeat-s", required_argument, NULL, 'H'},
+		{"settle-s", required_argument, NULL, 'S'},
+		{"resources", required_argument, NULL, 'r'},
+		{"nvidia-proc-dir", required_argument, NULL, 'd'},
+		{"addr", required_argument, NULL, 'a'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"log-format", required_argument, NULL, 'f'},
+		{NULL, 0, NULL, 0},
 	};
 	struct gs_agent_opts o = {
-		.node = getenv("NODE_NAME"), .socket = GS_PODRES_SOCKET, .resources = GS_AGENT_RESOURCES,
-		.proc_dir = GS_AGENT_NVIDIA_PROC_DIR, .addr = ":10262", .interval_ms = 10000, .timeout_ms = 10000,
-		.heartbeat_s = 600, .settle_s = 30,
+		.node = getenv("NODE_NAME"),
+		.socket = GS_PODRES_SOCKET,
+		.resources = GS_AGENT_RESOURCES,
+		.proc_dir = GS_AGENT_NVIDIA_PROC_DIR,
+		.addr = ":10262",
+		.interval_ms = 10000,
+		.timeout_ms = 10000,
+		.heartbeat_s = 600,
+		.settle_s = 30,
 	};
 	const char *kubeconfig = NULL;
 	enum gs_log_level level = GS_LOG_INFO;
@@ -187,14 +201,29 @@ int gs_agent_cmd(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
-		case 's': o.socket = optarg; break;
-		case '1': once = 1; break;
-		case 'p': break; /* --once prints; kept for old command lines */
-		case 'n': o.node = optarg; break;
-		case 'k': kubeconfig = optarg; break;
-		case 'r': o.resources = optarg; break;
-		case 'd': o.proc_dir = optarg; break;
-		case 'a': o.addr = optarg; break;
+		case 's':
+			o.socket = optarg;
+			break;
+		case '1':
+			once = 1;
+			break;
+		case 'p':
+			break; /* --once prints; kept for old command lines */
+		case 'n':
+			o.node = optarg;
+			break;
+		case 'k':
+			kubeconfig = optarg;
+			break;
+		case 'r':
+			o.resources = optarg;
+			break;
+		case 'd':
+			o.proc_dir = optarg;
+			break;
+		case 'a':
+			o.addr = optarg;
+			break;
 		case 'i':
 			if (agent_uint(optarg, 1, 86400000u, &o.interval_ms) < 0)
 				return bad("--interval-ms", 1, 86400000u);
@@ -213,14 +242,18 @@ int gs_agent_cmd(int argc, char **argv)
 			break;
 		case 'l':
 			if (gs_log_level_parse(optarg, &level) < 0)
-				return fprintf(stderr, "gpu-scheduler agent: --log-level: error, warn, info, debug, trace\n"), 2;
+				return fprintf(stderr,
+					       "gpu-scheduler agent: --log-level: error, warn, info, debug, trace\n"),
+				       2;
 			break;
 		case 'f':
 			if (gs_log_format_parse(optarg, &format) < 0)
 				return fprintf(stderr, "gpu-scheduler agent: --log-format: text or json\n"), 2;
 			break;
-		case 'h': return agent_usage(stdout);
-		default: return agent_usage(stderr);
+		case 'h':
+			return agent_usage(stdout);
+		default:
+			return agent_usage(stderr);
 		}
 	}
 	if (optind != argc)

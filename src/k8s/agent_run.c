@@ -24,9 +24,9 @@
 #include "k8s/kube.h"
 #include "k8s/watch.h"
 
-#define KICK_DELAY_MS   200   /* a pod event -> a List this much later (events come in bursts) */
-#define API_TIMEOUT_MS  15000
-#define ERROR_TEXT_MAX  400   /* the error line's reason, cut here */
+#define KICK_DELAY_MS  200 /* a pod event -> a List this much later (events come in bursts) */
+#define API_TIMEOUT_MS 15000
+#define ERROR_TEXT_MAX 400 /* the error line's reason, cut here */
 
 /* Why a List failed: the metric's reason label. */
 enum kerr {
@@ -34,10 +34,10 @@ enum kerr {
 	KERR_REFUSED,        /* -ECONNREFUSED: a socket file nobody listens on (kubelet restarting) */
 	KERR_ACCESS,         /* -EACCES: not allowed to connect (the agent's user) */
 	KERR_TIMEOUT,
-	KERR_RESET,          /* the kubelet closed the connection before answering */
-	KERR_STATUS,         /* a gRPC status other than OK */
-	KERR_PROTOCOL,       /* not a gRPC answer, or over a cap */
-	KERR_BAD_REPLY,      /* an answer the decoder refused */
+	KERR_RESET,     /* the kubelet closed the connection before answering */
+	KERR_STATUS,    /* a gRPC status other than OK */
+	KERR_PROTOCOL,  /* not a gRPC answer, or over a cap */
+	KERR_BAD_REPLY, /* an answer the decoder refused */
 	KERR_OTHER,
 	KERR_COUNT
 };
@@ -60,21 +60,21 @@ struct agent {
 	int stopping, closing, rc;
 
 	/* the List loop */
-	int started;            /* the Node was read: Lists run */
-	int listing, again;     /* one List in flight, one more queued */
-	int answering;          /* the last List was answered */
-	uint64_t conns_seen;    /* the gRPC client's connections when the last answer came */
-	int64_t settle_until;   /* wall ms: the settle window ends */
-	int64_t fail_since;     /* wall ms of the first failure of the current streak; 0: none */
+	int started;          /* the Node was read: Lists run */
+	int listing, again;   /* one List in flight, one more queued */
+	int answering;        /* the last List was answered */
+	uint64_t conns_seen;  /* the gRPC client's connections when the last answer came */
+	int64_t settle_until; /* wall ms: the settle window ends */
+	int64_t fail_since;   /* wall ms of the first failure of the current streak; 0: none */
 	char fail_why[ERROR_TEXT_MAX + 1];
-	char index_err[256];    /* the last index table problem logged */
+	char index_err[256]; /* the last index table problem logged */
 
 	/* what is published */
 	struct gs_agent_devs base; /* the devices last published (or read at start): the settle base */
 	char *published;           /* the annotation last written (or read at start); NULL: none */
 	int64_t published_at;
-	char *want;                /* the next text to write; NULL: nothing pending */
-	char *sending;             /* the text of the PATCH on its way */
+	char *want;    /* the next text to write; NULL: nothing pending */
+	char *sending; /* the text of the PATCH on its way */
 	int patching;
 
 	/* metrics */
@@ -164,8 +164,7 @@ static void on_patched(int err, const struct gs_http_response *resp, const char 
 		a->pubs_err.v++;
 		gs_log_error("agent: node %s: PATCH of %s failed: %s%.*s (retrying in %llu ms)", a->o->node,
 			     GS_INUSE_ANNOTATION, err ? "" : "HTTP error: ", err ? (int)strlen(msg) : body_len(resp),
-			     err ? msg : resp->body,
-			     (unsigned long long)delay);
+			     err ? msg : resp->body, (unsigned long long)delay);
 		if (a->want) /* a newer text came meanwhile: that one is retried */
 			free(a->sending);
 		else
@@ -306,15 +305,23 @@ static void kick(struct agent *a)
 static enum kerr classify(int err)
 {
 	switch (err) {
-	case -ENOENT: return KERR_SOCKET_MISSING;
-	case -ECONNREFUSED: return KERR_REFUSED;
-	case -EACCES: return KERR_ACCESS;
-	case -ETIMEDOUT: return KERR_TIMEOUT;
-	case -ECONNRESET: return KERR_RESET;
-	case GS_GRPC_ESTATUS: return KERR_STATUS;
+	case -ENOENT:
+		return KERR_SOCKET_MISSING;
+	case -ECONNREFUSED:
+		return KERR_REFUSED;
+	case -EACCES:
+		return KERR_ACCESS;
+	case -ETIMEDOUT:
+		return KERR_TIMEOUT;
+	case -ECONNRESET:
+		return KERR_RESET;
+	case GS_GRPC_ESTATUS:
+		return KERR_STATUS;
 	case -EPROTO:
-	case -E2BIG: return KERR_PROTOCOL;
-	default: return KERR_OTHER;
+	case -E2BIG:
+		return KERR_PROTOCOL;
+	default:
+		return KERR_OTHER;
 	}
 }
 
@@ -336,7 +343,8 @@ static void answered(struct agent *a, const struct gs_podres_list *l, int64_t no
 		/* a (re)connection: the kubelet's first answers may omit what its checkpoint restores */
 		a->settle_until = now + (int64_t)a->o->settle_s * 1000;
 		gs_log_info("agent: %s: answering%s (%zu devices held by %zu pods); publishing what was published "
-			    "too for %u s", a->o->socket, a->fail_since ? " again" : "", l->n, l->pods, a->o->settle_s);
+			    "too for %u s",
+			    a->o->socket, a->fail_since ? " again" : "", l->n, l->pods, a->o->settle_s);
 	}
 	a->answering = 1;
 	a->conns_seen = st.conns;
@@ -464,7 +472,8 @@ static void on_node(int err, const struct gs_http_response *resp, const char *ms
 		uint64_t delay = gs_backoff_next(&a->backoff);
 		const char *why = err ? msg : resp->status == 404 ? "no such node" : resp->body;
 		gs_log_error("agent: GET node %s: %.*s (retrying in %llu ms)", a->o->node,
-			     err || resp->status == 404 ? (int)strlen(why) : body_len(resp), why, (unsigned long long)delay);
+			     err || resp->status == 404 ? (int)strlen(why) : body_len(resp), why,
+			     (unsigned long long)delay);
 		uv_timer_start(&a->retry, on_get_retry, delay, 0);
 		return;
 	}
@@ -479,8 +488,8 @@ static void on_node(int err, const struct gs_http_response *resp, const char *ms
 
 	char selector[300];
 	snprintf(selector, sizeof selector, "spec.nodeName=%s", a->o->node);
-	struct gs_watch_opts wo = {.kind = GS_OBJ_POD, .path = "/api/v1/pods", .field_selector = selector,
-				   .seed = (uint64_t)wall_ms()};
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_POD, .path = "/api/v1/pods", .field_selector = selector, .seed = (uint64_t)wall_ms()};
 	struct gs_watch_handlers h = {.upsert = pod_upsert, .remove = pod_remove};
 	gs_watch_start(&a->loop, a->kube, &wo, &h, a, &a->watch);
 	a->started = 1;

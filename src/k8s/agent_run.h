@@ -22,12 +22,12 @@
 #include "k8s/kubeconfig.h"
 
 struct gs_agent_opts {
-	const char *node;          /* required */
+	const char *node; /* required */
 	const struct gs_kubeconfig *kc;
-	const char *socket;        /* the kubelet's PodResources socket */
-	const char *resources;     /* gs_agent_resource_match's list */
-	const char *proc_dir;      /* the NVIDIA driver's gpus directory */
-	const char *addr;          /* "host:port" for /healthz and /metrics */
+	const char *socket;    /* the kubelet's PodResources socket */
+	const char *resources; /* gs_agent_resource_match's list */
+	const char *proc_dir;  /* the NVIDIA driver's gpus directory */
+	const char *addr;      /* "host:port" for /healthz and /metrics */
 	unsigned interval_ms, timeout_ms, heartbeat_s, settle_s;
 };
 

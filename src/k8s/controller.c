@@ -8,34 +8,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/closer.h"
 #include "core/log.h"
 #include "k8s/api.h"
+#include "k8s/controller_metrics.h"
 #include "k8s/watch.h"
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
  * rest of its reports until there is room; Scheduled events beyond the cap are dropped and counted. */
-#define GS_CTRL_REPORTS_MAX   64
-#define GS_CTRL_LOW_MAX       4096
-#define GS_CTRL_COMPONENT     "gpu-scheduler"
-
-enum result_label {
-	RES_SUCCESS,
-	RES_GONE,
-	RES_RETRY,
-	RES_REJECTED,
-	RES_ALREADY_BOUND, /* 409 "already assigned" to the node we asked: an earlier attempt took effect */
-	RES_WITHDRAWN,     /* never sent: it waited past the end of our leadership */
-	RES__COUNT
-};
-static const char *const result_labels[RES__COUNT] = {"result=\"success\"", "result=\"gone\"", "result=\"retry\"",
-						      "result=\"rejected\"", "result=\"already_bound\"",
-						      "result=\"withdrawn\""};
+#define GS_CTRL_REPORTS_MAX 64
+#define GS_CTRL_LOW_MAX     4096
+#define GS_CTRL_COMPONENT   "gpu-scheduler"
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -44,14 +32,14 @@ struct gs_controller {
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
 	const struct gs_leader *leader; /* NULL: no election, always act */
-	int caches_synced; /* both watches have listed once: decisions and reports may start */
+	int caches_synced;              /* both watches have listed once: decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
 	unsigned max_inflight;
 	int events;
-	uv_prepare_t pump;    /* runs the pump once per loop iteration when something changed */
-	uv_timer_t retry;     /* wakes the pump when the engine's next retry is due */
-	uv_timer_t grace;     /* bounds the shutdown */
+	uv_prepare_t pump; /* runs the pump once per loop iteration when something changed */
+	uv_timer_t retry;  /* wakes the pump when the engine's next retry is due */
+	uv_timer_t grace;  /* bounds the shutdown */
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
@@ -60,27 +48,8 @@ struct gs_controller {
 	struct gs_closer closer;
 	int freed_wanted;
 
-	/* metrics */
-	struct waiting_gauge {
-		struct gs_controller *c;
-		enum gs_wait_reason reason;
-		char labels[48]; /* reason="NODE_MISSING": the registry keeps the pointer */
-	} waiting_by[GS_WAIT__COUNT];
-	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */
-	int64_t oldest_created_ms[GS_WAIT__COUNT];
-	uint64_t oldest_at;             /* uv_now() + 1 of the last computation, 0 never */
-	struct gs_counter bind_results[RES__COUNT];
-	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
-	struct gs_histogram bind_latency;
-	struct gs_histogram e2e_latency;
+	struct gs_controller_metrics m; /* its counters are counted here, its gauges read the rest */
 };
-
-static double wall_s(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 static void on_pump(uv_prepare_t *p);
 static void stop_check(struct gs_controller *c);
@@ -115,13 +84,15 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 	c->low_inflight--;
 	if (err != -ECANCELED && res != GS_API_OK && !(strcmp(q->what, "delete") == 0 && res == GS_API_GONE)) {
 		if (strcmp(q->what, "event") == 0)
-			c->events_failed.v++;
+			c->m.events_failed.v++;
 		else if (strcmp(q->what, "condition") == 0)
-			c->conditions_failed.v++;
+			c->m.conditions_failed.v++;
 		gs_log_warn("pod %s: %s failed: %s", q->ref, q->what,
-			    err ? msg : resp->body_len ? resp->body : "(no body)");
+			    err              ? msg
+			    : resp->body_len ? resp->body
+					     : "(no body)");
 	} else if (res == GS_API_OK && strcmp(q->what, "event") == 0) {
-		c->events_sent.v++;
+		c->m.events_sent.v++;
 	}
 	free(q);
 	if (!c->stopping)
@@ -143,14 +114,14 @@ static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod
 	if (!c->events || c->stopping || !may_act(c))
 		return;
 	if (c->low_inflight >= GS_CTRL_LOW_MAX) {
-		c->events_dropped.v++;
+		c->m.events_dropped.v++;
 		return;
 	}
 	struct low_req *q = low_req_new(c, "event", pod);
-	if (gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT,
-			       (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
+	if (gs_api_event(c->kube, pod, type, reason, message, GS_CTRL_COMPONENT, gs_clock_wall_ms(), on_low_done, q) <
+	    0) {
 		free(q);
-		c->events_dropped.v++;
+		c->m.events_dropped.v++;
 		return;
 	}
 	c->low_inflight++;
@@ -159,9 +130,9 @@ static void send_event(struct gs_controller *c, const struct gs_api_pod_ref *pod
 static void send_condition(struct gs_controller *c, const struct gs_api_pod_ref *pod, const char *message)
 {
 	struct low_req *q = low_req_new(c, "condition", pod);
-	if (gs_api_unschedulable(c->kube, pod, message, (int64_t)(wall_s() * 1000), on_low_done, q) < 0) {
+	if (gs_api_unschedulable(c->kube, pod, message, gs_clock_wall_ms(), on_low_done, q) < 0) {
 		free(q);
-		c->conditions_failed.v++;
+		c->m.conditions_failed.v++;
 		return;
 	}
 	c->low_inflight++;
@@ -175,7 +146,7 @@ static void send_delete(struct gs_controller *c, const struct gs_api_pod_ref *po
 		return;
 	}
 	c->low_inflight++;
-	c->recreated.v++;
+	c->m.recreated.v++;
 }
 
 static void handle_report(struct gs_controller *c, const struct gs_report *r)
@@ -207,10 +178,10 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 
 struct bind_req {
 	struct gs_controller *c;
-	uint64_t started;    /* uv_now at send */
+	uint64_t started; /* uv_now at send */
 	int64_t created_ms;
 	char *uid, *ns, *name, *node, *devices;
-	char *where;         /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
+	char *where; /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
 	long index;
 	enum gs_index_source source;
 	int line;
@@ -235,6 +206,76 @@ static int bind_may_send(void *ud)
 	return may_act(b->c);
 }
 
+/* The binding is done with: the request freed, the stop told, the pump asked. */
+static void bind_finish(struct gs_controller *c, struct bind_req *b)
+{
+	bind_req_free(b);
+	if (c->stopping)
+		stop_check(c);
+	want_pump(c);
+}
+
+/* A binding that took (2xx, or a 409 naming the node we asked): counted, the engine told, the event. */
+static void bind_ok(struct gs_controller *c, const struct bind_req *b, const struct gs_http_response *resp, int64_t now)
+{
+	char message[768];
+	struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
+	if (resp && resp->status / 100 == 2)
+		c->m.bind_results[GS_CTRL_RES_SUCCESS].v++;
+	if (b->created_ms > 0) {
+		double e2e = gs_clock_wall_s() - (double)b->created_ms / 1000.0;
+		gs_histogram_observe(&c->m.e2e_latency, e2e < 0 ? 0 : e2e);
+	}
+	gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
+	gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
+		    b->devices, b->index, gs_index_source_name(b->source));
+	snprintf(message, sizeof(message),
+		 "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
+		 "(index %ld, map line %d)",
+		 b->ns, b->name, b->where, b->devices, b->index, b->line);
+	send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
+}
+
+/* A binding that did not take: gone (forgotten), or retried after the backoff (or the Retry-After). */
+static void bind_failed(struct gs_controller *c, const struct bind_req *b, enum gs_api_result res, int err,
+			const struct gs_http_response *resp, const char *msg, int64_t now)
+{
+	switch (res) {
+	case GS_API_OK:
+		break;
+	case GS_API_GONE:
+		c->m.bind_results[GS_CTRL_RES_GONE].v++;
+		gs_log_info(
+			"pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which",
+			b->ns, b->name, resp ? resp->status : 0);
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_GONE, now);
+		break;
+	case GS_API_RETRY:
+		c->m.bind_results[GS_CTRL_RES_RETRY].v++;
+		if (!err && resp->retry_after > 0) {
+			/* 429 and 503 say when to come back: not before, even if the backoff is shorter. */
+			gs_log_warn("pod %s/%s: binding failed (%d, Retry-After: %u s); will retry", b->ns, b->name,
+				    resp->status, resp->retry_after);
+			gs_sched_bind_retry_after(c->sched, b->uid, now, (int64_t)resp->retry_after * 1000);
+			break;
+		}
+		gs_log_warn("pod %s/%s: binding failed (%s); will retry", b->ns, b->name,
+			    err                   ? msg
+			    : resp->status == 429 ? "429 Too Many Requests"
+						  : "server error");
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		break;
+	case GS_API_REJECTED:
+		/* A 4xx we do not expect (403: RBAC). Retrying with backoff keeps the pod visible as pending
+		 * and recovers once the cause is fixed. */
+		c->m.bind_results[GS_CTRL_RES_REJECTED].v++;
+		gs_log_error("pod %s/%s: binding rejected with %d: %s", b->ns, b->name, resp->status,
+			     resp->body_len ? resp->body : "(no body)");
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
+		break;
+	}
+}
+
 static void on_bind_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct bind_req *b = ud;
@@ -255,75 +296,28 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	if (err == GS_HTTP_EWITHDRAWN) {
 		/* It waited (rate limit, a connection) past the end of our leadership: never sent. The pod
 		 * waits in backoff; whoever leads binds it. */
-		c->bind_results[RES_WITHDRAWN].v++;
+		c->m.bind_results[GS_CTRL_RES_WITHDRAWN].v++;
 		gs_log_info("pod %s/%s: binding withdrawn before sending: no longer leading", b->ns, b->name);
 		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
-		bind_req_free(b);
-		if (c->stopping)
-			stop_check(c);
-		want_pump(c);
+		bind_finish(c, b);
 		return;
 	}
-	gs_histogram_observe(&c->bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
+	gs_histogram_observe(&c->m.bind_latency, (double)(uv_now(c->loop) - b->started) / 1000.0);
 	if (res == GS_API_GONE && gs_api_bind_already_on(resp, b->node)) {
 		/* Our own earlier attempt took effect and its answer was lost (the connection or the apiserver
 		 * died): the pod is where we asked, so it is bound, not gone (which would free its devices
 		 * until the watch shows it on the node). */
 		gs_log_info("pod %s/%s: binding answered 409, already assigned to %s, the node we asked: an earlier "
-			    "attempt took effect and its answer was lost; counted as bound", b->ns, b->name, b->node);
-		c->bind_results[RES_ALREADY_BOUND].v++;
+			    "attempt took effect and its answer was lost; counted as bound",
+			    b->ns, b->name, b->node);
+		c->m.bind_results[GS_CTRL_RES_ALREADY_BOUND].v++;
 		res = GS_API_OK;
 	}
-	switch (res) {
-	case GS_API_OK: {
-		char message[768];
-		struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
-		if (resp && resp->status / 100 == 2)
-			c->bind_results[RES_SUCCESS].v++;
-		if (b->created_ms > 0) {
-			double e2e = wall_s() - (double)b->created_ms / 1000.0;
-			gs_histogram_observe(&c->e2e_latency, e2e < 0 ? 0 : e2e);
-		}
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_OK, now);
-		gs_log_info("bound pod %s/%s to %s (CUDA_VISIBLE_DEVICES=%s, index %ld from %s)", b->ns, b->name, b->where,
-			    b->devices, b->index, gs_index_source_name(b->source));
-		snprintf(message, sizeof(message), "Successfully assigned %s/%s to %s with CUDA_VISIBLE_DEVICES=%s "
-			 "(index %ld, map line %d)", b->ns, b->name, b->where, b->devices, b->index, b->line);
-		send_event(c, &pod, GS_EVENT_NORMAL, "Scheduled", message);
-		break;
-	}
-	case GS_API_GONE:
-		c->bind_results[RES_GONE].v++;
-		gs_log_info("pod %s/%s: binding refused (%d): the pod is gone or already bound; its reservation is kept until the watch says which", b->ns,
-			    b->name, resp ? resp->status : 0);
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_GONE, now);
-		break;
-	case GS_API_RETRY:
-		c->bind_results[RES_RETRY].v++;
-		if (!err && resp->retry_after > 0) {
-			/* 429 and 503 say when to come back: not before, even if the backoff is shorter. */
-			gs_log_warn("pod %s/%s: binding failed (%d, Retry-After: %u s); will retry", b->ns, b->name,
-				    resp->status, resp->retry_after);
-			gs_sched_bind_retry_after(c->sched, b->uid, now, (int64_t)resp->retry_after * 1000);
-			break;
-		}
-		gs_log_warn("pod %s/%s: binding failed (%s); will retry", b->ns, b->name,
-			    err ? msg : resp->status == 429 ? "429 Too Many Requests" : "server error");
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
-		break;
-	case GS_API_REJECTED:
-		/* A 4xx we do not expect (403: RBAC). Retrying with backoff keeps the pod visible as pending
-		 * and recovers once the cause is fixed. */
-		c->bind_results[RES_REJECTED].v++;
-		gs_log_error("pod %s/%s: binding rejected with %d: %s", b->ns, b->name, resp->status,
-			     resp->body_len ? resp->body : "(no body)");
-		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, now);
-		break;
-	}
-	bind_req_free(b);
-	if (c->stopping)
-		stop_check(c);
-	want_pump(c);
+	if (res == GS_API_OK)
+		bind_ok(c, b, resp, now);
+	else
+		bind_failed(c, b, res, err, resp, msg, now);
+	bind_finish(c, b);
 }
 
 static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d)
@@ -446,280 +440,6 @@ static void on_synced(struct gs_watch *w, void *ud)
 	want_pump(c);
 }
 
-/* ---- metrics ----------------------------------------------------------------------------------- */
-
-static struct gs_sched_stats sched_stats(void *ud)
-{
-	struct gs_sched_stats st;
-	gs_sched_stats(((struct gs_controller *)ud)->sched, &st);
-	return st;
-}
-
-static double m_pending(void *ud)
-{
-	return (double)sched_stats(ud).pending;
-}
-
-static double m_waiting(void *ud)
-{
-	return (double)sched_stats(ud).by_state[GS_POD_WAITING];
-}
-
-static double m_waiting_by(void *ud)
-{
-	const struct waiting_gauge *g = ud;
-	return (double)sched_stats(g->c).waiting_by[g->reason];
-}
-
-/* The age of the oldest pod waiting with this reason, 0 when none: a pending pod has waited since its
- * creation. One O(pods) pass per scrape serves every reason's series. */
-static double m_waiting_age(void *ud)
-{
-	const struct waiting_gauge *g = ud;
-	struct gs_controller *c = g->c;
-	uint64_t at = uv_now(c->loop) + 1;
-	double age;
-
-	if (c->oldest_at != at) {
-		gs_sched_waiting_oldest(c->sched, c->oldest_created_ms);
-		c->oldest_at = at;
-	}
-	if (!c->oldest_created_ms[g->reason])
-		return 0;
-	age = wall_s() - (double)c->oldest_created_ms[g->reason] / 1000.0;
-	return age > 0 ? age : 0;
-}
-
-static double m_bound(void *ud)
-{
-	return (double)sched_stats(ud).by_state[GS_POD_BOUND];
-}
-
-static double m_cache_pods(void *ud)
-{
-	return (double)sched_stats(ud).pods;
-}
-
-static double m_cache_nodes(void *ud)
-{
-	return (double)sched_stats(ud).nodes;
-}
-
-static double m_uses(void *ud)
-{
-	return (double)sched_stats(ud).uses;
-}
-
-static double m_devs_held(void *ud)
-{
-	return (double)sched_stats(ud).devices_held;
-}
-
-static double m_devs_shared(void *ud)
-{
-	return (double)sched_stats(ud).devices_shared;
-}
-
-static double m_claims_ignored(void *ud)
-{
-	return (double)sched_stats(ud).claims_ignored;
-}
-
-static double m_device_conflicts(void *ud)
-{
-	return (double)sched_stats(ud).device_conflicts;
-}
-
-static double m_agent_fresh(void *ud)
-{
-	return (double)sched_stats(ud).agent_fresh;
-}
-
-static double m_agent_stale(void *ud)
-{
-	return (double)sched_stats(ud).agent_stale;
-}
-
-static double m_agent_unusable(void *ud)
-{
-	return (double)sched_stats(ud).agent_unusable;
-}
-
-static double m_agent_none(void *ud)
-{
-	return (double)sched_stats(ud).agent_none;
-}
-
-static double m_maps(void *ud)
-{
-	return (double)sched_stats(ud).maps_cached;
-}
-
-static double m_inflight(void *ud)
-{
-	return (double)((struct gs_controller *)ud)->binds_inflight;
-}
-
-static struct gs_watch_stats watch_stats(struct gs_watch *w)
-{
-	struct gs_watch_stats st;
-	gs_watch_stats(w, &st);
-	return st;
-}
-
-static double m_pod_restarts(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->pods).restarts_total;
-}
-
-static double m_node_restarts(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->nodes).restarts_total;
-}
-
-static double m_pod_relists(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->pods).relists_total;
-}
-
-static double m_node_relists(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->nodes).relists_total;
-}
-
-static double m_pod_pb(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->pods).protobuf_total;
-}
-
-static double m_pod_json(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->pods).json_total;
-}
-
-static double m_node_pb(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->nodes).protobuf_total;
-}
-
-static double m_node_json(void *ud)
-{
-	return (double)watch_stats(((struct gs_controller *)ud)->nodes).json_total;
-}
-
-static double m_requests(void *ud)
-{
-	struct gs_kube_stats st;
-	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
-	return (double)st.requests_total;
-}
-
-static double m_tls_full(void *ud)
-{
-	struct gs_kube_stats st;
-	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
-	return (double)st.tls.full;
-}
-
-static double m_tls_resumed(void *ud)
-{
-	struct gs_kube_stats st;
-	gs_kube_stats(((struct gs_controller *)ud)->kube, &st);
-	return (double)st.tls.resumed;
-}
-
-static void register_metrics(struct gs_controller *c)
-{
-	struct gs_metrics *m = c->metrics;
-
-	gs_metrics_gauge_fn(m, "gpu_scheduler_pending_pods", "Pods of ours not yet bound (waiting, queued, binding or in backoff).",
-			    NULL, m_pending, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods", "Pending pods blocked by a reason (see their events).", NULL,
-			    m_waiting, c);
-	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++) {
-		struct waiting_gauge *g = &c->waiting_by[r];
-		*g = (struct waiting_gauge){.c = c, .reason = (enum gs_wait_reason)r};
-		snprintf(g->labels, sizeof(g->labels), "reason=\"%s\"", gs_wait_reason_name(g->reason));
-		gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods_by_reason",
-				    "Waiting pods by the reason their events give (NODE_MISSING, NOT_MUTATED, ...).",
-				    g->labels, m_waiting_by, g);
-	}
-	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++)
-		gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods_max_age_seconds",
-				    "Seconds since the creation of the oldest pod waiting with this reason (0: none waits).",
-				    c->waiting_by[r].labels, m_waiting_age, &c->waiting_by[r]);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_bound_pods", "Pods of ours known to be bound.", NULL, m_bound, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_bindings_inflight", "Binding requests in flight.", NULL, m_inflight, c);
-	for (int i = 0; i < RES__COUNT; i++)
-		gs_metrics_counter(m, "gpu_scheduler_binding_attempts_total", "Binding requests by result.",
-				   result_labels[i], &c->bind_results[i]);
-	gs_histogram_init(&c->bind_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
-	gs_metrics_histogram(m, "gpu_scheduler_binding_duration_seconds", "Time from sending a binding to its answer.",
-			     NULL, &c->bind_latency);
-	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
-	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
-			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
-			      "resource=\"pods\"", m_pod_restarts, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
-			      "resource=\"nodes\"", m_node_restarts, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
-			      "resource=\"pods\"", m_pod_relists, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
-			      "resource=\"nodes\"", m_node_relists, c);
-	static const char enc_help[] = "List pages and watch streams read from the apiserver, by the encoding it answered in.";
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
-			      "resource=\"pods\",encoding=\"protobuf\"", m_pod_pb, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help, "resource=\"pods\",encoding=\"json\"",
-			      m_pod_json, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
-			      "resource=\"nodes\",encoding=\"protobuf\"", m_node_pb, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help, "resource=\"nodes\",encoding=\"json\"",
-			      m_node_json, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"pod\"",
-			    m_cache_pods, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node\"",
-			    m_cache_nodes, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"map\"", m_maps,
-			    c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.",
-			    "kind=\"node_pod\"", m_uses, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices", "GPU devices in the ledger with a holder (node, device).",
-			    "state=\"held\"", m_devs_held, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices", "GPU devices in the ledger with a holder (node, device).",
-			    "state=\"shared\"", m_devs_shared, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_ignored_claims_total",
-			      "Pods seen on a node with a gpu-scheduler.io/assigned claim the ledger does not believe.",
-			      NULL, m_claims_ignored, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_device_conflicts_total",
-			      "Devices found given by a gpu-scheduling-map to one pod and by the device plugin to another "
-			      "(per pair of pods; docs/agent.md).",
-			      NULL, m_device_conflicts, c);
-	static const char agent_help[] = "Nodes by the state of the node agent's data (docs/agent.md).";
-	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"fresh\"", m_agent_fresh, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"stale\"", m_agent_stale, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"unusable\"", m_agent_unusable, c);
-	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"none\"", m_agent_none, c);
-	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
-			   &c->events_sent);
-	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
-			   &c->events_failed);
-	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"dropped\"",
-			   &c->events_dropped);
-	gs_metrics_counter(m, "gpu_scheduler_condition_failures_total", "PodScheduled condition updates that failed.",
-			   NULL, &c->conditions_failed);
-	gs_metrics_counter(m, "gpu_scheduler_unmutated_deleted_total",
-			   "Pods deleted because the webhook missed them (their controller recreates them).", NULL,
-			   &c->recreated);
-	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_requests_total", "Requests sent to the apiserver.", NULL,
-			      m_requests, c);
-	static const char tls_help[] = "TLS handshakes completed with the apiserver, by whether they resumed a session.";
-	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"false\"",
-			      m_tls_full, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"true\"",
-			      m_tls_resumed, c);
-}
-
 /* ---- lifecycle --------------------------------------------------------------------------------- */
 
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
@@ -728,7 +448,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	char selector[512];
 	struct gs_sched_config sc;
 	struct gs_controller *c = gs_xcalloc(1, sizeof(*c));
-	int r;
 
 	c->loop = loop;
 	c->kube = kube;
@@ -762,7 +481,6 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->retry.data = c;
 	uv_timer_init(loop, &c->grace);
 	c->grace.data = c;
-	register_metrics(c);
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
 	/*
@@ -776,16 +494,21 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 		.path = "/api/v1/nodes",
 		.seed = opts->seed ^ 0x6e6f646573ull,
 	};
-	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->nodes)) < 0)
-		return r;
+	gs_watch_start(loop, kube, &wo, &h, c, &c->nodes);
 	wo.kind = GS_OBJ_POD;
 	wo.path = "/api/v1/pods";
 	wo.field_selector = selector;
 	wo.map_annotation = opts->annotation;
 	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
 	wo.seed = opts->seed ^ 0x706f6473ull;
-	if ((r = gs_watch_start(loop, kube, &wo, &h, c, &c->pods)) < 0)
-		return r;
+	gs_watch_start(loop, kube, &wo, &h, c, &c->pods);
+	c->m.loop = loop;
+	c->m.sched = c->sched;
+	c->m.kube = kube;
+	c->m.pods = c->pods;
+	c->m.nodes = c->nodes;
+	c->m.binds_inflight = &c->binds_inflight;
+	gs_controller_metrics_register(&c->m, metrics);
 	*out = c;
 	return 0;
 }
@@ -826,7 +549,7 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 	if (strcmp(path, "/debug/pending") == 0) {
 		struct gs_sched_pending p;
 		gs_sched_pending(c->sched, &p);
-		r = gs_pending_json(&p, (int64_t)(wall_s() * 1000), &b);
+		r = gs_pending_json(&p, gs_clock_wall_ms(), &b);
 	} else if (strncmp(path, "/debug/pods/", 12) == 0) {
 		const char *nsp = path + 12, *slash = strchr(nsp, '/');
 		size_t nslen = slash ? (size_t)(slash - nsp) : 0;
@@ -836,14 +559,16 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 		memcpy(ns, nsp, nslen);
 		ns[nslen] = '\0';
 		if (gs_sched_explain(c->sched, ns, slash + 1, &e) < 0) {
-			snprintf(msg, sizeof(msg), "pod %s/%.300s is not one of ours (spec.schedulerName %s) or not known yet",
-				 ns, slash + 1, c->scheduler_name);
+			snprintf(msg, sizeof(msg),
+				 "pod %s/%.300s is not one of ours (spec.schedulerName %s) or not known yet", ns,
+				 slash + 1, c->scheduler_name);
 			return debug_error(status, 404, msg);
 		}
-		r = gs_explain_json(&e, (int64_t)(wall_s() * 1000), &b);
+		r = gs_explain_json(&e, gs_clock_wall_ms(), &b);
 		gs_sched_explain_free(&e);
 	} else {
-		return debug_error(status, 404, "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
+		return debug_error(status, 404,
+				   "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
 	}
 	if (r < 0) {
 		gs_buf_free(&b);
@@ -864,7 +589,8 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 		return 0;
 	}
 	if (!n.healthy || !p.healthy) {
-		snprintf(why, whylen, "apiserver unreachable: the %s watch is reconnecting", !p.healthy ? "pod" : "node");
+		snprintf(why, whylen, "apiserver unreachable: the %s watch is reconnecting",
+			 !p.healthy ? "pod" : "node");
 		return 0;
 	}
 	return 1;
@@ -916,8 +642,8 @@ void gs_controller_free(struct gs_controller *c)
 	if (!c)
 		return;
 	gs_sched_free(c->sched);
-	gs_histogram_free(&c->bind_latency);
-	gs_histogram_free(&c->e2e_latency);
+	gs_histogram_free(&c->m.bind_latency);
+	gs_histogram_free(&c->m.e2e_latency);
 	free(c->scheduler_name);
 	free(c->annotation);
 	free(c);

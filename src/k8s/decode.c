@@ -934,12 +934,8 @@ int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t
 
 	memset(out, 0, sizeof(*out));
 	int r = decode_node(&d, node, out);
-	if (r < 0) {
-		gs_node_obj_free(out);
-		memset(out, 0, sizeof(*out));
-		out->gpus = -1;
-		out->gpu_capacity = -1;
-	}
+	if (r < 0)
+		gs_decode__node_failed(out);
 	return r;
 }
 

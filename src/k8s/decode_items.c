@@ -140,3 +140,11 @@ int gs_decode__term_reqs(struct gs_sel_term *t, int n)
 	t->n_reqs = n;
 	return 0;
 }
+
+void gs_decode__node_failed(struct gs_node_obj *out)
+{
+	gs_node_obj_free(out);
+	memset(out, 0, sizeof(*out));
+	out->gpus = -1;
+	out->gpu_capacity = -1;
+}

@@ -77,4 +77,8 @@ struct gs_resources *gs_decode__status_slot(struct gs_pod_obj *out, int i);
  * 0, or -ENOMEM. */
 int gs_decode__term_reqs(struct gs_sel_term *t, int n);
 
+/* A node that failed to decode, as gs_decode_node and gs_decode_node_pb leave it: what was filled
+ * freed, the record zeroed, gpus and gpu_capacity -1 (unknown). */
+void gs_decode__node_failed(struct gs_node_obj *out);
+
 #endif

@@ -1476,11 +1476,7 @@ int gs_decode_node_pb(const void *data, size_t len, struct gs_node_obj *out, cha
 
 	memset(out, 0, sizeof(*out));
 	int r = decode_node(&d, data, len, out);
-	if (r < 0) {
-		gs_node_obj_free(out);
-		memset(out, 0, sizeof(*out));
-		out->gpus = -1;
-		out->gpu_capacity = -1;
-	}
+	if (r < 0)
+		gs_decode__node_failed(out);
 	return r;
 }

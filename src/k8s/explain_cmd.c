@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <uv.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/buf.h"
 #include "core/json_nul.h"
 #include "core/log.h"
@@ -24,7 +24,7 @@
 #include "k8s/leader.h"
 #include "k8s/lease.h"
 #include "k8s/kubeconfig.h"
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 #include "sched/sched.h"
 
 #define FETCH_TIMEOUT_MS 15000
@@ -470,9 +470,7 @@ static int explain(struct run *x)
 	else
 		r = gs_sched_pod_upsert(x->s, &pod, 0);
 	if (r == 0 && (r = gs_sched_explain(x->s, pod.ns, pod.name, &e)) == 0) {
-		struct timeval tv;
-		gettimeofday(&tv, NULL);
-		int64_t now = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+		int64_t now = gs_clock_wall_ms();
 		gs_buf_init(&out, 0);
 		int json = strcmp(x->o->output, "json") == 0;
 		r = json ? gs_explain_json(&e, now, &out) : gs_explain_text(&e, now, &out);

@@ -2,7 +2,7 @@
  * explain_cmd.h: `gpu-scheduler explain [-n NAMESPACE] POD`, the operator's "why is my pod pending"
  * without the daemon. It reads the pod, the node its map entry names and the pods bound to that node
  * from the apiserver, feeds them to the same engine the daemon runs (src/sched), and prints what the
- * engine would do now and what it waits for (sched/explain.h), as text or JSON.
+ * engine would do now and what it waits for (sched/explain_out.h), as text or JSON.
  *
  * Credentials: --kubeconfig, else $KUBECONFIG (its first file), else ~/.kube/config, else in-cluster.
  * Namespace: -n, else the kubeconfig context's, else "default" (kubectl's rules). Installed as a

@@ -596,8 +596,8 @@ static void watch_start(struct gs_watch *w)
 
 /* ---- public ---------------------------------------------------------------------------------- */
 
-int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
-		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out)
+void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
+		    const struct gs_watch_handlers *h, void *ud, struct gs_watch **out)
 {
 	struct gs_watch *w = gs_xcalloc(1, sizeof(*w));
 	w->loop = loop;
@@ -625,7 +625,6 @@ int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_
 	w->cache_list = !opts->consistent_list;
 	list_page(w);
 	*out = w;
-	return 0;
 }
 
 void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st)

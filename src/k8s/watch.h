@@ -65,9 +65,9 @@ struct gs_watch_stats {
 	uint64_t json_total;     /* ... as JSON */
 };
 
-/* Starts listing at once. Returns 0 (allocation failures abort: core/alloc.h). opts strings are copied. */
-int gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
-		   const struct gs_watch_handlers *h, void *ud, struct gs_watch **out);
+/* Starts listing at once; cannot fail (allocation failures abort: core/alloc.h). opts strings are copied. */
+void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
+		    const struct gs_watch_handlers *h, void *ud, struct gs_watch **out);
 void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st);
 /* The resource's name for logs ("pods", "nodes"). */
 const char *gs_watch_name(const struct gs_watch *w);

@@ -21,11 +21,11 @@
 #define LIST_MAX 10 /* indices listed in one message */
 
 struct claim {
-	char *owner;     /* "StatefulSet ns/name": one owner shares its own devices */
+	char *owner; /* "StatefulSet ns/name": one owner shares its own devices */
 	const char *file;
 	int line;
-	int shared;      /* gpu-scheduler.io/allow-shared-devices: "true" */
-	char *key;       /* "node/device" */
+	int shared; /* gpu-scheduler.io/allow-shared-devices: "true" */
+	char *key;  /* "node/device" */
 	char *node, *device;
 };
 
@@ -34,7 +34,7 @@ struct use {
 	const struct gs_lint_node *node;
 	const char *file;
 	int line;
-	char name[];       /* as the map wrote it (an alias, or the node's name): a copy, the map goes */
+	char name[]; /* as the map wrote it (an alias, or the node's name): a copy, the map goes */
 };
 
 struct gs_lint {
@@ -45,8 +45,8 @@ struct gs_lint {
 	const struct gs_lint_gpu_pod *gpu_pods;
 	size_t n_gpu_pods;
 	int have_pods;
-	struct gs_hmap used;   /* node name -> struct use, the first use of each node */
-	struct use **uses;     /* in order of first use */
+	struct gs_hmap used; /* node name -> struct use, the first use of each node */
+	struct use **uses;   /* in order of first use */
 	size_t n_uses, cap_uses;
 	struct gs_hmap by_name, by_alias, ambiguous; /* -> struct gs_lint_node */
 	struct gs_lint_diag *diags;
@@ -62,7 +62,7 @@ struct tmpl {
 	struct gs_lint *l;
 	const char *file;
 	yaml_document_t *doc;
-	char what[600];        /* "StatefulSet ns/name" */
+	char what[600]; /* "StatefulSet ns/name" */
 	enum { REACH_RANGE, REACH_ONE, REACH_NONE, REACH_UNKNOWN } reach;
 	long lo, hi;           /* REACH_RANGE: indices lo..hi; REACH_ONE: lo */
 	const char *count_key; /* "replicas", "completions" */
@@ -84,7 +84,8 @@ static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_sev
 		l->cap_diags = l->cap_diags ? l->cap_diags * 2 : 16;
 		l->diags = gs_xreallocarray(l->diags, l->cap_diags, sizeof(*l->diags));
 	}
-	l->diags[l->n_diags++] = (struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = gs_xstrdup(msg)};
+	l->diags[l->n_diags++] =
+		(struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = gs_xstrdup(msg)};
 	if (sev == GS_LINT_ERROR)
 		l->errors++;
 	else
@@ -353,11 +354,12 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus)
 		diag(l, t->file, line, GS_LINT_WARNING,
 		     "%s: node %s advertises %lld nvidia.com/gpu, so it has no device %ld (index %ld waits: "
-		     "NODE_DEVICES)", t->what, shown, (long long)n->gpus, e->max_index, e->index);
+		     "NODE_DEVICES)",
+		     t->what, shown, (long long)n->gpus, e->max_index, e->index);
 	else if (e->max_index >= 0 && n->gpus < 0)
 		diag(l, t->file, line, GS_LINT_WARNING,
-		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown,
-		     e->index, e->max_index);
+		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown, e->index,
+		     e->max_index);
 }
 
 /* Indices the workload reaches without an entry, listed in one warning. */
@@ -390,9 +392,8 @@ static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_nod
 	}
 	diag(t->l, t->file, t->count_line ? t->count_line : line_of(ann), GS_LINT_WARNING,
 	     "%s: %s %ld%s but no entry for index %s%s: %s pod%s wait%s (NO_ENTRY)", t->what, t->count_key,
-	     t->hi - t->lo + 1, t->count_line ? "" : " (the default)", list,
-	     missing > (size_t)listed ? ", ..." : "", missing == 1 ? "that" : "those", missing == 1 ? "" : "s",
-	     missing == 1 ? "s" : "");
+	     t->hi - t->lo + 1, t->count_line ? "" : " (the default)", list, missing > (size_t)listed ? ", ..." : "",
+	     missing == 1 ? "that" : "those", missing == 1 ? "" : "s", missing == 1 ? "s" : "");
 }
 
 struct map_ctx {
@@ -408,8 +409,8 @@ static void map_problem(void *arg, const struct gs_map_error *err)
 
 	if (!strncmp(msg, "line ", 5) && strchr(msg, ':'))
 		msg = strchr(msg, ':') + 2; /* the file's line replaces the map's */
-	diag(c->t->l, c->t->file, map_line_in_file(c->ann, err->line), GS_LINT_ERROR, "%s: %s%s%.0d: %s",
-	     c->t->what, c->t->l->annotation, err->line > 0 ? " line " : "", err->line, msg);
+	diag(c->t->l, c->t->file, map_line_in_file(c->ann, err->line), GS_LINT_ERROR, "%s: %s%s%.0d: %s", c->t->what,
+	     c->t->l->annotation, err->line > 0 ? " line " : "", err->line, msg);
 }
 
 static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
@@ -418,8 +419,8 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 	yaml_document_t *d = t->doc;
 	yaml_node_t *ann = get(d, PATH(d, tmpl_node, "metadata", "annotations"), l->annotation);
 	yaml_node_t *sched = PATH(d, tmpl_node, "spec", "schedulerName");
-	const char *shared_v = scalar(get(d, PATH(d, tmpl_node, "metadata", "annotations"),
-					  "gpu-scheduler.io/allow-shared-devices"));
+	const char *shared_v =
+		scalar(get(d, PATH(d, tmpl_node, "metadata", "annotations"), "gpu-scheduler.io/allow-shared-devices"));
 	int ours = scalar_is(sched, l->scheduler_name);
 	struct gs_map *m = NULL;
 	int problems;
@@ -428,7 +429,8 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 		if (ours)
 			diag(l, t->file, line_of(sched), GS_LINT_WARNING,
 			     "%s: spec.schedulerName is %s but the pod template has no %s annotation: its pods wait "
-			     "(NO_MAP)", t->what, l->scheduler_name, l->annotation);
+			     "(NO_MAP)",
+			     t->what, l->scheduler_name, l->annotation);
 		return;
 	}
 	l->workloads++;
@@ -440,8 +442,9 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 	if (!ours)
 		diag(l, t->file, line_of(sched ? sched : ann), GS_LINT_WARNING,
 		     "%s: has a %s annotation but spec.schedulerName is %s%s%s: %s will not place its pods", t->what,
-		     l->annotation, scalar(sched) ? "\"" : "", scalar(sched) ? scalar(sched) : "unset (default-scheduler)",
-		     scalar(sched) ? "\"" : "", l->scheduler_name);
+		     l->annotation, scalar(sched) ? "\"" : "",
+		     scalar(sched) ? scalar(sched) : "unset (default-scheduler)", scalar(sched) ? "\"" : "",
+		     l->scheduler_name);
 	if (t->reach == REACH_NONE)
 		diag(l, t->file, line_of(ann), GS_LINT_WARNING, "%s: its pods have no index (NO_INDEX): %s", t->what,
 		     t->none_why);
@@ -494,15 +497,16 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		long idx;
 		enum gs_index_source src;
 		const char *label = scalar(get(d, PATH(d, obj, "metadata", "labels"), "apps.kubernetes.io/pod-index"));
-		const char *job = scalar(get(d, PATH(d, obj, "metadata", "annotations"),
-					     "batch.kubernetes.io/job-completion-index"));
+		const char *job = scalar(
+			get(d, PATH(d, obj, "metadata", "annotations"), "batch.kubernetes.io/job-completion-index"));
 		if (name && gs_pod_index(label, job, name, &idx, &src) == 0) {
 			t.reach = REACH_ONE;
 			t.lo = t.hi = idx;
 		} else if (name) {
 			t.reach = REACH_NONE;
-			t.none_why = "neither the label apps.kubernetes.io/pod-index, the Job annotation nor a trailing -N of "
-				     "the name gives the pod an index";
+			t.none_why =
+				"neither the label apps.kubernetes.io/pod-index, the Job annotation nor a trailing -N of "
+				"the name gives the pod an index";
 		}
 		check_template(&t, obj);
 		return;
@@ -673,8 +677,10 @@ static void check_duplicates(struct gs_lint *l, const char *file, yaml_document_
 			yaml_node_t *k = yaml_document_get_node(d, m->data.mapping.pairs.start[i].key);
 			first_line[i] = 0;
 			if (k && k->type == YAML_SCALAR_NODE)
-				keys[n++] = (struct key_ref){.v = k->data.scalar.value, .len = k->data.scalar.length,
-							     .pos = i, .line = line_of(k)};
+				keys[n++] = (struct key_ref){.v = k->data.scalar.value,
+							     .len = k->data.scalar.length,
+							     .pos = i,
+							     .line = line_of(k)};
 		}
 		qsort(keys, n, sizeof(*keys), key_cmp);
 		for (size_t i = 1, run = 0; i < n; i++) {
@@ -697,7 +703,7 @@ static void check_duplicates(struct gs_lint *l, const char *file, yaml_document_
 	free(first_line);
 }
 
-int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
+void gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len)
 {
 	yaml_parser_t p;
 	struct depth_scan ds;
@@ -708,7 +714,7 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	f = l->files[l->n_files++] = gs_xstrdup(file);
 	if (len > GS_LINT_MAX_BYTES) {
 		diag(l, f, 0, GS_LINT_ERROR, "larger than %d bytes", GS_LINT_MAX_BYTES);
-		return 0;
+		return;
 	}
 	depth_scan(text, len, &ds);
 	yaml_parser_initialize(&p);
@@ -718,8 +724,10 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 		yaml_node_t *root;
 
 		if (ds.deep && docs == ds.docs_ok) {
-			diag(l, f, ds.line, GS_LINT_ERROR, "nesting deeper than %d at line %d: the rest of the file is "
-			     "not read", GS_LINT_MAX_DEPTH, ds.line);
+			diag(l, f, ds.line, GS_LINT_ERROR,
+			     "nesting deeper than %d at line %d: the rest of the file is "
+			     "not read",
+			     GS_LINT_MAX_DEPTH, ds.line);
 			break;
 		}
 		if (!yaml_parser_load(&p, &d)) {
@@ -744,7 +752,6 @@ int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t le
 	if (dups > DUP_MAX_REPORTED)
 		diag(l, f, 0, GS_LINT_ERROR, "%zu more duplicate keys not shown", dups - DUP_MAX_REPORTED);
 	yaml_parser_delete(&p);
-	return 0;
 }
 
 #define DEDICATED_PODS_SHOWN 3
@@ -772,7 +779,8 @@ static void check_dedicated(struct gs_lint *l)
 			if (!p->node || strcmp(p->node, u->node->name))
 				continue;
 			if (count++ < DEDICATED_PODS_SHOWN)
-				gs_buf_printf(&pods, "%s%s/%s", count > 1 ? ", " : "", p->ns ? p->ns : "", p->name ? p->name : "");
+				gs_buf_printf(&pods, "%s%s/%s", count > 1 ? ", " : "", p->ns ? p->ns : "",
+					      p->name ? p->name : "");
 		}
 		if (!count)
 			continue;
@@ -808,7 +816,8 @@ void gs_lint_finish(struct gs_lint *l)
 			continue;
 		diag(l, c->file, c->line, GS_LINT_WARNING,
 		     "%s: node \"%s\" device %s is also claimed by %s (%s:%d): pods of different owners wait for "
-		     "each other (DEVICE_BUSY)", c->owner, c->node, c->device, o->owner, o->file, o->line);
+		     "each other (DEVICE_BUSY)",
+		     c->owner, c->node, c->device, o->owner, o->file, o->line);
 	}
 	gs_hmap_free(&first);
 	check_dedicated(l);
@@ -816,8 +825,16 @@ void gs_lint_finish(struct gs_lint *l)
 
 /* ---- node lists ----------------------------------------------------------------------------------- */
 
-int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes,
-			size_t *n, char *err, size_t errlen)
+/* A NodeList item's metadata.name (NULL when absent) and, with an alias label, its value of that
+ * label (*alias, NULL when none). */
+static const char *node_names(yaml_document_t *d, yaml_node_t *node, const char *alias_label, const char **alias)
+{
+	*alias = alias_label && *alias_label ? scalar(get(d, PATH(d, node, "metadata", "labels"), alias_label)) : NULL;
+	return scalar(PATH(d, node, "metadata", "name"));
+}
+
+int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes, size_t *n,
+			char *err, size_t errlen)
 {
 	yaml_parser_t p;
 	yaml_document_t d;
@@ -854,9 +871,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	}
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(&d, *it);
-		const char *name = scalar(PATH(&d, node, "metadata", "name"));
-		const char *alias = alias_label && *alias_label ?
-			scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label)) : NULL;
+		const char *alias, *name = node_names(&d, node, alias_label, &alias);
 		if (!name) {
 			snprintf(err, errlen, "line %d: an item without metadata.name", line_of(node));
 			goto out;
@@ -869,9 +884,7 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	count = 0;
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(&d, *it);
-		const char *name = scalar(PATH(&d, node, "metadata", "name"));
-		const char *alias = alias_label && *alias_label ?
-			scalar(get(&d, PATH(&d, node, "metadata", "labels"), alias_label)) : NULL;
+		const char *alias, *name = node_names(&d, node, alias_label, &alias);
 		yaml_node_t *g = get(&d, PATH(&d, node, "status", "allocatable"), "nvidia.com/gpu");
 		struct gs_lint_node *o = &out[count++];
 

@@ -45,9 +45,9 @@
 /* A node of the cluster as lint needs it (from --nodes or the apiserver). */
 struct gs_lint_node {
 	const char *name;
-	const char *alias;  /* the value of the alias label, or NULL */
-	int64_t gpus;       /* allocatable nvidia.com/gpu, -1 when it advertises none */
-	int dedicated;      /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
+	const char *alias; /* the value of the alias label, or NULL */
+	int64_t gpus;      /* allocatable nvidia.com/gpu, -1 when it advertises none */
+	int dedicated;     /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
 };
 
 /*
@@ -56,15 +56,15 @@ struct gs_lint_node {
  */
 struct gs_lint_gpu_pod {
 	const char *ns, *name;
-	const char *node;   /* spec.nodeName */
+	const char *node; /* spec.nodeName */
 };
 
 struct gs_lint_opts {
-	const char *annotation;     /* default "gpu-scheduling-map" */
-	const char *scheduler_name; /* default "gpu-scheduler" */
+	const char *annotation;           /* default "gpu-scheduling-map" */
+	const char *scheduler_name;       /* default "gpu-scheduler" */
 	const struct gs_lint_node *nodes; /* borrowed until gs_lint_free; NULL: no node checks */
 	size_t n_nodes;
-	int have_nodes;             /* a node list was given (even an empty one) */
+	int have_nodes; /* a node list was given (even an empty one) */
 	/* The cluster's device-plugin GPU pods, borrowed until gs_lint_free; with have_pods (even none),
 	 * nodes the maps use are checked for the dedicated taint. */
 	const struct gs_lint_gpu_pod *gpu_pods;
@@ -79,10 +79,10 @@ enum gs_lint_severity {
 };
 
 struct gs_lint_diag {
-	const char *file;   /* as given to gs_lint_add */
-	int line;           /* 1-based line in the file; 0 when unknown */
+	const char *file; /* as given to gs_lint_add */
+	int line;         /* 1-based line in the file; 0 when unknown */
 	enum gs_lint_severity severity;
-	const char *msg;    /* one line, no file or severity */
+	const char *msg; /* one line, no file or severity */
 };
 
 struct gs_lint;
@@ -91,8 +91,8 @@ struct gs_lint;
 struct gs_lint *gs_lint_new(const struct gs_lint_opts *opts);
 void gs_lint_free(struct gs_lint *l); /* NULL is fine */
 
-/* Lints one file's text. A YAML syntax error is an error diagnostic (with libyaml's line). Returns 0. */
-int gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len);
+/* Lints one file's text; cannot fail: a YAML syntax error is an error diagnostic (with libyaml's line). */
+void gs_lint_add(struct gs_lint *l, const char *file, const char *text, size_t len);
 /* The checks across files (shared devices). Call once, after the last gs_lint_add. */
 void gs_lint_finish(struct gs_lint *l);
 
@@ -108,7 +108,7 @@ size_t gs_lint_workloads(const struct gs_lint *l);
  * .status.allocatable["nvidia.com/gpu"]) into *nodes (n). The array and its strings are one
  * allocation the caller frees with free(*nodes). 0, or -EINVAL with err (line included).
  */
-int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes,
-			size_t *n, char *err, size_t errlen);
+int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes, size_t *n,
+			char *err, size_t errlen);
 
 #endif

@@ -20,7 +20,8 @@
 
 #define NODES_TIMEOUT_MS 30000
 /* Bound pods that are not terminal, a page at a time: only those can hold a device-plugin GPU. */
-#define PODS_PATH "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
+#define PODS_PATH \
+	"/api/v1/pods?limit=500&fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static void usage(FILE *f)
 {
@@ -135,7 +136,8 @@ static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
 		if (!strcmp(n->labels[i].key, f->alias_label))
 			alias = n->labels[i].value;
-	f->nodes[f->n] = (struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
+	f->nodes[f->n] =
+		(struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
 	for (int i = 0; i < n->n_taints; i++)
 		if (n->taints[i].key && !strcmp(n->taints[i].key, GS_TAINT_DEDICATED) &&
 		    n->taints[i].effect == GS_EFFECT_NO_SCHEDULE)
@@ -171,8 +173,8 @@ static int on_pod(enum gs_obj_kind kind, const void *obj, void *ud)
 	if (!pods)
 		return -ENOMEM;
 	f->pods = pods;
-	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){.ns = dup_or_null(p->ns), .name = dup_or_null(p->name),
-						      .node = dup_or_null(p->node_name)};
+	f->pods[f->n_pods] = (struct gs_lint_gpu_pod){
+		.ns = dup_or_null(p->ns), .name = dup_or_null(p->name), .node = dup_or_null(p->node_name)};
 	if (!f->pods[f->n_pods].ns || !f->pods[f->n_pods].name || !f->pods[f->n_pods].node)
 		return -ENOMEM;
 	f->n_pods++;
@@ -196,8 +198,8 @@ static void get_pods(struct fetch *f, const char *cont)
 	if (snprintf(path, sizeof(path), "%s%s%s", PODS_PATH, cont ? "&continue=" : "", cont ? cont : "") >=
 	    (int)sizeof(path)) {
 		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: continue token too long");
-	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods, f)) ==
-		   0) {
+	} else if ((r = gs_kube_request(f->kube, "GET", path, NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_pods,
+					f)) == 0) {
 		return;
 	} else {
 		snprintf(f->pods_err, sizeof(f->pods_err), "GET /api/v1/pods: %s", uv_strerror(r));
@@ -220,8 +222,9 @@ static int list_answer(struct fetch *f, const char *what, int err, const struct 
 		snprintf(e, size, "GET %s: %s", what, msg && *msg ? msg : uv_strerror(err));
 	else if (resp->status != 200)
 		snprintf(e, size, "GET %s: HTTP %d: %.300s", what, resp->status, resp->body);
-	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e, size)) <
-		 0 && !e[0])
+	else if ((r = gs_decode_list(resp->body, resp->body_len, kind, "gpu-scheduling-map", cb, f, &rv, cont, e,
+				     size)) < 0 &&
+		 !e[0])
 		snprintf(e, size, "GET %s: %s", what, strerror(-r));
 	free(rv);
 	/* One line: a Status body ends with a newline, and the message may go on after it. */
@@ -258,8 +261,8 @@ static void on_pods(int err, const struct gs_http_response *resp, const char *ms
 	struct fetch *f = ud;
 	char *cont = NULL;
 
-	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err, sizeof(f->pods_err)) <
-	    0) {
+	if (list_answer(f, "/api/v1/pods", err, resp, msg, GS_OBJ_POD, on_pod, &cont, f->pods_err,
+			sizeof(f->pods_err)) < 0) {
 		f->pods_failed = 1;
 	} else if (cont && *cont) {
 		char enc[3 * 1024 + 1];
@@ -302,7 +305,8 @@ static int nodes_from_apiserver(const char *kubeconfig, struct fetch *f)
 	r = gs_kube_new(&loop, &ko, &f->kube, f->err, sizeof(f->err));
 	gs_kubeconfig_free(&kc);
 	if (r == 0) {
-		r = gs_kube_request(f->kube, "GET", "/api/v1/nodes", NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS, on_nodes, f);
+		r = gs_kube_request(f->kube, "GET", "/api/v1/nodes", NULL, NULL, GS_KUBE_HIGH, NODES_TIMEOUT_MS,
+				    on_nodes, f);
 		if (r < 0) {
 			snprintf(f->err, sizeof(f->err), "GET /api/v1/nodes: %s", uv_strerror(r));
 			gs_kube_close(f->kube, on_closed, f);
@@ -333,7 +337,15 @@ static void nodes_free(struct fetch *f)
 
 /* ---- the command --------------------------------------------------------------------------------------- */
 
-int gs_lint_main(int argc, char **argv)
+/* What the command line asks. */
+struct args {
+	const char *nodes_file, *kubeconfig, *alias;
+	int strict, quiet;
+	struct gs_lint_opts lo; /* the annotation and the scheduler name; the nodes come from load_nodes */
+};
+
+/* Reads the options into a. 0: go on with argv[optind..]; else the exit code (--help: 0, done). */
+static int parse_args(int argc, char **argv, struct args *a, int *exit_code)
 {
 	enum { O_NODES = 256, O_KUBECONFIG, O_ALIAS, O_ANNOTATION, O_SCHEDULER, O_STRICT, O_HELP };
 	static const struct option longopts[] = {
@@ -347,104 +359,144 @@ int gs_lint_main(int argc, char **argv)
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
-	const char *nodes_file = NULL, *kubeconfig = NULL, *alias = "gpu-scheduler.io/node";
-	struct gs_lint_opts lo = {0};
-	struct fetch f = {0};
-	struct gs_lint_node *file_nodes = NULL;
-	struct gs_lint *l = NULL;
-	int strict = 0, quiet = 0, c, rc = 2;
+	int c;
 
+	a->alias = "gpu-scheduler.io/node";
+	*exit_code = 2;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+q", longopts, NULL)) != -1) {
+		/* clang-format off */
 		switch (c) {
-		case O_NODES: nodes_file = optarg; break;
-		case O_KUBECONFIG: kubeconfig = optarg; break;
-		case O_ALIAS: alias = optarg; break;
-		case O_ANNOTATION: lo.annotation = optarg; break;
-		case O_SCHEDULER: lo.scheduler_name = optarg; break;
-		case O_STRICT: strict = 1; break;
-		case 'q': quiet = 1; break;
-		case O_HELP: usage(stdout); return 0;
+		case O_NODES: a->nodes_file = optarg; break;
+		case O_KUBECONFIG: a->kubeconfig = optarg; break;
+		case O_ALIAS: a->alias = optarg; break;
+		case O_ANNOTATION: a->lo.annotation = optarg; break;
+		case O_SCHEDULER: a->lo.scheduler_name = optarg; break;
+		case O_STRICT: a->strict = 1; break;
+		case 'q': a->quiet = 1; break;
+		case O_HELP: usage(stdout); *exit_code = 0; return -1;
+		/* clang-format on */
 		default:
 			fprintf(stderr, "gpu-scheduler lint: unknown option or missing value: %s\n", argv[optind - 1]);
 			usage(stderr);
-			return 2;
+			return -1;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "gpu-scheduler lint: no file given\n");
 		usage(stderr);
-		return 2;
+		return -1;
 	}
-	if (nodes_file && kubeconfig) {
+	if (a->nodes_file && a->kubeconfig) {
 		fprintf(stderr, "gpu-scheduler lint: --nodes and --kubeconfig exclude each other\n");
-		return 2;
+		return -1;
 	}
-	if (nodes_file) {
-		char *text, err[512];
-		size_t len;
-		int r = read_all(nodes_file, &text, &len);
-		if (r < 0) {
-			fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", nodes_file, strerror(-r));
-			return 2;
-		}
-		r = gs_lint_nodes_parse(text, len, alias, &file_nodes, &lo.n_nodes, err, sizeof(err));
-		free(text);
-		if (r < 0) {
-			fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", nodes_file, err);
-			return 2;
-		}
-		lo.nodes = file_nodes;
-		lo.have_nodes = 1;
-	} else if (kubeconfig) {
-		f.alias_label = alias;
-		if (nodes_from_apiserver(kubeconfig, &f) < 0) {
-			fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s\n", kubeconfig,
-				f.err[0] ? f.err : "cannot read the nodes");
-			goto out;
-		}
-		lo.nodes = f.nodes;
-		lo.n_nodes = f.n;
-		lo.have_nodes = 1;
-		if (f.pods_failed) {
-			fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
-				"checked for device-plugin GPU pods\n", kubeconfig, f.pods_err, GS_TAINT_DEDICATED);
-		} else {
-			lo.gpu_pods = f.pods;
-			lo.n_gpu_pods = f.n_pods;
-			lo.have_pods = 1;
-			lo.dedicated_taint = GS_TAINT_DEDICATED;
-		}
-	}
+	return 0;
+}
 
-	l = gs_lint_new(&lo);
+/* --nodes FILE: its nodes into a->lo (*file_nodes, the caller frees). -1 after a message. */
+static int nodes_from_file(struct args *a, struct gs_lint_node **file_nodes)
+{
+	char *text, err[512];
+	size_t len;
+	int r = read_all(a->nodes_file, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", a->nodes_file, strerror(-r));
+		return -1;
+	}
+	r = gs_lint_nodes_parse(text, len, a->alias, file_nodes, &a->lo.n_nodes, err, sizeof(err));
+	free(text);
+	if (r < 0) {
+		fprintf(stderr, "gpu-scheduler lint: --nodes %s: %s\n", a->nodes_file, err);
+		return -1;
+	}
+	a->lo.nodes = *file_nodes;
+	a->lo.have_nodes = 1;
+	return 0;
+}
+
+/* --kubeconfig FILE: the nodes and the device-plugin GPU pods into a->lo (held by f). -1 after a message. */
+static int nodes_from_kubeconfig(struct args *a, struct fetch *f)
+{
+	f->alias_label = a->alias;
+	if (nodes_from_apiserver(a->kubeconfig, f) < 0) {
+		fprintf(stderr, "gpu-scheduler lint: --kubeconfig %s: %s\n", a->kubeconfig,
+			f->err[0] ? f->err : "cannot read the nodes");
+		return -1;
+	}
+	a->lo.nodes = f->nodes;
+	a->lo.n_nodes = f->n;
+	a->lo.have_nodes = 1;
+	if (f->pods_failed) {
+		fprintf(stderr,
+			"gpu-scheduler lint: --kubeconfig %s: %s: mapped nodes without the %s taint are not "
+			"checked for device-plugin GPU pods\n",
+			a->kubeconfig, f->pods_err, GS_TAINT_DEDICATED);
+	} else {
+		a->lo.gpu_pods = f->pods;
+		a->lo.n_gpu_pods = f->n_pods;
+		a->lo.have_pods = 1;
+		a->lo.dedicated_taint = GS_TAINT_DEDICATED;
+	}
+	return 0;
+}
+
+/* Lints every file named, then the checks across them. -1 after a message (a file unreadable). */
+static int lint_files(struct gs_lint *l, int argc, char **argv)
+{
 	for (int i = optind; i < argc; i++) {
 		char *text;
 		size_t len;
 		int r = read_all(argv[i], &text, &len);
 		if (r < 0) {
 			fprintf(stderr, "gpu-scheduler lint: %s: %s\n", argv[i], strerror(-r));
-			goto out;
+			return -1;
 		}
 		gs_lint_add(l, strcmp(argv[i], "-") ? argv[i] : "<stdin>", text, len);
 		free(text);
 	}
 	gs_lint_finish(l);
+	return 0;
+}
+
+/* The diagnostics on stdout, the summary on stderr; the exit code. */
+static int report(const struct gs_lint *l, const struct args *a, int n_files)
+{
 	for (size_t i = 0; i < gs_lint_count(l); i++) {
 		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
-		if (quiet && d->severity != GS_LINT_ERROR)
+		if (a->quiet && d->severity != GS_LINT_ERROR)
 			continue;
 		printf("%s:%d: %s: %s\n", d->file, d->line, d->severity == GS_LINT_ERROR ? "error" : "warning", d->msg);
 	}
 	fflush(stdout);
-	if (!quiet || gs_lint_errors(l))
-		fprintf(stderr, "gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
-			argc - optind, argc - optind == 1 ? "" : "s", gs_lint_workloads(l),
-			gs_lint_workloads(l) == 1 ? "" : "s",
-			lo.have_nodes ? "" : " (no node list: node names and devices not checked)", gs_lint_errors(l),
-			gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l), gs_lint_warnings(l) == 1 ? "" : "s");
-	rc = gs_lint_errors(l) || (strict && gs_lint_warnings(l)) ? 1 : 0;
+	if (!a->quiet || gs_lint_errors(l))
+		fprintf(stderr,
+			"gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
+			n_files, n_files == 1 ? "" : "s", gs_lint_workloads(l), gs_lint_workloads(l) == 1 ? "" : "s",
+			a->lo.have_nodes ? "" : " (no node list: node names and devices not checked)",
+			gs_lint_errors(l), gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l),
+			gs_lint_warnings(l) == 1 ? "" : "s");
+	return gs_lint_errors(l) || (a->strict && gs_lint_warnings(l)) ? 1 : 0;
+}
+
+int gs_lint_main(int argc, char **argv)
+{
+	struct args a = {0};
+	struct fetch f = {0};
+	struct gs_lint_node *file_nodes = NULL;
+	struct gs_lint *l = NULL;
+	int rc = 2;
+
+	if (parse_args(argc, argv, &a, &rc) < 0)
+		return rc;
+	if (a.nodes_file && nodes_from_file(&a, &file_nodes) < 0)
+		return 2;
+	if (a.kubeconfig && nodes_from_kubeconfig(&a, &f) < 0)
+		goto out;
+	l = gs_lint_new(&a.lo);
+	if (lint_files(l, argc, argv) == 0)
+		rc = report(l, &a, argc - optind);
 out:
 	gs_lint_free(l);
 	free(file_nodes);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/num.h"
 
 /* ---- labels and selectors ---------------------------------------------------------------------- */
 
@@ -168,7 +169,8 @@ static int term_matches(const char *node, const struct gs_label *labels, int n_l
 	for (int i = 0; i < t->n_reqs; i++) {
 		if (!t->reqs[i].field && req_invalid(&t->reqs[i], bad, sizeof(bad)) < 0) {
 			req_text(rq, sizeof(rq), &t->reqs[i]);
-			snprintf(why, size, "%.200s is not a valid selector: %.90s, so the term matches no node", rq, bad);
+			snprintf(why, size, "%.200s is not a valid selector: %.90s, so the term matches no node", rq,
+				 bad);
 			return 0;
 		}
 	}
@@ -180,13 +182,15 @@ static int term_matches(const char *node, const struct gs_label *labels, int n_l
 		else
 			v = label_of(labels, n_labels, q->key);
 		/* matchFields supports In and NotIn on metadata.name only. */
-		int ok = q->field && (strcmp(q->key, "metadata.name") != 0 || (q->op != GS_SEL_IN && q->op != GS_SEL_NOT_IN))
+		int ok = q->field && (strcmp(q->key, "metadata.name") != 0 ||
+				      (q->op != GS_SEL_IN && q->op != GS_SEL_NOT_IN))
 				 ? 0
 				 : req_matches(q, v);
 		if (!ok) {
 			req_text(rq, sizeof(rq), q);
 			if (v)
-				snprintf(why, size, "%s: %s %s is \"%.63s\"", rq, q->field ? "field" : "label", q->key, v);
+				snprintf(why, size, "%s: %s %s is \"%.63s\"", rq, q->field ? "field" : "label", q->key,
+					 v);
 			else
 				snprintf(why, size, "%s: %s", rq, q->field ? "unsupported field" : "no such label");
 			return 0;
@@ -195,9 +199,9 @@ static int term_matches(const char *node, const struct gs_label *labels, int n_l
 	return 1;
 }
 
-int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels,
-		      const struct gs_label *selector, int n_selector, int has_affinity,
-		      const struct gs_sel_term *terms, int n_terms, char *msg, size_t size)
+int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
+		      int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
+		      size_t size)
 {
 	char why[384];
 
@@ -207,11 +211,14 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
 		if (v && strcmp(v, want) == 0)
 			continue;
 		if (v)
-			snprintf(msg, size, "node \"%s\" does not match the pod's nodeSelector: label %s is \"%.63s\", not \"%.63s\"",
-				 node, selector[i].key, v, want);
+			snprintf(
+				msg, size,
+				"node \"%s\" does not match the pod's nodeSelector: label %s is \"%.63s\", not \"%.63s\"",
+				node, selector[i].key, v, want);
 		else
-			snprintf(msg, size, "node \"%s\" does not match the pod's nodeSelector: it has no label %s=%.63s",
-				 node, selector[i].key, want);
+			snprintf(msg, size,
+				 "node \"%s\" does not match the pod's nodeSelector: it has no label %s=%.63s", node,
+				 selector[i].key, want);
 		return 0;
 	}
 	if (!has_affinity)
@@ -240,8 +247,10 @@ int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, c
 
 	if (!os_name || !node_os || strcmp(os_name, node_os) == 0)
 		return 1;
-	snprintf(msg, size, "node \"%s\" runs %.31s (label %s) but the pod's spec.os.name is \"%.31s\": its kubelet would "
-		 "refuse the pod (PodOSNotSupported)", node, node_os, GS_LABEL_OS, os_name);
+	snprintf(msg, size,
+		 "node \"%s\" runs %.31s (label %s) but the pod's spec.os.name is \"%.31s\": its kubelet would "
+		 "refuse the pod (PodOSNotSupported)",
+		 node, node_os, GS_LABEL_OS, os_name);
 	return 0;
 }
 
@@ -304,11 +313,6 @@ int64_t gs_resources_ext(const struct gs_resources *r, const char *name)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
@@ -333,12 +337,12 @@ static struct gs_res_ext *ext_slot(struct gs_resources *out, const char *name)
 /* acc += r, or acc = max(acc, r) with max, resource by resource (extended ones by name). */
 static void res_fold(struct gs_resources *acc, const struct gs_resources *r, int max)
 {
-	acc->milli_cpu = max ? max64(acc->milli_cpu, r->milli_cpu) : sat_add(acc->milli_cpu, r->milli_cpu);
-	acc->memory = max ? max64(acc->memory, r->memory) : sat_add(acc->memory, r->memory);
-	acc->ephemeral = max ? max64(acc->ephemeral, r->ephemeral) : sat_add(acc->ephemeral, r->ephemeral);
+	acc->milli_cpu = max ? max64(acc->milli_cpu, r->milli_cpu) : gs_num_sat_add(acc->milli_cpu, r->milli_cpu);
+	acc->memory = max ? max64(acc->memory, r->memory) : gs_num_sat_add(acc->memory, r->memory);
+	acc->ephemeral = max ? max64(acc->ephemeral, r->ephemeral) : gs_num_sat_add(acc->ephemeral, r->ephemeral);
 	for (int j = 0; j < r->n_ext; j++) {
 		struct gs_res_ext *e = ext_slot(acc, r->ext[j].name);
-		e->value = max ? max64(e->value, r->ext[j].value) : sat_add(e->value, r->ext[j].value);
+		e->value = max ? max64(e->value, r->ext[j].value) : gs_num_sat_add(e->value, r->ext[j].value);
 	}
 }
 
@@ -445,8 +449,8 @@ const char *gs_device_plugin_warning(char *msg, size_t size, int64_t requested, 
 	char diff[160] = "";
 
 	if (requested != e->n_devices)
-		snprintf(diff, sizeof(diff), "; the entry names %d device%s but the containers request %" PRId64, e->n_devices,
-			 e->n_devices == 1 ? "" : "s", requested);
+		snprintf(diff, sizeof(diff), "; the entry names %d device%s but the containers request %" PRId64,
+			 e->n_devices, e->n_devices == 1 ? "" : "s", requested);
 	snprintf(msg, size,
 		 "containers request %" PRId64 " nvidia.com/gpu: the device plugin then exposes only the GPUs it "
 		 "allocates and numbers them from 0, so CUDA_VISIBLE_DEVICES=%s from %s line %d refers to those, "

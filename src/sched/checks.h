@@ -30,9 +30,9 @@
  * none)` or `... required node affinity: no nodeSelectorTerm matches (term 1: zone In [a, b]: label
  * zone is "c")`.
  */
-int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels,
-		      const struct gs_label *selector, int n_selector, int has_affinity,
-		      const struct gs_sel_term *terms, int n_terms, char *msg, size_t size);
+int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
+		      int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
+		      size_t size);
 
 /* The node label the kubelet sets to its operating system (runtime.GOOS). */
 #define GS_LABEL_OS "kubernetes.io/os"

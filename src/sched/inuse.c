@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/log.h"
+#include "core/num.h"
 
 #define FIELD_MAX 256
 #define NS_MAX    63
@@ -60,8 +61,7 @@ int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms)
 		return -EINVAL;
 	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
 		return -EINVAL;
-	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = se};
-	*ms = (int64_t)timegm(&tm) * 1000;
+	*ms = ((gs_num_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + se * 1000LL;
 	return 0;
 }
 
@@ -142,7 +142,7 @@ static int split(char *line, char **f, int max)
 {
 	int n = 0;
 
-	for (char *p = line;; ) {
+	for (char *p = line;;) {
 		char *sp = n + 1 < max ? strchr(p, ' ') : NULL;
 		f[n++] = p;
 		if (!sp)
@@ -178,7 +178,8 @@ static int parse_index(struct parse *ps, char *rest)
 		char *eq = strchr(tok, '=');
 		const char *why;
 		int i;
-		if (!eq || eq == tok || eq - tok > 2 || !digits(tok, (int)(eq - tok), &i) || (eq - tok == 2 && tok[0] == '0'))
+		if (!eq || eq == tok || eq - tok > 2 || !digits(tok, (int)(eq - tok), &i) ||
+		    (eq - tok == 2 && tok[0] == '0'))
 			return fail(ps->err, ps->errsize, ps->line, "index entry \"%.64s\": want INDEX=ID", tok);
 		if (i >= GS_INUSE_MAX_INDEX)
 			return fail(ps->err, ps->errsize, ps->line, "index %d: the table has room for 0..%d", i,
@@ -188,11 +189,12 @@ static int parse_index(struct parse *ps, char *rest)
 		if (u->index[i])
 			return fail(ps->err, ps->errsize, ps->line, "index %d given twice", i);
 		if ((size_t)i < u->n_index)
-			return fail(ps->err, ps->errsize, ps->line, "index %d after %zu (the table is in increasing order)", i,
-				    u->n_index - 1);
+			return fail(ps->err, ps->errsize, ps->line,
+				    "index %d after %zu (the table is in increasing order)", i, u->n_index - 1);
 		for (size_t j = 0; j < u->n_index; j++)
 			if (u->index[j] && strcmp(u->index[j], eq + 1) == 0)
-				return fail(ps->err, ps->errsize, ps->line, "device %.64s given indices %zu and %d", eq + 1, j, i);
+				return fail(ps->err, ps->errsize, ps->line, "device %.64s given indices %zu and %d",
+					    eq + 1, j, i);
 		u->index[i] = eq + 1;
 		if ((size_t)i + 1 > u->n_index)
 			u->n_index = (size_t)i + 1;

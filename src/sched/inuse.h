@@ -42,9 +42,9 @@ struct gs_inuse_dev {
  * caller's). Invariant: error != NULL implies n_devs == 0; index[i] is NULL where the table has no i.
  */
 struct gs_inuse {
-	int64_t at_ms;         /* the agent's time of the data, ms since the epoch, whole seconds */
-	const char *error;     /* NULL, or what kept the agent from the kubelet's answer */
-	size_t n_index;        /* 0: no table */
+	int64_t at_ms;     /* the agent's time of the data, ms since the epoch, whole seconds */
+	const char *error; /* NULL, or what kept the agent from the kubelet's answer */
+	size_t n_index;    /* 0: no table */
 	const char **index;
 	size_t n_devs;
 	struct gs_inuse_dev *devs;

@@ -29,6 +29,8 @@
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
+/* The map grammar's blanks: space, tab and the CR of a CRLF line end. Not isspace(), which also takes
+ * \v and \f and follows the locale (kubeconfig.c uses it for tokens; json_items.c has JSON's own). */
 static inline int is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
@@ -79,8 +81,7 @@ static const char *quote(char *out, size_t size, const char *p, size_t n)
 	return out;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct gs_map_error *err, int line, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct gs_map_error *err, int line, const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;
@@ -152,8 +153,7 @@ static int device_valid(const char *p, size_t n)
 		return 0;
 	for (i = 4; i < n; i++) {
 		char c = p[i];
-		if (!is_digit(c) && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && c != '-' &&
-		    c != '/')
+		if (!is_digit(c) && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && c != '-' && c != '/')
 			return 0;
 	}
 	return 1;
@@ -240,8 +240,7 @@ static int parse_devices(const char *a, const char *b, int line, const char *nod
  * Parses one line [ls, le) into m->entries[m->n] (and the pool). Returns 1 for an entry, 0 for a blank
  * or comment line, -EINVAL.
  */
-static int parse_line(struct gs_map *m, const char *ls, const char *le, int line, char **pool,
-		      struct gs_map_error *err)
+static int parse_line(struct gs_map *m, const char *ls, const char *le, int line, char **pool, struct gs_map_error *err)
 {
 	char q[QUOTE_MAX * 4 + 8];
 	const char *hash = memchr(ls, '#', (size_t)(le - ls));
@@ -277,8 +276,7 @@ static int parse_line(struct gs_map *m, const char *ls, const char *le, int line
 	if (na == nb)
 		return fail(err, line, "empty node name");
 	if ((problem = node_problem(na, (size_t)(nb - na))) != NULL)
-		return fail(err, line, "invalid node name %s: %s", quote(q, sizeof(q), na, (size_t)(nb - na)),
-			    problem);
+		return fail(err, line, "invalid node name %s: %s", quote(q, sizeof(q), na, (size_t)(nb - na)), problem);
 
 	/* A duplicate is reported before the devices are looked at: it is the larger mistake. */
 	size_t slot = index_slot(index, m->tmask);

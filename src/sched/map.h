@@ -26,15 +26,15 @@ struct gs_map_entry {
 	const char *node;    /* NUL-terminated, owned by the map */
 	const char *devices; /* canonical: devices joined by ',' with no blanks, e.g. "0,1" */
 	int n_devices;
-	long max_index;      /* the highest GPU index among devices; -1 when they are all UUIDs */
-	int line;            /* 1-based line of the entry in the annotation */
+	long max_index; /* the highest GPU index among devices; -1 when they are all UUIDs */
+	int line;       /* 1-based line of the entry in the annotation */
 };
 
 struct gs_map; /* opaque, immutable once parsed, reference counted */
 
 struct gs_map_error {
-	int line;       /* 1-based; 0 for errors about the whole text (size) */
-	char msg[256];  /* "line 3: duplicate index 2 (first on line 1)" */
+	int line;      /* 1-based; 0 for errors about the whole text (size) */
+	char msg[256]; /* "line 3: duplicate index 2 (first on line 1)" */
 };
 
 /* Parses text[0..len). Returns 0 and a map with one reference, or -EINVAL and err filled (the first

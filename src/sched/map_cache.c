@@ -27,22 +27,22 @@
 #include "sched/map_int.h"
 
 struct gs_map__cache_ent {
-	struct gs_list lru;                    /* in the idle LRU list while idle, else self-linked */
+	struct gs_list lru; /* in the idle LRU list while idle, else self-linked */
 	struct gs_map_cache *cache;
 	int idle;
-	struct gs_map *map;                    /* NULL for a failed parse */
-	struct gs_map_error err;               /* with map == NULL */
+	struct gs_map *map;      /* NULL for a failed parse */
+	struct gs_map_error err; /* with map == NULL */
 	size_t len;
-	char text[];                           /* the key, NUL-terminated for debugging */
+	char text[]; /* the key, NUL-terminated for debugging */
 };
 
 struct gs_map_cache {
-	struct gs_hmap by_text;          /* text -> entry; keys borrowed from the entries */
-	struct gs_list lru;              /* idle entries, the most recently idle first */
+	struct gs_hmap by_text; /* text -> entry; keys borrowed from the entries */
+	struct gs_list lru;     /* idle entries, the most recently idle first */
 	size_t max;
 	size_t idle;
 	uint64_t hits, misses;
-	struct gs_map_error too_big;     /* the error for uncached oversize text */
+	struct gs_map_error too_big; /* the error for uncached oversize text */
 };
 
 /* Puts e at the head of the idle list (moving it there if it is already idle). */

@@ -19,13 +19,13 @@ typedef void (*gs_map__hook)(void *arg, int shared);
 
 struct gs_map {
 	int refs;
-	size_t n;                       /* entries */
-	struct gs_map_entry *entries;   /* in text order */
-	uint32_t *table;                /* open addressing by index: position + 1, 0 = empty */
-	size_t tmask;                   /* table size - 1 (a power of two minus one) */
-	gs_map__hook hook;              /* set by the holder of one reference (the cache), or NULL */
-	void *hook_arg;                 /* the hook's argument (the cache entry) */
-	/* entries, table and the string pool follow in the same allocation */
+	size_t n;                     /* entries */
+	struct gs_map_entry *entries; /* in text order */
+	uint32_t *table;              /* open addressing by index: position + 1, 0 = empty */
+	size_t tmask;                 /* table size - 1 (a power of two minus one) */
+	gs_map__hook hook;            /* set by the holder of one reference (the cache), or NULL */
+	void *hook_arg;               /* the hook's argument (the cache entry) */
+				      /* entries, table and the string pool follow in the same allocation */
 };
 
 static inline int gs_map__refs(const struct gs_map *m)

@@ -24,16 +24,16 @@ enum gs_cuda_state {
 
 /* An extended resource: any name other than cpu, memory, ephemeral-storage and pods. */
 struct gs_res_ext {
-	char *name;   /* "nvidia.com/gpu", "hugepages-2Mi", "example.com/foo" */
+	char *name; /* "nvidia.com/gpu", "hugepages-2Mi", "example.com/foo" */
 	int64_t value;
 };
 
 /* A resource list: a container's resources.requests, spec.overhead, a node's status.allocatable. */
 struct gs_resources {
 	int64_t milli_cpu;
-	int64_t memory;         /* bytes */
-	int64_t ephemeral;      /* ephemeral-storage, bytes */
-	int64_t pods;           /* "pods"; 0 when absent (a node advertising none is not checked for slots) */
+	int64_t memory;    /* bytes */
+	int64_t ephemeral; /* ephemeral-storage, bytes */
+	int64_t pods;      /* "pods"; 0 when absent (a node advertising none is not checked for slots) */
 	int n_ext;
 	struct gs_res_ext *ext; /* n_ext entries, each name once, in the order of the object */
 };
@@ -60,7 +60,7 @@ enum gs_sel_op {
 struct gs_sel_req {
 	char *key;
 	enum gs_sel_op op;
-	int field;              /* from matchFields (key "metadata.name"), else matchExpressions */
+	int field; /* from matchFields (key "metadata.name"), else matchExpressions */
 	int n_values;
 	char **values;
 };
@@ -72,32 +72,32 @@ struct gs_sel_term {
 };
 
 enum gs_taint_effect {
-	GS_EFFECT_ALL = 0,        /* tolerations only: an empty effect tolerates every effect */
+	GS_EFFECT_ALL = 0, /* tolerations only: an empty effect tolerates every effect */
 	GS_EFFECT_NO_SCHEDULE,
 	GS_EFFECT_PREFER_NO_SCHEDULE,
 	GS_EFFECT_NO_EXECUTE,
-	GS_EFFECT_OTHER,          /* an effect this decoder does not know: never tolerated but by ALL */
+	GS_EFFECT_OTHER, /* an effect this decoder does not know: never tolerated but by ALL */
 };
 
 struct gs_taint {
 	char *key;
-	char *value;              /* NULL: no value */
+	char *value; /* NULL: no value */
 	enum gs_taint_effect effect;
 };
 
 struct gs_toleration {
-	char *key;                /* NULL or "": every key (with exists) */
-	int exists;               /* operator Exists; else Equal (the default) */
-	char *value;              /* with Equal; NULL is "" */
+	char *key;   /* NULL or "": every key (with exists) */
+	int exists;  /* operator Exists; else Equal (the default) */
+	char *value; /* with Equal; NULL is "" */
 	enum gs_taint_effect effect;
-	int64_t seconds;          /* tolerationSeconds, -1 when absent */
+	int64_t seconds; /* tolerationSeconds, -1 when absent */
 };
 
 /* A container port with hostPort > 0 (regular containers only, as kube-scheduler counts them). */
 struct gs_host_port {
-	int port;                 /* 1..65535 */
-	char proto;               /* 'T' TCP (the default), 'U' UDP, 'S' SCTP */
-	char *host_ip;            /* NULL for all addresses ("", "0.0.0.0") */
+	int port;      /* 1..65535 */
+	char proto;    /* 'T' TCP (the default), 'U' UDP, 'S' SCTP */
+	char *host_ip; /* NULL for all addresses ("", "0.0.0.0") */
 };
 
 struct gs_pod_obj {
@@ -105,8 +105,8 @@ struct gs_pod_obj {
 	char *ns;
 	char *name;
 	char *resource_version;
-	char *scheduler_name;   /* spec.schedulerName */
-	char *node_name;        /* spec.nodeName: set once bound */
+	char *scheduler_name; /* spec.schedulerName */
+	char *node_name;      /* spec.nodeName: set once bound */
 	/*
 	 * The scheduling-map annotation (name from --annotation): map_len bytes at map_text, NOT
 	 * necessarily NUL-terminated; map_text NULL when absent. A 14 KiB map that every pod of a
@@ -118,25 +118,25 @@ struct gs_pod_obj {
 	const char *map_text;
 	size_t map_len;
 	char *map_owned;
-	char *label_pod_index;  /* label apps.kubernetes.io/pod-index */
-	char *job_index;        /* annotation batch.kubernetes.io/job-completion-index */
-	char *assigned;         /* annotation gpu-scheduler.io/assigned ("node4:3"), set by our binding */
-	char *owner_kind;       /* kind of the controller ownerReference ("StatefulSet", "Job", ...) */
+	char *label_pod_index; /* label apps.kubernetes.io/pod-index */
+	char *job_index;       /* annotation batch.kubernetes.io/job-completion-index */
+	char *assigned;        /* annotation gpu-scheduler.io/assigned ("node4:3"), set by our binding */
+	char *owner_kind;      /* kind of the controller ownerReference ("StatefulSet", "Job", ...) */
 	char *owner_name;
-	char *owner_uid;        /* uid of the controller ownerReference */
-	char *cuda_value;       /* with GS_CUDA_SAME: the common value */
+	char *owner_uid;  /* uid of the controller ownerReference */
+	char *cuda_value; /* with GS_CUDA_SAME: the common value */
 	enum gs_cuda_state cuda_state;
-	int n_containers;       /* regular + init containers */
-	int64_t created_ms;     /* metadata.creationTimestamp, ms since the epoch; 0 if absent */
-	int deleting;           /* metadata.deletionTimestamp is set */
-	int terminal;           /* status.phase is Succeeded or Failed */
+	int n_containers;   /* regular + init containers */
+	int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 if absent */
+	int deleting;       /* metadata.deletionTimestamp is set */
+	int terminal;       /* status.phase is Succeeded or Failed */
 	/*
 	 * No regular container is running: every status.containerStatuses entry has state.terminated or
 	 * state.waiting, or there is none (the kubelet's notRunning, pkg/kubelet/kubelet_pods.go). With
 	 * deleting, the kubelet no longer counts the pod on its node (filterOutTerminatedPods).
 	 */
 	int stopped;
-	int allow_shared;       /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
+	int allow_shared; /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
@@ -150,14 +150,14 @@ struct gs_pod_obj {
 	int partial;
 
 	/* What the node admission checks read (spec). */
-	int64_t priority;       /* spec.priority, 0 when absent */
-	int n_gates;            /* spec.schedulingGates (Kubernetes 1.26+) */
-	char *first_gate;       /* the first gate's name */
+	int64_t priority; /* spec.priority, 0 when absent */
+	int n_gates;      /* spec.schedulingGates (Kubernetes 1.26+) */
+	char *first_gate; /* the first gate's name */
 	int n_init;
-	struct gs_resources *init_req;  /* resources.requests of each init container, in order */
-	unsigned char *init_sidecar;    /* n_init flags: restartPolicy Always (a sidecar, 1.28+); NULL: none */
+	struct gs_resources *init_req; /* resources.requests of each init container, in order */
+	unsigned char *init_sidecar;   /* n_init flags: restartPolicy Always (a sidecar, 1.28+); NULL: none */
 	int n_ctr;
-	struct gs_resources *ctr_req;   /* resources.requests of each regular container */
+	struct gs_resources *ctr_req; /* resources.requests of each regular container */
 	/*
 	 * In-place resize (1.27+): per regular container (n_ctr entries; NULL when the status reports none),
 	 * the requests the status reports for the container of that name (the first containerStatuses entry
@@ -167,19 +167,19 @@ struct gs_pod_obj {
 	 */
 	struct gs_resources *ctr_status_req;
 	unsigned char *ctr_status_set;
-	int resize_infeasible;          /* status.resize Infeasible (1.27-1.32), or a PodResizePending condition
+	int resize_infeasible;        /* status.resize Infeasible (1.27-1.32), or a PodResizePending condition
 					 * with reason Infeasible (1.33+) */
-	int has_pod_req;                /* spec.resources.requests has an entry (pod-level resources, 1.32+) */
-	struct gs_resources pod_req;    /* spec.resources.requests */
-	struct gs_resources overhead;   /* spec.overhead */
-	char *os_name;                  /* spec.os.name (1.25+), NULL when absent */
+	int has_pod_req;              /* spec.resources.requests has an entry (pod-level resources, 1.32+) */
+	struct gs_resources pod_req;  /* spec.resources.requests */
+	struct gs_resources overhead; /* spec.overhead */
+	char *os_name;                /* spec.os.name (1.25+), NULL when absent */
 	int n_host_ports;
 	struct gs_host_port *host_ports;
 	int n_node_selector;
 	struct gs_label *node_selector; /* spec.nodeSelector */
 	int has_affinity;               /* spec.affinity.nodeAffinity.requiredDuringScheduling...Execution */
 	int n_terms;
-	struct gs_sel_term *terms;      /* its nodeSelectorTerms, ORed */
+	struct gs_sel_term *terms; /* its nodeSelectorTerms, ORed */
 	int n_tolerations;
 	struct gs_toleration *tolerations;
 };
@@ -187,10 +187,10 @@ struct gs_pod_obj {
 struct gs_node_obj {
 	char *name;
 	char *resource_version;
-	int ready;              /* condition Ready == True */
-	int unschedulable;      /* spec.unschedulable (cordoned) */
-	int64_t gpus;           /* status.allocatable["nvidia.com/gpu"], -1 if absent */
-	int64_t gpu_capacity;   /* status.capacity["nvidia.com/gpu"], -1 if absent (unhealthy GPUs: above gpus) */
+	int ready;            /* condition Ready == True */
+	int unschedulable;    /* spec.unschedulable (cordoned) */
+	int64_t gpus;         /* status.allocatable["nvidia.com/gpu"], -1 if absent */
+	int64_t gpu_capacity; /* status.capacity["nvidia.com/gpu"], -1 if absent (unhealthy GPUs: above gpus) */
 	/*
 	 * Annotation gpu-scheduler.io/allowed-namespaces: the namespaces whose pods may map this node,
 	 * comma-separated ("*" any); NULL when absent (every namespace may). Set by an administrator
@@ -204,7 +204,7 @@ struct gs_node_obj {
 	struct gs_label *labels;
 	int n_taints;
 	struct gs_taint *taints;
-	struct gs_resources alloc;  /* status.allocatable (nvidia.com/gpu included among ext) */
+	struct gs_resources alloc; /* status.allocatable (nvidia.com/gpu included among ext) */
 };
 
 /* Releases one resource list's names and array (not the struct) and leaves it zeroed. */

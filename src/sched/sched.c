@@ -1,9 +1,9 @@
 /*
  * sched.c: the engine's top layer and the owner of sched.h: lifecycle, inputs (node and pod events),
  * counts; every other function of sched.h is a line here calling the layer below that does the work
- * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_check.h). The layers,
+ * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_audit.h). The layers,
  * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_place, sched_explain and
- * sched_check, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
+ * sched_audit, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
  * the whole story.
  *
  * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
@@ -18,10 +18,11 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "sched/sched_agent.h"
-#include "sched/sched_check.h"
+#include "sched/sched_audit.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
@@ -46,8 +47,8 @@ const char *gs_pod_state_name(enum gs_pod_state st)
 const char *gs_explain_check_name(enum gs_explain_check_id id)
 {
 	static const char *const names[GS_EXPLAIN__COUNT] = {
-		"pod", "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
-		"affinity", "taints", "host-ports", "resources", "devices",
+		"pod",      "node-exists", "node-ready", "node-schedulable", "node-policy", "node-gpus",
+		"affinity", "taints",      "host-ports", "resources",        "devices",
 	};
 	return (unsigned)id < GS_EXPLAIN__COUNT ? names[id] : "?";
 }
@@ -118,8 +119,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s = gs_xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
 	s->cfg.scheduler_name = gs_xstrdup(cfg->scheduler_name);
-	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation
-										  : "gpu-scheduling-map");
+	s->cfg.annotation = gs_xstrdup(cfg->annotation && *cfg->annotation ? cfg->annotation : "gpu-scheduling-map");
 	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_xstrdup(cfg->alias_label) : NULL;
 	s->cfg.ignored_resources = gs_sched__xstrdup_null(cfg->ignored_resources);
 	s->cfg.ignored_resource_groups = gs_sched__xstrdup_null(cfg->ignored_resource_groups);
@@ -255,17 +255,6 @@ static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char 
 	n->alias = a;
 }
 
-static int str_eq(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-/* Absent and present differ (NULL is not ""), unlike str_eq. */
-static int str_eq_null(const char *a, const char *b)
-{
-	return a && b ? strcmp(a, b) == 0 : a == b;
-}
-
 /*
  * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
  * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
@@ -286,18 +275,20 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	const struct gs_node_obj *c = &n->obj;
 	uint32_t n_ext = 0;
 
-	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || n->gpus != node_gpus(o) ||
-	    c->n_labels != o->n_labels || c->n_taints != o->n_taints || c->alloc.milli_cpu != o->alloc.milli_cpu ||
-	    c->alloc.memory != o->alloc.memory || c->alloc.ephemeral != o->alloc.ephemeral ||
-	    c->alloc.pods != o->alloc.pods || !str_eq_null(c->allowed_ns, o->allowed_ns) ||
-	    !str_eq_null(n->agent.text, o->inuse))
+	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable ||
+	    n->gpus != node_gpus(o) || c->n_labels != o->n_labels || c->n_taints != o->n_taints ||
+	    c->alloc.milli_cpu != o->alloc.milli_cpu || c->alloc.memory != o->alloc.memory ||
+	    c->alloc.ephemeral != o->alloc.ephemeral || c->alloc.pods != o->alloc.pods ||
+	    !gs_str_eq(c->allowed_ns, o->allowed_ns) || !gs_str_eq(n->agent.text, o->inuse))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
-		if (!str_eq(c->labels[i].key, o->labels[i].key) || !str_eq(c->labels[i].value, o->labels[i].value))
+		if (!gs_str_eq_empty(c->labels[i].key, o->labels[i].key) ||
+		    !gs_str_eq_empty(c->labels[i].value, o->labels[i].value))
 			return 0;
 	for (int i = 0; i < o->n_taints; i++)
-		if (c->taints[i].effect != o->taints[i].effect || !str_eq(c->taints[i].key, o->taints[i].key) ||
-		    !str_eq(c->taints[i].value, o->taints[i].value))
+		if (c->taints[i].effect != o->taints[i].effect ||
+		    !gs_str_eq_empty(c->taints[i].key, o->taints[i].key) ||
+		    !gs_str_eq_empty(c->taints[i].value, o->taints[i].value))
 			return 0;
 	for (int i = 0; i < o->alloc.n_ext; i++) {
 		uintptr_t id = (uintptr_t)gs_hmap_get_str(&s->res_ids, o->alloc.ext[i].name);
@@ -736,8 +727,7 @@ int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched
 	return 0;
 }
 
-int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name,
-		      struct gs_sched_pod_info *out)
+int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_pod_info *out)
 {
 	char key[600];
 	const struct gs_sched__pod *p;
@@ -825,7 +815,7 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 	gs_sched__pending(s, out);
 }
 
-void gs_sched_check(const struct gs_sched *s)
+void gs_sched_audit(const struct gs_sched *s)
 {
-	gs_sched__check(s);
+	gs_sched__audit(s);
 }

@@ -117,15 +117,15 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms);
 
 struct gs_bind_decision {
 	const char *uid, *ns, *name;
-	const char *node;    /* bind here: the node's real name */
-	const char *map_node;/* the name the map gives; differs from node when resolved through the alias label */
-	const char *devices; /* canonical "0,1": the assigned annotation and CUDA_VISIBLE_DEVICES */
+	const char *node;     /* bind here: the node's real name */
+	const char *map_node; /* the name the map gives; differs from node when resolved through the alias label */
+	const char *devices;  /* canonical "0,1": the assigned annotation and CUDA_VISIBLE_DEVICES */
 	int n_devices;
 	long index;
 	enum gs_index_source index_source;
-	int map_line;        /* the entry's line in the annotation */
-	int64_t created_ms;  /* the pod's creationTimestamp (for scheduling latency) */
-	unsigned attempt;    /* 1 for the first Binding of this pod, 2 after one retry, ... */
+	int map_line;       /* the entry's line in the annotation */
+	int64_t created_ms; /* the pod's creationTimestamp (for scheduling latency) */
+	unsigned attempt;   /* 1 for the first Binding of this pod, 2 after one retry, ... */
 };
 
 /*
@@ -160,23 +160,23 @@ int64_t gs_sched_next_deadline(const struct gs_sched *s);
 
 enum gs_wait_reason {
 	GS_WAIT_NONE = 0,
-	GS_WAIT_NO_MAP,         /* our pod without the annotation */
-	GS_WAIT_MAP_INVALID,    /* the annotation does not parse */
-	GS_WAIT_NO_INDEX,       /* neither label, Job annotation nor name gives an index */
-	GS_WAIT_NO_ENTRY,       /* the map has no entry for the index */
-	GS_WAIT_NOT_MUTATED,    /* check_env: CUDA_VISIBLE_DEVICES is not the entry's devices */
-	GS_WAIT_NODE_MISSING,   /* the entry's node does not exist */
+	GS_WAIT_NO_MAP,       /* our pod without the annotation */
+	GS_WAIT_MAP_INVALID,  /* the annotation does not parse */
+	GS_WAIT_NO_INDEX,     /* neither label, Job annotation nor name gives an index */
+	GS_WAIT_NO_ENTRY,     /* the map has no entry for the index */
+	GS_WAIT_NOT_MUTATED,  /* check_env: CUDA_VISIBLE_DEVICES is not the entry's devices */
+	GS_WAIT_NODE_MISSING, /* the entry's node does not exist */
 	GS_WAIT_NODE_NOT_READY,
 	GS_WAIT_NODE_CORDONED,
-	GS_WAIT_NODE_DEVICES,   /* the node advertises fewer nvidia.com/gpu than a device index of the entry */
-	GS_WAIT_SCHEDULING_GATED, /* spec.schedulingGates is not empty */
-	GS_WAIT_NODE_AFFINITY,  /* the node fails the pod's nodeSelector or required node affinity */
-	GS_WAIT_TAINT,          /* the node has a NoSchedule or NoExecute taint the pod does not tolerate */
-	GS_WAIT_HOST_PORT,      /* a host port the pod asks for is in use on the node */
+	GS_WAIT_NODE_DEVICES,          /* the node advertises fewer nvidia.com/gpu than a device index of the entry */
+	GS_WAIT_SCHEDULING_GATED,      /* spec.schedulingGates is not empty */
+	GS_WAIT_NODE_AFFINITY,         /* the node fails the pod's nodeSelector or required node affinity */
+	GS_WAIT_TAINT,                 /* the node has a NoSchedule or NoExecute taint the pod does not tolerate */
+	GS_WAIT_HOST_PORT,             /* a host port the pod asks for is in use on the node */
 	GS_WAIT_INSUFFICIENT_RESOURCE, /* requests exceed the node's allocatable minus its pods' requests */
-	GS_WAIT_DEVICE_BUSY,    /* a pod of another owner holds one of the entry's devices on the node */
-	GS_WAIT_NODE_ALIAS_AMBIGUOUS, /* no node has the map's name and several carry it in the alias label */
-	GS_WAIT_NODE_POLICY,    /* the node's allowed-namespaces annotation does not list the pod's namespace */
+	GS_WAIT_DEVICE_BUSY,           /* a pod of another owner holds one of the entry's devices on the node */
+	GS_WAIT_NODE_ALIAS_AMBIGUOUS,  /* no node has the map's name and several carry it in the alias label */
+	GS_WAIT_NODE_POLICY,           /* the node's allowed-namespaces annotation does not list the pod's namespace */
 	GS_WAIT__COUNT
 };
 
@@ -197,8 +197,8 @@ int gs_sched_node_allows(const struct gs_sched *s, const char *map_node, const c
 const char *gs_wait_reason_name(enum gs_wait_reason r);
 
 enum gs_report_kind {
-	GS_REPORT_WAITING = 0,  /* FailedScheduling: the pod waits for reason/message */
-	GS_REPORT_DEVICE_PLUGIN,/* a Warning DevicePluginRequest: the containers request nvidia.com/gpu as well
+	GS_REPORT_WAITING = 0,     /* FailedScheduling: the pod waits for reason/message */
+	GS_REPORT_DEVICE_PLUGIN,   /* a Warning DevicePluginRequest: the containers request nvidia.com/gpu as well
 				 * as having a map entry (checks.h); the pod is still placed */
 	GS_REPORT_DEVICE_CONFLICT, /* a Warning DeviceConflict for both pods: a device the map gives to the pod
 				    * (uid, ns, name) was also given by the device plugin to other_ns/other_name */
@@ -234,8 +234,8 @@ enum gs_pod_state {
 	GS_POD_BINDING,     /* handed out by gs_sched_next_bind, result not yet known */
 	GS_POD_BACKOFF,     /* pending, a retry is due at due_ms */
 	GS_POD_BOUND,
-	GS_POD_GONE,        /* forgotten after GS_BIND_GONE */
-	GS_POD_FINISHED,    /* deleting or terminal */
+	GS_POD_GONE,     /* forgotten after GS_BIND_GONE */
+	GS_POD_FINISHED, /* deleting or terminal */
 	GS_POD__COUNT
 };
 
@@ -260,8 +260,7 @@ struct gs_sched_pod_info {
 
 /* 0 with *out, or -ENOENT. */
 int gs_sched_pod_info(const struct gs_sched *s, const char *uid, struct gs_sched_pod_info *out);
-int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name,
-		      struct gs_sched_pod_info *out);
+int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_pod_info *out);
 
 /* ---- explain: what the engine would do with a pod now, and why ------------------------------------
  * Every check placement makes, each run on its own with its outcome (placement stops at the first
@@ -269,17 +268,17 @@ int gs_sched_pod_find(const struct gs_sched *s, const char *ns, const char *name
  * `gpu-scheduler explain`); O(the pod's containers + ports on the node + the holders of its devices).
  */
 enum gs_explain_check_id {
-	GS_EXPLAIN_POD = 0,        /* the pod's own inputs: map, index, entry, CUDA_VISIBLE_DEVICES, gates */
+	GS_EXPLAIN_POD = 0, /* the pod's own inputs: map, index, entry, CUDA_VISIBLE_DEVICES, gates */
 	GS_EXPLAIN_NODE_EXISTS,
 	GS_EXPLAIN_NODE_READY,
 	GS_EXPLAIN_NODE_SCHEDULABLE,
-	GS_EXPLAIN_NODE_POLICY,    /* the node lets the pod's namespace map it (allowed-namespaces) */
-	GS_EXPLAIN_NODE_GPUS,      /* the node advertises the entry's highest GPU index */
-	GS_EXPLAIN_AFFINITY,       /* nodeSelector and required node affinity */
+	GS_EXPLAIN_NODE_POLICY, /* the node lets the pod's namespace map it (allowed-namespaces) */
+	GS_EXPLAIN_NODE_GPUS,   /* the node advertises the entry's highest GPU index */
+	GS_EXPLAIN_AFFINITY,    /* nodeSelector and required node affinity */
 	GS_EXPLAIN_TAINTS,
 	GS_EXPLAIN_HOST_PORTS,
 	GS_EXPLAIN_RESOURCES,
-	GS_EXPLAIN_DEVICES,        /* the ledger: no pod of another owner holds the entry's devices */
+	GS_EXPLAIN_DEVICES, /* the ledger: no pod of another owner holds the entry's devices */
 	GS_EXPLAIN__COUNT
 };
 
@@ -316,11 +315,11 @@ struct gs_explain_holder {
 };
 
 struct gs_sched_explain {
-	struct gs_sched_pod_info pod;      /* strings owned by the engine, as gs_sched_pod_info's */
-	int shared;                        /* the pod carries the sharing annotation */
-	int device_sharing_any;            /* --device-sharing=any: the ledger refuses nothing */
-	enum gs_wait_reason verdict;       /* the first failed check's reason (placement's answer), or NONE */
-	const char *bound_node;            /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
+	struct gs_sched_pod_info pod; /* strings owned by the engine, as gs_sched_pod_info's */
+	int shared;                   /* the pod carries the sharing annotation */
+	int device_sharing_any;       /* --device-sharing=any: the ledger refuses nothing */
+	enum gs_wait_reason verdict;  /* the first failed check's reason (placement's answer), or NONE */
+	const char *bound_node;       /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
 	struct gs_explain_check checks[GS_EXPLAIN__COUNT];
 	size_t n_holders;
 	struct gs_explain_holder *holders; /* owned: gs_sched_explain_free */
@@ -345,7 +344,7 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r);
 
 /* The pending pods: how many wait for each reason and the oldest ones (by creation time). */
 struct gs_sched_pending {
-	size_t pending;                    /* waiting + queued + binding + backoff */
+	size_t pending; /* waiting + queued + binding + backoff */
 	size_t waiting_by[GS_WAIT__COUNT];
 	size_t n_oldest;
 	struct gs_sched_pod_info oldest[GS_PENDING_OLDEST]; /* oldest first; strings as gs_sched_pod_info's */
@@ -355,19 +354,19 @@ struct gs_sched_pending {
 void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out);
 
 struct gs_sched_stats {
-	size_t pods;                      /* known pods of ours, any state */
-	size_t pending;                   /* waiting + queued + binding + backoff */
+	size_t pods;    /* known pods of ours, any state */
+	size_t pending; /* waiting + queued + binding + backoff */
 	size_t by_state[GS_POD__COUNT];
 	size_t waiting_by[GS_WAIT__COUNT];
-	size_t nodes;                     /* nodes that exist */
-	size_t nodes_schedulable;         /* of which Ready and not cordoned */
-	size_t maps_cached;               /* annotation texts in the map cache */
-	size_t uses;                      /* pods (any scheduler) counted on a node, reservations included */
-	size_t devices_held;              /* (node, device) pairs in the ledger with a holder */
-	size_t devices_shared;            /* of which held by more than one owner */
-	uint64_t claims_ignored;          /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
+	size_t nodes;             /* nodes that exist */
+	size_t nodes_schedulable; /* of which Ready and not cordoned */
+	size_t maps_cached;       /* annotation texts in the map cache */
+	size_t uses;              /* pods (any scheduler) counted on a node, reservations included */
+	size_t devices_held;      /* (node, device) pairs in the ledger with a holder */
+	size_t devices_shared;    /* of which held by more than one owner */
+	uint64_t claims_ignored;  /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
-	uint64_t device_conflicts;        /* devices found given by a map and by the device plugin (pairs of pods) */
+	uint64_t device_conflicts; /* devices found given by a map and by the device plugin (pairs of pods) */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
 	 * line or a text that does not parse), none. O(nodes). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;
@@ -389,6 +388,6 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
  * the nodes' labels), from scratch, and aborts
  * with the failed expression (GS_ASSERT) on a violation. O(pods + uses x nodes): for tests and debugging.
  */
-void gs_sched_check(const struct gs_sched *s);
+void gs_sched_audit(const struct gs_sched *s);
 
 #endif

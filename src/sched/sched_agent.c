@@ -88,7 +88,8 @@ void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const 
 	if (now_ms - a->seen_ms < s->cfg.agent_stale_ms) {
 		/* In seen_ms order: only a first sight may be older than the tail, so the walk is short. */
 		struct gs_list *at = &s->agents;
-		while (at->prev != &s->agents && GS_CONTAINER_OF(at->prev, struct gs_sched__agent, link)->seen_ms > a->seen_ms)
+		while (at->prev != &s->agents &&
+		       GS_CONTAINER_OF(at->prev, struct gs_sched__agent, link)->seen_ms > a->seen_ms)
 			at = at->prev;
 		gs_list_insert_before(at, &a->link);
 		a->fresh = 1;
@@ -112,7 +113,8 @@ void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
 			break;
 		gs_list_remove(&a->link);
 		a->fresh = 0;
-		gs_log_warn("node %s: the gpu-scheduler agent's data has not changed for %" PRId64 " s: stale, counted as "
+		gs_log_warn("node %s: the gpu-scheduler agent's data has not changed for %" PRId64
+			    " s: stale, counted as "
 			    "none",
 			    n->name, (now_ms - a->seen_ms) / 1000);
 		if (gs_list_linked(&n->dirty)) {
@@ -174,14 +176,16 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 		snprintf(out, size, "%s has no gpu-scheduler agent data, docs/agent.md", n->name);
 	else if (!a->data)
 		snprintf(out, size, "the gpu-scheduler agent on %s %s: %.160s", n->name,
-			 strncmp(a->text, "v1 ", 3) == 0 && strstr(a->text, "\nerror ") ? "reports" : "published data not used",
+			 strncmp(a->text, "v1 ", 3) == 0 && strstr(a->text, "\nerror ") ? "reports"
+											: "published data not used",
 			 a->problem);
 	else if (!a->fresh)
 		snprintf(out, size, "the gpu-scheduler agent's data for %s is stale (unchanged for over %" PRId64 " s)",
 			 n->name, s->cfg.agent_stale_ms / 1000);
 	else
-		snprintf(out, size, "the agent's data for %s has no GPU index table to match this map's indices "
-				    "(write the map with GPU UUIDs, or give the agent /proc/driver/nvidia)",
+		snprintf(out, size,
+			 "the agent's data for %s has no GPU index table to match this map's indices "
+			 "(write the map with GPU UUIDs, or give the agent /proc/driver/nvidia)",
 			 n->name);
 }
 
@@ -228,10 +232,11 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 		const struct gs_inuse_dev *h = gs_sched__plugin_holder(n, d, len, p->key);
 		if (h) {
 			if (is_index(d, len))
-				snprintf(msg, size, "%s GPU %.*s (%s) is held by %s through the device plugin", n->name, (int)len, d,
-					 h->id, h->holder);
+				snprintf(msg, size, "%s GPU %.*s (%s) is held by %s through the device plugin", n->name,
+					 (int)len, d, h->id, h->holder);
 			else
-				snprintf(msg, size, "%s device %s is held by %s through the device plugin", n->name, h->id, h->holder);
+				snprintf(msg, size, "%s device %s is held by %s through the device plugin", n->name,
+					 h->id, h->holder);
 			return GS_WAIT_DEVICE_BUSY;
 		}
 		unresolved += !device_id(n, d, len) && is_index(d, len);
@@ -254,7 +259,8 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 	else
 		snprintf(why, sizeof(why), "some are not listed by the agent yet");
 	snprintf(msg, size,
-		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting nvidia.com/gpu%s%s%s (which "
+		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64
+		 " to pods requesting nvidia.com/gpu%s%s%s (which "
 		 "ones is unknown: %s), maps hold %" PRId64 ", and this entry needs %" PRId64 " more",
 		 n->name, n->gpus, plugin, names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);
 	return GS_WAIT_DEVICE_BUSY;
@@ -268,7 +274,7 @@ struct conflict_walk {
 	const struct gs_inuse_dev *h;
 	const char *dev;
 	size_t len;
-	struct gs_hmap *now;  /* conflicts as they are now, keys allocated */
+	struct gs_hmap *now; /* conflicts as they are now, keys allocated */
 };
 
 static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__use *u,
@@ -285,8 +291,8 @@ static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const s
 		 "%s %s%.*s%s%s%s is given by a gpu-scheduling-map to %s and by the device plugin to %s: two workloads "
 		 "share it (keep the device plugin off mapped GPUs: taint the node gpu-scheduler.io/dedicated=true:"
 		 "NoSchedule, docs/agent.md)",
-		 n->name, idx ? "GPU " : "device ", (int)len, dev, idx ? " (" : "", idx ? h->id : "", idx ? ")" : "", u->key,
-		 h->holder);
+		 n->name, idx ? "GPU " : "device ", (int)len, dev, idx ? " (" : "", idx ? h->id : "", idx ? ")" : "",
+		 u->key, h->holder);
 	size_t lu = strlen(u->uid) + 1, lk = strlen(u->key) + 1, lh = strlen(h->holder) + 1, ln = strlen(n->name) + 1,
 	       lm = strlen(message) + 1, lo = strlen(o->uid) + 1;
 	struct gs_sched__conflict *c = gs_xmalloc(sizeof(*c) + lu + lk + lh + ln + lm + lo);

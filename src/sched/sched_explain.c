@@ -80,7 +80,7 @@ static void add_plugin_holder(const struct gs_sched__node *n, const char *self_k
 	x->plugin_id = gs_xstrdup(v->id);
 }
 
-/* The agent's data for n as a phrase (explain.h). */
+/* The agent's data for n as a phrase (explain_out.h). */
 static char *agent_phrase(const struct gs_sched *s, const struct gs_sched__node *n)
 {
 	char buf[400], table[48] = "no index table";
@@ -140,7 +140,8 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 	outcome(&k[GS_EXPLAIN_NODE_GPUS], gs_sched__check_gpus(p, n, k[GS_EXPLAIN_NODE_GPUS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_AFFINITY],
 		c && (!gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
-					 c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg, GS_EXPLAIN_MSG) ||
+					 c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg,
+					 GS_EXPLAIN_MSG) ||
 		      !gs_check_os(n->name, o->labels, o->n_labels, c->os_name, k[GS_EXPLAIN_AFFINITY].msg,
 				   GS_EXPLAIN_MSG))
 			? GS_WAIT_NODE_AFFINITY
@@ -195,7 +196,8 @@ static void alias_nodes(char *buf, size_t size, const struct gs_sched *s, const 
 			const char *value)
 {
 	const struct gs_list *l;
-	size_t at = (size_t)snprintf(buf, size, "%zu nodes carry the alias label %s=%s:", a->n, s->cfg.alias_label, value);
+	size_t at =
+		(size_t)snprintf(buf, size, "%zu nodes carry the alias label %s=%s:", a->n, s->cfg.alias_label, value);
 	int first = 1;
 
 	GS_LIST_FOREACH(l, &a->nodes) {
@@ -253,6 +255,69 @@ void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p,
 	};
 }
 
+/* Every check from first on skipped, for why. */
+static void skip_from(struct gs_sched_explain *e, int first, const char *why)
+{
+	for (int i = first; i < GS_EXPLAIN__COUNT; i++)
+		set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, why);
+}
+
+/* The checks of the entry's node n (resolved by name or alias; amb when the alias is ambiguous): the
+ * node's own, then placement's node checks. Returns n, or NULL when there is no one node to judge. */
+static struct gs_sched__node *node_all(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+				       const struct gs_sched__alias *amb, struct gs_sched_explain *e)
+{
+	char buf[GS_EXPLAIN_MSG];
+
+	if (amb) {
+		alias_nodes(buf, sizeof(buf), s, amb, p->entry->node);
+		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_ALIAS_AMBIGUOUS, buf);
+		skip_from(e, GS_EXPLAIN_NODE_READY, "the node name is ambiguous");
+		return NULL;
+	}
+	if (!n || !n->present) {
+		if (s->cfg.alias_label)
+			snprintf(buf, sizeof(buf), "node \"%s\" does not exist and no node carries the label %s=%s",
+				 p->entry->node, s->cfg.alias_label, p->entry->node);
+		else
+			snprintf(buf, sizeof(buf), "node \"%s\" does not exist", p->entry->node);
+		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_MISSING, buf);
+		skip_from(e, GS_EXPLAIN_NODE_READY, "the node does not exist");
+		return NULL;
+	}
+	set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+	node_state(p, n, e);
+	node_checks(s, p, n, e);
+	return n;
+}
+
+/* Who else holds the pod's devices: on the entry's node n, or, for a pod bound without an entry in
+ * view, on the node of its use u; and the agent's data of that node. */
+static void holders(struct gs_sched *s, const struct gs_sched__pod *p, const struct gs_sched__use *u,
+		    const struct gs_sched__node *n, struct gs_sched_explain *e)
+{
+	/* A pod first seen bound (a restart, the explain command) has no inputs read: its use knows its owner. */
+	struct holders_ctx h = {.e = e, .owner = u && u->owner ? u->owner : p->owner ? p->owner : p->uid};
+	if (n) {
+		for (const char *q = p->entry->devices; *q;) {
+			h.dev = q;
+			q = gs_sched__next_dev(q, &h.len);
+			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
+			add_plugin_holder(n, p->key, &h);
+		}
+		add_ignored(s, n, p->entry->devices, &h);
+		e->agent = agent_phrase(s, n);
+	} else if (e->bound_node) {
+		for (size_t i = 0; i < u->n_holds; i++) {
+			h.dev = u->holds[i].dev->name;
+			h.len = strlen(h.dev);
+			gs_sched__dev_holders(u->node, h.dev, h.len, add_holder, &h);
+			add_plugin_holder(u->node, p->key, &h);
+		}
+		e->agent = agent_phrase(s, u->node);
+	}
+}
+
 int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
 {
 	char key[600], buf[GS_EXPLAIN_MSG];
@@ -285,30 +350,10 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	skip = state_skip(p, e->bound_node, buf, sizeof(buf));
 	if (!skip && !p->entry)
 		skip = "the pod has no map entry";
-	if (skip) {
-		for (int i = GS_EXPLAIN_NODE_EXISTS; i < GS_EXPLAIN__COUNT; i++)
-			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, skip);
-	} else if (amb) {
-		alias_nodes(buf, sizeof(buf), s, amb, p->entry->node);
-		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_ALIAS_AMBIGUOUS, buf);
-		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
-			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node name is ambiguous");
-		n = NULL;
-	} else if (!n || !n->present) {
-		if (s->cfg.alias_label)
-			snprintf(buf, sizeof(buf), "node \"%s\" does not exist and no node carries the label %s=%s",
-				 p->entry->node, s->cfg.alias_label, p->entry->node);
-		else
-			snprintf(buf, sizeof(buf), "node \"%s\" does not exist", p->entry->node);
-		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_FAIL, GS_WAIT_NODE_MISSING, buf);
-		n = NULL;
-		for (int i = GS_EXPLAIN_NODE_READY; i < GS_EXPLAIN__COUNT; i++)
-			set_check(&e->checks[i], GS_EXPLAIN_SKIPPED, GS_WAIT_NONE, "the node does not exist");
-	} else {
-		set_check(&e->checks[GS_EXPLAIN_NODE_EXISTS], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
-		node_state(p, n, e);
-		node_checks(s, p, n, e);
-	}
+	if (skip)
+		skip_from(e, GS_EXPLAIN_NODE_EXISTS, skip);
+	else
+		n = node_all(s, p, n, amb, e);
 
 	/* Placement's answer is the first failure in this order (sched_place.c gs_sched__place). */
 	for (int i = 0; i < GS_EXPLAIN__COUNT && !skip; i++) {
@@ -319,27 +364,7 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	}
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
-
-	/* A pod first seen bound (a restart, the explain command) has no inputs read: its use knows its owner. */
-	struct holders_ctx h = {.e = e, .owner = u && u->owner ? u->owner : p->owner ? p->owner : p->uid};
-	if (n) {
-		for (const char *q = p->entry->devices; *q;) {
-			h.dev = q;
-			q = gs_sched__next_dev(q, &h.len);
-			gs_sched__dev_holders(n, h.dev, h.len, add_holder, &h);
-			add_plugin_holder(n, p->key, &h);
-		}
-		add_ignored(s, n, p->entry->devices, &h);
-		e->agent = agent_phrase(s, n);
-	} else if (e->bound_node) {
-		for (size_t i = 0; i < u->n_holds; i++) {
-			h.dev = u->holds[i].dev->name;
-			h.len = strlen(h.dev);
-			gs_sched__dev_holders(u->node, h.dev, h.len, add_holder, &h);
-			add_plugin_holder(u->node, p->key, &h);
-		}
-		e->agent = agent_phrase(s, u->node);
-	}
+	holders(s, p, u, n, e);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * sched_int.h: the engine's records and indexes, the structs every file of the engine reads (sched.c and
  * the sched_*.c below it, docs/architecture.md draws the layers). Structs and macros only: each
- * function is declared in the header of the file that defines it (sched_node.h ... sched_check.h).
+ * function is declared in the header of the file that defines it (sched_node.h ... sched_audit.h).
  * Not a public header.
  */
 #ifndef GS_SCHED_SCHED_INT_H
@@ -26,9 +26,9 @@ struct gs_sched__ext {
 /* A host port in use on a node (or asked for by a pod). */
 struct gs_sched__port {
 	int port;
-	char proto;                    /* 'T', 'U', 'S' */
-	char *ip;                      /* NULL: every address */
-	size_t count;                  /* on a node: pods using it */
+	char proto;   /* 'T', 'U', 'S' */
+	char *ip;     /* NULL: every address */
+	size_t count; /* on a node: pods using it */
 };
 
 /* A compact resource request or total: cpu in millicores, bytes, ext by resource id. */
@@ -46,25 +46,25 @@ struct gs_sched__use;
  * Invariant: a bucket is in dev->owners exactly while it has a holder; n counts all holders.
  */
 struct gs_sched__bucket {
-	struct gs_list link;    /* in dev->owners */
-	struct gs_list shared;  /* holds of sharing pods */
-	struct gs_list solo;    /* holds of the others */
+	struct gs_list link;   /* in dev->owners */
+	struct gs_list shared; /* holds of sharing pods */
+	struct gs_list solo;   /* holds of the others */
 	size_t n;
 	char owner[];
 };
 
 struct gs_sched__dev {
-	struct gs_list owners;  /* buckets */
+	struct gs_list owners; /* buckets */
 	size_t n_owners;
-	size_t n;                      /* holds */
-	char name[];                   /* "0", "GPU-8f2c...": the key in node->ledger */
+	size_t n;    /* holds */
+	char name[]; /* "0", "GPU-8f2c...": the key in node->ledger */
 };
 
 struct gs_sched__hold {
-	struct gs_list link;    /* in bucket->shared or ->solo */
+	struct gs_list link; /* in bucket->shared or ->solo */
 	struct gs_sched__bucket *bucket;
 	struct gs_sched__dev *dev;
-	struct gs_sched__use *use;     /* the use whose holds[] this is */
+	struct gs_sched__use *use; /* the use whose holds[] this is */
 };
 
 /*
@@ -76,12 +76,12 @@ struct gs_sched__use {
 	struct gs_sched__node *node;
 	struct gs_sched__req req;
 	size_t n_ports, n_holds;
-	struct gs_sched__port *ports;  /* ip strings owned */
-	struct gs_sched__hold *holds;  /* one per device held */
+	struct gs_sched__port *ports; /* ip strings owned */
+	struct gs_sched__hold *holds; /* one per device held */
 	int shared;
 	char *uid;
-	char *owner;                   /* controller uid, or the pod's uid; with holds only */
-	char *key;                     /* "ns/name", for messages; with holds or extended resources only */
+	char *owner; /* controller uid, or the pod's uid; with holds only */
+	char *key;   /* "ns/name", for messages; with holds or extended resources only */
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
 	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
@@ -89,7 +89,7 @@ struct gs_sched__use {
 	 */
 	char *ignored;
 	const char *ignored_why;
-	const char *ignored_key;       /* "ns/name", in the same allocation as ignored */
+	const char *ignored_key; /* "ns/name", in the same allocation as ignored */
 	/* One allocation: the struct, then holds[], req.ext[], and the strings (ports and ignored apart). */
 };
 
@@ -100,14 +100,14 @@ struct gs_sched__use {
  * while fresh; ids indexes data's devices exactly while data != NULL.
  */
 struct gs_sched__agent {
-	struct gs_list link;           /* in s->agents while fresh */
-	char *text;                    /* the annotation as last seen; NULL: absent */
-	struct gs_inuse *data;         /* text parsed, without an error line; else NULL */
-	char *problem;                 /* with text and no data: the parse error or the agent's error line */
-	int64_t seen_ms;               /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
-	int fresh;                     /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
-	struct gs_hmap ids;            /* device ID -> const struct gs_inuse_dev * in data */
-	struct gs_hmap conflicts;      /* "device ID\0holder" of conflicts already reported -> (void *)1 */
+	struct gs_list link;      /* in s->agents while fresh */
+	char *text;               /* the annotation as last seen; NULL: absent */
+	struct gs_inuse *data;    /* text parsed, without an error line; else NULL */
+	char *problem;            /* with text and no data: the parse error or the agent's error line */
+	int64_t seen_ms;          /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
+	int fresh;                /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
+	struct gs_hmap ids;       /* device ID -> const struct gs_inuse_dev * in data */
+	struct gs_hmap conflicts; /* "device ID\0holder" of conflicts already reported -> (void *)1 */
 };
 
 /*
@@ -121,19 +121,19 @@ struct gs_sched__agent {
  * change therefore places again the waiters of its own name and of its alias value (O(1) slots).
  */
 struct gs_sched__node {
-	struct gs_list waiters; /* pods WAITING with a node reason whose map names this slot */
-	struct gs_list dirty;   /* in s->dirty: usage went down, waiters to look at again */
-	struct gs_list alink;   /* in alias->nodes while alias is set */
+	struct gs_list waiters;        /* pods WAITING with a node reason whose map names this slot */
+	struct gs_list dirty;          /* in s->dirty: usage went down, waiters to look at again */
+	struct gs_list alink;          /* in alias->nodes while alias is set */
 	struct gs_sched__alias *alias; /* present nodes with a non-empty alias label: their index entry */
 	size_t n_waiters;
-	int pinned;                    /* > 0: not freed by gs_sched__node_gc (a walk over its waiters runs) */
+	int pinned; /* > 0: not freed by gs_sched__node_gc (a walk over its waiters runs) */
 	int present;
 	int ready;
 	int unschedulable;
-	int64_t gpus;                  /* nvidia.com/gpu capacity (else allocatable), -1: none advertised */
-	struct gs_node_obj obj;        /* labels, taints, allocatable (name and rv not kept) */
-	struct gs_sched__req alloc;    /* obj.alloc, compact */
-	struct gs_sched__req used;     /* sum of the uses on this node (used.ext sized to s->n_res) */
+	int64_t gpus;               /* nvidia.com/gpu capacity (else allocatable), -1: none advertised */
+	struct gs_node_obj obj;     /* labels, taints, allocatable (name and rv not kept) */
+	struct gs_sched__req alloc; /* obj.alloc, compact */
+	struct gs_sched__req used;  /* sum of the uses on this node (used.ext sized to s->n_res) */
 	int64_t used_pods;
 	/*
 	 * GPUs the device plugin gave out here: the nvidia.com/gpu requests of the uses that hold no device
@@ -144,12 +144,12 @@ struct gs_sched__node {
 	int64_t plugin_gpus;
 	size_t n_uses;
 	size_t n_ports, cap_ports;
-	struct gs_sched__port *ports;  /* host ports in use, with counts */
-	struct gs_hmap ledger;         /* device name -> struct gs_sched__dev */
+	struct gs_sched__port *ports; /* host ports in use, with counts */
+	struct gs_hmap ledger;        /* device name -> struct gs_sched__dev */
 	/* "ns/name" -> use, for the uses here with extended resources (who the agent may name) */
 	struct gs_hmap keyed;
 	struct gs_sched__agent agent;
-	char name[];                   /* the key of s->nodes */
+	char name[]; /* the key of s->nodes */
 };
 
 /*
@@ -157,9 +157,9 @@ struct gs_sched__node {
  * nodes in the order they took the value. Invariant: an entry is in s->aliases exactly while n > 0.
  */
 struct gs_sched__alias {
-	struct gs_list nodes;   /* gs_sched__node.alink */
+	struct gs_list nodes; /* gs_sched__node.alink */
 	size_t n;
-	char value[];                  /* the key of s->aliases */
+	char value[]; /* the key of s->aliases */
 };
 
 /* What an pending pod of ours asks of its node beyond the map: NULL in the pod when it asks nothing. */
@@ -167,43 +167,43 @@ struct gs_sched__spec {
 	struct gs_sched__req req;
 	size_t n_ports;
 	struct gs_sched__port *ports;
-	struct gs_pod_obj cons;        /* only node_selector, has_affinity, terms, tolerations, os_name kept */
+	struct gs_pod_obj cons; /* only node_selector, has_affinity, terms, tolerations, os_name kept */
 };
 
 struct gs_sched__pod {
-	struct gs_list qlink;    /* in wait_node->waiters (WAITING) */
-	struct gs_list rlink;    /* in s->reportq when a report may be due */
+	struct gs_list qlink; /* in wait_node->waiters (WAITING) */
+	struct gs_list rlink; /* in s->reportq when a report may be due */
 	enum gs_pod_state state;
-	enum gs_wait_reason reason;     /* with WAITING */
+	enum gs_wait_reason reason;       /* with WAITING */
 	struct gs_sched__node *wait_node; /* with a node reason */
-	char *msg;                      /* with WAITING: why */
+	char *msg;                        /* with WAITING: why */
 	enum gs_wait_reason reported_reason;
-	char *reported;                 /* the last reported message, or NULL */
+	char *reported; /* the last reported message, or NULL */
 
 	/* What the pod's own fields say; recomputed on upserts, never from node events. */
-	struct gs_map *map;             /* a reference, or NULL */
+	struct gs_map *map;               /* a reference, or NULL */
 	const struct gs_map_entry *entry; /* in map; NULL unless the index has an entry */
-	enum gs_wait_reason intrinsic;  /* NONE when the pod itself is ready to place */
-	char *imsg;                     /* with intrinsic != NONE */
-	long index;                     /* -1 when unknown */
+	enum gs_wait_reason intrinsic;    /* NONE when the pod itself is ready to place */
+	char *imsg;                       /* with intrinsic != NONE */
+	long index;                       /* -1 when unknown */
 	enum gs_index_source index_source;
-	int recreate_ok;                /* owned by a StatefulSet or a Job */
-	int shared;                     /* allow-shared-devices */
+	int recreate_ok; /* owned by a StatefulSet or a Job */
+	int shared;      /* allow-shared-devices */
 	int64_t created_ms;
 	int64_t priority;
-	int64_t gpu_req;                /* nvidia.com/gpu the containers request (device plugin) */
-	struct gs_sched__spec *spec;    /* NULL: requests nothing, no ports, no constraints */
-	char *owner;                    /* controller uid, or NULL for a bare pod (its uid counts) */
-	char *rv;                       /* resource_version of the last upsert taken */
-	char *noticed;                  /* the DevicePluginRequest message last reported, or NULL */
-	int notice_due;                 /* a DevicePluginRequest warning waits in reportq */
+	int64_t gpu_req;             /* nvidia.com/gpu the containers request (device plugin) */
+	struct gs_sched__spec *spec; /* NULL: requests nothing, no ports, no constraints */
+	char *owner;                 /* controller uid, or NULL for a bare pod (its uid counts) */
+	char *rv;                    /* resource_version of the last upsert taken */
+	char *noticed;               /* the DevicePluginRequest message last reported, or NULL */
+	int notice_due;              /* a DevicePluginRequest warning waits in reportq */
 
-	unsigned attempts;              /* Bindings handed out */
-	int64_t due_ms;                 /* with BACKOFF */
-	uint64_t seq;                   /* with QUEUED: order among equal priority and creation time */
-	size_t heap_pos;                /* with QUEUED or BACKOFF: position in s->bindq or s->retry */
+	unsigned attempts; /* Bindings handed out */
+	int64_t due_ms;    /* with BACKOFF */
+	uint64_t seq;      /* with QUEUED: order among equal priority and creation time */
+	size_t heap_pos;   /* with QUEUED or BACKOFF: position in s->bindq or s->retry */
 
-	char *uid, *ns, *name, *key;    /* key is "ns/name"; all four in one allocation (uid) */
+	char *uid, *ns, *name, *key; /* key is "ns/name"; all four in one allocation (uid) */
 };
 
 /* A binary min-heap of pods; a pod is in at most one heap at a time (heap_pos). */
@@ -214,45 +214,45 @@ struct gs_sched__heap {
 };
 
 struct gs_sched {
-	struct gs_sched_config cfg;     /* strings copied */
-	struct gs_hmap pods;            /* uid -> pod (key borrowed from the pod) */
-	struct gs_hmap pods_by_name;    /* "ns/name" -> pod (the newest uid for that name) */
-	struct gs_hmap nodes;           /* name -> node slot (key borrowed from the slot) */
-	struct gs_hmap aliases;         /* alias label value -> struct gs_sched__alias (key borrowed) */
-	struct gs_hmap uses;            /* uid -> use (key borrowed), every pod that takes from a node */
-	struct gs_hmap res_ids;         /* extended resource name -> id + 1 */
-	char **res_names;               /* id -> name */
-	unsigned char *res_ignored;     /* id -> 1 when the fit ignores it (cfg.ignored_resources, _groups) */
+	struct gs_sched_config cfg;  /* strings copied */
+	struct gs_hmap pods;         /* uid -> pod (key borrowed from the pod) */
+	struct gs_hmap pods_by_name; /* "ns/name" -> pod (the newest uid for that name) */
+	struct gs_hmap nodes;        /* name -> node slot (key borrowed from the slot) */
+	struct gs_hmap aliases;      /* alias label value -> struct gs_sched__alias (key borrowed) */
+	struct gs_hmap uses;         /* uid -> use (key borrowed), every pod that takes from a node */
+	struct gs_hmap res_ids;      /* extended resource name -> id + 1 */
+	char **res_names;            /* id -> name */
+	unsigned char *res_ignored;  /* id -> 1 when the fit ignores it (cfg.ignored_resources, _groups) */
 	uint32_t n_res;
 	struct gs_map_cache *maps;
-	struct gs_sched__heap bindq;    /* QUEUED pods: priority, then creation time, then seq */
-	struct gs_sched__heap retry;    /* BACKOFF pods by due_ms */
-	struct gs_list reportq;  /* pods whose report may be due, FIFO */
-	struct gs_list dirty;    /* node slots whose waiters must be placed again */
-	struct gs_list agents;   /* node slots with fresh agent data, oldest seen_ms first */
-	struct gs_list conflicts;/* struct gs_sched__conflict to report, FIFO */
+	struct gs_sched__heap bindq;         /* QUEUED pods: priority, then creation time, then seq */
+	struct gs_sched__heap retry;         /* BACKOFF pods by due_ms */
+	struct gs_list reportq;              /* pods whose report may be due, FIFO */
+	struct gs_list dirty;                /* node slots whose waiters must be placed again */
+	struct gs_list agents;               /* node slots with fresh agent data, oldest seen_ms first */
+	struct gs_list conflicts;            /* struct gs_sched__conflict to report, FIFO */
 	struct gs_sched__conflict *reported; /* the last one handed out, freed at the next call */
-	uint64_t conflicts_seen; /* device conflicts found (gpu_scheduler_device_conflicts_total) */
+	uint64_t conflicts_seen;             /* device conflicts found (gpu_scheduler_device_conflicts_total) */
 	uint64_t seq;
 	uint64_t rng;
 	size_t by_state[GS_POD__COUNT];
 	size_t waiting_by[GS_WAIT__COUNT];
 	size_t nodes_present, nodes_schedulable;
-	size_t devs_held, devs_shared;  /* ledger: devices with a holder, of which with several owners */
-	uint64_t claims_ignored;        /* pods first seen on a node with a claim not believed (trusted_claim) */
+	size_t devs_held, devs_shared; /* ledger: devices with a holder, of which with several owners */
+	uint64_t claims_ignored;       /* pods first seen on a node with a claim not believed (trusted_claim) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 };
 
 /* A device conflict found and not reported yet (sched_agent.c): a device the map gives to pod uid is also
  * held through the device plugin by other ("ns/name"). All strings in the same allocation. */
 struct gs_sched__conflict {
-	struct gs_list link;           /* in s->conflicts */
+	struct gs_list link; /* in s->conflicts */
 	const char *uid, *ns, *name, *other_uid, *other_ns, *other_name, *node, *message;
 };
 
 /* The taints the node lifecycle controller puts on nodes (TaintNodesByCondition, 1.17+). */
-#define GS_TAINT_NOT_READY "node.kubernetes.io/not-ready"
-#define GS_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
+#define GS_TAINT_NOT_READY     "node.kubernetes.io/not-ready"
+#define GS_TAINT_UNREACHABLE   "node.kubernetes.io/unreachable"
 #define GS_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 #endif

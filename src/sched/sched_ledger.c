@@ -47,8 +47,8 @@ static struct gs_sched__bucket *bucket_of(struct gs_sched__dev *d, const char *o
 	return NULL;
 }
 
-void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h,
-			  const char *dev, size_t dlen, const char *owner, int shared)
+void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h, const char *dev,
+			  size_t dlen, const char *owner, int shared)
 {
 	struct gs_sched__dev *d = gs_hmap_get(&n->ledger, dev, dlen);
 	struct gs_sched__bucket *b;
@@ -117,8 +117,7 @@ void gs_sched__ledger_free(struct gs_sched__node *n)
 	gs_hmap_free(&n->ledger);
 }
 
-const struct gs_sched__hold *gs_sched__dev_conflict(const struct gs_sched__dev *d, const char *owner,
-						    int shared)
+const struct gs_sched__hold *gs_sched__dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
 {
 	const struct gs_list *l;
 	GS_LIST_FOREACH(l, &d->owners) {

@@ -20,15 +20,14 @@ const char *gs_sched__next_dev(const char *p, size_t *len);
 int gs_sched__listed(const char *list, const char *name, size_t len);
 
 /* Adds hold h of device dev (dlen bytes) of n for owner (sharing or not) to the ledger. */
-void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h,
-			  const char *dev, size_t dlen, const char *owner, int shared);
+void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h, const char *dev,
+			  size_t dlen, const char *owner, int shared);
 /* Takes hold h out of n's ledger (the device leaves the ledger with its last hold). */
 void gs_sched__ledger_del(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h);
 /* Frees n's whole ledger, whatever still holds it (the engine is being freed; counts not kept). */
 void gs_sched__ledger_free(struct gs_sched__node *n);
 /* The hold to name when a pod of owner (sharing or not) may not take device d, or NULL when it may. */
-const struct gs_sched__hold *gs_sched__dev_conflict(const struct gs_sched__dev *d, const char *owner,
-						    int shared);
+const struct gs_sched__hold *gs_sched__dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared);
 /* Calls cb for every pod holding device dev (len bytes) of n, solo holders of an owner before sharing ones. */
 void gs_sched__dev_holders(const struct gs_sched__node *n, const char *dev, size_t len,
 			   void (*cb)(const struct gs_sched__use *u, int shared, void *ud), void *ud);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/log.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
@@ -33,10 +34,24 @@
 const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
 {
 	static const char *const names[GS_WAIT__COUNT] = {
-		"NONE", "NO_MAP", "MAP_INVALID", "NO_INDEX", "NO_ENTRY", "NOT_MUTATED",
-		"NODE_MISSING", "NODE_NOT_READY", "NODE_CORDONED", "NODE_DEVICES", "SCHEDULING_GATED",
-		"NODE_AFFINITY", "TAINT", "HOST_PORT", "INSUFFICIENT_RESOURCE", "DEVICE_BUSY",
-		"NODE_ALIAS_AMBIGUOUS", "NODE_POLICY",
+		"NONE",
+		"NO_MAP",
+		"MAP_INVALID",
+		"NO_INDEX",
+		"NO_ENTRY",
+		"NOT_MUTATED",
+		"NODE_MISSING",
+		"NODE_NOT_READY",
+		"NODE_CORDONED",
+		"NODE_DEVICES",
+		"SCHEDULING_GATED",
+		"NODE_AFFINITY",
+		"TAINT",
+		"HOST_PORT",
+		"INSUFFICIENT_RESOURCE",
+		"DEVICE_BUSY",
+		"NODE_ALIAS_AMBIGUOUS",
+		"NODE_POLICY",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }
@@ -64,8 +79,7 @@ const struct gs_taint *gs_sched__condition_taint(const struct gs_sched__node *n)
 
 int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols)
 {
-	static const struct gs_taint cordon = {.key = (char *)GS_TAINT_UNSCHEDULABLE,
-					       .effect = GS_EFFECT_NO_SCHEDULE};
+	static const struct gs_taint cordon = {.key = (char *)GS_TAINT_UNSCHEDULABLE, .effect = GS_EFFECT_NO_SCHEDULE};
 
 	for (int i = 0; i < n_tols; i++)
 		if (gs_toleration_tolerates(&tols[i], &cordon))
@@ -226,8 +240,8 @@ static int in_report_queue(const struct gs_sched__pod *p)
 }
 
 /* Makes p wait for reason r (on node slot n for NODE_* reasons), noting a report if it is news. */
-static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wait_reason r,
-			struct gs_sched__node *n, const char *msg)
+static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wait_reason r, struct gs_sched__node *n,
+			const char *msg)
 {
 	if (p->state == GS_POD_WAITING && p->wait_node == n) {
 		s->waiting_by[p->reason]--;
@@ -248,8 +262,7 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 		free(p->msg);
 		p->msg = gs_xstrdup(msg);
 	}
-	if (!in_report_queue(p) &&
-	    (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
+	if (!in_report_queue(p) && (p->reported_reason != r || !p->reported || strcmp(p->reported, p->msg) != 0))
 		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
@@ -263,8 +276,7 @@ static void set_queued(struct gs_sched *s, struct gs_sched__pod *p)
 	gs_sched__heap_push(&s->bindq, p);
 	free(p->msg);
 	p->msg = NULL;
-	gs_log_debug("pod %s/%s: queued for node %s devices %s", p->ns, p->name, p->entry->node,
-		     p->entry->devices);
+	gs_log_debug("pod %s/%s: queued for node %s devices %s", p->ns, p->name, p->entry->node, p->entry->devices);
 }
 
 /*
@@ -348,8 +360,8 @@ enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const st
 
 /* What blocks p on its (present, Ready, uncordoned) node n beside the node's state: the kubelet's
  * admission checks and the ledger, cheapest first. NONE or a reason with msg. */
-static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
-				       char *msg, size_t size)
+static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n, char *msg,
+				       size_t size)
 {
 	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
@@ -431,9 +443,11 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 			snprintf(msg, sizeof(msg), "%s named by %s line %d for index %ld %s", who, s->cfg.annotation,
 				 p->entry->line, p->index, what);
 		else if (r == GS_WAIT_NODE_MISSING && s->cfg.alias_label)
-			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld does not exist "
-				 "(and no node carries the label %s=%s)", p->entry->node, s->cfg.annotation,
-				 p->entry->line, p->index, s->cfg.alias_label, p->entry->node);
+			snprintf(msg, sizeof(msg),
+				 "node \"%s\" named by %s line %d for index %ld does not exist "
+				 "(and no node carries the label %s=%s)",
+				 p->entry->node, s->cfg.annotation, p->entry->line, p->index, s->cfg.alias_label,
+				 p->entry->node);
 		else
 			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld %s", p->entry->node,
 				 s->cfg.annotation, p->entry->line, p->index, what);
@@ -590,7 +604,8 @@ static void gated_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 	char q[64];
 
 	if (o->n_gates > 1)
-		snprintf(msg, size, "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
+		snprintf(msg, size,
+			 "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
 			 o->n_gates, quote(q, sizeof(q), o->first_gate ? o->first_gate : ""), o->n_gates - 1);
 	else
 		snprintf(msg, size, "pod has the schedulingGate %s; it is bound once it is removed",
@@ -630,8 +645,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		index = -1;
 	if (index != p->index || src != p->index_source) {
 		if (index >= 0)
-			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index,
-				     gs_index_source_name(src));
+			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index, gs_index_source_name(src));
 		else
 			gs_log_debug("pod %s/%s: no index", p->ns, p->name);
 	}
@@ -674,8 +688,8 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	p->index = index;
 	p->index_source = src;
-	p->recreate_ok = o->owner_kind &&
-			 (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
+	p->recreate_ok =
+		o->owner_kind && (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
 	if (p->state == GS_POD_QUEUED && (p->created_ms != o->created_ms || p->priority != o->priority)) {
 		/* Its place in the bind queue follows its new key. */
 		gs_sched__heap_remove(&s->bindq, p);
@@ -703,8 +717,8 @@ static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 	static const struct gs_sched__req none;
 	const struct gs_sched__spec *sp = p->spec;
 
-	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none,
-			  sp ? sp->ports : NULL, sp ? sp->n_ports : 0, p->entry->devices, p->owner, p->shared, p->key);
+	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
+			  p->entry->devices, p->owner, p->shared, p->key);
 }
 
 int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
@@ -753,30 +767,6 @@ int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decis
 	return 0;
 }
 
-/* splitmix64: small, fast, and any seed (even 0) gives a good sequence. */
-static uint64_t rng_next(struct gs_sched *s)
-{
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* The delay before retry number `failures` (1-based): uniform in [ceiling/2, ceiling], the ceiling
- * doubling from backoff_min_ms up to backoff_max_ms. */
-static int64_t backoff_delay(struct gs_sched *s, unsigned failures)
-{
-	int64_t ceiling = s->cfg.backoff_min_ms;
-	uint64_t half;
-
-	for (unsigned i = 1; i < failures && ceiling < s->cfg.backoff_max_ms; i++)
-		ceiling *= 2;
-	if (ceiling > s->cfg.backoff_max_ms)
-		ceiling = s->cfg.backoff_max_ms;
-	half = (uint64_t)ceiling / 2;
-	return (int64_t)((uint64_t)ceiling - half + rng_next(s) % (half + 1));
-}
-
 int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
 			int64_t not_before_ms)
 {
@@ -800,7 +790,8 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 		break;
 	case GS_BIND_RETRY:
 		gs_sched__use_remove(s, p->uid);
-		delay = backoff_delay(s, p->attempts);
+		delay = (int64_t)gs_backoff_delay((uint64_t)s->cfg.backoff_min_ms, (uint64_t)s->cfg.backoff_max_ms,
+						  p->attempts, &s->rng);
 		p->due_ms = now_ms + (delay > not_before_ms ? delay : not_before_ms);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
 		gs_sched__heap_push(&s->retry, p);

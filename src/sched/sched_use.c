@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/num.h"
 #include "sched/checks.h"
 #include "sched/sched_agent.h"
 #include "sched/sched_ledger.h"
@@ -81,11 +82,6 @@ int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /* node->used.ext is indexed by resource id (not a pair list) and grows as ids are made. */
 static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint32_t id)
 {
@@ -102,12 +98,12 @@ static int64_t *used_ext_slot(struct gs_sched *s, struct gs_sched__node *n, uint
 
 static void totals_add(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__req *r, int sign)
 {
-	n->used.cpu = sat_add(n->used.cpu, sign * r->cpu);
-	n->used.mem = sat_add(n->used.mem, sign * r->mem);
-	n->used.eph = sat_add(n->used.eph, sign * r->eph);
+	n->used.cpu = gs_num_sat_add(n->used.cpu, sign * r->cpu);
+	n->used.mem = gs_num_sat_add(n->used.mem, sign * r->mem);
+	n->used.eph = gs_num_sat_add(n->used.eph, sign * r->eph);
 	for (uint32_t i = 0; i < r->n_ext; i++) {
 		int64_t *v = used_ext_slot(s, n, r->ext[i].id);
-		*v = sat_add(*v, sign * r->ext[i].v);
+		*v = gs_num_sat_add(*v, sign * r->ext[i].v);
 	}
 	n->used_pods += sign;
 }
@@ -284,7 +280,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 			gs_sched__ledger_add(s, node, &u->holds[u->n_holds++], d, len, u->owner, shared);
 		}
 	}
-	node->plugin_gpus = sat_add(node->plugin_gpus, plugin_request(s, u));
+	node->plugin_gpus = gs_num_sat_add(node->plugin_gpus, plugin_request(s, u));
 	gs_sched__hmap_put(&s->uses, u->uid, u);
 	if (u->req.n_ext)
 		gs_sched__hmap_put(&node->keyed, u->key, u); /* the newest pod of that name */
@@ -359,8 +355,9 @@ static int insufficient(char *msg, size_t size, const char *what, int64_t want, 
 
 	if (want <= 0 || (used <= alloc && want <= free_))
 		return 0;
-	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what, gs_qty_format(a, sizeof(a), want, k),
-		 gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k), gs_qty_format(c, sizeof(c), alloc, k));
+	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what,
+		 gs_qty_format(a, sizeof(a), want, k), gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k),
+		 gs_qty_format(c, sizeof(c), alloc, k));
 	return 1;
 }
 
@@ -368,8 +365,8 @@ static int fit_resources(struct gs_sched *s, const struct gs_sched__req *r, stru
 			 size_t size)
 {
 	if (n->obj.alloc.pods > 0 && n->used_pods + 1 > n->obj.alloc.pods) {
-		snprintf(msg, size, "Insufficient pods: %" PRId64 " of %" PRId64 " allocatable pods are in use", n->used_pods,
-			 n->obj.alloc.pods);
+		snprintf(msg, size, "Insufficient pods: %" PRId64 " of %" PRId64 " allocatable pods are in use",
+			 n->used_pods, n->obj.alloc.pods);
 		return 0;
 	}
 	if (insufficient(msg, size, "cpu", r->cpu, n->used.cpu, n->alloc.cpu, GS_QTY_CPU) ||
@@ -397,8 +394,9 @@ enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const str
 		for (size_t j = 0; j < n->n_ports; j++) {
 			if (ports_conflict(&sp->ports[i], &n->ports[j])) {
 				snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
-					 proto_name(sp->ports[i].proto), sp->ports[i].port, sp->ports[i].ip ? " on " : "",
-					 sp->ports[i].ip ? sp->ports[i].ip : "", n->name);
+					 proto_name(sp->ports[i].proto), sp->ports[i].port,
+					 sp->ports[i].ip ? " on " : "", sp->ports[i].ip ? sp->ports[i].ip : "",
+					 n->name);
 				return GS_WAIT_HOST_PORT;
 			}
 		}
@@ -406,8 +404,8 @@ enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const str
 	return GS_WAIT_NONE;
 }
 
-enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
-					    struct gs_sched__node *n, char *msg, size_t size)
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+					    char *msg, size_t size)
 {
 	static const struct gs_sched__req none;
 
@@ -434,8 +432,8 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 		if (!h)
 			continue;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
-		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name, is_index ? "GPU " : "device ",
-			 (int)len, d, h->use->key);
+		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name,
+			 is_index ? "GPU " : "device ", (int)len, d, h->use->key);
 		return GS_WAIT_DEVICE_BUSY;
 	}
 	return gs_sched__fit_plugin(s, p, n, msg, size);
@@ -452,4 +450,3 @@ enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod
 		r = gs_sched__fit_devices(s, p, n, msg, size);
 	return r;
 }
-

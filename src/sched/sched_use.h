@@ -49,8 +49,8 @@ enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod
 /* The three parts of gs_sched__fit, in its order, each on its own (explain runs them all). */
 enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					size_t size);
-enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p,
-					    struct gs_sched__node *n, char *msg, size_t size);
+enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+					    char *msg, size_t size);
 enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
 					  const struct gs_sched__node *n, char *msg, size_t size);
 

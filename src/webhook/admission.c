@@ -9,6 +9,9 @@
 
 #include "core/alloc.h"
 #include "core/json_nul.h"
+#include "core/log.h"
+#include "core/num.h"
+#include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "webhook/jsonpatch.h"
@@ -21,7 +24,7 @@
 /* The device plugin warning repeats the devices twice; past this it is not worth sending whole. */
 #define WARNING_MAX           (64 * 1024)
 /* Our own cache when the caller shares none: a handful of workloads is the common case. */
-#define OWN_CACHE_ENTRIES 64
+#define OWN_CACHE_ENTRIES     64
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x)  STRINGIFY_(x)
@@ -39,19 +42,16 @@ struct gs_admission {
 /* What the response will say; filled by decide(), written by write_response(). */
 struct verdict {
 	int allowed;
-	int deny_code;          /* with !allowed */
+	int deny_code; /* with !allowed */
 	const char *deny_reason;
 	const struct gs_jsonpatch *patch; /* non-NULL with at least one operation */
-	char *warning;          /* the device plugin warning, or NULL; owned, freed by gs_admission_review */
+	char *warning;                    /* the device plugin warning, or NULL; owned, freed by gs_admission_review */
 };
 
 static const char *const outcome_names[GS_ADMISSION_OUTCOME_COUNT] = {
-	[GS_ADMISSION_PATCHED] = "patched",
-	[GS_ADMISSION_UNCHANGED] = "unchanged",
-	[GS_ADMISSION_DENIED] = "denied",
-	[GS_ADMISSION_WARNED] = "warned",
-	[GS_ADMISSION_SKIPPED] = "skipped",
-	[GS_ADMISSION_BAD_REQUEST] = "bad_request",
+	[GS_ADMISSION_PATCHED] = "patched", [GS_ADMISSION_UNCHANGED] = "unchanged",
+	[GS_ADMISSION_DENIED] = "denied",   [GS_ADMISSION_WARNED] = "warned",
+	[GS_ADMISSION_SKIPPED] = "skipped", [GS_ADMISSION_BAD_REQUEST] = "bad_request",
 };
 
 const char *gs_admission_outcome_name(enum gs_admission_outcome o)
@@ -63,6 +63,7 @@ const char *gs_admission_outcome_name(enum gs_admission_outcome o)
 
 int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out)
 {
+	GS_ASSERT(o && out);
 	*out = NULL;
 	if (!o->scheduler_name || !*o->scheduler_name || !o->annotation || !*o->annotation)
 		return -EINVAL;
@@ -94,20 +95,6 @@ void gs_admission_free(struct gs_admission *a)
 
 /* ---- small helpers ------------------------------------------------------------------------------ */
 
-/* Copies src into dst[size], marking a cut with "..." so a truncated value is never mistaken. */
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	if (!src)
-		src = "";
-	size_t n = strlen(src);
-	if (n < size) {
-		memcpy(dst, src, n + 1);
-		return;
-	}
-	memcpy(dst, src, size - 4);
-	memcpy(dst + size - 4, "...", 4);
-}
-
 /* The string value of obj[key], or NULL when absent or not a string. */
 static const char *get_str(const cJSON *obj, const char *key)
 {
@@ -119,11 +106,6 @@ static const cJSON *get_obj(const cJSON *obj, const char *key)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	return cJSON_IsObject(it) ? it : NULL;
-}
-
-static int str_eq(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
 }
 
 /*
@@ -163,8 +145,8 @@ static int is_json_space(char c)
  * the variable (the kubelet takes the last of duplicates; fixing all of them is simplest to reason
  * about). elem is the JSON of the whole env element. Sets *changed when an operation was added.
  */
-static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci, const cJSON *c,
-			   const char *devices, const char *elem, int *changed)
+static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci, const cJSON *c, const char *devices,
+			   const char *elem, int *changed)
 {
 	struct gs_buf path, val;
 	gs_buf_init(&path, 0);
@@ -194,7 +176,7 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 	int found = 0;
 	size_t k = 0;
 	for (const cJSON *e = env->child; e; e = e->next, k++) {
-		if (!str_eq(get_str(e, "name"), GS_ADMISSION_CUDA_ENV))
+		if (!gs_str_eq(get_str(e, "name"), GS_ADMISSION_CUDA_ENV))
 			continue;
 		found = 1;
 		const cJSON *value = cJSON_GetObjectItemCaseSensitive(e, "value");
@@ -236,7 +218,7 @@ out:
 
 static int patch_pod(struct gs_jsonpatch *p, const cJSON *spec, const char *devices, int *n_changed)
 {
-	static const char *const fields[] = { "containers", "initContainers" };
+	static const char *const fields[] = {"containers", "initContainers"};
 	struct gs_buf elem;
 	gs_buf_init(&elem, 0);
 	int r = gs_buf_append_str(&elem, "{\"name\":\"" GS_ADMISSION_CUDA_ENV "\",\"value\":");
@@ -275,15 +257,15 @@ int gs_admission_tolerates_dedicated(const cJSON *tolerations)
 		const char *key = get_str(t, "key");
 		const char *op = get_str(t, "operator");
 		const char *effect = get_str(t, "effect");
-		int exists = str_eq(op, "Exists");
-		if (effect && *effect && !str_eq(effect, GS_DEDICATED_TAINT_EFFECT))
+		int exists = gs_str_eq(op, "Exists");
+		if (effect && *effect && !gs_str_eq(effect, GS_DEDICATED_TAINT_EFFECT))
 			continue;
 		/* An empty key with Exists is the wildcard (the API allows no other use of an empty key). */
 		if ((!key || !*key) && exists)
 			return 1;
-		if (!str_eq(key, GS_DEDICATED_TAINT_KEY))
+		if (!gs_str_eq(key, GS_DEDICATED_TAINT_KEY))
 			continue;
-		if (exists || ((!op || !*op || str_eq(op, "Equal")) && str_eq(get_str(t, "value"), "true")))
+		if (exists || ((!op || !*op || gs_str_eq(op, "Equal")) && gs_str_eq(get_str(t, "value"), "true")))
 			return 1;
 	}
 	return 0;
@@ -323,11 +305,6 @@ static int parse_count(const cJSON *v, int64_t *out)
 	return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /*
  * One container's nvidia.com/gpu: resources.requests, else resources.limits (the object may not be
  * defaulted yet, and Kubernetes defaults a missing request to the limit). A resources, requests or
@@ -356,7 +333,7 @@ static int containers_gpus(const cJSON *spec, const char *field, int init, int64
 			continue;
 		if (container_gpus(c, &n) < 0)
 			return -EINVAL;
-		*out = init ? (n > *out ? n : *out) : sat_add(*out, n);
+		*out = init ? (n > *out ? n : *out) : gs_num_sat_add(*out, n);
 	}
 	return 0;
 }
@@ -374,15 +351,15 @@ static int64_t pod_gpus(const cJSON *spec)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(get_obj(spec, "overhead"), RESOURCE_GPU);
 	if (v && parse_count(v, &overhead) < 0)
 		return -1;
-	return sat_add(sum > init ? sum : init, overhead);
+	return gs_num_sat_add(sum > init ? sum : init, overhead);
 }
 
 /*
  * The device plugin warning for entry e, whole, into v->warning, and cut into res->message. The
  * text is checks.c's; its length is found by growing the buffer until it is no longer full.
  */
-static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e,
-				 struct gs_admission_result *res, struct verdict *v)
+static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e, struct gs_admission_result *res,
+				 struct verdict *v)
 {
 	size_t size = 2 * strlen(e->devices) + strlen(a->annotation) + 512;
 	for (;;) {
@@ -397,7 +374,7 @@ static int device_plugin_warning(struct gs_admission *a, const struct gs_map_ent
 		free(msg);
 		size *= 2;
 	}
-	copy_str(res->message, sizeof(res->message), v->warning);
+	gs_str_copy(res->message, sizeof(res->message), v->warning);
 	return 0;
 }
 
@@ -407,74 +384,39 @@ static int is_pod_create(const cJSON *req)
 {
 	const cJSON *kind = get_obj(req, "kind");
 	const char *sub = get_str(req, "subResource");
-	return kind && str_eq(get_str(kind, "group"), "") && str_eq(get_str(kind, "version"), "v1") &&
-	       str_eq(get_str(kind, "kind"), "Pod") && str_eq(get_str(req, "operation"), "CREATE") &&
+	return kind && gs_str_eq(get_str(kind, "group"), "") && gs_str_eq(get_str(kind, "version"), "v1") &&
+	       gs_str_eq(get_str(kind, "kind"), "Pod") && gs_str_eq(get_str(req, "operation"), "CREATE") &&
 	       (!sub || !*sub);
 }
 
-/*
- * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
- * (a protocol violation, not a pod to judge), or an allocation error.
- */
-static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch *patch,
-		  struct gs_admission_result *res, struct verdict *v)
+/* A refusal: res->message says why (the caller writes it). */
+static void deny(struct gs_admission_result *res, struct verdict *v, int code, const char *reason)
 {
-	v->allowed = 1;
-	res->outcome = GS_ADMISSION_SKIPPED;
-	if (!is_pod_create(req))
-		return 0;
-	const cJSON *obj = get_obj(req, "object");
-	if (!obj) {
-		copy_str(res->message, sizeof(res->message), "Pod CREATE without request.object");
-		return -EINVAL;
-	}
-	const cJSON *meta = get_obj(obj, "metadata");
-	const cJSON *spec = get_obj(obj, "spec");
-	const cJSON *labels = get_obj(meta, "labels");
-	const cJSON *annotations = get_obj(meta, "annotations");
+	res->outcome = GS_ADMISSION_DENIED;
+	v->allowed = 0;
+	v->deny_code = code;
+	v->deny_reason = reason;
+}
+
+/* The pod's name for the log (a generateName prefix when it has none yet) and its namespace. */
+static void pod_name_ns(const cJSON *req, const cJSON *meta, struct gs_admission_result *res)
+{
 	const char *name = get_str(meta, "name");
 	if (!name || !*name)
 		name = get_str(req, "name");
 	if (!name || !*name)
 		name = get_str(meta, "generateName");
-	copy_str(res->name, sizeof(res->name), name);
+	gs_str_copy(res->name, sizeof(res->name), name);
 	if (!res->ns[0])
-		copy_str(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+		gs_str_copy(res->ns, sizeof(res->ns), get_str(meta, "namespace"));
+}
 
-	/* Only our binding writes it (a Binding's annotations, the pods/binding subresource, never seen
-	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
-	if (cJSON_GetObjectItemCaseSensitive(annotations, ANNOTATION_ASSIGNED)) {
-		res->outcome = GS_ADMISSION_DENIED;
-		snprintf(res->message, sizeof(res->message),
-			 "the annotation " ANNOTATION_ASSIGNED " is set only by gpu-scheduler's binding; remove it from "
-			 "the pod (or its template) and create it again");
-		v->allowed = 0;
-		v->deny_code = 400;
-		v->deny_reason = "BadRequest";
-		return 0;
-	}
-	if (!str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
-		return 0;
-	const char *text = get_str(annotations, a->annotation);
-	if (!text)
-		return 0;
-	res->gpu_requested = pod_gpus(spec);
-
-	struct gs_map *map = NULL;
-	const struct gs_map_error *err = NULL;
-	int r = gs_map_cache_get(a->cache, text, strlen(text), &map, &err);
-	if (r < 0 && r != -EINVAL)
-		return r;
-	if (r < 0) {
-		res->outcome = GS_ADMISSION_DENIED;
-		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
-			 err ? err->msg : "cannot be parsed");
-		v->allowed = 0;
-		v->deny_code = 400;
-		v->deny_reason = "BadRequest";
-		return 0;
-	}
-
+/* The map's entry for the pod's index; NULL with res WARNED and why when there is none. */
+static const struct gs_map_entry *map_entry(const struct gs_admission *a, const struct gs_map *map, const cJSON *req,
+					    const cJSON *meta, struct gs_admission_result *res)
+{
+	const cJSON *labels = get_obj(meta, "labels");
+	const cJSON *annotations = get_obj(meta, "annotations");
 	/* The pod's own name only: metadata.name, never a generateName prefix ("job-3-" is no index). */
 	const char *pod_name = get_str(meta, "name");
 	if (!pod_name || !*pod_name)
@@ -487,7 +429,7 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 			 "%s: cannot tell the pod's index (no pod-index label, job completion index or -N name "
 			 "suffix); " GS_ADMISSION_CUDA_ENV " not set",
 			 a->annotation);
-		goto out;
+		return NULL;
 	}
 	const struct gs_map_entry *e = gs_map_lookup(map, res->index);
 	if (!e) {
@@ -495,19 +437,25 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		snprintf(res->message, sizeof(res->message),
 			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", a->annotation,
 			 res->index);
-		goto out;
 	}
-	copy_str(res->node, sizeof(res->node), e->node);
-	copy_str(res->devices, sizeof(res->devices), e->devices);
+	return e;
+}
+
+/* Applies the pod's entry e: the node's policy, then the patch, then the device plugin's warning. 0, or
+ * an allocation error. */
+static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct gs_map_entry *e,
+		       struct gs_jsonpatch *patch, struct gs_admission_result *res, struct verdict *v)
+{
 	char why[400];
+	int r;
+
+	gs_str_copy(res->node, sizeof(res->node), e->node);
+	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
 	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
-		res->outcome = GS_ADMISSION_DENIED;
-		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation, e->line,
-			 res->index, why);
-		v->allowed = 0;
-		v->deny_code = 403;
-		v->deny_reason = "Forbidden";
-		goto out;
+		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation,
+			 e->line, res->index, why);
+		deny(res, v, 403, "Forbidden");
+		return 0;
 	}
 	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
 	if (r == 0 && a->tolerate_dedicated &&
@@ -518,14 +466,67 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	if (r == 0)
 		r = gs_jsonpatch_finish(patch);
 	if (r < 0)
-		goto out;
+		return r;
 	res->outcome = res->containers_patched || res->toleration_added ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
 	if (patch->n_ops)
 		v->patch = patch;
 	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */
 	if (res->gpu_requested > 0)
 		r = device_plugin_warning(a, e, res, v);
-out:
+	return r;
+}
+
+/*
+ * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
+ * (a protocol violation, not a pod to judge), or an allocation error.
+ */
+static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch *patch, struct gs_admission_result *res,
+		  struct verdict *v)
+{
+	v->allowed = 1;
+	res->outcome = GS_ADMISSION_SKIPPED;
+	if (!is_pod_create(req))
+		return 0;
+	const cJSON *obj = get_obj(req, "object");
+	if (!obj) {
+		gs_str_copy(res->message, sizeof(res->message), "Pod CREATE without request.object");
+		return -EINVAL;
+	}
+	const cJSON *meta = get_obj(obj, "metadata");
+	const cJSON *spec = get_obj(obj, "spec");
+	const cJSON *annotations = get_obj(meta, "annotations");
+	pod_name_ns(req, meta, res);
+
+	/* Only our binding writes it (a Binding's annotations, the pods/binding subresource, never seen
+	 * here); a pod created with it, of any scheduler, would claim GPUs by text (docs/webhook.md). */
+	if (cJSON_GetObjectItemCaseSensitive(annotations, ANNOTATION_ASSIGNED)) {
+		snprintf(res->message, sizeof(res->message),
+			 "the annotation " ANNOTATION_ASSIGNED
+			 " is set only by gpu-scheduler's binding; remove it from "
+			 "the pod (or its template) and create it again");
+		deny(res, v, 400, "BadRequest");
+		return 0;
+	}
+	if (!gs_str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
+		return 0;
+	const char *text = get_str(annotations, a->annotation);
+	if (!text)
+		return 0;
+	res->gpu_requested = pod_gpus(spec);
+
+	struct gs_map *map = NULL;
+	const struct gs_map_error *err = NULL;
+	int r = gs_map_cache_get(a->cache, text, strlen(text), &map, &err);
+	if (r < 0 && r != -EINVAL)
+		return r;
+	if (r < 0) {
+		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
+			 err ? err->msg : "cannot be parsed");
+		deny(res, v, 400, "BadRequest");
+		return 0;
+	}
+	const struct gs_map_entry *e = map_entry(a, map, req, meta, res);
+	r = e ? apply_entry(a, spec, e, patch, res, v) : 0;
 	gs_map_unref(map);
 	return r;
 }
@@ -571,13 +572,14 @@ static int write_response(struct gs_buf *out, const char *uid, const struct verd
 static int bad_request(struct gs_admission_result *res, const char *why)
 {
 	res->outcome = GS_ADMISSION_BAD_REQUEST;
-	copy_str(res->message, sizeof(res->message), why);
+	gs_str_copy(res->message, sizeof(res->message), why);
 	return -EINVAL;
 }
 
 int gs_admission_review(struct gs_admission *a, const char *body, size_t len, struct gs_buf *out,
 			struct gs_admission_result *res)
 {
+	GS_ASSERT(a && out && res);
 	memset(res, 0, sizeof(*res));
 	res->index = -1;
 
@@ -603,7 +605,7 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 
 	struct gs_jsonpatch patch;
 	gs_jsonpatch_init(&patch, GS_ADMISSION_PATCH_MAX);
-	struct verdict v = { 0 };
+	struct verdict v = {0};
 	int r;
 	const cJSON *req = get_obj(root, "request");
 	const char *uid = get_str(req, "uid");
@@ -615,8 +617,8 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 		r = bad_request(res, "not a JSON object");
 		goto out;
 	}
-	if (!str_eq(get_str(root, "apiVersion"), ADMISSION_API_VERSION) ||
-	    !str_eq(get_str(root, "kind"), "AdmissionReview")) {
+	if (!gs_str_eq(get_str(root, "apiVersion"), ADMISSION_API_VERSION) ||
+	    !gs_str_eq(get_str(root, "kind"), "AdmissionReview")) {
 		r = bad_request(res, "not an " ADMISSION_API_VERSION " AdmissionReview");
 		goto out;
 	}
@@ -624,9 +626,9 @@ int gs_admission_review(struct gs_admission *a, const char *body, size_t len, st
 		r = bad_request(res, "AdmissionReview without request or request.uid");
 		goto out;
 	}
-	copy_str(res->uid, sizeof(res->uid), uid);
-	copy_str(res->ns, sizeof(res->ns), get_str(req, "namespace"));
-	copy_str(res->name, sizeof(res->name), get_str(req, "name"));
+	gs_str_copy(res->uid, sizeof(res->uid), uid);
+	gs_str_copy(res->ns, sizeof(res->ns), get_str(req, "namespace"));
+	gs_str_copy(res->name, sizeof(res->name), get_str(req, "name"));
 	res->dry_run = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "dryRun"));
 
 	r = decide(a, req, &patch, res, &v);

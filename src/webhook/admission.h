@@ -83,7 +83,7 @@ struct gs_admission_opts {
 	int tolerate_dedicated;
 };
 
-/* 0, or -EINVAL (a required option is missing or empty). */
+/* 0, or -EINVAL (a required option is missing or empty). o and out may not be NULL (GS_ASSERT). */
 int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **out);
 void gs_admission_free(struct gs_admission *a); /* NULL is fine */
 
@@ -145,7 +145,7 @@ struct gs_admission_result {
  *            decoder, wrong apiVersion or kind, no request, no uid): answer HTTP 400; out unchanged;
  *            res->outcome is GS_ADMISSION_BAD_REQUEST and res->message says why;
  *   -ENOMEM, -E2BIG (out's cap): answer HTTP 500; out unchanged, res->outcome meaningless.
- * res is always filled (res may not be NULL).
+ * res is always filled. a, out and res may not be NULL (GS_ASSERT).
  */
 /*
  * 1 when the JSON array tolerations (NULL, or not an array: none) holds a toleration equivalent to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos: the apiserver answering 429 (with Retry-After) and 500, through tests/chaos/faultproxy.py, a TLS
+# Chaos: the apiserver answering 429 (with Retry-After) and 500, through tests/tools/faultproxy.py, a TLS
 # proxy of our own with a certificate the cluster CA signed for 127.0.0.1, between the daemon and the
 # apiserver. A share of the pods get a 429 with Retry-After: 2 on their first binding, another share 500
 # on their first three; some list and watch requests get 429 or 500 too. Full: 2,000 pods, short: 300.
@@ -26,7 +26,7 @@ openssl req -new -nodes -newkey rsa:2048 -keyout "$work/proxy.key" -subj /CN=fau
 check "a proxy certificate signed by the cluster CA" openssl verify -CAfile "$pki/ca.crt" "$work/proxy.crt"
 
 port=$(free_port)
-python3 "$CHAOS_DIR/faultproxy.py" --listen "$port" --upstream "127.0.0.1:$GS_APISERVER_PORT" \
+python3 "$GS_ROOT/tests/tools/faultproxy.py" --listen "$port" --upstream "127.0.0.1:$GS_APISERVER_PORT" \
 	--cert "$work/proxy.crt" --key "$work/proxy.key" --ca "$GS_CLUSTER_CA" --log "$PLOG" \
 	--bind-429 0.2 --bind-500 0.2 --bind-500-times 3 --retry-after "$RA" --watch-faults 4 \
 	--seed "$NS" 2>"$work/proxy.err" &
@@ -48,7 +48,7 @@ chaos_note "$N pods bound through the fault proxy in $((SECONDS - t0)) s (create
 daemon_stop TERM 15
 kill "$PROXY_PID" 2>/dev/null
 
-eval "$(python3 "$CHAOS_DIR/faultlog.py" "$PLOG")"
+eval "$(python3 "$GS_ROOT/tests/tools/faultlog.py" "$PLOG")"
 chaos_note "injected: $F_BIND_429 binding 429s (Retry-After: $RA), $F_BIND_500 binding 500s, $F_LW list/watch faults; shortest wait after a 429: $F_MIN_RA_MS ms; wait after the 1st/2nd/3rd 500 in a row: shortest $F_MIN1_MS/$F_MIN2_MS/$F_MIN3_MS ms, mean $F_GAP1_MS/$F_GAP2_MS/$F_GAP3_MS ms"
 check "faults were injected into bindings (429 and 500) and lists/watches" \
 	test "$F_BIND_429" -gt 0 -a "$F_BIND_500" -gt 0 -a "$F_LW" -gt 0

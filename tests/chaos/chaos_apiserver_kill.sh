@@ -68,7 +68,7 @@ rejected=$(kube_metric gpu_scheduler_binding_attempts_total 'result="rejected"')
 sent=$((ok + already + gone + retry + rejected))
 restarts=$(kube_metric gpu_scheduler_watch_restarts_total)
 # What the apiserver logged, over all its lives.
-eval "$(python3 "$CHAOS_DIR/audit.py" "$AUDIT_LOG" "$NS" p "$N")"
+eval "$(python3 "$GS_ROOT/tests/tools/audit.py" "$AUDIT_LOG" "$NS" p "$N")"
 chaos_note "daemon: $sent binding requests: $ok 201, $already 409 already bound to our node, $gone gone, $retry retried (transport/5xx), $rejected rejected; $restarts watch restarts"
 chaos_note "apiserver audit log: $AUDIT_POSTS binding POSTs completed: $AUDIT_201 x 201, $AUDIT_409 x 409, $AUDIT_OTHER other; $AUDIT_PODS_201 pods with a 201, $AUDIT_409_ONLY with only a 409, $AUDIT_UNRECORDED with none; apiserver_request_total summed over the $((KILLS + 1)) lives, read before each kill: $api_sum"
 

@@ -32,7 +32,7 @@ NODES=$(((PODS + GPUS - 1) / GPUS))
 CONTENDERS=$((PODS / 20))
 LEASE=gs-chaos-leader
 TAG=${NS##*-}
-APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
+APIREQ=(python3 "$GS_ROOT/tests/tools/apireq.py")
 # common.sh's replicas, without events, at GS_CHAOS_QPS if set
 REPLICA_ARGS=(--no-webhook --events=false ${GS_CHAOS_QPS:+--kube-api-qps "$GS_CHAOS_QPS"})
 echo "  size $GS_CHAOS_SIZE: $PODS pods + $CONTENDERS contenders per step, $NODES nodes of $GPUS GPUs per step, $RATE pods/s"

@@ -15,7 +15,7 @@
 #   chaos_nodes_make N          Ready nodes $CHAOS_PREFIX-n0..n(N-1) with 1,000 pod slots and
 #                               $CHAOS_GPUS nvidia.com/gpu each, deleted at exit; sets CHAOS_NODES
 #                               (comma-separated, for pods.py)
-#   chaos_pods create|delete|verify ...   tests/chaos/pods.py (see there) with the cluster's env
+#   chaos_pods create|delete|verify ...   tests/tools/pods.py (see there) with the cluster's env
 #   kube_metric NAME [LABELS_REGEX]       sum of a daemon metric's series whose labels match
 #   apiserver_metrics           the apiserver's /metrics (admin token)
 #   kill_apiserver              tests/cluster/cluster.sh kill-apiserver: SIGKILL by recorded PID, restart,
@@ -59,7 +59,7 @@ chaos_nodes_make() {
 
 chaos_pods() {
 	GS_APISERVER_URL=$GS_APISERVER_URL GS_CLUSTER_CA=$GS_CLUSTER_CA GS_CLUSTER_DIR=$GS_CLUSTER_DIR \
-		python3 "$CHAOS_DIR/pods.py" "$@"
+		python3 "$GS_ROOT/tests/tools/pods.py" "$@"
 }
 
 kube_metric() {

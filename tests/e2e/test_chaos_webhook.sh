@@ -20,7 +20,7 @@ test_begin
 
 PODS=${GS_CHAOS_PODS:-$(size 300 1000)} RATE=${GS_CHAOS_RATE:-40} THREADS=${GS_CHAOS_THREADS:-8}
 HOOK=mutate.gpu-scheduler.io
-APIREQ=(python3 "$GS_ROOT/tests/chaos/apireq.py")
+APIREQ=(python3 "$GS_ROOT/tests/tools/apireq.py")
 
 ready_replicas() { NS=kube-system kc get deployment gpu-scheduler -o jsonpath='{.status.readyReplicas}'; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile clients of the health and webhook ports (docs/reliability.md, "Hostile clients"): idle and
-# slow connections must not starve real clients. Each attack runs tests/hostile.py on loopback for a
+# slow connections must not starve real clients. Each attack runs tests/tools/hostile.py on loopback for a
 # bounded time and number of connections; meanwhile every /healthz probe must answer 200 within 1 s
 # (a kubelet liveness probe) and every real AdmissionReview sent to the webhook must be answered
 # with a patch. Then: the attack really filled the cap, and the warnings it caused were rate-limited.
@@ -15,7 +15,7 @@
 test_begin
 
 work=$(test_workdir)
-HOSTILE=$GS_ROOT/tests/hostile.py
+HOSTILE=$GS_ROOT/tests/tools/hostile.py
 PROBES=${GS_HOSTILE_PROBES:-10}
 
 # The attacker holds up to 2,000 sockets of its own.

@@ -4,7 +4,7 @@
 # Grafana itself is not available); every metric they name is one the daemon exports; and each alert,
 # evaluated by `promtool test rules` on series built from scrapes of the running daemon (a bound pod, pods
 # waiting with two reasons, reviews through its webhook, a webhook certificate expiring in 10 days and
-# then renewed for 60), fires when its condition holds and not otherwise (tests/monitoring_gen.py).
+# then renewed for 60), fires when its condition holds and not otherwise (tests/tools/monitoring_gen.py).
 # And a real Prometheus (Debian's) scrapes the daemon's secure port as the ServiceMonitor says, with a
 # ServiceAccount token bound by deploy/monitoring/rbac.yaml: up 1 and the daemon's series stored; the
 # same scrape with the token of a ServiceAccount without the role is refused (up 0, 403).
@@ -13,7 +13,7 @@
 test_begin
 
 MON=$GS_ROOT/deploy/monitoring
-GEN=$GS_ROOT/tests/monitoring_gen.py
+GEN=$GS_ROOT/tests/tools/monitoring_gen.py
 work=$(test_workdir)
 
 # --- the files alone ----------------------------------------------------------------------------------

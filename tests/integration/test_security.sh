@@ -41,7 +41,7 @@ if openssl x509 -in "$GS_CLUSTER_DIR/pki/apiserver.crt" -noout -text | grep -q '
 	fail "IP SAN check" "the test apiserver certificate names 127.0.0.2; cannot test"
 else
 	fport=$(free_port)
-	python3 "$GS_ROOT/tests/integration/forward.py" 127.0.0.2 "$fport" 127.0.0.1 "$GS_APISERVER_PORT" &
+	python3 "$GS_ROOT/tests/tools/forward.py" 127.0.0.2 "$fport" 127.0.0.1 "$GS_APISERVER_PORT" &
 	relay=$!
 	defer "kill $relay 2>/dev/null || true"
 	wait_for "relay listening" 10 eval "! port_free_on 127.0.0.2 $fport"

@@ -33,7 +33,10 @@ static void test_resource_match(void **state)
 	assert_false(gs_agent_resource_match("", "nvidia.com/gpu"));
 }
 
-#define REC(ns, pod, c, res, id) {ns, pod, c, res, id}
+#define REC(ns, pod, c, res, id)    \
+	{                           \
+		ns, pod, c, res, id \
+	}
 
 static int conflict_calls;
 static void on_conflict(const struct gs_podres_dev *kept, const struct gs_podres_dev *dropped, void *ud)
@@ -51,8 +54,8 @@ static void test_collect(void **state)
 		REC("team-a", "train-0", "main", "nvidia.com/gpu", "GPU-bb"),
 		REC("team-a", "train-0", "sidecar", "nvidia.com/gpu", "GPU-bb"), /* one pod, two containers */
 		REC("team-a", "train-0", "main", "nvidia.com/gpu", "GPU-aa"),
-		REC("team-b", "infer-7", "main", "nvidia.com/gpu", "GPU-bb"),    /* another pod: a conflict */
-		REC("team-b", "infer-7", "main", "example.com/nic", "NIC-1"),    /* not a resource asked */
+		REC("team-b", "infer-7", "main", "nvidia.com/gpu", "GPU-bb"), /* another pod: a conflict */
+		REC("team-b", "infer-7", "main", "example.com/nic", "NIC-1"), /* not a resource asked */
 		REC("team-b", "infer-7", "main", "nvidia.com/mig-1g.5gb", "MIG-1"),
 	};
 	struct gs_podres_list l = {.devs = recs, .n = sizeof recs / sizeof *recs};

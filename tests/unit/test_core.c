@@ -389,6 +389,24 @@ static void test_str_copy(void **state)
 	assert_string_equal(small, "x");
 }
 
+/* The two contracts of NULL (core/str.h): absent is not "" for gs_str_eq, the same for gs_str_eq_empty. */
+static void test_str_eq(void **state)
+{
+	(void)state;
+	assert_true(gs_str_eq("a", "a"));
+	assert_false(gs_str_eq("a", "b"));
+	assert_true(gs_str_eq(NULL, NULL));
+	assert_false(gs_str_eq(NULL, ""));
+	assert_false(gs_str_eq("", NULL));
+	assert_false(gs_str_eq(NULL, "a"));
+	assert_true(gs_str_eq_empty(NULL, ""));
+	assert_true(gs_str_eq_empty("", NULL));
+	assert_true(gs_str_eq_empty(NULL, NULL));
+	assert_false(gs_str_eq_empty(NULL, "a"));
+	assert_false(gs_str_eq_empty("a", "b"));
+	assert_true(gs_str_eq_empty("a", "a"));
+}
+
 /* ---- list --------------------------------------------------------------------------------------- */
 
 struct item {
@@ -661,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_num_sat_add),
 		cmocka_unit_test(test_rand),
 		cmocka_unit_test(test_str_copy),
+		cmocka_unit_test(test_str_eq),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_closer),

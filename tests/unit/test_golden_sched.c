@@ -39,7 +39,7 @@
  *                                             map name resolves to now when that is another name
  *   stats                                     prints the engine's counts (pods, uses, ledger; ignored
  *                                             claims when there are)
- *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain.h), text or JSON
+ *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain_out.h), text or JSON
  *   pending                                   prints the pending pods' summary (JSON)
  *   oldest                                    prints, per wait reason with a waiting pod, the creation
  *                                             time of the oldest (gs_sched_waiting_oldest)
@@ -67,7 +67,7 @@
 
 #include "core/buf.h"
 #include "k8s/decode.h"
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 #include "sched/inuse.h"
 #include "sched/sched.h"
 
@@ -598,7 +598,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 		assert_int_equal(gs_buf_append_str(&r.out, line), 0);
 		line[strcspn(line, "\n")] = '\0';
 		run_line(&r, line);
-		gs_sched_check(r.s); /* every invariant, after every step */
+		gs_sched_audit(r.s); /* every invariant, after every step */
 	}
 	fclose(f);
 	assert_int_equal(gs_buf_append(got, r.out.data ? r.out.data : "", r.out.len), 0);

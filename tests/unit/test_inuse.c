@@ -227,12 +227,9 @@ static void test_time(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_typical),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_format_round_trip),
-		cmocka_unit_test(test_format_refused),
-		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_typical),        cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_limits),         cmocka_unit_test(test_format_round_trip),
+		cmocka_unit_test(test_format_refused), cmocka_unit_test(test_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

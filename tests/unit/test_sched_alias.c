@@ -6,7 +6,7 @@
  * like a map's names appearing) and, after every one, compares each waiting pod's reason with what a
  * brute-force scan of all nodes says its map name means now. A relabel that failed to place a waiter
  * again (the index's O(1) re-resolution) leaves a stale reason behind and fails here. Every binding
- * handed out must go to the node the scan names, and a bound pod never moves. gs_sched_check runs
+ * handed out must go to the node the scan names, and a bound pod never moves. gs_sched_audit runs
  * after every step too.
  */
 #include <stdarg.h>
@@ -118,7 +118,7 @@ static void pod_upsert(struct model *m, struct model_pod *p)
 /* Every waiting pod waits for what the scan says; every bound pod is still bound. */
 static void check_model(struct model *m)
 {
-	gs_sched_check(m->s);
+	gs_sched_audit(m->s);
 	for (int k = 0; k < m->n_pods; k++) {
 		const struct model_pod *p = &m->pods[k];
 		struct gs_sched_pod_info pi;
@@ -280,7 +280,7 @@ static void test_alias_off(void **state)
 	assert_int_equal(pi.reason, GS_WAIT_NODE_MISSING);
 	assert_null(pi.resolved);
 	assert_null(strstr(pi.message, "label")); /* no talk of a label that means nothing */
-	gs_sched_check(s);
+	gs_sched_audit(s);
 	gs_sched_free(s);
 
 	/* The same with the label on: bound to gpu-worker, the map's name kept beside it. */
@@ -293,7 +293,7 @@ static void test_alias_off(void **state)
 	assert_string_equal(d.node, "gpu-worker");
 	assert_string_equal(d.map_node, "node1");
 	assert_string_equal(gs_wait_reason_name(GS_WAIT_NODE_ALIAS_AMBIGUOUS), "NODE_ALIAS_AMBIGUOUS");
-	gs_sched_check(s);
+	gs_sched_audit(s);
 	gs_sched_free(s);
 }
 

@@ -64,7 +64,7 @@ static void test_partial_upserts(void **state)
 	assert_int_equal(pi.state, GS_POD_BOUND);
 	gs_sched_stats(s, &st);
 	assert_int_equal(st.uses, uses);
-	gs_sched_check(s);
+	gs_sched_audit(s);
 
 	/* A partial record naming another node is not held: refused. */
 	part.node_name = (char *)"node2";
@@ -77,7 +77,7 @@ static void test_partial_upserts(void **state)
 	assert_int_equal(gs_sched_pod_info(s, "u", &pi), 0);
 	assert_int_equal(pi.state, GS_POD_FINISHED);
 	assert_int_equal(gs_sched_pod_held(s, "u", "node1", 5), 0);
-	gs_sched_check(s);
+	gs_sched_audit(s);
 	gs_sched_free(s);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/hostile.py: idle and slow clients against one of our ports, for tests/integration/test_hostile.sh.
+"""tests/tools/hostile.py: idle and slow clients against one of our ports, for tests/integration/test_hostile.sh.
 
     hostile.py MODE --port PORT --conns N --seconds S [--tls] [--interval SEC] [--source 127.X.Y.Z]
 

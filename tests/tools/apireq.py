@@ -2,7 +2,7 @@
 """apireq.py: sends the requests read from stdin to the apiserver, THREADS at a time, at most RATE per
 second (0: unlimited), and prints one line "ok N failed N" at the end (failures on stderr, the first 5).
 
-    python3 tests/chaos/apireq.py [--threads 8] [--rate 0] < REQUESTS
+    python3 tests/tools/apireq.py [--threads 8] [--rate 0] < REQUESTS
 
 Each input line is one request: METHOD PATH CONTENT-TYPE BODY (the body is the rest of the line, may
 be empty; CONTENT-TYPE "-" for none). The apiserver, its CA and the admin token come from the test

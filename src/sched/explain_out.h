@@ -1,5 +1,5 @@
 /*
- * explain.h: the engine's explanations (sched.h, gs_sched_explain and gs_sched_pending) written out,
+ * explain_out.h: the engine's explanations (sched.h, gs_sched_explain and gs_sched_pending) written out,
  * as JSON for the health port's /debug/ endpoints and as text for `gpu-scheduler explain`. Pure: the
  * caller gives the time (wall clock, milliseconds) that ages are measured against.
  *
@@ -22,8 +22,8 @@
  *    "state":...,"reason":...,"message":...,"node":...,"ageSeconds":...},...]}
  * waitingByReason lists every reason, zeros included, so a reader sees the whole set.
  */
-#ifndef GS_SCHED_EXPLAIN_H
-#define GS_SCHED_EXPLAIN_H
+#ifndef GS_SCHED_EXPLAIN_OUT_H
+#define GS_SCHED_EXPLAIN_OUT_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/monitoring_gen.py: turns deploy/monitoring/ and scrapes of a running daemon into files promtool
+"""tests/tools/monitoring_gen.py: turns deploy/monitoring/ and scrapes of a running daemon into files promtool
 checks (tests/integration/test_monitoring.sh drives it; docs/monitoring.md).
 
   rules PROMETHEUSRULE [--no-annotations]

@@ -1,9 +1,9 @@
 /*
- * sched_check.c: gs_sched_check, the engine's invariants checked from scratch (see sched_check.h).
+ * sched_audit.c: gs_sched_audit, the engine's invariants checked from scratch (see sched_audit.h).
  * It walks everything, so it is for tests and debugging: the golden transcripts run it after every
  * step.
  */
-#include "sched/sched_check.h"
+#include "sched/sched_audit.h"
 
 #include <string.h>
 
@@ -192,7 +192,7 @@ static size_t check_aliases(const struct gs_sched *s)
 	return total;
 }
 
-void gs_sched__check(const struct gs_sched *s)
+void gs_sched__audit(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
 	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0;

@@ -1,7 +1,7 @@
 /*
- * explain.c: explanations as JSON and as text (explain.h).
+ * explain_out.c: explanations as JSON and as text (explain_out.h).
  */
-#include "sched/explain.h"
+#include "sched/explain_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +48,8 @@ static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64
 			r |= json_str(b, "resolvedNode", p->resolved);
 		r |= json_str(b, "devices", p->devices);
 	}
-	r |= gs_buf_printf(b, ",\"priority\":%" PRId64 ",\"ageSeconds\":%" PRId64, p->priority, age_s(p->created_ms, now_ms));
+	r |= gs_buf_printf(b, ",\"priority\":%" PRId64 ",\"ageSeconds\":%" PRId64, p->priority,
+			   age_s(p->created_ms, now_ms));
 	return r < 0 ? -E2BIG : 0;
 }
 
@@ -149,24 +150,28 @@ static const char *state_phrase(enum gs_pod_state st)
 int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
 {
 	const struct gs_sched_pod_info *p = &e->pod;
-	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns, p->name,
-			      p->uid, age_s(p->created_ms, now_ms), p->priority);
+	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
+			      p->name, p->uid, age_s(p->created_ms, now_ms), p->priority);
 
 	if (p->index >= 0)
-		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index, gs_index_source_name(p->index_source));
+		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index,
+				   gs_index_source_name(p->index_source));
 	else
 		r |= gs_buf_append_str(b, "  index:    none\n");
 	if (p->node)
-		r |= gs_buf_printf(b, "  map:      line %d: %ld=%s:%s\n  node:     %s%s%s%s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
-				   p->map_line, p->index, p->node, p->devices, p->node,
-				   p->resolved && strcmp(p->resolved, p->node) ? " (node " : "",
-				   p->resolved && strcmp(p->resolved, p->node) ? p->resolved : "",
-				   p->resolved && strcmp(p->resolved, p->node) ? ")" : "", p->devices, p->devices);
+		r |= gs_buf_printf(
+			b,
+			"  map:      line %d: %ld=%s:%s\n  node:     %s%s%s%s, devices %s (CUDA_VISIBLE_DEVICES=%s)\n",
+			p->map_line, p->index, p->node, p->devices, p->node,
+			p->resolved && strcmp(p->resolved, p->node) ? " (node " : "",
+			p->resolved && strcmp(p->resolved, p->node) ? p->resolved : "",
+			p->resolved && strcmp(p->resolved, p->node) ? ")" : "", p->devices, p->devices);
 	r |= gs_buf_printf(b, "  state:    %s: the pod %s\n", gs_pod_state_name(p->state), state_phrase(p->state));
 	if (e->bound_node && (!p->node || strcmp(p->node, e->bound_node) != 0))
 		r |= gs_buf_printf(b, "  bound to: %s\n", e->bound_node);
 	if (p->state == GS_POD_WAITING)
-		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason), p->message ? p->message : "");
+		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason),
+				   p->message ? p->message : "");
 
 	r |= gs_buf_append_str(b, "\nChecks, in the order placement makes them:\n");
 	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
@@ -187,16 +192,17 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		for (size_t i = 0; i < e->n_holders; i++) {
 			const struct gs_explain_holder *h = &e->holders[i];
 			if (h->ignored) {
-				r |= gs_buf_printf(b, "  %s claimed by %s through gpu-scheduler.io/assigned, ignored: %s\n",
-						   h->device, h->pod, h->ignored);
+				r |= gs_buf_printf(
+					b, "  %s claimed by %s through gpu-scheduler.io/assigned, ignored: %s\n",
+					h->device, h->pod, h->ignored);
 				continue;
 			}
 			if (h->plugin_id) {
-				r |= gs_buf_printf(b, "  %s%s%s%s %sheld by %s through the device plugin%s\n", h->device,
-						   strcmp(h->device, h->plugin_id) ? " (" : "",
+				r |= gs_buf_printf(b, "  %s%s%s%s %sheld by %s through the device plugin%s\n",
+						   h->device, strcmp(h->device, h->plugin_id) ? " (" : "",
 						   strcmp(h->device, h->plugin_id) ? h->plugin_id : "",
-						   strcmp(h->device, h->plugin_id) ? ")" : "", p->node ? "" : "also ", h->pod,
-						   p->node ? "" : ": a conflict (two workloads on one GPU)");
+						   strcmp(h->device, h->plugin_id) ? ")" : "", p->node ? "" : "also ",
+						   h->pod, p->node ? "" : ": a conflict (two workloads on one GPU)");
 				continue;
 			}
 			r |= gs_buf_printf(b, "  %s held by %s (owner %s)%s%s\n", h->device, h->pod, h->owner,
@@ -211,8 +217,8 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)
-		r |= gs_buf_printf(b, "the pod waits (%s); it is placed again on %s.\n", gs_wait_reason_name(e->verdict),
-				   gs_wait_reason_retry(e->verdict));
+		r |= gs_buf_printf(b, "the pod waits (%s); it is placed again on %s.\n",
+				   gs_wait_reason_name(e->verdict), gs_wait_reason_retry(e->verdict));
 	else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
 		r |= gs_buf_printf(b, "every check passes: the pod is bound to %s with CUDA_VISIBLE_DEVICES=%s%s.\n",
 				   p->node, p->devices, p->state == GS_POD_BACKOFF ? " once its backoff ends" : "");

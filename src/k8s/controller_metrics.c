@@ -1,0 +1,314 @@
+/*
+ * controller_metrics.c: see controller_metrics.h. Each gauge reads the engine's, the watches' or the
+ * client's statistics when /metrics is scraped; nothing here runs between scrapes.
+ */
+#include "k8s/controller_metrics.h"
+
+#include <stdio.h>
+
+#include "core/clock.h"
+#include "k8s/watch.h"
+
+static const char *const result_labels[GS_CTRL_RES__COUNT] = {"result=\"success\"",       "result=\"gone\"",
+							      "result=\"retry\"",         "result=\"rejected\"",
+							      "result=\"already_bound\"", "result=\"withdrawn\""};
+
+static struct gs_sched_stats sched_stats(void *ud)
+{
+	struct gs_sched_stats st;
+	gs_sched_stats(((struct gs_controller_metrics *)ud)->sched, &st);
+	return st;
+}
+
+static double m_pending(void *ud)
+{
+	return (double)sched_stats(ud).pending;
+}
+
+static double m_waiting(void *ud)
+{
+	return (double)sched_stats(ud).by_state[GS_POD_WAITING];
+}
+
+static double m_waiting_by(void *ud)
+{
+	const struct gs_controller_waiting_gauge *g = ud;
+	return (double)sched_stats(g->cm).waiting_by[g->reason];
+}
+
+/* The age of the oldest pod waiting with this reason, 0 when none: a pending pod has waited since its
+ * creation. One O(pods) pass per scrape serves every reason's series. */
+static double m_waiting_age(void *ud)
+{
+	const struct gs_controller_waiting_gauge *g = ud;
+	struct gs_controller_metrics *c = g->cm;
+	uint64_t at = uv_now(c->loop) + 1;
+	double age;
+
+	if (c->oldest_at != at) {
+		gs_sched_waiting_oldest(c->sched, c->oldest_created_ms);
+		c->oldest_at = at;
+	}
+	if (!c->oldest_created_ms[g->reason])
+		return 0;
+	age = gs_clock_wall_s() - (double)c->oldest_created_ms[g->reason] / 1000.0;
+	return age > 0 ? age : 0;
+}
+
+static double m_bound(void *ud)
+{
+	return (double)sched_stats(ud).by_state[GS_POD_BOUND];
+}
+
+static double m_cache_pods(void *ud)
+{
+	return (double)sched_stats(ud).pods;
+}
+
+static double m_cache_nodes(void *ud)
+{
+	return (double)sched_stats(ud).nodes;
+}
+
+static double m_uses(void *ud)
+{
+	return (double)sched_stats(ud).uses;
+}
+
+static double m_devs_held(void *ud)
+{
+	return (double)sched_stats(ud).devices_held;
+}
+
+static double m_devs_shared(void *ud)
+{
+	return (double)sched_stats(ud).devices_shared;
+}
+
+static double m_claims_ignored(void *ud)
+{
+	return (double)sched_stats(ud).claims_ignored;
+}
+
+static double m_device_conflicts(void *ud)
+{
+	return (double)sched_stats(ud).device_conflicts;
+}
+
+static double m_agent_fresh(void *ud)
+{
+	return (double)sched_stats(ud).agent_fresh;
+}
+
+static double m_agent_stale(void *ud)
+{
+	return (double)sched_stats(ud).agent_stale;
+}
+
+static double m_agent_unusable(void *ud)
+{
+	return (double)sched_stats(ud).agent_unusable;
+}
+
+static double m_agent_none(void *ud)
+{
+	return (double)sched_stats(ud).agent_none;
+}
+
+static double m_maps(void *ud)
+{
+	return (double)sched_stats(ud).maps_cached;
+}
+
+static double m_inflight(void *ud)
+{
+	return (double)*((struct gs_controller_metrics *)ud)->binds_inflight;
+}
+
+static struct gs_watch_stats watch_stats(struct gs_watch *w)
+{
+	struct gs_watch_stats st;
+	gs_watch_stats(w, &st);
+	return st;
+}
+
+static double m_pod_restarts(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->pods).restarts_total;
+}
+
+static double m_node_restarts(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).restarts_total;
+}
+
+static double m_pod_relists(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->pods).relists_total;
+}
+
+static double m_node_relists(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).relists_total;
+}
+
+static double m_pod_pb(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->pods).protobuf_total;
+}
+
+static double m_pod_json(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->pods).json_total;
+}
+
+static double m_node_pb(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).protobuf_total;
+}
+
+static double m_node_json(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).json_total;
+}
+
+static double m_requests(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller_metrics *)ud)->kube, &st);
+	return (double)st.requests_total;
+}
+
+static double m_tls_full(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller_metrics *)ud)->kube, &st);
+	return (double)st.tls.full;
+}
+
+static double m_tls_resumed(void *ud)
+{
+	struct gs_kube_stats st;
+	gs_kube_stats(((struct gs_controller_metrics *)ud)->kube, &st);
+	return (double)st.tls.resumed;
+}
+
+/* The pending pods, by state and reason, and the bindings. */
+static void register_pods(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	gs_metrics_gauge_fn(m, "gpu_scheduler_pending_pods",
+			    "Pods of ours not yet bound (waiting, queued, binding or in backoff).", NULL, m_pending, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods", "Pending pods blocked by a reason (see their events).",
+			    NULL, m_waiting, c);
+	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++) {
+		struct gs_controller_waiting_gauge *g = &c->waiting_by[r];
+		*g = (struct gs_controller_waiting_gauge){.cm = c, .reason = (enum gs_wait_reason)r};
+		snprintf(g->labels, sizeof(g->labels), "reason=\"%s\"", gs_wait_reason_name(g->reason));
+		gs_metrics_gauge_fn(m, "gpu_scheduler_waiting_pods_by_reason",
+				    "Waiting pods by the reason their events give (NODE_MISSING, NOT_MUTATED, ...).",
+				    g->labels, m_waiting_by, g);
+	}
+	for (int r = GS_WAIT_NONE + 1; r < GS_WAIT__COUNT; r++)
+		gs_metrics_gauge_fn(
+			m, "gpu_scheduler_waiting_pods_max_age_seconds",
+			"Seconds since the creation of the oldest pod waiting with this reason (0: none waits).",
+			c->waiting_by[r].labels, m_waiting_age, &c->waiting_by[r]);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_bound_pods", "Pods of ours known to be bound.", NULL, m_bound, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_bindings_inflight", "Binding requests in flight.", NULL, m_inflight, c);
+	for (int i = 0; i < GS_CTRL_RES__COUNT; i++)
+		gs_metrics_counter(m, "gpu_scheduler_binding_attempts_total", "Binding requests by result.",
+				   result_labels[i], &c->bind_results[i]);
+	gs_histogram_init(&c->bind_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_metrics_histogram(m, "gpu_scheduler_binding_duration_seconds", "Time from sending a binding to its answer.",
+			     NULL, &c->bind_latency);
+	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
+			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
+}
+
+/* The two watches: restarts, relists, encodings. */
+static void register_watches(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
+			      "resource=\"pods\"", m_pod_restarts, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
+			      "resource=\"nodes\"", m_node_restarts, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
+			      "resource=\"pods\"", m_pod_relists, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
+			      "resource=\"nodes\"", m_node_relists, c);
+	static const char enc_help[] =
+		"List pages and watch streams read from the apiserver, by the encoding it answered in.";
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
+			      "resource=\"pods\",encoding=\"protobuf\"", m_pod_pb, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help, "resource=\"pods\",encoding=\"json\"",
+			      m_pod_json, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
+			      "resource=\"nodes\",encoding=\"protobuf\"", m_node_pb, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,
+			      "resource=\"nodes\",encoding=\"json\"", m_node_json, c);
+}
+
+/* The engine's caches, ledger and the node agent's data. */
+static void register_engine(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"pod\"",
+			    m_cache_pods, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node\"",
+			    m_cache_nodes, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"map\"",
+			    m_maps, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node_pod\"",
+			    m_uses, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices",
+			    "GPU devices in the ledger with a holder (node, device).", "state=\"held\"", m_devs_held,
+			    c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices",
+			    "GPU devices in the ledger with a holder (node, device).", "state=\"shared\"",
+			    m_devs_shared, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_ignored_claims_total",
+			      "Pods seen on a node with a gpu-scheduler.io/assigned claim the ledger does not believe.",
+			      NULL, m_claims_ignored, c);
+	gs_metrics_counter_fn(
+		m, "gpu_scheduler_device_conflicts_total",
+		"Devices found given by a gpu-scheduling-map to one pod and by the device plugin to another "
+		"(per pair of pods; docs/agent.md).",
+		NULL, m_device_conflicts, c);
+	static const char agent_help[] = "Nodes by the state of the node agent's data (docs/agent.md).";
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"fresh\"", m_agent_fresh, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"stale\"", m_agent_stale, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"unusable\"", m_agent_unusable, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_agent_nodes", agent_help, "state=\"none\"", m_agent_none, c);
+}
+
+/* Events, conditions, deletions and the apiserver client. */
+static void register_writes(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"sent\"",
+			   &c->events_sent);
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"failed\"",
+			   &c->events_failed);
+	gs_metrics_counter(m, "gpu_scheduler_events_total", "Events recorded, by result.", "result=\"dropped\"",
+			   &c->events_dropped);
+	gs_metrics_counter(m, "gpu_scheduler_condition_failures_total", "PodScheduled condition updates that failed.",
+			   NULL, &c->conditions_failed);
+	gs_metrics_counter(m, "gpu_scheduler_unmutated_deleted_total",
+			   "Pods deleted because the webhook missed them (their controller recreates them).", NULL,
+			   &c->recreated);
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_requests_total", "Requests sent to the apiserver.", NULL,
+			      m_requests, c);
+	static const char tls_help[] =
+		"TLS handshakes completed with the apiserver, by whether they resumed a session.";
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"false\"",
+			      m_tls_full, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_apiserver_tls_handshakes_total", tls_help, "resumed=\"true\"",
+			      m_tls_resumed, c);
+}
+
+void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	register_pods(c, m);
+	register_watches(c, m);
+	register_engine(c, m);
+	register_writes(c, m);
+}
