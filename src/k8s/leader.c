@@ -47,9 +47,19 @@ static int64_t now_ms(const struct gs_leader *l)
 	return (int64_t)uv_now(l->loop);
 }
 
+/*
+ * The monotonic clock now, read afresh: the loop's cached time (now_ms) is that of the iteration's
+ * start, and a process frozen (SIGSTOP, a paused VM) between that and a bind would wake to it. Same
+ * clock as the loop's (CLOCK_MONOTONIC), never behind it: leadership can only end sooner.
+ */
+static int64_t fresh_ms(void)
+{
+	return (int64_t)(uv_hrtime() / 1000000);
+}
+
 int gs_leader_leading(const struct gs_leader *l)
 {
-	return l->leading && now_ms(l) < l->valid_until;
+	return l->leading && fresh_ms() < l->valid_until;
 }
 
 static void set_leading(struct gs_leader *l, int leading, const char *why)
@@ -71,7 +81,7 @@ static void set_leading(struct gs_leader *l, int leading, const char *why)
 /* A leader whose deadline passed stops before anything else happens. */
 static void check_deadline(struct gs_leader *l)
 {
-	if (l->leading && now_ms(l) >= l->valid_until)
+	if (l->leading && fresh_ms() >= l->valid_until)
 		set_leading(l, 0, "the Lease was not renewed within the renew deadline");
 }
 

@@ -16,8 +16,9 @@
  * A leader renews the same way. Its leadership is valid until renew_deadline after it SENT its last
  * successful renewal; a replica that sees that renewal waits at least lease_duration after it saw it,
  * so with renew_deadline < lease_duration two replicas never lead at once. A leader past its deadline
- * stops at once, even if its process was frozen and no timer ran: gs_leader_leading reads the loop's
- * clock on every call, so the first question after waking is answered "no".
+ * stops at once, even if its process was frozen and no timer ran: gs_leader_leading reads the monotonic
+ * clock itself on every call (not the loop's cached time, which is stale when the freeze fell inside a
+ * loop iteration), so the first question after waking is answered "no".
  *
  * gs_leader_stop releases the Lease when leading (holder "", leaseDurationSeconds 1, as client-go's
  * ReleaseOnCancel) so the next replica takes over at its next retry instead of after expiry.
