@@ -765,20 +765,10 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->binds_retry = s->binds_retry;
 	st->reports = s->reports;
 	st->device_conflicts = s->conflicts_seen;
-	struct gs_hmap_iter it = {0};
-	while (gs_hmap_next(&s->nodes, &it)) {
-		const struct gs_sched__node *n = it.val;
-		if (!n->present)
-			continue;
-		if (n->agent.fresh)
-			st->agent_fresh++;
-		else if (n->agent.data)
-			st->agent_stale++;
-		else if (n->agent.text)
-			st->agent_unusable++;
-		else
-			st->agent_none++;
-	}
+	st->agent_fresh = s->agent_nodes[0];
+	st->agent_stale = s->agent_nodes[1];
+	st->agent_unusable = s->agent_nodes[2];
+	st->agent_none = s->nodes_present - st->agent_fresh - st->agent_stale - st->agent_unusable;
 }
 
 void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms[GS_WAIT__COUNT])

@@ -368,7 +368,7 @@ struct gs_sched_stats {
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 	uint64_t device_conflicts; /* devices found given by a map and by the device plugin (pairs of pods) */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
-	 * line or a text that does not parse), none. O(nodes). */
+	 * line or a text that does not parse), none. Kept as the data changes: O(1). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;
 };
 

@@ -45,7 +45,21 @@ static void conflicts_reset(struct gs_sched__agent *a)
 	gs_hmap_init(&a->conflicts, 0);
 }
 
-void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n)
+/* n's agent data as gpu_scheduler_agent_nodes counts it: 0 fresh, 1 stale, 2 unusable, -1 none. */
+static int state_of(const struct gs_sched__agent *a)
+{
+	return a->fresh ? 0 : a->data ? 1 : a->text ? 2 : -1;
+}
+
+static void count(struct gs_sched *s, const struct gs_sched__agent *a, int sign)
+{
+	int st = state_of(a);
+
+	if (st >= 0)
+		s->agent_nodes[st] += (size_t)sign; /* wraps back on the matching +1 */
+}
+
+static void clear(struct gs_sched *s, struct gs_sched__node *n)
 {
 	forget(s, n);
 	conflicts_reset(&n->agent);
@@ -53,7 +67,7 @@ void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n)
 	n->agent.text = NULL;
 }
 
-void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms)
+static void update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms)
 {
 	struct gs_sched__agent *a = &n->agent;
 	char err[256];
@@ -99,6 +113,19 @@ void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const 
 	gs_sched__agent_conflicts(s, n);
 }
 
+void gs_sched__agent_clear(struct gs_sched *s, struct gs_sched__node *n)
+{
+	count(s, &n->agent, -1);
+	clear(s, n);
+}
+
+void gs_sched__agent_update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms)
+{
+	count(s, &n->agent, -1);
+	update(s, n, text, now_ms);
+	count(s, &n->agent, +1);
+}
+
 void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
 {
 	/* Expired nodes go to the head of s->dirty in expiry order, ahead of the nodes already there (a node
@@ -113,9 +140,9 @@ void gs_sched__agent_expire(struct gs_sched *s, int64_t now_ms)
 			break;
 		gs_list_remove(&a->link);
 		a->fresh = 0;
+		s->agent_nodes[0]--, s->agent_nodes[1]++; /* fresh -> stale */
 		gs_log_warn("node %s: the gpu-scheduler agent's data has not changed for %" PRId64
-			    " s: stale, counted as "
-			    "none",
+			    " s: stale, counted as none",
 			    n->name, (now_ms - a->seen_ms) / 1000);
 		if (gs_list_linked(&n->dirty)) {
 			if (first == &n->dirty)

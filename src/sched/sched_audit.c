@@ -195,7 +195,7 @@ static size_t check_aliases(const struct gs_sched *s)
 void gs_sched__audit(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
-	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0;
+	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0, agent[3] = {0};
 
 	check_pods(s);
 	int64_t seen = INT64_MIN;
@@ -215,7 +215,12 @@ void gs_sched__audit(const struct gs_sched *s)
 		GS_ASSERT(!v == !n->alias);
 		GS_ASSERT((n->alias == NULL) == gs_list_empty(&n->alink));
 		aliased += n->alias != NULL;
+		GS_ASSERT(n->present || !n->agent.text); /* cleared when the node leaves */
+		agent[0] += n->agent.fresh;
+		agent[1] += !n->agent.fresh && n->agent.data;
+		agent[2] += !n->agent.data && n->agent.text;
 	}
+	GS_ASSERT(agent[0] == s->agent_nodes[0] && agent[1] == s->agent_nodes[1] && agent[2] == s->agent_nodes[2]);
 	GS_ASSERT(check_aliases(s) == aliased);
 	GS_ASSERT(held == s->devs_held && shared == s->devs_shared);
 	GS_ASSERT(present == s->nodes_present && uses == gs_hmap_len(&s->uses));

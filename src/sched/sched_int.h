@@ -232,6 +232,7 @@ struct gs_sched {
 	struct gs_list agents;               /* node slots with fresh agent data, oldest seen_ms first */
 	struct gs_list conflicts;            /* struct gs_sched__conflict to report, FIFO */
 	struct gs_sched__conflict *reported; /* the last one handed out, freed at the next call */
+	size_t agent_nodes[3];               /* nodes by agent data: fresh, stale, unusable (sched_agent.c; audited) */
 	uint64_t conflicts_seen;             /* device conflicts found (gpu_scheduler_device_conflicts_total) */
 	uint64_t seq;
 	uint64_t rng;
