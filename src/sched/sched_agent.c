@@ -67,6 +67,15 @@ static void clear(struct gs_sched *s, struct gs_sched__node *n)
 	n->agent.text = NULL;
 }
 
+/* "reports: WHY" or "published data not used: WHY", for gs_sched__agent_why_unknown (WHY cut at 160). */
+static char *problem(const char *what, const char *why)
+{
+	char buf[200];
+
+	snprintf(buf, sizeof(buf), "%s: %.160s", what, why);
+	return gs_xstrdup(buf);
+}
+
 static void update(struct gs_sched *s, struct gs_sched__node *n, const char *text, int64_t now_ms)
 {
 	struct gs_sched__agent *a = &n->agent;
@@ -84,15 +93,15 @@ static void update(struct gs_sched *s, struct gs_sched__node *n, const char *tex
 		return;
 	}
 	if (gs_inuse_parse(text, strlen(text), &a->data, err, sizeof(err)) < 0) {
-		a->problem = gs_xstrdup(err);
+		a->problem = problem("published data not used", err);
 		gs_log_warn("node %s: annotation %s is not used: %s", n->name, GS_INUSE_ANNOTATION, err);
 		return;
 	}
 	if (a->data->error) {
-		a->problem = gs_xstrdup(a->data->error);
+		a->problem = problem("reports", a->data->error);
 		gs_inuse_free(a->data);
 		a->data = NULL;
-		gs_log_info("node %s: the gpu-scheduler agent reports: %s", n->name, a->problem);
+		gs_log_info("node %s: the gpu-scheduler agent %s", n->name, a->problem);
 		return;
 	}
 	for (size_t i = 0; i < a->data->n_devs; i++)
@@ -202,10 +211,7 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 	if (!a->text)
 		snprintf(out, size, "%s has no gpu-scheduler agent data, docs/agent.md", n->name);
 	else if (!a->data)
-		snprintf(out, size, "the gpu-scheduler agent on %s %s: %.160s", n->name,
-			 strncmp(a->text, "v1 ", 3) == 0 && strstr(a->text, "\nerror ") ? "reports"
-											: "published data not used",
-			 a->problem);
+		snprintf(out, size, "the gpu-scheduler agent on %s %s", n->name, a->problem);
 	else if (!a->fresh)
 		snprintf(out, size, "the gpu-scheduler agent's data for %s is stale (unchanged for over %" PRId64 " s)",
 			 n->name, s->cfg.agent_stale_ms / 1000);

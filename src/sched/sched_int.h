@@ -100,13 +100,13 @@ struct gs_sched__use {
  * while fresh; ids indexes data's devices exactly while data != NULL.
  */
 struct gs_sched__agent {
-	struct gs_list link;      /* in s->agents while fresh */
-	char *text;               /* the annotation as last seen; NULL: absent */
-	struct gs_inuse *data;    /* text parsed, without an error line; else NULL */
-	char *problem;            /* with text and no data: the parse error or the agent's error line */
-	int64_t seen_ms;          /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
-	int fresh;                /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
-	struct gs_hmap ids;       /* device ID -> const struct gs_inuse_dev * in data */
+	struct gs_list link;   /* in s->agents while fresh */
+	char *text;            /* the annotation as last seen; NULL: absent */
+	struct gs_inuse *data; /* text parsed, without an error line; else NULL */
+	char *problem;      /* with text and no data: "reports: ERROR-LINE" or "published data not used: PARSE-ERROR" */
+	int64_t seen_ms;    /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
+	int fresh;          /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
+	struct gs_hmap ids; /* device ID -> const struct gs_inuse_dev * in data */
 	struct gs_hmap conflicts; /* "device ID\0holder" of conflicts already reported -> (void *)1 */
 };
 
