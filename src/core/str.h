@@ -9,11 +9,16 @@
  *   "" (a field present and empty): gs_str_eq(NULL, "") is 0.
  * gs_str_eq_empty(a, b): NULL read as "", for an optional field whose absent and empty values mean
  *   the same (a taint's value: the JSON decoder keeps "", the protobuf one NULL).
+ *
+ * gs_str_quote(out, size, s): s between double quotes into out[size] (size >= 8), for messages that
+ *   show user text (a label, an annotation value): bytes below 0x20, from 0x7f, '"' and '\' as \xHH,
+ *   at most 40 bytes of s, then "..." when s is longer. Returns out.
  */
 #ifndef GS_CORE_STR_H
 #define GS_CORE_STR_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -40,6 +45,28 @@ static inline int gs_str_eq(const char *a, const char *b)
 static inline int gs_str_eq_empty(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static inline const char *gs_str_quote(char *out, size_t size, const char *s)
+{
+	size_t o = 0, i;
+
+	GS_ASSERT(size >= 8);
+	out[o++] = '"';
+	for (i = 0; s[i] && i < 40 && o + 6 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	if (s[i] && o + 4 < size) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
 }
 
 #endif

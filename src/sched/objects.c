@@ -58,6 +58,9 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	free(p->owner_kind);
 	free(p->owner_name);
 	free(p->owner_uid);
+	free(p->placement);
+	free(p->gang_timeout);
+	free(p->gang_size);
 	free(p->cuda_value);
 	free(p->first_gate);
 	for (int i = 0; i < p->n_init; i++)

@@ -137,6 +137,10 @@ struct gs_pod_obj {
 	 */
 	int stopped;
 	int allow_shared; /* annotation gpu-scheduler.io/allow-shared-devices is "true" */
+	/* The all-or-nothing annotations (sched/gang.h), as written; NULL when absent. Full records only. */
+	char *placement;    /* gpu-scheduler.io/placement */
+	char *gang_timeout; /* gpu-scheduler.io/gang-timeout */
+	char *gang_size;    /* gpu-scheduler.io/gang-size */
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,

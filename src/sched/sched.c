@@ -155,6 +155,8 @@ static void pod_free(struct gs_sched__pod *p)
 	gs_map_unref(p->map);
 	gs_sched__spec_free(p->spec);
 	free(p->owner);
+	free(p->owner_kind);
+	free(p->owner_name);
 	free(p->noticed);
 	free(p->msg);
 	free(p->reported);

@@ -194,9 +194,11 @@ struct gs_sched__pod {
 	int64_t gpu_req;             /* nvidia.com/gpu the containers request (device plugin) */
 	struct gs_sched__spec *spec; /* NULL: requests nothing, no ports, no constraints */
 	char *owner;                 /* controller uid, or NULL for a bare pod (its uid counts) */
-	char *rv;                    /* resource_version of the last upsert taken */
-	char *noticed;               /* the DevicePluginRequest message last reported, or NULL */
-	int notice_due;              /* a DevicePluginRequest warning waits in reportq */
+	char *owner_kind;            /* the controller's kind ("StatefulSet") and name, with owner; else NULL */
+	char *owner_name;
+	char *rv;       /* resource_version of the last upsert taken */
+	char *noticed;  /* the DevicePluginRequest message last reported, or NULL */
+	int notice_due; /* a DevicePluginRequest warning waits in reportq */
 
 	unsigned attempts; /* Bindings handed out */
 	int64_t due_ms;    /* with BACKOFF */

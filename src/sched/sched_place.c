@@ -20,6 +20,7 @@
 
 #include "core/backoff.h"
 #include "core/log.h"
+#include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "sched/sched_agent.h"
@@ -459,27 +460,6 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 
 /* ---- the pod's own inputs ---------------------------------------------------------------------- */
 
-/* Writes s quoted, escaped and cut short: label and annotation values are user text. */
-static const char *quote(char *out, size_t size, const char *str)
-{
-	size_t o = 0, i;
-
-	out[o++] = '"';
-	for (i = 0; str[i] && i < 40 && o + 6 < size; i++) {
-		unsigned char c = (unsigned char)str[i];
-		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
-			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o++] = '"';
-	if (str[i] && o + 4 < size) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
-	return out;
-}
 
 static void no_index_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 {
@@ -487,12 +467,12 @@ static void no_index_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 
 	if (o->label_pod_index)
 		snprintf(lab, sizeof(lab), "label apps.kubernetes.io/pod-index is %s, not an index",
-			 quote(ql, sizeof(ql), o->label_pod_index));
+			 gs_str_quote(ql, sizeof(ql), o->label_pod_index));
 	else
 		snprintf(lab, sizeof(lab), "no label apps.kubernetes.io/pod-index");
 	if (o->job_index)
 		snprintf(job, sizeof(job), "annotation batch.kubernetes.io/job-completion-index is %s, not an index",
-			 quote(qj, sizeof(qj), o->job_index));
+			 gs_str_quote(qj, sizeof(qj), o->job_index));
 	else
 		snprintf(job, sizeof(job), "no annotation batch.kubernetes.io/job-completion-index");
 	snprintf(msg, size, "cannot tell the pod's index: %s, %s, and the name does not end in -N", lab, job);
@@ -511,7 +491,7 @@ static enum gs_wait_reason cuda_check(const struct gs_sched *s, const struct gs_
 		snprintf(msg, size,
 			 "containers have CUDA_VISIBLE_DEVICES=%s but %s line %d gives %s for index %ld "
 			 "(the pod was mutated for another map)",
-			 o->cuda_value ? quote(q, sizeof(q), o->cuda_value) : "\"\"", s->cfg.annotation, e->line,
+			 o->cuda_value ? gs_str_quote(q, sizeof(q), o->cuda_value) : "\"\"", s->cfg.annotation, e->line,
 			 e->devices, e->index);
 		break;
 	case GS_CUDA_MIXED:
@@ -606,10 +586,10 @@ static void gated_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 	if (o->n_gates > 1)
 		snprintf(msg, size,
 			 "pod has %d schedulingGates (%s and %d more); it is bound once the last one is removed",
-			 o->n_gates, quote(q, sizeof(q), o->first_gate ? o->first_gate : ""), o->n_gates - 1);
+			 o->n_gates, gs_str_quote(q, sizeof(q), o->first_gate ? o->first_gate : ""), o->n_gates - 1);
 	else
 		snprintf(msg, size, "pod has the schedulingGate %s; it is bound once it is removed",
-			 quote(q, sizeof(q), o->first_gate ? o->first_gate : ""));
+			 gs_str_quote(q, sizeof(q), o->first_gate ? o->first_gate : ""));
 }
 
 /* A DevicePluginRequest warning is due when the pod has an entry and requests nvidia.com/gpu, once per
@@ -703,6 +683,12 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
 		free(p->owner);
 		p->owner = gs_sched__xstrdup_null(o->owner_uid);
+	}
+	if (!gs_str_eq(p->owner_kind, o->owner_kind) || !gs_str_eq(p->owner_name, o->owner_name)) {
+		free(p->owner_kind);
+		free(p->owner_name);
+		p->owner_kind = gs_sched__xstrdup_null(o->owner_kind);
+		p->owner_name = gs_sched__xstrdup_null(o->owner_name);
 	}
 	gs_sched__spec_free(p->spec);
 	p->spec = spec_from(s, o, &p->gpu_req);

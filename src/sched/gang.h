@@ -1,0 +1,55 @@
+/*
+ * gang.h: the all-or-nothing annotations of a workload (docs/sched.md, "All or nothing"), parsed one way
+ * for the webhook (which denies bad values), lint and the engine (which makes a pod with bad values
+ * wait, GANG_INVALID, when the webhook was not asked).
+ *
+ *     gpu-scheduler.io/placement: all-or-nothing     (or "independent", the default: each pod alone)
+ *     gpu-scheduler.io/gang-timeout: 10m             (a Go duration, > 0 and <= 720h; default 10m)
+ *     gpu-scheduler.io/gang-size: "8"                (1 .. 100000; default: the map's number of entries)
+ *
+ * A gang is the pods of one owner (the controller's uid); a bare pod is a gang of one. gang-timeout and
+ * gang-size mean nothing without all-or-nothing, so either without it is an error (a typo in the
+ * placement value must not silently place ranks one by one).
+ *
+ * Pure functions: no allocation, no clock; messages name the annotation and quote the value (escaped,
+ * cut at 40 bytes: annotation values are user text).
+ */
+#ifndef GS_SCHED_GANG_H
+#define GS_SCHED_GANG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_GANG_PLACEMENT "gpu-scheduler.io/placement"
+#define GS_GANG_TIMEOUT   "gpu-scheduler.io/gang-timeout"
+#define GS_GANG_SIZE      "gpu-scheduler.io/gang-size"
+
+#define GS_GANG_ALL_OR_NOTHING "all-or-nothing"
+#define GS_GANG_INDEPENDENT    "independent"
+
+#define GS_GANG_TIMEOUT_DEFAULT_MS (10 * 60 * 1000LL)
+#define GS_GANG_TIMEOUT_MAX_MS     (720 * 3600 * 1000LL)
+#define GS_GANG_SIZE_MAX           100000
+
+struct gs_gang_opts {
+	int all_or_nothing;
+	int64_t timeout_ms; /* GS_GANG_TIMEOUT_DEFAULT_MS when the annotation is absent */
+	long size;          /* 0: absent (the map's number of entries decides) */
+};
+
+/*
+ * Reads the three annotation values (NULL: absent) into *out. 0, or -EINVAL with msg (NUL-terminated,
+ * cut to size) naming the first bad annotation: "gpu-scheduler.io/gang-timeout "10x" is not a duration
+ * (Go's form: 90s, 10m, 1h30m)".
+ */
+int gs_gang_opts_parse(const char *placement, const char *timeout, const char *size, struct gs_gang_opts *out,
+		       char *msg, size_t msg_size);
+
+/*
+ * A Go duration (time.ParseDuration: "300ms", "-1.5h", "2h45m"; units ns us µs ms s m h; "0" alone) in
+ * whole milliseconds, rounded down. 0 with *ms, or -EINVAL (not a duration), or -ERANGE (beyond
+ * +-2^63 ns, Go's limit).
+ */
+int gs_gang_duration_ms(const char *s, int64_t *ms);
+
+#endif
