@@ -53,6 +53,51 @@ static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64
 	return r < 0 ? -E2BIG : 0;
 }
 
+/* ,"gang":{...} for a member of an all-or-nothing gang; nothing otherwise. */
+static int gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
+{
+	int r;
+
+	if (g->size <= 0)
+		return 0;
+	r = gs_buf_append_str(b, ",\"gang\":{\"owner\":");
+	r |= gs_buf_append_json_str(b, g->kind);
+	r |= json_str(b, "name", g->name);
+	r |= gs_buf_printf(b, ",\"size\":%ld,\"members\":%zu,\"fitting\":%zu,\"state\":\"%s\",\"timeouts\":%u", g->size,
+			   g->members, g->fitting,
+			   g->ran       ? "placed"
+			   : g->resting ? "resting"
+					: "gathering",
+			   g->timeouts);
+	if (!g->ran)
+		r |= gs_buf_printf(b, ",\"secondsLeft\":%" PRId64, (g->left_ms + 999) / 1000);
+	if (g->blockers)
+		r |= json_str(b, "blockedBy", g->blockers);
+	return r | gs_buf_append_str(b, "}");
+}
+
+/* The gang's lines of the text form. */
+static int gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
+{
+	int r;
+
+	if (g->size <= 0)
+		return 0;
+	r = gs_buf_printf(b, "\nAll-or-nothing gang %s %s: %ld members must fit together; %zu known, %zu fit now\n",
+			  *g->kind ? g->kind : "owner", g->name, g->size, g->members, g->fitting);
+	if (g->ran)
+		return r | gs_buf_append_str(b, "  placed already: its members are placed alone now\n");
+	if (g->resting)
+		r |= gs_buf_printf(b, "  timed out %u %s; gathers again in %" PRId64 " s\n", g->timeouts,
+				   g->timeouts == 1 ? "time" : "times", (g->left_ms + 999) / 1000);
+	else
+		r |= gs_buf_printf(b, "  gathering: times out in %" PRId64 " s%s\n", (g->left_ms + 999) / 1000,
+				   g->timeouts ? " (tried before)" : "");
+	if (g->blockers)
+		r |= gs_buf_printf(b, "  blocked by: %s\n", g->blockers);
+	return r;
+}
+
 int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
 {
 	const struct gs_sched_pod_info *p = &e->pod;
@@ -101,6 +146,7 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	r |= gs_buf_append_str(b, "]");
 	if (e->agent)
 		r |= json_str(b, "agent", e->agent);
+	r |= gang_json(b, &e->gang);
 	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
 }
@@ -214,6 +260,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	}
 	if (e->agent)
 		r |= gs_buf_printf(b, "Agent data: %s\n", e->agent);
+	r |= gang_text(b, &e->gang);
 
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)

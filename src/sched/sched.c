@@ -24,6 +24,7 @@
 #include "sched/sched_agent.h"
 #include "sched/sched_audit.h"
 #include "sched/sched_explain.h"
+#include "sched/sched_gang.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
@@ -88,6 +89,14 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 		return "pods on the node ending, or the node's allocatable growing";
 	case GS_WAIT_DEVICE_BUSY:
 		return "the pods holding the devices ending";
+	case GS_WAIT_GANG_INVALID:
+		return "an update of the pod with valid gpu-scheduler.io/placement, gang-timeout and gang-size "
+		       "annotations (or its recreation from a corrected template)";
+	case GS_WAIT_GANG:
+		return "every other member of its all-or-nothing gang fitting its node too (they are then bound "
+		       "together)";
+	case GS_WAIT_GANG_TIMED_OUT:
+		return "its gang's rest after a timeout ending (it then gathers again)";
 	case GS_WAIT__COUNT:
 		break;
 	}
@@ -146,6 +155,10 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->dirty);
 	gs_list_init(&s->agents);
 	gs_list_init(&s->conflicts);
+	gs_hmap_init(&s->gangs, 0);
+	gs_list_init(&s->gangs_gathering);
+	gs_list_init(&s->gangs_ready);
+	gs_list_init(&s->gang_events);
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	return s;
 }
@@ -185,6 +198,7 @@ void gs_sched_free(struct gs_sched *s)
 		gs_sched__node_free(n);
 	}
 	gs_sched__conflicts_free(s);
+	gs_sched__gangs_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
 		free(it.val);
@@ -435,6 +449,7 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	gs_sched__detach(s, p);
+	gs_sched__gang_leave(s, p);
 	if (gs_list_linked(&p->rlink))
 		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
@@ -624,6 +639,39 @@ int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *nod
 	return u && strlen(u->node->name) == node_len && memcmp(u->node->name, node, node_len) == 0;
 }
 
+/* The engine's clock: the latest now_ms it was given (gang timers started from pod events, explain). */
+static void tick(struct gs_sched *s, int64_t now_ms)
+{
+	if (now_ms > s->now_ms)
+		s->now_ms = now_ms;
+}
+
+/*
+ * p, seen bound at its first full sight (a restart, another replica's binding), is a member of an
+ * all-or-nothing gang: that gang was placed already, so its other members are placed alone. A bound
+ * pod's inputs are never read (gs_sched__pod_inputs), so its owner is taken here.
+ */
+static void bound_member(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	struct gs_gang_opts opts;
+	char msg[256];
+
+	if (o->partial || p->gang || !o->owner_uid ||
+	    gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &opts, msg, sizeof(msg)) < 0 ||
+	    !opts.all_or_nothing)
+		return;
+	if (!p->owner) {
+		p->owner = gs_xstrdup(o->owner_uid);
+		p->owner_kind = gs_sched__xstrdup_null(o->owner_kind);
+		p->owner_name = gs_sched__xstrdup_null(o->owner_name);
+	}
+	gs_sched__gang_set(s, p, &opts, 0, s->now_ms);
+	if (p->gang && !p->gang->ran) {
+		gs_sched__gang_ran(s, p->gang);
+		gs_sched__place_members(s, p->gang);
+	}
+}
+
 int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t now_ms)
 {
 	struct gs_sched__pod *p;
@@ -632,6 +680,11 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 		return -EINVAL;
 	if (o->partial && !(o->node_name && gs_sched_pod_held(s, o->uid, o->node_name, strlen(o->node_name))))
 		return -EINVAL; /* its requests, map and constraints are not in the record */
+	tick(s, now_ms);
+	/* A gang member's reservation goes before the pod's own use replaces it (bound) or the pod ends. */
+	p = gs_hmap_get_str(&s->pods, o->uid);
+	if (p && p->reserved && (o->terminal || o->deleting || (o->node_name && *o->node_name)))
+		gs_sched__gang_release(s, p);
 	/* Any pod, ours or not, counts on its node until it ends: terminal, or deleting with no container
 	 * running (the kubelet's filterOutTerminatedPods); a deleting pod still running keeps its use. */
 	if (o->terminal || (o->deleting && o->stopped))
@@ -654,6 +707,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	}
 	if (o->node_name || p->state == GS_POD_BOUND) {
 		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
+		bound_member(s, p, o);
 		return 0;
 	}
 	if (p->state == GS_POD_GONE && o->resource_version && p->rv && strcmp(o->resource_version, p->rv) == 0)
@@ -679,6 +733,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 
 int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 {
+	tick(s, now_ms);
 	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
 	int used = gs_sched__use_remove(s, uid);
 
@@ -692,28 +747,37 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 
 int gs_sched_next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
 {
+	tick(s, now_ms);
 	return gs_sched__next_bind(s, now_ms, out);
 }
 
 int gs_sched_bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms)
 {
+	tick(s, now_ms);
 	return gs_sched__bind_done(s, uid, res, now_ms, 0);
 }
 
 int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_ms, int64_t not_before_ms)
 {
+	tick(s, now_ms);
 	return gs_sched__bind_done(s, uid, GS_BIND_RETRY, now_ms, not_before_ms);
 }
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)
 {
-	int64_t retry = s->retry.len ? s->retry.v[0]->due_ms : -1, stale = gs_sched__agent_deadline(s);
+	int64_t t[3] = {s->retry.len ? s->retry.v[0]->due_ms : -1, gs_sched__agent_deadline(s),
+			gs_sched__gang_deadline(s)};
+	int64_t best = -1;
 
-	return retry < 0 || (stale >= 0 && stale < retry) ? stale : retry;
+	for (int i = 0; i < 3; i++)
+		if (t[i] >= 0 && (best < 0 || t[i] < best))
+			best = t[i];
+	return best;
 }
 
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
+	tick(s, now_ms);
 	return gs_sched__next_report(s, now_ms, out);
 }
 
@@ -767,6 +831,9 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->binds_retry = s->binds_retry;
 	st->reports = s->reports;
 	st->device_conflicts = s->conflicts_seen;
+	st->gangs_waiting = s->n_gathering;
+	st->gangs_bound = s->gangs_bound;
+	st->gang_timeouts = s->gang_timeouts;
 	st->agent_fresh = s->agent_nodes[0];
 	st->agent_stale = s->agent_nodes[1];
 	st->agent_unusable = s->agent_nodes[2];

@@ -177,6 +177,9 @@ enum gs_wait_reason {
 	GS_WAIT_DEVICE_BUSY,           /* a pod of another owner holds one of the entry's devices on the node */
 	GS_WAIT_NODE_ALIAS_AMBIGUOUS,  /* no node has the map's name and several carry it in the alias label */
 	GS_WAIT_NODE_POLICY,           /* the node's allowed-namespaces annotation does not list the pod's namespace */
+	GS_WAIT_GANG_INVALID,          /* the all-or-nothing annotations do not parse (sched/gang.h) */
+	GS_WAIT_GANG,                  /* fits its node and holds it (reserved) until its whole gang fits */
+	GS_WAIT_GANG_TIMED_OUT,        /* its gang did not complete in time: it rests, then gathers again */
 	GS_WAIT__COUNT
 };
 
@@ -202,6 +205,9 @@ enum gs_report_kind {
 				 * as having a map entry (checks.h); the pod is still placed */
 	GS_REPORT_DEVICE_CONFLICT, /* a Warning DeviceConflict for both pods: a device the map gives to the pod
 				    * (uid, ns, name) was also given by the device plugin to other_ns/other_name */
+	GS_REPORT_GANG,            /* an event about an all-or-nothing gang (event_reason, warning, message): on
+				    * its owner (owner_kind/owner_name/owner_uid in ns; uid and name NULL) or
+				    * on the member uid/name */
 };
 
 struct gs_report {
@@ -216,6 +222,11 @@ struct gs_report {
 			      * I/O layer may delete the pod so its controller recreates it through the
 			      * webhook */
 	const char *other_uid, *other_ns, *other_name; /* DEVICE_CONFLICT: the pod the plugin gave it to */
+	/* GANG: "GangTimedOut" (Warning), "GangScheduled" (Normal), "GangBindingFailed" (Warning) */
+	const char *event_reason;
+	int warning;
+	const char *owner_kind, *owner_name, *owner_uid;
+	int64_t gang_created_ms; /* GangScheduled: the first member's creationTimestamp (for the latency) */
 };
 
 /*
@@ -314,6 +325,21 @@ struct gs_explain_holder {
 	char *plugin_id;
 };
 
+/* An all-or-nothing gang, as explain shows it. */
+struct gs_explain_gang {
+	long size;               /* members that must fit together; 0: the pod is in no gang */
+	size_t members;          /* pods of the gang the engine knows (any state) */
+	size_t fitting;          /* members that fit and hold their reservation now */
+	int ran;                 /* placed (committed) once: its members are placed alone now */
+	int resting;             /* timed out; gathers again in left_ms */
+	int64_t left_ms;         /* gathering: until it times out; resting: until it gathers again (from the
+				 * latest time the engine was given); -1 when ran */
+	unsigned timeouts;       /* times it timed out */
+	const char *kind, *name; /* the owner (engine-owned) */
+	char *blockers;          /* owned: who blocks and why, "index 2 (ns/train-2) NODE_MISSING: ...; 1 of
+				 * 4 members not created"; NULL when none */
+};
+
 struct gs_sched_explain {
 	struct gs_sched_pod_info pod; /* strings owned by the engine, as gs_sched_pod_info's */
 	int shared;                   /* the pod carries the sharing annotation */
@@ -327,6 +353,7 @@ struct gs_sched_explain {
 	 * the device plugin, an index table up to GPU 3", "stale ...", ...; owned; NULL without a node or
 	 * when the node has no agent annotation. */
 	char *agent;
+	struct gs_explain_gang gang; /* the pod's all-or-nothing gang; gang.size 0 when it is in none */
 };
 
 /*
@@ -367,6 +394,9 @@ struct gs_sched_stats {
 	uint64_t claims_ignored;  /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
 	uint64_t device_conflicts; /* devices found given by a map and by the device plugin (pairs of pods) */
+	size_t gangs_waiting;      /* all-or-nothing gangs not placed yet (gathering or resting) */
+	uint64_t gangs_bound;      /* gangs committed (their members handed out together) */
+	uint64_t gang_timeouts;    /* gangs that timed out (each time) */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
 	 * line or a text that does not parse), none. Kept as the data changes: O(1). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;

@@ -43,6 +43,8 @@ static int node_reason(enum gs_wait_reason r)
 	case GS_WAIT_NO_ENTRY:
 	case GS_WAIT_NOT_MUTATED:
 	case GS_WAIT_SCHEDULING_GATED:
+	case GS_WAIT_GANG_INVALID:
+	case GS_WAIT_GANG_TIMED_OUT:
 		return 0;
 	default:
 		return 1;
@@ -71,10 +73,15 @@ static void check_pods(const struct gs_sched *s)
 		if (p->state == GS_POD_BINDING)
 			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) != NULL); /* its reservation */
 		/* GONE may keep it: the reservation outlives a refused binding until the watch speaks. */
-		/* Placement never measures a pod against itself: only BINDING pods of ours hold a
-		 * reservation before the watch shows them bound. */
-		if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
+		/* Placement never measures a pod against itself: only BINDING pods of ours and gang members
+		 * waiting for their gang hold a reservation before the watch shows them bound. */
+		if (p->reserved)
+			GS_ASSERT(p->gang && p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG &&
+				  gs_hmap_get_str(&s->uses, p->uid) != NULL);
+		else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
 			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) == NULL);
+		if (p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG)
+			GS_ASSERT(p->reserved);
 		if (p->state == GS_POD_QUEUED || p->state == GS_POD_BINDING)
 			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
 	}
@@ -89,11 +96,12 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 {
 	struct gs_sched__req sum = {0};
 	struct gs_hmap_iter it = {0};
-	size_t uses = 0, ports = 0, holds = 0, nport = 0;
+	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0;
 	uintptr_t gpu = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
 	int64_t plugin = 0;
 
 	GS_ASSERT(list_len(&n->waiters) == n->n_waiters);
+	GS_ASSERT(n->n_reserved <= n->n_uses);
 	const struct gs_list *l;
 	GS_LIST_FOREACH(l, &n->waiters) {
 		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, qlink);
@@ -104,6 +112,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		if (u->node != n)
 			continue;
 		uses++;
+		const struct gs_sched__pod *up = gs_hmap_get_str(&s->pods, u->uid);
+		reserved += up && up->reserved;
 		sum.cpu += u->req.cpu;
 		sum.mem += u->req.mem;
 		sum.eph += u->req.eph;
@@ -118,7 +128,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 			GS_ASSERT(id < n->used.n_ext);
 		}
 	}
-	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods);
+	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods && reserved == n->n_reserved);
 	GS_ASSERT(plugin == n->plugin_gpus);
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
 	GS_ASSERT(!n->agent.fresh || n->agent.data);
@@ -192,12 +202,51 @@ static size_t check_aliases(const struct gs_sched *s)
 	return total;
 }
 
+/* Each gang's counts against its members, and the gathering and ready lists against the flags. */
+static void check_gangs(const struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+	size_t gathering = 0, listed = 0, ready = 0, members = 0, in_pods = 0;
+	const struct gs_list *l;
+
+	while (gs_hmap_next(&s->gangs, &it)) {
+		const struct gs_sched__gang *g = it.val;
+		size_t n = 0, reserved = 0;
+		GS_LIST_FOREACH(l, &g->members) {
+			const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+			GS_ASSERT(p->gang == g && gs_hmap_get_str(&s->pods, p->uid) == p);
+			n++;
+			reserved += p->reserved != 0;
+		}
+		GS_ASSERT(n > 0 && n == g->n_members && reserved == g->n_reserved);
+		GS_ASSERT((g->ran == 0) == (gs_list_linked(&g->glink) != 0));
+		GS_ASSERT(!g->committing || g->ran);
+		GS_ASSERT(!gs_list_linked(&g->rlink) || !g->ran || g->committing);
+		GS_ASSERT(!g->resting || !g->ran);
+		gathering += !g->ran;
+		ready += gs_list_linked(&g->rlink);
+		members += n;
+	}
+	GS_LIST_FOREACH(l, &s->gangs_gathering)
+		listed++;
+	GS_ASSERT(listed == gathering && gathering == s->n_gathering);
+	listed = 0;
+	GS_LIST_FOREACH(l, &s->gangs_ready)
+		listed++;
+	GS_ASSERT(listed == ready);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->pods, &it))
+		in_pods += ((const struct gs_sched__pod *)it.val)->gang != NULL;
+	GS_ASSERT(in_pods == members);
+}
+
 void gs_sched__audit(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
 	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0, agent[3] = {0};
 
 	check_pods(s);
+	check_gangs(s);
 	int64_t seen = INT64_MIN;
 	const struct gs_list *al;
 	GS_LIST_FOREACH(al, &s->agents) { /* oldest first: gs_sched__agent_expire stops at the first fresh one */

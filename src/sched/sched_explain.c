@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "sched/checks.h"
 #include "sched/sched_agent.h"
+#include "sched/sched_gang.h"
 #include "sched/sched_ledger.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
@@ -151,6 +152,14 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 				k[GS_EXPLAIN_TAINTS].msg, GS_EXPLAIN_MSG)
 			? GS_WAIT_TAINT
 			: GS_WAIT_NONE);
+	if (p->reserved) {
+		/* Its reservation is counted on n: measured against it the pod would block itself. It fitted
+		 * when it took it (every event that could change that placed it again); its gang's commit
+		 * measures it once more. */
+		for (int i = GS_EXPLAIN_HOST_PORTS; i <= GS_EXPLAIN_DEVICES; i++)
+			set_check(&k[i], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
+		return;
+	}
 	outcome(&k[GS_EXPLAIN_HOST_PORTS], gs_sched__fit_ports(p, n, k[GS_EXPLAIN_HOST_PORTS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_RESOURCES],
 		gs_sched__fit_resources(s, p, n, k[GS_EXPLAIN_RESOURCES].msg, GS_EXPLAIN_MSG));
@@ -362,6 +371,10 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 			break;
 		}
 	}
+	/* Every check passes, and still it waits: for its all-or-nothing gang (what placement says too). */
+	if (!skip && e->verdict == GS_WAIT_NONE && p->intrinsic == GS_WAIT_NONE && gs_sched__gang_holds_back(p))
+		e->verdict = p->gang->resting ? GS_WAIT_GANG_TIMED_OUT : GS_WAIT_GANG;
+	gs_sched__gang_explain(s, p, &e->gang);
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
 	holders(s, p, u, n, e);
@@ -372,6 +385,8 @@ void gs_sched__explain_free(struct gs_sched_explain *e)
 {
 	free(e->agent);
 	e->agent = NULL;
+	free(e->gang.blockers);
+	e->gang.blockers = NULL;
 	for (size_t i = 0; i < e->n_holders; i++) {
 		free(e->holders[i].device);
 		free(e->holders[i].pod);

@@ -143,6 +143,7 @@ struct gs_sched__node {
 	 */
 	int64_t plugin_gpus;
 	size_t n_uses;
+	size_t n_reserved; /* of which reservations of gang members waiting for their gang (sched_gang.c) */
 	size_t n_ports, cap_ports;
 	struct gs_sched__port *ports; /* host ports in use, with counts */
 	struct gs_hmap ledger;        /* device name -> struct gs_sched__dev */
@@ -169,6 +170,8 @@ struct gs_sched__spec {
 	struct gs_sched__port *ports;
 	struct gs_pod_obj cons; /* only node_selector, has_affinity, terms, tolerations, os_name kept */
 };
+
+struct gs_sched__gang;
 
 struct gs_sched__pod {
 	struct gs_list qlink; /* in wait_node->waiters (WAITING) */
@@ -200,12 +203,64 @@ struct gs_sched__pod {
 	char *noticed;  /* the DevicePluginRequest message last reported, or NULL */
 	int notice_due; /* a DevicePluginRequest warning waits in reportq */
 
+	/*
+	 * All or nothing (sched_gang.c): the gang of its owner when the pod is an all-or-nothing member
+	 * (an owner and gpu-scheduler.io/placement: all-or-nothing), else NULL. reserved: WAITING with
+	 * GS_WAIT_GANG and holding its reservation (a use on its node, as a Binding in flight does);
+	 * invariant: reserved implies gang, WAITING, reason GANG and a use of its uid.
+	 */
+	struct gs_sched__gang *gang;
+	struct gs_list glink; /* in gang->members */
+	int reserved;
+	int committed; /* handed out by its gang's commit (not alone): a failed Binding is told on the owner */
+
 	unsigned attempts; /* Bindings handed out */
 	int64_t due_ms;    /* with BACKOFF */
 	uint64_t seq;      /* with QUEUED: order among equal priority and creation time */
 	size_t heap_pos;   /* with QUEUED or BACKOFF: position in s->bindq or s->retry */
 
 	char *uid, *ns, *name, *key; /* key is "ns/name"; all four in one allocation (uid) */
+};
+
+/*
+ * The pods of one owner placed all or nothing (sched_gang.c, docs/sched.md "All or nothing"). A gang
+ * exists while it has a member (s->gangs, keyed by the owner's uid). Gathering: no member is queued;
+ * each member that passes every check holds a reservation and waits (GANG); when n_reserved reaches
+ * size the gang goes on s->gangs_ready and the next pull verifies every reservation on one snapshot and
+ * hands its members out back to back, ahead of every other pod (committing). After that (ran) its
+ * members are placed alone, as pods without a gang are. A gang not complete by deadline_ms times out:
+ * its reservations are released and it rests until retry_ms (backoff), then gathers again.
+ * Invariants: n_members counts members; n_reserved counts the reserved ones; a gang is on
+ * s->gangs_gathering exactly while !ran; on s->gangs_ready only while !ran or committing.
+ */
+struct gs_sched__gang {
+	struct gs_list members; /* gs_sched__pod.glink */
+	struct gs_list glink;   /* in s->gangs_gathering while !ran */
+	struct gs_list rlink;   /* in s->gangs_ready: complete at its last placement, or committing */
+	size_t n_members, n_reserved;
+	long size;              /* members that must fit together: gang-size, else the map's entries */
+	int64_t timeout_ms;     /* gang-timeout */
+	int64_t started_ms;     /* gathering since (the engine's clock) */
+	int64_t deadline_ms;    /* started_ms + timeout_ms */
+	int64_t retry_ms;       /* with resting: gathering starts again */
+	int64_t first_seen_ms;  /* its first member's creation time (the pods' clock), for the latency */
+	unsigned timeouts;      /* times it timed out */
+	int ran;                /* committed once, or seen with a bound member */
+	int committing;         /* handing its reserved members out */
+	int resting;            /* timed out, until retry_ms */
+	char *ns, *kind, *name; /* the owner, for messages and events */
+	char uid[];             /* the owner's uid: the key of s->gangs */
+};
+
+/* An event about a gang (sched_gang.c) not pulled yet: on its owner (pod NULL) or on one member. */
+struct gs_sched__gang_event {
+	struct gs_list link; /* in s->gang_events, FIFO */
+	const char *reason;  /* "GangTimedOut", "GangScheduled", "GangBindingFailed" (static) */
+	int warning;
+	char *ns, *kind, *name, *owner_uid; /* the owner */
+	char *pod_uid, *pod_name;           /* the member told, or NULL for the owner */
+	char *message;
+	/* One allocation: the struct, then the strings. */
 };
 
 /* A binary min-heap of pods; a pod is in at most one heap at a time (heap_pos). */
@@ -227,15 +282,23 @@ struct gs_sched {
 	unsigned char *res_ignored;  /* id -> 1 when the fit ignores it (cfg.ignored_resources, _groups) */
 	uint32_t n_res;
 	struct gs_map_cache *maps;
-	struct gs_sched__heap bindq;         /* QUEUED pods: priority, then creation time, then seq */
-	struct gs_sched__heap retry;         /* BACKOFF pods by due_ms */
-	struct gs_list reportq;              /* pods whose report may be due, FIFO */
-	struct gs_list dirty;                /* node slots whose waiters must be placed again */
-	struct gs_list agents;               /* node slots with fresh agent data, oldest seen_ms first */
-	struct gs_list conflicts;            /* struct gs_sched__conflict to report, FIFO */
-	struct gs_sched__conflict *reported; /* the last one handed out, freed at the next call */
-	size_t agent_nodes[3];               /* nodes by agent data: fresh, stale, unusable (sched_agent.c; audited) */
-	uint64_t conflicts_seen;             /* device conflicts found (gpu_scheduler_device_conflicts_total) */
+	struct gs_sched__heap bindq;                /* QUEUED pods: priority, then creation time, then seq */
+	struct gs_sched__heap retry;                /* BACKOFF pods by due_ms */
+	struct gs_list reportq;                     /* pods whose report may be due, FIFO */
+	struct gs_list dirty;                       /* node slots whose waiters must be placed again */
+	struct gs_list agents;                      /* node slots with fresh agent data, oldest seen_ms first */
+	struct gs_list conflicts;                   /* struct gs_sched__conflict to report, FIFO */
+	struct gs_sched__conflict *reported;        /* the last one handed out, freed at the next call */
+	struct gs_hmap gangs;                       /* owner uid -> struct gs_sched__gang (key borrowed) */
+	struct gs_list gangs_gathering;             /* gangs not ran yet (sched_gang.c's timers walk these) */
+	struct gs_list gangs_ready;                 /* gangs to commit at the next pull, in the order they completed */
+	struct gs_list gang_events;                 /* struct gs_sched__gang_event to report, FIFO */
+	struct gs_sched__gang_event *gang_reported; /* the last one handed out, freed at the next call */
+	size_t n_gathering;                         /* gangs on gangs_gathering */
+	uint64_t gangs_bound, gang_timeouts;        /* gangs committed; timeouts */
+	int64_t now_ms;                             /* the latest now_ms the engine was given (explain's time left) */
+	size_t agent_nodes[3];   /* nodes by agent data: fresh, stale, unusable (sched_agent.c; audited) */
+	uint64_t conflicts_seen; /* device conflicts found (gpu_scheduler_device_conflicts_total) */
 	uint64_t seq;
 	uint64_t rng;
 	size_t by_state[GS_POD__COUNT];

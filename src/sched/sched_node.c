@@ -95,3 +95,31 @@ size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__
 
 	return a && a != n ? a->n_waiters : 0;
 }
+
+const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
+{
+	static const char *const names[GS_WAIT__COUNT] = {
+		"NONE",
+		"NO_MAP",
+		"MAP_INVALID",
+		"NO_INDEX",
+		"NO_ENTRY",
+		"NOT_MUTATED",
+		"NODE_MISSING",
+		"NODE_NOT_READY",
+		"NODE_CORDONED",
+		"NODE_DEVICES",
+		"SCHEDULING_GATED",
+		"NODE_AFFINITY",
+		"TAINT",
+		"HOST_PORT",
+		"INSUFFICIENT_RESOURCE",
+		"DEVICE_BUSY",
+		"NODE_ALIAS_AMBIGUOUS",
+		"NODE_POLICY",
+		"GANG_INVALID",
+		"GANG",
+		"GANG_TIMED_OUT",
+	};
+	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
+}

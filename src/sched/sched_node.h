@@ -30,4 +30,8 @@ void gs_sched__node_free(struct gs_sched__node *n);
 /* The number of pods waiting for n's alias value (their map name may resolve to n). O(1). */
 size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__node *n);
 
+/* gs_wait_reason_name (sched.h): "NODE_MISSING", ...; here, at the bottom, since every layer's messages
+ * may name a reason. */
+const char *gs_sched__wait_reason_name(enum gs_wait_reason r);
+
 #endif

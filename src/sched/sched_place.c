@@ -23,7 +23,9 @@
 #include "core/str.h"
 #include "sched/checks.h"
 #include "sched/map_cache.h"
+#include "sched/gang.h"
 #include "sched/sched_agent.h"
+#include "sched/sched_gang.h"
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
 #include "sched/sched_use.h"
@@ -31,31 +33,6 @@
 #define MSG_MAX 1024
 
 /* ---- states and places ------------------------------------------------------------------------- */
-
-const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
-{
-	static const char *const names[GS_WAIT__COUNT] = {
-		"NONE",
-		"NO_MAP",
-		"MAP_INVALID",
-		"NO_INDEX",
-		"NO_ENTRY",
-		"NOT_MUTATED",
-		"NODE_MISSING",
-		"NODE_NOT_READY",
-		"NODE_CORDONED",
-		"NODE_DEVICES",
-		"SCHEDULING_GATED",
-		"NODE_AFFINITY",
-		"TAINT",
-		"HOST_PORT",
-		"INSUFFICIENT_RESOURCE",
-		"DEVICE_BUSY",
-		"NODE_ALIAS_AMBIGUOUS",
-		"NODE_POLICY",
-	};
-	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
-}
 
 enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n)
 {
@@ -214,6 +191,7 @@ void gs_sched__detach(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	switch (p->state) {
 	case GS_POD_WAITING:
+		gs_sched__gang_release(s, p); /* a reservation held for its gang goes with the wait */
 		s->waiting_by[p->reason]--;
 		p->reason = GS_WAIT_NONE;
 		if (p->wait_node) {
@@ -400,7 +378,20 @@ static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, cons
 		 n2->name, more, s->cfg.alias_label, a->value);
 }
 
-void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
+/* p fits node n (resolved from its map name; via: through the alias label) but its gang has not been
+ * placed: it holds its reservation there and waits for the rest (or, the gang resting, holds nothing). */
+static void gang_wait(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n, int via)
+{
+	struct gs_sched__node *slot = n && !via ? n : gs_sched__node_slot(s, p->entry->node);
+	char msg[MSG_MAX];
+	enum gs_wait_reason r = gs_sched__gang_wait(s, p, n, msg, sizeof(msg));
+
+	set_waiting(s, p, r, r == GS_WAIT_GANG ? slot : NULL, msg);
+	if (r == GS_WAIT_GANG)
+		gs_sched__gang_reserve(s, p, n);
+}
+
+static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	struct gs_sched__node *n, *slot;
 	const struct gs_sched__alias *amb;
@@ -420,6 +411,10 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	r = amb ? GS_WAIT_NODE_ALIAS_AMBIGUOUS : gs_sched__node_block_for(n, p);
 	if (r == GS_WAIT_NONE) {
 		r = node_checks(s, p, n, why, sizeof(why));
+		if (r == GS_WAIT_NONE && gs_sched__gang_holds_back(p)) {
+			gang_wait(s, p, n, via);
+			return;
+		}
 		if (r == GS_WAIT_NONE) {
 			set_queued(s, p);
 			return;
@@ -456,6 +451,34 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	/* Every node reason waits on the slot of the map's name (sched_int.h). */
 	slot = n && !via ? n : gs_sched__node_slot(s, p->entry->node);
 	set_waiting(s, p, r, slot, msg);
+}
+
+void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	/* A gang member's reservation is taken out while it is judged (placement never measures a pod
+	 * against itself) and put back when it still fits there; its node is told only if it did not. */
+	struct gs_sched__node *held = gs_sched__gang_unreserve(s, p, 1);
+	const struct gs_sched__use *u;
+
+	place_now(s, p);
+	if (!held)
+		return;
+	u = p->reserved ? gs_hmap_get_str(&s->uses, p->uid) : NULL;
+	if (!u || u->node != held)
+		gs_sched__node_mark_dirty(s, held);
+	held->pinned--;
+	gs_sched__node_gc(s, held);
+}
+
+void gs_sched__place_members(struct gs_sched *s, struct gs_sched__gang *g)
+{
+	struct gs_list *l, *next;
+
+	GS_LIST_FOREACH_SAFE(l, next, &g->members) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		if (p->state == GS_POD_WAITING)
+			gs_sched__place(s, p);
+	}
 }
 
 /* ---- the pod's own inputs ---------------------------------------------------------------------- */
@@ -617,7 +640,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	enum gs_wait_reason r = GS_WAIT_NONE;
 	enum gs_index_source src;
 	struct gs_map *m = NULL;
-	char msg[MSG_MAX];
+	char msg[MSG_MAX], gmsg[MSG_MAX];
 	long index;
 	int rc;
 
@@ -654,6 +677,12 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	}
 	if (r == GS_WAIT_NONE && s->cfg.check_env)
 		r = cuda_check(s, o, e, msg, sizeof(msg));
+	struct gs_gang_opts gopts;
+	int gang_ok = gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &gopts, gmsg, sizeof(gmsg)) == 0;
+	if (r == GS_WAIT_NONE && !gang_ok) {
+		r = GS_WAIT_GANG_INVALID;
+		gs_str_copy(msg, sizeof(msg), gmsg);
+	}
 	/* Gates last: a gated pod with a broken map is told about the map first, which it can fix now. */
 	if (r == GS_WAIT_NONE && o->n_gates > 0) {
 		r = GS_WAIT_SCHEDULING_GATED;
@@ -693,18 +722,68 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	gs_sched__spec_free(p->spec);
 	p->spec = spec_from(s, o, &p->gpu_req);
 	notice_check(s, p);
+	gs_sched__gang_set(s, p, gang_ok ? &gopts : NULL, m ? (long)gs_map_count(m) : 0, s->now_ms);
 }
 
 /* ---- pulls ------------------------------------------------------------------------------------- */
 
-/* Counts p on node n (its entry's, resolved) while its Binding is in flight, so the next decision sees it. */
-static void reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n)
-{
-	static const struct gs_sched__req none;
-	const struct gs_sched__spec *sp = p->spec;
+static void decide(struct gs_sched__pod *p, const struct gs_sched__node *n, int via, struct gs_bind_decision *out);
 
-	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
-			  p->entry->devices, p->owner, p->shared, p->key);
+/*
+ * The gangs ready to commit, in the order they completed: the first time a gang comes up, every
+ * reserved member is placed again, each measured against the others' reservations and everything
+ * else on its node as it is now (one snapshot: nothing happens between these placements); if the gang
+ * still has its size, it is committed and its reserved members are handed out one per call, back to
+ * back and ahead of every other pod, each Binding keeping the member's reservation. 1 with *out.
+ */
+static int gang_commit_next(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
+{
+	while (!gs_list_empty(&s->gangs_ready)) {
+		struct gs_sched__gang *g =
+			GS_CONTAINER_OF(gs_list_first(&s->gangs_ready), struct gs_sched__gang, rlink);
+		struct gs_sched__pod *p = NULL;
+		struct gs_list *l;
+		if (!g->committing) {
+			gs_sched__place_members(s, g);
+			if (g->resting || (long)g->n_reserved < g->size) {
+				gs_list_remove(&g->rlink); /* back on the list when it completes again */
+				continue;
+			}
+			gs_sched__gang_committed(s, g, now_ms);
+		}
+		GS_LIST_FOREACH(l, &g->members) {
+			struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+			if (m->reserved) {
+				p = m;
+				break;
+			}
+		}
+		if (!p) {
+			g->committing = 0;
+			gs_list_remove(&g->rlink);
+			continue;
+		}
+		const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+		GS_ASSERT(u && p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG);
+		gs_sched__gang_hand_out(s, p); /* the reservation becomes the Binding's: the use stays */
+		gs_sched__detach(s, p);
+		gs_sched__set_state(s, p, GS_POD_BINDING);
+		decide(p, u->node, strcmp(u->node->name, p->entry->node) != 0, out);
+		return 1;
+	}
+	return 0;
+}
+
+/* Gang timers that are due: a gathering gang times out (its members placed again release their
+ * reservations), a resting one gathers again (its members placed again take them). */
+static void gang_timers(struct gs_sched *s, int64_t now_ms)
+{
+	struct gs_sched__gang *g;
+
+	while ((g = gs_sched__gang_due(s, now_ms))) {
+		gs_sched__gang_fire(s, g, now_ms);
+		gs_sched__place_members(s, g);
+	}
 }
 
 int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decision *out)
@@ -713,6 +792,10 @@ int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decis
 	gs_sched__agent_expire(s, now_ms);
 	/* Waiters of nodes that lost a pod first: they may fit now. */
 	gs_sched__drain_dirty(s);
+	gang_timers(s, now_ms);
+	/* Gangs complete: ahead of everything else, so that what they reserved goes to them. */
+	if (gang_commit_next(s, now_ms, out))
+		return 1;
 	/* Due retries join the queue (or wait, if their node went away meanwhile). */
 	while (s->retry.len && s->retry.v[0]->due_ms <= now_ms)
 		gs_sched__place(s, s->retry.v[0]);
@@ -729,28 +812,34 @@ int gs_sched__next_bind(struct gs_sched *s, int64_t now_ms, struct gs_bind_decis
 		GS_ASSERT(n && n->present); /* place just queued it for n */
 		gs_sched__heap_remove(&s->bindq, p);
 		gs_sched__set_state(s, p, GS_POD_BINDING);
-		reserve(s, p, n);
-		p->attempts++;
-		*out = (struct gs_bind_decision){
-			.uid = p->uid,
-			.ns = p->ns,
-			.name = p->name,
-			.node = n->name,
-			.map_node = p->entry->node,
-			.devices = p->entry->devices,
-			.n_devices = p->entry->n_devices,
-			.index = p->index,
-			.index_source = p->index_source,
-			.map_line = p->entry->line,
-			.created_ms = p->created_ms,
-			.attempt = p->attempts,
-		};
-		gs_log_debug("pod %s/%s: bind to %s%s%s%s devices %s (index %ld from %s, attempt %u)", p->ns, p->name,
-			     out->map_node, via ? " (node " : "", via ? n->name : "", via ? ")" : "", out->devices,
-			     p->index, gs_index_source_name(p->index_source), p->attempts);
+		gs_sched__pod_reserve(s, p, n); /* the next decision sees it while the Binding is in flight */
+		decide(p, n, via, out);
 		return 1;
 	}
 	return 0;
+}
+
+/* p (BINDING, its use on n) handed out: the decision. */
+static void decide(struct gs_sched__pod *p, const struct gs_sched__node *n, int via, struct gs_bind_decision *out)
+{
+	p->attempts++;
+	*out = (struct gs_bind_decision){
+		.uid = p->uid,
+		.ns = p->ns,
+		.name = p->name,
+		.node = n->name,
+		.map_node = p->entry->node,
+		.devices = p->entry->devices,
+		.n_devices = p->entry->n_devices,
+		.index = p->index,
+		.index_source = p->index_source,
+		.map_line = p->entry->line,
+		.created_ms = p->created_ms,
+		.attempt = p->attempts,
+	};
+	gs_log_debug("pod %s/%s: bind to %s%s%s%s devices %s (index %ld from %s, attempt %u)", p->ns, p->name,
+		     out->map_node, via ? " (node " : "", via ? n->name : "", via ? ")" : "", out->devices, p->index,
+		     gs_index_source_name(p->index_source), p->attempts);
 }
 
 int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result res, int64_t now_ms,
@@ -764,6 +853,7 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 	switch (res) {
 	case GS_BIND_OK:
 		gs_sched__set_state(s, p, GS_POD_BOUND);
+		p->committed = 0;
 		s->binds_ok++;
 		break;
 	case GS_BIND_GONE:
@@ -771,6 +861,9 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 		 * not yet in our watch), most likely where its map says. Released when the watch tells:
 		 * bound (it becomes the pod's use), unbound with a new version (placed again), deleted. */
 		gs_sched__set_state(s, p, GS_POD_GONE);
+		if (p->committed && p->gang)
+			gs_sched__gang_bind_failed(s, p, "was refused (404 or 409: the pod is gone or bound already)");
+		p->committed = 0;
 		s->binds_gone++;
 		gs_log_debug("pod %s/%s: binding gone, forgotten until it changes", p->ns, p->name);
 		break;
@@ -781,6 +874,9 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 		p->due_ms = now_ms + (delay > not_before_ms ? delay : not_before_ms);
 		gs_sched__set_state(s, p, GS_POD_BACKOFF);
 		gs_sched__heap_push(&s->retry, p);
+		if (p->committed && p->gang)
+			gs_sched__gang_bind_failed(s, p, "failed (the apiserver or the network: retryable)");
+		p->committed = 0;
 		s->binds_retry++;
 		gs_log_debug("pod %s/%s: binding failed, retry at %lld", p->ns, p->name, (long long)p->due_ms);
 		break;
@@ -793,7 +889,7 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 int gs_sched__next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	gs_sched__drain_dirty(s);
-	if (gs_sched__next_conflict(s, out)) {
+	if (gs_sched__next_conflict(s, out) || gs_sched__gang_next_event(s, out)) {
 		s->reports++;
 		return 1;
 	}

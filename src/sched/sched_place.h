@@ -17,8 +17,6 @@
 
 /* ---- states and places ------------------------------------------------------------------------- */
 
-/* gs_wait_reason_name (sched.h): "NODE_MISSING", ... */
-const char *gs_sched__wait_reason_name(enum gs_wait_reason r);
 /* The NODE_* reason a node (slot or NULL) blocks placement with, or NONE, whatever the pod (counts
  * nodes_schedulable). */
 enum gs_wait_reason gs_sched__node_block(const struct gs_sched__node *n);
@@ -64,6 +62,8 @@ enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const st
 					 size_t size);
 /* Queues p for binding or makes it wait, from its inputs and the node it names now. */
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
+/* Places again every WAITING member of gang g (its commit's verification, its timers). */
+void gs_sched__place_members(struct gs_sched *s, struct gs_sched__gang *g);
 /* Recomputes the pod's own inputs (map, index, entry, CUDA check, spec) from o. */
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o);
 void gs_sched__spec_free(struct gs_sched__spec *sp);

@@ -300,13 +300,31 @@ void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const ch
 	u->ignored_why = why;
 }
 
+void gs_sched__node_mark_dirty(struct gs_sched *s, struct gs_sched__node *n)
+{
+	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
+	if (!gs_list_linked(&n->dirty) && (n->n_waiters || gs_sched__alias_waiters(s, n)))
+		gs_list_insert_tail(&s->dirty, &n->dirty);
+}
+
 int gs_sched__use_remove(struct gs_sched *s, const char *uid)
+{
+	struct gs_sched__node *n = gs_sched__use_take(s, uid);
+
+	if (!n)
+		return 0;
+	gs_sched__node_mark_dirty(s, n);
+	gs_sched__node_gc(s, n);
+	return 1;
+}
+
+struct gs_sched__node *gs_sched__use_take(struct gs_sched *s, const char *uid)
 {
 	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, uid);
 	struct gs_sched__node *n;
 
 	if (!u)
-		return 0;
+		return NULL;
 	n = u->node;
 	gs_hmap_del_str(&s->uses, u->uid, NULL);
 	totals_add(s, n, &u->req, -1);
@@ -323,11 +341,16 @@ int gs_sched__use_remove(struct gs_sched *s, const char *uid)
 	use_free(u);
 	if (recheck)
 		gs_sched__agent_conflicts(s, n); /* a conflict that ended may be reported again if it comes back */
-	/* Its waiters, and those whose map name resolves to it through its alias label, may fit now. */
-	if (!gs_list_linked(&n->dirty) && (n->n_waiters || gs_sched__alias_waiters(s, n)))
-		gs_list_insert_tail(&s->dirty, &n->dirty);
-	gs_sched__node_gc(s, n);
-	return 1;
+	return n;
+}
+
+void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n)
+{
+	static const struct gs_sched__req none;
+	const struct gs_sched__spec *sp = p->spec;
+
+	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
+			  p->entry->devices, p->owner, p->shared, p->key);
 }
 
 void gs_sched__use_free(struct gs_sched__use *u)
@@ -413,6 +436,10 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 		return GS_WAIT_NONE;
 	size_t l = strlen(msg);
 	snprintf(msg + l, size - l, " on node \"%s\"", n->name);
+	l = strlen(msg);
+	if (n->n_reserved)
+		snprintf(msg + l, size - l, " (%zu of its pods %s reserved for all-or-nothing gangs still gathering)",
+			 n->n_reserved, n->n_reserved == 1 ? "is" : "are");
 	return GS_WAIT_INSUFFICIENT_RESOURCE;
 }
 
@@ -432,8 +459,10 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 		if (!h)
 			continue;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
-		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner", n->name,
-			 is_index ? "GPU " : "device ", (int)len, d, h->use->key);
+		const struct gs_sched__pod *hp = gs_hmap_get_str(&s->pods, h->use->uid);
+		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner%s", n->name,
+			 is_index ? "GPU " : "device ", (int)len, d, h->use->key,
+			 hp && hp->reserved ? " (reserved while its all-or-nothing gang gathers)" : "");
 		return GS_WAIT_DEVICE_BUSY;
 	}
 	return gs_sched__fit_plugin(s, p, n, msg, size);

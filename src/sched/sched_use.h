@@ -35,6 +35,14 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key);
 /* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */
 int gs_sched__use_remove(struct gs_sched *s, const char *uid);
+/* Removes the use of uid (if any) and returns its node, neither marked dirty nor collected (the caller
+ * does both, or puts the use back: a gang member placed again, sched_gang.h); NULL when none. */
+struct gs_sched__node *gs_sched__use_take(struct gs_sched *s, const char *uid);
+/* Marks n dirty (s->dirty) when pods wait for it or for its alias value: usage went down. */
+void gs_sched__node_mark_dirty(struct gs_sched *s, struct gs_sched__node *n);
+/* Counts pod p of ours on node n (its entry's, resolved) as a use: its requests, host ports and its
+ * entry's devices, owned by its owner. The reservation of a Binding in flight or of a gang member. */
+void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
 void gs_sched__use_free(struct gs_sched__use *u);
 /* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */

@@ -31,6 +31,7 @@
  *        aff=K:OP:V1,V2;field:metadata.name:In:N   one required nodeSelectorTerm (repeat: ORed terms)
  *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
+ *        placement=V gang-timeout=D gang-size=N   the all-or-nothing annotations (sched/gang.h)
  *   pod-delete UID
  *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
@@ -50,6 +51,8 @@
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
  *   > conflict NS/NAME OTHER-NS/OTHER-NAME on NODE: MESSAGE
+ *   > gang-event KIND NS/OWNER REASON: MESSAGE   an event on a gang's owner (GangScheduled, ...)
+ *   > gang-event NS/NAME REASON: MESSAGE         the same on one member
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > error: ...                              a command the engine refused (its return code)
@@ -342,6 +345,12 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.assigned = xstrdup(v);
 		} else if (!strcmp(k, "created")) {
 			p.created_ms = atoll(v);
+		} else if (!strcmp(k, "placement")) {
+			p.placement = xstrdup(v);
+		} else if (!strcmp(k, "gang-timeout")) {
+			p.gang_timeout = xstrdup(v);
+		} else if (!strcmp(k, "gang-size")) {
+			p.gang_size = xstrdup(v);
 		} else {
 			fail_msg("unknown pod key %s", k);
 		}
@@ -412,6 +421,11 @@ static void cmd_pull(struct replay *r)
 	while (gs_sched_next_report(r->s, r->now, &rep)) {
 		if (rep.kind == GS_REPORT_DEVICE_PLUGIN)
 			emit(r, "> warning %s/%s DevicePluginRequest: %s\n", rep.ns, rep.name, rep.message);
+		else if (rep.kind == GS_REPORT_GANG && rep.uid)
+			emit(r, "> gang-event %s/%s %s: %s\n", rep.ns, rep.name, rep.event_reason, rep.message);
+		else if (rep.kind == GS_REPORT_GANG)
+			emit(r, "> gang-event %s %s/%s %s: %s\n", rep.owner_kind, rep.ns, rep.owner_name, rep.event_reason,
+			     rep.message);
 		else if (rep.kind == GS_REPORT_DEVICE_CONFLICT)
 			emit(r, "> conflict %s/%s %s/%s on %s: %s\n", rep.ns, rep.name, rep.other_ns, rep.other_name, rep.node,
 			     rep.message);
@@ -540,6 +554,9 @@ static void run_line(struct replay *r, char *line)
 			emit(r, " claims_ignored=%llu", (unsigned long long)st.claims_ignored);
 		if (st.device_conflicts)
 			emit(r, " device_conflicts=%llu", (unsigned long long)st.device_conflicts);
+		if (st.gangs_waiting + st.gangs_bound + st.gang_timeouts)
+			emit(r, " gangs_waiting=%zu gangs_bound=%llu gang_timeouts=%llu", st.gangs_waiting,
+			     (unsigned long long)st.gangs_bound, (unsigned long long)st.gang_timeouts);
 		if (st.agent_fresh + st.agent_stale + st.agent_unusable)
 			emit(r, " agent_fresh=%zu agent_stale=%zu agent_unusable=%zu", st.agent_fresh, st.agent_stale,
 			     st.agent_unusable);

@@ -1,0 +1,440 @@
+/*
+ * sched_gang.c: all-or-nothing gangs. See sched_gang.h, sched_int.h (struct gs_sched__gang) and
+ * docs/sched.md ("All or nothing").
+ *
+ * A gang is the set of pods of one owner that carry gpu-scheduler.io/placement: all-or-nothing. While
+ * it gathers, a member that passes every check takes its reservation (the use a Binding in flight
+ * takes) and waits with GANG; the other members wait with their own reasons. The reservations are real
+ * uses, so every later decision (our other pods, the gang's other members) is measured against them:
+ * members sharing a node are summed. When n_reserved reaches the size the gang is ready; the next pull
+ * verifies all of it on one snapshot (sched_place.c) and hands the members out back to back.
+ */
+#include "sched/sched_gang.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backoff.h"
+#include "core/log.h"
+#include "sched/sched_node.h"
+#include "sched/sched_use.h"
+
+/* How long a gang that timed out rests before it gathers again: doubling from 10 s to 5 min. */
+#define REST_MIN_MS 10000
+#define REST_MAX_MS (5 * 60 * 1000)
+
+/* ---- membership ---------------------------------------------------------------------------------- */
+
+static struct gs_sched__gang *gang_new(struct gs_sched *s, const struct gs_sched__pod *p, int64_t now_ms)
+{
+	size_t ul = strlen(p->owner) + 1;
+	struct gs_sched__gang *g = gs_xcalloc(1, sizeof(*g) + ul);
+
+	memcpy(g->uid, p->owner, ul);
+	gs_list_init(&g->members);
+	gs_list_init(&g->rlink);
+	gs_list_insert_tail(&s->gangs_gathering, &g->glink);
+	s->n_gathering++;
+	g->ns = gs_xstrdup(p->ns);
+	g->kind = gs_xstrdup(p->owner_kind ? p->owner_kind : "");
+	g->name = gs_xstrdup(p->owner_name ? p->owner_name : "");
+	g->started_ms = now_ms;
+	g->first_seen_ms = p->created_ms;
+	gs_sched__hmap_put(&s->gangs, g->uid, g);
+	gs_log_debug("gang %s/%s %s: gathering", g->ns, g->kind, g->name);
+	return g;
+}
+
+static void gang_free(struct gs_sched__gang *g)
+{
+	free(g->ns);
+	free(g->kind);
+	free(g->name);
+	free(g);
+}
+
+void gs_sched__gang_leave(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__gang *g = p->gang;
+
+	if (!g)
+		return;
+	gs_sched__gang_release(s, p);
+	gs_list_remove(&p->glink);
+	p->gang = NULL;
+	p->committed = 0;
+	GS_ASSERT(g->n_members > 0);
+	if (--g->n_members)
+		return;
+	gs_log_debug("gang %s/%s %s: no member left", g->ns, g->kind, g->name);
+	if (!g->ran) {
+		gs_list_remove(&g->glink);
+		s->n_gathering--;
+	}
+	if (gs_list_linked(&g->rlink))
+		gs_list_remove(&g->rlink);
+	gs_hmap_del_str(&s->gangs, g->uid, NULL);
+	gang_free(g);
+}
+
+void gs_sched__gang_set(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_gang_opts *opts, long map_entries,
+			int64_t now_ms)
+{
+	struct gs_sched__gang *g;
+
+	if (!opts || !opts->all_or_nothing || !p->owner) {
+		gs_sched__gang_leave(s, p);
+		return;
+	}
+	g = gs_hmap_get_str(&s->gangs, p->owner);
+	if (p->gang != g || !g) {
+		gs_sched__gang_leave(s, p);
+		if (!g)
+			g = gang_new(s, p, now_ms);
+		gs_list_insert_tail(&g->members, &p->glink);
+		g->n_members++;
+		p->gang = g;
+		if (p->created_ms && (!g->first_seen_ms || p->created_ms < g->first_seen_ms))
+			g->first_seen_ms = p->created_ms;
+	}
+	if (opts->size > 0)
+		g->size = opts->size;
+	else if (map_entries > 0)
+		g->size = map_entries;
+	else if (g->size <= 0)
+		g->size = 1; /* no map yet: the member waits for its own reason anyway */
+	if (g->timeout_ms != opts->timeout_ms) {
+		g->timeout_ms = opts->timeout_ms;
+		g->deadline_ms = g->started_ms + g->timeout_ms;
+	}
+}
+
+/* ---- reservations -------------------------------------------------------------------------------- */
+
+int gs_sched__gang_holds_back(const struct gs_sched__pod *p)
+{
+	return p->gang && !p->gang->ran;
+}
+
+void gs_sched__gang_reserve(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n)
+{
+	struct gs_sched__gang *g = p->gang;
+
+	GS_ASSERT(g && !p->reserved);
+	gs_sched__pod_reserve(s, p, n);
+	n->n_reserved++;
+	p->reserved = 1;
+	g->n_reserved++;
+	if (!g->resting && (long)g->n_reserved >= g->size && !gs_list_linked(&g->rlink)) {
+		gs_list_insert_tail(&s->gangs_ready, &g->rlink);
+		gs_log_debug("gang %s/%s %s: %zu of %ld members fit, ready to commit", g->ns, g->kind, g->name,
+			     g->n_reserved, g->size);
+	}
+}
+
+struct gs_sched__node *gs_sched__gang_unreserve(struct gs_sched *s, struct gs_sched__pod *p, int quiet)
+{
+	struct gs_sched__node *n;
+
+	if (!p->reserved)
+		return NULL;
+	GS_ASSERT(p->gang && p->gang->n_reserved > 0);
+	p->reserved = 0;
+	p->gang->n_reserved--;
+	n = gs_sched__use_take(s, p->uid);
+	GS_ASSERT(n && n->n_reserved > 0); /* a reservation is a use (sched_int.h) */
+	n->n_reserved--;
+	n->pinned++;
+	if (!quiet)
+		gs_sched__node_mark_dirty(s, n);
+	return n;
+}
+
+void gs_sched__gang_release(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__node *n = gs_sched__gang_unreserve(s, p, 0);
+
+	if (!n)
+		return;
+	n->pinned--;
+	gs_sched__node_gc(s, n);
+}
+
+void gs_sched__gang_ran(struct gs_sched *s, struct gs_sched__gang *g)
+{
+	if (g->ran)
+		return;
+	g->ran = 1;
+	gs_list_remove(&g->glink);
+	s->n_gathering--;
+	if (gs_list_linked(&g->rlink))
+		gs_list_remove(&g->rlink);
+	gs_log_info("gang %s/%s %s: a member is bound already: its members are placed alone", g->ns, g->kind, g->name);
+}
+
+void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+
+	GS_ASSERT(p->reserved && u && u->node->n_reserved > 0);
+	p->reserved = 0;
+	p->gang->n_reserved--;
+	u->node->n_reserved--;
+	p->committed = 1;
+}
+
+static const char *owner_kind(const struct gs_sched__gang *g)
+{
+	return *g->kind ? g->kind : "owner";
+}
+
+enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct gs_sched__pod *p,
+					const struct gs_sched__node *n, char *msg, size_t size)
+{
+	const struct gs_sched__gang *g = p->gang;
+
+	if (g->resting) {
+		snprintf(msg, size,
+			 "fits node \"%s\", but its all-or-nothing gang (%s %s) did not complete within its "
+			 "%s and holds nothing until it gathers again (%u %s so far)",
+			 n->name, owner_kind(g), g->name, GS_GANG_TIMEOUT, g->timeouts,
+			 g->timeouts == 1 ? "timeout" : "timeouts");
+		return GS_WAIT_GANG_TIMED_OUT;
+	}
+	snprintf(msg, size,
+		 "fits node \"%s\" and holds it (reserved) until all %ld members of its all-or-nothing gang (%s %s) "
+		 "fit; `gpu-scheduler explain` on a member shows who blocks",
+		 n->name, g->size, owner_kind(g), g->name);
+	return GS_WAIT_GANG;
+}
+
+/* ---- timers -------------------------------------------------------------------------------------- */
+
+static int64_t timer_of(const struct gs_sched__gang *g)
+{
+	return g->resting ? g->retry_ms : g->deadline_ms;
+}
+
+int64_t gs_sched__gang_deadline(const struct gs_sched *s)
+{
+	int64_t best = -1;
+	const struct gs_list *l;
+
+	GS_LIST_FOREACH(l, &s->gangs_gathering) {
+		const struct gs_sched__gang *g = GS_CONTAINER_OF(l, struct gs_sched__gang, glink);
+		if (gs_list_linked(&g->rlink))
+			continue; /* committed at the next pull */
+		if (best < 0 || timer_of(g) < best)
+			best = timer_of(g);
+	}
+	return best;
+}
+
+struct gs_sched__gang *gs_sched__gang_due(const struct gs_sched *s, int64_t now_ms)
+{
+	const struct gs_list *l;
+
+	GS_LIST_FOREACH(l, &s->gangs_gathering) {
+		struct gs_sched__gang *g = GS_CONTAINER_OF(l, struct gs_sched__gang, glink);
+		if (!gs_list_linked(&g->rlink) && timer_of(g) <= now_ms)
+			return g;
+	}
+	return NULL;
+}
+
+/* Queues an event; pod NULL: on the owner. */
+static void event_add(struct gs_sched *s, const struct gs_sched__gang *g, const struct gs_sched__pod *pod,
+		      const char *reason, int warning, const char *message)
+{
+	const char *str[] = {g->ns, g->kind, g->name, g->uid, pod ? pod->uid : NULL, pod ? pod->name : NULL, message};
+	size_t len[7], total = sizeof(struct gs_sched__gang_event);
+	struct gs_sched__gang_event *e;
+	char *at, **dst[7];
+
+	for (int i = 0; i < 7; i++)
+		total += (len[i] = str[i] ? strlen(str[i]) + 1 : 0);
+	e = gs_xcalloc(1, total);
+	e->reason = reason;
+	e->warning = warning;
+	dst[0] = &e->ns, dst[1] = &e->kind, dst[2] = &e->name, dst[3] = &e->owner_uid;
+	dst[4] = &e->pod_uid, dst[5] = &e->pod_name, dst[6] = &e->message;
+	at = (char *)(e + 1);
+	for (int i = 0; i < 7; i++) {
+		if (!str[i])
+			continue;
+		*dst[i] = memcpy(at, str[i], len[i]);
+		at += len[i];
+	}
+	gs_list_insert_tail(&s->gang_events, &e->link);
+}
+
+void gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__gang *g, char *msg, size_t size)
+{
+	const struct gs_list *l;
+	size_t o = 0, shown = 0, more = 0, present = 0;
+
+	msg[0] = '\0';
+	GS_LIST_FOREACH(l, &g->members) {
+		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		if (p->state == GS_POD_FINISHED || p->state == GS_POD_GONE)
+			continue;
+		present++;
+		if (p->state != GS_POD_WAITING || p->reason == GS_WAIT_GANG || p->reason == GS_WAIT_GANG_TIMED_OUT)
+			continue;
+		if (shown == 3) {
+			more++;
+			continue;
+		}
+		if (o < size)
+			o += (size_t)snprintf(msg + o, size - o, "%sindex %ld (%s) %s: %s", shown ? "; " : "", p->index,
+					      p->name, gs_sched__wait_reason_name(p->reason), p->msg ? p->msg : "");
+		shown++;
+	}
+	if (more && o < size)
+		o += (size_t)snprintf(msg + o, size - o, "; and %zu more %s not fitting", more,
+				      more == 1 ? "member" : "members");
+	if ((long)present < g->size && o < size)
+		o += (size_t)snprintf(msg + o, size - o, "%s%ld of %ld members not created yet", o ? "; " : "",
+				      g->size - (long)present, g->size);
+	(void)s;
+}
+
+void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t now_ms)
+{
+	char blockers[1536], msg[2048], left[32];
+	const struct gs_list *l;
+	int64_t rest;
+
+	if (g->resting) {
+		g->resting = 0;
+		g->started_ms = now_ms;
+		g->deadline_ms = now_ms + g->timeout_ms;
+		gs_log_info("gang %s/%s %s: gathers again (attempt %u)", g->ns, g->kind, g->name, g->timeouts + 1);
+		return;
+	}
+	rest = (int64_t)gs_backoff_delay(REST_MIN_MS, REST_MAX_MS, g->timeouts + 1, &s->rng);
+	g->timeouts++;
+	s->gang_timeouts++;
+	g->resting = 1;
+	g->retry_ms = now_ms + rest;
+	gs_sched__gang_blockers(s, g, blockers, sizeof(blockers));
+	snprintf(left, sizeof(left), "%" PRId64 " s", (rest + 999) / 1000);
+	snprintf(msg, sizeof(msg),
+		 "all-or-nothing gang %s %s did not complete within %" PRId64 " s (%s): %zu of %ld members fit; "
+		 "blocked by: %s; its reservations are released and it tries again in %s",
+		 owner_kind(g), g->name, g->timeout_ms / 1000, GS_GANG_TIMEOUT, g->n_reserved, g->size,
+		 *blockers ? blockers : "nothing (the members fit only now)", left);
+	gs_log_info("gang %s/%s %s: timed out: %s", g->ns, g->kind, g->name, msg);
+	event_add(s, g, NULL, "GangTimedOut", 1, msg);
+	GS_LIST_FOREACH(l, &g->members) {
+		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		if (p->state == GS_POD_WAITING)
+			event_add(s, g, p, "GangTimedOut", 1, msg);
+	}
+}
+
+void gs_sched__gang_committed(struct gs_sched *s, struct gs_sched__gang *g, int64_t now_ms)
+{
+	char msg[512], after[48];
+
+	GS_ASSERT(!g->ran);
+	snprintf(after, sizeof(after), " (after %u %s)", g->timeouts, g->timeouts == 1 ? "timeout" : "timeouts");
+	g->ran = 1;
+	g->committing = 1;
+	gs_list_remove(&g->glink);
+	s->n_gathering--;
+	s->gangs_bound++;
+	snprintf(msg, sizeof(msg),
+		 "all-or-nothing gang %s %s placed: %zu members bound together, each where its map entry says"
+		 "%s; a member replaced later is placed alone",
+		 owner_kind(g), g->name, g->n_reserved, g->timeouts ? after : "");
+	gs_log_info("gang %s/%s %s: committing %zu members", g->ns, g->kind, g->name, g->n_reserved);
+	event_add(s, g, NULL, "GangScheduled", 0, msg);
+	(void)now_ms;
+}
+
+void gs_sched__gang_bind_failed(struct gs_sched *s, const struct gs_sched__pod *p, const char *what)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg),
+		 "the Binding of gang member %s (index %ld) %s; a binding cannot be undone, so the other members "
+		 "stay bound and this one is retried alone",
+		 p->name, p->index, what);
+	event_add(s, p->gang, NULL, "GangBindingFailed", 1, msg);
+}
+
+int gs_sched__gang_next_event(struct gs_sched *s, struct gs_report *out)
+{
+	struct gs_sched__gang_event *e;
+
+	free(s->gang_reported);
+	s->gang_reported = NULL;
+	if (gs_list_empty(&s->gang_events))
+		return 0;
+	e = GS_CONTAINER_OF(gs_list_first(&s->gang_events), struct gs_sched__gang_event, link);
+	gs_list_remove(&e->link);
+	s->gang_reported = e;
+	*out = (struct gs_report){
+		.kind = GS_REPORT_GANG,
+		.uid = e->pod_uid,
+		.ns = e->ns,
+		.name = e->pod_name,
+		.message = e->message,
+		.index = -1,
+		.event_reason = e->reason,
+		.warning = e->warning,
+		.owner_kind = e->kind,
+		.owner_name = e->name,
+		.owner_uid = e->owner_uid,
+	};
+	if (strcmp(e->reason, "GangScheduled") == 0) {
+		struct gs_sched__gang *g = gs_hmap_get_str(&s->gangs, e->owner_uid);
+		out->gang_created_ms = g ? g->first_seen_ms : 0;
+	}
+	return 1;
+}
+
+void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_explain_gang *out)
+{
+	const struct gs_sched__gang *g = p->gang;
+	char msg[1536];
+
+	memset(out, 0, sizeof(*out));
+	if (!g)
+		return;
+	out->size = g->size;
+	out->members = g->n_members;
+	out->fitting = g->n_reserved;
+	out->ran = g->ran;
+	out->resting = g->resting;
+	out->timeouts = g->timeouts;
+	out->left_ms = g->ran ? -1 : timer_of(g) - s->now_ms;
+	if (out->left_ms < -1)
+		out->left_ms = 0;
+	out->kind = g->kind;
+	out->name = g->name;
+	if (!g->ran) {
+		gs_sched__gang_blockers(s, g, msg, sizeof(msg));
+		if (*msg)
+			out->blockers = gs_xstrdup(msg);
+	}
+}
+
+void gs_sched__gangs_free(struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->gangs, &it))
+		gang_free(it.val);
+	gs_hmap_free(&s->gangs);
+	while (!gs_list_empty(&s->gang_events)) {
+		struct gs_sched__gang_event *e =
+			GS_CONTAINER_OF(gs_list_first(&s->gang_events), struct gs_sched__gang_event, link);
+		gs_list_remove(&e->link);
+		free(e);
+	}
+	free(s->gang_reported);
+}
