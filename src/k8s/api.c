@@ -110,6 +110,18 @@ int gs_api_bind(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char 
 	return r;
 }
 
+const char *gs_api_version_of(const char *kind)
+{
+	static const char *const apps[] = {"StatefulSet", "ReplicaSet", "Deployment", "DaemonSet"};
+
+	if (!kind)
+		return "v1";
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++)
+		if (strcmp(kind, apps[i]) == 0)
+			return "apps/v1";
+	return strcmp(kind, "Job") == 0 ? "batch/v1" : "v1";
+}
+
 int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_event_type type, const char *reason,
 		 const char *message, const char *component, int64_t now_ms, gs_kube_done_cb done, void *ud)
 {
@@ -126,8 +138,11 @@ int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_ev
 	r = r ? r : gs_buf_append_json_str(&b, gen);
 	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
-	r = r ? r
-	      : gs_buf_append_str(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	r = r ? r : gs_buf_append_str(&b, "},\"involvedObject\":{\"apiVersion\":");
+	r = r ? r : gs_buf_append_json_str(&b, gs_api_version_of(pod->kind));
+	r = r ? r : gs_buf_append_str(&b, ",\"kind\":");
+	r = r ? r : gs_buf_append_json_str(&b, pod->kind ? pod->kind : "Pod");
+	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->ns);
 	r = r ? r : gs_buf_append_str(&b, ",\"name\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->name);

@@ -23,7 +23,14 @@ struct gs_api_pod_ref {
 	const char *ns;
 	const char *name;
 	const char *uid;
+	/* gs_api_event only: the involved object's kind when it is not a Pod ("StatefulSet", "Job": the
+	 * owner of an all-or-nothing gang); NULL for a Pod. */
+	const char *kind;
 };
+
+/* The apiVersion of an owner's kind for an event's involvedObject: "apps/v1" for StatefulSet,
+ * ReplicaSet, Deployment, DaemonSet; "batch/v1" for Job; "v1" otherwise (Pod, unknown kinds). */
+const char *gs_api_version_of(const char *kind);
 
 /* Result classes shared by the callers. */
 enum gs_api_result {

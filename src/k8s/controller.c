@@ -164,6 +164,15 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 		send_event(c, &other, GS_EVENT_WARNING, "DeviceConflict", r->message);
 		return;
 	}
+	if (r->kind == GS_REPORT_GANG) { /* on the owner, or on one member; the engine logged it */
+		struct gs_api_pod_ref owner = {
+			.ns = r->ns, .name = r->owner_name, .uid = r->owner_uid, .kind = r->owner_kind};
+		send_event(c, r->uid ? &pod : &owner, r->warning ? GS_EVENT_WARNING : GS_EVENT_NORMAL, r->event_reason,
+			   r->message);
+		if (!r->uid)
+			gs_controller__gang_observed(&c->m, r, gs_clock_wall_ms());
+		return;
+	}
 	gs_log_info("pod %s/%s waits: %s", r->ns, r->name, r->message);
 	send_condition(c, &pod, r->message);
 	send_event(c, &pod, GS_EVENT_WARNING, "FailedScheduling", r->message);
@@ -644,6 +653,7 @@ void gs_controller_free(struct gs_controller *c)
 	gs_sched_free(c->sched);
 	gs_histogram_free(&c->m.bind_latency);
 	gs_histogram_free(&c->m.e2e_latency);
+	gs_histogram_free(&c->m.gang_latency);
 	free(c->scheduler_name);
 	free(c->annotation);
 	free(c);

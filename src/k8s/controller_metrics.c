@@ -5,6 +5,7 @@
 #include "k8s/controller_metrics.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "core/clock.h"
 #include "k8s/watch.h"
@@ -93,6 +94,48 @@ static double m_claims_ignored(void *ud)
 static double m_device_conflicts(void *ud)
 {
 	return (double)sched_stats(ud).device_conflicts;
+}
+
+static double m_gangs_waiting(void *ud)
+{
+	return (double)sched_stats(ud).gangs_waiting;
+}
+
+static double m_gangs_bound(void *ud)
+{
+	return (double)sched_stats(ud).gangs_bound;
+}
+
+void gs_controller__gang_observed(struct gs_controller_metrics *c, const struct gs_report *r, int64_t now_ms)
+{
+	if (strcmp(r->event_reason, "GangScheduled") == 0 && r->gang_created_ms > 0 && now_ms >= r->gang_created_ms)
+		gs_histogram_observe(&c->gang_latency, (double)(now_ms - r->gang_created_ms) / 1000.0);
+	else if (strcmp(r->event_reason, "GangTimedOut") == 0 && (unsigned)r->reason < GS_WAIT__COUNT)
+		c->gang_timeouts[r->reason].v++;
+}
+
+/* The all-or-nothing gangs (docs/sched.md, "All or nothing"). */
+static void register_gangs(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	gs_metrics_gauge_fn(m, "gpu_scheduler_gangs_waiting",
+			    "All-or-nothing gangs not placed yet (gathering, or resting after a timeout).", NULL,
+			    m_gangs_waiting, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_gangs_bound_total",
+			      "All-or-nothing gangs committed: every member handed out together.", NULL, m_gangs_bound,
+			      c);
+	gs_histogram_init(&c->gang_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_metrics_histogram(m, "gpu_scheduler_gang_scheduling_duration_seconds",
+			     "Time from a gang's first member's creation to its commit.", NULL, &c->gang_latency);
+	for (int w = 0; w < GS_WAIT__COUNT; w++) {
+		if (w == GS_WAIT_GANG || w == GS_WAIT_GANG_TIMED_OUT)
+			continue; /* a member waiting for its gang never blocks it */
+		snprintf(c->gang_labels[w], sizeof(c->gang_labels[w]), "reason=\"%s\"",
+			 w == GS_WAIT_NONE ? "MEMBERS_MISSING" : gs_wait_reason_name((enum gs_wait_reason)w));
+		gs_metrics_counter(m, "gpu_scheduler_gang_timeouts_total",
+				   "All-or-nothing gangs that timed out, by the first blocking member's reason "
+				   "(MEMBERS_MISSING: no member that exists blocks; members are not created yet).",
+				   c->gang_labels[w], &c->gang_timeouts[w]);
+	}
 }
 
 static double m_agent_fresh(void *ud)
@@ -311,4 +354,5 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 	register_watches(c, m);
 	register_engine(c, m);
 	register_writes(c, m);
+	register_gangs(c, m);
 }

@@ -50,17 +50,24 @@ struct gs_controller_metrics {
 	/* Counted by the controller. */
 	struct gs_counter bind_results[GS_CTRL_RES__COUNT];
 	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
-	struct gs_histogram bind_latency; /* from sending a binding to its answer */
-	struct gs_histogram e2e_latency;  /* from a pod's creation to its successful binding */
+	struct gs_histogram bind_latency;                /* from sending a binding to its answer */
+	struct gs_histogram e2e_latency;                 /* from a pod's creation to its successful binding */
+	struct gs_histogram gang_latency;                /* from a gang's first member's creation to its commit */
+	struct gs_counter gang_timeouts[GS_WAIT__COUNT]; /* by the first blocker's reason (NONE: missing) */
 	/* Private. */
 	struct gs_controller_waiting_gauge waiting_by[GS_WAIT__COUNT];
 	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */
 	int64_t oldest_created_ms[GS_WAIT__COUNT];
-	uint64_t oldest_at; /* uv_now() + 1 of the last computation, 0 never */
+	char gang_labels[GS_WAIT__COUNT][64]; /* gang_timeouts' label texts (the registry borrows them) */
+	uint64_t oldest_at;                   /* uv_now() + 1 of the last computation, 0 never */
 };
 
+/* A gang event reached the owner (GS_REPORT_GANG without a pod): GangScheduled observes the latency
+ * from its first member's creation (wall clock, now_ms), GangTimedOut counts a timeout by reason. */
+void gs_controller__gang_observed(struct gs_controller_metrics *cm, const struct gs_report *r, int64_t now_ms);
+
 /* Initialises the histograms and registers every series in m. Once per struct; the owner frees the
- * two histograms (gs_histogram_free) after the registry is freed. */
+ * three histograms (gs_histogram_free) after the registry is freed. */
 void gs_controller_metrics_register(struct gs_controller_metrics *cm, struct gs_metrics *m);
 
 #endif

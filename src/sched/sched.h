@@ -222,7 +222,8 @@ struct gs_report {
 			      * I/O layer may delete the pod so its controller recreates it through the
 			      * webhook */
 	const char *other_uid, *other_ns, *other_name; /* DEVICE_CONFLICT: the pod the plugin gave it to */
-	/* GANG: "GangTimedOut" (Warning), "GangScheduled" (Normal), "GangBindingFailed" (Warning) */
+	/* GANG: "GangTimedOut" (Warning), "GangScheduled" (Normal), "GangBindingFailed" (Warning); reason
+	 * on the owner's GangTimedOut: the first blocking member's, NONE when members are missing. */
 	const char *event_reason;
 	int warning;
 	const char *owner_kind, *owner_name, *owner_uid;

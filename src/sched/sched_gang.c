@@ -245,8 +245,9 @@ struct gs_sched__gang *gs_sched__gang_due(const struct gs_sched *s, int64_t now_
 }
 
 /* Queues an event; pod NULL: on the owner. */
-static void event_add(struct gs_sched *s, const struct gs_sched__gang *g, const struct gs_sched__pod *pod,
-		      const char *reason, int warning, const char *message)
+static struct gs_sched__gang_event *event_add(struct gs_sched *s, const struct gs_sched__gang *g,
+					      const struct gs_sched__pod *pod, const char *reason, int warning,
+					      const char *message)
 {
 	const char *str[] = {g->ns, g->kind, g->name, g->uid, pod ? pod->uid : NULL, pod ? pod->name : NULL, message};
 	size_t len[7], total = sizeof(struct gs_sched__gang_event);
@@ -268,10 +269,13 @@ static void event_add(struct gs_sched *s, const struct gs_sched__gang *g, const 
 		at += len[i];
 	}
 	gs_list_insert_tail(&s->gang_events, &e->link);
+	return e;
 }
 
-void gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__gang *g, char *msg, size_t size)
+enum gs_wait_reason gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__gang *g, char *msg,
+					    size_t size)
 {
+	enum gs_wait_reason first = GS_WAIT_NONE;
 	const struct gs_list *l;
 	size_t o = 0, shown = 0, more = 0, present = 0;
 
@@ -283,6 +287,8 @@ void gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__ga
 		present++;
 		if (p->state != GS_POD_WAITING || p->reason == GS_WAIT_GANG || p->reason == GS_WAIT_GANG_TIMED_OUT)
 			continue;
+		if (first == GS_WAIT_NONE)
+			first = p->reason;
 		if (shown == 3) {
 			more++;
 			continue;
@@ -299,12 +305,14 @@ void gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__ga
 		o += (size_t)snprintf(msg + o, size - o, "%s%ld of %ld members not created yet", o ? "; " : "",
 				      g->size - (long)present, g->size);
 	(void)s;
+	return first;
 }
 
 void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t now_ms)
 {
 	char blockers[1536], msg[2048], left[32];
 	const struct gs_list *l;
+	enum gs_wait_reason why;
 	int64_t rest;
 
 	if (g->resting) {
@@ -319,7 +327,7 @@ void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t n
 	s->gang_timeouts++;
 	g->resting = 1;
 	g->retry_ms = now_ms + rest;
-	gs_sched__gang_blockers(s, g, blockers, sizeof(blockers));
+	why = gs_sched__gang_blockers(s, g, blockers, sizeof(blockers));
 	snprintf(left, sizeof(left), "%" PRId64 " s", (rest + 999) / 1000);
 	snprintf(msg, sizeof(msg),
 		 "all-or-nothing gang %s %s did not complete within %" PRId64 " s (%s): %zu of %ld members fit; "
@@ -327,7 +335,7 @@ void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t n
 		 owner_kind(g), g->name, g->timeout_ms / 1000, GS_GANG_TIMEOUT, g->n_reserved, g->size,
 		 *blockers ? blockers : "nothing (the members fit only now)", left);
 	gs_log_info("gang %s/%s %s: timed out: %s", g->ns, g->kind, g->name, msg);
-	event_add(s, g, NULL, "GangTimedOut", 1, msg);
+	event_add(s, g, NULL, "GangTimedOut", 1, msg)->why = why;
 	GS_LIST_FOREACH(l, &g->members) {
 		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
 		if (p->state == GS_POD_WAITING)
@@ -385,6 +393,7 @@ int gs_sched__gang_next_event(struct gs_sched *s, struct gs_report *out)
 		.message = e->message,
 		.index = -1,
 		.event_reason = e->reason,
+		.reason = e->why,
 		.warning = e->warning,
 		.owner_kind = e->kind,
 		.owner_name = e->name,

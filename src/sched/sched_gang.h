@@ -73,8 +73,10 @@ void gs_sched__gang_bind_failed(struct gs_sched *s, const struct gs_sched__pod *
 /* The next gang event as a report (GS_REPORT_GANG), or 0. Strings valid until the next call. */
 int gs_sched__gang_next_event(struct gs_sched *s, struct gs_report *out);
 /* Who blocks g: members not fitting (up to three, with their reason and message) and members not
- * created, into msg ("" when nobody blocks). */
-void gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__gang *g, char *msg, size_t size);
+ * created, into msg ("" when nobody blocks). Returns the first such member's reason, NONE when only
+ * members not created (or nobody) block. */
+enum gs_wait_reason gs_sched__gang_blockers(const struct gs_sched *s, const struct gs_sched__gang *g, char *msg,
+					    size_t size);
 /* explain's view of p's gang (out->size 0 when p is in none); out->blockers is allocated. */
 void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_explain_gang *out);
 /* Frees every gang and pending event (the engine is being freed; pods free themselves). */

@@ -254,8 +254,10 @@ struct gs_sched__gang {
 
 /* An event about a gang (sched_gang.c) not pulled yet: on its owner (pod NULL) or on one member. */
 struct gs_sched__gang_event {
-	struct gs_list link; /* in s->gang_events, FIFO */
-	const char *reason;  /* "GangTimedOut", "GangScheduled", "GangBindingFailed" (static) */
+	struct gs_list link;     /* in s->gang_events, FIFO */
+	const char *reason;      /* "GangTimedOut", "GangScheduled", "GangBindingFailed" (static) */
+	enum gs_wait_reason why; /* GangTimedOut on the owner: the first blocking member's reason (NONE: none
+				  * created blocks, members are missing) */
 	int warning;
 	char *ns, *kind, *name, *owner_uid; /* the owner */
 	char *pod_uid, *pod_name;           /* the member told, or NULL for the owner */
