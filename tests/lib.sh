@@ -233,14 +233,18 @@ map_annotation() {
 	for e in "$@"; do printf '%s  %s\n' "$pad" "$e"; done
 }
 
+# pod_meta_yaml APP [ENTRY...]: the template's metadata; TEMPLATE_ANNOTATIONS, when set, is more
+# annotations, one "key: value" a line (the all-or-nothing ones, say).
 pod_meta_yaml() {
 	local app=$1
 	shift
 	printf '    metadata:\n      labels:\n        app: %s\n' "$app"
-	if [ $# -gt 0 ]; then
+	if [ $# -gt 0 ] || [ -n "${TEMPLATE_ANNOTATIONS:-}" ]; then
 		printf '      annotations:\n'
-		INDENT=8 map_annotation "$@"
+		[ -n "${TEMPLATE_ANNOTATIONS:-}" ] && printf '%s\n' "$TEMPLATE_ANNOTATIONS" | sed 's/^/        /'
+		[ $# -gt 0 ] && INDENT=8 map_annotation "$@"
 	fi
+	return 0
 }
 
 # pod_template_yaml APP [ENTRY...]: the pod template both workload kinds share, at 4 spaces.

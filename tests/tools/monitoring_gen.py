@@ -327,6 +327,22 @@ def cmd_alert_tests(short_path, now_short, long_path, now_long, rules_path):
                       [{"severity": "warning"}]))
     tests.append(case("agent: for 10 minutes, not yet", agents(1), "GpuSchedulerAgentDataMissing", "10m", []))
 
+    # Gang timeouts: the scraped counters (one per reason), then three in an hour for one reason.
+    name = "gpu_scheduler_gang_timeouts_total"
+    timeouts = {lab["reason"]: v for lab, v in select(short, name)}
+    if "NODE_MISSING" not in timeouts or "MEMBERS_MISSING" not in timeouts:
+        die("%s: gang timeout reasons %r" % (short_path, sorted(timeouts)))
+
+    def gang_timeouts(reason, per_min):
+        return [(series_id(name, {"reason": r}), "%d+%gx70" % (v, per_min if r == reason else 0))
+                for r, v in sorted(timeouts.items())]
+    tests.append(case("gangs: the scraped counters, not moving, fire nothing", gang_timeouts("", 0),
+                      "GpuSchedulerGangTimeouts", "60m", []))
+    tests.append(case("gangs: 6 NODE_MISSING timeouts in an hour fire for that reason", gang_timeouts("NODE_MISSING", 0.1),
+                      "GpuSchedulerGangTimeouts", "60m", [{"severity": "warning", "reason": "NODE_MISSING"}]))
+    tests.append(case("gangs: 1 timeout in an hour does not", [(series_id(name, {"reason": "TAINT"}), "0+0x5 1+0x65")],
+                      "GpuSchedulerGangTimeouts", "60m", []))
+
     # Every alert of the rules is tested.
     with open(rules_path) as f:
         alerts = {r["alert"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r}
