@@ -424,24 +424,34 @@ struct gang {
 	struct gs_gang_opts o;
 };
 
-/* A plain scalar YAML reads as a number, a boolean or null: kubectl refuses it as an annotation value. */
+/* A plain scalar kubectl's YAML (1.1) reads as a number, a boolean or null ("8", "-1.5", "true", "~"):
+ * refused as an annotation value. Not exhaustive (hex, exponents, yes/no are too); the common slips. */
 static int yaml_non_string(const yaml_node_t *n)
 {
+	static const char *const words[] = {"~",    "null", "Null",  "NULL",  "true",
+					    "True", "TRUE", "false", "False", "FALSE"};
 	const char *s = scalar(n);
 	size_t i = 0;
+	int digits = 0, dots = 0;
 
 	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return 0;
-	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "true") || !strcmp(s, "false"))
+	if (!*s)
 		return 1;
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+		if (!strcmp(s, words[w]))
+			return 1;
 	if (s[i] == '-' || s[i] == '+')
 		i++;
-	if (!s[i])
-		return 0;
-	for (; s[i]; i++)
-		if ((s[i] < '0' || s[i] > '9') && s[i] != '.')
+	for (; s[i]; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			digits++;
+		else if (s[i] == '.')
+			dots++;
+		else
 			return 0;
-	return 1;
+	}
+	return digits > 0 && dots <= 1;
 }
 
 /* Reads and parses the annotations: 0, or an error given (the webhook's message) and -EINVAL. */

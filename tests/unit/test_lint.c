@@ -494,6 +494,31 @@ static void test_gang(void **state)
 	HAS(l, "notstr", 5, GS_LINT_ERROR, "the gpu-scheduler.io/placement annotation is not a string");
 	assert_int_equal(gs_lint_errors(l), 3);
 	gs_lint_free(l);
+
+	/* plain scalars: a string to YAML is judged by the parser, a boolean is not a string */
+	static const char *const plain[][2] = {
+		{"gang-timeout: 1.2.3", "gang-timeout \"1.2.3\" is not a duration"},
+		{"gang-timeout: 1h", NULL},
+		{"gang-timeout: -1.5", "gang-timeout: -1.5 is not a string"},
+		{"gang-size: true", "gang-size: true is not a string"},
+		{"gang-size: ~", "gang-size: ~ is not a string"},
+	};
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char text[512];
+		int n = snprintf(text, sizeof(text),
+				 "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+				 "    gpu-scheduler.io/placement: all-or-nothing\n    gpu-scheduler.io/%s\n"
+				 "    gpu-scheduling-map: \"0=node1:0\"\nspec:\n  schedulerName: gpu-scheduler\n",
+				 plain[i][0]);
+		l = gs_lint_new(&o);
+		gs_lint_add(l, "p", text, (size_t)n);
+		gs_lint_finish(l);
+		if (plain[i][1])
+			HAS(l, "p", 6, GS_LINT_ERROR, plain[i][1]);
+		else
+			assert_int_equal(gs_lint_errors(l), 0);
+		gs_lint_free(l);
+	}
 }
 
 /* ---- the examples: deploy/ and the README ------------------------------------------------------------ */
