@@ -166,7 +166,7 @@ FUZZ_SAN     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 FUZZ_LLHTTP  := $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 
 # What each harness links besides itself (the one list per harness; a new harness needs its own).
-FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/map.c src/sched/map_cache.c \
+FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/gang.c src/sched/map.c src/sched/map_cache.c \
 			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c src/core/alloc.c \
 			src/core/json_nul.c
 FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
@@ -177,7 +177,8 @@ FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/de
 FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
-FUZZ_lint_SRC        := src/lint/lint.c src/sched/map.c src/core/hmap.c src/core/log.c src/core/alloc.c src/core/buf.c
+FUZZ_gang_SRC        := src/sched/gang.c
+FUZZ_lint_SRC        := src/lint/lint.c src/sched/gang.c src/sched/map.c src/core/hmap.c src/core/log.c src/core/alloc.c src/core/buf.c
 FUZZ_json_items_SRC  := src/core/json_items.c src/core/buf.c src/core/log.c
 FUZZ_kubeconfig_SRC  := src/k8s/kubeconfig.c src/core/alloc.c src/core/log.c
 FUZZ_http_server_SRC := src/core/http_server.c src/core/conn.c src/core/tls.c src/core/buf.c src/core/log.c \

@@ -16,6 +16,7 @@
 
 #include "core/json_nul.h"
 #include "core/log.h"
+#include "sched/gang.h"
 #include "sched/inuse.h"
 
 /* Where an error goes, and which object it is about ("pod default/web-0"). */
@@ -748,6 +749,9 @@ static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_anno
 	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
+	    (r = get_map_str(d, ann, GS_GANG_PLACEMENT, "metadata.annotations", &out->placement)) < 0 ||
+	    (r = get_map_str(d, ann, GS_GANG_TIMEOUT, "metadata.annotations", &out->gang_timeout)) < 0 ||
+	    (r = get_map_str(d, ann, GS_GANG_SIZE, "metadata.annotations", &out->gang_size)) < 0 ||
 	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0)
 		return r;
 	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */

@@ -31,6 +31,7 @@
 #include "k8s/decode.h"
 #include "k8s/decode_items.h"
 #include "k8s/decode_pb_int.h"
+#include "sched/gang.h"
 #include "sched/inuse.h"
 
 int gs_decode__pb_pfail(struct gs_decode__pctx *d, const char *fmt, ...)
@@ -1298,6 +1299,9 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 		{11, full_only ? GS_LABEL_POD_INDEX : NULL, &out->label_pod_index, NULL, NULL},
 		{12, full_only ? GS_ANN_JOB_INDEX : NULL, &out->job_index, NULL, NULL},
 		{12, full_only ? GS_ANN_ASSIGNED : NULL, &out->assigned, NULL, NULL},
+		{12, full_only ? GS_GANG_PLACEMENT : NULL, &out->placement, NULL, NULL},
+		{12, full_only ? GS_GANG_TIMEOUT : NULL, &out->gang_timeout, NULL, NULL},
+		{12, full_only ? GS_GANG_SIZE : NULL, &out->gang_size, NULL, NULL},
 		{12, full_only ? map_annotation : NULL, NULL, &out->map_text,
 		 &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},

@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/hmap.h"
+#include "sched/gang.h"
 #include "sched/map.h"
 
 #define LIST_MAX 10 /* indices listed in one message */
@@ -68,6 +69,8 @@ struct tmpl {
 	const char *count_key; /* "replicas", "completions" */
 	int count_line;        /* its line, or 0 when defaulted */
 	const char *none_why;  /* REACH_NONE: why its pods have no index */
+	const char *kind;      /* "StatefulSet", "Job" (a CronJob's too), "Pod", "Deployment" */
+	yaml_node_t *spec;     /* a StatefulSet's or Job's spec: the counts a gang is checked against */
 };
 
 static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
@@ -413,6 +416,152 @@ static void map_problem(void *arg, const struct gs_map_error *err)
 	     c->t->l->annotation, err->line > 0 ? " line " : "", err->line, msg);
 }
 
+/* ---- all-or-nothing (sched/gang.h) ------------------------------------------------------------------ */
+
+/* The three annotations' nodes, and the line a finding about the gang goes to. */
+struct gang {
+	yaml_node_t *placement, *timeout, *size;
+	struct gs_gang_opts o;
+};
+
+/* A plain scalar kubectl's YAML (1.1) reads as a number, a boolean or null ("8", "-1.5", "true", "~"):
+ * refused as an annotation value. Not exhaustive (hex, exponents, yes/no are too); the common slips. */
+static int yaml_non_string(const yaml_node_t *n)
+{
+	static const char *const words[] = {"~",    "null", "Null",  "NULL",  "true",
+					    "True", "TRUE", "false", "False", "FALSE"};
+	const char *s = scalar(n);
+	size_t i = 0;
+	int digits = 0, dots = 0;
+
+	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	if (!*s)
+		return 1;
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+		if (!strcmp(s, words[w]))
+			return 1;
+	if (s[i] == '-' || s[i] == '+')
+		i++;
+	for (; s[i]; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			digits++;
+		else if (s[i] == '.')
+			dots++;
+		else
+			return 0;
+	}
+	return digits > 0 && dots <= 1;
+}
+
+/* Reads and parses the annotations: 0, or an error given (the webhook's message) and -EINVAL. */
+static int gang_read(struct tmpl *t, yaml_node_t *tmpl_node, struct gang *g)
+{
+	yaml_document_t *d = t->doc;
+	yaml_node_t *anns = PATH(d, tmpl_node, "metadata", "annotations"), *at;
+	yaml_node_t *const *each[] = {&g->placement, &g->timeout, &g->size};
+	const char *names[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
+	char msg[300];
+
+	g->placement = get(d, anns, GS_GANG_PLACEMENT);
+	g->timeout = get(d, anns, GS_GANG_TIMEOUT);
+	g->size = get(d, anns, GS_GANG_SIZE);
+	for (int i = 0; i < 3; i++) {
+		const yaml_node_t *n = *each[i];
+		if (n && n->type != YAML_SCALAR_NODE) {
+			diag(t->l, t->file, line_of(n), GS_LINT_ERROR, "%s: the %s annotation is not a string", t->what,
+			     names[i]);
+			return -EINVAL;
+		}
+		if (yaml_non_string(n)) {
+			diag(t->l, t->file, line_of(n), GS_LINT_ERROR,
+			     "%s: %s: %s is not a string in YAML and annotation values must be: quote it (\"%s\")",
+			     t->what, names[i], scalar(n), scalar(n));
+			return -EINVAL;
+		}
+	}
+	if (gs_gang_opts_parse(scalar(g->placement), scalar(g->timeout), scalar(g->size), &g->o, msg, sizeof(msg)) == 0)
+		return 0;
+	at = !strncmp(msg, GS_GANG_TIMEOUT, strlen(GS_GANG_TIMEOUT)) ? g->timeout
+	     : !strncmp(msg, GS_GANG_SIZE, strlen(GS_GANG_SIZE))     ? g->size
+								     : g->placement;
+	diag(t->l, t->file, line_of(at), GS_LINT_ERROR, "%s: %s", t->what, msg);
+	return -EINVAL;
+}
+
+/* "gpu-scheduler.io/gang-size 8" or "the gang of the map's 4 entries" (no gang-size: the default). */
+static const char *gang_size_words(char *out, size_t size, const struct gang *g, long n)
+{
+	if (g->size)
+		snprintf(out, size, "%s %ld", GS_GANG_SIZE, n);
+	else
+		snprintf(out, size, "the gang of the map's %ld entries (no %s: the default)", n, GS_GANG_SIZE);
+	return out;
+}
+
+/* A StatefulSet's gang: no more than its replicas, and its pods created together. */
+static void gang_statefulset(struct tmpl *t, const struct gang *g, long n)
+{
+	yaml_document_t *d = t->doc;
+	yaml_node_t *r = get(d, t->spec, "replicas"), *policy = get(d, t->spec, "podManagementPolicy");
+	long replicas = r ? integer(r) : 1;
+	char words[160];
+
+	if (replicas == 0)
+		return; /* nothing runs */
+	if (n > 0 && replicas > 0 && n > replicas)
+		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		     "%s: %s is more than replicas %ld%s: the gang could never complete", t->what,
+		     gang_size_words(words, sizeof(words), g, n), replicas, r ? "" : " (the default)");
+	if (n == 1 || replicas == 1 || (policy && !scalar_is(policy, "OrderedReady")))
+		return; /* a gang of one pod, or Parallel (or a value the apiserver refuses) */
+	diag(t->l, t->file, line_of(policy ? policy : g->placement), GS_LINT_ERROR,
+	     "%s: all-or-nothing with podManagementPolicy OrderedReady%s can never complete: pod 1 is not created "
+	     "until pod 0 is Ready; set podManagementPolicy: Parallel",
+	     t->what, policy ? "" : " (the default)");
+}
+
+/* A Job's gang: no more than the pods it runs at once (parallelism, default 1, and completions). */
+static void gang_job(struct tmpl *t, const struct gang *g, long n)
+{
+	yaml_document_t *d = t->doc;
+	yaml_node_t *p = get(d, t->spec, "parallelism"), *c = get(d, t->spec, "completions");
+	long par = p ? integer(p) : 1, comp = c ? integer(c) : -1;
+	char words[160];
+
+	if (n <= 0 || par == 0 || comp == 0)
+		return; /* unknown size, or nothing runs */
+	if (par > 0 && n > par)
+		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		     "%s: %s is more than parallelism %ld%s: at most %ld pod%s of the Job run%s at once, the gang "
+		     "could never complete",
+		     t->what, gang_size_words(words, sizeof(words), g, n), par, p ? "" : " (the default)", par,
+		     par == 1 ? "" : "s", par == 1 ? "s" : "");
+	else if (comp > 0 && n > comp)
+		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		     "%s: %s is more than completions %ld: the gang could never complete", t->what,
+		     gang_size_words(words, sizeof(words), g, n), comp);
+}
+
+/* The all-or-nothing checks of a template of ours; m is its map (NULL: none, or none that parsed). */
+static void check_gang(struct tmpl *t, yaml_node_t *tmpl_node, const struct gs_map *m)
+{
+	struct gang g;
+	long n;
+
+	if (gang_read(t, tmpl_node, &g) < 0 || !g.o.all_or_nothing)
+		return;
+	n = g.o.size ? g.o.size : m ? (long)gs_map_count(m) : 0;
+	if (g.o.size && m && (size_t)g.o.size > gs_map_count(m))
+		diag(t->l, t->file, line_of(g.size), GS_LINT_ERROR,
+		     "%s: %s %ld is more than the %zu %s of %s: the gang could never complete", t->what, GS_GANG_SIZE,
+		     g.o.size, gs_map_count(m), gs_map_count(m) == 1 ? "entry" : "entries", t->l->annotation);
+	if (t->spec && !strcmp(t->kind, "StatefulSet"))
+		gang_statefulset(t, &g, n);
+	else if (t->spec && !strcmp(t->kind, "Job"))
+		gang_job(t, &g, n);
+}
+
 static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 {
 	struct gs_lint *l = t->l;
@@ -426,11 +575,13 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 	int problems;
 
 	if (!ann) {
-		if (ours)
-			diag(l, t->file, line_of(sched), GS_LINT_WARNING,
-			     "%s: spec.schedulerName is %s but the pod template has no %s annotation: its pods wait "
-			     "(NO_MAP)",
-			     t->what, l->scheduler_name, l->annotation);
+		if (!ours)
+			return;
+		diag(l, t->file, line_of(sched), GS_LINT_WARNING,
+		     "%s: spec.schedulerName is %s but the pod template has no %s annotation: its pods wait "
+		     "(NO_MAP)",
+		     t->what, l->scheduler_name, l->annotation);
+		check_gang(t, tmpl_node, NULL);
 		return;
 	}
 	l->workloads++;
@@ -453,6 +604,8 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 	if (problems > GS_MAP_MAX_ERRORS)
 		diag(l, t->file, line_of(ann), GS_LINT_ERROR, "%s: %s: %d more problems not shown", t->what,
 		     l->annotation, problems - GS_MAP_MAX_ERRORS);
+	if (ours)
+		check_gang(t, tmpl_node, m);
 	if (!m)
 		return; /* every line bad (or none, or the text too large, or -ENOMEM): nothing to check */
 	for (size_t i = 0; i < gs_map_count(m); i++) {
@@ -493,6 +646,7 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		return;
 	}
 	snprintf(t.what, sizeof(t.what), "%s %s%s%s", k, ns ? ns : "", ns ? "/" : "", name ? name : "(unnamed)");
+	t.kind = k;
 	if (!strcmp(k, "Pod")) {
 		long idx;
 		enum gs_index_source src;
@@ -516,6 +670,8 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		k = "Job";
 	}
 	tn = get(d, spec, "template");
+	t.kind = k;
+	t.spec = spec;
 	if (!strcmp(k, "StatefulSet")) {
 		yaml_node_t *r = get(d, spec, "replicas");
 		long n = r ? integer(r) : 1, start = integer(PATH(d, spec, "ordinals", "start"));

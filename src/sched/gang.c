@@ -10,56 +10,117 @@
 #include "core/str.h"
 
 
-/* Go's units, longest first where one is a prefix of another ("ms" before "m"). */
+/* Go's units (time.ParseDuration's unitMap), matched whole: Go takes the longest run of bytes that are
+ * neither a digit nor '.' as the unit, so "1hx" is an unknown unit, not 1h followed by garbage. */
 static const struct {
 	const char *name;
-	int64_t ns;
+	uint64_t ns;
 } units[] = {
-	{"ns", 1},       {"us", 1000},        {"\xc2\xb5s", 1000},      {"\xce\xbcs", 1000},
-	{"ms", 1000000}, {"s", 1000000000LL}, {"m", 60 * 1000000000LL}, {"h", 3600 * 1000000000LL},
+	{"ns", 1},       {"us", 1000},         {"\xc2\xb5s", 1000},       {"\xce\xbcs", 1000},
+	{"ms", 1000000}, {"s", 1000000000ULL}, {"m", 60 * 1000000000ULL}, {"h", 3600 * 1000000000ULL},
 };
 
-/* One "12.5h" component at *sp: its value in ns added to *total (which stays below 2^63). */
-static int component(const char **sp, uint64_t *total)
+#define NS_LIMIT (1ULL << 63) /* Go's bound on the magnitude while reading; a positive total must stay below */
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Go's leadingInt: digits into *v, more than 2^63 an error. */
+static int leading_int(const char **sp, uint64_t *v)
 {
 	const char *p = *sp;
-	uint64_t whole = 0, frac = 0, scale = 1, v;
-	int digits = 0;
-	size_t u, best = sizeof(units) / sizeof(units[0]), best_len = 0;
 
-	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		if (whole > (UINT64_MAX - 9) / 10)
+	for (*v = 0; is_digit(*p); p++) {
+		if (*v > NS_LIMIT / 10)
 			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*p - '0');
+		*v = *v * 10 + (uint64_t)(*p - '0');
+		if (*v > NS_LIMIT)
+			return -ERANGE;
 	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (scale < 1000000000000000000ULL) { /* further digits are below a nanosecond */
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				scale *= 10;
-			}
+	*sp = p;
+	return 0;
+}
+
+/* Go's leadingFraction: the digits after '.', those past 2^63 skipped (they are far below a ns). */
+static void leading_fraction(const char **sp, uint64_t *f, double *scale)
+{
+	const char *p = *sp;
+	int overflow = 0;
+
+	for (*f = 0, *scale = 1; is_digit(*p); p++) {
+		uint64_t y;
+		if (overflow)
+			continue;
+		if (*f > (NS_LIMIT - 1) / 10) {
+			overflow = 1;
+			continue;
+		}
+		y = *f * 10 + (uint64_t)(*p - '0');
+		if (y > NS_LIMIT) {
+			overflow = 1;
+			continue;
+		}
+		*f = y;
+		*scale *= 10;
+	}
+	*sp = p;
+}
+
+/* The unit at *sp (the whole run up to a digit, '.' or the end): its ns, 0 when missing or unknown. */
+static uint64_t unit_at(const char **sp)
+{
+	const char *p = *sp;
+	size_t n = 0, u;
+
+	while (p[n] && p[n] != '.' && !is_digit(p[n]))
+		n++;
+	for (u = 0; n && u < sizeof(units) / sizeof(units[0]); u++) {
+		if (strlen(units[u].name) == n && memcmp(p, units[u].name, n) == 0) {
+			*sp = p + n;
+			return units[u].ns;
 		}
 	}
-	if (!digits)
+	return 0;
+}
+
+/* One "12.5h" component at *sp, Go's arithmetic step for step: its ns added to *total (at most 2^63). */
+static int component(const char **sp, uint64_t *total)
+{
+	const char *p = *sp, *start;
+	uint64_t v, f = 0, unit;
+	double scale = 1;
+	int pre, post = 0, r;
+
+	if (!is_digit(*p) && *p != '.')
 		return -EINVAL;
-	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
-		size_t l = strlen(units[u].name);
-		if (strncmp(p, units[u].name, l) == 0 && l > best_len) {
-			best = u;
-			best_len = l;
-		}
+	start = p;
+	if ((r = leading_int(&p, &v)) < 0)
+		return r;
+	pre = p != start;
+	if (*p == '.') {
+		start = ++p;
+		leading_fraction(&p, &f, &scale);
+		post = p != start;
 	}
-	if (!best_len)
+	if (!pre && !post) /* "." or ".s" */
+		return -EINVAL;
+	if (!(unit = unit_at(&p)))
 		return -EINVAL; /* Go: "missing unit" or "unknown unit" */
-	if (whole > (uint64_t)INT64_MAX / (uint64_t)units[best].ns)
+	if (v > NS_LIMIT / unit)
 		return -ERANGE;
-	v = whole * (uint64_t)units[best].ns;
-	/* frac/scale of a unit, in ns, without overflow: unit ns <= 3.6e12, scale <= 1e18. */
-	v += (uint64_t)((long double)frac * (long double)units[best].ns / (long double)scale);
-	if (v > (uint64_t)INT64_MAX || *total > (uint64_t)INT64_MAX - v)
+	v *= unit;
+	if (f > 0) {
+		/* Go's float64 for ns accuracy with fractions of hours: f/scale < 1, so this is below unit. */
+		v += (uint64_t)((double)f * ((double)unit / scale));
+		if (v > NS_LIMIT)
+			return -ERANGE;
+	}
+	*total += v; /* both at most 2^63: no wrap */
+	if (*total > NS_LIMIT)
 		return -ERANGE;
-	*total += v;
-	*sp = p + best_len;
+	*sp = p;
 	return 0;
 }
 
@@ -81,6 +142,8 @@ int gs_gang_duration_ms(const char *s, int64_t *ms)
 	while (*s)
 		if ((r = component(&s, &total)) < 0)
 			return r;
+	if (!neg && total > NS_LIMIT - 1) /* -2^63 ns is a duration, +2^63 is not */
+		return -ERANGE;
 	*ms = (int64_t)(total / 1000000);
 	if (neg)
 		*ms = -*ms;
@@ -113,6 +176,8 @@ int gs_gang_opts_parse(const char *placement, const char *timeout, const char *s
 	int r;
 
 	*out = (struct gs_gang_opts){.timeout_ms = GS_GANG_TIMEOUT_DEFAULT_MS};
+	if (msg_size)
+		*msg = '\0'; /* "" on success: a caller that prints msg prints nothing, never old bytes */
 	if (placement && strcmp(placement, GS_GANG_ALL_OR_NOTHING) == 0) {
 		out->all_or_nothing = 1;
 	} else if (placement && strcmp(placement, GS_GANG_INDEPENDENT) != 0) {

@@ -13,6 +13,7 @@
 #include "core/num.h"
 #include "core/str.h"
 #include "sched/checks.h"
+#include "sched/gang.h"
 #include "sched/map_cache.h"
 #include "webhook/jsonpatch.h"
 
@@ -476,6 +477,33 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct g
 	return r;
 }
 
+/* The all-or-nothing annotations of a pod of ours (sched/gang.h): 0 when they parse (opts filled), else
+ * the pod is denied with the parser's message, as a bad map is. */
+static int gang_ok(const cJSON *annotations, struct gs_gang_opts *opts, struct gs_admission_result *res,
+		   struct verdict *v)
+{
+	if (gs_gang_opts_parse(get_str(annotations, GS_GANG_PLACEMENT), get_str(annotations, GS_GANG_TIMEOUT),
+			       get_str(annotations, GS_GANG_SIZE), opts, res->message, sizeof(res->message)) == 0)
+		return 0;
+	deny(res, v, 400, "BadRequest");
+	return -EINVAL;
+}
+
+/* A gang larger than the map can never have all its pods placed: denied while the user is watching. */
+static int gang_fits(const struct gs_admission *a, const struct gs_gang_opts *opts, const struct gs_map *map,
+		     struct gs_admission_result *res, struct verdict *v)
+{
+	size_t n = gs_map_count(map);
+
+	if (!opts->all_or_nothing || !opts->size || (size_t)opts->size <= n)
+		return 0;
+	snprintf(res->message, sizeof(res->message),
+		 "%s %ld is more than the %zu %s of %.64s: the gang could never complete", GS_GANG_SIZE, opts->size, n,
+		 n == 1 ? "entry" : "entries", a->annotation);
+	deny(res, v, 400, "BadRequest");
+	return -EINVAL;
+}
+
 /*
  * Fills res and v for a well-formed request. Returns 0, -EINVAL for a Pod CREATE without an object
  * (a protocol violation, not a pod to judge), or an allocation error.
@@ -509,6 +537,9 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	}
 	if (!gs_str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
 		return 0;
+	struct gs_gang_opts gang;
+	if (gang_ok(annotations, &gang, res, v) < 0)
+		return 0;
 	const char *text = get_str(annotations, a->annotation);
 	if (!text)
 		return 0;
@@ -523,6 +554,10 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
 			 err ? err->msg : "cannot be parsed");
 		deny(res, v, 400, "BadRequest");
+		return 0;
+	}
+	if (gang_fits(a, &gang, map, res, v) < 0) {
+		gs_map_unref(map);
 		return 0;
 	}
 	const struct gs_map_entry *e = map_entry(a, map, req, meta, res);

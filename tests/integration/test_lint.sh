@@ -46,6 +46,13 @@ check "... each at its line, naming the first" out_has "^$FX/dup-keys.yaml:11: e
 check "... the last map is the one checked" out_has "^$FX/dup-keys.yaml:12: error: .*invalid device \"x\""
 check "nesting past the limit: exit 1 with its line, the document before still read" eval \
 	'rc_is 1 "${LINT[@]}" "$FX/deep.yaml" && out_has "^$FX/deep.yaml:13: error: nesting deeper than 100 at line 13" && test "$(grep -c . "$work/last.out")" = 1'
+# issue 23: the all-or-nothing rules, each at its line, as errors
+check "all-or-nothing rules: exit 1" rc_is 1 "${LINT[@]}" "$FX/gang.yaml"
+check "... OrderedReady by default" out_has "^$FX/gang.yaml:39: error: StatefulSet ml/gang-ordered: .*can never complete: pod 1 is not created until pod 0 is Ready; set podManagementPolicy: Parallel"
+check "... a bad gang-timeout, the webhook's message" out_has "^$FX/gang.yaml:182: error: .*gpu-scheduler.io/gang-timeout \"10x\" is not a duration"
+check "... gang-size above the map" out_has "^$FX/gang.yaml:160: error: .*gang-size 8 is more than the 4 entries of gpu-scheduling-map: the gang could never complete"
+check "... gang-size above a Job's parallelism" out_has "^$FX/gang.yaml:265: error: Job ml/gang-job: .*more than parallelism 2"
+check "... 12 errors in all" test "$(grep -c ': error: ' "$work/last.out")" = 12
 python3 -c 'import sys; n = 100000; sys.stdout.write("[" * n + "]" * n + "\n")' >"$work/brackets.yaml"
 t0=$(date +%s%N)
 check "100,000 nested brackets (200 KB): exit 1, refused" eval 'rc_is 1 "${LINT[@]}" "$work/brackets.yaml" && out_has "brackets.yaml:1: error: nesting deeper than 100 at line 1"'

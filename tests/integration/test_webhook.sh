@@ -95,6 +95,20 @@ check "malformed map: no pod created" pod_count_is 0 app=bad-map
 kout=$(kc apply -f - 2>&1 <<<"$(pod_yaml bad-pod-0 '0=node1:0' '1=node2:1' 'x=node3:1')")
 check "malformed map: kubectl apply shows the line" eval "printf '%s' \"\$kout\" | grep -q 'line 3'"
 
+# --- all-or-nothing annotations: bad values refused with the parser's message, good ones admitted ---
+gang_ann() { printf '    gpu-scheduler.io/placement: all-or-nothing\n    gpu-scheduler.io/gang-timeout: "%s"\n    gpu-scheduler.io/gang-size: "%s"' "$1" "$2"; }
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS=$(gang_ann 10x 1) pod_yaml gang-bad-0 '0=node1:0')")
+check "bad gang-timeout: refused with the parser's message" \
+	eval "printf '%s' \"\$kout\" | grep -qF 'denied the request: gpu-scheduler.io/gang-timeout \"10x\" is not a duration'"
+check "bad gang-timeout: no pod" eval "! kc get pod gang-bad-0 >/dev/null 2>&1"
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS=$(gang_ann 10m 3) pod_yaml gang-big-0 '0=node1:0' '1=node2:0')")
+want="gang-size 3 is more than the 2 entries of $GS_ANNOTATION: the gang could never complete"
+check "gang-size above the map: refused" eval "printf '%s' \"\$kout\" | grep -qF \"\$want\""
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS=$(gang_ann 1h30m 1) pod_yaml gang-ok-0 '0=node1:0')")
+check "good all-or-nothing annotations: admitted" kc get pod gang-ok-0
+check "good all-or-nothing annotations: the variable set" test "$(envs gang-ok-0)" = "0 "
+kc delete pod gang-ok-0 --wait=false >/dev/null 2>&1
+
 # --- bad requests to /mutate: clear HTTP errors, never a crash or a hang ---------------------------
 wcurl() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$work/ca.crt" "$@"; }
 U=https://127.0.0.1:$WPORT/mutate

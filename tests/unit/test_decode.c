@@ -71,6 +71,68 @@ static void test_job_pod_and_mixed_env(void **state)
 	gs_pod_obj_free(&p);
 }
 
+/* The all-or-nothing annotations (sched/gang.h) as written, in a full record; absent ones and a DELETED
+ * event's partial record leave them NULL; a value that is not a string is the decoder's error. */
+static void test_gang_annotations(void **state)
+{
+	static const char pod[] =
+		"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
+		"\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"90s\","
+		"\"gpu-scheduler.io/gang-size\":\"8\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}";
+	static const char bare[] =
+		"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
+		"\"gpu-scheduler.io/placement\":\"independent\"}},\"spec\":{}}";
+	static const char bad[] = "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
+				  "\"gpu-scheduler.io/gang-size\":8}},\"spec\":{}}";
+	struct gs_pod_obj p;
+	struct gs_decode_event ev;
+	char err[256] = "", line[512];
+	cJSON *j;
+
+	(void)state;
+	j = cJSON_Parse(pod);
+	memset(&p, 0, sizeof(p));
+	if (gs_decode_pod(j, MAP_ANN, &p, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_string_equal(p.placement, "all-or-nothing");
+	assert_string_equal(p.gang_timeout, "90s");
+	assert_string_equal(p.gang_size, "8");
+	gs_pod_obj_free(&p);
+	cJSON_Delete(j);
+
+	j = cJSON_Parse(bare);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(gs_decode_pod(j, MAP_ANN, &p, err, sizeof(err)), 0);
+	assert_string_equal(p.placement, "independent");
+	assert_null(p.gang_timeout);
+	assert_null(p.gang_size);
+	gs_pod_obj_free(&p);
+	cJSON_Delete(j);
+
+	assert_int_equal(decode_pod_file(FIX "pod-statefulset.json", &p, err, sizeof(err)), 0);
+	assert_null(p.placement);
+	assert_null(p.gang_timeout);
+	assert_null(p.gang_size);
+	gs_pod_obj_free(&p);
+
+	snprintf(line, sizeof(line), "{\"type\":\"DELETED\",\"object\":%s}", pod);
+	memset(&ev, 0, sizeof(ev));
+	if (gs_decode_watch_event(line, strlen(line), GS_OBJ_POD, MAP_ANN, &ev, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(ev.pod.partial, 1);
+	assert_null(ev.pod.placement);
+	assert_null(ev.pod.gang_timeout);
+	assert_null(ev.pod.gang_size);
+	gs_decode_event_free(&ev);
+
+	j = cJSON_Parse(bad);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(gs_decode_pod(j, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu-scheduler.io/gang-size"));
+	gs_pod_obj_free(&p);
+	cJSON_Delete(j);
+}
+
 static void test_nodes(void **state)
 {
 	struct {
@@ -1069,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(test_tainted_node),
 		cmocka_unit_test(test_constraint_errors),
 		cmocka_unit_test(test_constraint_edges),
+		cmocka_unit_test(test_gang_annotations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		      p->terminal, p->allow_shared, (long long)p->priority, p->n_gates, S(p->first_gate));
 	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
 		      S(p->os_name));
+	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s", S(p->placement), S(p->gang_timeout),
+		      S(p->gang_size));
 	for (int i = 0; i < p->n_init; i++) {
 		dump_res(b, "init", &p->init_req[i]);
 		gs_buf_printf(b, "%s", p->init_sidecar && p->init_sidecar[i] ? "sidecar" : "");
@@ -864,6 +866,71 @@ static void test_two_controllers_both_encodings(void **state)
 	cJSON_Delete(o);
 }
 
+/* The all-or-nothing annotations, in both encodings: the same strings in a full record, NULL when absent
+ * and in a DELETED event's partial record. */
+static void test_gang_annotations_both_encodings(void **state)
+{
+	static const char *const texts[] = {
+		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
+		"\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"1h30m\","
+		"\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\"}},"
+		"\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
+		"\"gpu-scheduler.io/gang-timeout\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{}}",
+	};
+	static const char *const want[][3] = {{"all-or-nothing", "1h30m", "4"}, {NULL, "x", NULL}, {NULL, NULL, NULL}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct gs_buf enc, dj, dp;
+		struct gs_pod_obj a, b;
+		struct gs_decode_event e;
+		struct w pod = {0}, del = {0};
+		char err[256] = "";
+		cJSON *o = cJSON_Parse(texts[i]);
+
+		assert_non_null(o);
+		gs_buf_init(&enc, 0);
+		gs_buf_init(&dj, 0);
+		gs_buf_init(&dp, 0);
+		assert_int_equal(pbe_msg(&enc, o, pbe_pod), 0);
+		if (gs_decode_pod(o, MAP_ANN, &a, err, sizeof(err)) < 0)
+			fail_msg("JSON: %s", err);
+		if (gs_decode_pod_pb(enc.data, enc.len, MAP_ANN, &b, err, sizeof(err)) < 0)
+			fail_msg("protobuf: %s", err);
+		dump_pod(&dj, &a);
+		dump_pod(&dp, &b);
+		assert_string_equal(dj.data, dp.data);
+		const char *got[3] = {b.placement, b.gang_timeout, b.gang_size};
+		for (int k = 0; k < 3; k++) {
+			if (want[i][k])
+				assert_string_equal(got[k], want[i][k]);
+			else
+				assert_null(got[k]);
+		}
+
+		assert_true(enc.len < sizeof(pod.b));
+		memcpy(pod.b, enc.data, enc.len);
+		pod.n = enc.len;
+		w_event(&del, "DELETED", &pod);
+		if (gs_decode_watch_event_pb(del.b, del.n, GS_OBJ_POD, MAP_ANN, &e, err, sizeof(err)) < 0)
+			fail_msg("DELETED: %s", err);
+		assert_int_equal(e.pod.partial, 1);
+		assert_null(e.pod.placement);
+		assert_null(e.pod.gang_timeout);
+		assert_null(e.pod.gang_size);
+		gs_decode_event_free(&e);
+
+		gs_pod_obj_free(&a);
+		gs_pod_obj_free(&b);
+		gs_buf_free(&enc);
+		gs_buf_free(&dj);
+		gs_buf_free(&dp);
+		cJSON_Delete(o);
+	}
+}
+
 /*
  * A pod the reader holds bound to its node is read partially: what can still change (phase, deletion,
  * node) and nothing else; a pod it does not hold, or one without spec.nodeName, is read whole; a
@@ -1229,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_hand_built),
 		cmocka_unit_test(test_hint_bound_partial),
 		cmocka_unit_test(test_two_controllers_both_encodings),
+		cmocka_unit_test(test_gang_annotations_both_encodings),
 		cmocka_unit_test(test_json_fixtures_as_protobuf),
 		cmocka_unit_test(test_parity_rules_both_encodings),
 	};

@@ -151,8 +151,9 @@ static void test_duplicate_keys(void **state)
  * the limit is fine. */
 static void test_nesting_depth_is_capped(void **state)
 {
-	static const char pod[] = "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n    gpu-scheduling-map: \"0=n:0\\n0=n:1\"\n"
-				  "spec:\n  schedulerName: gpu-scheduler\n---\n";
+	static const char pod[] =
+		"kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n    gpu-scheduling-map: \"0=n:0\\n0=n:1\"\n"
+		"spec:\n  schedulerName: gpu-scheduler\n---\n";
 	size_t deep = 100000, n = sizeof(pod) - 1;
 	char *t = malloc(n + 2 * deep + 64);
 	struct gs_lint_opts o = {0};
@@ -175,7 +176,8 @@ static void test_nesting_depth_is_capped(void **state)
 	gs_lint_free(l);
 	/* a NodeList reader refuses it too */
 	assert_int_equal(gs_lint_nodes_parse(t + sizeof(pod) - 1, n - (sizeof(pod) - 1), NULL, &nodes, &n_nodes, err,
-					     sizeof(err)), -EINVAL);
+					     sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "line 2: nesting deeper than 100");
 
 	/* 100 levels (a sequence of 99 nested flow sequences) are read as usual; 101 are not */
@@ -242,12 +244,14 @@ static void test_claims_across_files(void **state)
 
 static void test_shared_claims(void **state)
 {
-	static const char a[] = "kind: Pod\nmetadata:\n  name: a-0\n  annotations:\n"
-				"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
-				"spec:\n  schedulerName: gpu-scheduler\n";
-	static const char b[] = "kind: Pod\nmetadata:\n  name: b-0\n  annotations:\n"
-				"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
-				"spec:\n  schedulerName: gpu-scheduler\n";
+	static const char a[] =
+		"kind: Pod\nmetadata:\n  name: a-0\n  annotations:\n"
+		"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
+		"spec:\n  schedulerName: gpu-scheduler\n";
+	static const char b[] =
+		"kind: Pod\nmetadata:\n  name: b-0\n  annotations:\n"
+		"    gpu-scheduler.io/allow-shared-devices: \"true\"\n    gpu-scheduling-map: \"0=node1:0\"\n"
+		"spec:\n  schedulerName: gpu-scheduler\n";
 	static const char c[] = "kind: Pod\nmetadata:\n  name: c-0\n  annotations:\n"
 				"    gpu-scheduling-map: \"0=node1:0\"\nspec:\n  schedulerName: gpu-scheduler\n";
 	struct gs_lint_opts o = {0};
@@ -332,8 +336,13 @@ static void test_nodes(void **state)
 static struct gs_lint *lint_pods(const struct gs_lint_node *nodes, size_t n_nodes, const struct gs_lint_gpu_pod *pods,
 				 size_t n_pods, int have_pods)
 {
-	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = n_nodes, .have_nodes = 1, .gpu_pods = pods,
-				 .n_gpu_pods = n_pods, .have_pods = have_pods, .dedicated_taint = "gpu-scheduler.io/dedicated"};
+	struct gs_lint_opts o = {.nodes = nodes,
+				 .n_nodes = n_nodes,
+				 .have_nodes = 1,
+				 .gpu_pods = pods,
+				 .n_gpu_pods = n_pods,
+				 .have_pods = have_pods,
+				 .dedicated_taint = "gpu-scheduler.io/dedicated"};
 	struct gs_lint *l = gs_lint_new(&o);
 
 	add_file(l, FX "claims-a.yaml");
@@ -352,8 +361,8 @@ static void test_dedicated_taint(void **state)
 		{.name = "node4", .gpus = 4},
 	};
 	struct gs_lint_gpu_pod pods[] = {
-		{"ml", "a", "node2"}, {"ml", "b", "node2"}, {"x", "c", "node2"}, {"y", "d", "node2"},
-		{"z", "e", "gpu-worker3"}, {"w", "f", "node4"}, {"v", "g", "node9"},
+		{"ml", "a", "node2"},      {"ml", "b", "node2"}, {"x", "c", "node2"}, {"y", "d", "node2"},
+		{"z", "e", "gpu-worker3"}, {"w", "f", "node4"},  {"v", "g", "node9"},
 	};
 	struct gs_lint *l;
 
@@ -361,9 +370,9 @@ static void test_dedicated_taint(void **state)
 	l = lint_pods(nodes, 3, pods, 7, 1);
 	/* node2 is used by both files (claims-a.yaml first) and claimed twice: one warning, at its first use */
 	HAS(l, FX "claims-a.yaml", 13, GS_LINT_WARNING, "node \"node2\", which maps use,",
-	    "no gpu-scheduler.io/dedicated:NoSchedule taint", "runs 4 pods that get nvidia.com/gpu from the device plugin",
-	    "(ml/a, ml/b, x/c and 1 more)", "kubectl taint nodes node2 gpu-scheduler.io/dedicated=true:NoSchedule",
-	    "--tolerate-dedicated-taint");
+	    "no gpu-scheduler.io/dedicated:NoSchedule taint",
+	    "runs 4 pods that get nvidia.com/gpu from the device plugin", "(ml/a, ml/b, x/c and 1 more)",
+	    "kubectl taint nodes node2 gpu-scheduler.io/dedicated=true:NoSchedule", "--tolerate-dedicated-taint");
 	/* through the alias: the command names the real node */
 	HAS(l, FX "claims-a.yaml", 14, GS_LINT_WARNING, "node \"node3\" (node gpu-worker3)", "runs 1 pod that", "(z/e)",
 	    "kubectl taint nodes gpu-worker3 gpu-scheduler.io/dedicated=true:NoSchedule");
@@ -400,8 +409,9 @@ static void test_dedicated_taint(void **state)
 
 static void test_yaml_errors_and_scalar_styles(void **state)
 {
-	static const char quoted[] = "kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
-				     "    gpu-scheduling-map: \"0=node1:0\\n1=node1:x\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	static const char quoted[] =
+		"kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
+		"    gpu-scheduling-map: \"0=node1:0\\n1=node1:x\"\nspec:\n  schedulerName: gpu-scheduler\n";
 	static const char notstr[] = "kind: Pod\nmetadata:\n  name: q-0\n  annotations:\n"
 				     "    gpu-scheduling-map: [1, 2]\nspec:\n  schedulerName: gpu-scheduler\n";
 	struct gs_lint *l = lint_files(NULL, 0, FX "syntax.yaml", NULL);
@@ -421,11 +431,102 @@ static void test_yaml_errors_and_scalar_styles(void **state)
 	gs_lint_free(l);
 }
 
+/* The all-or-nothing rules: bad values as the webhook denies them, OrderedReady, a gang larger than
+ * the replicas, a Job's parallelism or completions, or the map; none for independent, a gang of one, or
+ * a template of another scheduler. */
+static void test_gang(void **state)
+{
+	const char *f = FX "gang.yaml";
+	struct gs_lint *l = lint_files(NULL, 0, f, NULL);
+	static const char nomap[] = "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+				    "    gpu-scheduler.io/gang-size: \"2\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	static const char pod[] =
+		"kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+		"    gpu-scheduler.io/placement: all-or-nothing\n    gpu-scheduler.io/gang-size: \"2\"\n"
+		"    gpu-scheduling-map: \"0=node1:0\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	static const char notstr[] =
+		"kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+		"    gpu-scheduler.io/placement: [all-or-nothing]\nspec:\n  schedulerName: gpu-scheduler\n";
+	struct gs_lint_opts o = {0};
+
+	(void)state;
+	HAS(l, f, 39, GS_LINT_ERROR, "StatefulSet ml/gang-ordered", "podManagementPolicy OrderedReady (the default)",
+	    "can never complete: pod 1 is not created until pod 0 is Ready; set podManagementPolicy: Parallel");
+	HAS(l, f, 53, GS_LINT_ERROR, "StatefulSet ml/gang-explicit-ordered", "OrderedReady can never complete");
+	HAS(l, f, 116, GS_LINT_ERROR, "StatefulSet ml/gang-above-replicas",
+	    "gpu-scheduler.io/gang-size 3 is more than replicas 2: the gang could never complete");
+	HAS(l, f, 120, GS_LINT_WARNING, "gang-above-replicas", "index 2 is never used");
+	HAS(l, f, 137, GS_LINT_ERROR, "StatefulSet ml/gang-default-size", "the map's 4 entries",
+	    "more than replicas 2");
+	HAS(l, f, 141, GS_LINT_WARNING, "gang-default-size", "index 2 is never used");
+	HAS(l, f, 142, GS_LINT_WARNING, "gang-default-size", "index 3 is never used");
+	HAS(l, f, 160, GS_LINT_ERROR, "StatefulSet ml/gang-above-map",
+	    "gang-size 8 is more than the 4 entries of gpu-scheduling-map: the gang could never complete");
+	HAS(l, f, 153, GS_LINT_WARNING, "gang-above-map", "NO_ENTRY");
+	HAS(l, f, 182, GS_LINT_ERROR, "StatefulSet ml/gang-bad-timeout",
+	    "gpu-scheduler.io/gang-timeout \"10x\" is not a duration (Go's form: 90s, 10m, 1h30m)");
+	HAS(l, f, 201, GS_LINT_ERROR, "StatefulSet ml/gang-bad-placement",
+	    "gpu-scheduler.io/placement \"all-or-nothin\" is not a placement");
+	HAS(l, f, 223, GS_LINT_ERROR, "StatefulSet ml/gang-unquoted", "gang-size: 2 is not a string", "(\"2\")");
+	HAS(l, f, 248, GS_LINT_WARNING, "StatefulSet ml/gang-not-ours", "will not place its pods");
+	HAS(l, f, 265, GS_LINT_ERROR, "Job ml/gang-job", "gang-size 4 is more than parallelism 2",
+	    "at most 2 pods of the Job run at once");
+	HAS(l, f, 288, GS_LINT_ERROR, "Job ml/gang-job-default", "the map's 4 entries",
+	    "more than parallelism 1 (the default): at most 1 pod of the Job runs at once");
+	HAS(l, f, 313, GS_LINT_ERROR, "Job ml/gang-job-completions", "gang-size 4 is more than completions 2");
+	HAS(l, f, 317, GS_LINT_WARNING, "gang-job-completions", "index 2 is never used");
+	HAS(l, f, 318, GS_LINT_WARNING, "gang-job-completions", "index 3 is never used");
+	HAS(l, f, 366, GS_LINT_ERROR, "CronJob ml/gang-cron", "gang-size 3 is more than parallelism 2");
+	assert_int_equal(gs_lint_errors(l), 12);
+	assert_int_equal(gs_lint_warnings(l), 7);
+	gs_lint_free(l);
+
+	/* ours without a map: the values still checked; a bare pod: the map's entries; not a string */
+	l = gs_lint_new(&o);
+	gs_lint_add(l, "nomap", nomap, sizeof(nomap) - 1);
+	gs_lint_add(l, "pod", pod, sizeof(pod) - 1);
+	gs_lint_add(l, "notstr", notstr, sizeof(notstr) - 1);
+	gs_lint_finish(l);
+	HAS(l, "nomap", 5, GS_LINT_ERROR, "Pod p-0",
+	    "gpu-scheduler.io/gang-size is set but gpu-scheduler.io/placement");
+	HAS(l, "nomap", 7, GS_LINT_WARNING, "NO_MAP");
+	HAS(l, "pod", 6, GS_LINT_ERROR, "gang-size 2 is more than the 1 entry of gpu-scheduling-map");
+	HAS(l, "notstr", 5, GS_LINT_ERROR, "the gpu-scheduler.io/placement annotation is not a string");
+	assert_int_equal(gs_lint_errors(l), 3);
+	gs_lint_free(l);
+
+	/* plain scalars: a string to YAML is judged by the parser, a boolean is not a string */
+	static const char *const plain[][2] = {
+		{"gang-timeout: 1.2.3", "gang-timeout \"1.2.3\" is not a duration"},
+		{"gang-timeout: 1h", NULL},
+		{"gang-timeout: -1.5", "gang-timeout: -1.5 is not a string"},
+		{"gang-size: true", "gang-size: true is not a string"},
+		{"gang-size: ~", "gang-size: ~ is not a string"},
+	};
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char text[512];
+		int n = snprintf(text, sizeof(text),
+				 "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+				 "    gpu-scheduler.io/placement: all-or-nothing\n    gpu-scheduler.io/%s\n"
+				 "    gpu-scheduling-map: \"0=node1:0\"\nspec:\n  schedulerName: gpu-scheduler\n",
+				 plain[i][0]);
+		l = gs_lint_new(&o);
+		gs_lint_add(l, "p", text, (size_t)n);
+		gs_lint_finish(l);
+		if (plain[i][1])
+			HAS(l, "p", 6, GS_LINT_ERROR, plain[i][1]);
+		else
+			assert_int_equal(gs_lint_errors(l), 0);
+		gs_lint_free(l);
+	}
+}
+
 /* ---- the examples: deploy/ and the README ------------------------------------------------------------ */
 
 static void test_deploy_examples_are_clean(void **state)
 {
-	struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
+	struct gs_lint_node nodes[] = {
+		{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
 	glob_t g;
 	(void)state;
 	assert_int_equal(glob("deploy/examples/*.yaml", 0, NULL, &g), 0);
@@ -448,7 +549,8 @@ static void test_deploy_examples_are_clean(void **state)
  */
 static void test_readme_examples_are_clean(void **state)
 {
-	struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
+	struct gs_lint_node nodes[] = {
+		{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
 	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = 4, .have_nodes = 1};
 	struct gs_lint *l = gs_lint_new(&o), *la = gs_lint_new(&o);
 	size_t len, blocks = 0, maps = 0;
@@ -482,7 +584,8 @@ static void test_readme_examples_are_clean(void **state)
 			gs_lint_add(l, "README.md yaml block", text, strlen(text));
 			blocks++;
 		} else if (!strncmp(body + 1, "gpu-scheduling-map: |", 21)) {
-			int w = snprintf(text, n + 512, "kind: StatefulSet\nmetadata: {name: readme}\nspec:\n  replicas: 3\n"
+			int w = snprintf(text, n + 512,
+					 "kind: StatefulSet\nmetadata: {name: readme}\nspec:\n  replicas: 3\n"
 					 "  template:\n    metadata:\n      annotations:\n");
 			for (char *line = body + 1; line < end;) {
 				char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -527,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_dedicated_taint),
 		cmocka_unit_test(test_yaml_errors_and_scalar_styles),
+		cmocka_unit_test(test_gang),
 		cmocka_unit_test(test_deploy_examples_are_clean),
 		cmocka_unit_test(test_readme_examples_are_clean),
 	};
