@@ -36,16 +36,16 @@ bound_count() {
 ours holder-0 "0=$N-b:1" >/dev/null
 check_eventually "holder bound to $N-b GPU 1" 20 pod_on holder-0 "$N-b"
 
-TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
-	kc apply -f - >/dev/null <<<"$(statefulset_yaml ring 4 "0=$N-a:0" "1=$N-a:1" "2=$N-b:0" "3=$N-b:1")"
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml ring 4 "0=$N-a:0" "1=$N-a:1" "2=$N-b:0" "3=$N-b:1")"
 check_eventually "4 pods created" 30 pod_count_is 4 app=ring
 check_eventually "ring-3 waits: DEVICE_BUSY naming the holder" 20 pod_event_has ring-3 'FailedScheduling: .*held by [^ ]*holder-0'
 check_eventually "ring-0 waits for its gang, reserved" 20 pod_event_has ring-0 'FailedScheduling: fits node .* and holds it \(reserved\) until all 4 members'
 check_eventually "ring-2 waits for its gang, reserved" 20 pod_event_has ring-2 'FailedScheduling: fits node .* \(reserved\)'
 sleep 1
-check "none of the 4 bound" equals 0 "$(bound_count ring)"
-check "gangs waiting 1" equals 1 "$(metric gpu_scheduler_gangs_waiting)"
-check "waiting by reason GANG: 3" equals 3 "$(metric 'gpu_scheduler_waiting_pods_by_reason{reason="GANG"}')"
+check "none of the 4 bound" equals 0 bound_count ring
+check "gangs waiting 1" equals 1 metric gpu_scheduler_gangs_waiting
+check "waiting by reason GANG: 3" equals 3 metric 'gpu_scheduler_waiting_pods_by_reason{reason="GANG"}'
 
 # --- the holder goes: all four within a second -----------------------------------------------------------
 stamps=$GS_TEST_LOGS/$T_NAME-ring.stamps
@@ -72,26 +72,26 @@ else
 	fail "bind latency after the holder's deletion" "no watch line with a node in $stamps"
 fi
 check_eventually "GangScheduled on the StatefulSet" 10 owner_event_has StatefulSet ring 'GangScheduled: all-or-nothing gang StatefulSet ring placed: 4 members'
-check "gangs bound 1" equals 1 "$(metric gpu_scheduler_gangs_bound_total)"
-check "gangs waiting 0" equals 0 "$(metric gpu_scheduler_gangs_waiting)"
-check "gang latency observed" equals 1 "$(metric gpu_scheduler_gang_scheduling_duration_seconds_count)"
+check "gangs bound 1" equals 1 metric gpu_scheduler_gangs_bound_total
+check "gangs waiting 0" equals 0 metric gpu_scheduler_gangs_waiting
+check "gang latency observed" equals 1 metric gpu_scheduler_gang_scheduling_duration_seconds_count
 
 # --- one rank restarted: placed alone ------------------------------------------------------------------
 uid1=$(kc get pod ring-1 -o jsonpath='{.metadata.uid}')
 kc delete pod ring-1 --grace-period=0 --force >/dev/null 2>&1
 check_eventually "ring-1 recreated" 30 eval '[ -n "$(kc get pod ring-1 -o jsonpath={.metadata.uid} 2>/dev/null)" ] && [ "$(kc get pod ring-1 -o jsonpath={.metadata.uid})" != "'"$uid1"'" ]'
 check_eventually "the new ring-1 bound alone to $N-a" 20 pod_on ring-1 "$N-a"
-check "ring-0, ring-2, ring-3 still bound" equals 4 "$(bound_count ring)"
+check "ring-0, ring-2, ring-3 still bound" equals 4 bound_count ring
 
 # --- timeout: who blocked, on the owner and on the member -----------------------------------------------
-TEMPLATE_ANNOTATIONS=$'gpu-scheduler.io/placement: all-or-nothing\ngpu-scheduler.io/gang-timeout: 3s' \
-	kc apply -f - >/dev/null <<<"$(statefulset_yaml late 2 "0=$N-a:2" "1=$N-c:0")"
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS=$'gpu-scheduler.io/placement: all-or-nothing\ngpu-scheduler.io/gang-timeout: 3s' \
+	statefulset_yaml late 2 "0=$N-a:2" "1=$N-c:0")"
 check_eventually "late-0 waits for its gang" 20 pod_event_has late-0 'fits node .* \(reserved\)'
 check_eventually "GangTimedOut on the StatefulSet naming $N-c" 20 owner_event_has StatefulSet late "GangTimedOut: .*did not complete within 3 s.*index 1 \(late-1\) NODE_MISSING: node \"$N-c\""
 check_eventually "GangTimedOut on late-0" 10 pod_event_has late-0 "GangTimedOut: .*$N-c"
 check_eventually "late-0 rests: GANG_TIMED_OUT" 10 pod_event_has late-0 'FailedScheduling: .*did not complete within its gpu-scheduler.io/gang-timeout'
 check "timeout counted by reason" awk -v v="$(metric 'gpu_scheduler_gang_timeouts_total{reason="NODE_MISSING"}')" 'BEGIN { exit !(v >= 1) }'
-check "nothing of late bound" equals 0 "$(bound_count late)"
+check "nothing of late bound" equals 0 bound_count late
 node_make "$N-c"
 check_eventually "node created: both bound together (after the rest)" 40 eval '[ "$(bound_count late)" = 2 ]'
 check "late-0 on $N-a" pod_on late-0 "$N-a"
@@ -100,8 +100,8 @@ check "late-1 on $N-c" pod_on late-1 "$N-c"
 # --- a restart with a gang half bound: the rest placed alone -------------------------------------------
 daemon_stop
 node_make "$N-d"
-TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
-	kc apply -f - >/dev/null <<<"$(statefulset_yaml half 2 "0=$N-d:0" "1=$N-d:1")"
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml half 2 "0=$N-d:0" "1=$N-d:1")"
 check_eventually "2 pods created" 30 pod_count_is 2 app=half
 bind_pod half-0 "$N-d"
 daemon_start --require-env=false || exit 1
