@@ -28,6 +28,7 @@
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
+#include "sched/sched_workload.h"
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull
 
@@ -624,6 +625,24 @@ int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *nod
 	return u && strlen(u->node->name) == node_len && memcmp(u->node->name, node, node_len) == 0;
 }
 
+/*
+ * A bound pod: a pod first seen bound (a restart, the explain and status commands) was never placed here,
+ * so its owner (on every update: adoption, orphaning), its creation and its index (once, from a whole
+ * record) come from here; they are what the workload view (sched_workload.c) groups and sorts by.
+ */
+static void pod_seen_bound(struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	long index;
+	enum gs_index_source src;
+
+	gs_sched__pod_owner(p, o);
+	p->created_ms = o->created_ms; /* out of the bind queue: no heap key to keep */
+	if (p->index < 0 && !o->partial && gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) == 0) {
+		p->index = index;
+		p->index_source = src;
+	}
+}
+
 int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t now_ms)
 {
 	struct gs_sched__pod *p;
@@ -654,6 +673,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	}
 	if (o->node_name || p->state == GS_POD_BOUND) {
 		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
+		pod_seen_bound(p, o);
 		return 0;
 	}
 	if (p->state == GS_POD_GONE && o->resource_version && p->rv && strcmp(o->resource_version, p->rv) == 0)
@@ -810,4 +830,20 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 void gs_sched_audit(const struct gs_sched *s)
 {
 	gs_sched__audit(s);
+}
+
+int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		      const char *map_text, size_t map_len, struct gs_sched_workload *out)
+{
+	return gs_sched__workload(s, ns, kind, name, map_text, map_len, out);
+}
+
+void gs_sched_workload_free(struct gs_sched_workload *w)
+{
+	gs_sched__workload_free(w);
+}
+
+const char *gs_sched_workload_kind(const char *word)
+{
+	return gs_sched__workload_kind(word);
 }
