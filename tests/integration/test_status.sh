@@ -85,7 +85,7 @@ check "status --daemon=false: no question" eval '! grep -q "The daemon" <<<"$sai
 
 # A template with a fifth entry (OnDelete: no pod is replaced): the command lists it, from the template;
 # the daemon, which reads no StatefulSet, lists its pods' map's.
-kc patch statefulset st --type merge -p "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\"},\"template\":{\"metadata\":{\"annotations\":{\"$GS_ANNOTATION\":\"0=$N:0\\n1=$N:1\\n2=$N-missing:0\\n3=$N:2\\n4=$N:3\\n\"}}}}}" >/dev/null
+kc patch statefulset st --type merge -p "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null},\"template\":{\"metadata\":{\"annotations\":{\"$GS_ANNOTATION\":\"0=$N:0\\n1=$N:1\\n2=$N-missing:0\\n3=$N:2\\n4=$N:3\\n\"}}}}}" >/dev/null
 said=$(cli --require-env=false statefulset/st)
 check "a new template entry: a row not created here, which the daemon has not" eval '
 	grep -Eq "^4 +- +$N +3 +not created" <<<"$said" &&
