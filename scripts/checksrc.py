@@ -72,7 +72,7 @@ RAW_ALLOC = {
     'src/k8s/decode_pb.c': 'decoded objects', 'src/k8s/decode_pb_wire.c': 'decoded objects',
     'src/k8s/review.c': 'a TokenReview\'s user', 'src/k8s/watch.c': 'a resourceVersion, a continue token',
     'src/k8s/podresources.c': 'the kubelet\'s PodResources answer',
-    'src/k8s/explain_cmd.c': 'a response body kept',
+    'src/k8s/cmd.c': 'a response body kept',
     'src/lint/lint_cli.c': 'a manifest read from a file or the apiserver',
     'src/sched/map.c': 'an annotation\'s map', 'src/sched/map_cache.c': 'the map cache\'s entries (annotations)',
     'src/webhook/admission.c': 'a refusal message naming what the review holds',

@@ -28,6 +28,7 @@
 #include "k8s/controller.h"
 #include "k8s/agent_cmd.h"
 #include "k8s/explain_cmd.h"
+#include "k8s/status_cmd.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/certs.h"
 #include "k8s/leader.h"
@@ -62,7 +63,8 @@ struct daemon {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n\n"
+		"Usage: gpu-scheduler [OPTIONS]\n       gpu-scheduler explain [-n NAMESPACE] POD   (explain --help)\n"
+		"       gpu-scheduler status [-n NAMESPACE] statefulset/NAME|job/NAME   (status --help)\n\n"
 		"Binds pods to the node their gpu-scheduling-map annotation names, and injects\n"
 		"CUDA_VISIBLE_DEVICES at pod creation through a mutating admission webhook.\n\n"
 		"Subcommands: gpu-scheduler lint [OPTIONS] FILE... (gpu-scheduler lint --help)\n"
@@ -595,6 +597,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "explain") == 0)
 		return gs_explain_cmd(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "status") == 0)
+		return gs_status_cmd(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "agent") == 0)
 		return gs_agent_cmd(argc - 1, argv + 1);
 	memset(&kc, 0, sizeof(kc));

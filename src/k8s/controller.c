@@ -17,6 +17,7 @@
 #include "k8s/controller_metrics.h"
 #include "k8s/watch.h"
 #include "sched/explain_out.h"
+#include "sched/workload_out.h"
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
@@ -546,6 +547,35 @@ int gs_controller_node_allows(void *controller, const char *node, const char *ns
 	return gs_sched_node_allows(c->sched, node, ns, why, size);
 }
 
+/* /debug/workloads/NS/KIND/NAME (rest is NS/KIND/NAME): gs_sched_workload as JSON (workload_out.h). */
+static char *debug_workload(struct gs_controller *c, const char *rest, int *status)
+{
+	const char *usage = "expected /debug/workloads/NAMESPACE/statefulset|job/NAME";
+	const char *k = strchr(rest, '/'), *n = k ? strchr(k + 1, '/') : NULL, *kind;
+	char ns[254], word[32];
+	struct gs_sched_workload w;
+	struct gs_buf b;
+	int r;
+
+	if (!k || !n || k == rest || (size_t)(k - rest) >= sizeof(ns) || (size_t)(n - k - 1) >= sizeof(word) || !n[1] ||
+	    strchr(n + 1, '/'))
+		return debug_error(status, 404, usage);
+	snprintf(ns, sizeof(ns), "%.*s", (int)(k - rest), rest);
+	snprintf(word, sizeof(word), "%.*s", (int)(n - k - 1), k + 1);
+	if (!(kind = gs_sched_workload_kind(word)))
+		return debug_error(status, 404, usage);
+	gs_sched_workload(c->sched, ns, kind, n + 1, NULL, 0, &w);
+	gs_buf_init(&b, DEBUG_BODY_MAX);
+	r = gs_workload_json(&w, gs_clock_wall_ms(), &b);
+	gs_sched_workload_free(&w);
+	if (r < 0) {
+		gs_buf_free(&b);
+		return debug_error(status, 500, "the workload's view is too large");
+	}
+	*status = 200;
+	return gs_buf_steal(&b, NULL);
+}
+
 char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller)
 {
 	struct gs_controller *c = controller;
@@ -575,9 +605,13 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 		}
 		r = gs_explain_json(&e, gs_clock_wall_ms(), &b);
 		gs_sched_explain_free(&e);
+	} else if (strncmp(path, "/debug/workloads/", 17) == 0) {
+		gs_buf_free(&b);
+		return debug_workload(c, path + 17, status);
 	} else {
 		return debug_error(status, 404,
-				   "no such debug endpoint: try /debug/pending or /debug/pods/NAMESPACE/NAME");
+				   "no such debug endpoint: try /debug/pending, /debug/pods/NAMESPACE/NAME or "
+				   "/debug/workloads/NAMESPACE/KIND/NAME");
 	}
 	if (r < 0) {
 		gs_buf_free(&b);

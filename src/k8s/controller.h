@@ -55,7 +55,10 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 /*
  * The health port's /debug/ route (core/health.h gs_health_route): GET /debug/pods/NS/NAME explains one
  * pod (sched/explain_out.h: state, reason, every check with its outcome, the holders of its devices),
- * GET /debug/pending counts pending pods by reason and lists the oldest. Every replica answers from
+ * GET /debug/pending counts pending pods by reason and lists the oldest, GET
+ * /debug/workloads/NS/KIND/NAME (KIND statefulset or job) lists one owner's pods by index with the
+ * indices of their map that have no pod (sched/workload_out.h; 200 with no row for an owner with no pod
+ * of ours known). Every replica answers from
  * its own caches (followers keep theirs warm). Returns the body (JSON, malloc'd) with *status 200, or
  * 404 with a JSON error for an unknown pod or path; NULL when out of memory.
  */

@@ -29,6 +29,7 @@
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
+#include "sched/sched_workload.h"
 
 #define DEFAULT_SEED 0x6a09e667f3bcc908ull
 
@@ -639,6 +640,24 @@ int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *nod
 	return u && strlen(u->node->name) == node_len && memcmp(u->node->name, node, node_len) == 0;
 }
 
+/*
+ * A bound pod: a pod first seen bound (a restart, the explain and status commands) was never placed here,
+ * so its owner (on every update: adoption, orphaning), its creation and its index (once, from a whole
+ * record) come from here; they are what the workload view (sched_workload.c) groups and sorts by.
+ */
+static void pod_seen_bound(struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	long index;
+	enum gs_index_source src;
+
+	gs_sched__pod_owner(p, o);
+	p->created_ms = o->created_ms; /* out of the bind queue: no heap key to keep */
+	if (p->index < 0 && !o->partial && gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) == 0) {
+		p->index = index;
+		p->index_source = src;
+	}
+}
+
 /* The engine's clock: the latest now_ms it was given (gang timers started from pod events, explain). */
 static void tick(struct gs_sched *s, int64_t now_ms)
 {
@@ -648,8 +667,8 @@ static void tick(struct gs_sched *s, int64_t now_ms)
 
 /*
  * p, seen bound at its first full sight (a restart, another replica's binding), is a member of an
- * all-or-nothing gang: that gang was placed already, so its other members are placed alone. A bound
- * pod's inputs are never read (gs_sched__pod_inputs), so its owner is taken here.
+ * all-or-nothing gang: that gang was placed already, so its other members are placed alone (its owner
+ * is pod_seen_bound's).
  */
 static void bound_member(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
@@ -660,11 +679,6 @@ static void bound_member(struct gs_sched *s, struct gs_sched__pod *p, const stru
 	    gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &opts, msg, sizeof(msg)) < 0 ||
 	    !opts.all_or_nothing)
 		return;
-	if (!p->owner) {
-		p->owner = gs_xstrdup(o->owner_uid);
-		p->owner_kind = gs_sched__xstrdup_null(o->owner_kind);
-		p->owner_name = gs_sched__xstrdup_null(o->owner_name);
-	}
 	gs_sched__gang_set(s, p, &opts, 0, s->now_ms);
 	if (p->gang && !p->gang->ran) {
 		gs_sched__gang_ran(s, p->gang);
@@ -707,6 +721,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	}
 	if (o->node_name || p->state == GS_POD_BOUND) {
 		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
+		pod_seen_bound(p, o);
 		bound_member(s, p, o);
 		return 0;
 	}
@@ -877,4 +892,20 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 void gs_sched_audit(const struct gs_sched *s)
 {
 	gs_sched__audit(s);
+}
+
+int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		      const char *map_text, size_t map_len, struct gs_sched_workload *out)
+{
+	return gs_sched__workload(s, ns, kind, name, map_text, map_len, out);
+}
+
+void gs_sched_workload_free(struct gs_sched_workload *w)
+{
+	gs_sched__workload_free(w);
+}
+
+const char *gs_sched_workload_kind(const char *word)
+{
+	return gs_sched__workload_kind(word);
 }

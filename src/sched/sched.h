@@ -421,4 +421,61 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
  */
 void gs_sched_audit(const struct gs_sched *s);
 
+/* ---- workload: every pod of one owner, by index (`gpu-scheduler status`, /debug/workloads/) -------
+ * The owner-level view of a mapped workload: one row per index of its map and per pod of ours whose
+ * controller is that owner (the ownerReference's kind and name, as the pod record keeps them), with
+ * where each is (its use's node once bound or binding, else the node its entry names, resolved) and
+ * its state. An index of the map with no pod is a row too, not created. Reads the engine, never changes
+ * it. O(pods of ours) per call (a scan: for a debug view and a command, not for every event).
+ *
+ * Gang placement (all-or-nothing) will add per-gang fields (size, members fitting, who blocks, time
+ * left) to struct gs_sched_workload; until then it has none and writers show no gang.
+ */
+struct gs_sched_workload_row {
+	long index;          /* -1: a pod of the owner with no index (it waits NO_INDEX) */
+	int created;         /* 0: the map has the index and no pod of the owner has it */
+	int map_line;        /* the index's entry in the view's map, 0 when none */
+	const char *node;    /* created: the node its use is on (BOUND, BINDING), else its entry's node, resolved
+			   * (the map's name when it resolves to none); not created: the entry's node; NULL
+			   * without an entry */
+	const char *devices; /* held (BOUND, BINDING), else the entry's; NULL without an entry */
+	struct gs_sched_pod_info pod; /* with created (strings as gs_sched_pod_info's) */
+	char *held;                   /* owned: what devices points at when made from the use's holds */
+};
+
+/* Whose map the rows of indices not created come from. */
+enum gs_workload_map {
+	GS_WORKLOAD_MAP_NONE = 0, /* none: no map given (or it does not parse) and no pod with one */
+	GS_WORKLOAD_MAP_TEMPLATE, /* the one the caller gives: the owner's pod template's annotation */
+	GS_WORKLOAD_MAP_PODS,     /* that of the newest pod of the owner whose map parses */
+};
+
+struct gs_sched_workload {
+	const char *kind, *name, *ns; /* as asked (borrowed from the caller) */
+	const char *owner_uid;        /* the controller uid of its newest pod, NULL without pods */
+	enum gs_workload_map map_from;
+	size_t map_entries; /* entries of that map */
+	size_t pods;        /* rows with created */
+	size_t by_state[GS_POD__COUNT];
+	size_t not_created;
+	size_t n_rows;
+	struct gs_sched_workload_row *rows; /* by index (pods without one last), then creation, then name */
+	struct gs_map *map;                 /* owned: the given map, parsed (NULL otherwise) */
+	char map_error[256];                /* the given map's parse error, "" when none or it parsed */
+};
+
+/*
+ * Fills *out for the owner of kind ("StatefulSet", "Job": the ownerReference's kind) and name in ns;
+ * map_text[0..map_len) (NULL: none) is the map to list every index of, such as the owner's pod template's
+ * annotation; without it, the newest pod's map. Returns 0 (no pod and no map is an empty view, not an
+ * error); release with gs_sched_workload_free. Strings are valid until the next call that mutates s.
+ */
+int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		      const char *map_text, size_t map_len, struct gs_sched_workload *out);
+void gs_sched_workload_free(struct gs_sched_workload *w);
+
+/* The kind of a command line or a URL ("statefulset", "statefulsets", "sts", "job", "jobs", in any case)
+ * as an ownerReference writes it ("StatefulSet", "Job"), or NULL for another word. */
+const char *gs_sched_workload_kind(const char *word);
+
 #endif

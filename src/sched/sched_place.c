@@ -709,16 +709,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	p->created_ms = o->created_ms;
 	p->priority = o->priority;
 	p->shared = o->allow_shared;
-	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
-		free(p->owner);
-		p->owner = gs_sched__xstrdup_null(o->owner_uid);
-	}
-	if (!gs_str_eq(p->owner_kind, o->owner_kind) || !gs_str_eq(p->owner_name, o->owner_name)) {
-		free(p->owner_kind);
-		free(p->owner_name);
-		p->owner_kind = gs_sched__xstrdup_null(o->owner_kind);
-		p->owner_name = gs_sched__xstrdup_null(o->owner_name);
-	}
+	gs_sched__pod_owner(p, o);
 	gs_sched__spec_free(p->spec);
 	p->spec = spec_from(s, o, &p->gpu_req);
 	notice_check(s, p);
@@ -937,4 +928,20 @@ int gs_sched__next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- the owner (sched_place.h) ------------------------------------------------------------------- */
+
+void gs_sched__pod_owner(struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
+		free(p->owner);
+		p->owner = gs_sched__xstrdup_null(o->owner_uid);
+	}
+	if (!gs_str_eq(p->owner_kind, o->owner_kind) || !gs_str_eq(p->owner_name, o->owner_name)) {
+		free(p->owner_kind);
+		free(p->owner_name);
+		p->owner_kind = gs_sched__xstrdup_null(o->owner_kind);
+		p->owner_name = gs_sched__xstrdup_null(o->owner_name);
+	}
 }

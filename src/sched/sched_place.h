@@ -86,4 +86,11 @@ int gs_sched__bind_done(struct gs_sched *s, const char *uid, enum gs_bind_result
 			int64_t not_before_ms);
 int gs_sched__next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out);
 
+/* ---- the owner ---------------------------------------------------------------------------------- */
+
+/* p's owner (uid, kind, name) from o, which may be partial (it carries the owner): with the inputs of a
+ * pod placed here, and on every update of a pod seen bound (sched.c), so that adoption and orphaning
+ * move a pod between workloads (sched_workload.c) whatever its state. */
+void gs_sched__pod_owner(struct gs_sched__pod *p, const struct gs_pod_obj *o);
+
 #endif

@@ -42,6 +42,13 @@
 #   rmetric NAME SERIES           one series of replica NAME's /metrics (0 when absent)
 #   leads NAME, follows NAME      its gpu_scheduler_leader is 1, 0
 #   binds NAME [RESULT]           its gpu_scheduler_binding_attempts_total{result=RESULT} (success)
+#
+# The daemon asked through the apiserver's pod proxy, as explain and status ask the leader:
+#   proxy_pod NAME                a pod (of no scheduler) whose IP is this machine's address (the apiserver
+#                                 refuses to proxy to loopback; a bare sandbox gets a TEST-NET-2 address on
+#                                 a dummy link, removed at exit), so https:NAME:PORT/proxy reaches a daemon
+#                                 listening on 0.0.0.0:PORT; 1 when this machine has no address to give
+#   lease_holder LEASE POD        a Lease in $NS naming POD as its holder, as main.c names the leader
 
 node_make() {
 	local name=$1 now res
@@ -271,5 +278,35 @@ spec:
   - name: main
     image: busybox:stable
     resources: {limits: {nvidia.com/gpu: "$3"}}
+YAML
+}
+
+proxy_pod() {
+	local hostip
+	hostip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	if [ -z "$hostip" ] && ip link add gs-proxy0 type dummy 2>/dev/null; then
+		defer "ip link del gs-proxy0 2>/dev/null"
+		ip addr add 198.51.100.77/32 dev gs-proxy0 && ip link set gs-proxy0 up && hostip=198.51.100.77
+	fi
+	[ -n "$hostip" ] || return 1
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+spec:
+  schedulerName: gs-test-nobody
+  containers: [{name: main, image: busybox:stable}]
+YAML
+	api PATCH "/api/v1/namespaces/$NS/pods/$1/status" \
+		"{\"status\":{\"podIP\":\"$hostip\",\"podIPs\":[{\"ip\":\"$hostip\"}]}}" application/merge-patch+json >/dev/null
+}
+
+lease_holder() {
+	kc apply -f - >/dev/null <<YAML
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $1}
+spec: {holderIdentity: ${2}_0badcafe, leaseDurationSeconds: 15}
 YAML
 }

@@ -1,0 +1,205 @@
+/*
+ * sched_workload.c: every pod of one owner by index (sched_workload.h, sched.h's workload section). The
+ * rows of pods come from one scan of the pods of ours; the rows of indices with no pod from the map the
+ * caller gives (the owner's template), else from the newest pod's. Each pod's public view is
+ * sched_explain.c's (gs_sched__pod_info), so the two views never say different things of one pod.
+ */
+#include "sched/sched_workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/str.h"
+#include "sched/map.h"
+#include "sched/sched_explain.h"
+
+struct rows {
+	struct gs_sched_workload *w;
+	size_t cap;
+};
+
+static struct gs_sched_workload_row *add_row(struct rows *r)
+{
+	struct gs_sched_workload *w = r->w;
+
+	if (w->n_rows == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 8;
+		w->rows = gs_xreallocarray(w->rows, r->cap, sizeof(*w->rows));
+	}
+	struct gs_sched_workload_row *x = &w->rows[w->n_rows++];
+	memset(x, 0, sizeof(*x));
+	return x;
+}
+
+/* "0,1" from the devices a use holds, in the order it took them. */
+static char *held_list(const struct gs_sched__use *u)
+{
+	size_t len = 0, at = 0;
+	char *out;
+
+	for (size_t i = 0; i < u->n_holds; i++)
+		len += strlen(u->holds[i].dev->name) + 1;
+	out = gs_xmalloc(len);
+	for (size_t i = 0; i < u->n_holds; i++) {
+		size_t n = strlen(u->holds[i].dev->name);
+		if (i)
+			out[at++] = ',';
+		memcpy(out + at, u->holds[i].dev->name, n);
+		at += n;
+	}
+	out[at] = '\0';
+	return out;
+}
+
+/* Where the pod is or goes, and with which devices: its use once handed out, else its entry. */
+static void pod_row(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched_workload_row *x)
+{
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+
+	x->created = 1;
+	x->index = p->index;
+	gs_sched__pod_info(s, p, &x->pod);
+	x->map_line = x->pod.map_line;
+	if (u && (p->state == GS_POD_BOUND || p->state == GS_POD_BINDING)) {
+		x->node = u->node->name;
+		if (u->n_holds)
+			x->devices = x->held = held_list(u);
+		else
+			x->devices = p->entry ? p->entry->devices : NULL;
+		return;
+	}
+	if (p->entry) {
+		x->node = x->pod.resolved ? x->pod.resolved : p->entry->node;
+		x->devices = p->entry->devices;
+	}
+}
+
+/* By index (none last), then creation, then name: a re-created pod follows the one it replaces. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct gs_sched_workload_row *x = a, *y = b;
+
+	if ((x->index < 0) != (y->index < 0))
+		return x->index < 0 ? 1 : -1;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	if (x->created != y->created)
+		return x->created ? -1 : 1;
+	if (x->pod.created_ms != y->pod.created_ms)
+		return x->pod.created_ms < y->pod.created_ms ? -1 : 1;
+	return x->created ? strcmp(x->pod.name, y->pod.name) : 0;
+}
+
+static int has_index(const struct gs_sched_workload *w, size_t n, long index)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		long v = w->rows[mid].index;
+		if (v >= 0 && v < index)
+			lo = mid + 1;
+		else if (v >= 0 && v == index)
+			return 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The map whose indices are listed: the given one, else that of the newest pod (NULL: none). */
+static const struct gs_map *view_map(struct gs_sched_workload *w, const char *text, size_t len,
+				     const struct gs_map *newest)
+{
+	struct gs_map_error err;
+
+	if (text) {
+		if (gs_map_parse(text, len, &w->map, &err) < 0) {
+			snprintf(w->map_error, sizeof(w->map_error), "%s", err.msg);
+			w->map = NULL;
+			return NULL;
+		}
+		w->map_from = GS_WORKLOAD_MAP_TEMPLATE;
+		return w->map;
+	}
+	if (newest)
+		w->map_from = GS_WORKLOAD_MAP_PODS;
+	return newest;
+}
+
+int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		       const char *map_text, size_t map_len, struct gs_sched_workload *out)
+{
+	struct rows r = {.w = out};
+	struct gs_hmap_iter it = {0};
+	const struct gs_sched__pod *newest = NULL, *newest_map = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
+	out->name = name;
+	out->ns = ns;
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		if (strcmp(p->ns, ns) != 0 || !gs_str_eq(p->owner_kind, kind) || !gs_str_eq(p->owner_name, name))
+			continue;
+		pod_row(s, p, add_row(&r));
+		if (p->state < GS_POD__COUNT)
+			out->by_state[p->state]++;
+		if (!newest || p->created_ms > newest->created_ms)
+			newest = p;
+		if (p->map && (!newest_map || p->created_ms > newest_map->created_ms))
+			newest_map = p;
+	}
+	out->pods = out->n_rows;
+	out->owner_uid = newest ? newest->owner : NULL;
+	qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+
+	const struct gs_map *m = view_map(out, map_text, map_len, newest_map ? newest_map->map : NULL);
+	size_t n = m ? gs_map_count(m) : 0;
+	out->map_entries = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct gs_map_entry *e = gs_map_entry_at(m, i);
+		if (has_index(out, out->pods, e->index))
+			continue;
+		struct gs_sched_workload_row *x = add_row(&r);
+		x->index = e->index;
+		x->map_line = e->line;
+		x->node = e->node;
+		x->devices = e->devices;
+		out->not_created++;
+	}
+	if (out->not_created)
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+	return 0;
+}
+
+void gs_sched__workload_free(struct gs_sched_workload *w)
+{
+	for (size_t i = 0; i < w->n_rows; i++)
+		free(w->rows[i].held);
+	free(w->rows);
+	gs_map_unref(w->map);
+	w->rows = NULL;
+	w->map = NULL;
+	w->n_rows = 0;
+}
+
+const char *gs_sched__workload_kind(const char *word)
+{
+	static const struct {
+		const char *word, *kind;
+	} kinds[] = {
+		{"statefulset", "StatefulSet"},
+		{"statefulsets", "StatefulSet"},
+		{"sts", "StatefulSet"},
+		{"job", "Job"},
+		{"jobs", "Job"},
+	};
+
+	for (size_t i = 0; word && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcasecmp(word, kinds[i].word) == 0)
+			return kinds[i].kind;
+	return NULL;
+}

@@ -1,0 +1,18 @@
+/*
+ * sched_workload.h: the owner-level view (sched_workload.c), layer 5 beside sched_explain.h: every pod of
+ * one owner by index, and the indices of its map with no pod; behind sched.h's gs_sched_workload,
+ * gs_sched_workload_free and gs_sched_workload_kind. Reads the engine, never changes it: one scan of
+ * s->pods per call, O(pods of ours) (the engine keeps no index by owner: a debug view and a command ask
+ * this, never the binding path), plus O(rows log rows) to sort.
+ */
+#ifndef GS_SCHED_SCHED_WORKLOAD_H
+#define GS_SCHED_SCHED_WORKLOAD_H
+
+#include "sched/sched_int.h"
+
+int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		       const char *map_text, size_t map_len, struct gs_sched_workload *out);
+void gs_sched__workload_free(struct gs_sched_workload *w);
+const char *gs_sched__workload_kind(const char *word);
+
+#endif

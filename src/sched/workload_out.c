@@ -1,0 +1,198 @@
+/*
+ * workload_out.c: the owner-level view as JSON and as a table (workload_out.h).
+ */
+#include "sched/workload_out.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int64_t age_s(int64_t created_ms, int64_t now_ms)
+{
+	return created_ms > 0 && now_ms > created_ms ? (now_ms - created_ms) / 1000 : 0;
+}
+
+/* ,"key":"value" (value JSON-escaped); nothing for a NULL value. */
+static int json_str(struct gs_buf *b, const char *key, const char *v)
+{
+	if (!v)
+		return 0;
+	if (gs_buf_printf(b, ",\"%s\":", key) < 0)
+		return -E2BIG;
+	return gs_buf_append_json_str(b, v);
+}
+
+const char *gs_workload_row_state(const struct gs_sched_workload_row *x)
+{
+	return x->created ? gs_pod_state_name(x->pod.state) : "NOT_CREATED";
+}
+
+static const char *map_from_name(enum gs_workload_map m)
+{
+	return m == GS_WORKLOAD_MAP_TEMPLATE ? "template" : m == GS_WORKLOAD_MAP_PODS ? "pods" : "none";
+}
+
+static int row_json(struct gs_buf *b, const struct gs_sched_workload_row *x, int64_t now_ms)
+{
+	const struct gs_sched_pod_info *p = &x->pod;
+	int r = gs_buf_append_str(b, "{");
+
+	r |= x->index >= 0 ? gs_buf_printf(b, "\"index\":%ld,", x->index) : 0;
+	r |= gs_buf_printf(b, "\"state\":\"%s\"", gs_workload_row_state(x));
+	if (x->created) {
+		r |= json_str(b, "pod", p->name);
+		r |= json_str(b, "uid", p->uid);
+		if (p->state == GS_POD_WAITING) {
+			r |= json_str(b, "reason", gs_wait_reason_name(p->reason));
+			r |= json_str(b, "message", p->message);
+		}
+	}
+	r |= json_str(b, "node", x->node);
+	if (x->created && x->node && p->node && strcmp(x->node, p->node) != 0)
+		r |= json_str(b, "mapNode", p->node);
+	r |= json_str(b, "devices", x->devices);
+	if (x->map_line)
+		r |= gs_buf_printf(b, ",\"mapLine\":%d", x->map_line);
+	if (x->created)
+		r |= gs_buf_printf(b, ",\"ageSeconds\":%" PRId64, age_s(p->created_ms, now_ms));
+	r |= gs_buf_append_str(b, "}");
+	return r < 0 ? -E2BIG : 0;
+}
+
+/* Where gang placement's fields go (workload_out.h): null until the engine keeps gangs. */
+static int gang_json(struct gs_buf *b, const struct gs_sched_workload *w)
+{
+	(void)w;
+	return gs_buf_append_str(b, ",\"gang\":null");
+}
+
+int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b)
+{
+	int r = gs_buf_append_str(b, "{\"kind\":");
+
+	r |= gs_buf_append_json_str(b, w->kind);
+	r |= json_str(b, "namespace", w->ns);
+	r |= json_str(b, "name", w->name);
+	r |= json_str(b, "ownerUid", w->owner_uid);
+	r |= gs_buf_printf(b, ",\"map\":{\"from\":\"%s\",\"entries\":%zu", map_from_name(w->map_from), w->map_entries);
+	if (w->map_error[0])
+		r |= json_str(b, "error", w->map_error);
+	r |= gs_buf_printf(b, "},\"pods\":%zu,\"notCreated\":%zu,\"byState\":{", w->pods, w->not_created);
+	for (int i = 0; i < GS_POD__COUNT; i++)
+		r |= gs_buf_printf(b, "%s\"%s\":%zu", i ? "," : "", gs_pod_state_name(i), w->by_state[i]);
+	r |= gs_buf_append_str(b, "}");
+	r |= gang_json(b, w);
+	r |= gs_buf_append_str(b, ",\"rows\":[");
+	for (size_t i = 0; i < w->n_rows; i++) {
+		r |= i ? gs_buf_append_str(b, ",") : 0;
+		r |= row_json(b, &w->rows[i], now_ms);
+	}
+	r |= gs_buf_append_str(b, "]}\n");
+	return r < 0 ? -E2BIG : 0;
+}
+
+/* ---- text ---------------------------------------------------------------------------------------- */
+
+enum { COL_INDEX, COL_POD, COL_NODE, COL_DEVICES, COL_STATE, COL_REASON, COL_AGE, N_COLS };
+
+static const char *const col_names[N_COLS] = {"INDEX", "POD", "NODE", "DEVICES", "STATE", "REASON", "AGE"};
+
+/* An age as kubectl prints one: 42s, 5m, 3h, 2d. */
+static void age_text(char *out, size_t size, int64_t s)
+{
+	if (s < 120)
+		snprintf(out, size, "%" PRId64 "s", s);
+	else if (s < 2 * 3600)
+		snprintf(out, size, "%" PRId64 "m", s / 60);
+	else if (s < 48 * 3600)
+		snprintf(out, size, "%" PRId64 "h", s / 3600);
+	else
+		snprintf(out, size, "%" PRId64 "d", s / 86400);
+}
+
+/* The cells of one row; index and age in the caller's buffers. */
+static void row_cells(const struct gs_sched_workload_row *x, int64_t now_ms, char index[24], char age[24],
+		      const char *cell[N_COLS])
+{
+	const struct gs_sched_pod_info *p = &x->pod;
+
+	if (x->index >= 0)
+		snprintf(index, 24, "%ld", x->index);
+	else
+		snprintf(index, 24, "-");
+	if (x->created)
+		age_text(age, 24, age_s(p->created_ms, now_ms));
+	else
+		snprintf(age, 24, "-");
+	cell[COL_INDEX] = index;
+	cell[COL_POD] = x->created ? p->name : "-";
+	cell[COL_NODE] = x->node ? x->node : "-";
+	cell[COL_DEVICES] = x->devices ? x->devices : "-";
+	cell[COL_STATE] = x->created ? gs_pod_state_name(p->state) : "not created";
+	cell[COL_REASON] = x->created && p->state == GS_POD_WAITING ? gs_wait_reason_name(p->reason) : "-";
+	cell[COL_AGE] = age;
+}
+
+static int summary_text(const struct gs_sched_workload *w, struct gs_buf *b)
+{
+	int r = gs_buf_printf(b, "%s %s/%s: %zu %s", w->kind, w->ns, w->name, w->pods, w->pods == 1 ? "pod" : "pods");
+	const char *sep = " (";
+
+	for (int i = 0; i < GS_POD__COUNT; i++) {
+		if (!w->by_state[i])
+			continue;
+		r |= gs_buf_printf(b, "%s%zu %s", sep, w->by_state[i], gs_pod_state_name(i));
+		sep = ", ";
+	}
+	r |= gs_buf_printf(b, "%s, %zu %s not created; ", w->pods ? ")" : "", w->not_created,
+			   w->not_created == 1 ? "index" : "indices");
+	if (w->map_from == GS_WORKLOAD_MAP_NONE)
+		r |= gs_buf_printf(b, "no map%s%s\n", w->map_error[0] ? ": " : "", w->map_error);
+	else
+		r |= gs_buf_printf(b, "the map has %zu %s (from %s)\n", w->map_entries,
+				   w->map_entries == 1 ? "entry" : "entries",
+				   w->map_from == GS_WORKLOAD_MAP_TEMPLATE ? "the pod template" : "its newest pod");
+	/* Gang placement's line goes here: size, members fitting, who blocks, time left. */
+	return r < 0 ? -E2BIG : 0;
+}
+
+int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b)
+{
+	size_t width[N_COLS];
+	const char *cell[N_COLS];
+	char index[24], age[24];
+	int r = summary_text(w, b), waiting = 0;
+
+	for (int c = 0; c < N_COLS; c++)
+		width[c] = strlen(col_names[c]);
+	for (size_t i = 0; i < w->n_rows; i++) {
+		row_cells(&w->rows[i], now_ms, index, age, cell);
+		for (int c = 0; c < N_COLS; c++)
+			width[c] = strlen(cell[c]) > width[c] ? strlen(cell[c]) : width[c];
+		waiting |= w->rows[i].created && w->rows[i].pod.state == GS_POD_WAITING;
+	}
+	r |= gs_buf_append_str(b, "\n");
+	for (size_t i = 0; i <= w->n_rows; i++) {
+		if (i)
+			row_cells(&w->rows[i - 1], now_ms, index, age, cell);
+		for (int c = 0; c < N_COLS; c++) {
+			const char *v = i ? cell[c] : col_names[c];
+			if (c == N_COLS - 1)
+				r |= gs_buf_printf(b, "%s\n", v);
+			else
+				r |= gs_buf_printf(b, "%-*s  ", (int)width[c], v);
+		}
+	}
+	if (!w->n_rows)
+		r |= gs_buf_append_str(b, "(no pod of ours and no map entry)\n");
+	if (waiting)
+		r |= gs_buf_append_str(b, "\nWaiting:\n");
+	for (size_t i = 0; waiting && i < w->n_rows; i++) {
+		const struct gs_sched_workload_row *x = &w->rows[i];
+		if (x->created && x->pod.state == GS_POD_WAITING)
+			r |= gs_buf_printf(b, "  %s: %s: %s\n", x->pod.name, gs_wait_reason_name(x->pod.reason),
+					   x->pod.message ? x->pod.message : "");
+	}
+	return r < 0 ? -E2BIG : 0;
+}

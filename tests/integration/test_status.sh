@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# `gpu-scheduler status` (issue 23, item 6) against the real apiserver: a StatefulSet of three pods whose
+# map has four entries, two pods bound, one waiting for a node that does not exist, the fourth index not
+# created. The command's rows, its JSON, and the daemon's /debug/workloads/NS/KIND/NAME on its secure
+# port, asked by the command through the apiserver's pod proxy with the caller's token as explain asks
+# (the Lease names the leader): both views agree; a flag that makes them differ is said row by row;
+# without a Lease the command prints its own view and says why; the kubectl plugin; clear errors.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/common.sh"
+test_begin
+
+N=gs-st-$(printf '%04x' $RANDOM)
+defer "node_delete $N"
+node_make "$N" || { fail "node $N" "cannot create it"; test_end; }
+
+sport=$(free_port)
+DAEMON_INSECURE=0 daemon_start --secure-addr "0.0.0.0:$sport" --require-env=false || exit 1
+SURL=https://127.0.0.1:$sport
+check "daemon ready" daemon_ready 30
+
+statefulset_yaml st 3 "0=$N:0" "1=$N:1" "2=$N-missing:0" "3=$N:2" | kc apply -f - >/dev/null
+check_eventually "st-0 bound to $N" 30 pod_on st-0 "$N"
+check_eventually "st-1 bound to $N" 30 pod_on st-1 "$N"
+check_eventually "st-2 waits for its node" 30 pod_event_has st-2 "FailedScheduling: node \"$N-missing\""
+
+# The daemon's own view, on its secure port (the admin's token: get on /debug/*).
+sdebug() { curl -sk --max-time 5 -H "Authorization: Bearer $GS_ADMIN_TOKEN" "$SURL/debug/$1"; }
+rows_of() { jq -r '[.rows[] | "\(.index // "-"):\(.pod // "-"):\(.state):\(.reason // "-"):\(.node // "-"):\(.devices // "-")"] | join(" ")'; }
+want="0:st-0:BOUND:-:$N:0 1:st-1:BOUND:-:$N:1 2:st-2:WAITING:NODE_MISSING:$N-missing:0 3:-:NOT_CREATED:-:$N:2"
+check_eventually "/debug/workloads: four rows, the fourth not created" 10 \
+	equals "$want" eval 'sdebug "workloads/$NS/statefulset/st" | rows_of'
+dj=$(sdebug "workloads/$NS/statefulset/st")
+check "/debug/workloads: the counts, the pods' map, no gang yet" \
+	equals "3 1 pods 4 2 1 null" jq -r '"\(.pods) \(.notCreated) \(.map.from) \(.map.entries) \(.byState.BOUND) \(.byState.WAITING) \(.gang)"' <<<"$dj"
+check "/debug/workloads: the owner's uid" \
+	equals "$(kc get statefulset st -o jsonpath='{.metadata.uid}')" jq -r .ownerUid <<<"$dj"
+check "/debug/workloads: sts/ is statefulset/" equals "$want" eval 'sdebug "workloads/$NS/sts/st" | rows_of'
+check "/debug/workloads of an owner with no pod known: 200, no row" \
+	equals "0" eval 'sdebug "workloads/$NS/job/nope" | jq ".rows | length"'
+check "/debug/workloads of another kind: 404" \
+	equals 404 curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $GS_ADMIN_TOKEN" "$SURL/debug/workloads/$NS/deployment/st"
+check "/debug/workloads without a token: 401" \
+	equals 401 curl -sk -o /dev/null -w '%{http_code}' "$SURL/debug/workloads/$NS/statefulset/st"
+
+# The command: its own reads, then the leader asked through the pod proxy.
+if ! proxy_pod st-proxy; then
+	fail "pod proxy" "this machine has no global IPv4 address for the apiserver to dial"
+	test_end
+fi
+lease_holder gs-status st-proxy
+cli() {
+	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$KUBECONFIG" -n "$NS" --scheduler-namespace "$NS" \
+		--lease-name gs-status --secure-port "$sport" "$@"
+}
+said=$(cli --require-env=false statefulset/st)
+printf '%s\n' "$said" | sed 's/^/    | /'
+check "status: the summary" eval \
+	'grep -q "^StatefulSet $NS/st: 3 pods (1 WAITING, 2 BOUND), 1 index not created; the map has 4 entries (from the pod template)" <<<"$said"'
+check "status: the header and one row per index" eval '
+	grep -Eq "^INDEX +POD +NODE +DEVICES +STATE +REASON +AGE$" <<<"$said" &&
+	grep -Eq "^0 +st-0 +$N +0 +BOUND +- +[0-9]+[smh]$" <<<"$said" &&
+	grep -Eq "^1 +st-1 +$N +1 +BOUND +- +[0-9]+[smh]$" <<<"$said" &&
+	grep -Eq "^2 +st-2 +$N-missing +0 +WAITING +NODE_MISSING +[0-9]+[smh]$" <<<"$said" &&
+	grep -Eq "^3 +- +$N +2 +not created +- +-$" <<<"$said"'
+check "status: the waiting pod's message" eval 'grep -q "^  st-2: NODE_MISSING: node \"$N-missing\" named by" <<<"$said"'
+check "status: the daemon agrees" eval \
+	'grep -q "The daemon (leader st-proxy, through the apiserver.s pod proxy) agrees: the same pods, states, reasons and nodes." <<<"$said"'
+
+cj=$(cli --require-env=false -o json statefulset/st)
+check "status -o json: the same rows as the daemon, the template's map, the daemon's answer" eval '
+	[ "$(rows_of <<<"$cj")" = "$want" ] &&
+	jq -e ".map.from == \"template\" and .daemon.leader == \"st-proxy\" and .daemon.agrees and (.daemon.answer.rows | length) == 4 and .gang == null" <<<"$cj" >/dev/null'
+
+# --require-env=true here, false in the daemon: st-2's reason differs (no CUDA_VISIBLE_DEVICES), said.
+said=$(cli --require-env=true sts/st)
+check "status says where they disagree, row by row" eval '
+	grep -q "The daemon (leader st-proxy, through the apiserver.s pod proxy) DISAGREES:" <<<"$said" &&
+	grep -q "  index 2 st-2: here WAITING NOT_MUTATED on $N-missing, the daemon WAITING NODE_MISSING on $N-missing" <<<"$said"'
+said=$(cli --require-env=false --lease-name gs-no-lease statefulset/st)
+check "status without a Lease: its own view, and why the daemon was not asked" eval '
+	grep -Eq "^2 +st-2 +$N-missing +0 +WAITING +NODE_MISSING" <<<"$said" &&
+	grep -q "The daemon: not asked: cannot read the Lease $NS/gs-no-lease" <<<"$said"'
+said=$(cli --require-env=false --daemon=false statefulset/st)
+check "status --daemon=false: no question" eval '! grep -q "The daemon" <<<"$said" && grep -q "^3 " <<<"$said"'
+
+# A template with a fifth entry (OnDelete: no pod is replaced): the command lists it, from the template;
+# the daemon, which reads no StatefulSet, lists its pods' map's.
+kc patch statefulset st --type merge -p "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null},\"template\":{\"metadata\":{\"annotations\":{\"$GS_ANNOTATION\":\"0=$N:0\\n1=$N:1\\n2=$N-missing:0\\n3=$N:2\\n4=$N:3\\n\"}}}}}" >/dev/null
+said=$(cli --require-env=false statefulset/st)
+check "a new template entry: a row not created here, which the daemon has not" eval '
+	grep -Eq "^4 +- +$N +3 +not created" <<<"$said" &&
+	grep -q "  index 4 (not created): here NOT_CREATED on $N, the daemon has no such row" <<<"$said"'
+
+# The kubectl plugin.
+plug=$(mktemp -d)
+defer "rm -rf $plug"
+ln -s "$GS_ROOT/deploy/kubectl-gpu_scheduler" "$plug/kubectl-gpu_scheduler"
+check "kubectl gpu-scheduler status (plugin) prints the rows" eval '
+	PATH="$plug:$PATH" GPU_SCHEDULER="$GS_BUILD_DIR/gpu-scheduler" KUBECONFIG="$KUBECONFIG" "$GS_KUBECTL" \
+		gpu-scheduler status -n "$NS" --daemon=false statefulset/st | grep -Eq "^1 +st-1 +$N"'
+
+# The rights the command needs for its own reads: deploy/rbac.yaml's ClusterRole gpu-scheduler-status alone.
+work=$(test_workdir)
+sa_role_kubeconfig "$GS_ROOT/deploy/rbac.yaml" gpu-scheduler-status viewer "$work/viewer.kubeconfig"
+check "status with gpu-scheduler-status only (deploy/rbac.yaml): the rows" eval '
+	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/viewer.kubeconfig" -n "$NS" --require-env=false \
+		--daemon=false statefulset/st | grep -Eq "^2 +st-2 +$N-missing +0 +WAITING +NODE_MISSING"'
+
+# Errors: clear, non-zero, nothing on stdout.
+check "status of a missing StatefulSet: exit 1, the apiserver's message" eval '
+	e=$(cli statefulset/nope 2>&1 >/dev/null); [ $? -eq 1 ] && grep -q "statefulsets.apps \"nope\" not found" <<<"$e"'
+check "status of a Job that does not exist: exit 1" eval '
+	e=$(cli job/nope 2>&1 >/dev/null); [ $? -eq 1 ] && grep -q "jobs.batch \"nope\" not found" <<<"$e"'
+check "status of another kind: exit 2" eval 'cli deployment/st >/dev/null 2>&1; [ $? -eq 2 ]'
+check "status with a bad name: exit 2" eval 'cli statefulset/Bad_Name >/dev/null 2>&1; [ $? -eq 2 ]'
+
+daemon_stop TERM 15 && pass "SIGTERM: exit 0"
+test_end
