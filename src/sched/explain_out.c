@@ -53,8 +53,7 @@ static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64
 	return r < 0 ? -E2BIG : 0;
 }
 
-/* ,"gang":{...} for a member of an all-or-nothing gang; nothing otherwise. */
-static int gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
+int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
 {
 	int r;
 
@@ -76,8 +75,7 @@ static int gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
 	return r | gs_buf_append_str(b, "}");
 }
 
-/* The gang's lines of the text form. */
-static int gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
+int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 {
 	int r;
 
@@ -146,7 +144,7 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	r |= gs_buf_append_str(b, "]");
 	if (e->agent)
 		r |= json_str(b, "agent", e->agent);
-	r |= gang_json(b, &e->gang);
+	r |= gs_explain_gang_json(b, &e->gang);
 	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
 }
@@ -260,7 +258,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	}
 	if (e->agent)
 		r |= gs_buf_printf(b, "Agent data: %s\n", e->agent);
-	r |= gang_text(b, &e->gang);
+	r |= gs_explain_gang_text(b, &e->gang);
 
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)

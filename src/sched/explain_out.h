@@ -14,7 +14,8 @@
  *    "holders":[{"device":"0","pod":"ns/other-0","owner":"<uid>","sameOwner":false,"shared":false},
  *               {"device":"1","pod":"team-b/infer-8","owner":"","sameOwner":false,"shared":false,
  *                "devicePluginId":"GPU-bb"} (held through the device plugin, by the node agent)],
- *    "agent":"fresh: 1 devices held through the device plugin, an index table up to GPU 3"}
+ *    "agent":"fresh: 1 devices held through the device plugin, an index table up to GPU 3",
+ *    "gang":{...} (a member of an all-or-nothing gang: gs_explain_gang_json)}
  * Absent values are left out (no entry: no "mapLine", "entry", "node", "devices"; no index: no "index").
  *
  * JSON of the pending pods (GET /debug/pending):
@@ -34,5 +35,13 @@
 int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
 int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
 int gs_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b);
+/*
+ * An all-or-nothing gang (explain's and the workload view's): JSON ,"gang":{"owner":KIND,"name":...,
+ * "size":N,"members":N,"fitting":N,"state":"gathering"|"resting"|"placed","timeouts":N,"secondsLeft":N
+ * (not placed),"blockedBy":"..." (when any)}, nothing when g->size is 0; text: its lines after a blank
+ * one, nothing when g->size is 0.
+ */
+int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g);
+int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g);
 
 #endif

@@ -428,8 +428,8 @@ void gs_sched_audit(const struct gs_sched *s);
  * its state. An index of the map with no pod is a row too, not created. Reads the engine, never changes
  * it. O(pods of ours) per call (a scan: for a debug view and a command, not for every event).
  *
- * Gang placement (all-or-nothing) will add per-gang fields (size, members fitting, who blocks, time
- * left) to struct gs_sched_workload; until then it has none and writers show no gang.
+ * An all-or-nothing workload's gang (its size, members fitting, who blocks, time left) is in gang, as
+ * explain shows it (gang.size 0 for a workload placed pod by pod).
  */
 struct gs_sched_workload_row {
 	long index;          /* -1: a pod of the owner with no index (it waits NO_INDEX) */
@@ -462,6 +462,7 @@ struct gs_sched_workload {
 	struct gs_sched_workload_row *rows; /* by index (pods without one last), then creation, then name */
 	struct gs_map *map;                 /* owned: the given map, parsed (NULL otherwise) */
 	char map_error[256];                /* the given map's parse error, "" when none or it parsed */
+	struct gs_explain_gang gang;        /* its all-or-nothing gang (gang.blockers owned); size 0: none */
 };
 
 /*

@@ -14,6 +14,7 @@
 #include "core/str.h"
 #include "sched/map.h"
 #include "sched/sched_explain.h"
+#include "sched/sched_gang.h"
 
 struct rows {
 	struct gs_sched_workload *w;
@@ -145,6 +146,8 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 		if (strcmp(p->ns, ns) != 0 || !gs_str_eq(p->owner_kind, kind) || !gs_str_eq(p->owner_name, name))
 			continue;
 		pod_row(s, p, add_row(&r));
+		if (p->gang && !out->gang.size)
+			gs_sched__gang_explain(s, p, &out->gang);
 		if (p->state < GS_POD__COUNT)
 			out->by_state[p->state]++;
 		if (!newest || p->created_ms > newest->created_ms)
@@ -181,6 +184,8 @@ void gs_sched__workload_free(struct gs_sched_workload *w)
 		free(w->rows[i].held);
 	free(w->rows);
 	gs_map_unref(w->map);
+	free(w->gang.blockers);
+	w->gang.blockers = NULL;
 	w->rows = NULL;
 	w->map = NULL;
 	w->n_rows = 0;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/explain_out.h"
+
 static int64_t age_s(int64_t created_ms, int64_t now_ms)
 {
 	return created_ms > 0 && now_ms > created_ms ? (now_ms - created_ms) / 1000 : 0;
@@ -60,11 +62,10 @@ static int row_json(struct gs_buf *b, const struct gs_sched_workload_row *x, int
 	return r < 0 ? -E2BIG : 0;
 }
 
-/* Where gang placement's fields go (workload_out.h): null until the engine keeps gangs. */
+/* The workload's all-or-nothing gang, or null (workload_out.h). */
 static int gang_json(struct gs_buf *b, const struct gs_sched_workload *w)
 {
-	(void)w;
-	return gs_buf_append_str(b, ",\"gang\":null");
+	return w->gang.size > 0 ? gs_explain_gang_json(b, &w->gang) : gs_buf_append_str(b, ",\"gang\":null");
 }
 
 int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b)
@@ -153,7 +154,7 @@ static int summary_text(const struct gs_sched_workload *w, struct gs_buf *b)
 		r |= gs_buf_printf(b, "the map has %zu %s (from %s)\n", w->map_entries,
 				   w->map_entries == 1 ? "entry" : "entries",
 				   w->map_from == GS_WORKLOAD_MAP_TEMPLATE ? "the pod template" : "its newest pod");
-	/* Gang placement's line goes here: size, members fitting, who blocks, time left. */
+	r |= gs_explain_gang_text(b, &w->gang);
 	return r < 0 ? -E2BIG : 0;
 }
 

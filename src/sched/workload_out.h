@@ -9,8 +9,9 @@
  *    "map":{"from":"template","entries":4},            ("from": template, pods or none; "error" when the
  *                                                        template's map does not parse)
  *    "pods":3,"notCreated":1,"byState":{"WAITING":1,"QUEUED":0,...,"BOUND":2,...},
- *    "gang":null,                                       (reserved: the gang's size, members fitting, who
- *                                                        blocks and time left, with gang placement)
+ *    "gang":null,                                       (an all-or-nothing workload: its gang as explain
+ *                                                        writes it, gs_explain_gang_json: size, members
+ *                                                        fitting, who blocks, seconds left)
  *    "rows":[{"index":0,"pod":"train-0","uid":"...","state":"BOUND","node":"node1","devices":"0",
  *             "mapLine":1,"ageSeconds":42},
  *            {"index":2,"pod":"train-2",...,"state":"WAITING","reason":"NODE_MISSING","message":"...",

@@ -242,13 +242,55 @@ static void test_out(void **state)
 	assert_null(gs_sched_workload_kind(NULL));
 }
 
+/* An all-or-nothing workload: the view carries its gang (explain's), and both writers show it. */
+static void test_gang(void **state)
+{
+	(void)state;
+	struct gs_sched *s = engine();
+	struct gs_sched_workload w;
+	struct gs_bind_decision d;
+	struct gs_buf b;
+	struct gs_pod_obj p0 = pod("g0", "ns", "ring-0", "StatefulSet", "ring");
+	struct gs_pod_obj p2 = pod("g2", "ns", "ring-2", "StatefulSet", "ring");
+
+	p0.placement = p2.placement = (char *)"all-or-nothing";
+	assert_int_equal(gs_sched_pod_upsert(s, &p0, 0), 0);
+	assert_int_equal(gs_sched_pod_upsert(s, &p2, 0), 0);
+	assert_int_equal(gs_sched_next_bind(s, 0, &d), 0); /* ring-2's node9 is missing: none bound */
+	gs_sched_audit(s);
+	assert_int_equal(gs_sched_workload(s, "ns", "StatefulSet", "ring", NULL, 0, &w), 0);
+	assert_int_equal(w.gang.size, 4); /* the map's entries */
+	assert_int_equal(w.gang.members, 2);
+	assert_int_equal(w.gang.fitting, 1);
+	assert_false(w.gang.ran);
+	assert_non_null(w.gang.blockers);
+	assert_non_null(strstr(w.gang.blockers, "index 2 (ring-2) NODE_MISSING"));
+	assert_non_null(strstr(w.gang.blockers, "2 of 4 members not created yet"));
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_workload_json(&w, 1000, &b), 0);
+	assert_non_null(strstr(b.data, "\"gang\":{\"owner\":\"StatefulSet\",\"name\":\"ring\",\"size\":4,"
+				       "\"members\":2,\"fitting\":1,\"state\":\"gathering\""));
+	gs_buf_reset(&b);
+	assert_int_equal(gs_workload_text(&w, 1000, &b), 0);
+	assert_non_null(strstr(b.data, "All-or-nothing gang StatefulSet ring: 4 members must fit together"));
+	gs_buf_free(&b);
+	gs_sched_workload_free(&w);
+	/* A workload placed pod by pod has no gang. */
+	assert_int_equal(gs_sched_workload(s, "ns", "StatefulSet", "train", NULL, 0, &w), 0);
+	assert_int_equal(w.gang.size, 0);
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_workload_json(&w, 1000, &b), 0);
+	assert_non_null(strstr(b.data, "\"gang\":null"));
+	gs_buf_free(&b);
+	gs_sched_workload_free(&w);
+	gs_sched_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows),
-		cmocka_unit_test(test_template_map),
-		cmocka_unit_test(test_orphaned),
-		cmocka_unit_test(test_out),
+		cmocka_unit_test(test_rows), cmocka_unit_test(test_template_map), cmocka_unit_test(test_orphaned),
+		cmocka_unit_test(test_out),  cmocka_unit_test(test_gang),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
