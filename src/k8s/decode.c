@@ -752,6 +752,7 @@ static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_anno
 	    (r = get_map_str(d, ann, GS_GANG_PLACEMENT, "metadata.annotations", &out->placement)) < 0 ||
 	    (r = get_map_str(d, ann, GS_GANG_TIMEOUT, "metadata.annotations", &out->gang_timeout)) < 0 ||
 	    (r = get_map_str(d, ann, GS_GANG_SIZE, "metadata.annotations", &out->gang_size)) < 0 ||
+	    (r = get_map_str(d, ann, GS_GANG_PLACEHOLDER_FOR, "metadata.annotations", &out->placeholder_for)) < 0 ||
 	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0)
 		return r;
 	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */

@@ -1302,6 +1302,7 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 		{12, full_only ? GS_GANG_PLACEMENT : NULL, &out->placement, NULL, NULL},
 		{12, full_only ? GS_GANG_TIMEOUT : NULL, &out->gang_timeout, NULL, NULL},
 		{12, full_only ? GS_GANG_SIZE : NULL, &out->gang_size, NULL, NULL},
+		{12, full_only ? GS_GANG_PLACEHOLDER_FOR : NULL, &out->placeholder_for, NULL, NULL},
 		{12, full_only ? map_annotation : NULL, NULL, &out->map_text,
 		 &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},

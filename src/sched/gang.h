@@ -20,9 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GS_GANG_PLACEMENT "gpu-scheduler.io/placement"
-#define GS_GANG_TIMEOUT   "gpu-scheduler.io/gang-timeout"
-#define GS_GANG_SIZE      "gpu-scheduler.io/gang-size"
+#define GS_GANG_PLACEMENT       "gpu-scheduler.io/placement"
+#define GS_GANG_TIMEOUT         "gpu-scheduler.io/gang-timeout"
+#define GS_GANG_SIZE            "gpu-scheduler.io/gang-size"
+/* On a placeholder pod (sched.h, gs_sched_next_placeholder): the uid of the member it holds for. */
+#define GS_GANG_PLACEHOLDER_FOR "gpu-scheduler.io/placeholder-for"
 
 #define GS_GANG_ALL_OR_NOTHING "all-or-nothing"
 #define GS_GANG_INDEPENDENT    "independent"

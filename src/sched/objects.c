@@ -61,6 +61,7 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	free(p->placement);
 	free(p->gang_timeout);
 	free(p->gang_size);
+	free(p->placeholder_for);
 	free(p->cuda_value);
 	free(p->first_gate);
 	for (int i = 0; i < p->n_init; i++)

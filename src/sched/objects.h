@@ -141,6 +141,9 @@ struct gs_pod_obj {
 	char *placement;    /* gpu-scheduler.io/placement */
 	char *gang_timeout; /* gpu-scheduler.io/gang-timeout */
 	char *gang_size;    /* gpu-scheduler.io/gang-size */
+	/* Annotation gpu-scheduler.io/placeholder-for: the uid of the gang member this pod holds a node's
+	 * capacity for (a placeholder we created, sched.h); NULL for every other pod. Full records only. */
+	char *placeholder_for;
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,

@@ -160,6 +160,9 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->gangs_gathering);
 	gs_list_init(&s->gangs_ready);
 	gs_list_init(&s->gang_events);
+	gs_list_init(&s->ph_actions);
+	gs_hmap_init(&s->ph_orphans, 0);
+	s->ph_seq = s->rng >> 32;
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	return s;
 }
@@ -171,6 +174,7 @@ static void pod_free(struct gs_sched__pod *p)
 	free(p->owner);
 	free(p->owner_kind);
 	free(p->owner_name);
+	gs_sched__gang_pod_free(p);
 	free(p->noticed);
 	free(p->msg);
 	free(p->reported);
@@ -695,6 +699,8 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	if (o->partial && !(o->node_name && gs_sched_pod_held(s, o->uid, o->node_name, strlen(o->node_name))))
 		return -EINVAL; /* its requests, map and constraints are not in the record */
 	tick(s, now_ms);
+	if (gs_sched__gang_placeholder_seen(s, o))
+		return 0; /* ours, holding a node for a gang member: never a use, never placed */
 	/* A gang member's reservation goes before the pod's own use replaces it (bound) or the pod ends. */
 	p = gs_hmap_get_str(&s->pods, o->uid);
 	if (p && p->reserved && (o->terminal || o->deleting || (o->node_name && *o->node_name)))
@@ -748,9 +754,15 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 
 int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 {
-	tick(s, now_ms);
 	struct gs_sched__pod *p = gs_hmap_get_str(&s->pods, uid);
-	int used = gs_sched__use_remove(s, uid);
+	int used;
+
+	tick(s, now_ms);
+	if (gs_sched__gang_placeholder_gone(s, uid))
+		return 0;
+	if (p && p->reserved)
+		gs_sched__gang_release(s, p); /* its reservation is its use: released as the gang's */
+	used = gs_sched__use_remove(s, uid);
 
 	if (!p)
 		return used ? 0 : -ENOENT;
@@ -788,6 +800,12 @@ int64_t gs_sched_next_deadline(const struct gs_sched *s)
 		if (t[i] >= 0 && (best < 0 || t[i] < best))
 			best = t[i];
 	return best;
+}
+
+int gs_sched_next_placeholder(struct gs_sched *s, int64_t now_ms, struct gs_placeholder *out)
+{
+	tick(s, now_ms);
+	return gs_sched__gang_next_placeholder(s, out);
 }
 
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
@@ -849,6 +867,7 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->gangs_waiting = s->n_gathering;
 	st->gangs_bound = s->gangs_bound;
 	st->gang_timeouts = s->gang_timeouts;
+	st->placeholders = s->n_ph;
 	st->agent_fresh = s->agent_nodes[0];
 	st->agent_stale = s->agent_nodes[1];
 	st->agent_unusable = s->agent_nodes[2];

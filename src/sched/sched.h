@@ -77,6 +77,11 @@ struct gs_sched_config {
 	 * as none. Default 1,800,000 (three heartbeats).
 	 */
 	int64_t agent_stale_ms;
+	/*
+	 * --gang-placeholders: while a gang member holds its reservation, a placeholder pod on its node
+	 * holds the same requests for every other scheduler (gs_sched_next_placeholder). Default off.
+	 */
+	int gang_placeholders;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
@@ -126,6 +131,10 @@ struct gs_bind_decision {
 	int map_line;       /* the entry's line in the annotation */
 	int64_t created_ms; /* the pod's creationTimestamp (for scheduling latency) */
 	unsigned attempt;   /* 1 for the first Binding of this pod, 2 after one retry, ... */
+	/* A gang member handed out by its commit with a placeholder pod holding its node (in ns): delete
+	 * that pod, and send the Binding once the apiserver has deleted it (the kubelet then never sees
+	 * both). NULL otherwise. */
+	const char *placeholder;
 };
 
 /*
@@ -155,6 +164,33 @@ int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_m
 
 /* Earliest now_ms at which a retry becomes due, or -1 when none is pending. */
 int64_t gs_sched_next_deadline(const struct gs_sched *s);
+
+/* ---- placeholders (cfg.gang_placeholders; docs/sched.md, "Placeholders") ------------------------ */
+
+#define GS_PLACEHOLDER_EXT_MAX 16
+
+/*
+ * A placeholder pod to create or delete. create: a pod named name in ns, bound to node at creation
+ * (spec.nodeName), requesting what the member (member_uid, member_name, in ns) requests (its map's GPUs
+ * are not requested: they are the ledger's), tolerating what it tolerates, annotated
+ * gpu-scheduler.io/placeholder-for: member_uid and owned by the member (garbage collection removes it
+ * with the member). Delete: the pod ns/name, at once (grace 0); a 404 is done.
+ */
+struct gs_placeholder {
+	int create;
+	const char *ns, *name;
+	const char *node, *member_uid, *member_name; /* create only, as below */
+	int64_t priority;
+	int64_t cpu_milli, memory, ephemeral;
+	size_t n_ext; /* extended resources but nvidia.com/gpu, at most GS_PLACEHOLDER_EXT_MAX */
+	const char *ext_name[GS_PLACEHOLDER_EXT_MAX];
+	int64_t ext_value[GS_PLACEHOLDER_EXT_MAX];
+	const struct gs_toleration *tolerations;
+	int n_tolerations;
+};
+
+/* The next placeholder to create or delete, or 0. Strings valid until the next call that mutates s. */
+int gs_sched_next_placeholder(struct gs_sched *s, int64_t now_ms, struct gs_placeholder *out);
 
 /* ---- reports ----------------------------------------------------------------------------------- */
 
@@ -398,6 +434,7 @@ struct gs_sched_stats {
 	size_t gangs_waiting;      /* all-or-nothing gangs not placed yet (gathering or resting) */
 	uint64_t gangs_bound;      /* gangs committed (their members handed out together) */
 	uint64_t gang_timeouts;    /* gangs that timed out (each time) */
+	size_t placeholders;       /* placeholder pods wanted now (one per reserved member, with the flag) */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
 	 * line or a text that does not parse), none. Kept as the data changes: O(1). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;

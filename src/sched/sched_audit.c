@@ -53,7 +53,7 @@ static int node_reason(enum gs_wait_reason r)
 
 static void check_pods(const struct gs_sched *s)
 {
-	size_t by_state[GS_POD__COUNT] = {0}, waiting_by[GS_WAIT__COUNT] = {0};
+	size_t by_state[GS_POD__COUNT] = {0}, waiting_by[GS_WAIT__COUNT] = {0}, n_ph = 0;
 	struct gs_hmap_iter it = {0};
 
 	while (gs_hmap_next(&s->pods, &it)) {
@@ -82,9 +82,16 @@ static void check_pods(const struct gs_sched *s)
 			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) == NULL);
 		if (p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG)
 			GS_ASSERT(p->reserved);
+		if (p->ph) { /* a placeholder follows its member's reservation */
+			const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+			GS_ASSERT(p->reserved && u && s->cfg.gang_placeholders &&
+				  strcmp(u->node->name, p->ph->node) == 0);
+			n_ph++;
+		}
 		if (p->state == GS_POD_QUEUED || p->state == GS_POD_BINDING)
 			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
 	}
+	GS_ASSERT(n_ph == s->n_ph);
 	GS_ASSERT(memcmp(by_state, s->by_state, sizeof(by_state)) == 0);
 	GS_ASSERT(memcmp(waiting_by, s->waiting_by, sizeof(waiting_by)) == 0);
 	check_heap(&s->bindq, GS_POD_QUEUED, by_state[GS_POD_QUEUED]);

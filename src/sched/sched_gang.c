@@ -25,6 +25,8 @@
 #define REST_MIN_MS 10000
 #define REST_MAX_MS (5 * 60 * 1000)
 
+static void ph_free(struct gs_sched__ph *ph);
+
 /* ---- membership ---------------------------------------------------------------------------------- */
 
 static struct gs_sched__gang *gang_new(struct gs_sched *s, const struct gs_sched__pod *p, int64_t now_ms)
@@ -156,6 +158,7 @@ void gs_sched__gang_release(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	struct gs_sched__node *n = gs_sched__gang_unreserve(s, p, 0);
 
+	gs_sched__gang_ph_sync(s, p);
 	if (!n)
 		return;
 	n->pinned--;
@@ -183,6 +186,16 @@ void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p)
 	p->gang->n_reserved--;
 	u->node->n_reserved--;
 	p->committed = 1;
+	ph_free(s->ph_handed);
+	s->ph_handed = p->ph; /* deleted by the controller just before the Binding */
+	if (p->ph)
+		s->n_ph--;
+	p->ph = NULL;
+}
+
+const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s)
+{
+	return s->ph_handed && s->ph_handed->asked ? s->ph_handed->name : NULL; /* none made: none to delete */
 }
 
 static const char *owner_kind(const struct gs_sched__gang *g)
@@ -208,6 +221,150 @@ enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct g
 		 "fit; `gpu-scheduler explain` on a member shows who blocks",
 		 n->name, g->size, owner_kind(g), g->name);
 	return GS_WAIT_GANG;
+}
+
+/* ---- placeholders -------------------------------------------------------------------------------- */
+
+/* What a placeholder for member p asks: its requests but the map's GPUs, its tolerations, its node. */
+static void ph_fill(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_placeholder *out)
+{
+	const struct gs_sched__spec *sp = p->spec;
+
+	out->node = p->ph->node;
+	out->member_uid = p->uid;
+	out->member_name = p->name;
+	out->priority = p->priority;
+	if (!sp)
+		return;
+	out->cpu_milli = sp->req.cpu;
+	out->memory = sp->req.mem;
+	out->ephemeral = sp->req.eph;
+	for (uint32_t i = 0; i < sp->req.n_ext && out->n_ext < GS_PLACEHOLDER_EXT_MAX; i++) {
+		const char *name = s->res_names[sp->req.ext[i].id];
+		if (strcmp(name, GS_SCHED_GPU_RESOURCE) == 0)
+			continue;
+		out->ext_name[out->n_ext] = name;
+		out->ext_value[out->n_ext++] = sp->req.ext[i].v;
+	}
+	out->tolerations = sp->cons.tolerations;
+	out->n_tolerations = sp->cons.n_tolerations;
+}
+
+static void ph_free(struct gs_sched__ph *ph)
+{
+	if (!ph)
+		return;
+	free(ph->node);
+	free(ph);
+}
+
+static void ph_action(struct gs_sched *s, int create, const char *member_uid, const char *ns, const char *name)
+{
+	size_t ul = member_uid ? strlen(member_uid) + 1 : 0, nl = strlen(ns) + 1, ml = strlen(name) + 1;
+	struct gs_sched__ph_action *a = gs_xcalloc(1, sizeof(*a) + ul + nl + ml);
+	char *at = (char *)(a + 1);
+
+	a->create = create;
+	if (member_uid) {
+		a->member_uid = memcpy(at, member_uid, ul);
+		at += ul;
+	}
+	a->ns = memcpy(at, ns, nl);
+	a->name = memcpy(at + nl, name, ml);
+	gs_list_insert_tail(&s->ph_actions, &a->link);
+}
+
+/* p stops wanting its placeholder: asked to be deleted. */
+static void ph_drop(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	if (!p->ph)
+		return;
+	ph_action(s, 0, NULL, p->ns, p->ph->name);
+	ph_free(p->ph);
+	p->ph = NULL;
+	s->n_ph--;
+}
+
+void gs_sched__gang_ph_sync(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	const struct gs_sched__use *u = p->reserved ? gs_hmap_get_str(&s->uses, p->uid) : NULL;
+	char name[256];
+
+	if (!u || !s->cfg.gang_placeholders) {
+		ph_drop(s, p);
+		return;
+	}
+	if (p->ph && strcmp(p->ph->node, u->node->name) == 0)
+		return;
+	ph_drop(s, p);
+	/* Unique among ours (the counter starts at a random value): a placeholder being deleted never
+	 * holds the name of the next. A DNS subdomain: the member's name is one. */
+	snprintf(name, sizeof(name), "%.200s-hold-%08" PRIx64, p->name, s->ph_seq++ & 0xffffffffu);
+	size_t nl = strlen(name) + 1;
+	p->ph = gs_xmalloc(sizeof(*p->ph) + nl);
+	memcpy(p->ph->name, name, nl);
+	p->ph->node = gs_xstrdup(u->node->name);
+	s->n_ph++;
+	ph_action(s, 1, p->uid, p->ns, name);
+}
+
+int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj *o)
+{
+	const struct gs_sched__pod *m;
+
+	if (!o->placeholder_for)
+		return 0;
+	m = gs_hmap_get_str(&s->pods, o->placeholder_for);
+	if (m && m->ph && strcmp(m->ph->name, o->name) == 0)
+		return 1; /* the one its member wants */
+	if (o->deleting || gs_hmap_get_str(&s->ph_orphans, o->uid))
+		return 1;
+	/* Left by a restart, a timeout whose delete was lost, or a member gone: it holds for nobody. */
+	gs_log_info("placeholder %s/%s holds for nobody now (member %s): deleting it", o->ns, o->name,
+		    o->placeholder_for);
+	ph_action(s, 0, NULL, o->ns, o->name);
+	gs_sched__hmap_put(&s->ph_orphans, gs_xstrdup(o->uid), (void *)1);
+	return 1;
+}
+
+int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid)
+{
+	struct gs_hmap_iter it = {0};
+	char *key = NULL;
+
+	if (!gs_hmap_get_str(&s->ph_orphans, uid))
+		return 0;
+	while (gs_hmap_next(&s->ph_orphans, &it)) /* the key is ours to free: find it */
+		if (strcmp(it.key, uid) == 0)
+			key = (char *)it.key;
+	gs_hmap_del_str(&s->ph_orphans, uid, NULL);
+	free(key);
+	return 1;
+}
+
+int gs_sched__gang_next_placeholder(struct gs_sched *s, struct gs_placeholder *out)
+{
+	free(s->ph_pulled);
+	s->ph_pulled = NULL;
+	while (!gs_list_empty(&s->ph_actions)) {
+		struct gs_sched__ph_action *a =
+			GS_CONTAINER_OF(gs_list_first(&s->ph_actions), struct gs_sched__ph_action, link);
+		struct gs_sched__pod *p = a->create ? gs_hmap_get_str(&s->pods, a->member_uid) : NULL;
+		gs_list_remove(&a->link);
+		s->ph_pulled = a;
+		*out = (struct gs_placeholder){.create = a->create, .ns = a->ns, .name = a->name};
+		if (!a->create)
+			return 1;
+		if (!p || !p->ph || strcmp(p->ph->name, a->name) != 0) {
+			free(a); /* wanted no longer: its delete (if any) is queued behind it */
+			s->ph_pulled = NULL;
+			continue;
+		}
+		p->ph->asked = 1;
+		ph_fill(s, p, out);
+		return 1;
+	}
+	return 0;
 }
 
 /* ---- timers -------------------------------------------------------------------------------------- */
@@ -446,4 +603,22 @@ void gs_sched__gangs_free(struct gs_sched *s)
 		free(e);
 	}
 	free(s->gang_reported);
+	while (!gs_list_empty(&s->ph_actions)) {
+		struct gs_sched__ph_action *a =
+			GS_CONTAINER_OF(gs_list_first(&s->ph_actions), struct gs_sched__ph_action, link);
+		gs_list_remove(&a->link);
+		free(a);
+	}
+	free(s->ph_pulled);
+	ph_free(s->ph_handed);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->ph_orphans, &it))
+		free((char *)it.key);
+	gs_hmap_free(&s->ph_orphans);
+}
+
+void gs_sched__gang_pod_free(struct gs_sched__pod *p)
+{
+	ph_free(p->ph);
+	p->ph = NULL;
 }

@@ -79,6 +79,25 @@ enum gs_wait_reason gs_sched__gang_blockers(const struct gs_sched *s, const stru
 					    size_t size);
 /* explain's view of p's gang (out->size 0 when p is in none); out->blockers is allocated. */
 void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_explain_gang *out);
+/* ---- placeholders (cfg.gang_placeholders) ------------------------------------------------------------ */
+
+/* Brings p's placeholder in line with its reservation: one on its use's node while it is reserved (a
+ * create queued, and the one on another node, if any, a delete), none otherwise (a delete queued).
+ * Nothing without the flag. O(1). */
+void gs_sched__gang_ph_sync(struct gs_sched *s, struct gs_sched__pod *p);
+/* 1 when o is a placeholder pod (GS_GANG_PLACEHOLDER_FOR): not a use of its node, never a pod to
+ * place; one its member does not want (a restart, a lost delete, a member gone) gets a delete queued,
+ * once. 0 for every other pod. */
+int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj *o);
+/* The pod uid is gone: forgets it as an orphan placeholder being deleted (1), or 0 when it was none. */
+int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid);
+/* gs_sched_next_placeholder (sched.h). */
+int gs_sched__gang_next_placeholder(struct gs_sched *s, struct gs_placeholder *out);
+/* The name of the placeholder of the member gs_sched__gang_hand_out handed out last, or NULL. */
+const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s);
+/* Frees a pod's placeholder record (the pod is being freed). */
+void gs_sched__gang_pod_free(struct gs_sched__pod *p);
+
 /* Frees every gang and pending event (the engine is being freed; pods free themselves). */
 void gs_sched__gangs_free(struct gs_sched *s);
 

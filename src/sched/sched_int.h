@@ -213,6 +213,9 @@ struct gs_sched__pod {
 	struct gs_list glink; /* in gang->members */
 	int reserved;
 	int committed; /* handed out by its gang's commit (not alone): a failed Binding is told on the owner */
+	/* Its placeholder pod (cfg.gang_placeholders): the name and node of the one asked for while it holds
+	 * its reservation; NULL otherwise. Invariant: ph implies reserved, and ph->node is its use's node. */
+	struct gs_sched__ph *ph;
 
 	unsigned attempts; /* Bindings handed out */
 	int64_t due_ms;    /* with BACKOFF */
@@ -265,6 +268,20 @@ struct gs_sched__gang_event {
 	/* One allocation: the struct, then the strings. */
 };
 
+struct gs_sched__ph {
+	char *node;
+	int asked; /* its create was handed out (the controller may have made it) */
+	char name[]; /* the placeholder pod's name, in the member's namespace */
+};
+
+/* A placeholder to create (for member_uid, named name: skipped at the pull unless that member still
+ * wants exactly that one) or to delete (ns/name). All strings in the same allocation. */
+struct gs_sched__ph_action {
+	struct gs_list link; /* in s->ph_actions, FIFO */
+	int create;
+	const char *member_uid, *ns, *name;
+};
+
 /* A binary min-heap of pods; a pod is in at most one heap at a time (heap_pos). */
 struct gs_sched__heap {
 	struct gs_sched__pod **v;
@@ -299,6 +316,13 @@ struct gs_sched {
 	size_t n_gathering;                         /* gangs on gangs_gathering */
 	uint64_t gangs_bound, gang_timeouts;        /* gangs committed; timeouts */
 	int64_t now_ms;                             /* the latest now_ms the engine was given (explain's time left) */
+	struct gs_list ph_actions;                  /* struct gs_sched__ph_action, FIFO */
+	struct gs_sched__ph_action *ph_pulled;      /* the last one handed out, freed at the next call */
+	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> (void *)1: its delete was asked for */
+	size_t n_ph;                                /* members with ph */
+	uint64_t ph_seq;                            /* placeholder names' counter (seeded from the rng) */
+	struct gs_sched__ph *ph_handed;             /* the placeholder of the last member handed out (its name is in
+						* the decision), freed at the next hand-out or with the engine */
 	size_t agent_nodes[3];   /* nodes by agent data: fresh, stale, unusable (sched_agent.c; audited) */
 	uint64_t conflicts_seen; /* device conflicts found (gpu_scheduler_device_conflicts_total) */
 	uint64_t seq;

@@ -461,6 +461,8 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	const struct gs_sched__use *u;
 
 	place_now(s, p);
+	if (p->gang)
+		gs_sched__gang_ph_sync(s, p); /* its placeholder follows its reservation */
 	if (!held)
 		return;
 	u = p->reserved ? gs_hmap_get_str(&s->uses, p->uid) : NULL;
@@ -760,6 +762,7 @@ static int gang_commit_next(struct gs_sched *s, int64_t now_ms, struct gs_bind_d
 		gs_sched__detach(s, p);
 		gs_sched__set_state(s, p, GS_POD_BINDING);
 		decide(p, u->node, strcmp(u->node->name, p->entry->node) != 0, out);
+		out->placeholder = gs_sched__gang_handed_placeholder(s);
 		return 1;
 	}
 	return 0;

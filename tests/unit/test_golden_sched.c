@@ -8,7 +8,7 @@
  * the two must match. GS_GOLDEN_UPDATE=1 rewrites the files instead (review the diff before committing).
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
- *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off
+ *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off placeholders=0|1
  *          ignored-resources=A,B ignored-groups=G,H
  *                                             before anything else; a new engine (alias: the node alias
  *                                             label, gpu-scheduler.io/node unless said; ignored-*: the
@@ -32,6 +32,7 @@
  *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
  *        placement=V gang-timeout=D gang-size=N   the all-or-nothing annotations (sched/gang.h)
+ *        placeholder-for=UID                  a placeholder pod holding a node for gang member UID
  *   pod-delete UID
  *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
@@ -53,6 +54,8 @@
  *   > conflict NS/NAME OTHER-NS/OTHER-NAME on NODE: MESSAGE
  *   > gang-event KIND NS/OWNER REASON: MESSAGE   an event on a gang's owner (GangScheduled, ...)
  *   > gang-event NS/NAME REASON: MESSAGE         the same on one member
+ *   > placeholder create NS/NAME node=N for=NS/MEMBER prio=P cpu=Qm mem=B [RES=N...] tolerations=T
+ *   > placeholder delete NS/NAME                 (config placeholders=1: gs_sched_next_placeholder)
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > error: ...                              a command the engine refused (its return code)
@@ -351,6 +354,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.gang_timeout = xstrdup(v);
 		} else if (!strcmp(k, "gang-size")) {
 			p.gang_size = xstrdup(v);
+		} else if (!strcmp(k, "placeholder-for")) {
+			p.placeholder_for = xstrdup(v);
 		} else {
 			fail_msg("unknown pod key %s", k);
 		}
@@ -414,9 +419,22 @@ static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
 	while (gs_sched_next_bind(r->s, r->now, &d))
-		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u\n", d.ns, d.name, d.node,
+		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u%s%s\n", d.ns, d.name, d.node,
 		     strcmp(d.node, d.map_node) ? " map=" : "", strcmp(d.node, d.map_node) ? d.map_node : "", d.devices,
-		     d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt);
+		     d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt,
+		     d.placeholder ? " after-deleting=" : "", d.placeholder ? d.placeholder : "");
+	struct gs_placeholder ph;
+	while (gs_sched_next_placeholder(r->s, r->now, &ph)) {
+		if (!ph.create) {
+			emit(r, "> placeholder delete %s/%s\n", ph.ns, ph.name);
+			continue;
+		}
+		emit(r, "> placeholder create %s/%s node=%s for=%s/%s prio=%lld cpu=%lldm mem=%lld", ph.ns, ph.name, ph.node,
+		     ph.ns, ph.member_name, (long long)ph.priority, (long long)ph.cpu_milli, (long long)ph.memory);
+		for (size_t i = 0; i < ph.n_ext; i++)
+			emit(r, " %s=%lld", ph.ext_name[i], (long long)ph.ext_value[i]);
+		emit(r, " tolerations=%d\n", ph.n_tolerations);
+	}
 	struct gs_report rep;
 	while (gs_sched_next_report(r->s, r->now, &rep)) {
 		if (rep.kind == GS_REPORT_DEVICE_PLUGIN)
@@ -450,6 +468,8 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.check_env = atoi(tok[i] + 10);
 			else if (!strncmp(tok[i], "recreate=", 9))
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
+			else if (!strncmp(tok[i], "placeholders=", 13))
+				r->cfg.gang_placeholders = atoi(tok[i] + 13);
 			else if (!strncmp(tok[i], "sharing=", 8))
 				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
 			else if (!strncmp(tok[i], "ignored-resources=", 18)) {
@@ -557,6 +577,8 @@ static void run_line(struct replay *r, char *line)
 		if (st.gangs_waiting + st.gangs_bound + st.gang_timeouts)
 			emit(r, " gangs_waiting=%zu gangs_bound=%llu gang_timeouts=%llu", st.gangs_waiting,
 			     (unsigned long long)st.gangs_bound, (unsigned long long)st.gang_timeouts);
+		if (st.placeholders)
+			emit(r, " placeholders=%zu", st.placeholders);
 		if (st.agent_fresh + st.agent_stale + st.agent_unusable)
 			emit(r, " agent_fresh=%zu agent_stale=%zu agent_unusable=%zu", st.agent_fresh, st.agent_stale,
 			     st.agent_unusable);
