@@ -163,6 +163,11 @@ const struct gs_opt gs_main_opts[] = {
 	 "example.com/* (ignoredResourceGroups)"},
 	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
 	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
+	{"gang-placeholders", "GS_GANG_PLACEHOLDERS", GS_OPT_BOOL, "false", 0, 0, OPT(gang_placeholders), NULL,
+	 "while an all-or-nothing gang gathers, a placeholder pod on each fitting member's node holds its requests "
+	 "for every other scheduler (docs/sched.md, \"Placeholders\")"},
+	{"placeholder-image", "GS_PLACEHOLDER_IMAGE", GS_OPT_STRING, "registry.k8s.io/pause:3.9", 0, 0,
+	 OPT(placeholder_image), NULL, "the image placeholder pods run (a pause image the nodes have)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,
 	 "do not serve the admission webhook"},
 	{"webhook-addr", "GS_WEBHOOK_ADDR", GS_OPT_STRING, "0.0.0.0:8443", 0, 0, OPT(webhook_addr),

@@ -37,6 +37,8 @@ struct gs_main_config {
 	long agent_stale_ms;
 	int no_webhook;
 	int tolerate_dedicated;
+	int gang_placeholders;
+	const char *placeholder_image;
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
 	const char *tls_cert_file;

@@ -8,6 +8,8 @@
 
 #include "core/buf.h"
 #include "k8s/decode.h"
+#include "sched/checks.h"
+#include "sched/gang.h"
 
 /* Names and messages come from users: every request body is a bounded JSON document. */
 #define GS_API_BODY_MAX (64 * 1024)
@@ -163,6 +165,119 @@ int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_ev
 	r = r ? r : gs_buf_append_str(&b, "}");
 	if (r == 0)
 		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_LOW, done, ud);
+	gs_buf_free(&b);
+	return r;
+}
+
+/* "requests":{...} of a placeholder: what its member asks of the node. */
+static int ph_requests(struct gs_buf *b, const struct gs_placeholder *ph)
+{
+	int r = gs_buf_append_str(b, "\"requests\":{");
+	const char *sep = "";
+
+	if (ph->cpu_milli > 0) {
+		r |= gs_buf_printf(b, "\"cpu\":\"%lldm\"", (long long)ph->cpu_milli);
+		sep = ",";
+	}
+	if (ph->memory > 0) {
+		r |= gs_buf_printf(b, "%s\"memory\":\"%lld\"", sep, (long long)ph->memory);
+		sep = ",";
+	}
+	if (ph->ephemeral > 0) {
+		r |= gs_buf_printf(b, "%s\"ephemeral-storage\":\"%lld\"", sep, (long long)ph->ephemeral);
+		sep = ",";
+	}
+	for (size_t i = 0; i < ph->n_ext; i++) {
+		r |= gs_buf_printf(b, "%s", sep);
+		r |= gs_buf_append_json_str(b, ph->ext_name[i]);
+		r |= gs_buf_printf(b, ":\"%lld\"", (long long)ph->ext_value[i]);
+		sep = ",";
+	}
+	return r | gs_buf_append_str(b, "}");
+}
+
+static int ph_tolerations(struct gs_buf *b, const struct gs_placeholder *ph)
+{
+	int r = gs_buf_append_str(b, ",\"tolerations\":[");
+
+	for (int i = 0; i < ph->n_tolerations; i++) {
+		const struct gs_toleration *t = &ph->tolerations[i];
+		r |= gs_buf_printf(b, "%s{\"operator\":\"%s\"", i ? "," : "", t->exists ? "Exists" : "Equal");
+		if (t->key && *t->key) {
+			r |= gs_buf_append_str(b, ",\"key\":");
+			r |= gs_buf_append_json_str(b, t->key);
+		}
+		if (!t->exists && t->value) {
+			r |= gs_buf_append_str(b, ",\"value\":");
+			r |= gs_buf_append_json_str(b, t->value);
+		}
+		if (t->effect != GS_EFFECT_ALL)
+			r |= gs_buf_printf(b, ",\"effect\":\"%s\"", gs_taint_effect_name(t->effect));
+		if (t->seconds >= 0)
+			r |= gs_buf_printf(b, ",\"tolerationSeconds\":%lld", (long long)t->seconds);
+		r |= gs_buf_append_str(b, "}");
+	}
+	return r | gs_buf_append_str(b, "]");
+}
+
+int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph, const char *image,
+			      const char *scheduler_name, gs_kube_done_cb done, void *ud)
+{
+	char path[512];
+	struct gs_buf b;
+	int r;
+
+	if (snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ph->ns) >= (int)sizeof(path) ||
+	    strpbrk(ph->ns, "/?%#"))
+		return -EINVAL;
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":");
+	r |= gs_buf_append_json_str(&b, ph->name);
+	r |= gs_buf_append_str(&b, ",\"namespace\":");
+	r |= gs_buf_append_json_str(&b, ph->ns);
+	r |= gs_buf_append_str(
+		&b,
+		",\"labels\":{\"gpu-scheduler.io/placeholder\":\"true\"},\"annotations\":{\"" GS_GANG_PLACEHOLDER_FOR
+		"\":");
+	r |= gs_buf_append_json_str(&b, ph->member_uid);
+	r |= gs_buf_append_str(&b, "},\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":");
+	r |= gs_buf_append_json_str(&b, ph->member_name);
+	r |= gs_buf_append_str(&b, ",\"uid\":");
+	r |= gs_buf_append_json_str(&b, ph->member_uid);
+	r |= gs_buf_append_str(&b, "}]},\"spec\":{\"nodeName\":");
+	r |= gs_buf_append_json_str(&b, ph->node);
+	r |= gs_buf_append_str(&b, ",\"schedulerName\":");
+	r |= gs_buf_append_json_str(&b, scheduler_name);
+	r |= gs_buf_append_str(&b, ",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
+				   "\"enableServiceLinks\":false");
+	r |= ph_tolerations(&b, ph);
+	r |= gs_buf_append_str(&b, ",\"containers\":[{\"name\":\"hold\",\"image\":");
+	r |= gs_buf_append_json_str(&b, image);
+	r |= gs_buf_append_str(&b, ",\"resources\":{");
+	r |= ph_requests(&b, ph);
+	r |= gs_buf_append_str(&b, "}}]}}");
+	if (r == 0)
+		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_LOW, done, ud);
+	else
+		r = -E2BIG;
+	gs_buf_free(&b);
+	return r;
+}
+
+int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, enum gs_kube_prio prio,
+			      gs_kube_done_cb done, void *ud)
+{
+	struct gs_api_pod_ref pod = {.ns = ns, .name = name};
+	char path[768];
+	struct gs_buf b;
+	int r;
+
+	if ((r = pod_path(path, sizeof(path), &pod, "")) < 0)
+		return r;
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"gracePeriodSeconds\":0}");
+	if (r == 0)
+		r = api_send(k, "DELETE", path, &b, NULL, prio, done, ud);
 	gs_buf_free(&b);
 	return r;
 }

@@ -16,6 +16,7 @@
 #define GS_K8S_API_H
 
 #include "k8s/kube.h"
+#include "sched/sched.h"
 
 #define GS_ASSIGNED_ANNOTATION "gpu-scheduler.io/assigned"
 
@@ -68,6 +69,19 @@ int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, co
 			 gs_kube_done_cb done, void *ud);
 
 int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_kube_done_cb done, void *ud);
+
+/*
+ * A gang member's placeholder (sched.h, struct gs_placeholder): create POSTs the pod bound to its node
+ * (spec.nodeName), running image, labelled gpu-scheduler.io/placeholder=true, annotated
+ * gpu-scheduler.io/placeholder-for with the member's uid and owned by the member (garbage collection
+ * removes it with the member), with the member's requests (as requests only) and tolerations, no
+ * service account token, no grace period. Low priority. delete: DELETE ns/name with gracePeriodSeconds
+ * 0, at prio (high when a Binding waits for it).
+ */
+int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph, const char *image,
+			      const char *scheduler_name, gs_kube_done_cb done, void *ud);
+int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, enum gs_kube_prio prio,
+			      gs_kube_done_cb done, void *ud);
 
 /* RFC 3339 UTC with seconds ("2026-11-22T10:00:00Z") into out (>= 21 bytes). */
 void gs_api_time(int64_t ms, char *out, size_t outlen);

@@ -22,9 +22,11 @@
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
  * rest of its reports until there is room; Scheduled events beyond the cap are dropped and counted. */
-#define GS_CTRL_REPORTS_MAX 64
-#define GS_CTRL_LOW_MAX     4096
-#define GS_CTRL_COMPONENT   "gpu-scheduler"
+#define GS_CTRL_REPORTS_MAX       64
+#define GS_CTRL_LOW_MAX           4096
+#define GS_CTRL_COMPONENT         "gpu-scheduler"
+/* --placeholder-image's default: the pause image kubelets use for their pod sandboxes. */
+#define GS_CTRL_PLACEHOLDER_IMAGE "registry.k8s.io/pause:3.9"
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -36,6 +38,7 @@ struct gs_controller {
 	int caches_synced;              /* both watches have listed once: decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
+	char *placeholder_image;
 	unsigned max_inflight;
 	int events;
 	uv_prepare_t pump; /* runs the pump once per loop iteration when something changed */
@@ -83,7 +86,14 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 	enum gs_api_result res = gs_api_classify(err, resp);
 
 	c->low_inflight--;
-	if (err != -ECANCELED && res != GS_API_OK && !(strcmp(q->what, "delete") == 0 && res == GS_API_GONE)) {
+	int ph = strcmp(q->what, "placeholder") == 0, unph = strcmp(q->what, "unplace") == 0;
+	if (ph || unph)
+		c->m.placeholders[res == GS_API_OK || (unph && res == GS_API_GONE)
+					  ? (ph ? GS_CTRL_PH_CREATED : GS_CTRL_PH_DELETED)
+					  : GS_CTRL_PH_FAILED]
+			.v++;
+	if (err != -ECANCELED && res != GS_API_OK &&
+	    !((strcmp(q->what, "delete") == 0 || unph) && res == GS_API_GONE)) {
 		if (strcmp(q->what, "event") == 0)
 			c->m.events_failed.v++;
 		else if (strcmp(q->what, "condition") == 0)
@@ -188,7 +198,8 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 
 struct bind_req {
 	struct gs_controller *c;
-	uint64_t started; /* uv_now at send */
+	char *placeholder; /* its gang placeholder, deleted before the Binding is sent; NULL: none */
+	uint64_t started;  /* uv_now at send */
 	int64_t created_ms;
 	char *uid, *ns, *name, *node, *devices;
 	char *where; /* for messages: "node4", or "node1 (node gpu-worker3)" when resolved by the alias label */
@@ -205,6 +216,7 @@ static void bind_req_free(struct bind_req *b)
 	free(b->node);
 	free(b->devices);
 	free(b->where);
+	free(b->placeholder);
 	free(b);
 }
 
@@ -330,9 +342,46 @@ static void on_bind_done(int err, const struct gs_http_response *resp, const cha
 	bind_finish(c, b);
 }
 
+/* Sends b's Binding (its placeholder, if any, is gone). */
+static void send_bind(struct bind_req *b)
+{
+	struct gs_controller *c = b->c;
+	struct gs_api_pod_ref pod = {.ns = b->ns, .name = b->name, .uid = b->uid};
+	int r = gs_api_bind(c->kube, &pod, b->node, b->devices, bind_may_send, on_bind_done, b);
+
+	if (r < 0) {
+		gs_log_error("pod %s/%s: cannot send the binding: %s", b->ns, b->name, uv_strerror(r));
+		c->binds_inflight--;
+		gs_sched_bind_done(c->sched, b->uid, GS_BIND_RETRY, (int64_t)uv_now(c->loop));
+		bind_req_free(b);
+	}
+}
+
+/* A gang member's placeholder was deleted (or is gone, 404): now its Binding, so that the kubelet sees
+ * the placeholder leave before the member arrives. Any other answer: the Binding goes all the same
+ * (the placeholder is an orphan the engine deletes when the watch shows it). */
+static void on_placeholder_deleted(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	struct bind_req *b = ud;
+	struct gs_controller *c = b->c;
+	enum gs_api_result res = gs_api_classify(err, resp);
+
+	if (err == -ECANCELED) {
+		on_bind_done(err, resp, msg, b);
+		return;
+	}
+	if (res != GS_API_OK && res != GS_API_GONE)
+		gs_log_warn("pod %s/%s: deleting its placeholder %s failed (%s); binding it anyway", b->ns, b->name,
+			    b->placeholder,
+			    err              ? msg
+			    : resp->body_len ? resp->body
+					     : "(no body)");
+	c->m.placeholders[res == GS_API_OK || res == GS_API_GONE ? GS_CTRL_PH_DELETED : GS_CTRL_PH_FAILED].v++;
+	send_bind(b);
+}
+
 static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d)
 {
-	struct gs_api_pod_ref pod = {.ns = d->ns, .name = d->name, .uid = d->uid};
 	struct bind_req *b = gs_xcalloc(1, sizeof(*b));
 	int r;
 
@@ -351,16 +400,40 @@ static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d
 		b->where = gs_xstrdup(d->node);
 	else if (asprintf(&b->where, "%s (node %s)", d->map_node, d->node) < 0)
 		gs_oom(0);
-	r = gs_api_bind(c->kube, &pod, d->node, d->devices, bind_may_send, on_bind_done, b);
+	gs_log_debug("pod %s/%s: binding to %s (index %ld from %s, attempt %u)%s%s", d->ns, d->name, b->where, d->index,
+		     gs_index_source_name(d->index_source), d->attempt,
+		     d->placeholder ? ", after deleting its placeholder " : "", d->placeholder ? d->placeholder : "");
+	c->binds_inflight++;
+	if (d->placeholder) {
+		b->placeholder = gs_xstrdup(d->placeholder);
+		r = gs_api_placeholder_delete(c->kube, d->ns, d->placeholder, GS_KUBE_HIGH, on_placeholder_deleted, b);
+		if (r == 0)
+			return;
+		gs_log_warn("pod %s/%s: cannot delete its placeholder %s: %s; binding it anyway", d->ns, d->name,
+			    d->placeholder, uv_strerror(r));
+	}
+	send_bind(b);
+}
+
+/* Creates or deletes a placeholder pod (low priority, as events are). */
+static void handle_placeholder(struct gs_controller *c, const struct gs_placeholder *ph)
+{
+	struct gs_api_pod_ref ref = {.ns = ph->ns, .name = ph->name};
+	struct low_req *q = low_req_new(c, ph->create ? "placeholder" : "unplace", &ref);
+	int r = ph->create ? gs_api_placeholder_create(c->kube, ph, c->placeholder_image, c->scheduler_name,
+						       on_low_done, q)
+			   : gs_api_placeholder_delete(c->kube, ph->ns, ph->name, GS_KUBE_LOW, on_low_done, q);
+
 	if (r < 0) {
-		gs_log_error("pod %s/%s: cannot send the binding: %s", d->ns, d->name, uv_strerror(r));
-		bind_req_free(b);
-		gs_sched_bind_done(c->sched, d->uid, GS_BIND_RETRY, (int64_t)uv_now(c->loop));
+		gs_log_warn("placeholder %s/%s: cannot %s it: %s", ph->ns, ph->name, ph->create ? "create" : "delete",
+			    uv_strerror(r));
+		c->m.placeholders[GS_CTRL_PH_FAILED].v++;
+		free(q);
 		return;
 	}
-	gs_log_debug("pod %s/%s: binding to %s (index %ld from %s, attempt %u)", d->ns, d->name, b->where, d->index,
-		     gs_index_source_name(d->index_source), d->attempt);
-	c->binds_inflight++;
+	gs_log_info("placeholder %s/%s: %s%s%s", ph->ns, ph->name, ph->create ? "creating it on node " : "deleting it",
+		    ph->create ? ph->node : "", ph->create ? " for its gang member" : "");
+	c->low_inflight++;
 }
 
 /* ---- the pump ---------------------------------------------------------------------------------- */
@@ -385,6 +458,9 @@ static void on_pump(uv_prepare_t *p)
 		return;
 	while (c->binds_inflight < c->max_inflight && may_act(c) && gs_sched_next_bind(c->sched, now, &d))
 		start_bind(c, &d);
+	struct gs_placeholder ph;
+	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_placeholder(c->sched, now, &ph))
+		handle_placeholder(c, &ph);
 	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_report(c->sched, now, &r))
 		handle_report(c, &r);
 	int64_t due = gs_sched_next_deadline(c->sched);
@@ -477,11 +553,15 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.ignored_resources = opts->ignored_resources;
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
 	sc.agent_stale_ms = opts->agent_stale_ms;
+	sc.gang_placeholders = opts->gang_placeholders;
+	c->placeholder_image =
+		gs_xstrdup(opts->placeholder_image ? opts->placeholder_image : GS_CTRL_PLACEHOLDER_IMAGE);
 	sc.seed = opts->seed;
 	c->sched = gs_sched_new(&sc);
 	if (!c->sched) { /* an empty scheduler name */
 		free(c->scheduler_name);
 		free(c->annotation);
+		free(c->placeholder_image);
 		free(c);
 		return -EINVAL;
 	}
@@ -690,5 +770,6 @@ void gs_controller_free(struct gs_controller *c)
 	gs_histogram_free(&c->m.gang_latency);
 	free(c->scheduler_name);
 	free(c->annotation);
+	free(c->placeholder_image);
 	free(c);
 }

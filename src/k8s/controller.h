@@ -40,6 +40,8 @@ struct gs_controller_opts {
 	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
 	int events;                     /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
+	int gang_placeholders;          /* --gang-placeholders: placeholder pods for reserved gang members */
+	const char *placeholder_image;  /* --placeholder-image: what they run (a pause image) */
 	uint64_t seed;
 };
 

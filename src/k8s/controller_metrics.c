@@ -126,6 +126,14 @@ static void register_gangs(struct gs_controller_metrics *c, struct gs_metrics *m
 	gs_histogram_init(&c->gang_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_gang_scheduling_duration_seconds",
 			     "Time from a gang's first member's creation to its commit.", NULL, &c->gang_latency);
+	static const char *const ph_labels[GS_CTRL_PH__COUNT] = {"result=\"created\"", "result=\"deleted\"",
+								 "result=\"failed\""};
+	for (int i = 0; i < GS_CTRL_PH__COUNT; i++)
+		gs_metrics_counter(
+			m, "gpu_scheduler_placeholders_total",
+			"Placeholder pods of gang members (--gang-placeholders), by result of their create or "
+			"delete.",
+			ph_labels[i], &c->placeholders[i]);
 	for (int w = 0; w < GS_WAIT__COUNT; w++) {
 		if (w == GS_WAIT_GANG || w == GS_WAIT_GANG_TIMED_OUT)
 			continue; /* a member waiting for its gang never blocks it */

@@ -31,6 +31,14 @@ enum gs_controller_result {
 	GS_CTRL_RES__COUNT
 };
 
+/* gpu_scheduler_placeholders_total{result=...}: placeholder pods of gang members */
+enum gs_controller_ph {
+	GS_CTRL_PH_CREATED,
+	GS_CTRL_PH_DELETED, /* deleted, or gone already (404) */
+	GS_CTRL_PH_FAILED,  /* a create or delete the apiserver refused or never answered */
+	GS_CTRL_PH__COUNT
+};
+
 struct gs_controller_metrics;
 
 /* One series of the per-reason gauges (private to controller_metrics.c). */
@@ -54,6 +62,7 @@ struct gs_controller_metrics {
 	struct gs_histogram e2e_latency;                 /* from a pod's creation to its successful binding */
 	struct gs_histogram gang_latency;                /* from a gang's first member's creation to its commit */
 	struct gs_counter gang_timeouts[GS_WAIT__COUNT]; /* by the first blocker's reason (NONE: missing) */
+	struct gs_counter placeholders[GS_CTRL_PH__COUNT];
 	/* Private. */
 	struct gs_controller_waiting_gauge waiting_by[GS_WAIT__COUNT];
 	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */

@@ -270,7 +270,7 @@ struct gs_sched__gang_event {
 
 struct gs_sched__ph {
 	char *node;
-	int asked; /* its create was handed out (the controller may have made it) */
+	int asked;   /* its create was handed out (the controller may have made it) */
 	char name[]; /* the placeholder pod's name, in the member's namespace */
 };
 

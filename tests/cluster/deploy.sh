@@ -68,6 +68,10 @@ write_overlay() {
 		printf 'patches:\n- target: {group: apps, kind: DaemonSet, name: gpu-scheduler-agent}\n  patch: |-\n' \
 			>>"$OVERLAY/kustomization.yaml"
 		agent_patch | sed 's/^/    /' >>"$OVERLAY/kustomization.yaml"
+		# Placeholders run the sandbox image the nodes have (no registry is reachable here).
+		printf -- '- target: {group: apps, kind: Deployment, name: gpu-scheduler}\n  patch: |-\n    %s\n' \
+			'[{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "GS_PLACEHOLDER_IMAGE", "value": "localhost/gs-pause:3.2"}}]' \
+			>>"$OVERLAY/kustomization.yaml"
 	fi
 }
 

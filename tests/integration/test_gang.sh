@@ -9,12 +9,14 @@
 #     the waiting member, naming the missing node; the timeout counted by reason; nothing bound; the
 #     node created after the rest: both bound together
 #   - the daemon restarted with a gang half bound by hand: the rest are placed alone
+#   - --gang-placeholders: a placeholder pod per fitting member on its node, with the member's requests;
+#     deleted before each member's Binding; released at a timeout; none left behind by a restart
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
 
 N=gs-gang-$(printf '%04x' $RANDOM)
-defer "node_delete $N-a; node_delete $N-b; node_delete $N-c; node_delete $N-d"
+defer "node_delete $N-a; node_delete $N-b; node_delete $N-c; node_delete $N-d; node_delete $N-e"
 node_make "$N-a"
 node_make "$N-b"
 
@@ -107,5 +109,44 @@ bind_pod half-0 "$N-d"
 daemon_start --require-env=false || exit 1
 check "daemon ready again" daemon_ready 30
 check_eventually "half-1 bound alone (half-0 was bound)" 20 pod_on half-1 "$N-d"
+
+# --- placeholders --------------------------------------------------------------------------------------
+daemon_stop
+daemon_start --require-env=false --gang-placeholders --placeholder-image=gs-test/pause:1 || exit 1
+check "daemon ready with --gang-placeholders" daemon_ready 30
+placeholders() {
+	kc get pods -l gpu-scheduler.io/placeholder=true \
+		-o jsonpath='{range .items[*]}{.metadata.annotations.gpu-scheduler\.io/placeholder-for} {.spec.nodeName} {.spec.containers[0].resources.requests.cpu} {.spec.containers[0].image} {.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null
+}
+placeholder_count() { placeholders | grep -c .; }
+POD_TEMPLATE=ph_template
+ph_template() {
+	pod_template_yaml "$@"
+	printf '        resources:\n          requests:\n            cpu: 250m\n'
+}
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS=$'gpu-scheduler.io/placement: all-or-nothing\ngpu-scheduler.io/gang-timeout: 6s' \
+	statefulset_yaml hold 3 "0=$N-a:3" "1=$N-b:3" "2=$N-e:0")"
+unset POD_TEMPLATE
+check_eventually "3 pods created" 30 pod_count_is 3 app=hold
+check_eventually "2 placeholders, one per fitting member" 20 eval '[ "$(placeholder_count)" = 2 ]'
+uid0=$(kc get pod hold-0 -o jsonpath='{.metadata.uid}')
+check "hold-0's placeholder: on $N-a, 250m, the image, owned by the pod" \
+	eval 'placeholders | grep -qx "$uid0 $N-a 250m gs-test/pause:1 Pod"'
+check "placeholders counted" awk -v v="$(metric 'gpu_scheduler_placeholders_total{result="created"}')" 'BEGIN { exit !(v >= 2) }'
+check_eventually "timeout: the placeholders deleted with the reservations" 30 eval '[ "$(placeholder_count)" = 0 ]'
+check_eventually "gathering again: placeholders back" 40 eval '[ "$(placeholder_count)" = 2 ]'
+# A restart leaves them; the new daemon deletes what holds for nobody and makes its own.
+old=$(kc get pods -l gpu-scheduler.io/placeholder=true -o name | sort)
+daemon_stop
+daemon_start --require-env=false --gang-placeholders --placeholder-image=gs-test/pause:1 || exit 1
+check "daemon ready again" daemon_ready 30
+check_eventually "after the restart: the old placeholders gone" 30 eval '[ -z "$(comm -12 <(echo "$old") <(kc get pods -l gpu-scheduler.io/placeholder=true -o name | sort))" ]'
+check_eventually "after the restart: 2 placeholders again" 30 eval '[ "$(placeholder_count)" = 2 ]'
+node_make "$N-e"
+check_eventually "node created: all 3 bound" 30 eval '[ "$(bound_count hold)" = 3 ]'
+check_eventually "every placeholder deleted" 20 eval '[ "$(placeholder_count)" = 0 ]'
+check "hold-2 on $N-e" pod_on hold-2 "$N-e"
+check "no placeholder left in the namespace" equals 0 placeholder_count
+kc delete statefulset hold --wait=false >/dev/null 2>&1
 
 test_end

@@ -62,6 +62,14 @@ done
 for v in "create pods" "update pods" "delete nodes" "update nodes" "list secrets" "create clusterroles"; do
 	check "RBAC refuses: $v" eval "! can $v --all-namespaces"
 done
+# The placeholders' role (--gang-placeholders) adds creating pods, and nothing else.
+sa_role_kubeconfig "$GS_ROOT/deploy/rbac.yaml" gpu-scheduler-placeholders phs "$work/ph.kubeconfig"
+pht=$SA_TOKEN
+can_ph() { API_TOKEN=$pht NS= kc --token "$pht" auth can-i "$@" 2>/dev/null | grep -qx yes; }
+check "placeholders' RBAC allows: create pods" can_ph create pods --all-namespaces
+for v in "delete pods" "update pods" "create pods --subresource=binding" "list secrets"; do
+	check "placeholders' RBAC refuses: $v" eval "! can_ph $v --all-namespaces"
+done
 
 KUBECONFIG_SAVED=$KUBECONFIG
 KUBECONFIG=$work/sa.kubeconfig daemon_start --require-env=false || exit 1
