@@ -80,9 +80,6 @@ RAW_ALLOC = {
 # uv_close outside the protocol: file -> reason.
 UV_CLOSE = {
     'src/main.c': 'main owns the loop and closes the signal handles last (docs/architecture.md, "Closing")',
-    'src/k8s/agent_cmd.c': 'the agent command\'s own loop, closed at its end; on the protocol in a later session',
-    'src/k8s/agent_run.c': 'the agent daemon\'s own loop: its timers and signals closed once, at its end, counted by '
-                           'agent_stop (as main.c does); on the protocol in a later session',
 }
 
 # Exported names outside gs_MODULE_: file -> (fnmatch patterns, reason).
