@@ -17,7 +17,10 @@ uv_close  uv_close is called in src/core/closer.c (gs_closer_uv), or with a clos
           src/core/closer.h. Exceptions in UV_CLOSE.
 naming    Every function or object a .c file exports (not static) is named gs_MODULE_... or
           gs_MODULE__... (shared inside the module), where MODULE is the file's stem or a leading part
-          of it cut at "_" (sched_place.c: sched_place or sched). Exceptions in NAMING.
+          of it cut at "_" (sched_place.c: sched_place or sched), or gs_TYPE_..., where struct gs_TYPE
+          or enum gs_TYPE is defined in the file's own header: a record's or an enum's functions
+          named for it (objects.c's gs_pod_obj_free, sched.c's gs_wait_reason_name). Exceptions in
+          NAMING.
 length    No function in src/ is longer than MAX_FUNCTION_LINES (80) lines, counted from the first
           line of its signature to its closing brace (docs/style.md; "No function over 80 lines",
           0f3436d). Exceptions in LONG_FUNCTIONS.
@@ -89,8 +92,7 @@ UV_CLOSE = {
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
     'src/core/buf.c': (['gs_read_file'], 'called by main.c and webhook/server.c: renamed with them later'),
-    'src/core/metrics.c': (['gs_histogram_*', 'gs_latency_buckets'], 'the histogram is called by controller.c and controller_metrics.c'),
-    'src/core/options.c': (['gs_opt_validate_hostport'], 'called by main_opts.c\'s option table'),
+    'src/core/metrics.c': (['gs_latency_buckets'], 'called by controller_metrics.c and webhook/server.c'),
     'src/k8s/podresources.c': (['gs_podres_*'], 'called by agent_cmd.c'),
     'src/webhook/jsonpatch.c': (['gs_base64_append', 'gs_jsonptr_*'], 'called by admission.c'),
     'src/webhook/server.c': (['gs_webhook_*'], 'the folder\'s module (the webhook), called by main.c'),
@@ -99,10 +101,6 @@ NAMING = {
                            'src/sched is being cut along its seams (issue 25 part 1)'),
     'src/sched/explain_out.c': (['gs_pending_json'], 'src/sched: issue 25 part 1'),
     'src/sched/map.c': (['gs_index_source_name', 'gs_pod_index'], 'src/sched: issue 25 part 1'),
-    'src/sched/objects.c': (['gs_node_obj_free', 'gs_pod_obj_free', 'gs_resources_free'],
-                            'named for the records they free (struct gs_pod_obj...); src/sched: issue 25 part 1'),
-    'src/sched/sched.c': (['gs_pod_state_name', 'gs_wait_reason_name', 'gs_explain_check_name', 'gs_wait_reason_retry'],
-                          'src/sched: issue 25 part 1'),
 }
 
 # A function's lines, from the first line of its signature to its closing brace, at most (docs/style.md).
@@ -268,11 +266,19 @@ def exported(code):
     return out
 
 
+def own_types(root, f):
+    """The TYPEs of each struct gs_TYPE and enum gs_TYPE defined in f's own header (X.h for X.c)."""
+    h = f[:-2] + '.h'
+    if not os.path.exists(os.path.join(root, h)):
+        return []
+    return re.findall(r'\b(?:struct|enum)\s+gs_(\w+)\s*\{', strip(read(root, h)))
+
+
 def rule_naming(root):
     for f in c_files(root, 'src/*/*.c'):
         stem = os.path.basename(f)[:-2]
         parts = stem.split('_')
-        modules = ['_'.join(parts[:i]) for i in range(1, len(parts) + 1)]
+        modules = ['_'.join(parts[:i]) for i in range(1, len(parts) + 1)] + own_types(root, f)
         code = strip(read(root, f))
         for name, off in exported(code):
             if any(name.startswith('gs_%s_' % m) for m in modules):
