@@ -91,7 +91,6 @@ UV_CLOSE = {
 # Exported names outside gs_MODULE_: file -> (fnmatch patterns, reason).
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
-    'src/core/buf.c': (['gs_read_file'], 'called by main.c and webhook/server.c: renamed with them later'),
     'src/core/metrics.c': (['gs_latency_buckets'], 'called by controller_metrics.c and webhook/server.c'),
     'src/k8s/podresources.c': (['gs_podres_*'], 'called by agent_cmd.c'),
     'src/webhook/jsonpatch.c': (['gs_base64_append', 'gs_jsonptr_*'], 'called by admission.c'),

@@ -161,12 +161,12 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 	int r;
 
 	if ((r = file_stat(w->cert_file, &cid)) < 0 ||
-	    (r = gs_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
+	    (r = gs_buf_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->cert_file, strerror(-r));
 		goto out;
 	}
 	if ((r = file_stat(w->key_file, &kid)) < 0 ||
-	    (r = gs_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
+	    (r = gs_buf_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->key_file, strerror(-r));
 		goto out;
 	}
