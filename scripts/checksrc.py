@@ -91,7 +91,6 @@ UV_CLOSE = {
 # Exported names outside gs_MODULE_: file -> (fnmatch patterns, reason).
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
-    'src/core/metrics.c': (['gs_latency_buckets'], 'called by controller_metrics.c and webhook/server.c'),
     'src/k8s/podresources.c': (['gs_podres_*'], 'called by agent_cmd.c'),
     'src/webhook/jsonpatch.c': (['gs_base64_append', 'gs_jsonptr_*'], 'called by admission.c'),
     'src/webhook/server.c': (['gs_webhook_*'], 'the folder\'s module (the webhook), called by main.c'),

@@ -218,10 +218,10 @@ static void register_pods(struct gs_controller_metrics *c, struct gs_metrics *m)
 	for (int i = 0; i < GS_CTRL_RES__COUNT; i++)
 		gs_metrics_counter(m, "gpu_scheduler_binding_attempts_total", "Binding requests by result.",
 				   result_labels[i], &c->bind_results[i]);
-	gs_histogram_init(&c->bind_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_histogram_init(&c->bind_latency, gs_metrics_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_binding_duration_seconds", "Time from sending a binding to its answer.",
 			     NULL, &c->bind_latency);
-	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_histogram_init(&c->e2e_latency, gs_metrics_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
 			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
 }
