@@ -62,14 +62,14 @@ static void agent_done(int err, const struct gs_grpc_reply *r, void *ud)
 	char why[512];
 	if (err == -ECANCELED && gs_closer_closing(&a->closer))
 		return; /* the call in flight when a signal ended the agent */
-	if (err == 0 && gs_podres_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
+	if (err == 0 && gs_podres_list_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
 		struct gs_buf text;
 		gs_buf_init(&text, 0);
 		agent_format(&l, &text);
 		fputs(text.data ? text.data : "", stdout);
 		fflush(stdout);
 		gs_buf_free(&text);
-		gs_podres_free(&l);
+		gs_podres_list_free(&l);
 	} else {
 		fprintf(stderr, "gpu-scheduler agent: %s\n", err ? r->error : why);
 		a->rc = 1;

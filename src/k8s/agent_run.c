@@ -397,10 +397,10 @@ static void on_listed(int err, const struct gs_grpc_reply *r, void *ud)
 	a->listing = 0;
 	if (err == -ECANCELED && stopping(a))
 		return;
-	if (err == 0 && gs_podres_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
+	if (err == 0 && gs_podres_list_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
 		a->lists_ok.v++;
 		answered(a, &l, now);
-		gs_podres_free(&l);
+		gs_podres_list_free(&l);
 	} else {
 		a->lists_err.v++;
 		if (err == 0) {
