@@ -91,7 +91,6 @@ UV_CLOSE = {
 # Exported names outside gs_MODULE_: file -> (fnmatch patterns, reason).
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
-    'src/webhook/jsonpatch.c': (['gs_base64_append', 'gs_jsonptr_*'], 'called by admission.c'),
     'src/webhook/server.c': (['gs_webhook_*'], 'the folder\'s module (the webhook), called by main.c'),
     'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format',
                             'gs_resources_ext', 'gs_taint_effect_name', 'gs_toleration_tolerates'],

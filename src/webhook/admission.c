@@ -151,13 +151,13 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 	struct gs_buf path, val;
 	gs_buf_init(&path, 0);
 	gs_buf_init(&val, 0);
-	int r = gs_jsonptr_append(&path, "spec");
+	int r = gs_jsonpatch_ptr_append(&path, "spec");
 	if (r == 0)
-		r = gs_jsonptr_append(&path, field);
+		r = gs_jsonpatch_ptr_append(&path, field);
 	if (r == 0)
-		r = gs_jsonptr_append_index(&path, ci);
+		r = gs_jsonpatch_ptr_append_index(&path, ci);
 	if (r == 0)
-		r = gs_jsonptr_append(&path, "env");
+		r = gs_jsonpatch_ptr_append(&path, "env");
 	if (r < 0)
 		goto out;
 	size_t base = path.len;
@@ -186,11 +186,11 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 			continue; /* already right: the second delivery of a request changes nothing */
 		path.len = base;
 		path.data[base] = '\0';
-		r = gs_jsonptr_append_index(&path, k);
+		r = gs_jsonpatch_ptr_append_index(&path, k);
 		if (r < 0)
 			goto out;
 		if (literal) {
-			r = gs_jsonptr_append(&path, "value");
+			r = gs_jsonpatch_ptr_append(&path, "value");
 			gs_buf_reset(&val);
 			if (r == 0)
 				r = gs_buf_append_json_str(&val, devices);
@@ -205,7 +205,7 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 		*changed = 1;
 	}
 	if (!found) {
-		r = gs_jsonptr_append(&path, "-");
+		r = gs_jsonpatch_ptr_append(&path, "-");
 		if (r == 0)
 			r = gs_jsonpatch_op(p, "add", path.data, elem);
 		*changed = 1;
@@ -545,7 +545,7 @@ static int write_response(struct gs_buf *out, const char *uid, const struct verd
 	if (r == 0 && v->patch) {
 		r = gs_buf_append_str(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
 		if (r == 0)
-			r = gs_base64_append(out, v->patch->buf.data, v->patch->buf.len);
+			r = gs_jsonpatch_base64_append(out, v->patch->buf.data, v->patch->buf.len);
 		if (r == 0)
 			r = gs_buf_append_str(out, "\"");
 	}
