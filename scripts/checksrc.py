@@ -92,8 +92,7 @@ UV_CLOSE = {
 NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
     'src/webhook/server.c': (['gs_webhook_*'], 'the folder\'s module (the webhook), called by main.c'),
-    'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format',
-                            'gs_resources_ext', 'gs_taint_effect_name', 'gs_toleration_tolerates'],
+    'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format'],
                            'src/sched is being cut along its seams (issue 25 part 1)'),
     'src/sched/explain_out.c': (['gs_pending_json'], 'src/sched: issue 25 part 1'),
     'src/sched/map.c': (['gs_index_source_name', 'gs_pod_index'], 'src/sched: issue 25 part 1'),

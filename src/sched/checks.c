@@ -256,33 +256,6 @@ int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, c
 
 /* ---- taints ------------------------------------------------------------------------------------ */
 
-const char *gs_taint_effect_name(enum gs_taint_effect e)
-{
-	switch (e) {
-	case GS_EFFECT_ALL:
-		return "";
-	case GS_EFFECT_NO_SCHEDULE:
-		return "NoSchedule";
-	case GS_EFFECT_PREFER_NO_SCHEDULE:
-		return "PreferNoSchedule";
-	case GS_EFFECT_NO_EXECUTE:
-		return "NoExecute";
-	default:
-		return "?";
-	}
-}
-
-int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint)
-{
-	if (t->effect != GS_EFFECT_ALL && t->effect != taint->effect)
-		return 0;
-	if (t->key && *t->key && strcmp(t->key, taint->key ? taint->key : "") != 0)
-		return 0;
-	if (t->exists)
-		return 1;
-	return strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
-}
-
 const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *taints, int n_taints,
 				       const struct gs_toleration *tols, int n_tols, char *msg, size_t size)
 {
@@ -304,14 +277,6 @@ const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *
 }
 
 /* ---- resources --------------------------------------------------------------------------------- */
-
-int64_t gs_resources_ext(const struct gs_resources *r, const char *name)
-{
-	for (int i = 0; i < r->n_ext; i++)
-		if (strcmp(r->ext[i].name, name) == 0)
-			return r->ext[i].value;
-	return 0;
-}
 
 static int64_t max64(int64_t a, int64_t b)
 {

@@ -47,18 +47,12 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
 int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
 		size_t size);
 
-/* 1 when one of the tolerations tolerates the taint (v1 Toleration.ToleratesTaint). */
-int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
-
 /*
  * The first NoSchedule or NoExecute taint no toleration tolerates, or NULL; with msg naming it:
  * `node "node1" has the taint gpu=busy:NoSchedule that the pod does not tolerate`.
  */
 const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *taints, int n_taints,
 				       const struct gs_toleration *tols, int n_tols, char *msg, size_t size);
-
-/* "NoSchedule", "PreferNoSchedule", "NoExecute", "" for ALL, "?" for OTHER. */
-const char *gs_taint_effect_name(enum gs_taint_effect e);
 
 /*
  * The effective request of a pod, as the kubelet and kube-scheduler count it (component-helpers
@@ -74,9 +68,6 @@ const char *gs_taint_effect_name(enum gs_taint_effect e);
  * out's ext names are copied (release with gs_resources_free). pods stays 0.
  */
 void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out);
-
-/* The value of ext resource name in r, 0 when absent. */
-int64_t gs_resources_ext(const struct gs_resources *r, const char *name);
 
 /*
  * A quantity for messages: cpu millicores as "1.95" / "64" / "0.5", bytes as "2Gi" / "1536Mi" /

@@ -216,4 +216,11 @@ void gs_resources_free(struct gs_resources *r);
 void gs_pod_obj_free(struct gs_pod_obj *p);
 void gs_node_obj_free(struct gs_node_obj *n);
 
+/* The value of ext resource name in r, 0 when absent. */
+int64_t gs_resources_ext(const struct gs_resources *r, const char *name);
+/* "NoSchedule", "PreferNoSchedule", "NoExecute", "" for ALL, "?" for OTHER. */
+const char *gs_taint_effect_name(enum gs_taint_effect e);
+/* 1 when the toleration tolerates the taint (v1 Toleration.ToleratesTaint). */
+int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
+
 #endif
