@@ -95,7 +95,6 @@ NAMING = {
                              '(gs_webhook_start), of which server.c is the HTTPS server'),
     'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format'],
                            'src/sched is being cut along its seams (issue 25 part 1)'),
-    'src/sched/map.c': (['gs_index_source_name', 'gs_pod_index'], 'src/sched: issue 25 part 1'),
 }
 
 # A function's lines, from the first line of its signature to its closing brace, at most (docs/style.md).

@@ -487,7 +487,7 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 		*why = "the pod is not scheduled by us";
 		return NULL;
 	}
-	if (!o->map_text || gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
+	if (!o->map_text || gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
 		*why = "the pod has no map or no index";
 		return NULL;
 	}

@@ -621,7 +621,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	long index;
 	int rc;
 
-	if (gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
+	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
 	if (index != p->index || src != p->index_source) {
 		if (index >= 0)

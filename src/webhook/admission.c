@@ -421,8 +421,8 @@ static const struct gs_map_entry *map_entry(const struct gs_admission *a, const 
 	const char *pod_name = get_str(meta, "name");
 	if (!pod_name || !*pod_name)
 		pod_name = get_str(req, "name");
-	if (gs_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
-			 &res->index, &res->index_source) < 0) {
+	if (gs_map_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
+			     &res->index, &res->index_source) < 0) {
 		res->index = -1;
 		res->outcome = GS_ADMISSION_WARNED;
 		snprintf(res->message, sizeof(res->message),
