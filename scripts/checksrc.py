@@ -93,8 +93,6 @@ NAMING = {
     'src/core/alloc.c': (['gs_x*_at', 'gs_oom_at'], 'shared core names for what they are (architecture.md, "Names")'),
     'src/webhook/server.c': (['gs_webhook_*'], 'src/webhook\'s entry, named for its folder: main.c starts "the webhook" '
                              '(gs_webhook_start), of which server.c is the HTTPS server'),
-    'src/sched/checks.c': (['gs_check_*', 'gs_device_plugin_warning', 'gs_pod_requests', 'gs_qty_format'],
-                           'src/sched is being cut along its seams (issue 25 part 1)'),
 }
 
 # A function's lines, from the first line of its signature to its closing brace, at most (docs/style.md).

@@ -144,7 +144,7 @@ struct gs_pod_obj {
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
-	 * owner_name, owner_uid), allow_shared, and everything gs_pod_requests reads (the containers'
+	 * owner_name, owner_uid), allow_shared, and everything gs_checks_pod_requests reads (the containers'
 	 * requests, the sidecar flags, their status after a resize and resize_infeasible, overhead, pod-level
 	 * resources); everything else is absent (n_containers and cuda_state stay 0). The
 	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node

@@ -544,7 +544,7 @@ static char *use_devices(const struct gs_sched__use *u)
 /*
  * The use a pod with spec.nodeName makes of its node, brought up to date on every update of the pod
  * (docs/sched.md, "What the engine keeps of a pod, and what refreshes it"):
- *   - requests: an in-place resize changes them (gs_pod_requests reads the status);
+ *   - requests: an in-place resize changes them (gs_checks_pod_requests reads the status);
  *   - owner and sharing annotation: adoption, orphaning and a re-created owner change the controller
  *     uid; the devices the pod holds move to its new owner's bucket;
  *   - devices: a bound pod's never change (its containers got them at creation): kept from the use on
@@ -564,7 +564,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	char key[600], *held = NULL, *ignored = NULL;
 	size_t n_ports;
 
-	gs_pod_requests(o, &r);
+	gs_checks_pod_requests(o, &r);
 	gs_sched__req_from(s, &req, &r);
 	gs_resources_free(&r);
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&

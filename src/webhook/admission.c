@@ -366,7 +366,7 @@ static int device_plugin_warning(struct gs_admission *a, const struct gs_map_ent
 		char *msg = malloc(size);
 		if (!msg)
 			return -ENOMEM;
-		gs_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
+		gs_checks_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
 		if (strlen(msg) + 1 < size || size >= WARNING_MAX) {
 			v->warning = msg;
 			break;

@@ -780,7 +780,7 @@ static void test_device_plugin_warning(void **state)
 	struct gs_map_error err;
 	assert_int_equal(gs_map_parse(MAP_TEXT, strlen(MAP_TEXT), &map, &err), 0);
 	char expect[1024];
-	gs_device_plugin_warning(expect, sizeof(expect), 1, gs_map_lookup(map, 0), "gpu-scheduling-map");
+	gs_checks_device_plugin_warning(expect, sizeof(expect), 1, gs_map_lookup(map, 0), "gpu-scheduling-map");
 	assert_string_equal(res.message, expect);
 	assert_non_null(strstr(res.message, "gpu-scheduling-map line 1"));
 	assert_non_null(strstr(res.message, "the entry names 2 devices but the containers request 1"));
