@@ -3,7 +3,7 @@
 #   make                 build/gpu-scheduler and build/gpu-scheduler-check
 #   make unit            unit tests (cmocka), no cluster needed, then make style and its own test
 #   make style           the house rules by machine: scripts/checksrc.py (format, allocation, uv_close,
-#                        naming, layering, docs' citations; docs/style.md)
+#                        naming, function length, layering, docs' citations; docs/style.md)
 #   make graph           src/'s include graph: import circles, arrows back up (scripts/graph.py)
 #   make test            unit + integration tests against a real kube-apiserver, then end to end on real
 #                        kubelets (as root); ends with "N passed, N failed"

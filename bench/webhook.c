@@ -412,7 +412,7 @@ static int register_webhook(const char *ns, const char *ca_pem)
 	gs_buf_init(&body, 0);
 	gs_buf_init(&resp, 0);
 	gs_buf_init(&ca64, 0);
-	gs_base64_append(&ca64, ca_pem, strlen(ca_pem));
+	gs_jsonpatch_base64_append(&ca64, ca_pem, strlen(ca_pem));
 	gs_buf_printf(&body,
 		      "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":\"MutatingWebhookConfiguration\","
 		      "\"metadata\":{\"name\":\"" WEBHOOK_CONFIG "\"},\"webhooks\":[{\"name\":\"gpu-scheduler.bench.io\","

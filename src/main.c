@@ -385,9 +385,9 @@ static int secure_tls(struct daemon *d, struct gs_tls_config **tls)
 	int r;
 
 	if (d->cfg.secure_cert_file) {
-		r = gs_read_file(d->cfg.secure_cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len);
+		r = gs_buf_read_file(d->cfg.secure_cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len);
 		if (r == 0)
-			r = gs_read_file(d->cfg.secure_key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len);
+			r = gs_buf_read_file(d->cfg.secure_key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len);
 		if (r < 0)
 			snprintf(err, sizeof(err), "reading the pair: %s", uv_strerror(r));
 	} else {

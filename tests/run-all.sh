@@ -15,6 +15,23 @@ export GS_RESULTS
 trap 'rm -f "$GS_RESULTS"' EXIT
 status=0
 
+# The scripts of a phase (integration or e2e), in the order of their names: tests/PHASE/test_*.sh, and
+# the chaos tests (tests/chaos/test_*.sh, all of them in one folder) whose line "# phase: PHASE" says
+# they need that phase's cluster. GS_ONLY=WORD keeps the scripts whose path contains WORD.
+phase_tests() {
+	local t
+	for t in tests/"$1"/test_*.sh tests/chaos/test_*.sh; do
+		[[ $t == tests/chaos/* ]] && ! grep -qx "# phase: $1" "$t" && continue
+		[ -n "${GS_ONLY:-}" ] && [[ "$t" != *"$GS_ONLY"* ]] && continue
+		printf '%s\t%s\n' "${t##*/}" "$t"
+	done | sort | cut -f2
+}
+# A chaos test with no phase would silently run nowhere.
+for t in tests/chaos/test_*.sh; do
+	grep -qxE '# phase: (integration|e2e)' "$t" ||
+		{ echo "FAIL run-all: $t has no line '# phase: integration' or '# phase: e2e'" | tee -a "$GS_RESULTS"; status=1; }
+done
+
 if [ "$what" = all ] || [ "$what" = unit ]; then
 	# Only the test programs: their dependency files (.d) sit beside them.
 	mapfile -t units < <(find "$B/tests" -maxdepth 1 -type f -name 'test_*' ! -name '*.*' -perm -u+x | sort)
@@ -26,8 +43,7 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 	# The binding audit log: the chaos scripts count bindings across apiserver restarts with it.
 	export GS_APISERVER_AUDIT=${GS_APISERVER_AUDIT:-1}
 	if tests/cluster/cluster.sh up; then
-		for t in tests/integration/test_*.sh; do
-			[ -n "${GS_ONLY:-}" ] && [[ "$t" != *"$GS_ONLY"* ]] && continue
+		for t in $(phase_tests integration); do
 			echo "=== $t"
 			bash "$t" || status=1
 		done
@@ -63,8 +79,7 @@ e2e_pass() (
 	status=0
 	before=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
 	if tests/cluster/cluster.sh up; then
-		for t in tests/e2e/test_*.sh; do
-			[ -n "${GS_ONLY:-}" ] && [[ "$t" != *"$GS_ONLY"* ]] && continue
+		for t in $(phase_tests e2e); do
 			echo "=== $t${2:+ $2}"
 			bash "$t" || status=1
 		done

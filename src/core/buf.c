@@ -138,7 +138,7 @@ char *gs_buf_steal(struct gs_buf *b, size_t *len)
 	return p;
 }
 
-int gs_read_file(const char *path, size_t max, char **out, size_t *len)
+int gs_buf_read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -53,6 +53,6 @@ char *gs_buf_steal(struct gs_buf *b, size_t *len);
  * (malloc'ed, max + 1 bytes; the caller frees it) of *len bytes. 0, -EFBIG over max, -ENOMEM,
  * or -errno.
  */
-int gs_read_file(const char *path, size_t max, char **out, size_t *len);
+int gs_buf_read_file(const char *path, size_t max, char **out, size_t *len);
 
 #endif

@@ -42,7 +42,7 @@ struct gs_metrics {
 	double start_time;
 };
 
-const double gs_latency_buckets[GS_LATENCY_BUCKETS_N] = {
+const double gs_metrics_latency_buckets[GS_LATENCY_BUCKETS_N] = {
 	0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064,
 	0.128,  0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384,
 };

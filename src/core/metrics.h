@@ -45,7 +45,7 @@ void gs_histogram_observe(struct gs_histogram *h, double v);
 
 /* Exponential bucket bounds (start, start*factor, ...), like the Go client's ExponentialBuckets. */
 #define GS_LATENCY_BUCKETS_N 16
-extern const double gs_latency_buckets[GS_LATENCY_BUCKETS_N]; /* 0.0005 s .. ~16 s */
+extern const double gs_metrics_latency_buckets[GS_LATENCY_BUCKETS_N]; /* 0.0005 s .. ~16 s */
 
 typedef double (*gs_gauge_fn)(void *ud);
 

@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/closer.h"
 #include "core/grpc.h"
 #include "core/log.h"
 #include "k8s/agent.h"
@@ -23,23 +24,26 @@
 
 struct agent {
 	uv_loop_t loop;
-	uv_timer_t tick;
 	uv_signal_t sigint, sigterm;
 	struct gs_grpc_client *cl;
 	const char *socket;
 	unsigned timeout_ms;
-	int rc, stopping;
+	int rc;
+	struct gs_closer closer; /* agent_stop */
 };
 
+/* The close protocol (core/closer.h) with no release and no close_cb: the agent is static, and
+ * agent_once's uv_run returns once every part is closed. */
 static void agent_stop(struct agent *a)
 {
-	if (a->stopping)
+	if (gs_closer_closing(&a->closer))
 		return;
-	a->stopping = 1;
-	gs_grpc_client_close(a->cl, NULL, NULL);
-	uv_close((uv_handle_t *)&a->tick, NULL);
-	uv_close((uv_handle_t *)&a->sigint, NULL);
-	uv_close((uv_handle_t *)&a->sigterm, NULL);
+	gs_closer_start(&a->closer, NULL, NULL, NULL);
+	gs_closer_hold(&a->closer);
+	gs_grpc_client_close(a->cl, gs_closer_drop_cb, &a->closer);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->sigint);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->sigterm);
+	gs_closer_arm(&a->closer);
 }
 
 static void agent_format(const struct gs_podres_list *l, struct gs_buf *out)
@@ -56,16 +60,16 @@ static void agent_done(int err, const struct gs_grpc_reply *r, void *ud)
 	struct agent *a = ud;
 	struct gs_podres_list l;
 	char why[512];
-	if (err == -ECANCELED && a->stopping)
+	if (err == -ECANCELED && gs_closer_closing(&a->closer))
 		return; /* the call in flight when a signal ended the agent */
-	if (err == 0 && gs_podres_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
+	if (err == 0 && gs_podres_list_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
 		struct gs_buf text;
 		gs_buf_init(&text, 0);
 		agent_format(&l, &text);
 		fputs(text.data ? text.data : "", stdout);
 		fflush(stdout);
 		gs_buf_free(&text);
-		gs_podres_free(&l);
+		gs_podres_list_free(&l);
 	} else {
 		fprintf(stderr, "gpu-scheduler agent: %s\n", err ? r->error : why);
 		a->rc = 1;
@@ -140,8 +144,6 @@ static int agent_once(const char *socket, unsigned timeout_ms)
 		uv_loop_close(&a.loop);
 		return 2;
 	}
-	uv_timer_init(&a.loop, &a.tick);
-	a.tick.data = &a;
 	uv_signal_init(&a.loop, &a.sigint);
 	uv_signal_init(&a.loop, &a.sigterm);
 	a.sigint.data = a.sigterm.data = &a;
@@ -158,6 +160,95 @@ static int bad(const char *flag, unsigned min, unsigned max)
 {
 	fprintf(stderr, "gpu-scheduler agent: %s: %u..%u\n", flag, min, max);
 	return 2;
+}
+
+/* The command line, parsed. */
+struct agent_args {
+	struct gs_agent_opts o;
+	const char *kubeconfig;
+	enum gs_log_level level;
+	enum gs_log_format format;
+	int once;
+};
+
+/* One option of getopt_long's (c, optarg) into x: -1 to go on, else the exit code (the message written). */
+static int agent_opt(int c, struct agent_args *x)
+{
+	switch (c) {
+	case 's':
+		x->o.socket = optarg;
+		break;
+	case '1':
+		x->once = 1;
+		break;
+	case 'p':
+		break; /* --once prints; kept for old command lines */
+	case 'n':
+		x->o.node = optarg;
+		break;
+	case 'k':
+		x->kubeconfig = optarg;
+		break;
+	case 'r':
+		x->o.resources = optarg;
+		break;
+	case 'd':
+		x->o.proc_dir = optarg;
+		break;
+	case 'a':
+		x->o.addr = optarg;
+		break;
+	case 'i':
+		if (agent_uint(optarg, 1, 86400000u, &x->o.interval_ms) < 0)
+			return bad("--interval-ms", 1, 86400000u);
+		break;
+	case 't':
+		if (agent_uint(optarg, 1, GS_GRPC_MAX_DEADLINE_MS, &x->o.timeout_ms) < 0)
+			return bad("--timeout-ms", 1, GS_GRPC_MAX_DEADLINE_MS);
+		break;
+	case 'H':
+		if (agent_uint(optarg, 1, 86400, &x->o.heartbeat_s) < 0)
+			return bad("--heartbeat-s", 1, 86400);
+		break;
+	case 'S':
+		if (agent_uint(optarg, 0, 86400, &x->o.settle_s) < 0)
+			return bad("--settle-s", 0, 86400);
+		break;
+	case 'l':
+		if (gs_log_level_parse(optarg, &x->level) < 0)
+			return fprintf(stderr, "gpu-scheduler agent: --log-level: error, warn, info, debug, trace\n"),
+			       2;
+		break;
+	case 'f':
+		if (gs_log_format_parse(optarg, &x->format) < 0)
+			return fprintf(stderr, "gpu-scheduler agent: --log-format: text or json\n"), 2;
+		break;
+	case 'h':
+		return agent_usage(stdout);
+	default:
+		return agent_usage(stderr);
+	}
+	return -1;
+}
+
+/* The daemon, once the command line is valid: its log, the apiserver's access, gs_agent_run. */
+static int agent_daemon(struct agent_args *x)
+{
+	struct gs_kubeconfig kc;
+	char err[512];
+	int r;
+
+	gs_log_setup(x->level, x->format);
+	r = x->kubeconfig ? gs_kubeconfig_load(x->kubeconfig, &kc, err, sizeof err)
+			  : gs_kubeconfig_in_cluster(NULL, &kc, err, sizeof err);
+	if (r < 0) {
+		gs_log_error("agent: %s", err);
+		return 1;
+	}
+	x->o.kc = &kc;
+	r = gs_agent_run(&x->o);
+	gs_kubeconfig_free(&kc);
+	return r;
 }
 
 int gs_agent_cmd(int argc, char **argv)
@@ -180,7 +271,7 @@ int gs_agent_cmd(int argc, char **argv)
 		{"log-format", required_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
-	struct gs_agent_opts o = {
+	const struct gs_agent_opts defaults = {
 		.node = getenv("NODE_NAME"),
 		.socket = GS_PODRES_SOCKET,
 		.resources = GS_AGENT_RESOURCES,
@@ -191,88 +282,20 @@ int gs_agent_cmd(int argc, char **argv)
 		.heartbeat_s = 600,
 		.settle_s = 30,
 	};
-	const char *kubeconfig = NULL;
-	enum gs_log_level level = GS_LOG_INFO;
-	enum gs_log_format format = GS_LOG_TEXT;
-	struct gs_kubeconfig kc;
-	char err[512];
-	int c, once = 0, r;
+	struct agent_args x = {.o = defaults, .level = GS_LOG_INFO, .format = GS_LOG_TEXT};
+	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			o.socket = optarg;
-			break;
-		case '1':
-			once = 1;
-			break;
-		case 'p':
-			break; /* --once prints; kept for old command lines */
-		case 'n':
-			o.node = optarg;
-			break;
-		case 'k':
-			kubeconfig = optarg;
-			break;
-		case 'r':
-			o.resources = optarg;
-			break;
-		case 'd':
-			o.proc_dir = optarg;
-			break;
-		case 'a':
-			o.addr = optarg;
-			break;
-		case 'i':
-			if (agent_uint(optarg, 1, 86400000u, &o.interval_ms) < 0)
-				return bad("--interval-ms", 1, 86400000u);
-			break;
-		case 't':
-			if (agent_uint(optarg, 1, GS_GRPC_MAX_DEADLINE_MS, &o.timeout_ms) < 0)
-				return bad("--timeout-ms", 1, GS_GRPC_MAX_DEADLINE_MS);
-			break;
-		case 'H':
-			if (agent_uint(optarg, 1, 86400, &o.heartbeat_s) < 0)
-				return bad("--heartbeat-s", 1, 86400);
-			break;
-		case 'S':
-			if (agent_uint(optarg, 0, 86400, &o.settle_s) < 0)
-				return bad("--settle-s", 0, 86400);
-			break;
-		case 'l':
-			if (gs_log_level_parse(optarg, &level) < 0)
-				return fprintf(stderr,
-					       "gpu-scheduler agent: --log-level: error, warn, info, debug, trace\n"),
-				       2;
-			break;
-		case 'f':
-			if (gs_log_format_parse(optarg, &format) < 0)
-				return fprintf(stderr, "gpu-scheduler agent: --log-format: text or json\n"), 2;
-			break;
-		case 'h':
-			return agent_usage(stdout);
-		default:
-			return agent_usage(stderr);
-		}
-	}
+	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
+		if ((r = agent_opt(c, &x)) >= 0)
+			return r;
 	if (optind != argc)
 		return agent_usage(stderr);
-	if (once)
-		return agent_once(o.socket, o.timeout_ms);
-	if (!o.node || !*o.node)
+	if (x.once)
+		return agent_once(x.o.socket, x.o.timeout_ms);
+	if (!x.o.node || !*x.o.node)
 		return fprintf(stderr, "gpu-scheduler agent: --node (or env NODE_NAME) is required\n"), 2;
-	if (!*o.resources)
+	if (!*x.o.resources)
 		return fprintf(stderr, "gpu-scheduler agent: --resources: empty\n"), 2;
-	gs_log_setup(level, format);
-	r = kubeconfig ? gs_kubeconfig_load(kubeconfig, &kc, err, sizeof err)
-		       : gs_kubeconfig_in_cluster(NULL, &kc, err, sizeof err);
-	if (r < 0) {
-		gs_log_error("agent: %s", err);
-		return 1;
-	}
-	o.kc = &kc;
-	r = gs_agent_run(&o);
-	gs_kubeconfig_free(&kc);
-	return r;
+	return agent_daemon(&x);
 }

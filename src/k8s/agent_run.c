@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/backoff.h"
+#include "core/closer.h"
 #include "core/grpc.h"
 #include "core/health.h"
 #include "core/log.h"
@@ -57,7 +58,8 @@ struct agent {
 	struct gs_backoff backoff;
 	const struct gs_agent_opts *o;
 	char node_path[320];
-	int stopping, closing, rc;
+	struct gs_closer closer; /* agent_stop: its handles, the watch, the servers, the kubelet client */
+	int rc;
 
 	/* the List loop */
 	int started;          /* the Node was read: Lists run */
@@ -83,6 +85,12 @@ struct agent {
 	struct gs_gauge devices, index_gpus;
 	int64_t last_ok_ms, start_ms;
 };
+
+/* agent_stop was called: what is in flight is being cancelled, nothing new starts. */
+static int stopping(const struct agent *a)
+{
+	return gs_closer_closing(&a->closer);
+}
 
 static int64_t wall_ms(void)
 {
@@ -146,7 +154,7 @@ static int body_len(const struct gs_http_response *resp)
 static void on_retry(uv_timer_t *t)
 {
 	struct agent *a = t->data;
-	if (!a->stopping && a->want)
+	if (!stopping(a) && a->want)
 		patch_send(a);
 }
 
@@ -157,7 +165,7 @@ static void on_patched(int err, const struct gs_http_response *resp, const char 
 	char why[256];
 
 	a->patching = 0;
-	if (err == -ECANCELED && a->stopping)
+	if (err == -ECANCELED && stopping(a))
 		return;
 	if (err || resp->status / 100 != 2) {
 		uint64_t delay = gs_backoff_next(&a->backoff);
@@ -292,7 +300,7 @@ static void on_tick(uv_timer_t *t)
 
 static void kick(struct agent *a)
 {
-	if (!a->started || a->stopping)
+	if (!a->started || stopping(a))
 		return;
 	if (a->listing) {
 		a->again = 1;
@@ -387,12 +395,12 @@ static void on_listed(int err, const struct gs_grpc_reply *r, void *ud)
 	int64_t now = wall_ms();
 
 	a->listing = 0;
-	if (err == -ECANCELED && a->stopping)
+	if (err == -ECANCELED && stopping(a))
 		return;
-	if (err == 0 && gs_podres_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
+	if (err == 0 && gs_podres_list_decode(r->msg, r->len, &l, why, sizeof why) == 0) {
 		a->lists_ok.v++;
 		answered(a, &l, now);
-		gs_podres_free(&l);
+		gs_podres_list_free(&l);
 	} else {
 		a->lists_err.v++;
 		if (err == 0) {
@@ -403,7 +411,7 @@ static void on_listed(int err, const struct gs_grpc_reply *r, void *ud)
 			failed(a, classify(err), r->error, now);
 		}
 	}
-	if (a->stopping)
+	if (stopping(a))
 		return;
 	if (a->again) {
 		a->again = 0;
@@ -415,7 +423,7 @@ static void on_listed(int err, const struct gs_grpc_reply *r, void *ud)
 
 static void list_start(struct agent *a)
 {
-	if (a->listing || a->stopping)
+	if (a->listing || stopping(a))
 		return;
 	uv_timer_stop(&a->tick);
 	if (gs_grpc_call(a->cl, GS_PODRES_LIST_METHOD, NULL, 0, a->o->timeout_ms, on_listed, a) == 0)
@@ -439,7 +447,7 @@ static void get_node(struct agent *a);
 static void on_get_retry(uv_timer_t *t)
 {
 	struct agent *a = t->data;
-	if (!a->stopping)
+	if (!stopping(a))
 		get_node(a);
 }
 
@@ -466,7 +474,7 @@ static void adopt(struct agent *a, const char *text)
 static void on_node(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct agent *a = ud;
-	if (err == -ECANCELED && a->stopping)
+	if (err == -ECANCELED && stopping(a))
 		return;
 	if (err || resp->status != 200) {
 		uint64_t delay = gs_backoff_next(&a->backoff);
@@ -504,39 +512,37 @@ static void get_node(struct agent *a)
 
 /* ---- start and stop ------------------------------------------------------------------------------ */
 
-static void closed_one(void *ud)
+/* The closer's close_cb: every other part is closed. */
+static void closed(void *ud)
 {
 	struct agent *a = ud;
-	if (--a->closing == 0 && a->kube) {
+	if (a->kube) {
 		gs_kube_close(a->kube, NULL, NULL); /* last: the watch and the PATCH ran on it */
 		a->kube = NULL;
 	}
 }
 
-static void closed_handle(uv_handle_t *h)
-{
-	closed_one(h->data);
-}
-
+/* The close protocol (core/closer.h) with no release: the agent is static, gs_agent_run frees the rest. */
 static void agent_stop(struct agent *a)
 {
-	if (a->stopping)
+	if (stopping(a))
 		return;
-	a->stopping = 1;
-	a->closing = 1; /* released at the end of this function */
-	if (a->watch)
-		a->closing++, gs_watch_stop(a->watch, closed_one, a);
-	if (a->health)
-		a->closing++, gs_health_close(a->health, closed_one, a);
-	a->closing++, gs_grpc_client_close(a->cl, closed_one, a);
-	uv_handle_t *hs[] = {(uv_handle_t *)&a->tick, (uv_handle_t *)&a->retry, (uv_handle_t *)&a->sigint,
-			     (uv_handle_t *)&a->sigterm};
-	for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
-		hs[i]->data = a;
-		a->closing++;
-		uv_close(hs[i], closed_handle);
+	gs_closer_start(&a->closer, NULL, closed, a);
+	if (a->watch) {
+		gs_closer_hold(&a->closer);
+		gs_watch_stop(a->watch, gs_closer_drop_cb, &a->closer);
 	}
-	closed_one(a);
+	if (a->health) {
+		gs_closer_hold(&a->closer);
+		gs_health_close(a->health, gs_closer_drop_cb, &a->closer);
+	}
+	gs_closer_hold(&a->closer);
+	gs_grpc_client_close(a->cl, gs_closer_drop_cb, &a->closer);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->tick);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->retry);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->sigint);
+	gs_closer_uv(&a->closer, (uv_handle_t *)&a->sigterm);
+	gs_closer_arm(&a->closer);
 }
 
 static void on_signal(uv_signal_t *s, int signum)

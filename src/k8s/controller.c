@@ -668,7 +668,7 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 	if (strcmp(path, "/debug/pending") == 0) {
 		struct gs_sched_pending p;
 		gs_sched_pending(c->sched, &p);
-		r = gs_pending_json(&p, gs_clock_wall_ms(), &b);
+		r = gs_explain_pending_json(&p, gs_clock_wall_ms(), &b);
 	} else if (strncmp(path, "/debug/pods/", 12) == 0) {
 		const char *nsp = path + 12, *slash = strchr(nsp, '/');
 		size_t nslen = slash ? (size_t)(slash - nsp) : 0;

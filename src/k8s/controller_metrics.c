@@ -123,7 +123,7 @@ static void register_gangs(struct gs_controller_metrics *c, struct gs_metrics *m
 	gs_metrics_counter_fn(m, "gpu_scheduler_gangs_bound_total",
 			      "All-or-nothing gangs committed: every member handed out together.", NULL, m_gangs_bound,
 			      c);
-	gs_histogram_init(&c->gang_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_histogram_init(&c->gang_latency, gs_metrics_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_gang_scheduling_duration_seconds",
 			     "Time from a gang's first member's creation to its commit.", NULL, &c->gang_latency);
 	static const char *const ph_labels[GS_CTRL_PH__COUNT] = {"result=\"created\"", "result=\"deleted\"",
@@ -269,10 +269,10 @@ static void register_pods(struct gs_controller_metrics *c, struct gs_metrics *m)
 	for (int i = 0; i < GS_CTRL_RES__COUNT; i++)
 		gs_metrics_counter(m, "gpu_scheduler_binding_attempts_total", "Binding requests by result.",
 				   result_labels[i], &c->bind_results[i]);
-	gs_histogram_init(&c->bind_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_histogram_init(&c->bind_latency, gs_metrics_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_binding_duration_seconds", "Time from sending a binding to its answer.",
 			     NULL, &c->bind_latency);
-	gs_histogram_init(&c->e2e_latency, gs_latency_buckets, GS_LATENCY_BUCKETS_N);
+	gs_histogram_init(&c->e2e_latency, gs_metrics_latency_buckets, GS_LATENCY_BUCKETS_N);
 	gs_metrics_histogram(m, "gpu_scheduler_pod_scheduling_duration_seconds",
 			     "Time from a pod's creation to its successful binding.", NULL, &c->e2e_latency);
 }

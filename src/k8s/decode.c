@@ -762,7 +762,7 @@ static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_anno
 	return 0;
 }
 
-/* The spec a record keeps besides schedulerName and nodeName: for a partial one, what gs_pod_requests reads. */
+/* The spec a record keeps besides schedulerName and nodeName: for a partial one, what gs_checks_pod_requests reads. */
 static int pod_spec_rest(struct dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
 	const cJSON *os;

@@ -968,7 +968,7 @@ static int pod_resources(struct gs_decode__pctx *d, const struct gs_pb_field *rf
 
 /*
  * PodSpec: scalars and the affinity in one pass, the repeated parts in their own passes. A partial record
- * (full 0) reads what gs_pod_requests needs: the containers' requests and sidecar flags, overhead, the
+ * (full 0) reads what gs_checks_pod_requests needs: the containers' requests and sidecar flags, overhead, the
  * pod-level resources. names: room for the regular containers' names, *n_names of them.
  */
 static int pod_spec(struct gs_decode__pctx *d, const struct gs_pb_field *sf, int full, struct name **names,
@@ -1292,7 +1292,7 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 	if (mode == GS_DECODE__POD_HINT && hint && hint->bound && t.has_spec &&
 	    (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
 		goto out;
-	/* A partial record (objects.h): the sharing annotation and the owner, what gs_pod_requests reads. */
+	/* A partial record (objects.h): the sharing annotation and the owner, what gs_checks_pod_requests reads. */
 	out->partial = mode == GS_DECODE__POD_META || held;
 	const char *full_only = out->partial ? NULL : "";
 	const struct wanted want[] = {

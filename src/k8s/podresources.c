@@ -211,7 +211,7 @@ static int pr_walk(struct pr_ctx *c, const void *data, size_t len)
 	return rc < 0 ? pr_bad(c, &r) : 0;
 }
 
-int gs_podres_decode(const void *data, size_t len, struct gs_podres_list *out, char *err, size_t errlen)
+int gs_podres_list_decode(const void *data, size_t len, struct gs_podres_list *out, char *err, size_t errlen)
 {
 	struct pr_ctx c = {.err = err, .errlen = errlen};
 	int rc;
@@ -240,7 +240,7 @@ int gs_podres_decode(const void *data, size_t len, struct gs_podres_list *out, c
 	return 0;
 }
 
-void gs_podres_free(struct gs_podres_list *l)
+void gs_podres_list_free(struct gs_podres_list *l)
 {
 	free(l->devs);
 	free(l->arena);

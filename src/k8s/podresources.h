@@ -51,12 +51,12 @@ struct gs_podres_list {
 
 /*
  * Decodes a ListPodResourcesResponse (data: the gRPC reply message, without its 5-byte prefix).
- * 0 and *out filled (free it with gs_podres_free); -EINVAL (malformed, err says where) or -E2BIG (over
+ * 0 and *out filled (free it with gs_podres_list_free); -EINVAL (malformed, err says where) or -E2BIG (over
  * GS_PODRES_MAX_DEVICES) with *out empty. err may be NULL.
  */
-int gs_podres_decode(const void *data, size_t len, struct gs_podres_list *out, char *err, size_t errlen);
+int gs_podres_list_decode(const void *data, size_t len, struct gs_podres_list *out, char *err, size_t errlen);
 
 /* Frees what decode filled; safe on a zeroed list and twice. */
-void gs_podres_free(struct gs_podres_list *l);
+void gs_podres_list_free(struct gs_podres_list *l);
 
 #endif

@@ -87,7 +87,7 @@ static void add_entry_node(struct run *x, const char *text, size_t len, const ch
 
 	if (!text || gs_map_parse(text, len, &m, &err) < 0)
 		return;
-	if (gs_pod_index(label, job, name, &index, &src) == 0 && (e = gs_map_lookup(m, index)))
+	if (gs_map_pod_index(label, job, name, &index, &src) == 0 && (e = gs_map_lookup(m, index)))
 		add_node(x, e->node);
 	gs_map_unref(m);
 }

@@ -2,7 +2,7 @@
  * lint.c: the checks of `gpu-scheduler lint` on YAML text (lint.h). libyaml's document loader gives
  * every node its position; a map's line N inside a literal block scalar (`|`) is N lines below the `|`,
  * since such a block keeps its lines as they are. The maps are parsed by sched/map.c, the indices
- * computed by its gs_pod_index: the same code the scheduler and the webhook run.
+ * computed by its gs_map_pod_index: the same code the scheduler and the webhook run.
  */
 #include "lint/lint.h"
 
@@ -653,7 +653,7 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		const char *label = scalar(get(d, PATH(d, obj, "metadata", "labels"), "apps.kubernetes.io/pod-index"));
 		const char *job = scalar(
 			get(d, PATH(d, obj, "metadata", "annotations"), "batch.kubernetes.io/job-completion-index"));
-		if (name && gs_pod_index(label, job, name, &idx, &src) == 0) {
+		if (name && gs_map_pod_index(label, job, name, &idx, &src) == 0) {
 			t.reach = REACH_ONE;
 			t.lo = t.hi = idx;
 		} else if (name) {

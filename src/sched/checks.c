@@ -199,9 +199,9 @@ static int term_matches(const char *node, const struct gs_label *labels, int n_l
 	return 1;
 }
 
-int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
-		      int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
-		      size_t size)
+int gs_checks_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
+		       int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
+		       size_t size)
 {
 	char why[384];
 
@@ -240,8 +240,8 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
 
 /* ---- the pod's OS ------------------------------------------------------------------------------ */
 
-int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
-		size_t size)
+int gs_checks_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
+		 size_t size)
 {
 	const char *node_os = label_of(labels, n_labels, GS_LABEL_OS);
 
@@ -256,35 +256,8 @@ int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, c
 
 /* ---- taints ------------------------------------------------------------------------------------ */
 
-const char *gs_taint_effect_name(enum gs_taint_effect e)
-{
-	switch (e) {
-	case GS_EFFECT_ALL:
-		return "";
-	case GS_EFFECT_NO_SCHEDULE:
-		return "NoSchedule";
-	case GS_EFFECT_PREFER_NO_SCHEDULE:
-		return "PreferNoSchedule";
-	case GS_EFFECT_NO_EXECUTE:
-		return "NoExecute";
-	default:
-		return "?";
-	}
-}
-
-int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint)
-{
-	if (t->effect != GS_EFFECT_ALL && t->effect != taint->effect)
-		return 0;
-	if (t->key && *t->key && strcmp(t->key, taint->key ? taint->key : "") != 0)
-		return 0;
-	if (t->exists)
-		return 1;
-	return strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
-}
-
-const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *taints, int n_taints,
-				       const struct gs_toleration *tols, int n_tols, char *msg, size_t size)
+const struct gs_taint *gs_checks_taints(const char *node, const struct gs_taint *taints, int n_taints,
+					const struct gs_toleration *tols, int n_tols, char *msg, size_t size)
 {
 	for (int i = 0; i < n_taints; i++) {
 		const struct gs_taint *tt = &taints[i];
@@ -304,14 +277,6 @@ const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *
 }
 
 /* ---- resources --------------------------------------------------------------------------------- */
-
-int64_t gs_resources_ext(const struct gs_resources *r, const char *name)
-{
-	for (int i = 0; i < r->n_ext; i++)
-		if (strcmp(r->ext[i].name, name) == 0)
-			return r->ext[i].value;
-	return 0;
-}
 
 static int64_t max64(int64_t a, int64_t b)
 {
@@ -368,7 +333,7 @@ static int pod_level_ext(const char *name)
 	return strncmp(name, "hugepages-", 10) == 0;
 }
 
-void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out)
+void gs_checks_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out)
 {
 	struct gs_resources c, sidecars = {0}, init_peak = {0}, use;
 
@@ -410,7 +375,7 @@ void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out)
 	res_fold(out, &p->overhead, 0);
 }
 
-const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)
+const char *gs_checks_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)
 {
 	static const struct {
 		const char *sfx;
@@ -443,8 +408,8 @@ const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)
 
 /* ---- the device plugin ------------------------------------------------------------------------- */
 
-const char *gs_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
-				     const char *annotation)
+const char *gs_checks_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
+					    const char *annotation)
 {
 	char diff[160] = "";
 

@@ -9,7 +9,7 @@
  *     on labels and matchFields on metadata.name; In, NotIn, Exists, DoesNotExist, Gt, Lt). A term with
  *     a matchExpressions requirement that labels.NewRequirement refuses (an In/NotIn value that is not a
  *     label value, a Gt/Lt without exactly one integer value) matches no node, as in kube-scheduler;
- *   - spec.os against the node's kubernetes.io/os label (gs_check_os);
+ *   - spec.os against the node's kubernetes.io/os label (gs_checks_os);
  *   - taints: every NoSchedule and NoExecute taint of the node is tolerated (PreferNoSchedule is a
  *     preference, never a refusal);
  *   - host ports, resources and pod slots: in sched_place.c, against the node's running total.
@@ -30,9 +30,9 @@
  * none)` or `... required node affinity: no nodeSelectorTerm matches (term 1: zone In [a, b]: label
  * zone is "c")`.
  */
-int gs_check_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
-		      int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
-		      size_t size);
+int gs_checks_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
+		       int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
+		       size_t size);
 
 /* The node label the kubelet sets to its operating system (runtime.GOOS). */
 #define GS_LABEL_OS "kubernetes.io/os"
@@ -44,21 +44,15 @@ int gs_check_affinity(const char *node, const struct gs_label *labels, int n_lab
  * when they are equal; else 0 with msg: `node "win1" runs windows (label kubernetes.io/os) but the pod's
  * spec.os.name is "linux": its kubelet would refuse the pod (PodOSNotSupported)`.
  */
-int gs_check_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
-		size_t size);
-
-/* 1 when one of the tolerations tolerates the taint (v1 Toleration.ToleratesTaint). */
-int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
+int gs_checks_os(const char *node, const struct gs_label *labels, int n_labels, const char *os_name, char *msg,
+		 size_t size);
 
 /*
  * The first NoSchedule or NoExecute taint no toleration tolerates, or NULL; with msg naming it:
  * `node "node1" has the taint gpu=busy:NoSchedule that the pod does not tolerate`.
  */
-const struct gs_taint *gs_check_taints(const char *node, const struct gs_taint *taints, int n_taints,
-				       const struct gs_toleration *tols, int n_tols, char *msg, size_t size);
-
-/* "NoSchedule", "PreferNoSchedule", "NoExecute", "" for ALL, "?" for OTHER. */
-const char *gs_taint_effect_name(enum gs_taint_effect e);
+const struct gs_taint *gs_checks_taints(const char *node, const struct gs_taint *taints, int n_taints,
+					const struct gs_toleration *tols, int n_tols, char *msg, size_t size);
 
 /*
  * The effective request of a pod, as the kubelet and kube-scheduler count it (component-helpers
@@ -73,17 +67,14 @@ const char *gs_taint_effect_name(enum gs_taint_effect e);
  *   - plus spec.overhead.
  * out's ext names are copied (release with gs_resources_free). pods stays 0.
  */
-void gs_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out);
-
-/* The value of ext resource name in r, 0 when absent. */
-int64_t gs_resources_ext(const struct gs_resources *r, const char *name);
+void gs_checks_pod_requests(const struct gs_pod_obj *p, struct gs_resources *out);
 
 /*
  * A quantity for messages: cpu millicores as "1.95" / "64" / "0.5", bytes as "2Gi" / "1536Mi" /
  * "1000" (the largest binary suffix that divides exactly, else plain), counts as plain integers.
  */
 enum gs_qty_kind { GS_QTY_CPU, GS_QTY_BYTES, GS_QTY_COUNT };
-const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k);
+const char *gs_checks_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k);
 
 /*
  * The DevicePluginRequest warning for a pod whose containers request `requested` (> 0)
@@ -92,8 +83,8 @@ const char *gs_qty_format(char *out, size_t size, int64_t v, enum gs_qty_kind k)
  * it says so. Used by the webhook (an AdmissionReview warning) and the scheduler (a Warning event),
  * so both say the same. Returns msg.
  */
-const char *gs_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
-				     const char *annotation);
+const char *gs_checks_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
+					    const char *annotation);
 
 /* The taint of dedicated GPU nodes, NoSchedule (docs/deploy.md): the webhook tolerates it for mapped
  * pods (--tolerate-dedicated-taint), lint warns about mapped nodes without it that run plugin GPU pods. */

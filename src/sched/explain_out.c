@@ -149,7 +149,7 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	return r < 0 ? -E2BIG : 0;
 }
 
-int gs_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b)
+int gs_explain_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b)
 {
 	int r = gs_buf_printf(b, "{\"pending\":%zu,\"waitingByReason\":{", p->pending);
 

@@ -34,7 +34,7 @@
 /* Each returns 0, or -E2BIG when b's cap is reached (b then holds a cut-off text). */
 int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
 int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b);
-int gs_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b);
+int gs_explain_pending_json(const struct gs_sched_pending *p, int64_t now_ms, struct gs_buf *b);
 /*
  * An all-or-nothing gang (explain's and the workload view's): JSON ,"gang":{"owner":KIND,"name":...,
  * "size":N,"members":N,"fitting":N,"state":"gathering"|"resting"|"placed","timeouts":N,"secondsLeft":N

@@ -475,8 +475,8 @@ static int parse_canonical(const char *s, const char *end, long *out)
 	return 0;
 }
 
-int gs_pod_index(const char *label_pod_index, const char *job_index, const char *name, long *index,
-		 enum gs_index_source *src)
+int gs_map_pod_index(const char *label_pod_index, const char *job_index, const char *name, long *index,
+		     enum gs_index_source *src)
 {
 	const char *dash;
 

@@ -84,7 +84,7 @@ const char *gs_index_source_name(enum gs_index_source s);
  * Any argument may be NULL. A present but invalid label/annotation value is skipped in favour of the
  * next source. Returns 0 with *index and *src, or -ENOENT when no source gives an index.
  */
-int gs_pod_index(const char *label_pod_index, const char *job_index, const char *name, long *index,
-		 enum gs_index_source *src);
+int gs_map_pod_index(const char *label_pod_index, const char *job_index, const char *name, long *index,
+		     enum gs_index_source *src);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * objects.c: see objects.h. The records are plain data; freeing releases the strings and arrays and
  * leaves the record zeroed, so a second free is harmless and a freed record can be filled again.
+ * Below the frees, what a record says read as Kubernetes reads it (a toleration against a taint);
+ * the checks that use them are checks.c's.
  */
 #include "sched/objects.h"
 
@@ -110,4 +112,41 @@ void gs_node_obj_free(struct gs_node_obj *n)
 	memset(n, 0, sizeof(*n));
 	n->gpus = -1;
 	n->gpu_capacity = -1;
+}
+
+/* ---- what the records say, read as Kubernetes reads it --------------------------------------------- */
+
+int64_t gs_resources_ext(const struct gs_resources *r, const char *name)
+{
+	for (int i = 0; i < r->n_ext; i++)
+		if (strcmp(r->ext[i].name, name) == 0)
+			return r->ext[i].value;
+	return 0;
+}
+
+const char *gs_taint_effect_name(enum gs_taint_effect e)
+{
+	switch (e) {
+	case GS_EFFECT_ALL:
+		return "";
+	case GS_EFFECT_NO_SCHEDULE:
+		return "NoSchedule";
+	case GS_EFFECT_PREFER_NO_SCHEDULE:
+		return "PreferNoSchedule";
+	case GS_EFFECT_NO_EXECUTE:
+		return "NoExecute";
+	default:
+		return "?";
+	}
+}
+
+int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint)
+{
+	if (t->effect != GS_EFFECT_ALL && t->effect != taint->effect)
+		return 0;
+	if (t->key && *t->key && strcmp(t->key, taint->key ? taint->key : "") != 0)
+		return 0;
+	if (t->exists)
+		return 1;
+	return strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
 }

@@ -147,7 +147,7 @@ struct gs_pod_obj {
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
-	 * owner_name, owner_uid), allow_shared, and everything gs_pod_requests reads (the containers'
+	 * owner_name, owner_uid), allow_shared, and everything gs_checks_pod_requests reads (the containers'
 	 * requests, the sidecar flags, their status after a resize and resize_infeasible, overhead, pod-level
 	 * resources); everything else is absent (n_containers and cuda_state stay 0). The
 	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
@@ -218,5 +218,12 @@ struct gs_node_obj {
 void gs_resources_free(struct gs_resources *r);
 void gs_pod_obj_free(struct gs_pod_obj *p);
 void gs_node_obj_free(struct gs_node_obj *n);
+
+/* The value of ext resource name in r, 0 when absent. */
+int64_t gs_resources_ext(const struct gs_resources *r, const char *name);
+/* "NoSchedule", "PreferNoSchedule", "NoExecute", "" for ALL, "?" for OTHER. */
+const char *gs_taint_effect_name(enum gs_taint_effect e);
+/* 1 when the toleration tolerates the taint (v1 Toleration.ToleratesTaint). */
+int gs_toleration_tolerates(const struct gs_toleration *t, const struct gs_taint *taint);
 
 #endif

@@ -507,7 +507,7 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 		*why = "the pod is not scheduled by us";
 		return NULL;
 	}
-	if (!o->map_text || gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
+	if (!o->map_text || gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
 		*why = "the pod has no map or no index";
 		return NULL;
 	}
@@ -564,7 +564,7 @@ static char *use_devices(const struct gs_sched__use *u)
 /*
  * The use a pod with spec.nodeName makes of its node, brought up to date on every update of the pod
  * (docs/sched.md, "What the engine keeps of a pod, and what refreshes it"):
- *   - requests: an in-place resize changes them (gs_pod_requests reads the status);
+ *   - requests: an in-place resize changes them (gs_checks_pod_requests reads the status);
  *   - owner and sharing annotation: adoption, orphaning and a re-created owner change the controller
  *     uid; the devices the pod holds move to its new owner's bucket;
  *   - devices: a bound pod's never change (its containers got them at creation): kept from the use on
@@ -584,7 +584,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	char key[600], *held = NULL, *ignored = NULL;
 	size_t n_ports;
 
-	gs_pod_requests(o, &r);
+	gs_checks_pod_requests(o, &r);
 	gs_sched__req_from(s, &req, &r);
 	gs_resources_free(&r);
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
@@ -656,7 +656,8 @@ static void pod_seen_bound(struct gs_sched__pod *p, const struct gs_pod_obj *o)
 
 	gs_sched__pod_owner(p, o);
 	p->created_ms = o->created_ms; /* out of the bind queue: no heap key to keep */
-	if (p->index < 0 && !o->partial && gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) == 0) {
+	if (p->index < 0 && !o->partial &&
+	    gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) == 0) {
 		p->index = index;
 		p->index_source = src;
 	}

@@ -140,16 +140,16 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 		gs_sched__check_policy(n, p->ns, k[GS_EXPLAIN_NODE_POLICY].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_NODE_GPUS], gs_sched__check_gpus(p, n, k[GS_EXPLAIN_NODE_GPUS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_AFFINITY],
-		c && (!gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
-					 c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg,
-					 GS_EXPLAIN_MSG) ||
-		      !gs_check_os(n->name, o->labels, o->n_labels, c->os_name, k[GS_EXPLAIN_AFFINITY].msg,
-				   GS_EXPLAIN_MSG))
+		c && (!gs_checks_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
+					  c->has_affinity, c->terms, c->n_terms, k[GS_EXPLAIN_AFFINITY].msg,
+					  GS_EXPLAIN_MSG) ||
+		      !gs_checks_os(n->name, o->labels, o->n_labels, c->os_name, k[GS_EXPLAIN_AFFINITY].msg,
+				    GS_EXPLAIN_MSG))
 			? GS_WAIT_NODE_AFFINITY
 			: GS_WAIT_NONE);
 	outcome(&k[GS_EXPLAIN_TAINTS],
-		gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0,
-				k[GS_EXPLAIN_TAINTS].msg, GS_EXPLAIN_MSG)
+		gs_checks_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0,
+				 k[GS_EXPLAIN_TAINTS].msg, GS_EXPLAIN_MSG)
 			? GS_WAIT_TAINT
 			: GS_WAIT_NONE);
 	if (p->reserved) {

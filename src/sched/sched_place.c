@@ -349,13 +349,13 @@ static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod 
 		return GS_WAIT_NODE_POLICY;
 	if (gs_sched__check_gpus(p, n, msg, size) != GS_WAIT_NONE)
 		return GS_WAIT_NODE_DEVICES;
-	if (c && !gs_check_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
-				    c->has_affinity, c->terms, c->n_terms, msg, size))
+	if (c && !gs_checks_affinity(n->name, o->labels, o->n_labels, c->node_selector, c->n_node_selector,
+				     c->has_affinity, c->terms, c->n_terms, msg, size))
 		return GS_WAIT_NODE_AFFINITY;
-	if (c && !gs_check_os(n->name, o->labels, o->n_labels, c->os_name, msg, size))
+	if (c && !gs_checks_os(n->name, o->labels, o->n_labels, c->os_name, msg, size))
 		return GS_WAIT_NODE_AFFINITY; /* the node's OS: the kubelet's PodOSNotSupported */
-	if (gs_check_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0, msg,
-			    size))
+	if (gs_checks_taints(n->name, o->taints, o->n_taints, c ? c->tolerations : NULL, c ? c->n_tolerations : 0, msg,
+			     size))
 		return GS_WAIT_TAINT;
 	/* Only pods without a use are placed (a reservation exists from next_bind to bind_done only). */
 	return gs_sched__fit(s, p, n, msg, size);
@@ -589,7 +589,7 @@ static struct gs_sched__spec *spec_from(struct gs_sched *s, const struct gs_pod_
 	struct gs_resources r;
 	struct gs_sched__spec *sp;
 
-	gs_pod_requests(o, &r);
+	gs_checks_pod_requests(o, &r);
 	*gpu_req = gs_resources_ext(&r, "nvidia.com/gpu");
 	if (!r.milli_cpu && !r.memory && !r.ephemeral && !r.n_ext && !o->n_host_ports && !o->n_node_selector &&
 	    !o->has_affinity && !o->n_tolerations && !o->os_name) {
@@ -625,7 +625,7 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 
 	if (!p->entry || p->gpu_req <= 0)
 		return;
-	gs_device_plugin_warning(msg, sizeof(msg), p->gpu_req, p->entry, s->cfg.annotation);
+	gs_checks_device_plugin_warning(msg, sizeof(msg), p->gpu_req, p->entry, s->cfg.annotation);
 	if (p->noticed && strcmp(p->noticed, msg) == 0)
 		return;
 	free(p->noticed);
@@ -646,7 +646,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	long index;
 	int rc;
 
-	if (gs_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
+	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
 	if (index != p->index || src != p->index_source) {
 		if (index >= 0)

@@ -379,8 +379,9 @@ static int insufficient(char *msg, size_t size, const char *what, int64_t want, 
 	if (want <= 0 || (used <= alloc && want <= free_))
 		return 0;
 	snprintf(msg, size, "Insufficient %s: requests %s, %s free of %s allocatable", what,
-		 gs_qty_format(a, sizeof(a), want, k), gs_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k),
-		 gs_qty_format(c, sizeof(c), alloc, k));
+		 gs_checks_qty_format(a, sizeof(a), want, k),
+		 gs_checks_qty_format(b, sizeof(b), free_ > 0 ? free_ : 0, k),
+		 gs_checks_qty_format(c, sizeof(c), alloc, k));
 	return 1;
 }
 

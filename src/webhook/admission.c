@@ -152,13 +152,13 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 	struct gs_buf path, val;
 	gs_buf_init(&path, 0);
 	gs_buf_init(&val, 0);
-	int r = gs_jsonptr_append(&path, "spec");
+	int r = gs_jsonpatch_ptr_append(&path, "spec");
 	if (r == 0)
-		r = gs_jsonptr_append(&path, field);
+		r = gs_jsonpatch_ptr_append(&path, field);
 	if (r == 0)
-		r = gs_jsonptr_append_index(&path, ci);
+		r = gs_jsonpatch_ptr_append_index(&path, ci);
 	if (r == 0)
-		r = gs_jsonptr_append(&path, "env");
+		r = gs_jsonpatch_ptr_append(&path, "env");
 	if (r < 0)
 		goto out;
 	size_t base = path.len;
@@ -187,11 +187,11 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 			continue; /* already right: the second delivery of a request changes nothing */
 		path.len = base;
 		path.data[base] = '\0';
-		r = gs_jsonptr_append_index(&path, k);
+		r = gs_jsonpatch_ptr_append_index(&path, k);
 		if (r < 0)
 			goto out;
 		if (literal) {
-			r = gs_jsonptr_append(&path, "value");
+			r = gs_jsonpatch_ptr_append(&path, "value");
 			gs_buf_reset(&val);
 			if (r == 0)
 				r = gs_buf_append_json_str(&val, devices);
@@ -206,7 +206,7 @@ static int patch_container(struct gs_jsonpatch *p, const char *field, size_t ci,
 		*changed = 1;
 	}
 	if (!found) {
-		r = gs_jsonptr_append(&path, "-");
+		r = gs_jsonpatch_ptr_append(&path, "-");
 		if (r == 0)
 			r = gs_jsonpatch_op(p, "add", path.data, elem);
 		*changed = 1;
@@ -367,7 +367,7 @@ static int device_plugin_warning(struct gs_admission *a, const struct gs_map_ent
 		char *msg = malloc(size);
 		if (!msg)
 			return -ENOMEM;
-		gs_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
+		gs_checks_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
 		if (strlen(msg) + 1 < size || size >= WARNING_MAX) {
 			v->warning = msg;
 			break;
@@ -422,8 +422,8 @@ static const struct gs_map_entry *map_entry(const struct gs_admission *a, const 
 	const char *pod_name = get_str(meta, "name");
 	if (!pod_name || !*pod_name)
 		pod_name = get_str(req, "name");
-	if (gs_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
-			 &res->index, &res->index_source) < 0) {
+	if (gs_map_pod_index(get_str(labels, LABEL_POD_INDEX), get_str(annotations, ANNOTATION_JOB_INDEX), pod_name,
+			     &res->index, &res->index_source) < 0) {
 		res->index = -1;
 		res->outcome = GS_ADMISSION_WARNED;
 		snprintf(res->message, sizeof(res->message),
@@ -580,7 +580,7 @@ static int write_response(struct gs_buf *out, const char *uid, const struct verd
 	if (r == 0 && v->patch) {
 		r = gs_buf_append_str(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
 		if (r == 0)
-			r = gs_base64_append(out, v->patch->buf.data, v->patch->buf.len);
+			r = gs_jsonpatch_base64_append(out, v->patch->buf.data, v->patch->buf.len);
 		if (r == 0)
 			r = gs_buf_append_str(out, "\"");
 	}

@@ -17,7 +17,7 @@
  * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
  *
  * A PATCHED or UNCHANGED pod whose containers also request nvidia.com/gpu gets, in addition, a
- * warning in the response (gs_device_plugin_warning, src/sched/checks.h): the NVIDIA device plugin
+ * warning in the response (gs_checks_device_plugin_warning, src/sched/checks.h): the NVIDIA device plugin
  * then exposes only the GPUs it allocates and numbers them from 0, so the entry's indices refer to
  * those. The patch and the outcome are the same as without the request.
  *
@@ -126,7 +126,7 @@ struct gs_admission_result {
 	 * resources.limits value. 0 when nothing asks; -1 when a value is not a whole number of devices
 	 * (digits only: "1.5", "-1", "2k", "", a JSON number, a value past INT64_MAX), which gives no
 	 * warning. resources, requests, limits or overhead that are not JSON objects count as absent.
-	 * Sums saturate at INT64_MAX, as in gs_pod_requests.
+	 * Sums saturate at INT64_MAX, as in gs_checks_pod_requests.
 	 */
 	int64_t gpu_requested;
 	/*

@@ -66,7 +66,7 @@ int gs_jsonpatch_finish(struct gs_jsonpatch *p)
 	return r;
 }
 
-int gs_jsonptr_append(struct gs_buf *ptr, const char *token)
+int gs_jsonpatch_ptr_append(struct gs_buf *ptr, const char *token)
 {
 	int r = gs_buf_append(ptr, "/", 1);
 	for (const char *s = token; r == 0 && *s; s++) {
@@ -81,12 +81,12 @@ int gs_jsonptr_append(struct gs_buf *ptr, const char *token)
 	return r;
 }
 
-int gs_jsonptr_append_index(struct gs_buf *ptr, size_t i)
+int gs_jsonpatch_ptr_append_index(struct gs_buf *ptr, size_t i)
 {
 	return gs_buf_printf(ptr, "/%zu", i);
 }
 
-int gs_base64_append(struct gs_buf *out, const void *data, size_t len)
+int gs_jsonpatch_base64_append(struct gs_buf *out, const void *data, size_t len)
 {
 	if (len > (((size_t)-1) / 4) * 3 - 4)
 		return -E2BIG;

@@ -46,7 +46,7 @@ struct gs_webhook {
 /* ---- stats -------------------------------------------------------------------------------------- */
 
 /* A review takes tens of microseconds; the apiserver's budget for the call is seconds. Finer than
- * gs_latency_buckets at the low end, so a p99 against a 1 ms goal can be read off. */
+ * gs_metrics_latency_buckets at the low end, so a p99 against a 1 ms goal can be read off. */
 static const double review_buckets[] = {
 	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5,
 };
@@ -161,12 +161,12 @@ static int load_certs(struct gs_webhook *w, char *err, size_t errlen)
 	int r;
 
 	if ((r = file_stat(w->cert_file, &cid)) < 0 ||
-	    (r = gs_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
+	    (r = gs_buf_read_file(w->cert_file, GS_WEBHOOK_CERT_MAX, &cert, &cert_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->cert_file, strerror(-r));
 		goto out;
 	}
 	if ((r = file_stat(w->key_file, &kid)) < 0 ||
-	    (r = gs_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
+	    (r = gs_buf_read_file(w->key_file, GS_WEBHOOK_CERT_MAX, &key, &key_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", w->key_file, strerror(-r));
 		goto out;
 	}

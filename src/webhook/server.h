@@ -68,7 +68,7 @@ struct gs_webhook_stats {
 	struct gs_counter conns_closed[GS_HTTP_CLOSE_REASON_COUNT]; /* the HTTP server's, copied */
 };
 
-/* Sets everything to zero and allocates the histogram (gs_latency_buckets). Cannot fail. */
+/* Sets everything to zero and allocates the histogram (gs_metrics_latency_buckets). Cannot fail. */
 void gs_webhook_stats_init(struct gs_webhook_stats *st);
 void gs_webhook_stats_free(struct gs_webhook_stats *st);
 /*

@@ -4,9 +4,12 @@
 #
 #   tests/chaos/chaos_NAME.sh   one fault, one script, run against the cluster in $GS_CLUSTER_DIR like an
 #                               integration test (test_begin ... test_end, results through tests/lib.sh)
-#   GS_CHAOS_SIZE=short|full    short (default): small enough for `make test` (tests/integration/
+#   GS_CHAOS_SIZE=short|full    short (default): small enough for `make test` (tests/chaos/
 #                               test_chaos.sh runs every script so, all of them within ~4 minutes on
 #                               2 cores); full: the size docs/reliability.md reports (`make chaos`)
+#   tests/chaos/test_NAME.sh    a chaos test tests/run-all.sh runs in `make test`, in the phase its line
+#                               "# phase: integration" or "# phase: e2e" names (test_chaos.sh: the
+#                               chaos_*.sh scripts short; test_chaos_webhook.sh: the e2e cluster's webhook)
 #   size SHORT FULL             prints the value for the current size: N=$(size 500 5000)
 #   chaos_note TEXT             a measured figure: printed, and appended to $GS_TEST_LOGS/chaos-figures.txt
 #                               (with the script and the size) for docs/reliability.md

@@ -6,7 +6,7 @@
 #   tests/chaos/run.sh BUILD_DIR [short|full] [NAME...]
 #
 # full (the default here) is the size docs/reliability.md reports; short is what `make test` runs
-# (tests/integration/test_chaos.sh, inside the integration cluster). NAMEs pick scripts
+# (tests/chaos/test_chaos.sh, inside the integration cluster). NAMEs pick scripts
 # (chaos_NAME.sh); none means all. GS_KEEP_CLUSTER=1 leaves the cluster up; with a cluster already up
 # in GS_CLUSTER_DIR (its env file present) that one is used and left up.
 set -u

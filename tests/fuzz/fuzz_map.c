@@ -1,6 +1,6 @@
 /*
  * fuzz_map.c: libFuzzer driver for the gpu-scheduling-map grammar and its cache (src/sched/map.h):
- * gs_map_parse, gs_map_lookup, gs_map_count, gs_map_entry_at, gs_map_cache_get and gs_pod_index.
+ * gs_map_parse, gs_map_lookup, gs_map_count, gs_map_entry_at, gs_map_cache_get and gs_map_pod_index.
  *
  * The first byte picks where the input goes:
  *   0..127   the whole input is one annotation (seeds are map texts: they start with a digit, a blank,
@@ -17,7 +17,7 @@
  *            parse of the same text, cached errors included, and the counts must add up (hits + misses
  *            = lookups; after a miss, entries over the cap only while none is idle but the one just
  *            returned).
- *   192..255 gs_pod_index: the rest split at NUL bytes into the label, the Job annotation and the pod
+ *   192..255 gs_map_pod_index: the rest split at NUL bytes into the label, the Job annotation and the pod
  *            name (a missing piece, or one that byte & 7 marks, is NULL); the answer must equal the
  *            rule of map.h computed here independently.
  * Invariants are checked with abort(); ASan and UBSan catch the rest, LeakSanitizer every reference
@@ -403,7 +403,7 @@ static void pod_index(unsigned nulls, const char *p, size_t len)
 	else if (dash && canonical(dash + 1, &want))
 		want_src = GS_INDEX_NAME;
 
-	int r = gs_pod_index(arg[0], arg[1], arg[2], &got, &src);
+	int r = gs_map_pod_index(arg[0], arg[1], arg[2], &got, &src);
 	CHECK(src == want_src && gs_index_source_name(src) && gs_index_source_name(src)[0]);
 	if (want_src == GS_INDEX_NONE)
 		CHECK(r == -ENOENT);

@@ -1,5 +1,5 @@
 /*
- * fuzz_podresources.c: libFuzzer driver for gs_podres_decode (src/k8s/podresources.h), the kubelet's
+ * fuzz_podresources.c: libFuzzer driver for gs_podres_list_decode (src/k8s/podresources.h), the kubelet's
  * PodResources v1 List reply as the node agent receives it. Every input must decode or fail with a
  * reason and leave nothing; a decoded list holds n records whose five strings are non-empty, printable
  * ASCII and within their caps, and counts that fit (a record needs a pod and a container).
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gs_podres_list l;
 	char err[256] = "";
-	int rc = gs_podres_decode(data, size, &l, err, sizeof err);
+	int rc = gs_podres_list_decode(data, size, &l, err, sizeof err);
 
 	if (rc < 0) {
 		CHECK(err[0] && l.n == 0 && !l.devs && !l.arena); /* a failure says why and leaves nothing */
@@ -45,6 +45,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_str(l.devs[i].resource, GS_PODRES_MAX_NAME);
 		check_str(l.devs[i].id, GS_PODRES_MAX_ID);
 	}
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 	return 0;
 }

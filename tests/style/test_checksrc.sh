@@ -55,6 +55,7 @@ bad_format() { sed -i 's/^void gs_buf_init(struct gs_buf \*b, size_t cap)$/void 
 bad_alloc() { printf '\nstatic void *planted(void)\n{\n\treturn malloc(8);\n}\n' >>src/core/backoff.c; }
 bad_uv_close() { printf '\nstatic void planted(uv_handle_t *h)\n{\n\tuv_close(h, NULL);\n}\n' >>src/core/backoff.c; }
 bad_naming() { printf '\nint planted_export(void)\n{\n\treturn 0;\n}\n' >>src/core/backoff.c; }
+bad_length() { { printf '\nstatic int planted_long(int x)\n{\n'; for i in $(seq 77); do printf '\tx += %d;\n' "$i"; done; printf '\treturn x;\n}\n'; } >>src/core/backoff.c; }
 bad_layering() { sed -i 's|^#include "k8s/api.h"$|#include "k8s/api.h"\n#include "webhook/server.h"|' src/k8s/api.c; }
 bad_doc_path() { printf '\nSee `src/core/planted.c`.\n' >>docs/architecture.md; }
 bad_doc_name() { printf '\nSee `gs_planted_function`.\n' >>README.md; }
@@ -63,6 +64,7 @@ plant "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:' 
 plant "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc' bad_alloc
 plant "uv_close: outside the close protocol in src/core/backoff.c" uv_close 'src/core/backoff\.c:4[0-9]: uv_close' bad_uv_close
 plant "naming: planted_export exported from src/core/backoff.c" naming 'src/core/backoff\.c:4[0-9]: planted_export' bad_naming
+plant "length: an 81-line function (one over) in src/core/backoff.c" length 'src/core/backoff\.c:4[0-9]: planted_long is 81 lines' bad_length
 plant "layering: src/k8s/api.c includes webhook/server.h" layering 'src/k8s/api\.c:[0-9]+: src/k8s and src/webhook' bad_layering
 plant "docs: a path cited by docs/architecture.md that does not exist" docs 'docs/architecture\.md:[0-9]+: `src/core/planted\.c`' bad_doc_path
 plant "docs: a gs_ name cited by README.md that does not exist" docs 'README\.md:[0-9]+: `gs_planted_function`' bad_doc_name

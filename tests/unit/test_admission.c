@@ -363,11 +363,11 @@ static void test_jsonptr_escaping(void **state)
 {
 	struct gs_buf p;
 	gs_buf_init(&p, 0);
-	assert_int_equal(gs_jsonptr_append(&p, "spec"), 0);
-	assert_int_equal(gs_jsonptr_append(&p, "a/b~c"), 0);
-	assert_int_equal(gs_jsonptr_append(&p, "~1"), 0);
-	assert_int_equal(gs_jsonptr_append_index(&p, 12), 0);
-	assert_int_equal(gs_jsonptr_append(&p, ""), 0);
+	assert_int_equal(gs_jsonpatch_ptr_append(&p, "spec"), 0);
+	assert_int_equal(gs_jsonpatch_ptr_append(&p, "a/b~c"), 0);
+	assert_int_equal(gs_jsonpatch_ptr_append(&p, "~1"), 0);
+	assert_int_equal(gs_jsonpatch_ptr_append_index(&p, 12), 0);
+	assert_int_equal(gs_jsonpatch_ptr_append(&p, ""), 0);
 	assert_string_equal(p.data, "/spec/a~1b~0c/~01/12/");
 	gs_buf_free(&p);
 }
@@ -382,7 +382,7 @@ static void test_base64(void **state)
 		struct gs_buf b;
 		gs_buf_init(&b, 0);
 		assert_int_equal(gs_buf_append_str(&b, "x:"), 0);
-		assert_int_equal(gs_base64_append(&b, v[i].in, strlen(v[i].in)), 0);
+		assert_int_equal(gs_jsonpatch_base64_append(&b, v[i].in, strlen(v[i].in)), 0);
 		assert_int_equal(b.len, 2 + strlen(v[i].out));
 		assert_string_equal(b.data + 2, v[i].out);
 		gs_buf_free(&b);
@@ -391,7 +391,7 @@ static void test_base64(void **state)
 	struct gs_buf b;
 	gs_buf_init(&b, 8);
 	assert_int_equal(gs_buf_append_str(&b, "ab"), 0);
-	assert_int_equal(gs_base64_append(&b, "foobar", 6), -E2BIG);
+	assert_int_equal(gs_jsonpatch_base64_append(&b, "foobar", 6), -E2BIG);
 	assert_int_equal(b.len, 2);
 	assert_string_equal(b.data, "ab");
 	gs_buf_free(&b);
@@ -780,7 +780,7 @@ static void test_device_plugin_warning(void **state)
 	struct gs_map_error err;
 	assert_int_equal(gs_map_parse(MAP_TEXT, strlen(MAP_TEXT), &map, &err), 0);
 	char expect[1024];
-	gs_device_plugin_warning(expect, sizeof(expect), 1, gs_map_lookup(map, 0), "gpu-scheduling-map");
+	gs_checks_device_plugin_warning(expect, sizeof(expect), 1, gs_map_lookup(map, 0), "gpu-scheduling-map");
 	assert_string_equal(res.message, expect);
 	assert_non_null(strstr(res.message, "gpu-scheduling-map line 1"));
 	assert_non_null(strstr(res.message, "the entry names 2 devices but the containers request 1"));

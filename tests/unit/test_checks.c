@@ -27,7 +27,7 @@ static int match1(const char *key, enum gs_sel_op op, int field, int nv, char **
 	struct gs_sel_req q = {.key = (char *)key, .op = op, .field = field, .n_values = nv, .values = values};
 	struct gs_sel_term t = {.n_reqs = 1, .reqs = &q};
 	char msg[512];
-	return gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &t, 1, msg, sizeof(msg));
+	return gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &t, 1, msg, sizeof(msg));
 }
 
 static void test_operators(void **state)
@@ -73,22 +73,22 @@ static void test_terms_and_selector(void **state)
 	struct gs_label sel_ok[] = {{"zone", "a"}}, sel_bad[] = {{"disktype", "hdd"}}, sel_missing[] = {{"gpu", "yes"}};
 
 	/* Terms are ORed; requirements of one term ANDed; an empty term matches nothing. */
-	assert_true(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, terms, 2, msg, sizeof(msg)));
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &and_term, 1, msg, sizeof(msg)));
+	assert_true(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, terms, 2, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &and_term, 1, msg, sizeof(msg)));
 	assert_string_equal(msg, "node \"node1\" does not match the pod's required node affinity: zone In [x]: label zone is \"a\"");
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &empty, 1, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &empty, 1, msg, sizeof(msg)));
 	assert_non_null(strstr(msg, "an empty term matches no node"));
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, NULL, 0, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, NULL, 0, msg, sizeof(msg)));
 	/* No affinity at all: anything goes. */
-	assert_true(gs_check_affinity("node1", NULL, 0, NULL, 0, 0, NULL, 0, msg, sizeof(msg)));
+	assert_true(gs_checks_affinity("node1", NULL, 0, NULL, 0, 0, NULL, 0, msg, sizeof(msg)));
 	/* nodeSelector: every pair, exact values. */
-	assert_true(gs_check_affinity("node1", node_labels, N_LABELS, sel_ok, 1, 0, NULL, 0, msg, sizeof(msg)));
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, sel_bad, 1, 0, NULL, 0, msg, sizeof(msg)));
+	assert_true(gs_checks_affinity("node1", node_labels, N_LABELS, sel_ok, 1, 0, NULL, 0, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, sel_bad, 1, 0, NULL, 0, msg, sizeof(msg)));
 	assert_string_equal(msg, "node \"node1\" does not match the pod's nodeSelector: label disktype is \"ssd\", not \"hdd\"");
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, sel_missing, 1, 0, NULL, 0, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, sel_missing, 1, 0, NULL, 0, msg, sizeof(msg)));
 	assert_string_equal(msg, "node \"node1\" does not match the pod's nodeSelector: it has no label gpu=yes");
 	/* The selector is checked before the affinity, and both must hold. */
-	assert_false(gs_check_affinity("node1", node_labels, N_LABELS, sel_bad, 1, 1, terms, 2, msg, sizeof(msg)));
+	assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, sel_bad, 1, 1, terms, 2, msg, sizeof(msg)));
 }
 
 /* k8s.io/api/core/v1 toleration_test.go's table for ToleratesTaint, in our records. */
@@ -130,15 +130,15 @@ static void test_taints(void **state)
 	struct gs_toleration both[] = {gpu, {.key = "maintenance", .effect = GS_EFFECT_NO_EXECUTE, .seconds = 300}};
 	const struct gs_taint *t;
 
-	t = gs_check_taints("node1", taints, 3, NULL, 0, msg, sizeof(msg));
+	t = gs_checks_taints("node1", taints, 3, NULL, 0, msg, sizeof(msg));
 	assert_ptr_equal(t, &taints[1]);
 	assert_string_equal(msg, "node \"node1\" has the taint gpu=busy:NoSchedule that the pod does not tolerate");
-	t = gs_check_taints("node1", taints, 3, &gpu, 1, msg, sizeof(msg));
+	t = gs_checks_taints("node1", taints, 3, &gpu, 1, msg, sizeof(msg));
 	assert_ptr_equal(t, &taints[2]);
 	assert_string_equal(msg, "node \"node1\" has the taint maintenance:NoExecute that the pod does not tolerate");
 	/* tolerationSeconds does not matter at binding. */
-	assert_null(gs_check_taints("node1", taints, 3, both, 2, msg, sizeof(msg)));
-	assert_null(gs_check_taints("node1", taints, 1, NULL, 0, msg, sizeof(msg)));
+	assert_null(gs_checks_taints("node1", taints, 3, both, 2, msg, sizeof(msg)));
+	assert_null(gs_checks_taints("node1", taints, 1, NULL, 0, msg, sizeof(msg)));
 }
 
 static void test_requests(void **state)
@@ -157,7 +157,7 @@ static void test_requests(void **state)
 			       .overhead = {.milli_cpu = 10, .memory = 1, .n_ext = 0}};
 	struct gs_resources r;
 
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 300 + 10);          /* sum 300 > largest init 250 */
 	assert_int_equal(r.memory, (4 << 20) + 1);        /* largest init 4Mi > sum 1Mi */
 	assert_int_equal(r.ephemeral, 10);
@@ -169,7 +169,7 @@ static void test_requests(void **state)
 	/* Sums saturate instead of wrapping. */
 	struct gs_resources huge[] = {{.milli_cpu = INT64_MAX}, {.milli_cpu = INT64_MAX}};
 	struct gs_pod_obj q = {.n_ctr = 2, .ctr_req = huge};
-	gs_pod_requests(&q, &r);
+	gs_checks_pod_requests(&q, &r);
 	assert_true(r.milli_cpu == INT64_MAX);
 	gs_resources_free(&r);
 }
@@ -184,7 +184,7 @@ static int64_t cpu_of(const int64_t *ctr, int n_ctr, const int64_t *init, const 
 		c[i].milli_cpu = ctr[i];
 	for (int i = 0; i < n_init; i++)
 		in[i].milli_cpu = init[i];
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	int64_t v = r.milli_cpu;
 	gs_resources_free(&r);
 	return v;
@@ -214,7 +214,7 @@ static void test_requests_sidecars(void **state)
 	struct gs_res_ext nic = {"example.com/nic", 1};
 	struct gs_resources c = {.memory = 100, .n_ext = 1, .ext = &nic}, in = {.memory = 50, .n_ext = 1, .ext = &nic}, r;
 	struct gs_pod_obj p = {.n_ctr = 1, .ctr_req = &c, .n_init = 1, .init_req = &in, .init_sidecar = (unsigned char[]){1}};
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.memory, 150);
 	assert_int_equal(gs_resources_ext(&r, "example.com/nic"), 2);
 	gs_resources_free(&r);
@@ -236,7 +236,7 @@ static void test_requests_resize(void **state)
 	struct gs_resources r;
 
 	/* Resize pending or in progress: max(spec, status) for each resource of the first; the second's spec. */
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 2000 + 500);
 	assert_int_equal(r.memory, 2LL << 30);
 	assert_int_equal(gs_resources_ext(&r, "example.com/fpga"), 2);
@@ -244,7 +244,7 @@ static void test_requests_resize(void **state)
 
 	/* Infeasible: the node keeps what runs, the status. */
 	p.resize_infeasible = 1;
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 1000 + 500);
 	assert_int_equal(r.memory, 2LL << 30);
 	gs_resources_free(&r);
@@ -252,7 +252,7 @@ static void test_requests_resize(void **state)
 	/* No status at all: the spec, infeasible or not. */
 	p.ctr_status_req = NULL;
 	p.ctr_status_set = NULL;
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 2500);
 	assert_int_equal(r.memory, 1 << 30);
 	gs_resources_free(&r);
@@ -271,7 +271,7 @@ static void test_requests_pod_level(void **state)
 			       .overhead = {.milli_cpu = 250, .memory = 10}};
 	struct gs_resources r;
 
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 4000 + 250);                     /* named: the pod's */
 	assert_int_equal(r.memory, 100 + 10);                          /* not named: the containers' */
 	assert_int_equal(r.ephemeral, 7);                              /* not a pod-level resource */
@@ -280,7 +280,7 @@ static void test_requests_pod_level(void **state)
 	gs_resources_free(&r);
 
 	p.has_pod_req = 0; /* the decoder's word: without it pod_req is not read */
-	gs_pod_requests(&p, &r);
+	gs_checks_pod_requests(&p, &r);
 	assert_int_equal(r.milli_cpu, 1250);
 	gs_resources_free(&r);
 }
@@ -319,14 +319,14 @@ static void test_invalid_requirements(void **state)
 		struct gs_sel_req pair[] = {ok, q};
 		struct gs_sel_term later = {.n_reqs = 2, .reqs = pair};
 		msg[0] = '\0';
-		if (gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &bad, 1, msg, sizeof(msg)))
+		if (gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &bad, 1, msg, sizeof(msg)))
 			fail_msg("case %zu matched", i);
 		if (!strstr(msg, cases[i].why) || !strstr(msg, "so the term matches no node"))
 			fail_msg("case %zu: %s", i, msg);
 		/* Invalid after a requirement that holds: still the whole term. */
-		assert_false(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &later, 1, msg, sizeof(msg)));
+		assert_false(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, &later, 1, msg, sizeof(msg)));
 		/* Another term of the pod still matches. */
-		assert_true(gs_check_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, both, 2, msg, sizeof(msg)));
+		assert_true(gs_checks_affinity("node1", node_labels, N_LABELS, NULL, 0, 1, both, 2, msg, sizeof(msg)));
 	}
 	/* Valid edge values: an empty value, 63 characters, -5 for Lt is an integer but not a label value. */
 	assert_true(match1("zone", GS_SEL_NOT_IN, 0, 1, (char *[]){""}));
@@ -345,10 +345,10 @@ static void test_os(void **state)
 	struct gs_label bare[] = {{"kubernetes.io/hostname", "n2"}};
 	char msg[256] = "";
 
-	assert_true(gs_check_os("n1", linux_node, 2, NULL, msg, sizeof(msg)));    /* no spec.os */
-	assert_true(gs_check_os("n1", linux_node, 2, "linux", msg, sizeof(msg)));
-	assert_true(gs_check_os("n2", bare, 1, "windows", msg, sizeof(msg)));     /* no label: nothing to compare */
-	assert_false(gs_check_os("n1", linux_node, 2, "windows", msg, sizeof(msg)));
+	assert_true(gs_checks_os("n1", linux_node, 2, NULL, msg, sizeof(msg)));    /* no spec.os */
+	assert_true(gs_checks_os("n1", linux_node, 2, "linux", msg, sizeof(msg)));
+	assert_true(gs_checks_os("n2", bare, 1, "windows", msg, sizeof(msg)));     /* no label: nothing to compare */
+	assert_false(gs_checks_os("n1", linux_node, 2, "windows", msg, sizeof(msg)));
 	assert_string_equal(msg, "node \"n1\" runs linux (label kubernetes.io/os) but the pod's spec.os.name is "
 				 "\"windows\": its kubelet would refuse the pod (PodOSNotSupported)");
 }
@@ -356,15 +356,15 @@ static void test_os(void **state)
 static void test_format(void **state)
 {
 	char b[32];
-	assert_string_equal(gs_qty_format(b, sizeof(b), 1950, GS_QTY_CPU), "1.95");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 64000, GS_QTY_CPU), "64");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 500, GS_QTY_CPU), "0.5");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 1, GS_QTY_CPU), "0.001");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 2LL << 30, GS_QTY_BYTES), "2Gi");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 1536LL << 20, GS_QTY_BYTES), "1536Mi");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 1000, GS_QTY_BYTES), "1000");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 0, GS_QTY_BYTES), "0");
-	assert_string_equal(gs_qty_format(b, sizeof(b), 7, GS_QTY_COUNT), "7");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 1950, GS_QTY_CPU), "1.95");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 64000, GS_QTY_CPU), "64");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 500, GS_QTY_CPU), "0.5");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 1, GS_QTY_CPU), "0.001");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 2LL << 30, GS_QTY_BYTES), "2Gi");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 1536LL << 20, GS_QTY_BYTES), "1536Mi");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 1000, GS_QTY_BYTES), "1000");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 0, GS_QTY_BYTES), "0");
+	assert_string_equal(gs_checks_qty_format(b, sizeof(b), 7, GS_QTY_COUNT), "7");
 }
 
 static void test_device_plugin_warning(void **state)
@@ -372,11 +372,11 @@ static void test_device_plugin_warning(void **state)
 	char msg[512];
 	struct gs_map_entry e = {.index = 0, .node = "node1", .devices = "0,1", .n_devices = 2, .line = 3};
 
-	gs_device_plugin_warning(msg, sizeof(msg), 2, &e, "gpu-scheduling-map");
+	gs_checks_device_plugin_warning(msg, sizeof(msg), 2, &e, "gpu-scheduling-map");
 	assert_non_null(strstr(msg, "containers request 2 nvidia.com/gpu"));
 	assert_non_null(strstr(msg, "CUDA_VISIBLE_DEVICES=0,1 from gpu-scheduling-map line 3"));
 	assert_null(strstr(msg, "but the containers request"));
-	gs_device_plugin_warning(msg, sizeof(msg), 1, &e, "gpu-scheduling-map");
+	gs_checks_device_plugin_warning(msg, sizeof(msg), 1, &e, "gpu-scheduling-map");
 	assert_non_null(strstr(msg, "; the entry names 2 devices but the containers request 1"));
 }
 

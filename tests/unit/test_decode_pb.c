@@ -1007,7 +1007,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.n_containers, 0);
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_UNSET);
 	assert_int_equal(e.pod.terminal, 0);
-	/* What can still change for a bound pod, and what gs_pod_requests reads, is there (objects.h). */
+	/* What can still change for a bound pod, and what gs_checks_pod_requests reads, is there (objects.h). */
 	assert_string_equal(e.pod.owner_kind, "StatefulSet");
 	assert_string_equal(e.pod.owner_name, "web");
 	assert_string_equal(e.pod.owner_uid, "o-2");

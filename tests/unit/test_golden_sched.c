@@ -608,7 +608,7 @@ static void run_line(struct replay *r, char *line)
 		struct gs_buf b;
 		gs_buf_init(&b, 0);
 		gs_sched_pending(r->s, &pd);
-		assert_int_equal(gs_pending_json(&pd, r->now, &b), 0);
+		assert_int_equal(gs_explain_pending_json(&pd, r->now, &b), 0);
 		emit_prefixed(r, &b);
 		gs_buf_free(&b);
 	} else {

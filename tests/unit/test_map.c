@@ -296,21 +296,21 @@ static void test_pod_index_sources(void **state)
 {
 	long idx;
 	enum gs_index_source src;
-	assert_int_equal(gs_pod_index("3", "5", "web-7", &idx, &src), 0);
+	assert_int_equal(gs_map_pod_index("3", "5", "web-7", &idx, &src), 0);
 	assert_int_equal(idx, 3);
 	assert_int_equal(src, GS_INDEX_LABEL);
-	assert_int_equal(gs_pod_index(NULL, "5", "web-7", &idx, &src), 0);
+	assert_int_equal(gs_map_pod_index(NULL, "5", "web-7", &idx, &src), 0);
 	assert_int_equal(idx, 5);
 	assert_int_equal(src, GS_INDEX_JOB_ANNOTATION);
-	assert_int_equal(gs_pod_index(NULL, NULL, "web-7", &idx, &src), 0);
+	assert_int_equal(gs_map_pod_index(NULL, NULL, "web-7", &idx, &src), 0);
 	assert_int_equal(idx, 7);
 	assert_int_equal(src, GS_INDEX_NAME);
-	assert_int_equal(gs_pod_index("x", "-1", "webhook-test-12", &idx, &src), 0); /* bad ones skipped */
+	assert_int_equal(gs_map_pod_index("x", "-1", "webhook-test-12", &idx, &src), 0); /* bad ones skipped */
 	assert_int_equal(idx, 12);
 	assert_int_equal(src, GS_INDEX_NAME);
-	assert_int_equal(gs_pod_index(NULL, NULL, "train-abcde", &idx, &src), -ENOENT);
-	assert_int_equal(gs_pod_index(NULL, NULL, "web-", &idx, &src), -ENOENT);
-	assert_int_equal(gs_pod_index(NULL, NULL, NULL, &idx, &src), -ENOENT);
+	assert_int_equal(gs_map_pod_index(NULL, NULL, "train-abcde", &idx, &src), -ENOENT);
+	assert_int_equal(gs_map_pod_index(NULL, NULL, "web-", &idx, &src), -ENOENT);
+	assert_int_equal(gs_map_pod_index(NULL, NULL, NULL, &idx, &src), -ENOENT);
 	assert_string_equal(gs_index_source_name(GS_INDEX_LABEL), "label apps.kubernetes.io/pod-index");
 }
 

@@ -34,7 +34,7 @@ static int decode_json(const char *json, struct gs_podres_list *l)
 	struct gs_buf b;
 	int rc;
 	encode(&b, json);
-	rc = gs_podres_decode(b.data ? b.data : "", b.len, l, err, sizeof err);
+	rc = gs_podres_list_decode(b.data ? b.data : "", b.len, l, err, sizeof err);
 	gs_buf_free(&b);
 	return rc;
 }
@@ -80,18 +80,18 @@ static void test_typical(void **state)
 	/* one copy of each string per message it came from */
 	assert_ptr_equal(l.devs[0].pod, l.devs[2].pod);
 	assert_ptr_equal(l.devs[0].resource, l.devs[1].resource);
-	gs_podres_free(&l);
-	gs_podres_free(&l); /* twice is safe */
+	gs_podres_list_free(&l);
+	gs_podres_list_free(&l); /* twice is safe */
 }
 
 static void test_empty_and_later_fields(void **state)
 {
 	struct gs_podres_list l;
-	assert_int_equal(gs_podres_decode("", 0, &l, err, sizeof err), 0);
+	assert_int_equal(gs_podres_list_decode("", 0, &l, err, sizeof err), 0);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.pods, 0);
 	assert_null(l.devs);
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 	/* fields of later kubelets (topology, cpu_ids) are skipped */
 	assert_int_equal(
 		decode_json("{\"pod_resources\": [{\"name\": \"p\", \"namespace\": \"n\", \"containers\": ["
@@ -101,7 +101,7 @@ static void test_empty_and_later_fields(void **state)
 		0);
 	assert_int_equal(l.n, 1);
 	assert_dev(&l.devs[0], "n", "p", "c", "nvidia.com/gpu", "GPU-1");
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 }
 
 /* Field order is not promised: children before the names they belong to. */
@@ -119,14 +119,14 @@ static void test_names_after_children(void **state)
 	pbe_bytes(&pod, 2, "ns", 2);
 	pbe_bytes(&pod, 1, "p", 1);
 	pbe_bytes(&list, 1, pod.data, pod.len);
-	assert_int_equal(gs_podres_decode(list.data, list.len, &l, err, sizeof err), 0);
+	assert_int_equal(gs_podres_list_decode(list.data, list.len, &l, err, sizeof err), 0);
 	assert_int_equal(l.n, 2);
 	assert_dev(&l.devs[0], "ns", "p", "c", "nvidia.com/gpu", "GPU-a");
 	assert_dev(&l.devs[1], "ns", "p", "c", "nvidia.com/gpu", "GPU-b");
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 	/* truncated anywhere: refused, nothing left */
 	for (size_t cut = 1; cut < list.len; cut++) {
-		int rc = gs_podres_decode(list.data, cut, &l, err, sizeof err);
+		int rc = gs_podres_list_decode(list.data, cut, &l, err, sizeof err);
 		assert_int_equal(rc, -EINVAL);
 		assert_non_null(strstr(err, "malformed protobuf"));
 		assert_null(l.devs);
@@ -171,7 +171,7 @@ static void test_refused(void **state)
 	gs_buf_init(&b, 0);
 	pbe_tag(&b, 1, 0);
 	pbe_varint(&b, 5);
-	assert_int_equal(gs_podres_decode(b.data, b.len, &l, err, sizeof err), -EINVAL);
+	assert_int_equal(gs_podres_list_decode(b.data, b.len, &l, err, sizeof err), -EINVAL);
 	assert_non_null(strstr(err, "pod_resources[0]: varint, not a message"));
 	/* a name over its cap */
 	char name[GS_PODRES_MAX_NAME + 2];
@@ -184,7 +184,7 @@ static void test_refused(void **state)
 	snprintf(json, sizeof json, "{\"pod_resources\": [{\"name\": \"%s\", \"namespace\": \"n\"}]}", name);
 	assert_int_equal(decode_json(json, &l), 0);
 	assert_int_equal(l.pods, 1);
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 	gs_buf_free(&b);
 }
 
@@ -202,11 +202,11 @@ static void test_device_cap(void **state)
 	pbe_bytes(&pod, 2, "n", 1);
 	pbe_bytes(&pod, 3, ctr.data, ctr.len);
 	pbe_bytes(&list, 1, pod.data, pod.len);
-	assert_int_equal(gs_podres_decode(list.data, list.len, &l, err, sizeof err), 0);
+	assert_int_equal(gs_podres_list_decode(list.data, list.len, &l, err, sizeof err), 0);
 	assert_int_equal(l.n, GS_PODRES_MAX_DEVICES);
-	gs_podres_free(&l);
+	gs_podres_list_free(&l);
 	pbe_bytes(&list, 1, pod.data, pod.len); /* the same pod twice: one over */
-	assert_int_equal(gs_podres_decode(list.data, list.len, &l, err, sizeof err), -E2BIG);
+	assert_int_equal(gs_podres_list_decode(list.data, list.len, &l, err, sizeof err), -E2BIG);
 	assert_non_null(strstr(err, "more than 65536 devices"));
 	assert_null(l.devs);
 	gs_buf_free(&dev), gs_buf_free(&ctr), gs_buf_free(&pod), gs_buf_free(&list);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# phase: e2e
 # Chaos (issue 15 part 3): one of the two gpu-scheduler pods deleted while GPU pods are being created
 # through the webhook's 2-replica Service, on the end-to-end cluster (real kubelets, our images,
 # deploy/ applied). The webhook has failurePolicy Ignore, so a review that fails does not fail the
@@ -14,8 +15,8 @@
 # The pods map to a node that does not exist: they stay pending (nothing runs), the
 # webhook mutates them all the same.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/common.sh"
-. "$(dirname "$0")/../chaos/lib.sh" # GS_CHAOS_SIZE and size
+. "$(dirname "$0")/../e2e/common.sh"
+. "$(dirname "$0")/lib.sh" # GS_CHAOS_SIZE and size
 test_begin
 
 PODS=${GS_CHAOS_PODS:-$(size 300 1000)} RATE=${GS_CHAOS_RATE:-40} THREADS=${GS_CHAOS_THREADS:-8}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# phase: integration
 # The chaos suite's short version inside `make test`: every tests/chaos/chaos_*.sh with
 # GS_CHAOS_SIZE=short against the integration cluster (each script records its own results through
 # tests/lib.sh, so they count in "N passed, N failed"). The full sizes run with `make chaos`
