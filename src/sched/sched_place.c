@@ -635,16 +635,72 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 		gs_list_insert_tail(&s->reportq, &p->rlink);
 }
 
+/* The map of o (a reference in *m, or NULL) and its entry for index (*e): NONE, or NO_MAP, MAP_INVALID,
+ * NO_INDEX, NO_ENTRY with msg. */
+static enum gs_wait_reason map_inputs(struct gs_sched *s, const struct gs_pod_obj *o, long index,
+				      enum gs_index_source src, struct gs_map **m, const struct gs_map_entry **e,
+				      char *msg, size_t size)
+{
+	const struct gs_map_error *err = NULL;
+	int rc;
+
+	if (!o->map_text) {
+		snprintf(msg, size, "pod has no %s annotation", s->cfg.annotation);
+		return GS_WAIT_NO_MAP;
+	}
+	rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, m, &err);
+	if (rc == -ENOMEM)
+		gs_oom(o->map_len);
+	if (rc < 0) {
+		snprintf(msg, size, err->line ? "%s %s" : "%s: %s", s->cfg.annotation, err->msg);
+		return GS_WAIT_MAP_INVALID;
+	}
+	if (index < 0) {
+		no_index_msg(msg, size, o);
+		return GS_WAIT_NO_INDEX;
+	}
+	if (!(*e = gs_map_lookup(*m, index))) {
+		size_t n = gs_map_count(*m);
+		snprintf(msg, size, "%s has no entry for index %ld (index from %s; the map has %zu %s)",
+			 s->cfg.annotation, index, gs_index_source_name(src), n, n == 1 ? "entry" : "entries");
+		return GS_WAIT_NO_ENTRY;
+	}
+	return GS_WAIT_NONE;
+}
+
+/* What the pod's own fields say once its map entry is known: CUDA_VISIBLE_DEVICES, the all-or-nothing
+ * annotations (*gopts, *gang_ok), the scheduling gates. NONE or the first reason with msg. */
+static enum gs_wait_reason own_inputs(struct gs_sched *s, const struct gs_pod_obj *o, const struct gs_map_entry *e,
+				      enum gs_wait_reason r, struct gs_gang_opts *gopts, int *gang_ok, char *msg,
+				      size_t size)
+{
+	char gmsg[MSG_MAX];
+
+	if (r == GS_WAIT_NONE && s->cfg.check_env)
+		r = cuda_check(s, o, e, msg, size);
+	*gang_ok = gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, gopts, gmsg, sizeof(gmsg)) == 0;
+	if (r == GS_WAIT_NONE && !*gang_ok) {
+		r = GS_WAIT_GANG_INVALID;
+		gs_str_copy(msg, size, gmsg);
+	}
+	/* Gates last: a gated pod with a broken map is told about the map first, which it can fix now. */
+	if (r == GS_WAIT_NONE && o->n_gates > 0) {
+		r = GS_WAIT_SCHEDULING_GATED;
+		gated_msg(msg, size, o);
+	}
+	return r;
+}
+
 void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
 	const struct gs_map_entry *e = NULL;
-	const struct gs_map_error *err = NULL;
-	enum gs_wait_reason r = GS_WAIT_NONE;
+	enum gs_wait_reason r;
 	enum gs_index_source src;
+	struct gs_gang_opts gopts;
 	struct gs_map *m = NULL;
-	char msg[MSG_MAX], gmsg[MSG_MAX];
+	char msg[MSG_MAX];
 	long index;
-	int rc;
+	int gang_ok;
 
 	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
@@ -654,42 +710,8 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		else
 			gs_log_debug("pod %s/%s: no index", p->ns, p->name);
 	}
-
-	if (!o->map_text) {
-		r = GS_WAIT_NO_MAP;
-		snprintf(msg, sizeof(msg), "pod has no %s annotation", s->cfg.annotation);
-	} else {
-		rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
-		if (rc == -ENOMEM)
-			gs_oom(o->map_len);
-		if (rc < 0) {
-			r = GS_WAIT_MAP_INVALID;
-			snprintf(msg, sizeof(msg), err->line ? "%s %s" : "%s: %s", s->cfg.annotation, err->msg);
-		}
-	}
-	if (r == GS_WAIT_NONE && index < 0) {
-		r = GS_WAIT_NO_INDEX;
-		no_index_msg(msg, sizeof(msg), o);
-	}
-	if (r == GS_WAIT_NONE && !(e = gs_map_lookup(m, index))) {
-		r = GS_WAIT_NO_ENTRY;
-		size_t n = gs_map_count(m);
-		snprintf(msg, sizeof(msg), "%s has no entry for index %ld (index from %s; the map has %zu %s)",
-			 s->cfg.annotation, index, gs_index_source_name(src), n, n == 1 ? "entry" : "entries");
-	}
-	if (r == GS_WAIT_NONE && s->cfg.check_env)
-		r = cuda_check(s, o, e, msg, sizeof(msg));
-	struct gs_gang_opts gopts;
-	int gang_ok = gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &gopts, gmsg, sizeof(gmsg)) == 0;
-	if (r == GS_WAIT_NONE && !gang_ok) {
-		r = GS_WAIT_GANG_INVALID;
-		gs_str_copy(msg, sizeof(msg), gmsg);
-	}
-	/* Gates last: a gated pod with a broken map is told about the map first, which it can fix now. */
-	if (r == GS_WAIT_NONE && o->n_gates > 0) {
-		r = GS_WAIT_SCHEDULING_GATED;
-		gated_msg(msg, sizeof(msg), o);
-	}
+	r = map_inputs(s, o, index, src, &m, &e, msg, sizeof(msg));
+	r = own_inputs(s, o, e, r, &gopts, &gang_ok, msg, sizeof(msg));
 
 	gs_map_unref(p->map);
 	p->map = m;
