@@ -6,7 +6,9 @@
 #   - a deleted pod held by a finalizer: once its container stopped (the kubelet killed it), the GPU
 #     is free for the next pod although the object is still there;
 #   - a cordoned node runs a pod that tolerates node.kubernetes.io/unschedulable:NoSchedule; one that
-#     does not waits with NODE_CORDONED.
+#     does not waits with NODE_CORDONED;
+#   - a placeholder (--gang-placeholders, on in deploy/) holds a waiting gang member's CPU on node1:
+#     kube-scheduler cannot place a pod there that needs it, and does once the gang is gone.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -81,5 +83,88 @@ check_pod cord-1 "1=node4:1" \
 check_eventually "cord-1, tolerating the cordon, runs on node4" 90 running_on cord-1 "${R[4]}"
 check_eventually "cord-0 waits: node4 is cordoned" 60 event_has cord-0 "FailedScheduling: .*is cordoned"
 check "cord-0 unbound" eval '[ "$(phase_node cord-0)" = "Pending " ]'
+
+# --- a placeholder holds a gang member's CPU against kube-scheduler --------------------------------------
+# millicores of a quantity ("2", "1500m", "0.5")
+milli() { awk -v q="$1" 'BEGIN { if (q ~ /m$/) { sub(/m$/, "", q); print int(q) } else print int(q * 1000) }'; }
+# CPU free on a node: allocatable minus the requests of its pods that have not ended
+free_cpu() {
+	local alloc used=0 q
+	alloc=$(milli "$(NS="" kc get node "$1" -o jsonpath='{.status.allocatable.cpu}')")
+	for q in $(NS="" kc get pods -A --field-selector "spec.nodeName=$1,status.phase!=Succeeded,status.phase!=Failed" \
+		-o jsonpath='{range .items[*]}{range .spec.containers[*]}{.resources.requests.cpu}{" "}{end}{end}'); do
+		used=$((used + $(milli "$q")))
+	done
+	echo $((alloc - used))
+}
+free1=$(free_cpu "${R[1]}")
+want=$((free1 * 6 / 10))
+check "node1 has CPU to share ($free1 m free; each side asks $want m)" eval '[ "$want" -ge 100 ]'
+gang_sts() {
+	cat <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: hold
+spec:
+  replicas: 2
+  podManagementPolicy: Parallel
+  serviceName: hold
+  selector: {matchLabels: {app: hold}}
+  template:
+    metadata:
+      labels: {app: hold}
+      annotations:
+        gpu-scheduler.io/placement: all-or-nothing
+        gpu-scheduling-map: |
+          0=node1:2
+          1=gs-nowhere:0
+    spec:
+      schedulerName: $SCHEDULER_NAME
+      terminationGracePeriodSeconds: 1
+      automountServiceAccountToken: false
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
+      containers:
+      - name: check
+        image: gpu-scheduler-check:latest
+        imagePullPolicy: IfNotPresent
+        resources: {requests: {cpu: ${want}m}}
+YAML
+}
+ks_pod() {
+	cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ks-0
+spec:
+  terminationGracePeriodSeconds: 1
+  automountServiceAccountToken: false
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
+  tolerations: [{operator: Exists}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: ["${R[1]}"]}]}]
+  containers:
+  - name: check
+    image: gpu-scheduler-check:latest
+    imagePullPolicy: IfNotPresent
+    resources: {requests: {cpu: ${want}m}}
+YAML
+}
+ph_on() {
+	kc get pods -l gpu-scheduler.io/placeholder=true \
+		-o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName} {.spec.containers[0].resources.requests.cpu}{"\n"}{end}'
+}
+check "StatefulSet hold applied (all or nothing; index 1's node does not exist)" eval 'gang_sts | kc apply -f - >/dev/null'
+check_eventually "hold-0 waits for its gang, reserved on node1" 60 event_has hold-0 'FailedScheduling: fits node .* \(reserved\)'
+check_eventually "its placeholder runs on node1 with the member's ${want}m" 90 eval '[ "$(ph_on)" = "Running ${R[1]} ${want}m" ]'
+check "kube-scheduler's pod ks-0 created (node1 only, ${want}m)" eval 'ks_pod | kc apply -f - >/dev/null'
+check_eventually "ks-0 cannot have the reserved CPU: FailedScheduling Insufficient cpu" 60 event_has ks-0 'FailedScheduling: .*Insufficient cpu'
+check "ks-0 unbound, hold-0 unbound" eval '[ "$(phase_node ks-0)" = "Pending " ] && [ "$(phase_node hold-0)" = "Pending " ]'
+check "the gang deleted" kc delete statefulset hold --wait=false
+check_eventually "its placeholder is gone" 60 eval '[ -z "$(ph_on)" ]'
+check_eventually "ks-0 runs on node1 now" 120 running_on ks-0 "${R[1]}"
 
 test_end
