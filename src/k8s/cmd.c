@@ -325,6 +325,7 @@ int gs_cmd_feed_node(struct gs_cmd *c, struct gs_sched *s, const char *name)
 struct feed {
 	struct gs_sched *s;
 	const char *skip_uid;
+	const char *owner_uid; /* only pods of this controller (NULL: every pod) */
 };
 
 static int feed_item(enum gs_obj_kind kind, const void *obj, void *ud)
@@ -334,6 +335,8 @@ static int feed_item(enum gs_obj_kind kind, const void *obj, void *ud)
 	if (kind == GS_OBJ_NODE)
 		return gs_sched_node_upsert(x->s, obj, 0);
 	const struct gs_pod_obj *p = obj;
+	if (x->owner_uid && (!p->owner_uid || strcmp(p->owner_uid, x->owner_uid) != 0))
+		return 0;
 	if (!x->skip_uid || !p->uid || strcmp(p->uid, x->skip_uid) != 0)
 		gs_sched_pod_upsert(x->s, p, 0);
 	return 0;
@@ -341,11 +344,11 @@ static int feed_item(enum gs_obj_kind kind, const void *obj, void *ud)
 
 /* A list GET of kind under path?SELECTOR_KEY=sel into s (the pods but skip_uid). 0, or <0 said. */
 static int feed_list(struct gs_cmd *c, struct gs_sched *s, const char *path, const char *sel_key, const char *sel,
-		     enum gs_obj_kind kind, const char *skip_uid)
+		     enum gs_obj_kind kind, const char *skip_uid, const char *owner_uid)
 {
 	char url[GS_CMD_PATH_MAX], esc[1800], err[256];
 	char *rv = NULL, *cont = NULL;
-	struct feed x = {.s = s, .skip_uid = skip_uid};
+	struct feed x = {.s = s, .skip_uid = skip_uid, .owner_uid = owner_uid};
 	struct gs_cmd_fetch f;
 	int r;
 
@@ -370,7 +373,7 @@ int gs_cmd_feed_alias_nodes(struct gs_cmd *c, struct gs_sched *s, const char *na
 	char sel[600];
 
 	snprintf(sel, sizeof(sel), "%s=%s", c->o->alias_label, name);
-	return feed_list(c, s, "/api/v1/nodes", "labelSelector", sel, GS_OBJ_NODE, NULL);
+	return feed_list(c, s, "/api/v1/nodes", "labelSelector", sel, GS_OBJ_NODE, NULL, NULL);
 }
 
 int gs_cmd_feed_pods_on(struct gs_cmd *c, struct gs_sched *s, const char *node, const char *skip_uid)
@@ -378,7 +381,17 @@ int gs_cmd_feed_pods_on(struct gs_cmd *c, struct gs_sched *s, const char *node, 
 	char sel[600];
 
 	snprintf(sel, sizeof(sel), "spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed", node);
-	return feed_list(c, s, "/api/v1/pods", "fieldSelector", sel, GS_OBJ_POD, skip_uid);
+	return feed_list(c, s, "/api/v1/pods", "fieldSelector", sel, GS_OBJ_POD, skip_uid, NULL);
+}
+
+int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, const char *owner_uid,
+			 const char *skip_uid)
+{
+	char path[GS_CMD_PATH_MAX];
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	return feed_list(c, s, path, "fieldSelector", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
+			 GS_OBJ_POD, skip_uid, owner_uid);
 }
 
 /* ---- the running daemon -------------------------------------------------------------------------- */

@@ -95,6 +95,10 @@ int gs_cmd_feed_alias_nodes(struct gs_cmd *c, struct gs_sched *s, const char *na
 /* Every non-terminal pod bound to node, whatever its scheduler (what the node's totals and ledger hold),
  * into s, but the pod of uid skip_uid (NULL: none). 0, or <0 said. */
 int gs_cmd_feed_pods_on(struct gs_cmd *c, struct gs_sched *s, const char *node, const char *skip_uid);
+/* The bound pods of controller owner_uid in ns (but skip_uid): an all-or-nothing gang with a bound
+ * member was placed, and the engine places its other members alone (sched.h). 0, or <0 said. */
+int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, const char *owner_uid,
+			 const char *skip_uid);
 
 /* ---- the running daemon's answer -------------------------------------------------------------------- */
 

@@ -183,6 +183,9 @@ static int explain(struct run *x)
 		;
 	else if (node && (r = feed_pods_resolved(x, pod.ns, pod.name, node, &pod)) < 0)
 		;
+	else if (pod.placement && pod.owner_uid && !pod.node_name &&
+		 (r = gs_cmd_feed_bound_of(&x->c, x->s, pod.ns, pod.owner_uid, pod.uid)) < 0)
+		; /* a gang placed already places this member alone, as the daemon does */
 	else
 		r = gs_sched_pod_upsert(x->s, &pod, 0);
 	if (r == 0 && (r = gs_sched_explain(x->s, pod.ns, pod.name, &e)) == 0) {
