@@ -64,22 +64,22 @@ struct req_counts {
 };
 
 struct run {
-	const char *name;      /* the contender; "gpu-scheduler-json" is gpu-scheduler speaking JSON */
+	const char *name; /* the contender; "gpu-scheduler-json" is gpu-scheduler speaking JSON */
 	char ns[64];
-	int expected;          /* pods that can bind */
-	int64_t *created_ns;   /* per pod: when its POST returned */
-	int64_t *bound_ns;     /* per pod: when the watch first showed spec.nodeName */
+	int expected;        /* pods that can bind */
+	int64_t *created_ns; /* per pod: when its POST returned */
+	int64_t *bound_ns;   /* per pod: when the watch first showed spec.nodeName */
 	int bound;
-	int wrong;             /* pods bound to a node other than their map's, or that should wait */
+	int wrong; /* pods bound to a node other than their map's, or that should wait */
 	int64_t t0, t_end;
-	int64_t t0_wall_ms;    /* t0 on the wall clock, to compare with the contender's log */
-	double ready_s;        /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
+	int64_t t0_wall_ms; /* t0 on the wall clock, to compare with the contender's log */
+	double ready_s;     /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
 	double cpu_s, apiserver_cpu_s;
 	struct req_counts requests; /* what the apiserver served while this contender ran (a delta) */
 	long rss_kb;
 	uint64_t rchar, wchar; /* bytes the contender read and wrote (its network traffic, TLS included) */
 	int ok;
-	int *series;           /* bound count per 100 ms since t0 */
+	int *series; /* bound count per 100 ms since t0 */
 	int n_series;
 };
 
@@ -140,10 +140,11 @@ static void make_nodes(void)
 		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d", i);
 		send_json("PATCH", path, "{\"spec\":{\"taints\":null}}", "application/merge-patch+json", NULL);
 		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d/status", i);
-		snprintf(body, sizeof(body),
-			 "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
-			 "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
-			 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Bench\"}]}}");
+		snprintf(
+			body, sizeof(body),
+			"{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			"\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Bench\"}]}}");
 		send_json("PATCH", path, body, "application/merge-patch+json", NULL);
 	}
 	wait_all("node status", 2 * C.nodes);
@@ -192,16 +193,20 @@ static void make_pods(struct run *r, int kube_sched)
 				append_map_line(&map, k - first, k);
 		}
 		gs_buf_reset(&body);
-		gs_buf_printf(&body,
-			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\",\"annotations\":"
-			      "{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"}},"
-			      "\"spec\":{\"schedulerName\":\"%s\","
-			      "\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
-			      "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
-			      "\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
-			      g, j, map.data, kube_sched ? "default-scheduler" : !strcmp(r->name, "raw") ? "gsb-nobody" : "gpu-scheduler",
-			      kube_sched ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"" : "", kube_sched ? node : "",
-			      kube_sched ? "\"}," : "", dev);
+		gs_buf_printf(
+			&body,
+			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\",\"annotations\":"
+			"{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"}},"
+			"\"spec\":{\"schedulerName\":\"%s\","
+			"\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
+			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
+			"\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
+			g, j, map.data,
+			kube_sched                ? "default-scheduler"
+			: !strcmp(r->name, "raw") ? "gsb-nobody"
+						  : "gpu-scheduler",
+			kube_sched ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"" : "", kube_sched ? node : "",
+			kube_sched ? "\"}," : "", dev);
 		send_json("POST", path, body.data, NULL, &r->created_ns[i]);
 		if (pending >= 256) /* keep memory flat: at most 256 bodies queued */
 			while (pending >= 128)
@@ -224,12 +229,13 @@ static void make_foreign(const char *ns)
 	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	for (int i = 0; i < C.foreign; i++) {
-		snprintf(body, sizeof(body),
-			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f-%d\"},\"spec\":{"
-			 "\"nodeName\":\"bn-%d\",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
-			 "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"resources\":{\"requests\":"
-			 "{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
-			 i, i % C.nodes);
+		snprintf(
+			body, sizeof(body),
+			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f-%d\"},\"spec\":{"
+			"\"nodeName\":\"bn-%d\",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
+			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"resources\":{\"requests\":"
+			"{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+			i, i % C.nodes);
 		send_json("POST", path, body, NULL, NULL);
 		if (pending >= 256)
 			while (pending >= 128)
@@ -346,7 +352,7 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 	if (!strncmp(r->name, "gpu-scheduler", 13)) {
 		args[n++] = (char *)C.daemon;
 		args[n++] = !strcmp(r->name, "gpu-scheduler-json") ? "--kube-api-content-type=json"
-								  : "--kube-api-content-type=protobuf";
+								   : "--kube-api-content-type=protobuf";
 		args[n++] = "--kubeconfig";
 		args[n++] = (char *)C.kubeconfig;
 		args[n++] = "--no-webhook";
@@ -372,7 +378,8 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 		{.flags = UV_INHERIT_FD, .data.fd = fd},
 		{.flags = UV_INHERIT_FD, .data.fd = fd},
 	};
-	uv_process_options_t po = {.file = args[0], .args = args, .stdio = stdio, .stdio_count = 3, .exit_cb = on_proc_exit};
+	uv_process_options_t po = {
+		.file = args[0], .args = args, .stdio = stdio, .stdio_count = 3, .exit_cb = on_proc_exit};
 	int rc = uv_spawn(&loop, proc, &po);
 	close(fd);
 	return rc;
@@ -390,11 +397,12 @@ static double log_ready_s(const char *log, int64_t t0_wall_ms)
 	while (fgets(line, sizeof(line), f) && !(nodes_ms && pods_ms)) {
 		struct tm tm = {0};
 		int ms;
-		int64_t *slot = strstr(line, "info  nodes synced: ") ? &nodes_ms
-			      : strstr(line, "info  pods synced: ")  ? &pods_ms
-								     : NULL;
-		if (!slot || *slot || sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-					     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		int64_t *slot = strstr(line, "info  nodes synced: ")  ? &nodes_ms
+				: strstr(line, "info  pods synced: ") ? &pods_ms
+								      : NULL;
+		if (!slot || *slot ||
+		    sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+			   &tm.tm_min, &tm.tm_sec, &ms) != 7)
 			continue;
 		tm.tm_year -= 1900;
 		tm.tm_mon -= 1;
@@ -444,7 +452,8 @@ static void run_one(struct run *r)
 
 	char wpath[128];
 	snprintf(wpath, sizeof(wpath), "/api/v1/namespaces/%s/pods", r->ns);
-	struct gs_watch_opts wo = {.kind = GS_OBJ_POD, .path = wpath, .map_annotation = "gpu-scheduling-map", .seed = 1};
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_POD, .path = wpath, .map_annotation = "gpu-scheduling-map", .seed = 1};
 	struct gs_watch_handlers wh = {.upsert = w_upsert, .remove = w_remove, .synced = w_synced};
 	struct gs_watch *w;
 	watching = r;
@@ -539,9 +548,8 @@ static void report(struct run *runs, int n)
 	int64_t *lat = malloc(sizeof(int64_t) * (size_t)C.pods);
 	snprintf(path, sizeof(path), "%s/results.json", C.out);
 	FILE *js = fopen(path, "w");
-	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"foreign_pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes,
-		C.pods, C.foreign, C.shape,
-		C.events ? "true" : "false");
+	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"foreign_pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[",
+		C.nodes, C.pods, C.foreign, C.shape, C.events ? "true" : "false");
 	printf("\n%d pods (%s), %d nodes, %d pods of another scheduler, %s\n", C.pods, C.shape, C.nodes, C.foreign,
 	       C.events ? "events on" : "events off");
 	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds",
@@ -572,16 +580,18 @@ static void report(struct run *runs, int n)
 		}
 		double kib_in = r->bound ? (double)r->rchar / 1024 / r->bound : 0;
 		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %10.1f %8.2f %8.2f\n", r->name,
-		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99), cpu_us,
-		       (double)r->rss_kb / 1024, kib_in, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
+		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99),
+		       cpu_us, (double)r->rss_kb / 1024, kib_in, api_us, raw_tp ? tp[k] / raw_tp : 0,
+		       ks_tp ? tp[k] / ks_tp : 0);
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
 			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s,\"read_bytes\":%llu,\"written_bytes\":%llu,"
 			"\"apiserver_requests\":{",
-			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], bench_pct_ms(lat, m, 0.5),
-			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js,
-			(unsigned long long)r->rchar, (unsigned long long)r->wchar);
+			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k],
+			bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s,
+			cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js, (unsigned long long)r->rchar,
+			(unsigned long long)r->wchar);
 		for (int q = 0, first = 1; q < r->requests.n; q++) {
 			if (r->requests.v[q] <= 0)
 				continue;
@@ -636,21 +646,23 @@ static void report(struct run *runs, int n)
 	for (int t = 0; t < longest; t++) {
 		fprintf(csv, "%.1f", t / 10.0);
 		for (int k = 0; k < n; k++)
-			fprintf(csv, ",%d", runs[k].n_series ? runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1] : 0);
+			fprintf(csv, ",%d",
+				runs[k].n_series ? runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1] : 0);
 		fprintf(csv, "\n");
 	}
 	fclose(csv);
 
 	if (access("/usr/bin/gnuplot", X_OK) == 0) {
 		char cmd[2048];
-		int len = snprintf(cmd, sizeof(cmd),
-				   "gnuplot -e \"set terminal png size 900,500; set output '%s/bound.png'; set datafile separator ',';"
-				   " set key autotitle columnhead left top; set xlabel 'seconds'; set ylabel 'pods bound';"
-				   " set title '%d pods, %d nodes (%s)'; plot ",
-				   C.out, C.pods, C.nodes, C.shape);
+		int len = snprintf(
+			cmd, sizeof(cmd),
+			"gnuplot -e \"set terminal png size 900,500; set output '%s/bound.png'; set datafile separator ',';"
+			" set key autotitle columnhead left top; set xlabel 'seconds'; set ylabel 'pods bound';"
+			" set title '%d pods, %d nodes (%s)'; plot ",
+			C.out, C.pods, C.nodes, C.shape);
 		for (int k = 0; k < n; k++)
-			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, "%s'%s/bound.csv' using 1:%d with lines lw 2",
-					k ? ", " : "", C.out, k + 2);
+			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len,
+					"%s'%s/bound.csv' using 1:%d with lines lw 2", k ? ", " : "", C.out, k + 2);
 		snprintf(cmd + len, sizeof(cmd) - (size_t)len, "\"");
 		if (system(cmd) != 0)
 			fprintf(stderr, "gnuplot failed\n");
@@ -692,40 +704,76 @@ static int contender_names(const char **out, int max)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
-			"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
-			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
-			"  [--foreign N] [--encoding protobuf,json]\n");
+	fprintf(stderr,
+		"usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
+		"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
+		"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
+		"  [--foreign N] [--encoding protobuf,json]\n");
 }
 
 int main(int argc, char **argv)
 {
-	C = (struct cfg){.shape = "sts", .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
-			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler", .out = "build/bench",
-			 .daemon = "build/gpu-scheduler", .encoding = "protobuf,json", .nodes = 100, .pods = 1000, .raw_conns = 32, .events = 1};
+	C = (struct cfg){.shape = "sts",
+			 .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
+			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler",
+			 .out = "build/bench",
+			 .daemon = "build/gpu-scheduler",
+			 .encoding = "protobuf,json",
+			 .nodes = 100,
+			 .pods = 1000,
+			 .raw_conns = 32,
+			 .events = 1};
 	static const struct option lo[] = {
-		{"kubeconfig", 1, 0, 'k'}, {"nodes", 1, 0, 'n'},  {"pods", 1, 0, 'p'},          {"shape", 1, 0, 's'},
-		{"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'}, {"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},
-		{"apiserver-pid", 1, 0, 'a'}, {"events", 1, 0, 'e'}, {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
-		{"foreign", 1, 0, 'f'},    {"encoding", 1, 0, 'E'},
-		{0, 0, 0, 0}};
+		{"kubeconfig", 1, 0, 'k'},     {"nodes", 1, 0, 'n'},      {"pods", 1, 0, 'p'},
+		{"shape", 1, 0, 's'},          {"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'},
+		{"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},     {"apiserver-pid", 1, 0, 'a'},
+		{"events", 1, 0, 'e'},         {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
+		{"foreign", 1, 0, 'f'},        {"encoding", 1, 0, 'E'},   {0, 0, 0, 0}};
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
-		case 'k': C.kubeconfig = optarg; break;
-		case 'n': C.nodes = atoi(optarg); break;
-		case 'p': C.pods = atoi(optarg); break;
-		case 's': C.shape = optarg; break;
-		case 'c': C.contenders = optarg; break;
-		case 'r': C.raw_conns = atoi(optarg); break;
-		case 'K': C.kube_scheduler = optarg; break;
-		case 'd': C.daemon = optarg; break;
-		case 'a': C.apiserver_pid = atoi(optarg); break;
-		case 'e': C.events = strcmp(optarg, "false") != 0; break;
-		case 'o': C.out = optarg; break;
-		case 'f': C.foreign = atoi(optarg); break;
-		case 'E': C.encoding = optarg; break;
-		default: usage(); return o == 'h' ? 0 : 2;
+		case 'k':
+			C.kubeconfig = optarg;
+			break;
+		case 'n':
+			C.nodes = atoi(optarg);
+			break;
+		case 'p':
+			C.pods = atoi(optarg);
+			break;
+		case 's':
+			C.shape = optarg;
+			break;
+		case 'c':
+			C.contenders = optarg;
+			break;
+		case 'r':
+			C.raw_conns = atoi(optarg);
+			break;
+		case 'K':
+			C.kube_scheduler = optarg;
+			break;
+		case 'd':
+			C.daemon = optarg;
+			break;
+		case 'a':
+			C.apiserver_pid = atoi(optarg);
+			break;
+		case 'e':
+			C.events = strcmp(optarg, "false") != 0;
+			break;
+		case 'o':
+			C.out = optarg;
+			break;
+		case 'f':
+			C.foreign = atoi(optarg);
+			break;
+		case 'E':
+			C.encoding = optarg;
+			break;
+		default:
+			usage();
+			return o == 'h' ? 0 : 2;
 		}
 	}
 	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 || C.foreign < 0 ||
@@ -747,8 +795,8 @@ int main(int argc, char **argv)
 	}
 	uv_loop_init(&loop);
 	/* protobuf: the bench's own watch (the same for every contender) costs the apiserver less. */
-	struct gs_kube_opts ko = {.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench",
-				  .protobuf = 1};
+	struct gs_kube_opts ko = {
+		.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench", .protobuf = 1};
 	if (gs_kube_new(&loop, &ko, &kube, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
