@@ -246,10 +246,14 @@ layering:
 	@scripts/checksrc.py layering
 
 # bench/: each contender on the same pending pods, against the local control plane (docs/performance.md);
-# gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default).
+# gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default). Then, on a
+# fresh control plane, one all-or-nothing gang of 1,000 members (--shape gang: the time from the last
+# member's creation to the gang bound; kube-scheduler has no gangs and is not run).
 BENCH_ARGS ?=
+BENCH_GANG_ARGS ?= --out build/bench-gang
 bench: all
 	bench/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
+	bench/bench.sh --nodes 1000 --pods 1000 --shape gang --contenders raw,gpu-scheduler $(BENCH_GANG_ARGS)
 
 # The scale sweep (1k..20k pods, 100 and 1,000 nodes, events on and off): build/bench-full/summary.md.
 bench-full: all
@@ -261,6 +265,7 @@ bench-webhook: all
 
 bench-smoke: all
 	bench/bench.sh --nodes 20 --pods 200 --shape mixed --contenders raw,gpu-scheduler $(BENCH_ARGS)
+	bench/bench.sh --nodes 10 --pods 20 --shape gang --gang-hold 1500 --contenders raw,gpu-scheduler --out build/bench-smoke-gang
 
 # The local demo (README): a real control plane, kubelets node1..node4 with containerd, gpu-scheduler
 # deployed from its image, and the example StatefulSet Running. As root.

@@ -3,9 +3,9 @@
  * from a watch, on one apiserver, in one run (only same-run ratios mean anything).
  *
  *   build/gpu-scheduler-bench --kubeconfig build/cluster/kubeconfig --nodes 100 --pods 2000 \
- *       [--shape sts|per-pod|mixed] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
+ *       [--shape sts|per-pod|mixed|gang] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
  *       [--raw-conns 32] [--kube-scheduler PATH] [--apiserver-pid PID] [--events=false] [--out DIR]
- *       [--foreign N] [--encoding protobuf,json]
+ *       [--foreign N] [--encoding protobuf,json] [--gang-hold MS]
  *
  * Contenders:
  *   raw                 the bench POSTs the Bindings itself over --raw-conns connections, no logic:
@@ -25,6 +25,23 @@
  * pods wait, the rest must all bind). Pod i goes to node bn-(i mod N) with GPU (i div N) mod 8, and
  * every pod carries gpu-scheduler.io/allow-shared-devices: "true": beyond 8 pods per node, devices
  * are shared (bare pods are each their own owner for the device ledger).
+ *
+ * Shape gang: the pods are the members of one all-or-nothing gang (gpu-scheduler.io/placement:
+ * all-or-nothing, gang-size the map's count: every pod), all named g0-I and carrying one map of
+ * --pods lines, spread over the nodes as above, with one owner: a ConfigMap "gang" made in the
+ * namespace first (a real object, or the garbage collector would delete pods owned by nothing), named
+ * by a controller ownerReference on every pod. Here the contender starts first, on an empty namespace
+ * (gpu-scheduler: the bench waits until its log says both caches synced); then the bench creates every
+ * member but the last, waits --gang-hold ms (default 2000: the contender has seen them all), and
+ * creates the last. The clock starts when the last member's create returned (the bench's clock, not
+ * its creationTimestamp, which has whole seconds) and stops when the last member is seen bound:
+ * "seconds", pods/s and the latencies measure the gang's binding from its completion. Any member seen
+ * bound before the last member's create was sent fails the run. The raw binder, which knows nothing of
+ * gangs either, binds every member once the last create returned: the ceiling of the same handing out
+ * with no logic. kube-scheduler is skipped (1.20 has no gangs: it would bind members as they come,
+ * which measures nothing a gang needs). The apiserver's CPU and requests are counted from the last
+ * create on (the gang's binding); the contender's CPU and RSS over its whole run (start, every
+ * member read and reserved, the binding).
  *
  * --foreign N: N pods of another scheduler, bound at creation to the nodes in turn (10m cpu, 16Mi),
  * in their own namespace for the whole run: what every contender has to list, watch and count.
@@ -51,7 +68,7 @@
 
 struct cfg {
 	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon, *encoding;
-	int nodes, pods, raw_conns, apiserver_pid, events, foreign;
+	int nodes, pods, raw_conns, apiserver_pid, events, foreign, gang_hold_ms;
 };
 
 #define REQ_KINDS 256 /* kinds seen in a run: ~100 on an idle 1.20 apiserver */
@@ -64,23 +81,27 @@ struct req_counts {
 };
 
 struct run {
-	const char *name;      /* the contender; "gpu-scheduler-json" is gpu-scheduler speaking JSON */
+	const char *name; /* the contender; "gpu-scheduler-json" is gpu-scheduler speaking JSON */
 	char ns[64];
-	int expected;          /* pods that can bind */
-	int64_t *created_ns;   /* per pod: when its POST returned */
-	int64_t *bound_ns;     /* per pod: when the watch first showed spec.nodeName */
+	int expected;        /* pods that can bind */
+	int64_t *created_ns; /* per pod: when its POST returned */
+	int64_t *bound_ns;   /* per pod: when the watch first showed spec.nodeName */
 	int bound;
-	int wrong;             /* pods bound to a node other than their map's, or that should wait */
+	int wrong; /* pods bound to a node other than their map's, or that should wait */
 	int64_t t0, t_end;
-	int64_t t0_wall_ms;    /* t0 on the wall clock, to compare with the contender's log */
-	double ready_s;        /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
+	int64_t t0_wall_ms; /* t0 on the wall clock, to compare with the contender's log */
+	double ready_s;     /* gpu-scheduler: start to both caches synced, from its log; < 0 unknown */
 	double cpu_s, apiserver_cpu_s;
 	struct req_counts requests; /* what the apiserver served while this contender ran (a delta) */
 	long rss_kb;
 	uint64_t rchar, wchar; /* bytes the contender read and wrote (its network traffic, TLS included) */
 	int ok;
-	int *series;           /* bound count per 100 ms since t0 */
+	int *series; /* bound count per 100 ms since t0 */
 	int n_series;
+	/* The gang shape: when the first member's create was sent and when the last one's was (a member
+	 * exists no earlier than that), and the owner's uid. */
+	int64_t first_sent_ns, last_sent_ns;
+	char owner_uid[64];
 };
 
 static uv_loop_t loop;
@@ -89,6 +110,18 @@ static struct cfg C;
 static int pending; /* requests in flight */
 static int failures;
 static char last_err[256];
+
+/* The gang shape: one all-or-nothing gang of every pod (see the top of this file). */
+static int is_gang(void)
+{
+	return !strcmp(C.shape, "gang");
+}
+
+/* Pods per group gK-I sharing one map: the whole gang in the gang shape. */
+static int group_size(void)
+{
+	return is_gang() ? C.pods : GROUP;
+}
 
 /* ---- requests ----------------------------------------------------------------------------------- */
 
@@ -140,10 +173,11 @@ static void make_nodes(void)
 		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d", i);
 		send_json("PATCH", path, "{\"spec\":{\"taints\":null}}", "application/merge-patch+json", NULL);
 		snprintf(path, sizeof(path), "/api/v1/nodes/bn-%d/status", i);
-		snprintf(body, sizeof(body),
-			 "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
-			 "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
-			 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Bench\"}]}}");
+		snprintf(
+			body, sizeof(body),
+			"{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			"\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"1000\",\"nvidia.com/gpu\":\"8\"},"
+			"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Bench\"}]}}");
 		send_json("PATCH", path, body, "application/merge-patch+json", NULL);
 	}
 	wait_all("node status", 2 * C.nodes);
@@ -169,48 +203,111 @@ static void append_map_line(struct gs_buf *b, int j, int i)
 	gs_buf_printf(b, "%d=%s:%d\\n", j, node, dev);
 }
 
-static void make_pods(struct run *r, int kube_sched)
+/* What a gang member's metadata carries beside its name and map: the placement annotation (into ann)
+ * and the controller ownerReference to the run's owner (into owner). Nothing in the other shapes. */
+static void gang_metadata(const struct run *r, struct gs_buf *ann, struct gs_buf *owner)
+{
+	if (!is_gang())
+		return;
+	gs_buf_printf(ann, ",\"gpu-scheduler.io/placement\":\"all-or-nothing\"");
+	gs_buf_printf(owner,
+		      ",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"gang\","
+		      "\"uid\":\"%s\",\"controller\":true}]",
+		      r->owner_uid);
+}
+
+/* Creates pods [from, to) and waits for every answer; r->created_ns[i] is when pod i's returned. */
+static void make_pods(struct run *r, int kube_sched, int from, int to)
 {
 	char path[256];
-	struct gs_buf map, body;
+	struct gs_buf map, body, ann, owner;
+	int group = group_size();
 	gs_buf_init(&map, 0);
 	gs_buf_init(&body, 0);
+	gs_buf_init(&ann, 0);
+	gs_buf_init(&owner, 0);
+	gang_metadata(r, &ann, &owner);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", r->ns);
-	r->expected = 0;
-	for (int i = 0; i < C.pods; i++) {
-		int g = i / GROUP, j = i % GROUP;
+	for (int i = from; i < to; i++) {
+		int g = i / group, j = i % group;
 		char node[64];
 		int dev;
-		int missing = pod_target(i, node, sizeof(node), &dev);
-		r->expected += !missing;
+		pod_target(i, node, sizeof(node), &dev);
 		gs_buf_reset(&map);
 		if (!strcmp(C.shape, "per-pod")) {
 			append_map_line(&map, j, i);
 		} else {
-			int first = g * GROUP, last = first + GROUP < C.pods ? first + GROUP : C.pods;
+			int first = g * group, last = first + group < C.pods ? first + group : C.pods;
 			for (int k = first; k < last; k++)
 				append_map_line(&map, k - first, k);
 		}
 		gs_buf_reset(&body);
-		gs_buf_printf(&body,
-			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\",\"annotations\":"
-			      "{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"}},"
-			      "\"spec\":{\"schedulerName\":\"%s\","
-			      "\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
-			      "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
-			      "\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
-			      g, j, map.data, kube_sched ? "default-scheduler" : !strcmp(r->name, "raw") ? "gsb-nobody" : "gpu-scheduler",
-			      kube_sched ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"" : "", kube_sched ? node : "",
-			      kube_sched ? "\"}," : "", dev);
+		gs_buf_printf(
+			&body,
+			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\"%s,\"annotations\":"
+			"{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"%s}},"
+			"\"spec\":{\"schedulerName\":\"%s\","
+			"\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
+			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
+			"\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"%d\"}]}]}}",
+			g, j, owner.data ? owner.data : "", map.data, ann.data ? ann.data : "",
+			kube_sched                ? "default-scheduler"
+			: !strcmp(r->name, "raw") ? "gsb-nobody"
+						  : "gpu-scheduler",
+			kube_sched ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"" : "", kube_sched ? node : "",
+			kube_sched ? "\"}," : "", dev);
+		if (i == from && !r->first_sent_ns)
+			r->first_sent_ns = bench_now_ns();
+		if (i == C.pods - 1)
+			r->last_sent_ns = bench_now_ns();
 		send_json("POST", path, body.data, NULL, &r->created_ns[i]);
 		if (pending >= 256) /* keep memory flat: at most 256 bodies queued */
 			while (pending >= 128)
 				uv_run(&loop, UV_RUN_ONCE);
-		bench_progress("pods", i + 1 - pending, C.pods);
+		bench_progress("pods", i + 1 - from - pending, to - from);
 	}
-	wait_all("pods", C.pods);
+	wait_all("pods", to - from);
 	gs_buf_free(&map);
 	gs_buf_free(&body);
+	gs_buf_free(&ann);
+	gs_buf_free(&owner);
+}
+
+/* Pods that can bind (their map names a node that exists). */
+static int expected_bound(void)
+{
+	int n = 0;
+	for (int i = 0; i < C.pods; i++) {
+		char node[64];
+		int dev;
+		n += !pod_target(i, node, sizeof(node), &dev);
+	}
+	return n;
+}
+
+/* The gang's owner: ConfigMap "gang" in r->ns, its uid into r->owner_uid. 0, or -1 with a message. */
+static int make_owner(struct run *r)
+{
+	char path[256];
+	struct gs_buf body;
+	int rc = -1;
+	gs_buf_init(&body, 0);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", r->ns);
+	int status = bench_request(&loop, kube, "POST", path,
+				   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"gang\"}}",
+				   NULL, &body);
+	const char *u = status / 100 == 2 && body.data ? strstr(body.data, "\"uid\":\"") : NULL;
+	size_t n = u ? strcspn(u + 7, "\"") : 0;
+	if (n && n < sizeof(r->owner_uid)) {
+		memcpy(r->owner_uid, u + 7, n);
+		r->owner_uid[n] = '\0';
+		rc = 0;
+	} else {
+		fprintf(stderr, "%s: cannot create the gang's owner (%d): %.200s\n", r->name, status,
+			body.data ? body.data : "");
+	}
+	gs_buf_free(&body);
+	return rc;
 }
 
 /* Pods of another scheduler, bound at creation (spec.nodeName), in namespace ns. */
@@ -224,12 +321,13 @@ static void make_foreign(const char *ns)
 	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	for (int i = 0; i < C.foreign; i++) {
-		snprintf(body, sizeof(body),
-			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f-%d\"},\"spec\":{"
-			 "\"nodeName\":\"bn-%d\",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
-			 "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"resources\":{\"requests\":"
-			 "{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
-			 i, i % C.nodes);
+		snprintf(
+			body, sizeof(body),
+			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f-%d\"},\"spec\":{"
+			"\"nodeName\":\"bn-%d\",\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,"
+			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"resources\":{\"requests\":"
+			"{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+			i, i % C.nodes);
 		send_json("POST", path, body, NULL, NULL);
 		if (pending >= 256)
 			while (pending >= 128)
@@ -250,7 +348,7 @@ static void w_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj,
 	int g, j;
 	if (!r || !p->node_name || sscanf(p->name, "g%d-%d", &g, &j) != 2)
 		return;
-	int i = g * GROUP + j;
+	int i = g * group_size() + j;
 	if (i < 0 || i >= C.pods || r->bound_ns[i])
 		return;
 	r->bound_ns[i] = bench_now_ns();
@@ -346,7 +444,7 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 	if (!strncmp(r->name, "gpu-scheduler", 13)) {
 		args[n++] = (char *)C.daemon;
 		args[n++] = !strcmp(r->name, "gpu-scheduler-json") ? "--kube-api-content-type=json"
-								  : "--kube-api-content-type=protobuf";
+								   : "--kube-api-content-type=protobuf";
 		args[n++] = "--kubeconfig";
 		args[n++] = (char *)C.kubeconfig;
 		args[n++] = "--no-webhook";
@@ -372,7 +470,8 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 		{.flags = UV_INHERIT_FD, .data.fd = fd},
 		{.flags = UV_INHERIT_FD, .data.fd = fd},
 	};
-	uv_process_options_t po = {.file = args[0], .args = args, .stdio = stdio, .stdio_count = 3, .exit_cb = on_proc_exit};
+	uv_process_options_t po = {
+		.file = args[0], .args = args, .stdio = stdio, .stdio_count = 3, .exit_cb = on_proc_exit};
 	int rc = uv_spawn(&loop, proc, &po);
 	close(fd);
 	return rc;
@@ -390,11 +489,12 @@ static double log_ready_s(const char *log, int64_t t0_wall_ms)
 	while (fgets(line, sizeof(line), f) && !(nodes_ms && pods_ms)) {
 		struct tm tm = {0};
 		int ms;
-		int64_t *slot = strstr(line, "info  nodes synced: ") ? &nodes_ms
-			      : strstr(line, "info  pods synced: ")  ? &pods_ms
-								     : NULL;
-		if (!slot || *slot || sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-					     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		int64_t *slot = strstr(line, "info  nodes synced: ")  ? &nodes_ms
+				: strstr(line, "info  pods synced: ") ? &pods_ms
+								      : NULL;
+		if (!slot || *slot ||
+		    sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+			   &tm.tm_min, &tm.tm_sec, &ms) != 7)
 			continue;
 		tm.tm_year -= 1900;
 		tm.tm_mon -= 1;
@@ -414,11 +514,12 @@ static void raw_bind_all(struct run *r)
 		int dev;
 		if (pod_target(i, node, sizeof(node), &dev))
 			continue;
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/g%d-%d/binding", r->ns, i / GROUP, i % GROUP);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/g%d-%d/binding", r->ns, i / group_size(),
+			 i % group_size());
 		snprintf(body, sizeof(body),
 			 "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"g%d-%d\"},"
 			 "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"%s\"}}",
-			 i / GROUP, i % GROUP, node);
+			 i / group_size(), i % group_size(), node);
 		send_json("POST", path, body, NULL, NULL);
 	}
 }
@@ -428,23 +529,99 @@ static void on_proc_exit(uv_process_t *p, int64_t status, int sig)
 	uv_close((uv_handle_t *)p, NULL);
 }
 
+/* Runs the loop for ms milliseconds. */
+static void run_for_ms(int64_t ms)
+{
+	for (int64_t until = bench_now_ns() + ms * 1000000; bench_now_ns() < until;) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		usleep(2000);
+	}
+}
+
+/* What the apiserver has served and spent so far, for the deltas of a run. */
+static void apiserver_sample(struct req_counts *req, double *cpu_s)
+{
+	read_requests(req);
+	if (C.apiserver_pid)
+		bench_proc_usage(C.apiserver_pid, cpu_s, NULL);
+}
+
+/*
+ * The gang shape, once the contender runs: waits until gpu-scheduler says both caches synced (log, or
+ * NULL for the raw binder), creates every member but the last, waits --gang-hold ms, samples the
+ * apiserver (into req0, api_cpu0) and creates the last member. The clock r->t0 starts when its create
+ * returned. -1 when gpu-scheduler did not get ready within a minute.
+ */
+static int gang_arrive(struct run *r, const char *log, struct req_counts *req0, double *api_cpu0)
+{
+	for (int64_t until = bench_now_ns() + 60000000000LL; log && r->ready_s < 0; run_for_ms(50)) {
+		r->ready_s = log_ready_s(log, r->t0_wall_ms);
+		if (r->ready_s < 0 && bench_now_ns() > until) {
+			fprintf(stderr, "%s: not ready after 60 s (see %s)\n", r->name, log);
+			return -1;
+		}
+	}
+	make_pods(r, 0, 0, C.pods - 1);
+	run_for_ms(C.gang_hold_ms);
+	apiserver_sample(req0, api_cpu0);
+	make_pods(r, 0, C.pods - 1, C.pods);
+	r->t0 = r->created_ns[C.pods - 1];
+	return 0;
+}
+
+/* Until every pod that can bind is bound or the deadline: the bound count every 100 ms into
+ * r->series, the contender's CPU, RSS and bytes (proc: NULL for the raw binder). */
+static void measure(struct run *r, uv_process_t *proc)
+{
+	int64_t deadline = r->t0 + (int64_t)(60 + C.pods / 20) * 1000000000LL;
+	r->n_series = 0;
+	r->series = calloc(100000, sizeof(int));
+	while (r->bound < r->expected && bench_now_ns() < deadline) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		int slot = (int)((bench_now_ns() - r->t0) / 100000000);
+		while (r->n_series <= slot && r->n_series < 100000)
+			r->series[r->n_series++] = r->bound;
+		if (proc) {
+			bench_proc_usage(proc->pid, &r->cpu_s, &r->rss_kb);
+			bench_proc_io(proc->pid, &r->rchar, &r->wchar);
+		}
+		bench_progress(r->name, r->bound, r->expected);
+		usleep(2000);
+	}
+	r->t_end = bench_now_ns();
+	if (r->n_series < 100000) /* the last slot holds the final count */
+		r->series[r->n_series++] = r->bound;
+}
+
+/* Members seen bound before the last member's create was sent (the gang shape; 0 in the others). */
+static int bound_early(const struct run *r)
+{
+	int n = 0;
+	for (int i = 0; is_gang() && i < C.pods; i++)
+		n += r->bound_ns[i] && r->bound_ns[i] < r->last_sent_ns;
+	return n;
+}
+
 static void run_one(struct run *r)
 {
 	char log[512];
 	snprintf(r->ns, sizeof(r->ns), "gsb-%s-%04x", r->name, (unsigned)(bench_now_ns() & 0xffff));
 	r->created_ns = calloc((size_t)C.pods, sizeof(int64_t));
 	r->bound_ns = calloc((size_t)C.pods, sizeof(int64_t));
-	if (bench_namespace_create(&loop, kube, r->ns, NULL) < 0) {
+	if (bench_namespace_create(&loop, kube, r->ns, NULL) < 0 || (is_gang() && make_owner(r) < 0)) {
 		failures++;
 		return; /* r->ok stays 0 */
 	}
-	int kube_sched = !strncmp(r->name, "kube-scheduler", 14);
+	int kube_sched = !strncmp(r->name, "kube-scheduler", 14), raw = !strcmp(r->name, "raw");
 	fprintf(stderr, "== %s: namespace %s\n", r->name, r->ns);
-	make_pods(r, kube_sched);
+	r->expected = expected_bound();
+	if (!is_gang())
+		make_pods(r, kube_sched, 0, C.pods);
 
 	char wpath[128];
 	snprintf(wpath, sizeof(wpath), "/api/v1/namespaces/%s/pods", r->ns);
-	struct gs_watch_opts wo = {.kind = GS_OBJ_POD, .path = wpath, .map_annotation = "gpu-scheduling-map", .seed = 1};
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_POD, .path = wpath, .map_annotation = "gpu-scheduling-map", .seed = 1};
 	struct gs_watch_handlers wh = {.upsert = w_upsert, .remove = w_remove, .synced = w_synced};
 	struct gs_watch *w;
 	watching = r;
@@ -455,9 +632,7 @@ static void run_one(struct run *r)
 
 	double api_cpu0 = 0, api_cpu1 = 0;
 	struct req_counts req0;
-	read_requests(&req0);
-	if (C.apiserver_pid)
-		bench_proc_usage(C.apiserver_pid, &api_cpu0, NULL);
+	apiserver_sample(&req0, &api_cpu0);
 	uv_process_t proc;
 	int spawned = 0;
 	r->t0 = bench_now_ns();
@@ -465,10 +640,8 @@ static void run_one(struct run *r)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	r->t0_wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
 	r->ready_s = -1;
-	if (!strcmp(r->name, "raw")) {
-		raw_bind_all(r);
-	} else {
-		snprintf(log, sizeof(log), "%s/%s.log", C.out, r->name);
+	snprintf(log, sizeof(log), "%s/%s.log", C.out, r->name);
+	if (!raw) {
 		int rc = spawn_contender(r, &proc, log);
 		if (rc < 0) {
 			fprintf(stderr, "%s: cannot start: %s\n", r->name, uv_strerror(rc));
@@ -477,33 +650,22 @@ static void run_one(struct run *r)
 		}
 		spawned = 1;
 	}
-	int64_t deadline = r->t0 + (int64_t)(60 + C.pods / 20) * 1000000000LL;
-	r->n_series = 0;
-	r->series = calloc(100000, sizeof(int));
-	while (r->bound < r->expected && bench_now_ns() < deadline) {
-		uv_run(&loop, UV_RUN_NOWAIT);
-		int slot = (int)((bench_now_ns() - r->t0) / 100000000);
-		while (r->n_series <= slot && r->n_series < 100000)
-			r->series[r->n_series++] = r->bound;
-		if (spawned) {
-			bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
-			bench_proc_io(proc.pid, &r->rchar, &r->wchar);
-		}
-		bench_progress(r->name, r->bound, r->expected);
-		usleep(2000);
+	if (is_gang() && gang_arrive(r, raw ? NULL : log, &req0, &api_cpu0) < 0) {
+		r->t_end = r->t0;
+		goto stop;
 	}
-	r->t_end = bench_now_ns();
-	if (r->n_series < 100000) /* the last slot holds the final count */
-		r->series[r->n_series++] = r->bound;
+	if (raw)
+		raw_bind_all(r);
+	measure(r, spawned ? &proc : NULL);
 	/* A second more: anything bound now was bound wrongly (the pods left wait for missing nodes). */
-	for (int64_t until = bench_now_ns() + 1000000000LL; bench_now_ns() < until;) {
-		uv_run(&loop, UV_RUN_NOWAIT);
-		usleep(2000);
-	}
-	r->ok = r->bound == r->expected && r->wrong == 0;
+	run_for_ms(1000);
+	int early = bound_early(r);
+	r->ok = r->bound == r->expected && r->wrong == 0 && early == 0;
 	if (r->wrong)
 		fprintf(stderr, "\n%s: %d pods bound where their map does not say\n", r->name, r->wrong);
-	if (!r->ok)
+	if (early)
+		fprintf(stderr, "\n%s: %d gang members bound before the last member was created\n", r->name, early);
+	if (r->bound != r->expected)
 		fprintf(stderr, "\n%s: only %d of %d bound before the deadline\n", r->name, r->bound, r->expected);
 	if (C.apiserver_pid) {
 		bench_proc_usage(C.apiserver_pid, &api_cpu1, NULL);
@@ -511,6 +673,7 @@ static void run_one(struct run *r)
 	}
 	read_requests(&r->requests);
 	requests_delta(&r->requests, &req0);
+stop:
 	if (spawned) {
 		bench_proc_usage(proc.pid, &r->cpu_s, &r->rss_kb);
 		bench_proc_io(proc.pid, &r->rchar, &r->wchar);
@@ -531,6 +694,66 @@ out:
 
 /* ---- report ------------------------------------------------------------------------------------- */
 
+/* The gang shape's figures of one run, in ms from the last member's create returned (r->t0). */
+struct gang_figures {
+	double first_ms, last_ms; /* the first and the last member seen bound */
+	double create_ms;         /* the first member's create sent to the last-but-one's returned */
+	double last_create_ms;    /* the last member's create, sent to returned */
+	int early;                /* members bound before the last member's create was sent */
+};
+
+static void gang_figures(const struct run *r, struct gang_figures *f)
+{
+	int64_t first = 0, last = 0, made = 0;
+	for (int i = 0; i < C.pods; i++) {
+		if (r->bound_ns[i] && (!first || r->bound_ns[i] < first))
+			first = r->bound_ns[i];
+		if (r->bound_ns[i] > last)
+			last = r->bound_ns[i];
+		if (i < C.pods - 1 && r->created_ns[i] > made)
+			made = r->created_ns[i];
+	}
+	f->first_ms = first ? (double)(first - r->t0) / 1e6 : -1;
+	f->last_ms = last ? (double)(last - r->t0) / 1e6 : -1;
+	f->create_ms = made ? (double)(made - r->first_sent_ns) / 1e6 : 0;
+	f->last_create_ms = (double)(r->t0 - r->last_sent_ns) / 1e6;
+	f->early = bound_early(r);
+}
+
+/* ,"gang":{...} for results.json, or ,"gang":null outside the gang shape. */
+static void gang_json(FILE *js, const struct run *r)
+{
+	struct gang_figures f;
+	if (!is_gang() || !r->last_sent_ns) {
+		fprintf(js, ",\"gang\":null");
+		return;
+	}
+	gang_figures(r, &f);
+	fprintf(js,
+		",\"gang\":{\"members\":%d,\"hold_ms\":%d,\"create_ms\":%.1f,\"last_create_ms\":%.1f,"
+		"\"first_bound_ms\":%.1f,\"last_bound_ms\":%.1f,\"bound_before_last\":%d}",
+		C.pods, C.gang_hold_ms, f.create_ms, f.last_create_ms, f.first_ms, f.last_ms, f.early);
+}
+
+/* The gang shape's lines under the table: from the last member's creation to its gang bound. */
+static void gang_report(const struct run *runs, int n)
+{
+	if (!is_gang())
+		return;
+	printf("\nall-or-nothing gang of %d members (one owner), the last created %d ms after the others; from its create "
+	       "returned (the bench's clock) to the first and the last member seen bound:\n",
+	       C.pods, C.gang_hold_ms);
+	for (int k = 0; k < n; k++) {
+		struct gang_figures f;
+		if (!runs[k].last_sent_ns)
+			continue;
+		gang_figures(&runs[k], &f);
+		printf("  %-20s first %9.1f ms, last %9.1f ms; %d bound before the last member existed "
+		       "(members 0..%d created in %.0f ms, the last create took %.1f ms)\n",
+		       runs[k].name, f.first_ms, f.last_ms, f.early, C.pods - 2, f.create_ms, f.last_create_ms);
+	}
+}
+
 static void report(struct run *runs, int n)
 {
 	char path[512];
@@ -539,9 +762,8 @@ static void report(struct run *runs, int n)
 	int64_t *lat = malloc(sizeof(int64_t) * (size_t)C.pods);
 	snprintf(path, sizeof(path), "%s/results.json", C.out);
 	FILE *js = fopen(path, "w");
-	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"foreign_pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[", C.nodes,
-		C.pods, C.foreign, C.shape,
-		C.events ? "true" : "false");
+	fprintf(js, "{\"nodes\":%d,\"pods\":%d,\"foreign_pods\":%d,\"shape\":\"%s\",\"events\":%s,\"contenders\":[",
+		C.nodes, C.pods, C.foreign, C.shape, C.events ? "true" : "false");
 	printf("\n%d pods (%s), %d nodes, %d pods of another scheduler, %s\n", C.pods, C.shape, C.nodes, C.foreign,
 	       C.events ? "events on" : "events off");
 	printf("%-20s %8s %8s %10s %9s %9s %9s %10s %9s %10s %10s %8s %8s\n", "contender", "ok", "ready s", "seconds",
@@ -572,25 +794,30 @@ static void report(struct run *runs, int n)
 		}
 		double kib_in = r->bound ? (double)r->rchar / 1024 / r->bound : 0;
 		printf("%-20s %8s %8s %10.2f %9.0f %9.1f %9.1f %10.1f %9.1f %10.1f %10.1f %8.2f %8.2f\n", r->name,
-		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99), cpu_us,
-		       (double)r->rss_kb / 1024, kib_in, api_us, raw_tp ? tp[k] / raw_tp : 0, ks_tp ? tp[k] / ks_tp : 0);
+		       r->ok ? "yes" : "NO", ready, secs, tp[k], bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.99),
+		       cpu_us, (double)r->rss_kb / 1024, kib_in, api_us, raw_tp ? tp[k] / raw_tp : 0,
+		       ks_tp ? tp[k] / ks_tp : 0);
 		fprintf(js,
 			"%s{\"name\":\"%s\",\"ok\":%s,\"bound\":%d,\"expected\":%d,\"seconds\":%.3f,\"pods_per_s\":%.1f,"
 			"\"p50_ms\":%.1f,\"p90_ms\":%.1f,\"p99_ms\":%.1f,\"cpu_s\":%.3f,\"cpu_us_per_pod\":%.1f,\"peak_rss_kb\":%ld,"
 			"\"apiserver_cpu_s\":%.3f,\"ready_s\":%s,\"read_bytes\":%llu,\"written_bytes\":%llu,"
 			"\"apiserver_requests\":{",
-			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k], bench_pct_ms(lat, m, 0.5),
-			bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s, cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js,
-			(unsigned long long)r->rchar, (unsigned long long)r->wchar);
+			k ? "," : "", r->name, r->ok ? "true" : "false", r->bound, r->expected, secs, tp[k],
+			bench_pct_ms(lat, m, 0.5), bench_pct_ms(lat, m, 0.9), bench_pct_ms(lat, m, 0.99), r->cpu_s,
+			cpu_us, r->rss_kb, r->apiserver_cpu_s, ready_js, (unsigned long long)r->rchar,
+			(unsigned long long)r->wchar);
 		for (int q = 0, first = 1; q < r->requests.n; q++) {
 			if (r->requests.v[q] <= 0)
 				continue;
 			fprintf(js, "%s\"%s\":%.0f", first ? "" : ",", r->requests.key[q], r->requests.v[q]);
 			first = 0;
 		}
-		fprintf(js, "}}");
+		fprintf(js, "}");
+		gang_json(js, &runs[k]);
+		fprintf(js, "}");
 	}
 	fprintf(js, "]}\n");
+	gang_report(runs, n);
 	/* gpu-scheduler in both encodings in this run: protobuf against JSON. */
 	const struct run *pb = NULL, *js_run = NULL;
 	for (int k = 0; k < n; k++) {
@@ -636,21 +863,23 @@ static void report(struct run *runs, int n)
 	for (int t = 0; t < longest; t++) {
 		fprintf(csv, "%.1f", t / 10.0);
 		for (int k = 0; k < n; k++)
-			fprintf(csv, ",%d", runs[k].n_series ? runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1] : 0);
+			fprintf(csv, ",%d",
+				runs[k].n_series ? runs[k].series[t < runs[k].n_series ? t : runs[k].n_series - 1] : 0);
 		fprintf(csv, "\n");
 	}
 	fclose(csv);
 
 	if (access("/usr/bin/gnuplot", X_OK) == 0) {
 		char cmd[2048];
-		int len = snprintf(cmd, sizeof(cmd),
-				   "gnuplot -e \"set terminal png size 900,500; set output '%s/bound.png'; set datafile separator ',';"
-				   " set key autotitle columnhead left top; set xlabel 'seconds'; set ylabel 'pods bound';"
-				   " set title '%d pods, %d nodes (%s)'; plot ",
-				   C.out, C.pods, C.nodes, C.shape);
+		int len = snprintf(
+			cmd, sizeof(cmd),
+			"gnuplot -e \"set terminal png size 900,500; set output '%s/bound.png'; set datafile separator ',';"
+			" set key autotitle columnhead left top; set xlabel 'seconds'; set ylabel 'pods bound';"
+			" set title '%d pods, %d nodes (%s)'; plot ",
+			C.out, C.pods, C.nodes, C.shape);
 		for (int k = 0; k < n; k++)
-			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, "%s'%s/bound.csv' using 1:%d with lines lw 2",
-					k ? ", " : "", C.out, k + 2);
+			len += snprintf(cmd + len, sizeof(cmd) - (size_t)len,
+					"%s'%s/bound.csv' using 1:%d with lines lw 2", k ? ", " : "", C.out, k + 2);
 		snprintf(cmd + len, sizeof(cmd) - (size_t)len, "\"");
 		if (system(cmd) != 0)
 			fprintf(stderr, "gnuplot failed\n");
@@ -692,44 +921,95 @@ static int contender_names(const char **out, int max)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed]\n"
-			"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
-			"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
-			"  [--foreign N] [--encoding protobuf,json]\n");
+	fprintf(stderr,
+		"usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed|gang]\n"
+		"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
+		"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
+		"  [--foreign N] [--encoding protobuf,json] [--gang-hold MS]\n");
 }
 
 int main(int argc, char **argv)
 {
-	C = (struct cfg){.shape = "sts", .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
-			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler", .out = "build/bench",
-			 .daemon = "build/gpu-scheduler", .encoding = "protobuf,json", .nodes = 100, .pods = 1000, .raw_conns = 32, .events = 1};
-	static const struct option lo[] = {
-		{"kubeconfig", 1, 0, 'k'}, {"nodes", 1, 0, 'n'},  {"pods", 1, 0, 'p'},          {"shape", 1, 0, 's'},
-		{"contenders", 1, 0, 'c'}, {"raw-conns", 1, 0, 'r'}, {"kube-scheduler", 1, 0, 'K'}, {"daemon", 1, 0, 'd'},
-		{"apiserver-pid", 1, 0, 'a'}, {"events", 1, 0, 'e'}, {"out", 1, 0, 'o'},        {"help", 0, 0, 'h'},
-		{"foreign", 1, 0, 'f'},    {"encoding", 1, 0, 'E'},
-		{0, 0, 0, 0}};
+	C = (struct cfg){.shape = "sts",
+			 .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
+			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler",
+			 .out = "build/bench",
+			 .daemon = "build/gpu-scheduler",
+			 .encoding = "protobuf,json",
+			 .nodes = 100,
+			 .pods = 1000,
+			 .raw_conns = 32,
+			 .events = 1,
+			 .gang_hold_ms = 2000};
+	static const struct option lo[] = {{"kubeconfig", 1, 0, 'k'},
+					   {"nodes", 1, 0, 'n'},
+					   {"pods", 1, 0, 'p'},
+					   {"shape", 1, 0, 's'},
+					   {"contenders", 1, 0, 'c'},
+					   {"raw-conns", 1, 0, 'r'},
+					   {"kube-scheduler", 1, 0, 'K'},
+					   {"daemon", 1, 0, 'd'},
+					   {"apiserver-pid", 1, 0, 'a'},
+					   {"events", 1, 0, 'e'},
+					   {"out", 1, 0, 'o'},
+					   {"help", 0, 0, 'h'},
+					   {"foreign", 1, 0, 'f'},
+					   {"encoding", 1, 0, 'E'},
+					   {"gang-hold", 1, 0, 'G'},
+					   {0, 0, 0, 0}};
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
-		case 'k': C.kubeconfig = optarg; break;
-		case 'n': C.nodes = atoi(optarg); break;
-		case 'p': C.pods = atoi(optarg); break;
-		case 's': C.shape = optarg; break;
-		case 'c': C.contenders = optarg; break;
-		case 'r': C.raw_conns = atoi(optarg); break;
-		case 'K': C.kube_scheduler = optarg; break;
-		case 'd': C.daemon = optarg; break;
-		case 'a': C.apiserver_pid = atoi(optarg); break;
-		case 'e': C.events = strcmp(optarg, "false") != 0; break;
-		case 'o': C.out = optarg; break;
-		case 'f': C.foreign = atoi(optarg); break;
-		case 'E': C.encoding = optarg; break;
-		default: usage(); return o == 'h' ? 0 : 2;
+		case 'k':
+			C.kubeconfig = optarg;
+			break;
+		case 'n':
+			C.nodes = atoi(optarg);
+			break;
+		case 'p':
+			C.pods = atoi(optarg);
+			break;
+		case 's':
+			C.shape = optarg;
+			break;
+		case 'c':
+			C.contenders = optarg;
+			break;
+		case 'r':
+			C.raw_conns = atoi(optarg);
+			break;
+		case 'K':
+			C.kube_scheduler = optarg;
+			break;
+		case 'd':
+			C.daemon = optarg;
+			break;
+		case 'a':
+			C.apiserver_pid = atoi(optarg);
+			break;
+		case 'e':
+			C.events = strcmp(optarg, "false") != 0;
+			break;
+		case 'o':
+			C.out = optarg;
+			break;
+		case 'f':
+			C.foreign = atoi(optarg);
+			break;
+		case 'E':
+			C.encoding = optarg;
+			break;
+		case 'G':
+			C.gang_hold_ms = atoi(optarg);
+			break;
+		default:
+			usage();
+			return o == 'h' ? 0 : 2;
 		}
 	}
-	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 || C.foreign < 0 ||
-	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed"))) {
+	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 || C.foreign < 0 || C.gang_hold_ms < 0 ||
+	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed") && !is_gang()) ||
+	    (is_gang() && C.pods < 2)) {
 		usage();
 		return 2;
 	}
@@ -747,8 +1027,8 @@ int main(int argc, char **argv)
 	}
 	uv_loop_init(&loop);
 	/* protobuf: the bench's own watch (the same for every contender) costs the apiserver less. */
-	struct gs_kube_opts ko = {.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench",
-				  .protobuf = 1};
+	struct gs_kube_opts ko = {
+		.kc = &kc, .max_conns = (unsigned)C.raw_conns, .user_agent = "gpu-scheduler-bench", .protobuf = 1};
 	if (gs_kube_new(&loop, &ko, &kube, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -767,6 +1047,12 @@ int main(int argc, char **argv)
 	for (int k = 0; k < m; k++) {
 		if (!strncmp(names[k], "kube-scheduler", 14) && access(C.kube_scheduler, X_OK) != 0) {
 			fprintf(stderr, "%s: %s not found, skipped\n", names[k], C.kube_scheduler);
+			continue;
+		}
+		if (!strncmp(names[k], "kube-scheduler", 14) && is_gang()) {
+			fprintf(stderr,
+				"%s: no all-or-nothing gangs in kube-scheduler 1.20, skipped for --shape gang\n",
+				names[k]);
 			continue;
 		}
 		memset(&runs[n], 0, sizeof(runs[n]));

@@ -34,6 +34,28 @@ sys.exit(not (raw["apiserver_requests"].get("POST pods/binding") == raw["expecte
 check "the raw binder has no ready time" grep -q '"name":"raw"[^}]*"ready_s":null' "$out/results.json"
 check "the fake nodes are gone" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
 
+# One all-or-nothing gang of 20 members (--shape gang): the contender runs first, 19 members come, then
+# the last 1.5 s later. Every member must end bound where its map says and none before the last member's
+# create was sent (the bench fails the run otherwise: ok false). The raw binder binds them all once the
+# last exists; gpu-scheduler must hold them (its log: the gang committed once, all 20 together).
+gout=$GS_TEST_LOGS/$T_NAME-gang
+rm -rf "$gout"
+check "bench-smoke: a 20-member all-or-nothing gang on 10 nodes, raw and gpu-scheduler (protobuf, then JSON)" \
+	"$GS_BUILD_DIR/gpu-scheduler-bench" --kubeconfig "$KUBECONFIG" --nodes 10 --pods 20 --shape gang --gang-hold 1500 \
+	--contenders raw,gpu-scheduler --encoding protobuf,json --daemon "$GS_DAEMON_BIN" --out "$gout"
+check "gang: every member bound, none before the last member existed (raw, gpu-scheduler, gpu-scheduler-json)" python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["contenders"]}
+sys.exit(not (sorted(c) == ["gpu-scheduler", "gpu-scheduler-json", "raw"]
+              and all(x["ok"] and x["bound"] == x["expected"] == 20 and x["gang"]["members"] == 20
+                      and x["gang"]["bound_before_last"] == 0 and x["gang"]["first_bound_ms"] >= 0
+                      for x in c.values())))' "$gout/results.json"
+for enc in gpu-scheduler gpu-scheduler-json; do
+	check "gang: $enc committed the gang once, 20 members" \
+		equals 1 grep -c 'gang gsb-[^ ]*/ConfigMap gang: committing 20 members' "$gout/$enc.log"
+done
+check "the fake nodes are gone (gang)" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
+
 wout=$GS_TEST_LOGS/$T_NAME-webhook
 rm -rf "$wout"
 check "webhook bench: 300 reviews at 200/s and closed loop, 4 x 40 pod creates" \
