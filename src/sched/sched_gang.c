@@ -125,9 +125,9 @@ void gs_sched__gang_reserve(struct gs_sched *s, struct gs_sched__pod *p, struct 
 	struct gs_sched__gang *g = p->gang;
 
 	GS_ASSERT(g && !p->reserved);
+	p->reserved = 1; /* first: the agent's conflict check, which the use may run, skips reservations */
 	gs_sched__pod_reserve(s, p, n);
 	n->n_reserved++;
-	p->reserved = 1;
 	g->n_reserved++;
 	if (!g->resting && (long)g->n_reserved >= g->size && !gs_list_linked(&g->rlink)) {
 		gs_list_insert_tail(&s->gangs_ready, &g->rlink);
