@@ -173,3 +173,12 @@ int gs_buf_read_file(const char *path, size_t max, char **out, size_t *len)
 	*len = n;
 	return 0;
 }
+
+int gs_buf_append_json_field(struct gs_buf *b, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	if (gs_buf_printf(b, ",\"%s\":", key) < 0)
+		return -E2BIG;
+	return gs_buf_append_json_str(b, value);
+}

@@ -41,6 +41,8 @@ int gs_buf_printf(struct gs_buf *b, const char *fmt, ...) __attribute__((format(
 int gs_buf_vprintf(struct gs_buf *b, const char *fmt, va_list ap);
 /* Appends s as a JSON string literal, quotes included. */
 int gs_buf_append_json_str(struct gs_buf *b, const char *s);
+/* ,"key":"value" with value as gs_buf_append_json_str writes it; nothing for a NULL value. 0 or <0. */
+int gs_buf_append_json_field(struct gs_buf *b, const char *key, const char *value);
 /* Makes room for n more bytes; 0, -E2BIG or -ENOMEM. */
 int gs_buf_reserve(struct gs_buf *b, size_t n);
 /* Drops the first n bytes (n <= len: GS_ASSERT). */

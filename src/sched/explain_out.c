@@ -13,19 +13,9 @@ static const char *outcome_name(enum gs_explain_outcome o)
 	return o == GS_EXPLAIN_PASS ? "pass" : o == GS_EXPLAIN_FAIL ? "fail" : "skipped";
 }
 
-static int64_t age_s(int64_t created_ms, int64_t now_ms)
+int64_t gs_explain_age_s(int64_t created_ms, int64_t now_ms)
 {
 	return created_ms > 0 && now_ms > created_ms ? (now_ms - created_ms) / 1000 : 0;
-}
-
-/* ,"key":"value" (value JSON-escaped); nothing for a NULL value. */
-static int json_str(struct gs_buf *b, const char *key, const char *v)
-{
-	if (!v)
-		return 0;
-	if (gs_buf_printf(b, ",\"%s\":", key) < 0)
-		return -E2BIG;
-	return gs_buf_append_json_str(b, v);
 }
 
 /* The fields one pod's summary and its full explanation share. */
@@ -33,23 +23,23 @@ static int pod_fields(struct gs_buf *b, const struct gs_sched_pod_info *p, int64
 {
 	int r = gs_buf_append_str(b, "{\"namespace\":");
 	r |= gs_buf_append_json_str(b, p->ns);
-	r |= json_str(b, "name", p->name);
-	r |= json_str(b, "uid", p->uid);
-	r |= json_str(b, "state", gs_pod_state_name(p->state));
+	r |= gs_buf_append_json_field(b, "name", p->name);
+	r |= gs_buf_append_json_field(b, "uid", p->uid);
+	r |= gs_buf_append_json_field(b, "state", gs_pod_state_name(p->state));
 	if (p->state == GS_POD_WAITING) {
-		r |= json_str(b, "reason", gs_wait_reason_name(p->reason));
-		r |= json_str(b, "message", p->message);
+		r |= gs_buf_append_json_field(b, "reason", gs_wait_reason_name(p->reason));
+		r |= gs_buf_append_json_field(b, "message", p->message);
 	}
 	if (p->index >= 0)
 		r |= gs_buf_printf(b, ",\"index\":%ld", p->index);
 	if (p->node) {
-		r |= json_str(b, "node", p->node);
+		r |= gs_buf_append_json_field(b, "node", p->node);
 		if (p->resolved && strcmp(p->resolved, p->node) != 0)
-			r |= json_str(b, "resolvedNode", p->resolved);
-		r |= json_str(b, "devices", p->devices);
+			r |= gs_buf_append_json_field(b, "resolvedNode", p->resolved);
+		r |= gs_buf_append_json_field(b, "devices", p->devices);
 	}
 	r |= gs_buf_printf(b, ",\"priority\":%" PRId64 ",\"ageSeconds\":%" PRId64, p->priority,
-			   age_s(p->created_ms, now_ms));
+			   gs_explain_age_s(p->created_ms, now_ms));
 	return r < 0 ? -E2BIG : 0;
 }
 
@@ -61,7 +51,7 @@ int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
 		return 0;
 	r = gs_buf_append_str(b, ",\"gang\":{\"owner\":");
 	r |= gs_buf_append_json_str(b, g->kind);
-	r |= json_str(b, "name", g->name);
+	r |= gs_buf_append_json_field(b, "name", g->name);
 	r |= gs_buf_printf(b, ",\"size\":%ld,\"members\":%zu,\"fitting\":%zu,\"state\":\"%s\",\"timeouts\":%u", g->size,
 			   g->members, g->fitting,
 			   g->ran       ? "placed"
@@ -71,7 +61,7 @@ int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
 	if (!g->ran)
 		r |= gs_buf_printf(b, ",\"secondsLeft\":%" PRId64, (g->left_ms + 999) / 1000);
 	if (g->blockers)
-		r |= json_str(b, "blockedBy", g->blockers);
+		r |= gs_buf_append_json_field(b, "blockedBy", g->blockers);
 	return r | gs_buf_append_str(b, "}");
 }
 
@@ -103,17 +93,17 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	int r = pod_fields(b, p, now_ms);
 
 	if (p->index >= 0)
-		r |= json_str(b, "indexSource", gs_index_source_name(p->index_source));
+		r |= gs_buf_append_json_field(b, "indexSource", gs_index_source_name(p->index_source));
 	if (p->node) {
 		snprintf(entry, sizeof(entry), "%ld=%s:%s", p->index, p->node, p->devices);
 		r |= gs_buf_printf(b, ",\"mapLine\":%d", p->map_line);
-		r |= json_str(b, "entry", entry);
+		r |= gs_buf_append_json_field(b, "entry", entry);
 	}
-	r |= json_str(b, "boundNode", e->bound_node);
+	r |= gs_buf_append_json_field(b, "boundNode", e->bound_node);
 	r |= gs_buf_printf(b, ",\"attempts\":%u", p->attempts);
 	if (e->verdict != GS_WAIT_NONE) {
-		r |= json_str(b, "verdict", gs_wait_reason_name(e->verdict));
-		r |= json_str(b, "waitsFor", gs_wait_reason_retry(e->verdict));
+		r |= gs_buf_append_json_field(b, "verdict", gs_wait_reason_name(e->verdict));
+		r |= gs_buf_append_json_field(b, "waitsFor", gs_wait_reason_retry(e->verdict));
 	}
 	r |= gs_buf_append_str(b, ",\"checks\":[");
 	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
@@ -121,9 +111,9 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, "%s{\"name\":\"%s\",\"outcome\":\"%s\"", i ? "," : "", gs_explain_check_name(i),
 				   outcome_name(c->outcome));
 		if (c->outcome == GS_EXPLAIN_FAIL)
-			r |= json_str(b, "reason", gs_wait_reason_name(c->reason));
+			r |= gs_buf_append_json_field(b, "reason", gs_wait_reason_name(c->reason));
 		if (c->msg[0])
-			r |= json_str(b, "message", c->msg);
+			r |= gs_buf_append_json_field(b, "message", c->msg);
 		r |= gs_buf_append_str(b, "}");
 	}
 	r |= gs_buf_append_str(b, "],\"holders\":[");
@@ -131,19 +121,19 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		const struct gs_explain_holder *h = &e->holders[i];
 		r |= gs_buf_printf(b, "%s{\"device\":", i ? "," : "");
 		r |= gs_buf_append_json_str(b, h->device);
-		r |= json_str(b, "pod", h->pod);
-		r |= json_str(b, "owner", h->owner);
+		r |= gs_buf_append_json_field(b, "pod", h->pod);
+		r |= gs_buf_append_json_field(b, "owner", h->owner);
 		r |= gs_buf_printf(b, ",\"sameOwner\":%s,\"shared\":%s", h->same_owner ? "true" : "false",
 				   h->shared ? "true" : "false");
 		if (h->ignored)
-			r |= json_str(b, "ignoredClaim", h->ignored);
+			r |= gs_buf_append_json_field(b, "ignoredClaim", h->ignored);
 		if (h->plugin_id)
-			r |= json_str(b, "devicePluginId", h->plugin_id);
+			r |= gs_buf_append_json_field(b, "devicePluginId", h->plugin_id);
 		r |= gs_buf_append_str(b, "}");
 	}
 	r |= gs_buf_append_str(b, "]");
 	if (e->agent)
-		r |= json_str(b, "agent", e->agent);
+		r |= gs_buf_append_json_field(b, "agent", e->agent);
 	r |= gs_explain_gang_json(b, &e->gang);
 	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
@@ -195,7 +185,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 {
 	const struct gs_sched_pod_info *p = &e->pod;
 	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
-			      p->name, p->uid, age_s(p->created_ms, now_ms), p->priority);
+			      p->name, p->uid, gs_explain_age_s(p->created_ms, now_ms), p->priority);
 
 	if (p->index >= 0)
 		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index,

@@ -41,6 +41,8 @@ int gs_explain_pending_json(const struct gs_sched_pending *p, int64_t now_ms, st
  * (not placed),"blockedBy":"..." (when any)}, nothing when g->size is 0; text: its lines after a blank
  * one, nothing when g->size is 0.
  */
+/* Whole seconds from created_ms to now_ms, 0 when either is unknown or now is before it. */
+int64_t gs_explain_age_s(int64_t created_ms, int64_t now_ms);
 int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g);
 int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g);
 

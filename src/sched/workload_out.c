@@ -10,21 +10,6 @@
 
 #include "sched/explain_out.h"
 
-static int64_t age_s(int64_t created_ms, int64_t now_ms)
-{
-	return created_ms > 0 && now_ms > created_ms ? (now_ms - created_ms) / 1000 : 0;
-}
-
-/* ,"key":"value" (value JSON-escaped); nothing for a NULL value. */
-static int json_str(struct gs_buf *b, const char *key, const char *v)
-{
-	if (!v)
-		return 0;
-	if (gs_buf_printf(b, ",\"%s\":", key) < 0)
-		return -E2BIG;
-	return gs_buf_append_json_str(b, v);
-}
-
 const char *gs_workload_row_state(const struct gs_sched_workload_row *x)
 {
 	return x->created ? gs_pod_state_name(x->pod.state) : "NOT_CREATED";
@@ -43,21 +28,21 @@ static int row_json(struct gs_buf *b, const struct gs_sched_workload_row *x, int
 	r |= x->index >= 0 ? gs_buf_printf(b, "\"index\":%ld,", x->index) : 0;
 	r |= gs_buf_printf(b, "\"state\":\"%s\"", gs_workload_row_state(x));
 	if (x->created) {
-		r |= json_str(b, "pod", p->name);
-		r |= json_str(b, "uid", p->uid);
+		r |= gs_buf_append_json_field(b, "pod", p->name);
+		r |= gs_buf_append_json_field(b, "uid", p->uid);
 		if (p->state == GS_POD_WAITING) {
-			r |= json_str(b, "reason", gs_wait_reason_name(p->reason));
-			r |= json_str(b, "message", p->message);
+			r |= gs_buf_append_json_field(b, "reason", gs_wait_reason_name(p->reason));
+			r |= gs_buf_append_json_field(b, "message", p->message);
 		}
 	}
-	r |= json_str(b, "node", x->node);
+	r |= gs_buf_append_json_field(b, "node", x->node);
 	if (x->created && x->node && p->node && strcmp(x->node, p->node) != 0)
-		r |= json_str(b, "mapNode", p->node);
-	r |= json_str(b, "devices", x->devices);
+		r |= gs_buf_append_json_field(b, "mapNode", p->node);
+	r |= gs_buf_append_json_field(b, "devices", x->devices);
 	if (x->map_line)
 		r |= gs_buf_printf(b, ",\"mapLine\":%d", x->map_line);
 	if (x->created)
-		r |= gs_buf_printf(b, ",\"ageSeconds\":%" PRId64, age_s(p->created_ms, now_ms));
+		r |= gs_buf_printf(b, ",\"ageSeconds\":%" PRId64, gs_explain_age_s(p->created_ms, now_ms));
 	r |= gs_buf_append_str(b, "}");
 	return r < 0 ? -E2BIG : 0;
 }
@@ -73,12 +58,12 @@ int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct g
 	int r = gs_buf_append_str(b, "{\"kind\":");
 
 	r |= gs_buf_append_json_str(b, w->kind);
-	r |= json_str(b, "namespace", w->ns);
-	r |= json_str(b, "name", w->name);
-	r |= json_str(b, "ownerUid", w->owner_uid);
+	r |= gs_buf_append_json_field(b, "namespace", w->ns);
+	r |= gs_buf_append_json_field(b, "name", w->name);
+	r |= gs_buf_append_json_field(b, "ownerUid", w->owner_uid);
 	r |= gs_buf_printf(b, ",\"map\":{\"from\":\"%s\",\"entries\":%zu", map_from_name(w->map_from), w->map_entries);
 	if (w->map_error[0])
-		r |= json_str(b, "error", w->map_error);
+		r |= gs_buf_append_json_field(b, "error", w->map_error);
 	r |= gs_buf_printf(b, "},\"pods\":%zu,\"notCreated\":%zu,\"byState\":{", w->pods, w->not_created);
 	for (int i = 0; i < GS_POD__COUNT; i++)
 		r |= gs_buf_printf(b, "%s\"%s\":%zu", i ? "," : "", gs_pod_state_name(i), w->by_state[i]);
@@ -123,7 +108,7 @@ static void row_cells(const struct gs_sched_workload_row *x, int64_t now_ms, cha
 	else
 		snprintf(index, 24, "-");
 	if (x->created)
-		age_text(age, 24, age_s(p->created_ms, now_ms));
+		age_text(age, 24, gs_explain_age_s(p->created_ms, now_ms));
 	else
 		snprintf(age, 24, "-");
 	cell[COL_INDEX] = index;
