@@ -169,10 +169,10 @@ FUZZ_LLHTTP  := $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_admission_SRC   := src/webhook/admission.c src/webhook/jsonpatch.c src/sched/gang.c src/sched/map.c src/sched/map_cache.c \
 			src/sched/checks.c src/sched/objects.c src/core/buf.c src/core/log.c src/core/hmap.c src/core/alloc.c \
 			src/core/json_nul.c
-FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
+FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
-			src/k8s/decode.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
+			src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
 FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c

@@ -2,11 +2,12 @@
  * decode.c: see decode.h and docs/k8s-decode.md (quantities and times: decode_scalar.c).
  *
  * cJSON builds the whole tree of one event or one list page; we then walk only the fixed paths we
- * need. The reading helpers below share one rule: absent or null is "not there" (0 returned, output
+ * need with the reading helpers of decode_json.h: absent or null is "not there" (0 returned, output
  * NULL), the wrong JSON type is an error that names the field.
  */
 #include "k8s/decode.h"
 #include "k8s/decode_items.h"
+#include "k8s/decode_json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,141 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json_nul.h"
 #include "core/log.h"
 #include "sched/gang.h"
 #include "sched/inuse.h"
 
-/* Where an error goes, and which object it is about ("pod default/web-0"). */
-struct dctx {
-	char *err;
-	size_t errlen;
-	char what[320];
-};
-
-__attribute__((format(printf, 2, 3))) static int dfail(struct dctx *d, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	int r = gs_decode__vfail(d->err, d->errlen, d->what, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-static int dnomem(struct dctx *d)
-{
-	return gs_decode__nomem(d->err, d->errlen, d->what);
-}
-
-/* ---- reading helpers ----------------------------------------------------------------------------- */
-
-/*
- * The helpers take the field's parent path and key and name the field as "path.key" ("spec" and
- * "nodeName": spec.nodeName; a top-level field has the path ""), formatted only on failure.
- */
-#define DOT(path) ((path)[0] ? "." : "")
-
-/* obj[key], or NULL when obj is not an object, the key is absent, or its value is null. */
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-	if (!cJSON_IsObject(obj))
-		return NULL;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsNull(v) ? NULL : v;
-}
-
-static int get_obj(struct dctx *d, const cJSON *parent, const char *key, const char *path, const cJSON **out)
-{
-	const cJSON *v = get(parent, key);
-	*out = NULL;
-	if (v && !cJSON_IsObject(v))
-		return dfail(d, "%s%s%s is not an object", path, DOT(path), key);
-	*out = v;
-	return 0;
-}
-
-static int get_arr(struct dctx *d, const cJSON *parent, const char *key, const char *path, const cJSON **out)
-{
-	const cJSON *v = get(parent, key);
-	*out = NULL;
-	if (v && !cJSON_IsArray(v))
-		return dfail(d, "%s%s%s is not a list", path, DOT(path), key);
-	*out = v;
-	return 0;
-}
-
-/* A string borrowed from the tree. */
-static int get_sref(struct dctx *d, const cJSON *parent, const char *key, const char *path, const char **out)
-{
-	const cJSON *v = get(parent, key);
-	*out = NULL;
-	if (v && !cJSON_IsString(v))
-		return dfail(d, "%s%s%s is not a string", path, DOT(path), key);
-	*out = v ? v->valuestring : NULL;
-	return 0;
-}
-
-/* A string copied out (malloc'ed). */
-static int get_str(struct dctx *d, const cJSON *parent, const char *key, const char *path, char **out)
-{
-	const char *s;
-	int r = get_sref(d, parent, key, path, &s);
-	*out = NULL;
-	if (r < 0 || !s)
-		return r;
-	*out = strdup(s);
-	return *out ? 0 : dnomem(d);
-}
-
-static int get_bool(struct dctx *d, const cJSON *parent, const char *key, const char *path, int *out)
-{
-	const cJSON *v = get(parent, key);
-	*out = 0;
-	if (v && !cJSON_IsBool(v))
-		return dfail(d, "%s%s%s is not a boolean", path, DOT(path), key);
-	*out = cJSON_IsTrue(v);
-	return 0;
-}
-
-/*
- * An integer in [lo, hi]; absent leaves *out alone (the caller's default). cJSON holds numbers as
- * doubles: a fraction is refused, and 2^63 (what 9223372036854775807 becomes) reads as INT64_MAX.
- */
-static int get_int(struct dctx *d, const cJSON *parent, const char *key, const char *path, int64_t lo, int64_t hi,
-		   int64_t *out)
-{
-	const cJSON *v = get(parent, key);
-	double x;
-	int64_t i;
-
-	if (!v)
-		return 0;
-	x = v->valuedouble;
-	if (!cJSON_IsNumber(v) || x != x)
-		return dfail(d, "%s%s%s is not an integer", path, DOT(path), key);
-	if (x < (double)lo || x > (double)hi)
-		return dfail(d, "%s%s%s %g is out of range", path, DOT(path), key, x);
-	i = x >= 0x1p63 ? INT64_MAX : (int64_t)x;
-	if ((double)i != x)
-		return dfail(d, "%s%s%s is not an integer", path, DOT(path), key);
-	*out = i;
-	return 0;
-}
-
 /* map[key] where map is a string->string object (labels, annotations), borrowed. */
-static int get_map_sref(struct dctx *d, const cJSON *map, const char *key, const char *mapname, const char **out)
+static int get_map_sref(struct gs_dctx *d, const cJSON *map, const char *key, const char *mapname, const char **out)
 {
-	const cJSON *v = key ? get(map, key) : NULL;
+	const cJSON *v = key ? gs_dctx_get(map, key) : NULL;
 	*out = NULL;
 	if (v && !cJSON_IsString(v))
-		return dfail(d, "%s[\"%.64s\"] is not a string", mapname, key);
+		return gs_dctx_fail(d, "%s[\"%.64s\"] is not a string", mapname, key);
 	*out = v ? v->valuestring : NULL;
 	return 0;
 }
 
 /* The same, copied out. */
-static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const char *mapname, char **out)
+static int get_map_str(struct gs_dctx *d, const cJSON *map, const char *key, const char *mapname, char **out)
 {
 	const char *s;
 	int r = get_map_sref(d, map, key, mapname, &s);
@@ -156,7 +39,7 @@ static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const 
 	if (r < 0 || !s)
 		return r;
 	*out = strdup(s);
-	return *out ? 0 : dnomem(d);
+	return *out ? 0 : gs_dctx_nomem(d);
 }
 
 /* ---- resource lists ------------------------------------------------------------------------------ */
@@ -167,7 +50,7 @@ static int get_map_str(struct dctx *d, const cJSON *map, const char *key, const 
  * sorted (encoding/json), so while they come sorted (*sorted) a name past the last one is new without
  * a search, and a long list stays linear.
  */
-static int set_ext(struct dctx *d, struct gs_resources *out, const char *name, int64_t v, int *sorted)
+static int set_ext(struct gs_dctx *d, struct gs_resources *out, const char *name, int64_t v, int *sorted)
 {
 	if (out->n_ext > 0 && !(*sorted && strcmp(name, out->ext[out->n_ext - 1].name) > 0)) {
 		*sorted = 0;
@@ -179,7 +62,7 @@ static int set_ext(struct dctx *d, struct gs_resources *out, const char *name, i
 		}
 	}
 	if (!(out->ext[out->n_ext].name = strdup(name)))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	out->ext[out->n_ext++].value = v;
 	return 0;
 }
@@ -188,29 +71,31 @@ static int set_ext(struct dctx *d, struct gs_resources *out, const char *name, i
  * parent[key], a resource list (name -> quantity string), into *out (zeroed). cpu in millicores, the
  * rest in whole units, all rounded up; extended resources are counted first so ext is allocated once.
  */
-static int decode_resources(struct dctx *d, const cJSON *parent, const char *key, const char *path,
+static int decode_resources(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path,
 			    struct gs_resources *out)
 {
 	const cJSON *list, *q;
 	int n = 0, sorted = 1, r;
 
-	if ((r = get_obj(d, parent, key, path, &list)) < 0 || !list)
+	if ((r = gs_dctx_get_obj(d, parent, key, path, &list)) < 0 || !list)
 		return r;
 	cJSON_ArrayForEach(q, list)
 		n += !cJSON_IsNull(q) && gs_decode_res_kind(q->string, strlen(q->string)) == GS_RES_EXT;
 	if (n && !(out->ext = calloc((size_t)n, sizeof(*out->ext))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	cJSON_ArrayForEach(q, list) {
 		enum gs_res_kind k = gs_decode_res_kind(q->string, strlen(q->string));
 		int64_t v;
 		if (cJSON_IsNull(q))
 			continue;
 		if (!cJSON_IsString(q))
-			return dfail(d, "%s%s%s[\"%.64s\"] is not a string", path, DOT(path), key, q->string);
+			return gs_dctx_fail(d, "%s%s%s[\"%.64s\"] is not a string", path, GS_DCTX_DOT(path), key,
+					    q->string);
 		r = gs_decode_res_set(out, k, q->valuestring, &v);
 		if (r < 0)
-			return dfail(d, "%s%s%s[\"%.64s\"] \"%.40s\" is %s", path, DOT(path), key, q->string,
-				     q->valuestring, r == -ERANGE ? "out of range" : "not a quantity");
+			return gs_dctx_fail(d, "%s%s%s[\"%.64s\"] \"%.40s\" is %s", path, GS_DCTX_DOT(path), key,
+					    q->string, q->valuestring,
+					    r == -ERANGE ? "out of range" : "not a quantity");
 		if (k == GS_RES_EXT && (r = set_ext(d, out, q->string, v, &sorted)) < 0)
 			return r;
 	}
@@ -221,27 +106,28 @@ static int decode_resources(struct dctx *d, const cJSON *parent, const char *key
 
 /* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is
  * absent: that pair is left out. */
-static int decode_labels(struct dctx *d, const cJSON *parent, const char *key, const char *path, struct gs_label **out,
-			 int *n_out)
+static int decode_labels(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path,
+			 struct gs_label **out, int *n_out)
 {
 	const cJSON *map, *v;
 	int n, r;
 
-	if ((r = get_obj(d, parent, key, path, &map)) < 0 || !map || (n = cJSON_GetArraySize(map)) == 0)
+	if ((r = gs_dctx_get_obj(d, parent, key, path, &map)) < 0 || !map || (n = cJSON_GetArraySize(map)) == 0)
 		return r;
 	if (!(*out = calloc((size_t)n, sizeof(**out))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	cJSON_ArrayForEach(v, map) {
 		struct gs_label *l = &(*out)[*n_out];
 		if (cJSON_IsNull(v))
 			continue;
 		if (!cJSON_IsString(v))
-			return dfail(d, "%s%s%s[\"%.64s\"] is not a string", path, DOT(path), key, v->string);
+			return gs_dctx_fail(d, "%s%s%s[\"%.64s\"] is not a string", path, GS_DCTX_DOT(path), key,
+					    v->string);
 		if (!(l->key = strdup(v->string)))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 		(*n_out)++;
 		if (!(l->value = strdup(v->valuestring)))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 	}
 	if (*n_out == 0) {
 		free(*out);
@@ -269,19 +155,20 @@ static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "
 
 /* One matchExpressions (field 0) or matchFields (field 1) entry; key is required (the apiserver
  * requires it, and a requirement on no key could not be shown). */
-static int decode_sel_req(struct dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out)
+static int decode_sel_req(struct gs_dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out)
 {
 	const cJSON *vals, *v;
 	const char *op;
 	int i = 0, n, r;
 
 	if (!cJSON_IsObject(q))
-		return dfail(d, "%s is not an object", path);
-	if ((r = get_str(d, q, "key", path, &out->key)) < 0 || (r = get_sref(d, q, "operator", path, &op)) < 0 ||
-	    (r = get_arr(d, q, "values", path, &vals)) < 0)
+		return gs_dctx_fail(d, "%s is not an object", path);
+	if ((r = gs_dctx_get_str(d, q, "key", path, &out->key)) < 0 ||
+	    (r = gs_dctx_get_sref(d, q, "operator", path, &op)) < 0 ||
+	    (r = gs_dctx_get_arr(d, q, "values", path, &vals)) < 0)
 		return r;
 	if (!out->key)
-		return dfail(d, "%s.key is missing", path);
+		return gs_dctx_fail(d, "%s.key is missing", path);
 	out->field = field;
 	out->op = GS_SEL_INVALID;
 	for (size_t k = 0; op && k < sizeof(sel_ops) / sizeof(sel_ops[0]); k++) {
@@ -293,13 +180,13 @@ static int decode_sel_req(struct dctx *d, const cJSON *q, const char *path, int 
 	if (!vals || (n = cJSON_GetArraySize(vals)) == 0)
 		return 0;
 	if (!(out->values = calloc((size_t)n, sizeof(*out->values))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	out->n_values = n;
 	cJSON_ArrayForEach(v, vals) {
 		if (!cJSON_IsString(v))
-			return dfail(d, "%s.values[%d] is not a string", path, i);
+			return gs_dctx_fail(d, "%s.values[%d] is not a string", path, i);
 		if (!(out->values[i++] = strdup(v->valuestring)))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 	}
 	return 0;
 }
@@ -307,7 +194,7 @@ static int decode_sel_req(struct dctx *d, const cJSON *q, const char *path, int 
 #define REQUIRED_KEY      "requiredDuringSchedulingIgnoredDuringExecution"
 #define REQUIRED_AFFINITY "spec.affinity.nodeAffinity." REQUIRED_KEY
 
-static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct gs_sel_term *out)
+static int decode_term(struct gs_dctx *d, const cJSON *t, const char *path, struct gs_sel_term *out)
 {
 	static const char *const lists[] = {"matchExpressions", "matchFields"};
 	const cJSON *arr[2], *q;
@@ -315,12 +202,13 @@ static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct 
 	int n, j = 0, r;
 
 	if (!cJSON_IsObject(t))
-		return dfail(d, "%s is not an object", path);
-	if ((r = get_arr(d, t, lists[0], path, &arr[0])) < 0 || (r = get_arr(d, t, lists[1], path, &arr[1])) < 0)
+		return gs_dctx_fail(d, "%s is not an object", path);
+	if ((r = gs_dctx_get_arr(d, t, lists[0], path, &arr[0])) < 0 ||
+	    (r = gs_dctx_get_arr(d, t, lists[1], path, &arr[1])) < 0)
 		return r;
 	n = cJSON_GetArraySize(arr[0]) + cJSON_GetArraySize(arr[1]);
 	if (gs_decode__term_reqs(out, n) < 0)
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	for (int l = 0; l < 2; l++) {
 		int i = 0;
 		cJSON_ArrayForEach(q, arr[l]) {
@@ -333,22 +221,22 @@ static int decode_term(struct dctx *d, const cJSON *t, const char *path, struct 
 }
 
 /* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms. */
-static int decode_affinity(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+static int decode_affinity(struct gs_dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	const cJSON *aff, *na, *req, *terms, *t;
 	char path[160];
 	int i = 0, n, r;
 
-	if ((r = get_obj(d, spec, "affinity", "spec", &aff)) < 0 ||
-	    (r = get_obj(d, aff, "nodeAffinity", "spec.affinity", &na)) < 0 ||
-	    (r = get_obj(d, na, REQUIRED_KEY, "spec.affinity.nodeAffinity", &req)) < 0 || !req)
+	if ((r = gs_dctx_get_obj(d, spec, "affinity", "spec", &aff)) < 0 ||
+	    (r = gs_dctx_get_obj(d, aff, "nodeAffinity", "spec.affinity", &na)) < 0 ||
+	    (r = gs_dctx_get_obj(d, na, REQUIRED_KEY, "spec.affinity.nodeAffinity", &req)) < 0 || !req)
 		return r;
 	out->has_affinity = 1;
-	if ((r = get_arr(d, req, "nodeSelectorTerms", REQUIRED_AFFINITY, &terms)) < 0 || !terms ||
+	if ((r = gs_dctx_get_arr(d, req, "nodeSelectorTerms", REQUIRED_AFFINITY, &terms)) < 0 || !terms ||
 	    (n = cJSON_GetArraySize(terms)) == 0)
 		return r;
 	if (!(out->terms = calloc((size_t)n, sizeof(*out->terms))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	out->n_terms = n;
 	cJSON_ArrayForEach(t, terms) {
 		snprintf(path, sizeof(path), REQUIRED_AFFINITY ".nodeSelectorTerms[%d]", i);
@@ -363,36 +251,38 @@ static int decode_affinity(struct dctx *d, const cJSON *spec, struct gs_pod_obj 
  * nothing in Kubernetes (ToleratesTaint): it is dropped. tolerationSeconds <= 0 means "evict at once"
  * and is kept as 0, so that -1 stays "absent".
  */
-static int decode_tolerations(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+static int decode_tolerations(struct gs_dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	const cJSON *arr, *t;
 	char path[48];
 	int i = 0, n, r;
 
-	if ((r = get_arr(d, spec, "tolerations", "spec", &arr)) < 0 || !arr || (n = cJSON_GetArraySize(arr)) == 0)
+	if ((r = gs_dctx_get_arr(d, spec, "tolerations", "spec", &arr)) < 0 || !arr ||
+	    (n = cJSON_GetArraySize(arr)) == 0)
 		return r;
 	if (!(out->tolerations = calloc((size_t)n, sizeof(*out->tolerations))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	cJSON_ArrayForEach(t, arr) {
 		struct gs_toleration *o = &out->tolerations[out->n_tolerations];
 		const char *key, *op, *value, *effect;
 		int64_t secs = 0;
 		snprintf(path, sizeof(path), "spec.tolerations[%d]", i++);
 		if (!cJSON_IsObject(t))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, t, "key", path, &key)) < 0 || (r = get_sref(d, t, "operator", path, &op)) < 0 ||
-		    (r = get_sref(d, t, "value", path, &value)) < 0 ||
-		    (r = get_sref(d, t, "effect", path, &effect)) < 0 ||
-		    (r = get_int(d, t, "tolerationSeconds", path, INT64_MIN, INT64_MAX, &secs)) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if ((r = gs_dctx_get_sref(d, t, "key", path, &key)) < 0 ||
+		    (r = gs_dctx_get_sref(d, t, "operator", path, &op)) < 0 ||
+		    (r = gs_dctx_get_sref(d, t, "value", path, &value)) < 0 ||
+		    (r = gs_dctx_get_sref(d, t, "effect", path, &effect)) < 0 ||
+		    (r = gs_dctx_get_int(d, t, "tolerationSeconds", path, INT64_MIN, INT64_MAX, &secs)) < 0)
 			return r;
 		if (op && *op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
 			continue;
 		o->exists = op && strcmp(op, "Exists") == 0;
 		o->effect = effect_of(effect, GS_EFFECT_ALL);
-		o->seconds = !get(t, "tolerationSeconds") ? -1 : secs < 0 ? 0 : secs;
+		o->seconds = !gs_dctx_get(t, "tolerationSeconds") ? -1 : secs < 0 ? 0 : secs;
 		out->n_tolerations++;
 		if ((key && *key && !(o->key = strdup(key))) || (value && !(o->value = strdup(value))))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 	}
 	if (out->n_tolerations == 0) {
 		free(out->tolerations);
@@ -404,26 +294,27 @@ static int decode_tolerations(struct dctx *d, const cJSON *spec, struct gs_pod_o
 /* ---- pods ---------------------------------------------------------------------------------------- */
 
 /* c is a container object at cpath ("spec.containers[1]"). */
-static int fold_container(struct dctx *d, const cJSON *c, const char *cpath, struct gs_decode__cuda_fold *f)
+static int fold_container(struct gs_dctx *d, const cJSON *c, const char *cpath, struct gs_decode__cuda_fold *f)
 {
 	char path[96];
 	const cJSON *env, *e;
 	int j = 0, state = 0; /* 0 unset, 1 literal, 2 valueFrom */
 	const char *val = NULL;
 
-	if (get_arr(d, c, "env", cpath, &env) < 0)
+	if (gs_dctx_get_arr(d, c, "env", cpath, &env) < 0)
 		return -EINVAL;
 	cJSON_ArrayForEach(e, env) {
 		const char *name, *v;
 		const cJSON *from;
 		snprintf(path, sizeof(path), "%s.env[%d]", cpath, j++);
 		if (!cJSON_IsObject(e))
-			return dfail(d, "%s is not an object", path);
-		if (get_sref(d, e, "name", path, &name) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if (gs_dctx_get_sref(d, e, "name", path, &name) < 0)
 			return -EINVAL;
 		if (!name || strcmp(name, "CUDA_VISIBLE_DEVICES") != 0)
 			continue;
-		if (get_sref(d, e, "value", path, &v) < 0 || get_obj(d, e, "valueFrom", path, &from) < 0)
+		if (gs_dctx_get_sref(d, e, "value", path, &v) < 0 ||
+		    gs_dctx_get_obj(d, e, "valueFrom", path, &from) < 0)
 			return -EINVAL;
 		/* The kubelet lets a later duplicate win; so do we. An entry with neither is "". */
 		state = from ? 2 : 1;
@@ -441,11 +332,11 @@ static int count_host_ports(const cJSON *ctrs)
 	int n = 0;
 
 	cJSON_ArrayForEach(c, ctrs) {
-		const cJSON *ports = get(c, "ports");
+		const cJSON *ports = gs_dctx_get(c, "ports");
 		if (!cJSON_IsArray(ports))
 			continue;
 		cJSON_ArrayForEach(p, ports) {
-			const cJSON *hp = get(p, "hostPort");
+			const cJSON *hp = gs_dctx_get(p, "hostPort");
 			n += cJSON_IsNumber(hp) && hp->valuedouble > 0;
 		}
 	}
@@ -453,32 +344,33 @@ static int count_host_ports(const cJSON *ctrs)
 }
 
 /* A regular container's ports with a hostPort into out->host_ports (room for cap). */
-static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struct gs_pod_obj *out, int cap)
+static int decode_ports(struct gs_dctx *d, const cJSON *c, const char *cpath, struct gs_pod_obj *out, int cap)
 {
 	const cJSON *ports, *p;
 	char path[96];
 	int i = 0, r;
 
-	if ((r = get_arr(d, c, "ports", cpath, &ports)) < 0)
+	if ((r = gs_dctx_get_arr(d, c, "ports", cpath, &ports)) < 0)
 		return r;
 	cJSON_ArrayForEach(p, ports) {
 		struct gs_host_port *hp;
 		const char *proto, *ip;
 		int64_t port = 0;
 		i++;
-		if (cJSON_IsObject(p) && !get(p, "hostPort"))
+		if (cJSON_IsObject(p) && !gs_dctx_get(p, "hostPort"))
 			continue; /* the usual containerPort alone: nothing to read */
 		snprintf(path, sizeof(path), "%s.ports[%d]", cpath, i - 1);
 		if (!cJSON_IsObject(p))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_int(d, p, "hostPort", path, 0, 65535, &port)) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if ((r = gs_dctx_get_int(d, p, "hostPort", path, 0, 65535, &port)) < 0)
 			return r;
 		if (port == 0)
 			continue; /* 0 is "no host port" */
-		if ((r = get_sref(d, p, "protocol", path, &proto)) < 0 || (r = get_sref(d, p, "hostIP", path, &ip)) < 0)
+		if ((r = gs_dctx_get_sref(d, p, "protocol", path, &proto)) < 0 ||
+		    (r = gs_dctx_get_sref(d, p, "hostIP", path, &ip)) < 0)
 			return r;
 		if (out->n_host_ports >= cap) /* cannot happen: count_host_ports counted this one */
-			return dfail(d, "%s: more host ports than counted", path);
+			return gs_dctx_fail(d, "%s: more host ports than counted", path);
 		hp = &out->host_ports[out->n_host_ports];
 		hp->port = (int)port;
 		if (!proto || !*proto || strcmp(proto, "TCP") == 0)
@@ -488,9 +380,9 @@ static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struc
 		else if (strcmp(proto, "SCTP") == 0)
 			hp->proto = 'S';
 		else
-			return dfail(d, "%s.protocol \"%.16s\" is not TCP, UDP or SCTP", path, proto);
+			return gs_dctx_fail(d, "%s.protocol \"%.16s\" is not TCP, UDP or SCTP", path, proto);
 		if (ip && *ip && strcmp(ip, "0.0.0.0") != 0 && !(hp->host_ip = strdup(ip)))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 		out->n_host_ports++;
 	}
 	return 0;
@@ -502,7 +394,7 @@ static int decode_ports(struct dctx *d, const cJSON *c, const char *cpath, struc
  * record, CUDA_VISIBLE_DEVICES and the regular containers' host ports. A name of the wrong type fails the
  * pod here, as in decode_pb.c (decode_pod_status matches statuses to containers by name).
  */
-static int decode_containers(struct dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
+static int decode_containers(struct gs_dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
 	static const char *const lists[] = {"initContainers", "containers"};
 	struct gs_decode__cuda_fold f = {0};
@@ -515,25 +407,25 @@ static int decode_containers(struct dctx *d, const cJSON *spec, int partial, str
 		const cJSON *arr, *c, *res;
 		int i = 0, n, cap = 0;
 
-		if ((r = get_arr(d, spec, lists[l], "spec", &arr)) < 0)
+		if ((r = gs_dctx_get_arr(d, spec, lists[l], "spec", &arr)) < 0)
 			return r;
 		if (!arr || (n = cJSON_GetArraySize(arr)) == 0)
 			continue;
 		if (!(*req = calloc((size_t)n, sizeof(**req))))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 		*n_req = n;
 		if (l == 1 && !partial && (cap = count_host_ports(arr)) > 0 &&
 		    !(out->host_ports = calloc((size_t)cap, sizeof(*out->host_ports))))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 		cJSON_ArrayForEach(c, arr) {
 			const char *name, *policy;
 			snprintf(cpath, sizeof(cpath), "spec.%s[%d]", lists[l], i);
 			if (!cJSON_IsObject(c))
-				return dfail(d, "%s is not an object", cpath);
+				return gs_dctx_fail(d, "%s is not an object", cpath);
 			if ((!partial && (r = fold_container(d, c, cpath, &f)) < 0) ||
-			    (r = get_sref(d, c, "name", cpath, &name)) < 0 ||
-			    (r = get_obj(d, c, "resources", cpath, &res)) < 0 ||
-			    (r = get_sref(d, c, "restartPolicy", cpath, &policy)) < 0)
+			    (r = gs_dctx_get_sref(d, c, "name", cpath, &name)) < 0 ||
+			    (r = gs_dctx_get_obj(d, c, "resources", cpath, &res)) < 0 ||
+			    (r = gs_dctx_get_sref(d, c, "restartPolicy", cpath, &policy)) < 0)
 				return r;
 			if (res) {
 				snprintf(rpath, sizeof(rpath), "%s.resources", cpath);
@@ -541,7 +433,7 @@ static int decode_containers(struct dctx *d, const cJSON *spec, int partial, str
 					return r;
 			}
 			if (l == 0 && policy && strcmp(policy, "Always") == 0 && gs_decode__sidecar(out, i) < 0)
-				return dnomem(d);
+				return gs_dctx_nomem(d);
 			if (l == 1 && !partial && (r = decode_ports(d, c, cpath, out, cap)) < 0)
 				return r;
 			i++;
@@ -550,7 +442,7 @@ static int decode_containers(struct dctx *d, const cJSON *spec, int partial, str
 	if (partial)
 		return 0; /* no CUDA_VISIBLE_DEVICES fold: n_containers and cuda_state stay 0 */
 	if (gs_decode__containers_done(out, &f) < 0)
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	return 0;
 }
 
@@ -567,13 +459,13 @@ static int res_entries(const cJSON *list)
 }
 
 /* spec.resources.requests: pod-level resources (1.32+). */
-static int decode_pod_resources(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+static int decode_pod_resources(struct gs_dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	const cJSON *res, *req;
 	int r;
 
-	if ((r = get_obj(d, spec, "resources", "spec", &res)) < 0 ||
-	    (r = get_obj(d, res, "requests", "spec.resources", &req)) < 0 || !req)
+	if ((r = gs_dctx_get_obj(d, spec, "resources", "spec", &res)) < 0 ||
+	    (r = gs_dctx_get_obj(d, res, "requests", "spec.resources", &req)) < 0 || !req)
 		return r;
 	out->has_pod_req = res_entries(req) > 0;
 	return decode_resources(d, res, "requests", "spec.resources", &out->pod_req);
@@ -588,8 +480,8 @@ static int ctr_by_name(const cJSON *spec, const char *name, const struct gs_pod_
 
 	if (!name)
 		return -1;
-	cJSON_ArrayForEach(c, get(spec, "containers")) {
-		const cJSON *n = get(c, "name");
+	cJSON_ArrayForEach(c, gs_dctx_get(spec, "containers")) {
+		const cJSON *n = gs_dctx_get(c, "name");
 		if (i < out->n_ctr && cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
 			return out->ctr_status_set && out->ctr_status_set[i] ? -1 : i;
 		i++;
@@ -598,7 +490,7 @@ static int ctr_by_name(const cJSON *spec, const char *name, const struct gs_pod_
 }
 
 /* One status.containerStatuses entry: whether it runs (stopped), and its requests after a resize. */
-static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs, const char *path,
+static int decode_ctr_status(struct gs_dctx *d, const cJSON *spec, const cJSON *cs, const char *path,
 			     struct gs_pod_obj *out)
 {
 	const cJSON *state, *w, *t, *res, *req = NULL, *alloc;
@@ -607,15 +499,17 @@ static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs,
 	int k, r;
 
 	if (!cJSON_IsObject(cs))
-		return dfail(d, "%s is not an object", path);
+		return gs_dctx_fail(d, "%s is not an object", path);
 	snprintf(spath, sizeof(spath), "%s.state", path);
-	if ((r = get_sref(d, cs, "name", path, &name)) < 0 || (r = get_obj(d, cs, "state", path, &state)) < 0 ||
-	    (r = get_obj(d, state, "waiting", spath, &w)) < 0 || (r = get_obj(d, state, "terminated", spath, &t)) < 0 ||
-	    (r = get_obj(d, cs, "allocatedResources", path, &alloc)) < 0 ||
-	    (r = get_obj(d, cs, "resources", path, &res)) < 0)
+	if ((r = gs_dctx_get_sref(d, cs, "name", path, &name)) < 0 ||
+	    (r = gs_dctx_get_obj(d, cs, "state", path, &state)) < 0 ||
+	    (r = gs_dctx_get_obj(d, state, "waiting", spath, &w)) < 0 ||
+	    (r = gs_dctx_get_obj(d, state, "terminated", spath, &t)) < 0 ||
+	    (r = gs_dctx_get_obj(d, cs, "allocatedResources", path, &alloc)) < 0 ||
+	    (r = gs_dctx_get_obj(d, cs, "resources", path, &res)) < 0)
 		return r;
 	snprintf(spath, sizeof(spath), "%s.resources", path);
-	if ((r = get_obj(d, res, "requests", spath, &req)) < 0)
+	if ((r = gs_dctx_get_obj(d, res, "requests", spath, &req)) < 0)
 		return r;
 	if (!w && !t) /* the kubelet's notRunning: neither terminated nor waiting is running */
 		out->stopped = 0;
@@ -625,7 +519,7 @@ static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs,
 		return 0;
 	struct gs_resources *slot = gs_decode__status_slot(out, k);
 	if (!slot)
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	if (req && res_entries(req) > 0)
 		r = decode_resources(d, res, "requests", spath, slot);
 	else
@@ -636,20 +530,20 @@ static int decode_ctr_status(struct dctx *d, const cJSON *spec, const cJSON *cs,
 }
 
 /* status.conditions[i] at path (a PodCondition or a NodeCondition): its type and its string field key, borrowed. */
-static int decode_condition(struct dctx *d, const cJSON *c, const char *path, const char *key, const char **type,
+static int decode_condition(struct gs_dctx *d, const cJSON *c, const char *path, const char *key, const char **type,
 			    const char **val)
 {
 	int r;
 
 	if (!cJSON_IsObject(c))
-		return dfail(d, "%s is not an object", path);
-	if ((r = get_sref(d, c, "type", path, type)) < 0 || (r = get_sref(d, c, key, path, val)) < 0)
+		return gs_dctx_fail(d, "%s is not an object", path);
+	if ((r = gs_dctx_get_sref(d, c, "type", path, type)) < 0 || (r = gs_dctx_get_sref(d, c, key, path, val)) < 0)
 		return r;
 	return 0;
 }
 
 /* status.containerStatuses (stopped, ctr_status_req), status.resize and status.conditions (resize_infeasible). */
-static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *status, struct gs_pod_obj *out)
+static int decode_pod_status(struct gs_dctx *d, const cJSON *spec, const cJSON *status, struct gs_pod_obj *out)
 {
 	const cJSON *arr, *conds, *c;
 	const char *resize;
@@ -657,9 +551,9 @@ static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *sta
 	int i = 0, r;
 
 	out->stopped = 1;
-	if ((r = get_sref(d, status, "resize", "status", &resize)) < 0 ||
-	    (r = get_arr(d, status, "conditions", "status", &conds)) < 0 ||
-	    (r = get_arr(d, status, "containerStatuses", "status", &arr)) < 0)
+	if ((r = gs_dctx_get_sref(d, status, "resize", "status", &resize)) < 0 ||
+	    (r = gs_dctx_get_arr(d, status, "conditions", "status", &conds)) < 0 ||
+	    (r = gs_dctx_get_arr(d, status, "containerStatuses", "status", &arr)) < 0)
 		return r;
 	out->resize_infeasible = resize && strcmp(resize, "Infeasible") == 0;
 	cJSON_ArrayForEach(c, conds) {
@@ -680,72 +574,72 @@ static int decode_pod_status(struct dctx *d, const cJSON *spec, const cJSON *sta
 }
 
 /* spec.schedulingGates (Kubernetes 1.26+): how many, and the first one's name. */
-static int decode_gates(struct dctx *d, const cJSON *spec, struct gs_pod_obj *out)
+static int decode_gates(struct gs_dctx *d, const cJSON *spec, struct gs_pod_obj *out)
 {
 	const cJSON *gates, *g;
 	char path[48];
 	int i = 0, r;
 
-	if ((r = get_arr(d, spec, "schedulingGates", "spec", &gates)) < 0)
+	if ((r = gs_dctx_get_arr(d, spec, "schedulingGates", "spec", &gates)) < 0)
 		return r;
 	cJSON_ArrayForEach(g, gates) {
 		const char *name;
 		snprintf(path, sizeof(path), "spec.schedulingGates[%d]", i);
 		if (!cJSON_IsObject(g))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, g, "name", path, &name)) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if ((r = gs_dctx_get_sref(d, g, "name", path, &name)) < 0)
 			return r;
 		if (i++ == 0 && name && !(out->first_gate = strdup(name)))
-			return dnomem(d);
+			return gs_dctx_nomem(d);
 	}
 	out->n_gates = i;
 	return 0;
 }
 
-static int decode_owner(struct dctx *d, const cJSON *meta, struct gs_pod_obj *out)
+static int decode_owner(struct gs_dctx *d, const cJSON *meta, struct gs_pod_obj *out)
 {
 	const cJSON *refs, *ref;
 	char path[64];
 	int i = 0, r, taken = 0;
 
-	if (get_arr(d, meta, "ownerReferences", "metadata", &refs) < 0)
+	if (gs_dctx_get_arr(d, meta, "ownerReferences", "metadata", &refs) < 0)
 		return -EINVAL;
 	cJSON_ArrayForEach(ref, refs) {
 		int controller;
 		snprintf(path, sizeof(path), "metadata.ownerReferences[%d]", i++);
 		if (!cJSON_IsObject(ref))
-			return dfail(d, "%s is not an object", path);
-		if (get_bool(d, ref, "controller", path, &controller) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if (gs_dctx_get_bool(d, ref, "controller", path, &controller) < 0)
 			return -EINVAL;
 		/* The apiserver allows one controller; the first one counts, whatever fields it lacks (a
 		 * second must not write over the first's strings: fuzz_decode found that leak). */
 		if (!controller || taken)
 			continue;
 		taken = 1;
-		if ((r = get_str(d, ref, "kind", path, &out->owner_kind)) < 0 ||
-		    (r = get_str(d, ref, "name", path, &out->owner_name)) < 0 ||
-		    (r = get_str(d, ref, "uid", path, &out->owner_uid)) < 0)
+		if ((r = gs_dctx_get_str(d, ref, "kind", path, &out->owner_kind)) < 0 ||
+		    (r = gs_dctx_get_str(d, ref, "name", path, &out->owner_name)) < 0 ||
+		    (r = gs_dctx_get_str(d, ref, "uid", path, &out->owner_uid)) < 0)
 			return r;
 	}
 	return 0;
 }
 
 /* The labels, annotations and owner a full record keeps; a partial one only the sharing annotation and the owner. */
-static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_annotation, int partial,
+static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_annotation, int partial,
 			 struct gs_pod_obj *out)
 {
 	const cJSON *labels, *ann;
 	const char *shared;
 	int r;
 
-	if ((r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
+	if ((r = gs_dctx_get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
 	    (r = decode_owner(d, meta, out)) < 0)
 		return r;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if (partial)
 		return 0;
-	if ((r = get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
+	if ((r = gs_dctx_get_obj(d, meta, "labels", "metadata", &labels)) < 0 ||
 	    (r = get_map_str(d, labels, GS_LABEL_POD_INDEX, "metadata.labels", &out->label_pod_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_JOB_INDEX, "metadata.annotations", &out->job_index)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ASSIGNED, "metadata.annotations", &out->assigned)) < 0 ||
@@ -763,7 +657,7 @@ static int pod_meta_maps(struct dctx *d, const cJSON *meta, const char *map_anno
 }
 
 /* The spec a record keeps besides schedulerName and nodeName: for a partial one, what gs_checks_pod_requests reads. */
-static int pod_spec_rest(struct dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
+static int pod_spec_rest(struct gs_dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
 	const cJSON *os;
 	int r;
@@ -772,53 +666,55 @@ static int pod_spec_rest(struct dctx *d, const cJSON *spec, int partial, struct 
 	    (r = decode_resources(d, spec, "overhead", "spec", &out->overhead)) < 0 ||
 	    (r = decode_pod_resources(d, spec, out)) < 0 || partial)
 		return r;
-	if ((r = get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
+	if ((r = gs_dctx_get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
 	    (r = decode_gates(d, spec, out)) < 0 ||
 	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
 	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0 ||
-	    (r = get_obj(d, spec, "os", "spec", &os)) < 0 || (r = get_str(d, os, "name", "spec.os", &out->os_name)) < 0)
+	    (r = gs_dctx_get_obj(d, spec, "os", "spec", &os)) < 0 ||
+	    (r = gs_dctx_get_str(d, os, "name", "spec.os", &out->os_name)) < 0)
 		return r;
 	return 0;
 }
 
 /* partial: only what objects.h lists for a partial record (a DELETED event, as the protobuf decoder; the JSON
  * tree is built whole anyway, so a held pod is read in full). */
-static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotation, int partial, struct gs_pod_obj *out)
+static int decode_pod(struct gs_dctx *d, const cJSON *pod, const char *map_annotation, int partial,
+		      struct gs_pod_obj *out)
 {
 	const cJSON *meta, *spec, *status;
 	const char *ts, *phase;
 	int r;
 
 	if (!cJSON_IsObject(pod))
-		return dfail(d, "not an object");
-	if ((r = get_obj(d, pod, "metadata", "", &meta)) < 0 ||
-	    (r = get_str(d, meta, "namespace", "metadata", &out->ns)) < 0 ||
-	    (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
+		return gs_dctx_fail(d, "not an object");
+	if ((r = gs_dctx_get_obj(d, pod, "metadata", "", &meta)) < 0 ||
+	    (r = gs_dctx_get_str(d, meta, "namespace", "metadata", &out->ns)) < 0 ||
+	    (r = gs_dctx_get_str(d, meta, "name", "metadata", &out->name)) < 0)
 		return r;
 	if (!out->ns || !out->name)
-		return dfail(d, "metadata.%s is missing", out->ns ? "name" : "namespace");
+		return gs_dctx_fail(d, "metadata.%s is missing", out->ns ? "name" : "namespace");
 	snprintf(d->what, sizeof(d->what), "pod %s/%s", out->ns, out->name);
-	if ((r = get_str(d, meta, "uid", "metadata", &out->uid)) < 0)
+	if ((r = gs_dctx_get_str(d, meta, "uid", "metadata", &out->uid)) < 0)
 		return r;
 	if (!out->uid)
-		return dfail(d, "metadata.uid is missing");
-	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
+		return gs_dctx_fail(d, "metadata.uid is missing");
+	if ((r = gs_dctx_get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
 	    (r = pod_meta_maps(d, meta, map_annotation, partial, out)) < 0)
 		return r;
-	if ((r = get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
+	if ((r = gs_dctx_get_sref(d, meta, "creationTimestamp", "metadata", &ts)) < 0)
 		return r;
 	if (ts && gs_decode_time(ts, &out->created_ms) < 0)
-		return dfail(d, "metadata.creationTimestamp \"%.40s\" is not an RFC 3339 time", ts);
-	if ((r = get_sref(d, meta, "deletionTimestamp", "metadata", &ts)) < 0)
+		return gs_dctx_fail(d, "metadata.creationTimestamp \"%.40s\" is not an RFC 3339 time", ts);
+	if ((r = gs_dctx_get_sref(d, meta, "deletionTimestamp", "metadata", &ts)) < 0)
 		return r;
 	out->deleting = ts != NULL;
-	if ((r = get_obj(d, pod, "spec", "", &spec)) < 0 ||
-	    (r = get_str(d, spec, "schedulerName", "spec", &out->scheduler_name)) < 0 ||
-	    (r = get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
+	if ((r = gs_dctx_get_obj(d, pod, "spec", "", &spec)) < 0 ||
+	    (r = gs_dctx_get_str(d, spec, "schedulerName", "spec", &out->scheduler_name)) < 0 ||
+	    (r = gs_dctx_get_str(d, spec, "nodeName", "spec", &out->node_name)) < 0 ||
 	    (r = pod_spec_rest(d, spec, partial, out)) < 0)
 		return r;
-	if ((r = get_obj(d, pod, "status", "", &status)) < 0 ||
-	    (r = get_sref(d, status, "phase", "status", &phase)) < 0 ||
+	if ((r = gs_dctx_get_obj(d, pod, "status", "", &status)) < 0 ||
+	    (r = gs_dctx_get_sref(d, status, "phase", "status", &phase)) < 0 ||
 	    (r = decode_pod_status(d, spec, status, out)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
@@ -829,7 +725,7 @@ static int decode_pod(struct dctx *d, const cJSON *pod, const char *map_annotati
 static int pod_record(const cJSON *pod, const char *map_annotation, int partial, struct gs_pod_obj *out, char *err,
 		      size_t errlen)
 {
-	struct dctx d = {.err = err, .errlen = errlen, .what = "pod"};
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "pod"};
 
 	memset(out, 0, sizeof(*out));
 	int r = decode_pod(&d, pod, map_annotation, partial, out);
@@ -848,25 +744,26 @@ int gs_decode_pod(const cJSON *pod, const char *map_annotation, struct gs_pod_ob
 /* ---- nodes --------------------------------------------------------------------------------------- */
 
 /* spec.taints: an absent or empty effect is GS_EFFECT_OTHER (never tolerated but by an empty effect). */
-static int decode_taints(struct dctx *d, const cJSON *spec, struct gs_node_obj *out)
+static int decode_taints(struct gs_dctx *d, const cJSON *spec, struct gs_node_obj *out)
 {
 	const cJSON *arr, *t;
 	char path[40];
 	int i = 0, n, r;
 
-	if ((r = get_arr(d, spec, "taints", "spec", &arr)) < 0 || !arr || (n = cJSON_GetArraySize(arr)) == 0)
+	if ((r = gs_dctx_get_arr(d, spec, "taints", "spec", &arr)) < 0 || !arr || (n = cJSON_GetArraySize(arr)) == 0)
 		return r;
 	if (!(out->taints = calloc((size_t)n, sizeof(*out->taints))))
-		return dnomem(d);
+		return gs_dctx_nomem(d);
 	out->n_taints = n;
 	cJSON_ArrayForEach(t, arr) {
 		struct gs_taint *o = &out->taints[i];
 		const char *effect;
 		snprintf(path, sizeof(path), "spec.taints[%d]", i++);
 		if (!cJSON_IsObject(t))
-			return dfail(d, "%s is not an object", path);
-		if ((r = get_sref(d, t, "effect", path, &effect)) < 0 ||
-		    (r = get_str(d, t, "key", path, &o->key)) < 0 || (r = get_str(d, t, "value", path, &o->value)) < 0)
+			return gs_dctx_fail(d, "%s is not an object", path);
+		if ((r = gs_dctx_get_sref(d, t, "effect", path, &effect)) < 0 ||
+		    (r = gs_dctx_get_str(d, t, "key", path, &o->key)) < 0 ||
+		    (r = gs_dctx_get_str(d, t, "value", path, &o->value)) < 0)
 			return r;
 		o->effect = effect_of(effect, GS_EFFECT_OTHER);
 	}
@@ -874,24 +771,24 @@ static int decode_taints(struct dctx *d, const cJSON *spec, struct gs_node_obj *
 }
 
 /* status.capacity["nvidia.com/gpu"] (the rest of the capacity is not kept): -1 when absent. */
-static int node_gpu_capacity(struct dctx *d, const cJSON *status, struct gs_node_obj *out)
+static int node_gpu_capacity(struct gs_dctx *d, const cJSON *status, struct gs_node_obj *out)
 {
 	const cJSON *cap, *q;
 	int64_t v;
 	int r;
 
-	if ((r = get_obj(d, status, "capacity", "status", &cap)) < 0 || !(q = get(cap, GS_RES_GPU)))
+	if ((r = gs_dctx_get_obj(d, status, "capacity", "status", &cap)) < 0 || !(q = gs_dctx_get(cap, GS_RES_GPU)))
 		return r;
 	if (!cJSON_IsString(q))
-		return dfail(d, "status.capacity[\"%s\"] is not a string", GS_RES_GPU);
+		return gs_dctx_fail(d, "status.capacity[\"%s\"] is not a string", GS_RES_GPU);
 	if ((r = gs_decode_quantity(q->valuestring, &v)) < 0)
-		return dfail(d, "status.capacity[\"%s\"] \"%.40s\" is %s", GS_RES_GPU, q->valuestring,
-			     r == -ERANGE ? "out of range" : "not a quantity");
+		return gs_dctx_fail(d, "status.capacity[\"%s\"] \"%.40s\" is %s", GS_RES_GPU, q->valuestring,
+				    r == -ERANGE ? "out of range" : "not a quantity");
 	out->gpu_capacity = v;
 	return 0;
 }
 
-static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *out)
+static int decode_node(struct gs_dctx *d, const cJSON *node, struct gs_node_obj *out)
 {
 	const cJSON *meta, *ann, *spec, *status, *conds, *c;
 	char path[64];
@@ -900,22 +797,22 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 	out->gpus = -1;
 	out->gpu_capacity = -1;
 	if (!cJSON_IsObject(node))
-		return dfail(d, "not an object");
-	if ((r = get_obj(d, node, "metadata", "", &meta)) < 0 ||
-	    (r = get_str(d, meta, "name", "metadata", &out->name)) < 0)
+		return gs_dctx_fail(d, "not an object");
+	if ((r = gs_dctx_get_obj(d, node, "metadata", "", &meta)) < 0 ||
+	    (r = gs_dctx_get_str(d, meta, "name", "metadata", &out->name)) < 0)
 		return r;
 	if (!out->name)
-		return dfail(d, "metadata.name is missing");
+		return gs_dctx_fail(d, "metadata.name is missing");
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
-	if ((r = get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
+	if ((r = gs_dctx_get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
 	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
-	    (r = get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
+	    (r = gs_dctx_get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ALLOWED_NS, "metadata.annotations", &out->allowed_ns)) < 0 ||
 	    (r = get_map_str(d, ann, GS_INUSE_ANNOTATION, "metadata.annotations", &out->inuse)) < 0 ||
-	    (r = get_obj(d, node, "spec", "", &spec)) < 0 ||
-	    (r = get_bool(d, spec, "unschedulable", "spec", &out->unschedulable)) < 0 ||
-	    (r = decode_taints(d, spec, out)) < 0 || (r = get_obj(d, node, "status", "", &status)) < 0 ||
-	    (r = get_arr(d, status, "conditions", "status", &conds)) < 0)
+	    (r = gs_dctx_get_obj(d, node, "spec", "", &spec)) < 0 ||
+	    (r = gs_dctx_get_bool(d, spec, "unschedulable", "spec", &out->unschedulable)) < 0 ||
+	    (r = decode_taints(d, spec, out)) < 0 || (r = gs_dctx_get_obj(d, node, "status", "", &status)) < 0 ||
+	    (r = gs_dctx_get_arr(d, status, "conditions", "status", &conds)) < 0)
 		return r;
 	cJSON_ArrayForEach(c, conds) {
 		const char *type, *st;
@@ -935,7 +832,7 @@ static int decode_node(struct dctx *d, const cJSON *node, struct gs_node_obj *ou
 
 int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t errlen)
 {
-	struct dctx d = {.err = err, .errlen = errlen, .what = "node"};
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "node"};
 
 	memset(out, 0, sizeof(*out));
 	int r = decode_node(&d, node, out);
@@ -946,106 +843,29 @@ int gs_decode_node(const cJSON *node, struct gs_node_obj *out, char *err, size_t
 
 /* ---- documents ----------------------------------------------------------------------------------- */
 
-/* Parses json[0..len) as exactly one JSON value (blanks may follow). */
-static cJSON *parse_doc(struct dctx *d, const char *json, size_t len, int *r)
-{
-	const char *end = NULL, *text;
-	char *masked;
-	cJSON *root;
-
-	*r = 0;
-	if (!json || len == 0) {
-		*r = dfail(d, "empty document");
-		return NULL;
-	}
-	/* Names compare exactly: a NUL would end cJSON's copy of a string early (core/json_nul.h). */
-	if (!(text = gs_json_mask_nul(json, len, &masked))) {
-		*r = dnomem(d);
-		return NULL;
-	}
-	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root) {
-		size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-		*r = dfail(d, "invalid JSON near byte %zu of %zu", at, len);
-		free(masked);
-		return NULL;
-	}
-	for (; end < text + len; end++) {
-		if (!(*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) {
-			*r = dfail(d, "trailing bytes after the JSON value at byte %zu", (size_t)(end - text));
-			cJSON_Delete(root);
-			free(masked);
-			return NULL;
-		}
-	}
-	free(masked);
-	if (!cJSON_IsObject(root)) {
-		*r = dfail(d, "not a JSON object");
-		cJSON_Delete(root);
-		return NULL;
-	}
-	return root;
-}
-
-static const char *const watch_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
-
 const char *gs_decode_event_type_name(enum gs_decode_event_type t)
 {
-	return (unsigned)t < sizeof(watch_types) / sizeof(watch_types[0]) ? watch_types[t] : "?";
+	return gs_dctx_event_type_name(t);
 }
 
-static int decode_status_obj(struct dctx *d, const cJSON *st, int *code, char **reason, char **message)
+static int decode_event(struct gs_dctx *d, const cJSON *root, const char *map_annotation, struct gs_decode_event *ev)
 {
-	const cJSON *c = get(st, "code");
-	int r;
+	const cJSON *obj;
+	int r = gs_dctx_event(d, root, &ev->type, &obj, &ev->resource_version, &ev->status_code, &ev->status_reason,
+			      &ev->status_message);
 
-	if (c && (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble > 999))
-		return dfail(d, "status code is not an HTTP code");
-	*code = c ? (int)c->valuedouble : 0;
-	if ((r = get_str(d, st, "reason", "", reason)) < 0 || (r = get_str(d, st, "message", "", message)) < 0)
-		return r;
-	return 0;
-}
-
-static int decode_event(struct dctx *d, const cJSON *root, const char *map_annotation, struct gs_decode_event *ev)
-{
-	const cJSON *obj, *meta;
-	const char *type;
-	size_t t;
-	int r;
-
-	if ((r = get_sref(d, root, "type", "", &type)) < 0 || (r = get_obj(d, root, "object", "", &obj)) < 0)
-		return r;
-	if (!type)
-		return dfail(d, "no type");
-	for (t = 0; t < sizeof(watch_types) / sizeof(watch_types[0]); t++)
-		if (strcmp(type, watch_types[t]) == 0)
-			break;
-	if (t == sizeof(watch_types) / sizeof(watch_types[0]))
-		return dfail(d, "unknown event type \"%.32s\"", type);
-	ev->type = (enum gs_decode_event_type)t;
-	if (ev->type == GS_DECODE_EV_ERROR)
-		return decode_status_obj(d, obj, &ev->status_code, &ev->status_reason, &ev->status_message);
-	if (!obj)
-		return dfail(d, "%s event without an object", type);
-	if (ev->type == GS_DECODE_EV_BOOKMARK) {
-		if ((r = get_obj(d, obj, "metadata", "object", &meta)) < 0 ||
-		    (r = get_str(d, meta, "resourceVersion", "object.metadata", &ev->resource_version)) < 0)
-			return r;
-		if (!ev->resource_version)
-			return dfail(d, "BOOKMARK without a resourceVersion");
-		return 0;
-	}
+	if (r != 0)
+		return r < 0 ? r : 0;
 	char *dst = d->err;
 	if (ev->kind == GS_OBJ_POD) {
 		/* DELETED: the reader forgets the uid; the rest is not read (a partial record, objects.h). */
 		r = pod_record(obj, map_annotation, ev->type == GS_DECODE_EV_DELETED, &ev->pod, dst, d->errlen);
 		if (r == 0 && ev->pod.resource_version && !(ev->resource_version = strdup(ev->pod.resource_version)))
-			r = dnomem(d);
+			r = gs_dctx_nomem(d);
 	} else {
 		r = gs_decode_node(obj, &ev->node, dst, d->errlen);
 		if (r == 0 && ev->node.resource_version && !(ev->resource_version = strdup(ev->node.resource_version)))
-			r = dnomem(d);
+			r = gs_dctx_nomem(d);
 	}
 	return r;
 }
@@ -1053,7 +873,7 @@ static int decode_event(struct dctx *d, const cJSON *root, const char *map_annot
 int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 			  struct gs_decode_event *ev, char *err, size_t errlen)
 {
-	struct dctx d = {.err = err, .errlen = errlen, .what = "watch event"};
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "watch event"};
 	cJSON *root;
 	int r;
 
@@ -1061,7 +881,7 @@ int gs_decode_watch_event(const char *json, size_t len, enum gs_obj_kind kind, c
 	ev->kind = kind;
 	ev->node.gpus = -1;
 	ev->node.gpu_capacity = -1;
-	if (!(root = parse_doc(&d, json, len, &r)))
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
 		return r;
 	r = decode_event(&d, root, map_annotation, ev);
 	cJSON_Delete(root);
@@ -1100,8 +920,8 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, unsigned *skipped,
 		      char *err, size_t errlen)
 {
-	struct dctx d = {.err = err, .errlen = errlen};
-	const cJSON *items, *meta, *it;
+	struct gs_dctx d = {.err = err, .errlen = errlen};
+	const cJSON *items, *it;
 	char *rv = NULL, *cont = NULL, ierr[512];
 	cJSON *root;
 	unsigned nskip = 0;
@@ -1112,18 +932,10 @@ int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const
 	*continue_token = NULL;
 	if (skipped)
 		*skipped = 0;
-	if (!(root = parse_doc(&d, json, len, &r)))
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
 		return r;
-	if ((r = get_obj(&d, root, "metadata", "", &meta)) < 0 ||
-	    (r = get_str(&d, meta, "resourceVersion", "metadata", &rv)) < 0 ||
-	    (r = get_str(&d, meta, "continue", "metadata", &cont)) < 0 ||
-	    (r = get_arr(&d, root, "items", "", &items)) < 0)
+	if ((r = gs_dctx_list(&d, root, &rv, &cont, &items)) < 0)
 		goto out;
-	/* "items": null is how Go encodes an empty list; a missing key is not a list reply at all. */
-	if (!items && !cJSON_HasObjectItem(root, "items")) {
-		r = dfail(&d, "no items");
-		goto out;
-	}
 	cJSON_ArrayForEach(it, items) {
 		r = decode_item(it, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
 		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
@@ -1145,7 +957,7 @@ out:
 int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 			gs_decode_item_cb cb, void *ud, unsigned *skipped)
 {
-	struct dctx d = {0};
+	struct gs_dctx d = {0};
 	char ierr[512];
 	cJSON *root;
 	int r;
@@ -1153,7 +965,7 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 	d.err = ierr;
 	d.errlen = sizeof(ierr);
 	snprintf(d.what, sizeof(d.what), "%s list item", kind == GS_OBJ_POD ? "pod" : "node");
-	if (!(root = parse_doc(&d, json, len, &r))) {
+	if (!(root = gs_dctx_parse(&d, json, len, &r))) {
 		if (r == -ENOMEM)
 			return r;
 		gs_log_warn("%s skipped: %s", d.what, ierr);
@@ -1167,15 +979,15 @@ int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, con
 
 int gs_decode_list_meta(const char *json, size_t len, char **resource_version, char *err, size_t errlen)
 {
-	struct dctx d = {.err = err, .errlen = errlen};
+	struct gs_dctx d = {.err = err, .errlen = errlen};
 	cJSON *root;
 	int r;
 
 	snprintf(d.what, sizeof(d.what), "list metadata");
 	*resource_version = NULL;
-	if (!(root = parse_doc(&d, json, len, &r)))
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
 		return r;
-	r = get_str(&d, root, "resourceVersion", "metadata", resource_version);
+	r = gs_dctx_get_str(&d, root, "resourceVersion", "metadata", resource_version);
 	cJSON_Delete(root);
 	return r < 0 ? r : 0;
 }
@@ -1190,16 +1002,16 @@ int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const ch
 
 int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message)
 {
-	struct dctx d = {0};
+	struct gs_dctx d = {0};
 	cJSON *root;
 	int r;
 
 	*code = 0;
 	*reason = NULL;
 	*message = NULL;
-	if (!(root = parse_doc(&d, json, len, &r)))
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
 		return r;
-	r = decode_status_obj(&d, root, code, reason, message);
+	r = gs_dctx_status(&d, root, code, reason, message);
 	cJSON_Delete(root);
 	if (r < 0) {
 		free(*reason);

@@ -13,7 +13,7 @@
  *
  * Build and run (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
- *     tests/fuzz/fuzz_decode.c src/k8s/decode.c src/k8s/decode_scalar.c src/sched/objects.c \
+ *     tests/fuzz/fuzz_decode.c src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c \
  *     src/core/log.c -lcjson -o build/fuzz_decode
  *   mkdir -p build/corpus/decode
  *   build/fuzz_decode -max_total_time=60 -dict=tests/fuzz/decode.dict build/corpus/decode tests/fixtures/json
