@@ -78,13 +78,18 @@ int gs_dctx_get_str_max(struct gs_dctx *d, const cJSON *parent, const char *key,
 		return r;
 	if (strnlen(s, max + 1) > max)
 		return gs_dctx_fail(d, "%s%s%s is longer than %zu bytes", path, DOT(path), key, max);
-	*out = strdup(s);
-	return *out ? 0 : gs_dctx_nomem(d);
+	return gs_dctx_dup(d, s, out);
 }
 
 int gs_dctx_get_str(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, char **out)
 {
 	return gs_dctx_get_str_max(d, parent, key, path, SIZE_MAX - 1, out);
+}
+
+int gs_dctx_dup(struct gs_dctx *d, const char *s, char **out)
+{
+	*out = s ? strdup(s) : NULL;
+	return !s || *out ? 0 : gs_dctx_nomem(d);
 }
 
 int gs_dctx_get_bool(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, int *out)

@@ -45,6 +45,9 @@ int gs_dctx_get_bool(struct gs_dctx *d, const cJSON *parent, const char *key, co
 int gs_dctx_get_str_max(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, size_t max,
 			char **out);
 
+/* s (NULL: *out NULL) copied out (malloc'ed). */
+int gs_dctx_dup(struct gs_dctx *d, const char *s, char **out);
+
 /*
  * An integer in [lo, hi]; absent leaves *out alone (the caller's default). cJSON holds numbers as
  * doubles: a fraction is refused, and 2^63 (what 9223372036854775807 becomes) reads as INT64_MAX.

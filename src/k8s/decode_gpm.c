@@ -1,0 +1,164 @@
+/*
+ * decode_gpm.c: GPUPlacementMaps from JSON (decode_gpm.h), with decode_json.h's reading helpers.
+ */
+#include "k8s/decode_gpm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s/decode_items.h"
+#include "k8s/decode_json.h"
+#include "sched/gang.h"
+
+void gs_gpm_free(struct gs_gpm *g)
+{
+	free(g->ns);
+	free(g->name);
+	free(g->uid);
+	free(g->resource_version);
+	free(g->map_text);
+	free(g->placement);
+	free(g->gang_timeout);
+	memset(g, 0, sizeof(*g));
+}
+
+/* metadata: identity (namespace, name and uid required), resourceVersion, generation. */
+static int decode_meta(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
+{
+	const cJSON *meta;
+	int r;
+
+	if ((r = gs_dctx_get_obj(d, obj, "metadata", "", &meta)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, meta, "namespace", "metadata", GS_GPM_MAX_NAME, &out->ns)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, meta, "name", "metadata", GS_GPM_MAX_NAME, &out->name)) < 0)
+		return r;
+	if (!out->ns || !out->name)
+		return gs_dctx_fail(d, "metadata.%s is missing", out->ns ? "name" : "namespace");
+	snprintf(d->what, sizeof(d->what), "gpuplacementmap %s/%s", out->ns, out->name);
+	if ((r = gs_dctx_get_str_max(d, meta, "uid", "metadata", GS_GPM_MAX_META, &out->uid)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, meta, "resourceVersion", "metadata", GS_GPM_MAX_META, &out->resource_version)) <
+		    0 ||
+	    (r = gs_dctx_get_int(d, meta, "generation", "metadata", 0, INT64_MAX, &out->generation)) < 0)
+		return r;
+	return out->uid ? 0 : gs_dctx_fail(d, "metadata.uid is missing");
+}
+
+/* spec: the map text (required) and the all-or-nothing settings. */
+static int decode_spec(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
+{
+	const cJSON *spec;
+	int64_t size = 0;
+	int r;
+
+	if ((r = gs_dctx_get_obj(d, obj, "spec", "", &spec)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, spec, "map", "spec", GS_GPM_MAX_MAP, &out->map_text)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, spec, "placement", "spec", GS_GPM_MAX_SETTING, &out->placement)) < 0 ||
+	    (r = gs_dctx_get_str_max(d, spec, "gangTimeout", "spec", GS_GPM_MAX_SETTING, &out->gang_timeout)) < 0 ||
+	    (r = gs_dctx_get_int(d, spec, "gangSize", "spec", 1, GS_GANG_SIZE_MAX, &size)) < 0)
+		return r;
+	if (!out->map_text)
+		return gs_dctx_fail(d, "spec.map is missing");
+	out->map_len = strlen(out->map_text);
+	if (size > 0)
+		snprintf(out->gang_size, sizeof(out->gang_size), "%lld", (long long)size);
+	return 0;
+}
+
+static int gpm_record(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!cJSON_IsObject(obj))
+		r = gs_dctx_fail(d, "not an object");
+	else if ((r = decode_meta(d, obj, out)) == 0)
+		r = decode_spec(d, obj, out);
+	if (r < 0)
+		gs_gpm_free(out);
+	return r;
+}
+
+int gs_decode_gpm(const cJSON *obj, struct gs_gpm *out, char *err, size_t errlen)
+{
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "gpuplacementmap"};
+
+	return gpm_record(&d, obj, out);
+}
+
+void gs_gpm_event_free(struct gs_gpm_event *ev)
+{
+	gs_gpm_free(&ev->gpm);
+	free(ev->resource_version);
+	free(ev->status_reason);
+	free(ev->status_message);
+	memset(ev, 0, sizeof(*ev));
+}
+
+int gs_decode_gpm_event(const char *json, size_t len, struct gs_gpm_event *ev, char *err, size_t errlen)
+{
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "gpuplacementmap watch event"};
+	const cJSON *obj;
+	cJSON *root;
+	int r;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
+		return r;
+	r = gs_dctx_event(&d, root, &ev->type, &obj, &ev->resource_version, &ev->status_code, &ev->status_reason,
+			  &ev->status_message);
+	if (r == 0 && (r = gpm_record(&d, obj, &ev->gpm)) == 0)
+		r = gs_dctx_dup(&d, ev->gpm.resource_version, &ev->resource_version);
+	cJSON_Delete(root);
+	if (r < 0)
+		gs_gpm_event_free(ev);
+	return r < 0 ? r : 0;
+}
+
+/* Item idx of a list: cb's result, 1 when it did not decode (ierr says why), or -ENOMEM. */
+static int list_item(const cJSON *it, gs_gpm_item_cb cb, void *ud, char *ierr, size_t ierrlen)
+{
+	struct gs_gpm g;
+	int r = gs_decode_gpm(it, &g, ierr, ierrlen);
+
+	if (r < 0)
+		return r == -ENOMEM ? r : 1;
+	r = cb(&g, ud);
+	gs_gpm_free(&g);
+	return r;
+}
+
+int gs_decode_gpm_list(const char *json, size_t len, gs_gpm_item_cb cb, void *ud, char **resource_version,
+		       char **continue_token, unsigned *skipped, char *err, size_t errlen)
+{
+	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "gpuplacementmap list"};
+	const cJSON *items, *it;
+	char *rv = NULL, *cont = NULL, ierr[512];
+	unsigned nskip = 0;
+	cJSON *root;
+	int i = 0, r;
+
+	*resource_version = *continue_token = NULL;
+	if (skipped)
+		*skipped = 0;
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
+		return r;
+	if ((r = gs_dctx_list(&d, root, &rv, &cont, &items)) < 0)
+		goto out;
+	cJSON_ArrayForEach(it, items) {
+		r = list_item(it, cb, ud, ierr, sizeof(ierr));
+		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
+			goto out;
+	}
+	*resource_version = rv;
+	*continue_token = cont;
+	rv = cont = NULL;
+	if (skipped)
+		*skipped = nskip;
+out:
+	free(rv);
+	free(cont);
+	cJSON_Delete(root);
+	return r;
+}
