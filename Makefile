@@ -174,6 +174,8 @@ FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_it
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
 			src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
+FUZZ_gpm_SRC         := src/k8s/decode_gpm.c src/k8s/decode_json.c src/k8s/decode_items.c src/sched/objects.c \
+			src/core/json_nul.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
@@ -197,6 +199,7 @@ FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/js
 FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw \
 			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
+FUZZ_gpm_SEEDS        := $(wildcard tests/fixtures/json/gpm*.json tests/fixtures/json/gpm*.jsonl)
 FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
 FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)
 FUZZ_lint_SEEDS       := $(wildcard tests/fixtures/lint/*.yaml) $(wildcard deploy/examples/*.yaml)
