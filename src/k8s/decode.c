@@ -916,42 +916,29 @@ static int decode_item(const cJSON *it, enum gs_obj_kind kind, const char *map_a
 	return gs_decode__deliver(r, kind, &pod, &node, cb, ud);
 }
 
+struct list_ctx {
+	enum gs_obj_kind kind;
+	const char *map_annotation;
+	gs_decode_item_cb cb;
+	void *ud;
+};
+
+static int list_item(const cJSON *it, void *ud, char *ierr, size_t ierrlen)
+{
+	const struct list_ctx *x = ud;
+
+	return decode_item(it, x->kind, x->map_annotation, x->cb, x->ud, ierr, ierrlen);
+}
+
 int gs_decode_list_ex(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,
 		      gs_decode_item_cb cb, void *ud, char **resource_version, char **continue_token, unsigned *skipped,
 		      char *err, size_t errlen)
 {
 	struct gs_dctx d = {.err = err, .errlen = errlen};
-	const cJSON *items, *it;
-	char *rv = NULL, *cont = NULL, ierr[512];
-	cJSON *root;
-	unsigned nskip = 0;
-	int i = 0, r;
+	struct list_ctx x = {.kind = kind, .map_annotation = map_annotation, .cb = cb, .ud = ud};
 
 	snprintf(d.what, sizeof(d.what), "%s list", kind == GS_OBJ_POD ? "pod" : "node");
-	*resource_version = NULL;
-	*continue_token = NULL;
-	if (skipped)
-		*skipped = 0;
-	if (!(root = gs_dctx_parse(&d, json, len, &r)))
-		return r;
-	if ((r = gs_dctx_list(&d, root, &rv, &cont, &items)) < 0)
-		goto out;
-	cJSON_ArrayForEach(it, items) {
-		r = decode_item(it, kind, map_annotation, cb, ud, ierr, sizeof(ierr));
-		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
-			goto out;
-	}
-	r = 0;
-	*resource_version = rv;
-	*continue_token = cont;
-	rv = cont = NULL;
-	if (skipped)
-		*skipped = nskip;
-out:
-	free(rv);
-	free(cont);
-	cJSON_Delete(root);
-	return r;
+	return gs_dctx_list_each(&d, json, len, list_item, &x, resource_version, continue_token, skipped);
 }
 
 int gs_decode_list_item(const char *json, size_t len, enum gs_obj_kind kind, const char *map_annotation,

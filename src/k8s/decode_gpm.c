@@ -117,14 +117,20 @@ int gs_decode_gpm_event(const char *json, size_t len, struct gs_gpm_event *ev, c
 }
 
 /* Item idx of a list: cb's result, 1 when it did not decode (ierr says why), or -ENOMEM. */
-static int list_item(const cJSON *it, gs_gpm_item_cb cb, void *ud, char *ierr, size_t ierrlen)
+struct list_ctx {
+	gs_gpm_item_cb cb;
+	void *ud;
+};
+
+static int list_item(const cJSON *it, void *ud, char *ierr, size_t ierrlen)
 {
+	const struct list_ctx *x = ud;
 	struct gs_gpm g;
 	int r = gs_decode_gpm(it, &g, ierr, ierrlen);
 
 	if (r < 0)
 		return r == -ENOMEM ? r : 1;
-	r = cb(&g, ud);
+	r = x->cb(&g, x->ud);
 	gs_gpm_free(&g);
 	return r;
 }
@@ -133,32 +139,7 @@ int gs_decode_gpm_list(const char *json, size_t len, gs_gpm_item_cb cb, void *ud
 		       char **continue_token, unsigned *skipped, char *err, size_t errlen)
 {
 	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "gpuplacementmap list"};
-	const cJSON *items, *it;
-	char *rv = NULL, *cont = NULL, ierr[512];
-	unsigned nskip = 0;
-	cJSON *root;
-	int i = 0, r;
+	struct list_ctx x = {.cb = cb, .ud = ud};
 
-	*resource_version = *continue_token = NULL;
-	if (skipped)
-		*skipped = 0;
-	if (!(root = gs_dctx_parse(&d, json, len, &r)))
-		return r;
-	if ((r = gs_dctx_list(&d, root, &rv, &cont, &items)) < 0)
-		goto out;
-	cJSON_ArrayForEach(it, items) {
-		r = list_item(it, cb, ud, ierr, sizeof(ierr));
-		if ((r = gs_decode__item_outcome(r, d.what, i++, ierr, &nskip, err, errlen)) < 0)
-			goto out;
-	}
-	*resource_version = rv;
-	*continue_token = cont;
-	rv = cont = NULL;
-	if (skipped)
-		*skipped = nskip;
-out:
-	free(rv);
-	free(cont);
-	cJSON_Delete(root);
-	return r;
+	return gs_dctx_list_each(&d, json, len, list_item, &x, resource_version, continue_token, skipped);
 }

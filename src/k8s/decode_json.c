@@ -237,3 +237,37 @@ out:
 	}
 	return r;
 }
+
+int gs_dctx_list_each(struct gs_dctx *d, const char *json, size_t len, gs_dctx_item_fn item, void *ud,
+		      char **resource_version, char **continue_token, unsigned *skipped)
+{
+	const cJSON *items, *it;
+	char *rv = NULL, *cont = NULL, ierr[512];
+	cJSON *root;
+	unsigned nskip = 0;
+	int i = 0, r;
+
+	*resource_version = *continue_token = NULL;
+	if (skipped)
+		*skipped = 0;
+	if (!(root = gs_dctx_parse(d, json, len, &r)))
+		return r;
+	if ((r = gs_dctx_list(d, root, &rv, &cont, &items)) < 0)
+		goto out;
+	cJSON_ArrayForEach(it, items) {
+		r = item(it, ud, ierr, sizeof(ierr));
+		if ((r = gs_decode__item_outcome(r, d->what, i++, ierr, &nskip, d->err, d->errlen)) < 0)
+			goto out;
+	}
+	r = 0;
+	*resource_version = rv;
+	*continue_token = cont;
+	rv = cont = NULL;
+	if (skipped)
+		*skipped = nskip;
+out:
+	free(rv);
+	free(cont);
+	cJSON_Delete(root);
+	return r;
+}

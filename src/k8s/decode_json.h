@@ -80,4 +80,14 @@ int gs_dctx_event(struct gs_dctx *d, const cJSON *root, enum gs_decode_event_typ
  */
 int gs_dctx_list(struct gs_dctx *d, const cJSON *root, char **rv, char **cont, const cJSON **items);
 
+/*
+ * A whole list document: parses json, reads the list envelope, and calls item for each element (its
+ * return: 0 decoded, > 0 skipped with ierr, < 0 fails the list; gs_decode__item_outcome's rules), then
+ * hands back the list's resourceVersion and continue token (malloc'd, NULL when absent) and how many
+ * items were skipped. d->what names the list in messages. 0, or < 0 with d's error.
+ */
+typedef int (*gs_dctx_item_fn)(const cJSON *it, void *ud, char *ierr, size_t ierrlen);
+int gs_dctx_list_each(struct gs_dctx *d, const char *json, size_t len, gs_dctx_item_fn item, void *ud,
+		      char **resource_version, char **continue_token, unsigned *skipped);
+
 #endif
