@@ -26,6 +26,7 @@
 #define REST_MAX_MS (5 * 60 * 1000)
 
 static void ph_free(struct gs_sched__ph *ph);
+static int ph_withdraw(struct gs_sched__ph *ph);
 
 /* ---- membership ---------------------------------------------------------------------------------- */
 
@@ -187,7 +188,9 @@ void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p)
 	u->node->n_reserved--;
 	p->committed = 1;
 	ph_free(s->ph_handed);
-	s->ph_handed = p->ph; /* deleted by the controller just before the Binding */
+	if (p->ph)
+		ph_withdraw(p->ph); /* never made: nothing to delete (asked stays 0) */
+	s->ph_handed = p->ph;       /* deleted by the controller just before the Binding */
 	if (p->ph)
 		s->n_ph--;
 	p->ph = NULL;
@@ -258,7 +261,8 @@ static void ph_free(struct gs_sched__ph *ph)
 	free(ph);
 }
 
-static void ph_action(struct gs_sched *s, int create, const char *member_uid, const char *ns, const char *name)
+static struct gs_sched__ph_action *ph_action(struct gs_sched *s, int create, const char *member_uid, const char *ns,
+					     const char *name)
 {
 	size_t ul = member_uid ? strlen(member_uid) + 1 : 0, nl = strlen(ns) + 1, ml = strlen(name) + 1;
 	struct gs_sched__ph_action *a = gs_xcalloc(1, sizeof(*a) + ul + nl + ml);
@@ -272,6 +276,18 @@ static void ph_action(struct gs_sched *s, int create, const char *member_uid, co
 	a->ns = memcpy(at, ns, nl);
 	a->name = memcpy(at + nl, name, ml);
 	gs_list_insert_tail(&s->ph_actions, &a->link);
+	return a;
+}
+
+/* ph's create, still queued, is withdrawn: 1; 0 when it was handed out already. */
+static int ph_withdraw(struct gs_sched__ph *ph)
+{
+	if (!ph->pending)
+		return 0;
+	gs_list_remove(&ph->pending->link);
+	free(ph->pending);
+	ph->pending = NULL;
+	return 1;
 }
 
 /* p stops wanting its placeholder: asked to be deleted. */
@@ -279,7 +295,8 @@ static void ph_drop(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	if (!p->ph)
 		return;
-	ph_action(s, 0, NULL, p->ns, p->ph->name);
+	if (!ph_withdraw(p->ph)) /* made, or being made: it must go */
+		ph_action(s, 0, NULL, p->ns, p->ph->name);
 	ph_free(p->ph);
 	p->ph = NULL;
 	s->n_ph--;
@@ -304,8 +321,9 @@ void gs_sched__gang_ph_sync(struct gs_sched *s, struct gs_sched__pod *p)
 	p->ph = gs_xmalloc(sizeof(*p->ph) + nl);
 	memcpy(p->ph->name, name, nl);
 	p->ph->node = gs_xstrdup(u->node->name);
+	p->ph->asked = 0;
 	s->n_ph++;
-	ph_action(s, 1, p->uid, p->ns, name);
+	p->ph->pending = ph_action(s, 1, p->uid, p->ns, name);
 }
 
 int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj *o)
@@ -361,6 +379,7 @@ int gs_sched__gang_next_placeholder(struct gs_sched *s, struct gs_placeholder *o
 			continue;
 		}
 		p->ph->asked = 1;
+		p->ph->pending = NULL;
 		ph_fill(s, p, out);
 		return 1;
 	}

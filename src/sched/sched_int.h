@@ -268,9 +268,15 @@ struct gs_sched__gang_event {
 	/* One allocation: the struct, then the strings. */
 };
 
+struct gs_sched__ph_action;
+
 struct gs_sched__ph {
 	char *node;
-	int asked;   /* its create was handed out (the controller may have made it) */
+	int asked; /* its create was handed out (the controller may have made it) */
+	/* Its create, queued and not handed out yet (NULL once it is): a placeholder given up before that
+	 * costs nothing, so the queue of a replica that does not lead (and pulls nothing) stays as long
+	 * as the placeholders wanted now. */
+	struct gs_sched__ph_action *pending;
 	char name[]; /* the placeholder pod's name, in the member's namespace */
 };
 
