@@ -157,7 +157,8 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 	}
 	out->pods = out->n_rows;
 	out->owner_uid = newest ? newest->owner : NULL;
-	qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+	if (out->n_rows) /* qsort's array may not be NULL, even for no element */
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
 
 	const struct gs_map *m = view_map(out, map_text, map_len, newest_map ? newest_map->map : NULL);
 	size_t n = m ? gs_map_count(m) : 0;
