@@ -870,13 +870,14 @@ static void test_two_controllers_both_encodings(void **state)
  * and in a DELETED event's partial record. */
 static void test_gang_annotations_both_encodings(void **state)
 {
+	/* Each text in parentheses: one element made of several literals (clang's -Wstring-concatenation). */
 	static const char *const texts[] = {
-		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
-		"\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"1h30m\","
-		"\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\"}},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
-		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
-		"\"gpu-scheduler.io/gang-timeout\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
+		 "\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"1h30m\","
+		 "\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
+		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
+		 "\"gpu-scheduler.io/gang-timeout\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
 		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{}}",
 	};
 	static const char *const want[][3] = {{"all-or-nothing", "1h30m", "4"}, {NULL, "x", NULL}, {NULL, NULL, NULL}};
