@@ -341,20 +341,17 @@ int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj 
 	gs_log_info("placeholder %s/%s holds for nobody now (member %s): deleting it", o->ns, o->name,
 		    o->placeholder_for);
 	ph_action(s, 0, NULL, o->ns, o->name);
-	gs_sched__hmap_put(&s->ph_orphans, gs_xstrdup(o->uid), (void *)1);
+	char *key = gs_xstrdup(o->uid);
+	gs_sched__hmap_put(&s->ph_orphans, key, key);
 	return 1;
 }
 
 int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid)
 {
-	struct gs_hmap_iter it = {0};
-	char *key = NULL;
+	char *key = gs_hmap_get_str(&s->ph_orphans, uid); /* the key is its own value: ours to free */
 
-	if (!gs_hmap_get_str(&s->ph_orphans, uid))
+	if (!key)
 		return 0;
-	while (gs_hmap_next(&s->ph_orphans, &it)) /* the key is ours to free: find it */
-		if (strcmp(it.key, uid) == 0)
-			key = (char *)it.key;
 	gs_hmap_del_str(&s->ph_orphans, uid, NULL);
 	free(key);
 	return 1;
@@ -596,9 +593,7 @@ void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod
 	out->ran = g->ran;
 	out->resting = g->resting;
 	out->timeouts = g->timeouts;
-	out->left_ms = g->ran ? -1 : timer_of(g) - s->now_ms;
-	if (out->left_ms < -1)
-		out->left_ms = 0;
+	out->left_ms = g->ran ? -1 : timer_of(g) > s->now_ms ? timer_of(g) - s->now_ms : 0;
 	out->kind = g->kind;
 	out->name = g->name;
 	if (!g->ran) {

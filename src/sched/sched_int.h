@@ -324,7 +324,7 @@ struct gs_sched {
 	int64_t now_ms;                             /* the latest now_ms the engine was given (explain's time left) */
 	struct gs_list ph_actions;                  /* struct gs_sched__ph_action, FIFO */
 	struct gs_sched__ph_action *ph_pulled;      /* the last one handed out, freed at the next call */
-	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> (void *)1: its delete was asked for */
+	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
 	size_t n_ph;                                /* members with ph */
 	uint64_t ph_seq;                            /* placeholder names' counter (seeded from the rng) */
 	struct gs_sched__ph *ph_handed;             /* the placeholder of the last member handed out (its name is in
