@@ -103,9 +103,16 @@ check "late-1 on $N-c" pod_on late-1 "$N-c"
 daemon_stop
 node_make "$N-d"
 kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
-	statefulset_yaml half 2 "0=$N-d:0" "1=$N-d:1")"
+	statefulset_yaml half 2 "0=$N-b:2" "1=$N-d:1")"
 check_eventually "2 pods created" 30 pod_count_is 2 app=half
-bind_pod half-0 "$N-d"
+bind_pod half-0 "$N-b"
+# explain judges half-1 as the daemon will: its gang has a bound member, so it is placed alone. half-0
+# is on another node than half-1's: only the feed of the gang's bound members shows it to the command
+# (without it, half-1's gang would seem to gather).
+check "explain: half-1 is placed alone, not held for its gang" eval '
+	out=$("$GS_BUILD/gpu-scheduler" explain --kubeconfig "$KUBECONFIG" --require-env=false -n "$NS" half-1 2>&1)
+	echo "$out" | grep -q "placed already: its members are placed alone now" &&
+		echo "$out" | grep -q "Now: every check passes" || { echo "$out"; false; }'
 daemon_start --require-env=false || exit 1
 check "daemon ready again" daemon_ready 30
 check_eventually "half-1 bound alone (half-0 was bound)" 20 pod_on half-1 "$N-d"
