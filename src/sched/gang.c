@@ -117,9 +117,11 @@ static int component(const char **sp, uint64_t *total)
 		if (v > NS_LIMIT)
 			return -ERANGE;
 	}
-	*total += v; /* both at most 2^63: no wrap */
-	if (*total > NS_LIMIT)
+	/* Both are at most 2^63, so their sum may be 2^64: tested before adding. Go adds first and its
+	 * uint64 wraps there ("9223372036854775808ns" twice reads as 0); this refuses it as out of range. */
+	if (v > NS_LIMIT - *total)
 		return -ERANGE;
+	*total += v;
 	*sp = p;
 	return 0;
 }

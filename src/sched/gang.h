@@ -50,7 +50,8 @@ int gs_gang_opts_parse(const char *placement, const char *timeout, const char *s
 /*
  * A Go duration (time.ParseDuration: "300ms", "-1.5h", "2h45m"; units ns us µs ms s m h; "0" alone) in
  * whole milliseconds, rounded down. 0 with *ms, or -EINVAL (not a duration), or -ERANGE (beyond
- * +-2^63 ns, Go's limit).
+ * +-2^63 ns, Go's limit). One difference from Go: two components of 2^63 ns each sum to 2^64, which
+ * Go's uint64 wraps to 0 and accepts; this refuses it (-ERANGE).
  */
 int gs_gang_duration_ms(const char *s, int64_t *ms);
 
