@@ -141,6 +141,11 @@ struct gs_pod_obj {
 	char *placement;    /* gpu-scheduler.io/placement */
 	char *gang_timeout; /* gpu-scheduler.io/gang-timeout */
 	char *gang_size;    /* gpu-scheduler.io/gang-size */
+	/* Maps as objects (sched/gpm.h): annotation gpu-scheduler.io/placement-map, the name of a
+	 * GPUPlacementMap in the pod's namespace, and gpu-scheduler.io/placement-map-generation, the
+	 * object's generation the webhook used (decimal text, as written). NULL when absent. Full records only. */
+	char *map_ref;
+	char *map_ref_generation;
 	/* Annotation gpu-scheduler.io/placeholder-for: the uid of the gang member this pod holds a node's
 	 * capacity for (a placeholder we created, sched.h); NULL for every other pod. Full records only. */
 	char *placeholder_for;

@@ -458,6 +458,48 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
  */
 void gs_sched_audit(const struct gs_sched *s);
 
+/* ---- maps as objects (sched/gpm.h; docs/sched.md, "Maps as objects") ----------------------------
+ * The GPUPlacementMaps the I/O layer watches. An upsert copies the object (and parses its map once per
+ * generation, through the map cache) and places again every pod not yet handed out that references
+ * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move). -EINVAL for a view
+ * without ns, name or uid; gs_sched_gpm_delete returns -ENOENT for an unknown object.
+ */
+struct gs_gpm_view;
+int gs_sched_gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms);
+int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms);
+/* 1 with *out (strings valid until the next call that mutates s) when the engine holds ns/name, else 0.
+ * For the webhook, which resolves references from the same table. */
+int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
+
+/*
+ * The placement of one object, for its /status subresource: entries (the map's), placed (its pods bound
+ * or handed out), waiting (its pending pods) and their reasons, the waiting pod of the lowest index.
+ * Counts only pods of ours that reference the object (same namespace).
+ */
+struct gs_gpm_status {
+	const char *ns, *name;
+	int64_t observed_generation; /* the object's generation these counts were made under */
+	size_t entries, placed, waiting;
+	size_t waiting_by[GS_WAIT__COUNT];
+	long oldest_index;          /* the lowest index among the waiting pods; -1 when none waits */
+	const char *oldest_name;    /* that pod's name */
+	enum gs_wait_reason oldest_reason;
+	const char *oldest_message; /* its wait message */
+	int ready;                  /* waiting == 0 and placed == entries and the map parses */
+	const char *map_error;      /* the map's parse error (with its line), NULL when it parses */
+};
+
+/*
+ * The next object whose status differs from what was last handed out for it, at most once a second
+ * per object (GS_GPM_STATUS_INTERVAL_MS): 1 with *out (strings valid until the next call that mutates
+ * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is. Pull it on a lane of
+ * its own: never before a pending Binding.
+ */
+#define GS_GPM_STATUS_INTERVAL_MS 1000
+int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);
+/* The status of one object now (for explain and `gpu-scheduler status`); 1, or 0 when unknown. */
+int gs_sched_gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out);
+
 /* ---- workload: every pod of one owner, by index (`gpu-scheduler status`, /debug/workloads/) -------
  * The owner-level view of a mapped workload: one row per index of its map and per pod of ours whose
  * controller is that owner (the ownerReference's kind and name, as the pod record keeps them), with
