@@ -481,8 +481,8 @@ struct gs_gpm_status {
 	int64_t observed_generation; /* the object's generation these counts were made under */
 	size_t entries, placed, waiting;
 	size_t waiting_by[GS_WAIT__COUNT];
-	long oldest_index;          /* the lowest index among the waiting pods; -1 when none waits */
-	const char *oldest_name;    /* that pod's name */
+	long oldest_index;       /* the lowest index among the waiting pods; -1 when none waits */
+	const char *oldest_name; /* that pod's name */
 	enum gs_wait_reason oldest_reason;
 	const char *oldest_message; /* its wait message */
 	int ready;                  /* waiting == 0 and placed == entries and the map parses */
