@@ -17,6 +17,7 @@
 #include "core/buf.h"
 #include "core/hmap.h"
 #include "sched/gang.h"
+#include "sched/gpm.h"
 #include "sched/map.h"
 
 #define LIST_MAX 10 /* indices listed in one message */
@@ -56,6 +57,27 @@ struct gs_lint {
 	size_t n_files;
 	struct claim **claims;
 	size_t n_claims, cap_claims;
+	size_t notes;
+	struct gs_hmap objects; /* "ns/name" -> struct object: the GPUPlacementMaps read, the last of a name */
+	struct ref **refs;      /* workloads by reference, resolved in gs_lint_finish */
+	size_t n_refs;
+};
+
+/* Where a map's text is: its file, the line of its scalar, whether that is a literal block (`|`: its
+ * lines keep their place in the file), and what to call it in a message. */
+struct msrc {
+	const char *file;
+	int line;
+	int literal;
+	const char *label; /* "gpu-scheduling-map", "spec.map" */
+};
+
+/* A StatefulSet's or Job's counts a gang is checked against, read while the document is there (a
+ * reference is resolved in gs_lint_finish, after it is gone). A line of 0: absent (the default). */
+struct counts {
+	long replicas, parallelism, completions; /* -1: not a number (completions: absent too) */
+	int replicas_line, parallelism_line, completions_line, policy_line;
+	int ordered; /* podManagementPolicy OrderedReady, or absent (the default) */
 };
 
 /* One pod template being checked. */
@@ -70,7 +92,26 @@ struct tmpl {
 	int count_line;        /* its line, or 0 when defaulted */
 	const char *none_why;  /* REACH_NONE: why its pods have no index */
 	const char *kind;      /* "StatefulSet", "Job" (a CronJob's too), "Pod", "Deployment" */
-	yaml_node_t *spec;     /* a StatefulSet's or Job's spec: the counts a gang is checked against */
+	const char *ns;        /* metadata.namespace, NULL when absent (borrowed from the document) */
+	int has_counts;        /* a StatefulSet or Job with a spec: c holds its counts */
+	struct counts c;
+};
+
+/* A GPUPlacementMap of the given files. */
+struct object {
+	char what[600];     /* "GPUPlacementMap ns/name" */
+	struct msrc src;    /* where its spec.map is */
+	struct gs_map *map; /* the entries of spec.map that parsed; NULL: none */
+	int gang_ok;        /* its settings parsed: o holds them */
+	struct gs_gang_opts o;
+};
+
+/* A pod template naming an object (GS_MAP_REF_ANNOTATION), checked against it in gs_lint_finish. */
+struct ref {
+	struct tmpl t; /* its doc and ns gone: the counts stay */
+	char *key;     /* the object's "ns/name" ("/name" without a namespace) */
+	int line;      /* the annotation's */
+	int ours, shared;
 };
 
 static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_severity sev, const char *fmt, ...)
@@ -91,8 +132,10 @@ static void diag(struct gs_lint *l, const char *file, int line, enum gs_lint_sev
 		(struct gs_lint_diag){.file = file, .line = line, .severity = sev, .msg = gs_xstrdup(msg)};
 	if (sev == GS_LINT_ERROR)
 		l->errors++;
-	else
+	else if (sev == GS_LINT_WARNING)
 		l->warnings++;
+	else
+		l->notes++;
 }
 
 struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
@@ -113,6 +156,7 @@ struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
 	gs_hmap_init(&l->by_name, 0);
 	gs_hmap_init(&l->by_alias, 0);
 	gs_hmap_init(&l->ambiguous, 0);
+	gs_hmap_init(&l->objects, 0);
 	for (size_t i = 0; i < l->n_nodes; i++) {
 		const struct gs_lint_node *n = &l->nodes[i];
 		if (!n->name)
@@ -145,6 +189,17 @@ void gs_lint_free(struct gs_lint *l)
 		free(c);
 	}
 	free(l->claims);
+	for (size_t i = 0; i < l->n_refs; i++) {
+		free(l->refs[i]->key);
+		free(l->refs[i]);
+	}
+	free(l->refs);
+	for (struct gs_hmap_iter it = {0}; gs_hmap_next(&l->objects, &it);) {
+		struct object *o = it.val;
+		gs_map_unref(o->map);
+		free(o);
+	}
+	gs_hmap_free(&l->objects);
 	for (size_t i = 0; i < l->n_uses; i++)
 		free(l->uses[i]);
 	free(l->uses);
@@ -176,6 +231,11 @@ size_t gs_lint_errors(const struct gs_lint *l)
 size_t gs_lint_warnings(const struct gs_lint *l)
 {
 	return l->warnings;
+}
+
+size_t gs_lint_notes(const struct gs_lint *l)
+{
+	return l->notes;
 }
 
 size_t gs_lint_workloads(const struct gs_lint *l)
@@ -243,12 +303,20 @@ static long integer(const yaml_node_t *n)
 
 /* ---- the checks of one template ------------------------------------------------------------------- */
 
-/* The file line of the map's line map_line: exact inside a literal block, else the annotation's line. */
-static int map_line_in_file(const yaml_node_t *ann, int map_line)
+static struct msrc msrc_of(const char *file, const yaml_node_t *n, const char *label)
 {
-	if (map_line > 0 && ann->data.scalar.style == YAML_LITERAL_SCALAR_STYLE)
-		return (int)ann->start_mark.line + 1 + map_line;
-	return line_of(ann);
+	return (struct msrc){.file = file,
+			     .line = line_of(n),
+			     .literal = n->data.scalar.style == YAML_LITERAL_SCALAR_STYLE,
+			     .label = label};
+}
+
+/* The file line of the map's line map_line: exact inside a literal block, else the scalar's line. */
+static int map_line_in_file(const struct msrc *s, int map_line)
+{
+	if (map_line > 0 && s->literal)
+		return s->line + map_line;
+	return s->line;
 }
 
 /* The node a map's name means, as the scheduler resolves it: the node of that name, else the one
@@ -278,7 +346,10 @@ static int reachable(const struct tmpl *t, long index)
 	}
 }
 
-static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char *node, int line, int shared)
+/* The entry's devices claimed by t's owner, at file:line (the map's file: a GPUPlacementMap's may be
+ * another than t's). */
+static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char *node, const char *file, int line,
+		       int shared)
 {
 	struct gs_lint *l = t->l;
 	const char *d = e->devices;
@@ -299,7 +370,7 @@ static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char 
 		memcpy(c->device, d, n);
 		c->device[n] = 0;
 		c->owner = memcpy(gs_xmalloc(ol + 1), t->what, ol + 1);
-		c->file = t->file;
+		c->file = file;
 		c->line = line;
 		c->shared = shared;
 		if (l->n_claims == l->cap_claims) {
@@ -313,7 +384,7 @@ static void add_claims(struct tmpl *t, const struct gs_map_entry *e, const char 
 	}
 }
 
-static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, const char **resolved)
+static void check_node(struct tmpl *t, const struct gs_map_entry *e, const char *file, int line, const char **resolved)
 {
 	struct gs_lint *l = t->l;
 	const struct gs_lint_node *second, *n = resolve(l, e->node, &second);
@@ -323,13 +394,13 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 		return;
 	if (second) {
 		const struct gs_lint_node *first = gs_hmap_get_str(&l->by_alias, e->node);
-		diag(l, t->file, line, GS_LINT_WARNING,
+		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node \"%s\" (index %ld) is the alias of both %s and %s: its pod waits (NODE_ALIAS_AMBIGUOUS)",
 		     t->what, e->node, e->index, first->name, second->name);
 		return;
 	}
 	if (!n) {
-		diag(l, t->file, line, GS_LINT_WARNING,
+		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node \"%s\" (index %ld) is not in the node list: its pod waits (NODE_MISSING)", t->what,
 		     e->node, e->index);
 		return;
@@ -340,7 +411,7 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 		size_t nl = strlen(e->node);
 		struct use *u = gs_xmalloc(sizeof(*u) + nl + 1);
 		u->node = n;
-		u->file = t->file;
+		u->file = file;
 		u->line = line;
 		memcpy(u->name, e->node, nl + 1);
 		if (l->n_uses == l->cap_uses) {
@@ -355,18 +426,19 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, int line, c
 	else
 		snprintf(shown, sizeof(shown), "\"%s\"", n->name);
 	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus)
-		diag(l, t->file, line, GS_LINT_WARNING,
+		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node %s advertises %lld nvidia.com/gpu, so it has no device %ld (index %ld waits: "
 		     "NODE_DEVICES)",
 		     t->what, shown, (long long)n->gpus, e->max_index, e->index);
 	else if (e->max_index >= 0 && n->gpus < 0)
-		diag(l, t->file, line, GS_LINT_WARNING,
+		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown, e->index,
 		     e->max_index);
 }
 
-/* Indices the workload reaches without an entry, listed in one warning. */
-static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_node_t *ann)
+/* Indices the workload reaches without an entry, listed in one warning (at its count's line, else at
+ * line: the map's annotation or the reference). */
+static void check_missing(struct tmpl *t, const struct gs_map *m, int line)
 {
 	char list[256] = "";
 	size_t used = 0, missing, within = 0;
@@ -374,7 +446,7 @@ static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_nod
 
 	if (t->reach == REACH_ONE) {
 		if (!gs_map_lookup(m, t->lo))
-			diag(t->l, t->file, line_of(ann), GS_LINT_WARNING,
+			diag(t->l, t->file, line, GS_LINT_WARNING,
 			     "%s: the pod's index %ld has no entry in the map: it waits (NO_ENTRY)", t->what, t->lo);
 		return;
 	}
@@ -393,15 +465,16 @@ static void check_missing(struct tmpl *t, const struct gs_map *m, const yaml_nod
 			used += (size_t)w;
 		listed++;
 	}
-	diag(t->l, t->file, t->count_line ? t->count_line : line_of(ann), GS_LINT_WARNING,
+	diag(t->l, t->file, t->count_line ? t->count_line : line, GS_LINT_WARNING,
 	     "%s: %s %ld%s but no entry for index %s%s: %s pod%s wait%s (NO_ENTRY)", t->what, t->count_key,
 	     t->hi - t->lo + 1, t->count_line ? "" : " (the default)", list, missing > (size_t)listed ? ", ..." : "",
 	     missing == 1 ? "that" : "those", missing == 1 ? "" : "s", missing == 1 ? "s" : "");
 }
 
 struct map_ctx {
-	struct tmpl *t;
-	const yaml_node_t *ann;
+	struct gs_lint *l;
+	const char *what; /* the workload or the object */
+	const struct msrc *src;
 };
 
 /* One problem of the map: an error at its line in the file, the map's own line in the message. */
@@ -412,15 +485,31 @@ static void map_problem(void *arg, const struct gs_map_error *err)
 
 	if (!strncmp(msg, "line ", 5) && strchr(msg, ':'))
 		msg = strchr(msg, ':') + 2; /* the file's line replaces the map's */
-	diag(c->t->l, c->t->file, map_line_in_file(c->ann, err->line), GS_LINT_ERROR, "%s: %s%s%.0d: %s", c->t->what,
-	     c->t->l->annotation, err->line > 0 ? " line " : "", err->line, msg);
+	diag(c->l, c->src->file, map_line_in_file(c->src, err->line), GS_LINT_ERROR, "%s: %s%s%.0d: %s", c->what,
+	     c->src->label, err->line > 0 ? " line " : "", err->line, msg);
+}
+
+/* The map of the scalar n (at src) with every problem an error; its good entries, or NULL. */
+static struct gs_map *parse_map(struct gs_lint *l, const char *what, const struct msrc *src, const yaml_node_t *n)
+{
+	struct gs_map *m = NULL;
+	int problems = gs_map_parse_all(scalar(n), n->data.scalar.length, &m, map_problem,
+					&(struct map_ctx){.l = l, .what = what, .src = src});
+
+	if (problems > GS_MAP_MAX_ERRORS)
+		diag(l, src->file, src->line, GS_LINT_ERROR, "%s: %s: %d more problems not shown", what, src->label,
+		     problems - GS_MAP_MAX_ERRORS);
+	return m;
 }
 
 /* ---- all-or-nothing (sched/gang.h) ------------------------------------------------------------------ */
 
-/* The three annotations' nodes, and the line a finding about the gang goes to. */
+/* A workload's gang settings, and where a finding about them goes: the annotations' lines, or for a
+ * workload by reference the reference's line (the counts it is checked against are the workload's). */
 struct gang {
-	yaml_node_t *placement, *timeout, *size;
+	int placement_line, size_line;
+	int has_size;
+	char size_name[700]; /* GS_GANG_SIZE, or "GPUPlacementMap ns/name spec.gangSize" */
 	struct gs_gang_opts o;
 };
 
@@ -459,15 +548,18 @@ static int gang_read(struct tmpl *t, yaml_node_t *tmpl_node, struct gang *g)
 {
 	yaml_document_t *d = t->doc;
 	yaml_node_t *anns = PATH(d, tmpl_node, "metadata", "annotations"), *at;
-	yaml_node_t *const *each[] = {&g->placement, &g->timeout, &g->size};
+	yaml_node_t *placement = get(d, anns, GS_GANG_PLACEMENT), *timeout = get(d, anns, GS_GANG_TIMEOUT);
+	yaml_node_t *size = get(d, anns, GS_GANG_SIZE);
+	yaml_node_t *const each[] = {placement, timeout, size};
 	const char *names[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
 	char msg[300];
 
-	g->placement = get(d, anns, GS_GANG_PLACEMENT);
-	g->timeout = get(d, anns, GS_GANG_TIMEOUT);
-	g->size = get(d, anns, GS_GANG_SIZE);
+	g->placement_line = line_of(placement);
+	g->size_line = line_of(size);
+	g->has_size = size != NULL;
+	snprintf(g->size_name, sizeof(g->size_name), "%s", GS_GANG_SIZE);
 	for (int i = 0; i < 3; i++) {
-		const yaml_node_t *n = *each[i];
+		const yaml_node_t *n = each[i];
 		if (n && n->type != YAML_SCALAR_NODE) {
 			diag(t->l, t->file, line_of(n), GS_LINT_ERROR, "%s: the %s annotation is not a string", t->what,
 			     names[i]);
@@ -480,11 +572,11 @@ static int gang_read(struct tmpl *t, yaml_node_t *tmpl_node, struct gang *g)
 			return -EINVAL;
 		}
 	}
-	if (gs_gang_opts_parse(scalar(g->placement), scalar(g->timeout), scalar(g->size), &g->o, msg, sizeof(msg)) == 0)
+	if (gs_gang_opts_parse(scalar(placement), scalar(timeout), scalar(size), &g->o, msg, sizeof(msg)) == 0)
 		return 0;
-	at = !strncmp(msg, GS_GANG_TIMEOUT, strlen(GS_GANG_TIMEOUT)) ? g->timeout
-	     : !strncmp(msg, GS_GANG_SIZE, strlen(GS_GANG_SIZE))     ? g->size
-								     : g->placement;
+	at = !strncmp(msg, GS_GANG_TIMEOUT, strlen(GS_GANG_TIMEOUT)) ? timeout
+	     : !strncmp(msg, GS_GANG_SIZE, strlen(GS_GANG_SIZE))     ? size
+								     : placement;
 	diag(t->l, t->file, line_of(at), GS_LINT_ERROR, "%s: %s", t->what, msg);
 	return -EINVAL;
 }
@@ -492,55 +584,63 @@ static int gang_read(struct tmpl *t, yaml_node_t *tmpl_node, struct gang *g)
 /* "gpu-scheduler.io/gang-size 8" or "the gang of the map's 4 entries" (no gang-size: the default). */
 static const char *gang_size_words(char *out, size_t size, const struct gang *g, long n)
 {
-	if (g->size)
-		snprintf(out, size, "%s %ld", GS_GANG_SIZE, n);
+	if (g->has_size)
+		snprintf(out, size, "%s %ld", g->size_name, n);
 	else
-		snprintf(out, size, "the gang of the map's %ld entries (no %s: the default)", n, GS_GANG_SIZE);
+		snprintf(out, size, "the gang of the map's %ld entries (no %s: the default)", n, g->size_name);
 	return out;
 }
 
 /* A StatefulSet's gang: no more than its replicas, and its pods created together. */
 static void gang_statefulset(struct tmpl *t, const struct gang *g, long n)
 {
-	yaml_document_t *d = t->doc;
-	yaml_node_t *r = get(d, t->spec, "replicas"), *policy = get(d, t->spec, "podManagementPolicy");
-	long replicas = r ? integer(r) : 1;
-	char words[160];
+	const struct counts *c = &t->c;
+	long replicas = c->replicas;
+	char words[900];
 
 	if (replicas == 0)
 		return; /* nothing runs */
 	if (n > 0 && replicas > 0 && n > replicas)
-		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		diag(t->l, t->file, g->has_size ? g->size_line : g->placement_line, GS_LINT_ERROR,
 		     "%s: %s is more than replicas %ld%s: the gang could never complete", t->what,
-		     gang_size_words(words, sizeof(words), g, n), replicas, r ? "" : " (the default)");
-	if (n == 1 || replicas == 1 || (policy && !scalar_is(policy, "OrderedReady")))
+		     gang_size_words(words, sizeof(words), g, n), replicas, c->replicas_line ? "" : " (the default)");
+	if (n == 1 || replicas == 1 || !c->ordered)
 		return; /* a gang of one pod, or Parallel (or a value the apiserver refuses) */
-	diag(t->l, t->file, line_of(policy ? policy : g->placement), GS_LINT_ERROR,
+	diag(t->l, t->file, c->policy_line ? c->policy_line : g->placement_line, GS_LINT_ERROR,
 	     "%s: all-or-nothing with podManagementPolicy OrderedReady%s can never complete: pod 1 is not created "
 	     "until pod 0 is Ready; set podManagementPolicy: Parallel",
-	     t->what, policy ? "" : " (the default)");
+	     t->what, c->policy_line ? "" : " (the default)");
 }
 
 /* A Job's gang: no more than the pods it runs at once (parallelism, default 1, and completions). */
 static void gang_job(struct tmpl *t, const struct gang *g, long n)
 {
-	yaml_document_t *d = t->doc;
-	yaml_node_t *p = get(d, t->spec, "parallelism"), *c = get(d, t->spec, "completions");
-	long par = p ? integer(p) : 1, comp = c ? integer(c) : -1;
-	char words[160];
+	const struct counts *c = &t->c;
+	long par = c->parallelism, comp = c->completions;
+	int line = g->has_size ? g->size_line : g->placement_line;
+	char words[900];
 
 	if (n <= 0 || par == 0 || comp == 0)
 		return; /* unknown size, or nothing runs */
 	if (par > 0 && n > par)
-		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		diag(t->l, t->file, line, GS_LINT_ERROR,
 		     "%s: %s is more than parallelism %ld%s: at most %ld pod%s of the Job run%s at once, the gang "
 		     "could never complete",
-		     t->what, gang_size_words(words, sizeof(words), g, n), par, p ? "" : " (the default)", par,
-		     par == 1 ? "" : "s", par == 1 ? "s" : "");
+		     t->what, gang_size_words(words, sizeof(words), g, n), par,
+		     c->parallelism_line ? "" : " (the default)", par, par == 1 ? "" : "s", par == 1 ? "s" : "");
 	else if (comp > 0 && n > comp)
-		diag(t->l, t->file, line_of(g->size ? g->size : g->placement), GS_LINT_ERROR,
+		diag(t->l, t->file, line, GS_LINT_ERROR,
 		     "%s: %s is more than completions %ld: the gang could never complete", t->what,
 		     gang_size_words(words, sizeof(words), g, n), comp);
+}
+
+/* The gang of n pods against the workload's counts. */
+static void gang_counts(struct tmpl *t, const struct gang *g, long n)
+{
+	if (t->has_counts && !strcmp(t->kind, "StatefulSet"))
+		gang_statefulset(t, g, n);
+	else if (t->has_counts && !strcmp(t->kind, "Job"))
+		gang_job(t, g, n);
 }
 
 /* The all-or-nothing checks of a template of ours; m is its map (NULL: none, or none that parsed). */
@@ -553,28 +653,104 @@ static void check_gang(struct tmpl *t, yaml_node_t *tmpl_node, const struct gs_m
 		return;
 	n = g.o.size ? g.o.size : m ? (long)gs_map_count(m) : 0;
 	if (g.o.size && m && (size_t)g.o.size > gs_map_count(m))
-		diag(t->l, t->file, line_of(g.size), GS_LINT_ERROR,
+		diag(t->l, t->file, g.size_line, GS_LINT_ERROR,
 		     "%s: %s %ld is more than the %zu %s of %s: the gang could never complete", t->what, GS_GANG_SIZE,
 		     g.o.size, gs_map_count(m), gs_map_count(m) == 1 ? "entry" : "entries", t->l->annotation);
-	if (t->spec && !strcmp(t->kind, "StatefulSet"))
-		gang_statefulset(t, &g, n);
-	else if (t->spec && !strcmp(t->kind, "Job"))
-		gang_job(t, &g, n);
+	gang_counts(t, &g, n);
+}
+
+/* ---- one pod template ----------------------------------------------------------------------------- */
+
+/* Every entry of m against the workload: reached, its node, its devices claimed. */
+static void check_entries(struct tmpl *t, const struct gs_map *m, const struct msrc *src, int shared)
+{
+	for (size_t i = 0; i < gs_map_count(m); i++) {
+		const struct gs_map_entry *e = gs_map_entry_at(m, i);
+		int line = map_line_in_file(src, e->line);
+		const char *node;
+
+		if (!reachable(t, e->index)) {
+			if (t->reach == REACH_RANGE)
+				diag(t->l, src->file, line, GS_LINT_WARNING,
+				     "%s: the entry for index %ld is never used: %s %ld gives indices %ld-%ld", t->what,
+				     e->index, t->count_key, t->hi - t->lo + 1, t->lo, t->hi);
+			continue; /* REACH_ONE: the other entries are the template's other pods' */
+		}
+		check_node(t, e, src->file, line, &node);
+		add_claims(t, e, node, src->file, line, shared);
+	}
+}
+
+/* A map (or a reference) on a template of another scheduler. */
+static void not_ours(struct tmpl *t, const yaml_node_t *sched, const yaml_node_t *at, const char *what_ann)
+{
+	diag(t->l, t->file, line_of(sched ? sched : at), GS_LINT_WARNING,
+	     "%s: has a %s annotation but spec.schedulerName is %s%s%s: %s will not place its pods", t->what, what_ann,
+	     scalar(sched) ? "\"" : "", scalar(sched) ? scalar(sched) : "unset (default-scheduler)",
+	     scalar(sched) ? "\"" : "", t->l->scheduler_name);
+}
+
+/*
+ * A template naming a GPUPlacementMap (gpm.h): what can be said now (its scheduler, its index, gang
+ * annotations beside it), and the rest recorded for gs_lint_finish, when every file has given its
+ * objects.
+ */
+static void check_reference(struct tmpl *t, yaml_node_t *tmpl_node, const yaml_node_t *ref, int ours, int shared)
+{
+	struct gs_lint *l = t->l;
+	yaml_node_t *anns = PATH(t->doc, tmpl_node, "metadata", "annotations");
+	const char *gang[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE}, *name = scalar(ref);
+	yaml_node_t *sched = PATH(t->doc, tmpl_node, "spec", "schedulerName");
+	struct ref *r;
+	size_t klen;
+
+	l->workloads++;
+	if (!name || !*name) {
+		diag(l, t->file, line_of(ref), GS_LINT_ERROR, "%s: the %s annotation is not an object's name", t->what,
+		     GS_MAP_REF_ANNOTATION);
+		return;
+	}
+	if (!ours)
+		not_ours(t, sched, ref, GS_MAP_REF_ANNOTATION);
+	if (t->reach == REACH_NONE)
+		diag(l, t->file, line_of(ref), GS_LINT_WARNING, "%s: its pods have no index (NO_INDEX): %s", t->what,
+		     t->none_why);
+	for (int i = 0; i < 3; i++) {
+		yaml_node_t *g = get(t->doc, anns, gang[i]);
+		if (g)
+			diag(l, t->file, line_of(g), GS_LINT_ERROR,
+			     "%s: %s beside %s: a workload by reference takes its all-or-nothing settings from the %s "
+			     "(spec.placement, spec.gangTimeout, spec.gangSize); the webhook denies its pods, the "
+			     "scheduler makes them wait (GANG_INVALID)",
+			     t->what, gang[i], GS_MAP_REF_ANNOTATION, GS_GPM_KIND);
+	}
+	r = gs_xmalloc(sizeof(*r));
+	r->t = *t;
+	r->t.doc = NULL;
+	r->t.ns = NULL;
+	klen = (t->ns ? strlen(t->ns) : 0) + strlen(name) + 2;
+	r->key = gs_xmalloc(klen);
+	snprintf(r->key, klen, "%s/%s", t->ns ? t->ns : "", name);
+	r->line = line_of(ref);
+	r->ours = ours;
+	r->shared = shared;
+	l->refs = gs_xreallocarray(l->refs, l->n_refs + 1, sizeof(*l->refs));
+	l->refs[l->n_refs++] = r;
 }
 
 static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 {
 	struct gs_lint *l = t->l;
 	yaml_document_t *d = t->doc;
-	yaml_node_t *ann = get(d, PATH(d, tmpl_node, "metadata", "annotations"), l->annotation);
+	yaml_node_t *anns = PATH(d, tmpl_node, "metadata", "annotations");
+	yaml_node_t *ann = get(d, anns, l->annotation), *ref = get(d, anns, GS_MAP_REF_ANNOTATION);
 	yaml_node_t *sched = PATH(d, tmpl_node, "spec", "schedulerName");
-	const char *shared_v =
-		scalar(get(d, PATH(d, tmpl_node, "metadata", "annotations"), "gpu-scheduler.io/allow-shared-devices"));
-	int ours = scalar_is(sched, l->scheduler_name);
+	const char *shared_v = scalar(get(d, anns, "gpu-scheduler.io/allow-shared-devices"));
+	int ours = scalar_is(sched, l->scheduler_name), shared = shared_v && !strcmp(shared_v, "true");
 	struct gs_map *m = NULL;
-	int problems;
+	struct msrc src;
 
-	if (!ann) {
+	if (!ann && !ref) {
 		if (!ours)
 			return;
 		diag(l, t->file, line_of(sched), GS_LINT_WARNING,
@@ -584,47 +760,210 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 		check_gang(t, tmpl_node, NULL);
 		return;
 	}
+	if (!ann) {
+		check_reference(t, tmpl_node, ref, ours, shared);
+		return;
+	}
 	l->workloads++;
+	if (ref)
+		diag(l, t->file, line_of(ref), GS_LINT_ERROR,
+		     "%s: both %s and %s: a pod carries its map or names a %s, not both; the webhook denies its pods, "
+		     "the scheduler makes them wait (MAP_INVALID)",
+		     t->what, l->annotation, GS_MAP_REF_ANNOTATION, GS_GPM_KIND);
 	if (ann->type != YAML_SCALAR_NODE) {
 		diag(l, t->file, line_of(ann), GS_LINT_ERROR, "%s: the %s annotation is not a string", t->what,
 		     l->annotation);
 		return;
 	}
 	if (!ours)
-		diag(l, t->file, line_of(sched ? sched : ann), GS_LINT_WARNING,
-		     "%s: has a %s annotation but spec.schedulerName is %s%s%s: %s will not place its pods", t->what,
-		     l->annotation, scalar(sched) ? "\"" : "",
-		     scalar(sched) ? scalar(sched) : "unset (default-scheduler)", scalar(sched) ? "\"" : "",
-		     l->scheduler_name);
+		not_ours(t, sched, ann, l->annotation);
 	if (t->reach == REACH_NONE)
 		diag(l, t->file, line_of(ann), GS_LINT_WARNING, "%s: its pods have no index (NO_INDEX): %s", t->what,
 		     t->none_why);
-	problems = gs_map_parse_all(scalar(ann), ann->data.scalar.length, &m, map_problem,
-				    &(struct map_ctx){.t = t, .ann = ann});
-	if (problems > GS_MAP_MAX_ERRORS)
-		diag(l, t->file, line_of(ann), GS_LINT_ERROR, "%s: %s: %d more problems not shown", t->what,
-		     l->annotation, problems - GS_MAP_MAX_ERRORS);
+	src = msrc_of(t->file, ann, l->annotation);
+	m = parse_map(l, t->what, &src, ann);
 	if (ours)
 		check_gang(t, tmpl_node, m);
 	if (!m)
 		return; /* every line bad (or none, or the text too large, or -ENOMEM): nothing to check */
-	for (size_t i = 0; i < gs_map_count(m); i++) {
-		const struct gs_map_entry *e = gs_map_entry_at(m, i);
-		int line = map_line_in_file(ann, e->line);
-		const char *node;
-
-		if (!reachable(t, e->index)) {
-			if (t->reach == REACH_RANGE)
-				diag(l, t->file, line, GS_LINT_WARNING,
-				     "%s: the entry for index %ld is never used: %s %ld gives indices %ld-%ld", t->what,
-				     e->index, t->count_key, t->hi - t->lo + 1, t->lo, t->hi);
-			continue; /* REACH_ONE: the other entries are the template's other pods' */
-		}
-		check_node(t, e, line, &node);
-		add_claims(t, e, node, line, shared_v && !strcmp(shared_v, "true"));
-	}
-	check_missing(t, m, ann);
+	check_entries(t, m, &src, shared);
+	check_missing(t, m, line_of(ann));
 	gs_map_unref(m);
+}
+
+/* ---- GPUPlacementMap objects (sched/gpm.h) -------------------------------------------------------- */
+
+/* msg with the annotations' names spelled as the object's fields: the same rules, the object's words. */
+static void respell(char *out, size_t size, const char *msg)
+{
+	static const char *const from[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
+	static const char *const to[] = {"spec.placement", "spec.gangTimeout", "spec.gangSize"};
+	size_t o = 0;
+
+	while (*msg && o + 1 < size) {
+		size_t i = 0;
+		while (i < 3 && strncmp(msg, from[i], strlen(from[i])))
+			i++;
+		if (i == 3) {
+			out[o++] = *msg++;
+			continue;
+		}
+		int w = snprintf(out + o, size - o, "%s", to[i]);
+		o = w > 0 && (size_t)w < size - o ? o + (size_t)w : size - 1;
+		msg += strlen(from[i]);
+	}
+	out[o] = '\0';
+}
+
+/* A field of spec whose YAML type is not the CRD's: the apiserver refuses the object. */
+static int gpm_field_type(struct gs_lint *l, const char *file, const struct object *o, const yaml_node_t *n,
+			  const char *field, int integer_type)
+{
+	const char *s = scalar(n);
+	int is_int = s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *s &&
+		     strspn(s + (*s == '-' || *s == '+'), "0123456789") == strlen(s + (*s == '-' || *s == '+')) &&
+		     strlen(s + (*s == '-' || *s == '+')) > 0;
+
+	if (!n || (s && (integer_type ? is_int : !yaml_non_string(n))))
+		return 0;
+	if (!s)
+		diag(l, file, line_of(n), GS_LINT_ERROR, "%s: %s is not a%s", o->what, field,
+		     integer_type ? "n integer" : " string");
+	else
+		diag(l, file, line_of(n), GS_LINT_ERROR,
+		     "%s: %s: %s is not %s in YAML and the CRD's type is %s: the apiserver refuses the object", o->what,
+		     field, s, integer_type ? "an integer" : "a string", integer_type ? "integer" : "string");
+	return -EINVAL;
+}
+
+/* spec.placement, gangTimeout and gangSize: read by gs_gang_opts_parse as the annotations are. */
+static void gpm_settings(struct gs_lint *l, const char *file, yaml_document_t *d, yaml_node_t *spec, struct object *o)
+{
+	yaml_node_t *pl = get(d, spec, "placement"), *to = get(d, spec, "gangTimeout"), *sz = get(d, spec, "gangSize");
+	char msg[300], words[400];
+	const yaml_node_t *at;
+
+	if (gpm_field_type(l, file, o, pl, "spec.placement", 0) < 0 ||
+	    gpm_field_type(l, file, o, to, "spec.gangTimeout", 0) < 0 ||
+	    gpm_field_type(l, file, o, sz, "spec.gangSize", 1) < 0)
+		return;
+	if (gs_gang_opts_parse(scalar(pl), scalar(to), scalar(sz), &o->o, msg, sizeof(msg)) < 0) {
+		at = !strncmp(msg, GS_GANG_TIMEOUT, strlen(GS_GANG_TIMEOUT)) ? to
+		     : !strncmp(msg, GS_GANG_SIZE, strlen(GS_GANG_SIZE))     ? sz
+									     : pl;
+		respell(words, sizeof(words), msg);
+		diag(l, file, line_of(at ? at : spec), GS_LINT_ERROR, "%s: %s", o->what, words);
+		return;
+	}
+	o->gang_ok = 1;
+	if (o->o.all_or_nothing && o->o.size && o->map && (size_t)o->o.size > gs_map_count(o->map))
+		diag(l, file, line_of(sz), GS_LINT_ERROR,
+		     "%s: spec.gangSize %ld is more than the %zu %s of spec.map: the gang could never complete",
+		     o->what, o->o.size, gs_map_count(o->map), gs_map_count(o->map) == 1 ? "entry" : "entries");
+}
+
+/* A GPUPlacementMap: its map and settings checked, and kept (the last of its namespace and name) for
+ * the workloads that name it. */
+static void check_gpm(struct gs_lint *l, const char *file, yaml_document_t *d, yaml_node_t *obj, const char *ns,
+		      const char *name)
+{
+	yaml_node_t *spec = get(d, obj, "spec"), *map = get(d, spec, "map");
+	struct object *o = gs_xmalloc(sizeof(*o)), *old = NULL;
+	char key[600];
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->what, sizeof(o->what), "%s %s%s%s", GS_GPM_KIND, ns ? ns : "", ns ? "/" : "",
+		 name ? name : "(unnamed)");
+	if (!map)
+		diag(l, file, line_of(spec ? spec : obj), GS_LINT_ERROR, "%s: no spec.map (the CRD requires it)",
+		     o->what);
+	else if (map->type != YAML_SCALAR_NODE || yaml_non_string(map))
+		diag(l, file, line_of(map), GS_LINT_ERROR, "%s: spec.map is not a string", o->what);
+	else {
+		o->src = msrc_of(file, map, "spec.map");
+		o->map = parse_map(l, o->what, &o->src, map);
+	}
+	gpm_settings(l, file, d, spec, o);
+	if (!name) {
+		gs_map_unref(o->map);
+		free(o);
+		return; /* no workload can name it */
+	}
+	snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+	gs_hmap_put_str(&l->objects, key, o, (void **)&old);
+	if (old) {
+		gs_map_unref(old->map);
+		free(old);
+	}
+}
+
+/* A workload by reference against its object, if the files hold it (else a note: the cluster may). */
+static void resolve_ref(struct gs_lint *l, struct ref *r)
+{
+	const struct object *o = gs_hmap_get_str(&l->objects, r->key);
+	struct tmpl *t = &r->t;
+	const char *shown = r->key[0] == '/' ? r->key + 1 : r->key;
+
+	if (!o) {
+		diag(l, t->file, r->line, GS_LINT_NOTE,
+		     "%s: %s %s is not in the files given: not checked (it may be in the cluster; without it the "
+		     "pods wait, MAP_MISSING)",
+		     t->what, GS_GPM_KIND, shown);
+		return;
+	}
+	if (o->map) {
+		check_entries(t, o->map, &o->src, r->shared);
+		check_missing(t, o->map, r->line);
+	}
+	if (r->ours && o->gang_ok && o->o.all_or_nothing) {
+		struct gang g = {.placement_line = r->line, .size_line = r->line, .has_size = o->o.size > 0, .o = o->o};
+		snprintf(g.size_name, sizeof(g.size_name), "%s spec.gangSize", o->what);
+		gang_counts(t, &g, o->o.size ? o->o.size : o->map ? (long)gs_map_count(o->map) : 0);
+	}
+}
+
+/* ---- one object of a document --------------------------------------------------------------------- */
+
+/* A StatefulSet's or Job's counts, read now: a reference is checked after the document is gone. */
+static void read_counts(struct tmpl *t, yaml_node_t *spec)
+{
+	yaml_document_t *d = t->doc;
+	yaml_node_t *r = get(d, spec, "replicas"), *p = get(d, spec, "parallelism");
+	yaml_node_t *c = get(d, spec, "completions"), *policy = get(d, spec, "podManagementPolicy");
+
+	t->has_counts = spec != NULL;
+	t->c = (struct counts){
+		.replicas = r ? integer(r) : 1,
+		.parallelism = p ? integer(p) : 1,
+		.completions = c ? integer(c) : -1,
+		.replicas_line = line_of(r),
+		.parallelism_line = line_of(p),
+		.completions_line = line_of(c),
+		.policy_line = line_of(policy),
+		.ordered = !policy || scalar_is(policy, "OrderedReady"),
+	};
+}
+
+/* A Pod is its own template; its index from its label, the Job's annotation or its name. */
+static void check_pod(struct tmpl *t, yaml_node_t *obj, const char *name)
+{
+	yaml_document_t *d = t->doc;
+	long idx;
+	enum gs_index_source src;
+	const char *label = scalar(get(d, PATH(d, obj, "metadata", "labels"), "apps.kubernetes.io/pod-index"));
+	const char *job =
+		scalar(get(d, PATH(d, obj, "metadata", "annotations"), "batch.kubernetes.io/job-completion-index"));
+
+	t->kind = "Pod";
+	if (name && gs_map_pod_index(label, job, name, &idx, &src) == 0) {
+		t->reach = REACH_ONE;
+		t->lo = t->hi = idx;
+	} else if (name) {
+		t->reach = REACH_NONE;
+		t->none_why = "neither the label apps.kubernetes.io/pod-index, the Job annotation nor a trailing -N of "
+			      "the name gives the pod an index";
+	}
+	check_template(t, obj);
 }
 
 /* One object (a document's root or a List item). */
@@ -645,24 +984,14 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 			check_object(l, file, d, yaml_document_get_node(d, *it), depth + 1);
 		return;
 	}
+	if (!strcmp(k, GS_GPM_KIND)) {
+		check_gpm(l, file, d, obj, ns, name);
+		return;
+	}
 	snprintf(t.what, sizeof(t.what), "%s %s%s%s", k, ns ? ns : "", ns ? "/" : "", name ? name : "(unnamed)");
-	t.kind = k;
+	t.ns = ns;
 	if (!strcmp(k, "Pod")) {
-		long idx;
-		enum gs_index_source src;
-		const char *label = scalar(get(d, PATH(d, obj, "metadata", "labels"), "apps.kubernetes.io/pod-index"));
-		const char *job = scalar(
-			get(d, PATH(d, obj, "metadata", "annotations"), "batch.kubernetes.io/job-completion-index"));
-		if (name && gs_map_pod_index(label, job, name, &idx, &src) == 0) {
-			t.reach = REACH_ONE;
-			t.lo = t.hi = idx;
-		} else if (name) {
-			t.reach = REACH_NONE;
-			t.none_why =
-				"neither the label apps.kubernetes.io/pod-index, the Job annotation nor a trailing -N of "
-				"the name gives the pod an index";
-		}
-		check_template(&t, obj);
+		check_pod(&t, obj, name);
 		return;
 	}
 	if (!strcmp(k, "CronJob")) {
@@ -670,11 +999,10 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 		k = "Job";
 	}
 	tn = get(d, spec, "template");
-	t.kind = k;
-	t.spec = spec;
 	if (!strcmp(k, "StatefulSet")) {
 		yaml_node_t *r = get(d, spec, "replicas");
 		long n = r ? integer(r) : 1, start = integer(PATH(d, spec, "ordinals", "start"));
+		t.kind = "StatefulSet";
 		t.count_key = "replicas";
 		t.count_line = line_of(r);
 		if (n >= 0) {
@@ -685,6 +1013,7 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 	} else if (!strcmp(k, "Job")) {
 		yaml_node_t *c = get(d, spec, "completions");
 		long n = c ? integer(c) : 1;
+		t.kind = "Job";
 		t.count_key = "completions";
 		t.count_line = line_of(c);
 		if (!scalar_is(get(d, spec, "completionMode"), "Indexed")) {
@@ -696,11 +1025,14 @@ static void check_object(struct gs_lint *l, const char *file, yaml_document_t *d
 			t.hi = n - 1;
 		}
 	} else if (!strcmp(k, "Deployment")) {
+		t.kind = "Deployment";
 		t.reach = REACH_NONE;
 		t.none_why = "a Deployment's pods end in a random suffix; use a StatefulSet or an Indexed Job";
 	} else {
 		return;
 	}
+	if (strcmp(k, "Deployment"))
+		read_counts(&t, spec);
 	if (t.reach == REACH_RANGE && t.hi < t.lo)
 		t.reach = REACH_UNKNOWN; /* replicas: 0: nothing runs, nothing to say about indices */
 	if (tn)
@@ -961,6 +1293,8 @@ void gs_lint_finish(struct gs_lint *l)
 {
 	struct gs_hmap first;
 
+	for (size_t i = 0; i < l->n_refs; i++)
+		resolve_ref(l, l->refs[i]);
 	gs_hmap_init(&first, 0);
 	for (size_t i = 0; i < l->n_claims; i++) {
 		struct claim *c = l->claims[i], *o = gs_hmap_get_str(&first, c->key);

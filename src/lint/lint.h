@@ -21,7 +21,16 @@
  *            dedicated taint (opts.dedicated_taint, effect NoSchedule) while pods that ask the device
  *            plugin for nvidia.com/gpu are bound there (once per node, up to 3 pods named, with the
  *            kubectl taint command; at the line of the node's first use)
- * Diagnostics come in file order, then the cross-workload ones in the order of their second claim.
+ * GPUPlacementMap objects (sched/gpm.h; kind GS_GPM_KIND) are read from every file: each one's spec.map
+ * is checked as an annotation is (its lines in the file), its spec.placement/gangTimeout/gangSize as
+ * the gang annotations are (gs_gang_opts_parse; gangSize not above the map's entries). A template
+ * naming one (GS_MAP_REF_ANNOTATION) is checked against the object of that namespace and name in any
+ * of the files, in gs_lint_finish, as if it carried the object's map and settings (the entries'
+ * findings at their lines in the object's file); without one there: a note (the cluster may have it).
+ * A template with both the map annotation and a reference, or gang annotations beside a reference:
+ * errors.
+ * Diagnostics come in file order, then those of workloads by reference in the order of their
+ * references, then the cross-workload ones in the order of their second claim.
  *
  *   struct gs_lint *l = gs_lint_new(&opts);
  *   gs_lint_add(l, "a.yaml", text, len);  ...  gs_lint_finish(l);
@@ -76,6 +85,7 @@ struct gs_lint_opts {
 enum gs_lint_severity {
 	GS_LINT_ERROR = 0,
 	GS_LINT_WARNING,
+	GS_LINT_NOTE, /* not a problem: what lint could not check (never fails, not even --strict) */
 };
 
 struct gs_lint_diag {
@@ -100,7 +110,8 @@ size_t gs_lint_count(const struct gs_lint *l);
 const struct gs_lint_diag *gs_lint_diag_at(const struct gs_lint *l, size_t i);
 size_t gs_lint_errors(const struct gs_lint *l);
 size_t gs_lint_warnings(const struct gs_lint *l);
-/* Workloads (pod templates) with a map that were checked. */
+size_t gs_lint_notes(const struct gs_lint *l);
+/* Workloads (pod templates) with a map, or naming an object, that were checked. */
 size_t gs_lint_workloads(const struct gs_lint *l);
 
 /*

@@ -463,20 +463,28 @@ static int lint_files(struct gs_lint *l, int argc, char **argv)
 /* The diagnostics on stdout, the summary on stderr; the exit code. */
 static int report(const struct gs_lint *l, const struct args *a, int n_files)
 {
+	char notes[40] = "";
+
+	if (gs_lint_notes(l))
+		snprintf(notes, sizeof(notes), ", %zu note%s", gs_lint_notes(l), gs_lint_notes(l) == 1 ? "" : "s");
 	for (size_t i = 0; i < gs_lint_count(l); i++) {
 		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
 		if (a->quiet && d->severity != GS_LINT_ERROR)
 			continue;
-		printf("%s:%d: %s: %s\n", d->file, d->line, d->severity == GS_LINT_ERROR ? "error" : "warning", d->msg);
+		printf("%s:%d: %s: %s\n", d->file, d->line,
+		       d->severity == GS_LINT_ERROR     ? "error"
+		       : d->severity == GS_LINT_WARNING ? "warning"
+							: "note",
+		       d->msg);
 	}
 	fflush(stdout);
 	if (!a->quiet || gs_lint_errors(l))
 		fprintf(stderr,
-			"gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s\n",
+			"gpu-scheduler lint: %d file%s, %zu workload%s with a map%s: %zu error%s, %zu warning%s%s\n",
 			n_files, n_files == 1 ? "" : "s", gs_lint_workloads(l), gs_lint_workloads(l) == 1 ? "" : "s",
 			a->lo.have_nodes ? "" : " (no node list: node names and devices not checked)",
 			gs_lint_errors(l), gs_lint_errors(l) == 1 ? "" : "s", gs_lint_warnings(l),
-			gs_lint_warnings(l) == 1 ? "" : "s");
+			gs_lint_warnings(l) == 1 ? "" : "s", notes);
 	return gs_lint_errors(l) || (a->strict && gs_lint_warnings(l)) ? 1 : 0;
 }
 
