@@ -156,7 +156,7 @@ struct gs_lint *gs_lint_new(const struct gs_lint_opts *o)
 	gs_hmap_init(&l->by_name, 0);
 	gs_hmap_init(&l->by_alias, 0);
 	gs_hmap_init(&l->ambiguous, 0);
-	gs_hmap_init(&l->objects, 0);
+	gs_hmap_init(&l->objects, GS_HMAP_COPY_KEYS);
 	for (size_t i = 0; i < l->n_nodes; i++) {
 		const struct gs_lint_node *n = &l->nodes[i];
 		if (!n->name)

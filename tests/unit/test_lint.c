@@ -46,7 +46,11 @@ static void dump(const struct gs_lint *l)
 {
 	for (size_t i = 0; i < gs_lint_count(l); i++) {
 		const struct gs_lint_diag *d = gs_lint_diag_at(l, i);
-		print_message("  %s:%d: %s: %s\n", d->file, d->line, d->severity ? "warning" : "error", d->msg);
+		print_message("  %s:%d: %s: %s\n", d->file, d->line,
+			      d->severity == GS_LINT_ERROR     ? "error"
+			      : d->severity == GS_LINT_WARNING ? "warning"
+							       : "note",
+			      d->msg);
 	}
 }
 
@@ -521,6 +525,136 @@ static void test_gang(void **state)
 	}
 }
 
+/* ---- maps as objects (GPUPlacementMap, sched/gpm.h) ------------------------------------------------- */
+
+static struct gs_lint *lint_text(const struct gs_lint_node *nodes, size_t n_nodes, const char *text)
+{
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = n_nodes, .have_nodes = nodes != NULL};
+	struct gs_lint *l = gs_lint_new(&o);
+
+	gs_lint_add(l, "t", text, strlen(text));
+	gs_lint_finish(l);
+	return l;
+}
+
+/* The objects' own rules (spec.map, the settings and their types, gangSize against the entries) and a
+ * workload's against the object it names, across files: entries never used and missing, the gang
+ * against replicas, parallelism and the policy; map and reference together, gang annotations beside a
+ * reference, another namespace, another scheduler; two workloads naming one object claim its devices. */
+static void test_gpm(void **state)
+{
+	const char *f = FX "gpm.yaml", *fo = FX "gpm-objects.yaml";
+	struct gs_lint *l = lint_files(NULL, 0, f, fo, NULL);
+
+	(void)state;
+	HAS(l, f, 13, GS_LINT_ERROR, "GPUPlacementMap ml/ranks: spec.map line 3: missing '='");
+	HAS(l, f, 39, GS_LINT_ERROR, "GPUPlacementMap ml/sized",
+	    "spec.gangSize 4 is more than the 2 entries of spec.map: the gang could never complete");
+	HAS(l, f, 49, GS_LINT_ERROR, "GPUPlacementMap ml/bad-timeout", "spec.gangTimeout \"10x\" is not a duration");
+	HAS(l, f, 59, GS_LINT_ERROR, "GPUPlacementMap ml/quoted-size", "spec.gangSize: 1 is not an integer",
+	    "the CRD's type is integer");
+	HAS(l, f, 68, GS_LINT_ERROR, "GPUPlacementMap ml/size-alone",
+	    "spec.gangSize is set but spec.placement is not all-or-nothing");
+	HAS(l, f, 83, GS_LINT_ERROR, "StatefulSet ml/both",
+	    "both gpu-scheduling-map and gpu-scheduler.io/placement-map", "MAP_INVALID");
+	HAS(l, f, 99, GS_LINT_ERROR, "StatefulSet ml/gang-beside",
+	    "gpu-scheduler.io/gang-size beside gpu-scheduler.io/placement-map", "GANG_INVALID");
+	HAS(l, f, 145, GS_LINT_WARNING, "Deployment ml/not-ours", "gpu-scheduler.io/placement-map annotation",
+	    "will not place its pods");
+	HAS(l, f, 145, GS_LINT_WARNING, "Deployment ml/not-ours", "NO_INDEX");
+	/* against the object: its entry's line in its file, the workload's counts at the reference */
+	HAS(l, f, 14, GS_LINT_WARNING, "StatefulSet ml/train", "index 3 is never used: replicas 2");
+	HAS(l, f, 28, GS_LINT_ERROR, "StatefulSet ml/train",
+	    "the gang of the map's 3 entries (no GPUPlacementMap ml/ranks spec.gangSize: the default) is more than "
+	    "replicas 2");
+	HAS(l, f, 98, GS_LINT_ERROR, "StatefulSet ml/gang-beside", "OrderedReady (the default) can never complete");
+	HAS(l, f, 111, GS_LINT_WARNING, "Job ml/job", "completions 4 but no entry for index 2, 3", "NO_ENTRY");
+	HAS(l, f, 131, GS_LINT_NOTE, "StatefulSet other/elsewhere", "GPUPlacementMap other/ranks is not in the files",
+	    "MAP_MISSING");
+	HAS(l, fo, 11, GS_LINT_WARNING,
+	    "Job ml/job: node \"node3\" device 1 is also claimed by StatefulSet ml/gang-beside", "DEVICE_BUSY");
+	HAS(l, fo, 12, GS_LINT_WARNING, "Job ml/job", "device 2", "DEVICE_BUSY");
+	assert_int_equal(gs_lint_errors(l), 9);
+	assert_int_equal(gs_lint_warnings(l), 6);
+	assert_int_equal(gs_lint_notes(l), 1);
+	assert_int_equal(gs_lint_count(l), 16);
+	assert_int_equal(gs_lint_workloads(l), 6);
+	gs_lint_free(l);
+
+	/* without the objects' file: the references to ranks-ok are notes, nothing checked against it */
+	l = lint_files(NULL, 0, f, NULL);
+	HAS(l, f, 98, GS_LINT_NOTE, "StatefulSet ml/gang-beside", "GPUPlacementMap ml/ranks-ok is not in the files");
+	HAS(l, f, 116, GS_LINT_NOTE, "Job ml/job", "ranks-ok");
+	assert_int_equal(gs_lint_notes(l), 3);
+	assert_int_equal(gs_lint_errors(l), 8);
+	assert_int_equal(gs_lint_warnings(l), 3);
+	gs_lint_free(l);
+}
+
+/* A workload by reference is clean when the object fits it, whichever comes first; the object's
+ * entries meet the node list at their lines; a Pod's own index; a CronJob's parallelism. */
+static void test_gpm_reference(void **state)
+{
+	static const struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 2, 0}};
+	static const char before[] =
+		"kind: StatefulSet\nmetadata: {name: s, namespace: ml}\nspec:\n  replicas: 2\n"
+		"  podManagementPolicy: Parallel\n  template:\n    metadata:\n      annotations:\n"
+		"        gpu-scheduler.io/placement-map: m\n    spec: {schedulerName: gpu-scheduler}\n---\n"
+		"apiVersion: gpu-scheduler.io/v1alpha1\nkind: GPUPlacementMap\nmetadata: {name: m, namespace: ml}\n"
+		"spec:\n  placement: all-or-nothing\n  gangSize: 2\n  map: |\n    0=node1:0\n    1=node2:3\n";
+	static const char pod[] =
+		"kind: List\nitems:\n- kind: GPUPlacementMap\n  metadata: {name: m}\n  spec: {map: \"0=node1:0\"}\n"
+		"- kind: Pod\n  metadata:\n    name: p-1\n    annotations: {gpu-scheduler.io/placement-map: m}\n"
+		"  spec: {schedulerName: gpu-scheduler}\n";
+	static const char cron[] =
+		"kind: GPUPlacementMap\nmetadata: {name: m}\nspec:\n  placement: all-or-nothing\n"
+		"  map: \"0=node1:0\\n1=node1:1\\n2=node1:2\"\n---\nkind: CronJob\nmetadata: {name: c}\nspec:\n"
+		"  jobTemplate:\n    spec:\n      completionMode: Indexed\n      completions: 3\n      parallelism: 2\n"
+		"      template:\n        metadata:\n          annotations: {gpu-scheduler.io/placement-map: m}\n"
+		"        spec: {schedulerName: gpu-scheduler}\n";
+	static const char quoted[] = "kind: GPUPlacementMap\nmetadata: {name: q}\nspec:\n  map: \"0=node1:0\\nbad\"\n";
+	static const char empty[] = "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+				    "    gpu-scheduler.io/placement-map: \"\"\nspec: {schedulerName: gpu-scheduler}\n";
+	struct gs_lint *l;
+
+	(void)state;
+	l = lint_text(NULL, 0, before);
+	assert_int_equal(gs_lint_count(l), 0);
+	assert_int_equal(gs_lint_workloads(l), 1);
+	gs_lint_free(l);
+	/* node2 advertises 2 GPUs: device 3 of the object's entry 1, at its line */
+	l = lint_text(nodes, 2, before);
+	HAS(l, "t", 20, GS_LINT_WARNING, "StatefulSet ml/s", "node \"node2\" advertises 2 nvidia.com/gpu",
+	    "NODE_DEVICES");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+
+	/* a Pod's index 1 has no entry in the object's map (a List, no namespace on either) */
+	l = lint_text(NULL, 0, pod);
+	HAS(l, "t", 9, GS_LINT_WARNING, "Pod p-1", "index 1 has no entry", "NO_ENTRY");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+
+	/* the gang of the map's 3 entries against parallelism 2, at the reference */
+	l = lint_text(NULL, 0, cron);
+	HAS(l, "t", 17, GS_LINT_ERROR, "CronJob c",
+	    "the gang of the map's 3 entries (no GPUPlacementMap m spec.gangSize", "more than parallelism 2");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+
+	/* a quoted map: its problem at spec.map's line, the map's line in the message */
+	l = lint_text(NULL, 0, quoted);
+	HAS(l, "t", 4, GS_LINT_ERROR, "GPUPlacementMap q: spec.map line 2: missing '='");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+
+	l = lint_text(NULL, 0, empty);
+	HAS(l, "t", 5, GS_LINT_ERROR, "Pod p-0",
+	    "the gpu-scheduler.io/placement-map annotation is not an object's name");
+	assert_int_equal(gs_lint_count(l), 1);
+	gs_lint_free(l);
+}
+
 /* ---- the examples: deploy/ and the README ------------------------------------------------------------ */
 
 static void test_deploy_examples_are_clean(void **state)
@@ -631,6 +765,8 @@ int main(void)
 		cmocka_unit_test(test_dedicated_taint),
 		cmocka_unit_test(test_yaml_errors_and_scalar_styles),
 		cmocka_unit_test(test_gang),
+		cmocka_unit_test(test_gpm),
+		cmocka_unit_test(test_gpm_reference),
 		cmocka_unit_test(test_deploy_examples_are_clean),
 		cmocka_unit_test(test_readme_examples_are_clean),
 	};
