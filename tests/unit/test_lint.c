@@ -673,6 +673,17 @@ static void test_deploy_examples_are_clean(void **state)
 		assert_true(gs_lint_workloads(l) >= 1);
 		gs_lint_free(l);
 	}
+	/* all together: they run side by side (no device of two), check-statefulset-by-reference.yaml's
+	 * object found by its StatefulSet (no note) */
+	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = 4, .have_nodes = 1};
+	struct gs_lint *all = gs_lint_new(&o);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		add_file(all, g.gl_pathv[i]);
+	gs_lint_finish(all);
+	dump(all);
+	assert_int_equal(gs_lint_count(all), 0);
+	assert_int_equal(gs_lint_workloads(all), g.gl_pathc);
+	gs_lint_free(all);
 	globfree(&g);
 }
 
