@@ -4,7 +4,8 @@
 # the nodes read from the real apiserver (--kubeconfig: node1..node4 with 4 GPUs, plus a node named like
 # kind's workers carrying an alias label), the same as from `kubectl get nodes -o yaml|json` (--nodes);
 # with --kubeconfig, the warning about a mapped node without the taint gpu-scheduler.io/dedicated that
-# runs pods getting nvidia.com/gpu from the device plugin, gone once the printed kubectl command ran.
+# runs pods getting nvidia.com/gpu from the device plugin, gone once the printed kubectl command ran;
+# GPUPlacementMap objects and the workloads naming them, and notes (which never fail).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -53,6 +54,18 @@ check "... a bad gang-timeout, the webhook's message" out_has "^$FX/gang.yaml:18
 check "... gang-size above the map" out_has "^$FX/gang.yaml:160: error: .*gang-size 8 is more than the 4 entries of gpu-scheduling-map: the gang could never complete"
 check "... gang-size above a Job's parallelism" out_has "^$FX/gang.yaml:265: error: Job ml/gang-job: .*more than parallelism 2"
 check "... 12 errors in all" test "$(grep -c ': error: ' "$work/last.out")" = 12
+# issue 24: maps as objects; a reference to an object not in the files is a note, which never fails
+check "by reference, the object in the file: exit 0, silent" eval \
+	'rc_is 0 "${LINT[@]}" --strict "$GS_ROOT/deploy/examples/check-statefulset-by-reference.yaml" && test ! -s "$work/last.out"'
+check "objects and references across two files: exit 1" rc_is 1 "${LINT[@]}" "$FX/gpm.yaml" "$FX/gpm-objects.yaml"
+check "... the object's map at its line" out_has "^$FX/gpm.yaml:13: error: GPUPlacementMap ml/ranks: spec.map line 3: missing '='"
+check "... the object's gang against the replicas, at the reference" out_has "^$FX/gpm.yaml:28: error: StatefulSet ml/train: the gang of the map's 3 entries"
+check "... the other file's object found: its entries' indices missing" out_has "^$FX/gpm.yaml:111: warning: Job ml/job: completions 4 but no entry for index 2, 3"
+check "... a note for the object not in the files" out_has "^$FX/gpm.yaml:131: note: StatefulSet other/elsewhere: GPUPlacementMap other/ranks is not in the files given"
+check "... counted in the summary" grep -q "9 errors, 6 warnings, 1 note$" "$work/last.err"
+printf 'kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n    gpu-scheduler.io/placement-map: in-the-cluster\nspec:\n  schedulerName: gpu-scheduler\n' >"$work/note.yaml"
+check "a note alone: exit 0 even with --strict" eval 'rc_is 0 "${LINT[@]}" --strict "$work/note.yaml" && out_has "note.yaml:5: note: .*in-the-cluster is not in the files given"'
+check "... -q hides it" eval 'rc_is 0 "${LINT[@]}" -q "$work/note.yaml" && test ! -s "$work/last.out"'
 python3 -c 'import sys; n = 100000; sys.stdout.write("[" * n + "]" * n + "\n")' >"$work/brackets.yaml"
 t0=$(date +%s%N)
 check "100,000 nested brackets (200 KB): exit 1, refused" eval 'rc_is 1 "${LINT[@]}" "$work/brackets.yaml" && out_has "brackets.yaml:1: error: nesting deeper than 100 at line 1"'
