@@ -815,16 +815,25 @@ static void respell(char *out, size_t size, const char *msg)
 	out[o] = '\0';
 }
 
+/* A plain scalar YAML reads as an integer ("8", "-1"): what the CRD's integer fields take. */
+static int plain_integer(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+
+	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	if (*s == '-' || *s == '+')
+		s++;
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
 /* A field of spec whose YAML type is not the CRD's: the apiserver refuses the object. */
 static int gpm_field_type(struct gs_lint *l, const char *file, const struct object *o, const yaml_node_t *n,
 			  const char *field, int integer_type)
 {
 	const char *s = scalar(n);
-	int is_int = s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *s &&
-		     strspn(s + (*s == '-' || *s == '+'), "0123456789") == strlen(s + (*s == '-' || *s == '+')) &&
-		     strlen(s + (*s == '-' || *s == '+')) > 0;
 
-	if (!n || (s && (integer_type ? is_int : !yaml_non_string(n))))
+	if (!n || (s && (integer_type ? plain_integer(n) : !yaml_non_string(n))))
 		return 0;
 	if (!s)
 		diag(l, file, line_of(n), GS_LINT_ERROR, "%s: %s is not a%s", o->what, field,

@@ -653,6 +653,28 @@ static void test_gpm_reference(void **state)
 	    "the gpu-scheduler.io/placement-map annotation is not an object's name");
 	assert_int_equal(gs_lint_count(l), 1);
 	gs_lint_free(l);
+
+	/* an object's fields of the wrong YAML type, or no map: one error each, at its line */
+	static const struct {
+		const char *spec, *msg;
+		int line;
+	} fields[] = {
+		{"  gangTimeout: 10\n  map: \"0=n:0\"", "spec.gangTimeout: 10 is not a string in YAML", 4},
+		{"  placement: true\n  map: \"0=n:0\"", "spec.placement: true is not a string in YAML", 4},
+		{"  gangSize: [2]\n  map: \"0=n:0\"", "spec.gangSize is not an integer", 4},
+		{"  map: [0=n:0]", "spec.map is not a string", 4},
+		{"  placement: all-or-nothing", "no spec.map (the CRD requires it)", 4}, /* the spec mapping's line */
+		{"  placement: all-or-nothing\n  gangSize: 1\n  gangTimeout: 1h\n  map: \"0=n:0\"", NULL, 0},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), "kind: GPUPlacementMap\nmetadata: {name: f}\nspec:\n%s\n", fields[i].spec);
+		l = lint_text(NULL, 0, text);
+		if (fields[i].msg)
+			HAS(l, "t", fields[i].line, GS_LINT_ERROR, "GPUPlacementMap f", fields[i].msg);
+		assert_int_equal(gs_lint_count(l), fields[i].msg ? 1 : 0);
+		gs_lint_free(l);
+	}
 }
 
 /* ---- the examples: deploy/ and the README ------------------------------------------------------------ */
