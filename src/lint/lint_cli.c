@@ -28,8 +28,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: gpu-scheduler lint [OPTIONS] FILE...\n\n"
 		"Checks the gpu-scheduling-map annotations of the Pods, StatefulSets, Jobs, CronJobs and Deployments\n"
-		"in YAML or JSON manifests (several documents, Lists) with the scheduler's own parser; prints\n"
-		"FILE:LINE: error|warning: MESSAGE. FILE - is stdin.\n\n"
+		"in YAML or JSON manifests (several documents, Lists) with the scheduler's own parser, and the\n"
+		"GPUPlacementMaps and the workloads naming them (gpu-scheduler.io/placement-map); prints\n"
+		"FILE:LINE: error|warning|note: MESSAGE (a note never fails). FILE - is stdin.\n\n"
 		"  --nodes FILE               a NodeList (kubectl get nodes -o yaml): check node names and devices\n"
 		"  --kubeconfig FILE          read the nodes from the apiserver instead, and the pods that get\n"
 		"                             nvidia.com/gpu from the device plugin: a node the maps use that runs\n"
