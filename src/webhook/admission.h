@@ -10,6 +10,11 @@
  * Decisions (docs/webhook.md has the patch shapes and the reasoning):
  *   not a Pod CREATE, another scheduler, no annotation  -> allowed, no patch          (SKIPPED)
  *   malformed map                                        -> denied, code 400           (DENIED)
+ *   by reference (GS_MAP_REF_ANNOTATION, sched/gpm.h): beside the map annotation or a gang annotation,
+ *   no map_lookup, an unknown object -> denied, code 400 (500 without map_lookup); the table not loaded
+ *   yet (-EAGAIN) -> denied, code 503 (retry); else the object's map and settings take the annotations'
+ *   place in every row here, and the patch also sets GS_MAP_REF_GENERATION to the object's generation
+ *   unless the pod already carries that value (UNCHANGED needs both)
  *   no index, or no entry for it                         -> allowed, a warning         (WARNED)
  *   every container already correct (and, with tolerate_dedicated, the pod already tolerates the
  *   dedicated taint)                                     -> allowed, no patch          (UNCHANGED)
@@ -39,6 +44,7 @@
 
 #include "core/buf.h"
 #include "sched/checks.h"
+#include "sched/gpm.h"
 #include "sched/map.h"
 
 /* Bytes of JSON Patch at most (before base64): 4096 containers' worth of operations, far above any pod. */
@@ -79,6 +85,15 @@ struct gs_admission_opts {
 	 */
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	/*
+	 * Maps as objects (sched/gpm.h): the GPUPlacementMap ns/name, for a pod carrying
+	 * GS_MAP_REF_ANNOTATION. Returns 1 with *out filled (its strings borrowed, valid until the review
+	 * returns), 0 when there is no such object, -EAGAIN while the caller's table is not loaded yet (the
+	 * pod is denied with 503 and asked to retry; any other negative value is taken the same way). Called
+	 * synchronously, at most once per review. NULL: every pod naming a map by reference is denied.
+	 */
+	int (*map_lookup)(void *ud, const char *ns, const char *name, struct gs_gpm_view *out);
+	void *map_lookup_ud;
 	/* 1: a pod set up from its entry also gets GS_DEDICATED_TOLERATION (--tolerate-dedicated-taint). */
 	int tolerate_dedicated;
 };
@@ -118,7 +133,12 @@ struct gs_admission_result {
 	char devices[256];      /* devices of the entry, "..." at the end when truncated */
 	int containers_patched; /* containers and init containers that got an operation */
 	int toleration_added;   /* 1: the patch adds GS_DEDICATED_TOLERATION */
-	int dry_run;            /* request.dryRun was true */
+	/* Maps as objects (sched/gpm.h): the pod's GS_MAP_REF_ANNOTATION, "" when none; the object's
+	 * generation used (0 when none was found); 1 when the patch sets GS_MAP_REF_GENERATION to it. */
+	char map_ref[254];
+	int64_t map_generation;
+	int generation_added;
+	int dry_run; /* request.dryRun was true */
 	/*
 	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
 	 * nvidia.com/gpu request as Kubernetes counts it, max(largest init container, sum of regular
