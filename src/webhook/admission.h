@@ -9,16 +9,21 @@
  *
  * Decisions (docs/webhook.md has the patch shapes and the reasoning):
  *   not a Pod CREATE, another scheduler, no annotation  -> allowed, no patch          (SKIPPED)
+ *   (neither the map nor a reference)
  *   malformed map                                        -> denied, code 400           (DENIED)
- *   by reference (GS_MAP_REF_ANNOTATION, sched/gpm.h): beside the map annotation or a gang annotation,
- *   no map_lookup, an unknown object -> denied, code 400 (500 without map_lookup); the table not loaded
- *   yet (-EAGAIN) -> denied, code 503 (retry); else the object's map and settings take the annotations'
- *   place in every row here, and the patch also sets GS_MAP_REF_GENERATION to the object's generation
- *   unless the pod already carries that value (UNCHANGED needs both)
  *   no index, or no entry for it                         -> allowed, a warning         (WARNED)
  *   every container already correct (and, with tolerate_dedicated, the pod already tolerates the
  *   dedicated taint)                                     -> allowed, no patch          (UNCHANGED)
  *   otherwise                                            -> allowed, JSONPatch         (PATCHED)
+ * A pod of ours naming a GPUPlacementMap (GS_MAP_REF_ANNOTATION, sched/gpm.h; docs/webhook.md, "Maps by
+ * reference"):
+ *   beside the map annotation or a gang annotation      -> denied, code 400           (DENIED)
+ *   no map_lookup                                        -> denied, code 500           (DENIED)
+ *   the lookup's table not loaded yet (-EAGAIN)          -> denied, code 503, retry    (DENIED)
+ *   no such object in the pod's namespace                -> denied, code 400           (DENIED)
+ *   otherwise the rows above, with the object's map and settings for the annotations'; the patch also
+ *   sets GS_MAP_REF_GENERATION to the object's generation unless the pod carries that value already
+ *   (UNCHANGED needs the right variable and that value)
  * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
  *
  * A PATCHED or UNCHANGED pod whose containers also request nvidia.com/gpu gets, in addition, a
@@ -88,7 +93,7 @@ struct gs_admission_opts {
 	/*
 	 * Maps as objects (sched/gpm.h): the GPUPlacementMap ns/name, for a pod carrying
 	 * GS_MAP_REF_ANNOTATION. Returns 1 with *out filled (its strings borrowed, valid until the review
-	 * returns), 0 when there is no such object, -EAGAIN while the caller's table is not loaded yet (the
+	 * returns; a setting absent from the spec is NULL, as "" is a value that does not parse), 0 when there is no such object, -EAGAIN while the caller's table is not loaded yet (the
 	 * pod is denied with 503 and asked to retry; any other negative value is taken the same way). Called
 	 * synchronously, at most once per review. NULL: every pod naming a map by reference is denied.
 	 */
@@ -140,7 +145,7 @@ struct gs_admission_result {
 	int generation_added;
 	int dry_run; /* request.dryRun was true */
 	/*
-	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
+	 * Our pods only (schedulerName matches and the pod has a map, inline or by reference; 0 otherwise): the pod's effective
 	 * nvidia.com/gpu request as Kubernetes counts it, max(largest init container, sum of regular
 	 * containers) + spec.overhead, each container's resources.requests value or, without one, its
 	 * resources.limits value. 0 when nothing asks; -1 when a value is not a whole number of devices
