@@ -668,6 +668,8 @@ static int lookup_one(void *ud, const char *ns, const char *name, struct gs_gpm_
 	static const char text[] = "0=node1:0\n1=node2:2,3\n2=node3:0GARBAGE";
 	lookup_calls++;
 	assert_string_equal((const char *)ud, "gpm");
+	if (strcmp(name, "enomem") == 0)
+		return -ENOMEM;
 	if (strcmp(ns, "ns1") != 0 || strcmp(name, "m") != 0)
 		return 0;
 	*out = (struct gs_gpm_view){.ns = "ns1",
@@ -724,6 +726,17 @@ static void test_map_ref_policy(void **state)
 	assert_non_null(strstr(res.message, "the entry names 2 devices but the containers request 1"));
 	assert_int_equal(policy_calls, 2);
 	assert_int_equal(lookup_calls, 2);
+
+	/* A lookup failing otherwise than -EAGAIN is answered the same way: retry. */
+	char *ref = strstr(body, "\"m\"}}");
+	assert_non_null(ref);
+	gs_buf_reset(&out);
+	char other[1100];
+	snprintf(other, sizeof(other), "%.*s\"enomem\"%s", (int)(ref - body), body, ref + 3);
+	assert_int_equal(review_str(a, other, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_non_null(strstr(out.data, "\"code\":503"));
+	assert_non_null(strstr(res.message, "GPUPlacementMap ns1/enomem): retry"));
 	gs_buf_free(&out);
 	gs_admission_free(a);
 }
