@@ -14,6 +14,7 @@
 #include "core/str.h"
 #include "sched/checks.h"
 #include "sched/gang.h"
+#include "sched/gpm.h"
 #include "sched/map_cache.h"
 #include "webhook/jsonpatch.h"
 
@@ -37,7 +38,22 @@ struct gs_admission {
 	int own_cache;
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	int (*map_lookup)(void *ud, const char *ns, const char *name, struct gs_gpm_view *out);
+	void *map_lookup_ud;
 	int tolerate_dedicated;
+};
+
+/*
+ * Where a pod's map and all-or-nothing settings come from: its own annotations (inline), or the
+ * GPUPlacementMap its GS_MAP_REF_ANNOTATION names (sched/gpm.h). Everything after that is one path.
+ */
+struct map_source {
+	char label[384];  /* how messages name the map: the annotation, or "GPUPlacementMap ns/name" */
+	const char *text; /* the map, len bytes (borrowed); NULL: the pod has none */
+	size_t len;
+	const char *placement, *gang_timeout, *gang_size; /* the settings' text, NULL when absent */
+	int by_ref;                                       /* 1: from an object; then: */
+	int64_t generation;                               /* its metadata.generation */
 };
 
 /* What the response will say; filled by decide(), written by write_response(). */
@@ -74,6 +90,8 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	a->cache = o->cache;
 	a->node_allows = o->node_allows;
 	a->node_allows_ud = o->node_allows_ud;
+	a->map_lookup = o->map_lookup;
+	a->map_lookup_ud = o->map_lookup_ud;
 	a->tolerate_dedicated = o->tolerate_dedicated;
 	if (!a->cache) {
 		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
@@ -359,15 +377,15 @@ static int64_t pod_gpus(const cJSON *spec)
  * The device plugin warning for entry e, whole, into v->warning, and cut into res->message. The
  * text is checks.c's; its length is found by growing the buffer until it is no longer full.
  */
-static int device_plugin_warning(struct gs_admission *a, const struct gs_map_entry *e, struct gs_admission_result *res,
+static int device_plugin_warning(const char *label, const struct gs_map_entry *e, struct gs_admission_result *res,
 				 struct verdict *v)
 {
-	size_t size = 2 * strlen(e->devices) + strlen(a->annotation) + 512;
+	size_t size = 2 * strlen(e->devices) + strlen(label) + 512;
 	for (;;) {
 		char *msg = malloc(size);
 		if (!msg)
 			return -ENOMEM;
-		gs_checks_device_plugin_warning(msg, size, res->gpu_requested, e, a->annotation);
+		gs_checks_device_plugin_warning(msg, size, res->gpu_requested, e, label);
 		if (strlen(msg) + 1 < size || size >= WARNING_MAX) {
 			v->warning = msg;
 			break;
@@ -413,7 +431,7 @@ static void pod_name_ns(const cJSON *req, const cJSON *meta, struct gs_admission
 }
 
 /* The map's entry for the pod's index; NULL with res WARNED and why when there is none. */
-static const struct gs_map_entry *map_entry(const struct gs_admission *a, const struct gs_map *map, const cJSON *req,
+static const struct gs_map_entry *map_entry(const struct map_source *src, const struct gs_map *map, const cJSON *req,
 					    const cJSON *meta, struct gs_admission_result *res)
 {
 	const cJSON *labels = get_obj(meta, "labels");
@@ -429,23 +447,52 @@ static const struct gs_map_entry *map_entry(const struct gs_admission *a, const 
 		snprintf(res->message, sizeof(res->message),
 			 "%s: cannot tell the pod's index (no pod-index label, job completion index or -N name "
 			 "suffix); " GS_ADMISSION_CUDA_ENV " not set",
-			 a->annotation);
+			 src->label);
 		return NULL;
 	}
 	const struct gs_map_entry *e = gs_map_lookup(map, res->index);
 	if (!e) {
 		res->outcome = GS_ADMISSION_WARNED;
 		snprintf(res->message, sizeof(res->message),
-			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", a->annotation,
+			 "%s has no entry for pod index %ld; " GS_ADMISSION_CUDA_ENV " not set", src->label,
 			 res->index);
 	}
 	return e;
 }
 
+/*
+ * By reference: the operation recording the object's generation in GS_MAP_REF_GENERATION, unless the pod
+ * already says it. metadata.annotations exists: the reference is one of them.
+ */
+static int patch_generation(struct gs_jsonpatch *p, const cJSON *annotations, int64_t generation, int *added)
+{
+	char want[24], value[32];
+	struct gs_buf path;
+	int r;
+
+	snprintf(want, sizeof(want), "%lld", (long long)generation);
+	*added = 0;
+	if (gs_str_eq(get_str(annotations, GS_MAP_REF_GENERATION), want))
+		return 0;
+	snprintf(value, sizeof(value), "\"%s\"", want);
+	gs_buf_init(&path, 0);
+	r = gs_jsonpatch_ptr_append(&path, "metadata");
+	if (r == 0)
+		r = gs_jsonpatch_ptr_append(&path, "annotations");
+	if (r == 0)
+		r = gs_jsonpatch_ptr_append(&path, GS_MAP_REF_GENERATION);
+	if (r == 0)
+		r = gs_jsonpatch_op(p, "add", path.data, value);
+	*added = r == 0;
+	gs_buf_free(&path);
+	return r;
+}
+
 /* Applies the pod's entry e: the node's policy, then the patch, then the device plugin's warning. 0, or
  * an allocation error. */
-static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct gs_map_entry *e,
-		       struct gs_jsonpatch *patch, struct gs_admission_result *res, struct verdict *v)
+static int apply_entry(struct gs_admission *a, const cJSON *spec, const cJSON *annotations,
+		       const struct map_source *src, const struct gs_map_entry *e, struct gs_jsonpatch *patch,
+		       struct gs_admission_result *res, struct verdict *v)
 {
 	char why[400];
 	int r;
@@ -453,8 +500,8 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct g
 	gs_str_copy(res->node, sizeof(res->node), e->node);
 	gs_str_copy(res->devices, sizeof(res->devices), e->devices);
 	if (a->node_allows && res->ns[0] && !a->node_allows(a->node_allows_ud, e->node, res->ns, why, sizeof(why))) {
-		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", a->annotation,
-			 e->line, res->index, why);
+		snprintf(res->message, sizeof(res->message), "%.64s line %d for index %ld: %.380s", src->label, e->line,
+			 res->index, why);
 		deny(res, v, 403, "Forbidden");
 		return 0;
 	}
@@ -464,33 +511,42 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const struct g
 		r = patch_toleration(patch, spec);
 		res->toleration_added = r == 0;
 	}
+	if (r == 0 && src->by_ref)
+		r = patch_generation(patch, annotations, src->generation, &res->generation_added);
 	if (r == 0)
 		r = gs_jsonpatch_finish(patch);
 	if (r < 0)
 		return r;
-	res->outcome = res->containers_patched || res->toleration_added ? GS_ADMISSION_PATCHED : GS_ADMISSION_UNCHANGED;
+	res->outcome = res->containers_patched || res->toleration_added || res->generation_added
+			       ? GS_ADMISSION_PATCHED
+			       : GS_ADMISSION_UNCHANGED;
 	if (patch->n_ops)
 		v->patch = patch;
 	/* In addition to the patch: the entry's indices will not mean what the map's author thinks. */
 	if (res->gpu_requested > 0)
-		r = device_plugin_warning(a, e, res, v);
+		r = device_plugin_warning(src->label, e, res, v);
 	return r;
 }
 
-/* The all-or-nothing annotations of a pod of ours (sched/gang.h): 0 when they parse (opts filled), else
- * the pod is denied with the parser's message, as a bad map is. */
-static int gang_ok(const cJSON *annotations, struct gs_gang_opts *opts, struct gs_admission_result *res,
+/* The all-or-nothing settings of a pod of ours (sched/gang.h), its annotations' or its object's: 0 when
+ * they parse (opts filled), else the pod is denied with the parser's message (after the object's name),
+ * as a bad map is. */
+static int gang_ok(const struct map_source *src, struct gs_gang_opts *opts, struct gs_admission_result *res,
 		   struct verdict *v)
 {
-	if (gs_gang_opts_parse(get_str(annotations, GS_GANG_PLACEMENT), get_str(annotations, GS_GANG_TIMEOUT),
-			       get_str(annotations, GS_GANG_SIZE), opts, res->message, sizeof(res->message)) == 0)
+	int n = src->by_ref ? snprintf(res->message, sizeof(res->message), "%.380s: ", src->label) : 0;
+
+	if (gs_gang_opts_parse(src->placement, src->gang_timeout, src->gang_size, opts, res->message + n,
+			       sizeof(res->message) - (size_t)n) == 0) {
+		res->message[0] = '\0';
 		return 0;
+	}
 	deny(res, v, 400, "BadRequest");
 	return -EINVAL;
 }
 
 /* A gang larger than the map can never have all its pods placed: denied while the user is watching. */
-static int gang_fits(const struct gs_admission *a, const struct gs_gang_opts *opts, const struct gs_map *map,
+static int gang_fits(const struct map_source *src, const struct gs_gang_opts *opts, const struct gs_map *map,
 		     struct gs_admission_result *res, struct verdict *v)
 {
 	size_t n = gs_map_count(map);
@@ -499,9 +555,127 @@ static int gang_fits(const struct gs_admission *a, const struct gs_gang_opts *op
 		return 0;
 	snprintf(res->message, sizeof(res->message),
 		 "%s %ld is more than the %zu %s of %.64s: the gang could never complete", GS_GANG_SIZE, opts->size, n,
-		 n == 1 ? "entry" : "entries", a->annotation);
+		 n == 1 ? "entry" : "entries", src->label);
 	deny(res, v, 400, "BadRequest");
 	return -EINVAL;
+}
+
+/* The map and settings a pod carries in its own annotations. */
+static void inline_source(const struct gs_admission *a, const cJSON *annotations, struct map_source *src)
+{
+	gs_str_copy(src->label, sizeof(src->label), a->annotation);
+	src->text = get_str(annotations, a->annotation);
+	src->len = src->text ? strlen(src->text) : 0;
+	src->placement = get_str(annotations, GS_GANG_PLACEMENT);
+	src->gang_timeout = get_str(annotations, GS_GANG_TIMEOUT);
+	src->gang_size = get_str(annotations, GS_GANG_SIZE);
+}
+
+/* A pod naming its map by reference carries neither a map nor settings of its own (sched/gpm.h): 0, or
+ * -EINVAL with the pod denied. */
+static int ref_alone(const struct gs_admission *a, const cJSON *annotations, struct gs_admission_result *res,
+		     struct verdict *v)
+{
+	static const char *const gang[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
+
+	if (cJSON_GetObjectItemCaseSensitive(annotations, a->annotation)) {
+		snprintf(res->message, sizeof(res->message),
+			 "the annotations %.64s and " GS_MAP_REF_ANNOTATION " are both set: a pod carries its map "
+			 "inline or names a " GS_GPM_KIND ", not both",
+			 a->annotation);
+		deny(res, v, 400, "BadRequest");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(gang) / sizeof(gang[0]); i++) {
+		if (!cJSON_GetObjectItemCaseSensitive(annotations, gang[i]))
+			continue;
+		snprintf(res->message, sizeof(res->message),
+			 "the annotation %s is set beside " GS_MAP_REF_ANNOTATION ": the all-or-nothing settings of "
+			 "a map by reference are its " GS_GPM_KIND "'s spec (placement, gangTimeout, gangSize)",
+			 gang[i]);
+		deny(res, v, 400, "BadRequest");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The GPUPlacementMap ref of the pod's namespace into src: 0, or -EINVAL with the pod denied. */
+static int ref_source(struct gs_admission *a, const char *ref, struct map_source *src, struct gs_admission_result *res,
+		      struct verdict *v)
+{
+	struct gs_gpm_view g;
+	int r;
+
+	snprintf(src->label, sizeof(src->label), GS_GPM_KIND " %.63s/%.253s", res->ns, ref);
+	if (!a->map_lookup) {
+		snprintf(res->message, sizeof(res->message),
+			 GS_MAP_REF_ANNOTATION ": this webhook cannot resolve references (%.400s)", src->label);
+		deny(res, v, 500, "InternalError");
+		return -EINVAL;
+	}
+	memset(&g, 0, sizeof(g));
+	r = a->map_lookup(a->map_lookup_ud, res->ns, ref, &g);
+	if (r < 0) {
+		snprintf(res->message, sizeof(res->message),
+			 "the scheduler has not loaded its " GS_GPM_KIND "s yet (%.400s): retry", src->label);
+		deny(res, v, 503, "ServiceUnavailable");
+		return -EINVAL;
+	}
+	if (r == 0) {
+		snprintf(res->message, sizeof(res->message), "%.400s not found", src->label);
+		deny(res, v, 400, "BadRequest");
+		return -EINVAL;
+	}
+	src->text = g.map_text ? g.map_text : "";
+	src->len = g.map_text ? g.map_len : 0;
+	src->placement = g.placement;
+	src->gang_timeout = g.gang_timeout;
+	src->gang_size = g.gang_size;
+	src->by_ref = 1;
+	src->generation = g.generation;
+	res->map_generation = g.generation;
+	return 0;
+}
+
+/* A pod of ours: its map (inline or by reference), the settings, the entry, the patch. 0 or an allocation
+ * error. */
+static int decide_ours(struct gs_admission *a, const cJSON *req, const cJSON *meta, const cJSON *spec,
+		       struct gs_jsonpatch *patch, struct gs_admission_result *res, struct verdict *v)
+{
+	const cJSON *annotations = get_obj(meta, "annotations");
+	const char *ref = get_str(annotations, GS_MAP_REF_ANNOTATION);
+	struct map_source src;
+	struct gs_gang_opts gang;
+
+	memset(&src, 0, sizeof(src));
+	if (ref)
+		gs_str_copy(res->map_ref, sizeof(res->map_ref), ref);
+	if (!ref)
+		inline_source(a, annotations, &src);
+	else if (ref_alone(a, annotations, res, v) < 0 || ref_source(a, ref, &src, res, v) < 0)
+		return 0;
+	if (gang_ok(&src, &gang, res, v) < 0 || !src.text)
+		return 0;
+	res->gpu_requested = pod_gpus(spec);
+
+	struct gs_map *map = NULL;
+	const struct gs_map_error *err = NULL;
+	int r = gs_map_cache_get(a->cache, src.text, src.len, &map, &err);
+	if (r < 0 && r != -EINVAL)
+		return r;
+	if (r < 0) {
+		snprintf(res->message, sizeof(res->message), "%s: %s", src.label, err ? err->msg : "cannot be parsed");
+		deny(res, v, 400, "BadRequest");
+		return 0;
+	}
+	if (gang_fits(&src, &gang, map, res, v) < 0) {
+		gs_map_unref(map);
+		return 0;
+	}
+	const struct gs_map_entry *e = map_entry(&src, map, req, meta, res);
+	r = e ? apply_entry(a, spec, annotations, &src, e, patch, res, v) : 0;
+	gs_map_unref(map);
+	return r;
 }
 
 /*
@@ -537,33 +711,7 @@ static int decide(struct gs_admission *a, const cJSON *req, struct gs_jsonpatch 
 	}
 	if (!gs_str_eq(get_str(spec, "schedulerName"), a->scheduler_name))
 		return 0;
-	struct gs_gang_opts gang;
-	if (gang_ok(annotations, &gang, res, v) < 0)
-		return 0;
-	const char *text = get_str(annotations, a->annotation);
-	if (!text)
-		return 0;
-	res->gpu_requested = pod_gpus(spec);
-
-	struct gs_map *map = NULL;
-	const struct gs_map_error *err = NULL;
-	int r = gs_map_cache_get(a->cache, text, strlen(text), &map, &err);
-	if (r < 0 && r != -EINVAL)
-		return r;
-	if (r < 0) {
-		snprintf(res->message, sizeof(res->message), "%s: %s", a->annotation,
-			 err ? err->msg : "cannot be parsed");
-		deny(res, v, 400, "BadRequest");
-		return 0;
-	}
-	if (gang_fits(a, &gang, map, res, v) < 0) {
-		gs_map_unref(map);
-		return 0;
-	}
-	const struct gs_map_entry *e = map_entry(a, map, req, meta, res);
-	r = e ? apply_entry(a, spec, e, patch, res, v) : 0;
-	gs_map_unref(map);
-	return r;
+	return decide_ours(a, req, meta, spec, patch, res, v);
 }
 
 /* ---- the answer --------------------------------------------------------------------------------- */

@@ -9,11 +9,21 @@
  *
  * Decisions (docs/webhook.md has the patch shapes and the reasoning):
  *   not a Pod CREATE, another scheduler, no annotation  -> allowed, no patch          (SKIPPED)
+ *   (neither the map nor a reference)
  *   malformed map                                        -> denied, code 400           (DENIED)
  *   no index, or no entry for it                         -> allowed, a warning         (WARNED)
  *   every container already correct (and, with tolerate_dedicated, the pod already tolerates the
  *   dedicated taint)                                     -> allowed, no patch          (UNCHANGED)
  *   otherwise                                            -> allowed, JSONPatch         (PATCHED)
+ * A pod of ours naming a GPUPlacementMap (GS_MAP_REF_ANNOTATION, sched/gpm.h; docs/webhook.md, "Maps by
+ * reference"):
+ *   beside the map annotation or a gang annotation      -> denied, code 400           (DENIED)
+ *   no map_lookup                                        -> denied, code 500           (DENIED)
+ *   the lookup's table not loaded yet (-EAGAIN)          -> denied, code 503, retry    (DENIED)
+ *   no such object in the pod's namespace                -> denied, code 400           (DENIED)
+ *   otherwise the rows above, with the object's map and settings for the annotations'; the patch also
+ *   sets GS_MAP_REF_GENERATION to the object's generation unless the pod carries that value already
+ *   (UNCHANGED needs the right variable and that value)
  * dryRun requests are answered exactly like the real ones (the apiserver discards the result).
  *
  * A PATCHED or UNCHANGED pod whose containers also request nvidia.com/gpu gets, in addition, a
@@ -39,6 +49,7 @@
 
 #include "core/buf.h"
 #include "sched/checks.h"
+#include "sched/gpm.h"
 #include "sched/map.h"
 
 /* Bytes of JSON Patch at most (before base64): 4096 containers' worth of operations, far above any pod. */
@@ -79,6 +90,15 @@ struct gs_admission_opts {
 	 */
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	/*
+	 * Maps as objects (sched/gpm.h): the GPUPlacementMap ns/name, for a pod carrying
+	 * GS_MAP_REF_ANNOTATION. Returns 1 with *out filled (its strings borrowed, valid until the review
+	 * returns; a setting absent from the spec is NULL, as "" is a value that does not parse), 0 when there is no such object, -EAGAIN while the caller's table is not loaded yet (the
+	 * pod is denied with 503 and asked to retry; any other negative value is taken the same way). Called
+	 * synchronously, at most once per review. NULL: every pod naming a map by reference is denied.
+	 */
+	int (*map_lookup)(void *ud, const char *ns, const char *name, struct gs_gpm_view *out);
+	void *map_lookup_ud;
 	/* 1: a pod set up from its entry also gets GS_DEDICATED_TOLERATION (--tolerate-dedicated-taint). */
 	int tolerate_dedicated;
 };
@@ -118,9 +138,14 @@ struct gs_admission_result {
 	char devices[256];      /* devices of the entry, "..." at the end when truncated */
 	int containers_patched; /* containers and init containers that got an operation */
 	int toleration_added;   /* 1: the patch adds GS_DEDICATED_TOLERATION */
-	int dry_run;            /* request.dryRun was true */
+	/* Maps as objects (sched/gpm.h): the pod's GS_MAP_REF_ANNOTATION, "" when none; the object's
+	 * generation used (0 when none was found); 1 when the patch sets GS_MAP_REF_GENERATION to it. */
+	char map_ref[254];
+	int64_t map_generation;
+	int generation_added;
+	int dry_run; /* request.dryRun was true */
 	/*
-	 * Our pods only (schedulerName and annotation match; 0 otherwise): the pod's effective
+	 * Our pods only (schedulerName matches and the pod has a map, inline or by reference; 0 otherwise): the pod's effective
 	 * nvidia.com/gpu request as Kubernetes counts it, max(largest init container, sum of regular
 	 * containers) + spec.overhead, each container's resources.requests value or, without one, its
 	 * resources.limits value. 0 when nothing asks; -1 when a value is not a whole number of devices

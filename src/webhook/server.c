@@ -297,10 +297,13 @@ static void on_request(struct gs_http_server_req *req, void *ud)
 		return;
 	}
 	w->stats->reviews[res.outcome].v++;
+	char ref[sizeof(res.map_ref) + 48] = "";
+	if (res.map_ref[0]) /* by reference: which object, and which generation of it the answer used */
+		snprintf(ref, sizeof(ref), " map %s generation %lld", res.map_ref, (long long)res.map_generation);
 	if (res.outcome == GS_ADMISSION_SKIPPED)
 		gs_log_trace("webhook: %s %s/%s: skipped", res.uid, res.ns, res.name);
 	else
-		gs_log_info("webhook: pod %s/%s index %ld: %s%s%s%s%s%s%s", res.ns, res.name, res.index,
+		gs_log_info("webhook: pod %s/%s index %ld%s: %s%s%s%s%s%s%s", res.ns, res.name, res.index, ref,
 			    gs_admission_outcome_name(res.outcome), res.node[0] ? " " : "", res.node,
 			    res.devices[0] ? ":" : "", res.devices, res.message[0] ? ": " : "", res.message);
 	gs_http_respond(req, 200, "application/json", w->out.data, w->out.len, NULL, 0);

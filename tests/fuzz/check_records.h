@@ -40,7 +40,8 @@ static void check_pod(const struct gs_pod_obj *p)
 	CHECK(!p->map_text || !memchr(p->map_text, 0, p->map_len));
 	/* A partial record: the owner, allow-shared and what gs_checks_pod_requests reads, but no map, env, constraints. */
 	CHECK(!p->partial || (!p->map_text && p->n_containers == 0 && !p->cuda_value && !p->assigned && !p->n_terms &&
-			      !p->n_host_ports && !p->n_tolerations && !p->n_node_selector && !p->os_name && !p->n_gates));
+			      !p->n_host_ports && !p->n_tolerations && !p->n_node_selector && !p->os_name && !p->n_gates &&
+			      !p->placement && !p->gang_timeout && !p->gang_size && !p->map_ref && !p->map_ref_generation));
 	CHECK(p->priority >= INT32_MIN && p->priority <= INT32_MAX);
 	CHECK(p->n_gates >= 0 && (p->n_gates > 0 || !p->first_gate));
 	CHECK(p->partial || p->n_containers == p->n_init + p->n_ctr);

@@ -5,8 +5,14 @@
  * syntax check:
  *   0..127   the whole input is the request body (seeds: tests/golden/admission/<case>.request.json)
  *   128..191 the map annotation of a fixed Pod CREATE
- *   192..255 the raw JSON of the "env" of its first container
- * Every answer must be valid JSON, and a patch must decode from base64 to a JSON array.
+ *   192..223 the raw JSON of the "env" of its first container
+ *   224..255 the map of the GPUPlacementMap d/fz that a fixed Pod CREATE names by reference
+ * Maps as objects: the lookup (gs_admission_opts.map_lookup) holds fixed objects of the namespaces
+ * "default" (the golden cases') and "d": ranks (a good map), gang (all-or-nothing settings), bad-map (a
+ * map that does not parse), bad-gang (settings that do not parse), fz (the input's map, mode 224..255);
+ * the name "later" answers -EAGAIN, every other name is unknown.
+ * Every answer must be valid JSON, and a patch must decode from base64 to a JSON array; a patch that
+ * records the generation comes with a pod by reference, and only with PATCHED.
  *
  * Build and run (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
@@ -33,14 +39,65 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct gs_admission *adm;
+static const char *fz_text = "";
+static size_t fz_len;
 
-#define HEAD                                                                                                   \
-	"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"f\","          \
+static int lookup(void *ud, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	static const struct gs_gpm_view fixed[] = {
+		{.name = "ranks", .generation = 3, .map_text = "0=node1:0,1\n1=node2:2\n2=node3:0,1,2\n3=node4:3\n"},
+		{.name = "gang",
+		 .generation = 5,
+		 .map_text = "0=n:0\n1=n:1\n",
+		 .placement = "all-or-nothing",
+		 .gang_timeout = "10m",
+		 .gang_size = "2"},
+		{.name = "bad-map", .generation = 1, .map_text = "0=node1:0\n1=node2\n"},
+		{.name = "bad-gang",
+		 .generation = 2,
+		 .map_text = "0=n:0\n",
+		 .placement = "all-or-nothing",
+		 .gang_timeout = "forever"},
+	};
+	(void)ud;
+	if (strcmp(ns, "default") != 0 && strcmp(ns, "d") != 0)
+		return 0;
+	if (strcmp(name, "later") == 0)
+		return -EAGAIN;
+	if (strcmp(name, "fz") == 0) {
+		*out = (struct gs_gpm_view){
+			.ns = ns, .name = name, .uid = "u", .generation = 9, .map_text = fz_text, .map_len = fz_len};
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (strcmp(name, fixed[i].name) != 0)
+			continue;
+		*out = fixed[i];
+		out->ns = ns;
+		out->uid = "u";
+		out->map_len = strlen(fixed[i].map_text);
+		return 1;
+	}
+	return 0;
+}
+
+#define HEAD                                                                                                          \
+	"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"f\","            \
 	"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"namespace\":\"d\"," \
 	"\"object\":{\"metadata\":{\"name\":\"w-2\",\"annotations\":{\"gpu-scheduling-map\":"
 
-static void check_answer(const struct gs_buf *out)
+/* A pod of namespace d, index 1, naming the object fz. */
+#define REF_POD                                                                                                       \
+	"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"f\","            \
+	"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"namespace\":\"d\"," \
+	"\"object\":{\"metadata\":{\"name\":\"w-1\",\"annotations\":{\"gpu-scheduler.io/placement-map\":\"fz\","      \
+	"\"gpu-scheduler.io/placement-map-generation\":\"8\"}},\"spec\":{\"schedulerName\":\"gpu-scheduler\","        \
+	"\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"1\"}]}]}}}}"
+
+static void check_answer(const struct gs_buf *out, const struct gs_admission_result *res)
 {
+	if (res->generation_added && (res->outcome != GS_ADMISSION_PATCHED || !res->map_ref[0]))
+		abort();
 	cJSON *j = cJSON_ParseWithLength(out->data, out->len);
 	if (!j)
 		abort();
@@ -60,10 +117,27 @@ static void check_answer(const struct gs_buf *out)
 	cJSON_Delete(j);
 }
 
+/* Mode 224..255: the input is the map of d/fz as it lies (an exact-size copy, not NUL-terminated). */
+static int review_ref(const uint8_t *data, size_t size, struct gs_buf *out, struct gs_admission_result *res)
+{
+	char *map = malloc(size ? size : 1);
+	if (!map)
+		abort();
+	memcpy(map, data, size);
+	fz_text = map;
+	fz_len = size;
+	int r = gs_admission_review(adm, REF_POD, strlen(REF_POD), out, res);
+	fz_text = "";
+	fz_len = 0;
+	free(map);
+	return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!adm) {
-		struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map" };
+		struct gs_admission_opts o = {
+			.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map", .map_lookup = lookup};
 		if (gs_admission_new(&o, &adm) < 0)
 			abort();
 	}
@@ -74,6 +148,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 	if (size == 0 || data[0] < 128) {
 		r = gs_admission_review(adm, (const char *)data, size, &out, &res);
+	} else if (data[0] >= 224) {
+		r = review_ref(data + 1, size - 1, &out, &res);
 	} else {
 		char *text = malloc(size);
 		if (!text)
@@ -97,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = gs_admission_review(adm, body.data, body.len, &out, &res);
 	}
 	if (r == 0)
-		check_answer(&out);
+		check_answer(&out, &res);
 	else if (r == -EINVAL && (out.len != 0 || res.outcome != GS_ADMISSION_BAD_REQUEST || !res.message[0]))
 		abort();
 	gs_buf_free(&body);

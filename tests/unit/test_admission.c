@@ -13,6 +13,10 @@
  * Every patched case is also applied (a small RFC 6902 add/replace applier below) and the patched
  * pod reviewed again: it must come back UNCHANGED with no patch, which is what a retried admission
  * call sees.
+ *
+ * Maps as objects: the GPUPlacementMaps a pod may name are tests/golden/admission/gpm/NS_NAME.json,
+ * decoded with gs_decode_gpm into a table the reviews look up (map_lookup). Cases named ref-no-lookup-*
+ * are reviewed without a lookup, ref-unloaded-* with the table not loaded yet (-EAGAIN).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +34,7 @@
 #include <mbedtls/base64.h>
 
 #include "core/buf.h"
+#include "k8s/decode_gpm.h"
 #include "sched/checks.h"
 #include "sched/map.h"
 #include "sched/map_cache.h"
@@ -40,9 +45,9 @@
 
 static struct gs_admission *new_admission_opts(int tolerate_dedicated)
 {
-	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler",
-				       .annotation = "gpu-scheduling-map",
-				       .tolerate_dedicated = tolerate_dedicated };
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler",
+				      .annotation = "gpu-scheduling-map",
+				      .tolerate_dedicated = tolerate_dedicated};
 	struct gs_admission *a = NULL;
 	assert_int_equal(gs_admission_new(&o, &a), 0);
 	assert_non_null(a);
@@ -52,6 +57,85 @@ static struct gs_admission *new_admission_opts(int tolerate_dedicated)
 static struct gs_admission *new_admission(void)
 {
 	return new_admission_opts(0);
+}
+
+/* ---- a table of GPUPlacementMaps, as the daemon's engine holds them -------------------------------- */
+
+struct gpm_table {
+	struct gs_gpm items[32];
+	size_t n;
+	int loaded; /* 0: every lookup is -EAGAIN, as before the daemon's first list */
+};
+
+static int gpm_lookup(void *ud, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	const struct gpm_table *t = ud;
+	if (!t->loaded)
+		return -EAGAIN;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct gs_gpm *g = &t->items[i];
+		if (strcmp(g->ns, ns) != 0 || strcmp(g->name, name) != 0)
+			continue;
+		*out = (struct gs_gpm_view){.ns = g->ns,
+					    .name = g->name,
+					    .uid = g->uid,
+					    .generation = g->generation,
+					    .map_text = g->map_text,
+					    .map_len = g->map_len,
+					    .placement = g->placement,
+					    .gang_timeout = g->gang_timeout,
+					    .gang_size = g->gang_size[0] ? g->gang_size : NULL};
+		return 1;
+	}
+	return 0;
+}
+
+static char *read_file(const char *path, size_t *len);
+
+/* Every dir/gpm/<file>.json, decoded. */
+static void gpm_table_load(struct gpm_table *t, const char *dir)
+{
+	char sub[1024], path[1100], err[256] = "";
+	struct dirent **names = NULL;
+	memset(t, 0, sizeof(*t));
+	t->loaded = 1;
+	snprintf(sub, sizeof(sub), "%s/gpm", dir);
+	int n = scandir(sub, &names, NULL, alphasort);
+	assert_true(n > 2);
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name);
+		if (len > 5 && strcmp(names[i]->d_name + len - 5, ".json") == 0) {
+			snprintf(path, sizeof(path), "%s/%s", sub, names[i]->d_name);
+			char *text = read_file(path, &len);
+			cJSON *j = cJSON_ParseWithLength(text, len);
+			assert_true(t->n < sizeof(t->items) / sizeof(t->items[0]));
+			if (gs_decode_gpm(j, &t->items[t->n++], err, sizeof(err)) < 0)
+				fail_msg("%s: %s", path, err);
+			cJSON_Delete(j);
+			free(text);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void gpm_table_free(struct gpm_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		gs_gpm_free(&t->items[i]);
+	t->n = 0;
+}
+
+static struct gs_admission *new_admission_table(int tolerate_dedicated, struct gpm_table *t)
+{
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler",
+				      .annotation = "gpu-scheduling-map",
+				      .map_lookup = t ? gpm_lookup : NULL,
+				      .map_lookup_ud = t,
+				      .tolerate_dedicated = tolerate_dedicated};
+	struct gs_admission *a = NULL;
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	return a;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -184,7 +268,8 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 	assert_non_null(resp);
 	cJSON *req = cJSON_ParseWithLength(body, len);
 	assert_non_null(req);
-	const char *uid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "uid")->valuestring;
+	const char *uid =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "uid")->valuestring;
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(resp, "apiVersion")->valuestring, "admission.k8s.io/v1");
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(resp, "kind")->valuestring, "AdmissionReview");
 	cJSON *response = cJSON_GetObjectItemCaseSensitive(resp, "response");
@@ -200,6 +285,10 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 		gs_buf_printf(txt, "dry run: true\n");
 	if (res.index >= 0)
 		gs_buf_printf(txt, "index: %ld from %s\n", res.index, gs_index_source_name(res.index_source));
+	if (res.map_ref[0])
+		gs_buf_printf(txt, "map ref: %s, generation %lld%s\n", res.map_ref, (long long)res.map_generation,
+			      res.generation_added ? " (recorded by the patch)" : "");
+	assert_true(!res.generation_added || res.outcome == GS_ADMISSION_PATCHED);
 	if (res.node[0])
 		gs_buf_printf(txt, "entry: node %s, devices %s\n", res.node, res.devices);
 	if (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED)
@@ -223,8 +312,8 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 		assert_string_equal(cJSON_GetObjectItemCaseSensitive(status, "message")->valuestring, res.message);
 	}
 	/* A warning for WARNED, and the device plugin warning on top of a PATCHED or UNCHANGED answer. */
-	int device_plugin = (res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED) &&
-			    res.gpu_requested > 0;
+	int device_plugin =
+		(res.outcome == GS_ADMISSION_PATCHED || res.outcome == GS_ADMISSION_UNCHANGED) && res.gpu_requested > 0;
 	cJSON *warnings = cJSON_GetObjectItemCaseSensitive(response, "warnings");
 	assert_int_equal(warnings != NULL, res.outcome == GS_ADMISSION_WARNED || device_plugin);
 	if (warnings) {
@@ -250,7 +339,8 @@ static void render_case(struct gs_admission *a, const char *body, size_t len, st
 		assert_true(cJSON_IsArray(ops));
 		assert_true(cJSON_GetArraySize(ops) > 0);
 		gs_buf_printf(txt, "patch:\n");
-		cJSON *obj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "object");
+		cJSON *obj =
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(req, "request"), "object");
 		cJSON *op;
 		cJSON_ArrayForEach(op, ops) {
 			char *v = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(op, "value"));
@@ -286,14 +376,21 @@ static void test_golden(void **state)
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
-		fail_msg("cannot read %s (run from the repository root or set GS_GOLDEN_DIR): %s", dir, strerror(errno));
-	struct gs_admission *plain = new_admission(), *tolerating = new_admission_opts(1);
+		fail_msg("cannot read %s (run from the repository root or set GS_GOLDEN_DIR): %s", dir,
+			 strerror(errno));
+	struct gpm_table table, unloaded = {.loaded = 0};
+	gpm_table_load(&table, dir);
+	struct gs_admission *plain = new_admission_table(0, &table), *tolerating = new_admission_table(1, &table);
+	struct gs_admission *no_lookup = new_admission_table(0, NULL), *not_loaded = new_admission_table(0, &unloaded);
 	int cases = 0, failed = 0, replayed = 0;
 	for (int i = 0; i < n; i++) {
 		const char *fn = names[i]->d_name;
 		if (!has_suffix(fn, ".request.json"))
 			continue;
-		struct gs_admission *a = strncmp(fn, "tolerate-", 9) == 0 ? tolerating : plain;
+		struct gs_admission *a = strncmp(fn, "tolerate-", 9) == 0        ? tolerating
+					 : strncmp(fn, "ref-no-lookup", 13) == 0 ? no_lookup
+					 : strncmp(fn, "ref-unloaded", 12) == 0  ? not_loaded
+										 : plain;
 		char path[1024], expected_path[1024];
 		snprintf(path, sizeof(path), "%s/%s", dir, fn);
 		snprintf(expected_path, sizeof(expected_path), "%s/%.*s.expected.txt", dir,
@@ -335,8 +432,8 @@ static void test_golden(void **state)
 			size_t elen = 0;
 			char *expected = read_file(expected_path, &elen);
 			if (!expected || elen != txt.len || memcmp(expected, txt.data, elen) != 0) {
-				fprintf(stderr, "golden %s differs\n--- expected (%s)\n%s--- got\n%s", fn, expected_path,
-					expected ? expected : "(missing)\n", txt.data);
+				fprintf(stderr, "golden %s differs\n--- expected (%s)\n%s--- got\n%s", fn,
+					expected_path, expected ? expected : "(missing)\n", txt.data);
 				failed++;
 			}
 			free(expected);
@@ -350,6 +447,9 @@ static void test_golden(void **state)
 	free(names);
 	gs_admission_free(plain);
 	gs_admission_free(tolerating);
+	gs_admission_free(no_lookup);
+	gs_admission_free(not_loaded);
+	gpm_table_free(&table);
 	fprintf(stderr, "golden admission: %d cases, %d replayed, %d differ%s\n", cases, replayed, failed,
 		update ? " (updated)" : "");
 	assert_true(cases >= 30);
@@ -376,8 +476,13 @@ static void test_base64(void **state)
 {
 	static const struct {
 		const char *in, *out;
-	} v[] = { { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
-		  { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
+	} v[] = {{"", ""},
+		 {"f", "Zg=="},
+		 {"fo", "Zm8="},
+		 {"foo", "Zm9v"},
+		 {"foob", "Zm9vYg=="},
+		 {"fooba", "Zm9vYmE="},
+		 {"foobar", "Zm9vYmFy"}};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		struct gs_buf b;
 		gs_buf_init(&b, 0);
@@ -411,8 +516,9 @@ static void test_jsonpatch_document(void **state)
 	assert_int_equal(gs_jsonpatch_finish(&p), 0);
 	assert_int_equal(gs_jsonpatch_finish(&p), 0); /* idempotent */
 	assert_int_equal(gs_jsonpatch_op(&p, "add", "/c", "1"), -EINVAL);
-	assert_string_equal(p.buf.data,
-			    "[{\"op\":\"add\",\"path\":\"/a/\\\"q\\\"\",\"value\":[1]},{\"op\":\"remove\",\"path\":\"/b\"}]");
+	assert_string_equal(
+		p.buf.data,
+		"[{\"op\":\"add\",\"path\":\"/a/\\\"q\\\"\",\"value\":[1]},{\"op\":\"remove\",\"path\":\"/b\"}]");
 	assert_int_equal(p.n_ops, 2);
 	gs_jsonpatch_free(&p);
 
@@ -495,7 +601,9 @@ static void test_result_fields(void **state)
 	assert_int_equal(strlen(res.devices), sizeof(res.devices) - 1);
 	assert_string_equal(res.devices + sizeof(res.devices) - 4, "...");
 	cJSON *j = cJSON_Parse(out.data);
-	char *patch = decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")->valuestring);
+	char *patch =
+		decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")
+				     ->valuestring);
 	assert_non_null(strstr(patch, "0c1d2e3f4a19\"}]"));
 	free(patch);
 	cJSON_Delete(j);
@@ -520,8 +628,10 @@ static int deny_node3(void *ud, const char *node, const char *ns, char *why, siz
 
 static void test_node_policy(void **state)
 {
-	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler", .annotation = "gpu-scheduling-map",
-				      .node_allows = deny_node3, .node_allows_ud = (void *)"ud"};
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler",
+				      .annotation = "gpu-scheduling-map",
+				      .node_allows = deny_node3,
+				      .node_allows_ud = (void *)"ud"};
 	struct gs_admission *a = NULL;
 	struct gs_admission_result res;
 	struct gs_buf out;
@@ -532,8 +642,9 @@ static void test_node_policy(void **state)
 	char *body = pod_review("webhook-test-2", MAP_TEXT, NULL);
 	assert_int_equal(review_str(a, body, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
-	assert_string_equal(res.message,
-			    "gpu-scheduling-map line 3 for index 2: node \"node3\" does not let namespace \"ns1\" map it");
+	assert_string_equal(
+		res.message,
+		"gpu-scheduling-map line 3 for index 2: node \"node3\" does not let namespace \"ns1\" map it");
 	assert_non_null(strstr(out.data, "\"allowed\":false"));
 	assert_non_null(strstr(out.data, "\"code\":403"));
 	assert_null(strstr(out.data, "\"patch\""));
@@ -545,6 +656,87 @@ static void test_node_policy(void **state)
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
 	assert_int_equal(policy_calls, 2);
 	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
+/* One object, its map a slice of a longer buffer (map_lookup's strings need not be NUL-terminated). */
+static int lookup_calls;
+
+static int lookup_one(void *ud, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	static const char text[] = "0=node1:0\n1=node2:2,3\n2=node3:0GARBAGE";
+	lookup_calls++;
+	assert_string_equal((const char *)ud, "gpm");
+	if (strcmp(name, "enomem") == 0)
+		return -ENOMEM;
+	if (strcmp(ns, "ns1") != 0 || strcmp(name, "m") != 0)
+		return 0;
+	*out = (struct gs_gpm_view){.ns = "ns1",
+				    .name = "m",
+				    .uid = "u",
+				    .generation = 7,
+				    .map_text = text,
+				    .map_len = sizeof(text) - 1 - strlen("GARBAGE")};
+	return 1;
+}
+
+/* By reference, the node policy and the device plugin warning name the object, as they name the
+ * annotation inline; the lookup gets the pod's namespace and the name, once per review. */
+static void test_map_ref_policy(void **state)
+{
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler",
+				      .annotation = "gpu-scheduling-map",
+				      .node_allows = deny_node3,
+				      .node_allows_ud = (void *)"ud",
+				      .map_lookup = lookup_one,
+				      .map_lookup_ud = (void *)"gpm"};
+	static const char fmt[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u-r\","
+		"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"namespace\":\"ns1\","
+		"\"object\":{\"metadata\":{\"name\":\"w-%d\",\"annotations\":{\"" GS_MAP_REF_ANNOTATION "\":\"m\"}},"
+		"\"spec\":{\"schedulerName\":\"gpu-scheduler\",\"containers\":[{\"name\":\"c\",\"resources\":"
+		"{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}";
+	struct gs_admission *a = NULL;
+	struct gs_admission_result res;
+	struct gs_buf out;
+	char body[1024];
+
+	(void)state;
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	gs_buf_init(&out, 0);
+	policy_calls = lookup_calls = 0;
+	snprintf(body, sizeof(body), fmt, 2);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_string_equal(res.message, "GPUPlacementMap ns1/m line 3 for index 2: node \"node3\" does not let "
+					 "namespace \"ns1\" map it");
+	assert_non_null(strstr(out.data, "\"code\":403"));
+	assert_int_equal(res.generation_added, 0);
+	assert_string_equal(res.devices, "0"); /* the slice ends before GARBAGE */
+
+	gs_buf_reset(&out);
+	snprintf(body, sizeof(body), fmt, 1);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_int_equal(res.generation_added, 1);
+	assert_int_equal(res.map_generation, 7);
+	assert_string_equal(res.map_ref, "m");
+	assert_non_null(strstr(res.message, "from GPUPlacementMap ns1/m line 2"));
+	assert_non_null(strstr(res.message, "the entry names 2 devices but the containers request 1"));
+	assert_int_equal(policy_calls, 2);
+	assert_int_equal(lookup_calls, 2);
+
+	/* A lookup failing otherwise than -EAGAIN is answered the same way: retry. */
+	char *ref = strstr(body, "\"m\"}}");
+	assert_non_null(ref);
+	gs_buf_reset(&out);
+	char other[1100];
+	snprintf(other, sizeof(other), "%.*s\"enomem\"%s", (int)(ref - body), body, ref + 3);
+	assert_int_equal(review_str(a, other, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_non_null(strstr(out.data, "\"code\":503"));
+	assert_non_null(strstr(res.message, "GPUPlacementMap ns1/enomem): retry"));
 	gs_buf_free(&out);
 	gs_admission_free(a);
 }
@@ -568,7 +760,7 @@ static void test_output_cap(void **state)
 static void test_options(void **state)
 {
 	struct gs_admission *a = (struct gs_admission *)1;
-	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "" };
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler", .annotation = ""};
 	assert_int_equal(gs_admission_new(&o, &a), -EINVAL);
 	assert_null(a);
 	o.annotation = NULL;
@@ -582,7 +774,7 @@ static void test_options(void **state)
 	struct gs_map_cache *cache = gs_map_cache_new(4);
 	assert_non_null(cache);
 	char name[] = "example.com/gpus"; /* copied: changing it afterwards must not matter */
-	o = (struct gs_admission_opts){ .scheduler_name = "gpu-scheduler", .annotation = name, .cache = cache };
+	o = (struct gs_admission_opts){.scheduler_name = "gpu-scheduler", .annotation = name, .cache = cache};
 	assert_int_equal(gs_admission_new(&o, &a), 0);
 	name[0] = 'X';
 	char *body = pod_review("w-3", MAP_TEXT, NULL);
@@ -594,10 +786,12 @@ static void test_options(void **state)
 	free(body);
 	struct gs_buf b;
 	gs_buf_init(&b, 0);
-	gs_buf_append_str(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
-			      "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
-			      "\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"3=n:7\"}},"
-			      "\"spec\":{\"schedulerName\":\"gpu-scheduler\",\"containers\":[{\"name\":\"c\"}]}}}}");
+	gs_buf_append_str(
+		&b,
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		"\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+		"\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"3=n:7\"}},"
+		"\"spec\":{\"schedulerName\":\"gpu-scheduler\",\"containers\":[{\"name\":\"c\"}]}}}}");
 	gs_buf_reset(&out);
 	assert_int_equal(gs_admission_review(a, b.data, b.len, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
@@ -645,8 +839,9 @@ static char *gpu_case(struct gs_admission *a, const char *spec, enum gs_admissio
 	struct gs_admission_result res;
 	assert_int_equal(review_str(a, body, &out, &res), 0);
 	if (res.outcome != outcome || res.gpu_requested != count)
-		fail_msg("spec %s: outcome %s count %lld, expected %s %lld", spec, gs_admission_outcome_name(res.outcome),
-			 (long long)res.gpu_requested, gs_admission_outcome_name(outcome), (long long)count);
+		fail_msg("spec %s: outcome %s count %lld, expected %s %lld", spec,
+			 gs_admission_outcome_name(res.outcome), (long long)res.gpu_requested,
+			 gs_admission_outcome_name(outcome), (long long)count);
 	cJSON *j = cJSON_ParseWithLength(out.data, out.len);
 	assert_non_null(j);
 	const cJSON *w = response_item(j, "warnings");
@@ -677,67 +872,73 @@ static void test_gpu_count(void **state)
 		int64_t count;
 	} cases[] = {
 		/* Whole numbers, digits only. */
-		{ GPU_REQ("\"2\""), 2 },
-		{ GPU_REQ("\"0\""), 0 },
-		{ GPU_REQ("\"007\""), 7 },
-		{ GPU_REQ("\"9223372036854775807\""), INT64_MAX },
+		{GPU_REQ("\"2\""), 2},
+		{GPU_REQ("\"0\""), 0},
+		{GPU_REQ("\"007\""), 7},
+		{GPU_REQ("\"9223372036854775807\""), INT64_MAX},
 		/* Not a count: no warning, never a denial. */
-		{ GPU_REQ("\"1.5\""), -1 },
-		{ GPU_REQ("\"-1\""), -1 },
-		{ GPU_REQ("\"+1\""), -1 },
-		{ GPU_REQ("\" 1\""), -1 },
-		{ GPU_REQ("\"1 \""), -1 },
-		{ GPU_REQ("\"\""), -1 },
-		{ GPU_REQ("\"2k\""), -1 },
-		{ GPU_REQ("\"1e3\""), -1 },
-		{ GPU_REQ("\"0x10\""), -1 },
-		{ GPU_REQ("\"1000m\""), -1 },
-		{ GPU_REQ("\"\\u0661\""), -1 },       /* ARABIC-INDIC DIGIT ONE */
-		{ GPU_REQ("\"1\\u0000x\""), -1 },     /* the NUL is not an end (core/json_nul.h): not a quantity */
-		{ GPU_REQ("\"9223372036854775808\""), -1 },
-		{ GPU_REQ("\"99999999999999999999999999999999\""), -1 },
-		{ GPU_REQ("2"), -1 },
-		{ GPU_REQ("2.0"), -1 },
-		{ GPU_REQ("null"), -1 },
-		{ GPU_REQ("true"), -1 },
-		{ GPU_REQ("[\"2\"]"), -1 },
-		{ GPU_REQ("{\"value\":\"2\"}"), -1 },
+		{GPU_REQ("\"1.5\""), -1},
+		{GPU_REQ("\"-1\""), -1},
+		{GPU_REQ("\"+1\""), -1},
+		{GPU_REQ("\" 1\""), -1},
+		{GPU_REQ("\"1 \""), -1},
+		{GPU_REQ("\"\""), -1},
+		{GPU_REQ("\"2k\""), -1},
+		{GPU_REQ("\"1e3\""), -1},
+		{GPU_REQ("\"0x10\""), -1},
+		{GPU_REQ("\"1000m\""), -1},
+		{GPU_REQ("\"\\u0661\""), -1},   /* ARABIC-INDIC DIGIT ONE */
+		{GPU_REQ("\"1\\u0000x\""), -1}, /* the NUL is not an end (core/json_nul.h): not a quantity */
+		{GPU_REQ("\"9223372036854775808\""), -1},
+		{GPU_REQ("\"99999999999999999999999999999999\""), -1},
+		{GPU_REQ("2"), -1},
+		{GPU_REQ("2.0"), -1},
+		{GPU_REQ("null"), -1},
+		{GPU_REQ("true"), -1},
+		{GPU_REQ("[\"2\"]"), -1},
+		{GPU_REQ("{\"value\":\"2\"}"), -1},
 		/* Present request beats the limit; a bad request is not replaced by a good limit. */
-		{ GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 1 },
-		{ GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"x\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), -1 },
+		{GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 1},
+		{GPU_CTR("{\"requests\":{\"nvidia.com/gpu\":\"x\"},\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), -1},
 		/* The limit stands in for a missing request. */
-		{ GPU_CTR("{\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2 },
-		{ GPU_CTR("{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3 },
-		{ GPU_CTR("{\"requests\":null,\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3 },
+		{GPU_CTR("{\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2},
+		{GPU_CTR("{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3},
+		{GPU_CTR("{\"requests\":null,\"limits\":{\"nvidia.com/gpu\":\"3\"}}"), 3},
 		/* resources, requests, limits of the wrong JSON type count as absent. */
-		{ GPU_CTR("\"nvidia.com/gpu=2\""), 0 },
-		{ GPU_CTR("[{\"nvidia.com/gpu\":\"2\"}]"), 0 },
-		{ GPU_CTR("2"), 0 },
-		{ GPU_CTR("null"), 0 },
-		{ GPU_CTR("{\"requests\":[\"nvidia.com/gpu\",\"2\"]}"), 0 },
-		{ GPU_CTR("{\"requests\":\"2\",\"limits\":7}"), 0 },
-		{ GPU_CTR("{\"requests\":[],\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2 },
-		{ GPU_CTR("{\"requests\":{\"nvidia.com/GPU\":\"2\",\"amd.com/gpu\":\"2\"}}"), 0 },
+		{GPU_CTR("\"nvidia.com/gpu=2\""), 0},
+		{GPU_CTR("[{\"nvidia.com/gpu\":\"2\"}]"), 0},
+		{GPU_CTR("2"), 0},
+		{GPU_CTR("null"), 0},
+		{GPU_CTR("{\"requests\":[\"nvidia.com/gpu\",\"2\"]}"), 0},
+		{GPU_CTR("{\"requests\":\"2\",\"limits\":7}"), 0},
+		{GPU_CTR("{\"requests\":[],\"limits\":{\"nvidia.com/gpu\":\"2\"}}"), 2},
+		{GPU_CTR("{\"requests\":{\"nvidia.com/GPU\":\"2\",\"amd.com/gpu\":\"2\"}}"), 0},
 		/* Sums, the largest init container, overhead; saturating at INT64_MAX. */
-		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},"
-		  "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}},1,null,\"c\"]", 3 },
-		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
-		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"}}},"
-		  "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]", 4 },
-		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"3\"}}}],"
-		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]", 3 },
-		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
-		  "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"-2\"}}}]", -1 },
-		{ GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"1\"}", 2 },
-		{ GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"0.5\"}", -1 },
-		{ GPU_REQ("\"1\"") ",\"overhead\":[\"nvidia.com/gpu\"]", 1 },
-		{ GPU_REQ("\"1\"") ",\"overhead\":\"1\"", 1 },
-		{ "\"overhead\":{\"nvidia.com/gpu\":\"2\"}", 2 },
-		{ "\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}},"
-		  "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}}],"
-		  "\"overhead\":{\"nvidia.com/gpu\":\"9223372036854775807\"}", INT64_MAX },
+		{"\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},"
+		 "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}},1,null,\"c\"]",
+		 3},
+		{"\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+		 "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"}}},"
+		 "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]",
+		 4},
+		{"\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"3\"}}}],"
+		 "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]",
+		 3},
+		{"\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+		 "\"initContainers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"-2\"}}}]",
+		 -1},
+		{GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"1\"}", 2},
+		{GPU_REQ("\"1\"") ",\"overhead\":{\"nvidia.com/gpu\":\"0.5\"}", -1},
+		{GPU_REQ("\"1\"") ",\"overhead\":[\"nvidia.com/gpu\"]", 1},
+		{GPU_REQ("\"1\"") ",\"overhead\":\"1\"", 1},
+		{"\"overhead\":{\"nvidia.com/gpu\":\"2\"}", 2},
+		{"\"containers\":[{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}},"
+		 "{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"9223372036854775807\"}}}],"
+		 "\"overhead\":{\"nvidia.com/gpu\":\"9223372036854775807\"}",
+		 INT64_MAX},
 		/* containers and initContainers of the wrong type. */
-		{ "\"containers\":{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},\"initContainers\":\"x\"", 0 },
+		{"\"containers\":{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}},\"initContainers\":\"x\"",
+		 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* Every case has a container to patch but the two without a containers array. */
@@ -757,10 +958,11 @@ static void test_gpu_count(void **state)
 	free(without);
 
 	/* Already mutated: unchanged, no patch, still the warning. */
-	assert_null(gpu_case(a,
-			     "\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\"}],"
-			     "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]",
-			     GS_ADMISSION_UNCHANGED, 2));
+	assert_null(gpu_case(
+		a,
+		"\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"0,1\"}],"
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]",
+		GS_ADMISSION_UNCHANGED, 2));
 	gs_admission_free(a);
 }
 
@@ -824,19 +1026,20 @@ static void test_device_plugin_warning(void **state)
 	const char *last = strstr(w, "0c1d2e3f4a63");
 	assert_non_null(last);
 	assert_non_null(strstr(last + 1, "0c1d2e3f4a63")); /* the devices appear twice, both whole */
-	assert_null(strstr(w, "the entry names")); /* 64 devices, 64 requested */
+	assert_null(strstr(w, "the entry names"));         /* 64 devices, 64 requested */
 	cJSON_Delete(j);
 	gs_buf_free(&map_text);
 	free(body);
 
 	/* A configured annotation name is the one the warning names. */
-	struct gs_admission_opts o = { .scheduler_name = "gpu-scheduler", .annotation = "example.com/gpus" };
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler", .annotation = "example.com/gpus"};
 	struct gs_admission *b = NULL;
 	assert_int_equal(gs_admission_new(&o, &b), 0);
-	const char *req = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
-			  "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
-			  "\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"\\n\\n3=n:7\"}},"
-			  "\"spec\":{\"schedulerName\":\"gpu-scheduler\"," GPU_REQ("\"1\"") "}}}}";
+	const char *req =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		"\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+		"\"object\":{\"metadata\":{\"name\":\"w-3\",\"annotations\":{\"example.com/gpus\":\"\\n\\n3=n:7\"}},"
+		"\"spec\":{\"schedulerName\":\"gpu-scheduler\"," GPU_REQ("\"1\"") "}}}}";
 	gs_buf_reset(&out);
 	assert_int_equal(review_str(b, req, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
@@ -901,7 +1104,8 @@ static void test_env_names_exact(void **state)
 	assert_int_equal(review_str(a, body, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
 	char *patch = patch_of(&out);
-	assert_non_null(strstr(patch, "\"op\":\"replace\",\"path\":\"/spec/containers/0/env/0/value\",\"value\":\"2\""));
+	assert_non_null(
+		strstr(patch, "\"op\":\"replace\",\"path\":\"/spec/containers/0/env/0/value\",\"value\":\"2\""));
 	free(patch);
 	free(body);
 	body = pod_review("w-1", MAP_TEXT, "[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"2\"}]");
@@ -963,7 +1167,9 @@ static void test_hostile_bodies(void **state)
 	/* Commas inside strings are not values. */
 	struct gs_buf s;
 	gs_buf_init(&s, 0);
-	gs_buf_append_str(&s, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"x\":\"");
+	gs_buf_append_str(
+		&s,
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"x\":\"");
 	for (int i = 0; i < 1100000; i++)
 		gs_buf_append_str(&s, ",\\\"");
 	gs_buf_append_str(&s, "\"}}");
@@ -1007,12 +1213,14 @@ static void test_tolerates_dedicated(void **state)
 		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Equal\"}]", 0},
 		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"value\":\"True\"}]", 0},
 		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 0},
-		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"PreferNoSchedule\"}]", 0},
+		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\",\"effect\":\"PreferNoSchedule\"}]",
+		 0},
 		{"[{\"key\":\"gpu-scheduler.io/Dedicated\",\"operator\":\"Exists\"}]", 0},
 		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"exists\"}]", 0},
 		{"[{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":7}]", 0},
 		{"[{\"key\":\"other\",\"operator\":\"Exists\"},"
-		 "{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\"}]", 1},
+		 "{\"key\":\"gpu-scheduler.io/dedicated\",\"operator\":\"Exists\"}]",
+		 1},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cJSON *t = cJSON_Parse(cases[i].json);
@@ -1027,19 +1235,13 @@ static void test_tolerates_dedicated(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_jsonptr_escaping),
-		cmocka_unit_test(test_base64),
-		cmocka_unit_test(test_jsonpatch_document),
-		cmocka_unit_test(test_result_fields),
-		cmocka_unit_test(test_output_cap),
-		cmocka_unit_test(test_options),
-		cmocka_unit_test(test_hostile_bodies),
-		cmocka_unit_test(test_env_names_exact),
-		cmocka_unit_test(test_gpu_count),
-		cmocka_unit_test(test_device_plugin_warning),
-		cmocka_unit_test(test_tolerates_dedicated),
-		cmocka_unit_test(test_golden),
-		cmocka_unit_test(test_node_policy),
+		cmocka_unit_test(test_jsonptr_escaping),    cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_jsonpatch_document),  cmocka_unit_test(test_result_fields),
+		cmocka_unit_test(test_output_cap),          cmocka_unit_test(test_options),
+		cmocka_unit_test(test_hostile_bodies),      cmocka_unit_test(test_env_names_exact),
+		cmocka_unit_test(test_gpu_count),           cmocka_unit_test(test_device_plugin_warning),
+		cmocka_unit_test(test_tolerates_dedicated), cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_node_policy),         cmocka_unit_test(test_map_ref_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

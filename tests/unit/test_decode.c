@@ -71,19 +71,24 @@ static void test_job_pod_and_mixed_env(void **state)
 	gs_pod_obj_free(&p);
 }
 
-/* The all-or-nothing annotations (sched/gang.h) as written, in a full record; absent ones and a DELETED
- * event's partial record leave them NULL; a value that is not a string is the decoder's error. */
+/* The all-or-nothing annotations (sched/gang.h) and the map reference (sched/gpm.h) as written, in a full
+ * record; absent ones and a DELETED event's partial record leave them NULL; a value that is not a string
+ * is the decoder's error. */
 static void test_gang_annotations(void **state)
 {
 	static const char pod[] =
 		"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
 		"\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"90s\","
-		"\"gpu-scheduler.io/gang-size\":\"8\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}";
+		"\"gpu-scheduler.io/gang-size\":\"8\",\"gpu-scheduler.io/placement-map\":\"train-ranks\","
+		"\"gpu-scheduler.io/placement-map-generation\":\"3\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}";
 	static const char bare[] =
 		"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
 		"\"gpu-scheduler.io/placement\":\"independent\"}},\"spec\":{}}";
 	static const char bad[] = "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
 				  "\"gpu-scheduler.io/gang-size\":8}},\"spec\":{}}";
+	static const char bad_ref[] =
+		"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"w-0\",\"uid\":\"u\",\"annotations\":{"
+		"\"gpu-scheduler.io/placement-map-generation\":3}},\"spec\":{}}";
 	struct gs_pod_obj p;
 	struct gs_decode_event ev;
 	char err[256] = "", line[512];
@@ -97,6 +102,8 @@ static void test_gang_annotations(void **state)
 	assert_string_equal(p.placement, "all-or-nothing");
 	assert_string_equal(p.gang_timeout, "90s");
 	assert_string_equal(p.gang_size, "8");
+	assert_string_equal(p.map_ref, "train-ranks");
+	assert_string_equal(p.map_ref_generation, "3");
 	gs_pod_obj_free(&p);
 	cJSON_Delete(j);
 
@@ -106,8 +113,17 @@ static void test_gang_annotations(void **state)
 	assert_string_equal(p.placement, "independent");
 	assert_null(p.gang_timeout);
 	assert_null(p.gang_size);
+	assert_null(p.map_ref);
+	assert_null(p.map_ref_generation);
 	gs_pod_obj_free(&p);
 	cJSON_Delete(j);
+
+	assert_int_equal(decode_pod_file(FIX "pod-map-ref.json", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.map_ref, "train-ranks");
+	assert_string_equal(p.map_ref_generation, "3");
+	assert_null(p.map_text);
+	assert_null(p.placement);
+	gs_pod_obj_free(&p);
 
 	assert_int_equal(decode_pod_file(FIX "pod-statefulset.json", &p, err, sizeof(err)), 0);
 	assert_null(p.placement);
@@ -123,12 +139,21 @@ static void test_gang_annotations(void **state)
 	assert_null(ev.pod.placement);
 	assert_null(ev.pod.gang_timeout);
 	assert_null(ev.pod.gang_size);
+	assert_null(ev.pod.map_ref);
+	assert_null(ev.pod.map_ref_generation);
 	gs_decode_event_free(&ev);
 
 	j = cJSON_Parse(bad);
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(gs_decode_pod(j, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "gpu-scheduler.io/gang-size"));
+	gs_pod_obj_free(&p);
+	cJSON_Delete(j);
+
+	j = cJSON_Parse(bad_ref);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(gs_decode_pod(j, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu-scheduler.io/placement-map-generation"));
 	gs_pod_obj_free(&p);
 	cJSON_Delete(j);
 }
