@@ -216,6 +216,7 @@ enum gs_wait_reason {
 	GS_WAIT_GANG_INVALID,          /* the all-or-nothing annotations do not parse (sched/gang.h) */
 	GS_WAIT_GANG,                  /* fits its node and holds it (reserved) until its whole gang fits */
 	GS_WAIT_GANG_TIMED_OUT,        /* its gang did not complete in time: it rests, then gathers again */
+	GS_WAIT_MAP_MISSING,           /* the referenced GPUPlacementMap does not exist (sched/gpm.h) */
 	GS_WAIT__COUNT
 };
 
