@@ -392,6 +392,16 @@ struct gs_sched_explain {
 	 * when the node has no agent annotation. */
 	char *agent;
 	struct gs_explain_gang gang; /* the pod's all-or-nothing gang; gang.size 0 when it is in none */
+	/*
+	 * By reference (sched/gpm.h): map_ref names the GPUPlacementMap of the pod's namespace its map
+	 * comes from, NULL for a pod whose map is inline (or absent); map_ref_held: the engine holds that
+	 * object, of generation map_ref_generation (0 when not held); map_ref_admitted: the generation the
+	 * webhook recorded (GS_MAP_REF_GENERATION as written), NULL when absent. Engine-owned strings.
+	 */
+	const char *map_ref;
+	int map_ref_held;
+	int64_t map_ref_generation;
+	const char *map_ref_admitted;
 };
 
 /*
