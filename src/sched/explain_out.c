@@ -216,11 +216,11 @@ static int map_ref_text(struct gs_buf *b, const struct gs_sched_explain *e)
 			     GS_GPM_KIND, p->ns, e->map_ref, gen, e->map_ref_admitted);
 }
 
-int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+/* The pod's lines: index, entry, reference, state, reason. */
+static int pod_text(const struct gs_sched_explain *e, struct gs_buf *b)
 {
 	const struct gs_sched_pod_info *p = &e->pod;
-	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
-			      p->name, p->uid, gs_explain_age_s(p->created_ms, now_ms), p->priority);
+	int r = 0;
 
 	if (p->index >= 0)
 		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index,
@@ -243,6 +243,16 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason),
 				   p->message ? p->message : "");
 
+	return r;
+}
+
+int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+{
+	const struct gs_sched_pod_info *p = &e->pod;
+	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
+			      p->name, p->uid, gs_explain_age_s(p->created_ms, now_ms), p->priority);
+
+	r |= pod_text(e, b);
 	r |= gs_buf_append_str(b, "\nChecks, in the order placement makes them:\n");
 	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
 		const struct gs_explain_check *c = &e->checks[i];
