@@ -538,14 +538,17 @@ enum gs_workload_map {
 	GS_WORKLOAD_MAP_NONE = 0, /* none: no map given (or it does not parse) and no pod with one */
 	GS_WORKLOAD_MAP_TEMPLATE, /* the one the caller gives: the owner's pod template's annotation */
 	GS_WORKLOAD_MAP_PODS,     /* that of the newest pod of the owner whose map parses */
+	GS_WORKLOAD_MAP_OBJECT,   /* no map given and the newest such pod names a GPUPlacementMap: the object's
+				   * as it is now (map_ref) */
 };
 
 struct gs_sched_workload {
 	const char *kind, *name, *ns; /* as asked (borrowed from the caller) */
 	const char *owner_uid;        /* the controller uid of its newest pod, NULL without pods */
 	enum gs_workload_map map_from;
-	size_t map_entries; /* entries of that map */
-	size_t pods;        /* rows with created */
+	const char *map_ref; /* GS_WORKLOAD_MAP_OBJECT: the GPUPlacementMap's name (in ns), engine-owned */
+	size_t map_entries;  /* entries of that map */
+	size_t pods;         /* rows with created */
 	size_t by_state[GS_POD__COUNT];
 	size_t not_created;
 	size_t n_rows;
@@ -558,7 +561,8 @@ struct gs_sched_workload {
 /*
  * Fills *out for the owner of kind ("StatefulSet", "Job": the ownerReference's kind) and name in ns;
  * map_text[0..map_len) (NULL: none) is the map to list every index of, such as the owner's pod template's
- * annotation; without it, the newest pod's map. Returns 0 (no pod and no map is an empty view, not an
+ * annotation; without it, the newest pod's map (for a pod by reference, its GPUPlacementMap's as the engine
+ * holds it now, sched/gpm.h). Returns 0 (no pod and no map is an empty view, not an
  * error); release with gs_sched_workload_free. Strings are valid until the next call that mutates s.
  */
 int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
