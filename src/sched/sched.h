@@ -483,9 +483,12 @@ int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, in
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
 
 /*
- * The placement of one object, for its /status subresource: entries (the map's), placed (its pods bound
- * or handed out), waiting (its pending pods) and their reasons, the waiting pod of the lowest index.
- * Counts only pods of ours that reference the object (same namespace).
+ * The placement of one object, for its /status subresource: entries (the map's; 0 when it does not
+ * parse), placed (its pods BOUND or BINDING), waiting (its pending pods not handed out: WAITING, QUEUED,
+ * BACKOFF), waiting_by (the WAITING ones by reason), and of the WAITING ones the one of the lowest
+ * index (pods without an index last, then by name). Counts only pods of ours that reference the object
+ * (same namespace); pods GONE or FINISHED count nowhere. Counted from the object's pods when asked:
+ * O(its pods).
  */
 struct gs_gpm_status {
 	const char *ns, *name;
