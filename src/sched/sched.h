@@ -506,8 +506,9 @@ struct gs_gpm_status {
 /*
  * The next object whose status differs from what was last handed out for it, at most once a second
  * per object (GS_GPM_STATUS_INTERVAL_MS): 1 with *out (strings valid until the next call that mutates
- * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is. Pull it on a lane of
- * its own: never before a pending Binding.
+ * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is; one due now is not a
+ * deadline (pull after the events, as for reports). Pull it on a lane of its own: never before a pending
+ * Binding.
  */
 #define GS_GPM_STATUS_INTERVAL_MS 1000
 int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);

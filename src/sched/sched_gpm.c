@@ -307,6 +307,7 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 		gs_list_insert_tail(&g->pods, &r->link);
 		g->n_pods++;
 		p->ref = r;
+		mark_dirty(s, g); /* else only what the status shows marks it (gs_sched__gpm_touch) */
 	}
 	free(r->gen_text);
 	free(r->cuda_value);
@@ -316,7 +317,6 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 	r->cuda_value = gs_sched__xstrdup_null(o->cuda_value);
 	r->inline_map = o->map_text != NULL;
 	r->own_gang = o->placement || o->gang_timeout || o->gang_size;
-	mark_dirty(s, r->gpm);
 	return 1;
 }
 

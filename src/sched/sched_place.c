@@ -723,6 +723,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
 	if (index != p->index || src != p->index_source) {
+		gs_sched__gpm_touch(s, p); /* its object's status names the waiting pod of the lowest index */
 		if (index >= 0)
 			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index, gs_index_source_name(src));
 		else
