@@ -472,7 +472,11 @@ void gs_sched_audit(const struct gs_sched *s);
 /* ---- maps as objects (sched/gpm.h; docs/sched.md, "Maps as objects") ----------------------------
  * The GPUPlacementMaps the I/O layer watches. An upsert copies the object (and parses its map once per
  * generation, through the map cache) and places again every pod not yet handed out that references
- * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move). -EINVAL for a view
+ * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move; a pod whose Binding is in
+ * flight or in backoff takes the object as it is and keeps its place, as on an update of its own map
+ * annotation). An upsert with the uid, generation, text and settings the engine holds is a no-op. Give
+ * the objects before the pods at a (re)start: a bound pod's gpu-scheduler.io/assigned claim is judged by
+ * its object's entry when the pod is first seen. O(1) + O(the pods that name ns/name). -EINVAL for a view
  * without ns, name or uid; gs_sched_gpm_delete returns -ENOENT for an unknown object.
  */
 struct gs_gpm_view;
