@@ -2,11 +2,12 @@
  * sched.c: the engine's top layer and the owner of sched.h: lifecycle, inputs (node and pod events),
  * counts; every other function of sched.h is a line here calling the layer below that does the work
  * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_audit.h). The layers,
- * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_place, sched_explain and
+ * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_gang, sched_gpm, sched_place, sched_explain and
  * sched_audit, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
  * the whole story.
  *
- * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
+ * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node), and for a
+ * GPUPlacementMap, O(the pods that name it) (sched_gpm.c): pods
  * are found by uid (and ns/name), nodes by name, and each node slot lists exactly the pods waiting for
  * it, so nothing ever scans all pods.
  */
@@ -25,6 +26,7 @@
 #include "sched/sched_audit.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_gang.h"
+#include "sched/sched_gpm.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
@@ -98,6 +100,8 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 		       "together)";
 	case GS_WAIT_GANG_TIMED_OUT:
 		return "its gang's rest after a timeout ending (it then gathers again)";
+	case GS_WAIT_MAP_MISSING:
+		return "the GPUPlacementMap it names being created in its namespace";
 	case GS_WAIT__COUNT:
 		break;
 	}
@@ -162,6 +166,9 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->gang_events);
 	gs_list_init(&s->ph_actions);
 	gs_hmap_init(&s->ph_orphans, 0);
+	gs_hmap_init(&s->gpms, 0);
+	gs_list_init(&s->gpm_ready);
+	gs_list_init(&s->gpm_cooling);
 	s->ph_seq = s->rng >> 32;
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	return s;
@@ -190,6 +197,7 @@ void gs_sched_free(struct gs_sched *s)
 
 	if (!s)
 		return;
+	gs_sched__gpms_free(s); /* the pods' references first: they point at the slots */
 	while (gs_hmap_next(&s->pods, &it))
 		pod_free(it.val);
 	memset(&it, 0, sizeof(it));
@@ -455,6 +463,7 @@ static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	gs_sched__detach(s, p);
 	gs_sched__gang_leave(s, p);
+	gs_sched__gpm_unlink(s, p);
 	if (gs_list_linked(&p->rlink))
 		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
@@ -507,16 +516,27 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 		*why = "the pod is not scheduled by us";
 		return NULL;
 	}
-	if (!o->map_text || gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
+	if ((!o->map_text && !o->map_ref) ||
+	    gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
 		*why = "the pod has no map or no index";
 		return NULL;
 	}
-	int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
-	if (rc == -ENOMEM)
-		gs_oom(o->map_len);
-	if (rc < 0) {
-		*why = "the pod's map is invalid";
-		return NULL;
+	if (o->map_ref && !o->map_text) {
+		/* By reference: the object as the engine holds it now (the I/O layer lists the objects before
+		 * the pods, so a restart knows them). */
+		if (!(m = gs_sched__gpm_map(s, o->ns, o->map_ref))) {
+			*why = "the GPUPlacementMap the pod names is unknown or its map is invalid";
+			return NULL;
+		}
+		gs_map_ref(m);
+	} else {
+		int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
+		if (rc == -ENOMEM)
+			gs_oom(o->map_len);
+		if (rc < 0) {
+			*why = "the pod's map is invalid";
+			return NULL;
+		}
 	}
 	e = gs_map_lookup(m, index);
 	n = gs_hmap_get_str(&s->nodes, o->node_name);
@@ -678,10 +698,14 @@ static void tick(struct gs_sched *s, int64_t now_ms)
 static void bound_member(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
 	struct gs_gang_opts opts;
+	struct gs_gpm_view v = {.placement = o->placement, .gang_timeout = o->gang_timeout, .gang_size = o->gang_size};
 	char msg[256];
 
-	if (o->partial || p->gang || !o->owner_uid ||
-	    gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &opts, msg, sizeof(msg)) < 0 ||
+	if (o->partial || p->gang || !o->owner_uid)
+		return;
+	if (o->map_ref && !gs_sched__gpm_find(s, o->ns, o->map_ref, &v))
+		return; /* by reference: the object's settings (sched/gpm.h) */
+	if (gs_gang_opts_parse(v.placement, v.gang_timeout, v.gang_size, &opts, msg, sizeof(msg)) < 0 ||
 	    !opts.all_or_nothing)
 		return;
 	gs_sched__gang_set(s, p, &opts, 0, s->now_ms);
@@ -729,6 +753,8 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	if (o->node_name || p->state == GS_POD_BOUND) {
 		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
 		pod_seen_bound(p, o);
+		if (!o->partial)
+			gs_sched__gpm_link(s, p, o); /* counted as placed in its object's status */
 		bound_member(s, p, o);
 		return 0;
 	}
@@ -793,11 +819,11 @@ int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_m
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)
 {
-	int64_t t[3] = {s->retry.len ? s->retry.v[0]->due_ms : -1, gs_sched__agent_deadline(s),
-			gs_sched__gang_deadline(s)};
+	int64_t t[4] = {s->retry.len ? s->retry.v[0]->due_ms : -1, gs_sched__agent_deadline(s),
+			gs_sched__gang_deadline(s), gs_sched__gpm_deadline(s)};
 	int64_t best = -1;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (t[i] >= 0 && (best < 0 || t[i] < best))
 			best = t[i];
 	return best;
@@ -907,6 +933,76 @@ void gs_sched_explain_free(struct gs_sched_explain *e)
 void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 {
 	gs_sched__pending(s, out);
+}
+
+/* ---- maps as objects (sched_gpm.c) ------------------------------------------------------------- */
+
+/* Every pod naming g and not handed out takes g as it is now; the pending ones are placed again. A pod
+ * being bound or in backoff takes it too and keeps its place, as on an update of its own annotation
+ * (sched.c, gs_sched_pod_upsert): the result or the retry decides. Bound pods never move. */
+static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	struct gs_list *l, *next;
+
+	GS_LIST_FOREACH_SAFE(l, next, &g->pods) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
+
+		switch (p->state) {
+		case GS_POD_WAITING:
+		case GS_POD_QUEUED:
+			gs_sched__map_inputs(s, p, NULL);
+			gs_sched__place(s, p);
+			break;
+		case GS_POD_BINDING:
+		case GS_POD_BACKOFF:
+			gs_sched__map_inputs(s, p, NULL);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int gs_sched_gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms)
+{
+	struct gs_sched__gpm *slot = NULL;
+	int rc;
+
+	tick(s, now_ms);
+	rc = gs_sched__gpm_upsert(s, g, &slot);
+	if (rc > 0)
+		place_referrers(s, slot);
+	return rc < 0 ? rc : 0;
+}
+
+int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)
+{
+	struct gs_sched__gpm *slot = NULL;
+	int rc;
+
+	tick(s, now_ms);
+	rc = gs_sched__gpm_delete(s, ns, name, &slot);
+	if (rc < 0)
+		return rc;
+	place_referrers(s, slot); /* they wait MAP_MISSING */
+	gs_sched__gpm_gc(s, slot);
+	return 0;
+}
+
+int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	return gs_sched__gpm_find(s, ns, name, out);
+}
+
+int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out)
+{
+	tick(s, now_ms);
+	return gs_sched__gpm_next_status(s, now_ms, out);
+}
+
+int gs_sched_gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out)
+{
+	return gs_sched__gpm_status(s, ns, name, out);
 }
 
 void gs_sched_audit(const struct gs_sched *s)

@@ -216,6 +216,7 @@ enum gs_wait_reason {
 	GS_WAIT_GANG_INVALID,          /* the all-or-nothing annotations do not parse (sched/gang.h) */
 	GS_WAIT_GANG,                  /* fits its node and holds it (reserved) until its whole gang fits */
 	GS_WAIT_GANG_TIMED_OUT,        /* its gang did not complete in time: it rests, then gathers again */
+	GS_WAIT_MAP_MISSING,           /* the referenced GPUPlacementMap does not exist (sched/gpm.h) */
 	GS_WAIT__COUNT
 };
 
@@ -391,6 +392,16 @@ struct gs_sched_explain {
 	 * when the node has no agent annotation. */
 	char *agent;
 	struct gs_explain_gang gang; /* the pod's all-or-nothing gang; gang.size 0 when it is in none */
+	/*
+	 * By reference (sched/gpm.h): map_ref names the GPUPlacementMap of the pod's namespace its map
+	 * comes from, NULL for a pod whose map is inline (or absent); map_ref_held: the engine holds that
+	 * object, of generation map_ref_generation (0 when not held); map_ref_admitted: the generation the
+	 * webhook recorded (GS_MAP_REF_GENERATION as written), NULL when absent. Engine-owned strings.
+	 */
+	const char *map_ref;
+	int map_ref_held;
+	int64_t map_ref_generation;
+	const char *map_ref_admitted;
 };
 
 /*
@@ -461,7 +472,11 @@ void gs_sched_audit(const struct gs_sched *s);
 /* ---- maps as objects (sched/gpm.h; docs/sched.md, "Maps as objects") ----------------------------
  * The GPUPlacementMaps the I/O layer watches. An upsert copies the object (and parses its map once per
  * generation, through the map cache) and places again every pod not yet handed out that references
- * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move). -EINVAL for a view
+ * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move; a pod whose Binding is in
+ * flight or in backoff takes the object as it is and keeps its place, as on an update of its own map
+ * annotation). An upsert with the uid, generation, text and settings the engine holds is a no-op. Give
+ * the objects before the pods at a (re)start: a bound pod's gpu-scheduler.io/assigned claim is judged by
+ * its object's entry when the pod is first seen. O(1) + O(the pods that name ns/name). -EINVAL for a view
  * without ns, name or uid; gs_sched_gpm_delete returns -ENOENT for an unknown object.
  */
 struct gs_gpm_view;
@@ -472,9 +487,12 @@ int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, in
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
 
 /*
- * The placement of one object, for its /status subresource: entries (the map's), placed (its pods bound
- * or handed out), waiting (its pending pods) and their reasons, the waiting pod of the lowest index.
- * Counts only pods of ours that reference the object (same namespace).
+ * The placement of one object, for its /status subresource: entries (the map's; 0 when it does not
+ * parse), placed (its pods BOUND or BINDING), waiting (its pending pods not handed out: WAITING, QUEUED,
+ * BACKOFF), waiting_by (the WAITING ones by reason), and of the WAITING ones the one of the lowest
+ * index (pods without an index last, then by name). Counts only pods of ours that reference the object
+ * (same namespace); pods GONE or FINISHED count nowhere. Counted from the object's pods when asked:
+ * O(its pods).
  */
 struct gs_gpm_status {
 	const char *ns, *name;
@@ -492,8 +510,9 @@ struct gs_gpm_status {
 /*
  * The next object whose status differs from what was last handed out for it, at most once a second
  * per object (GS_GPM_STATUS_INTERVAL_MS): 1 with *out (strings valid until the next call that mutates
- * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is. Pull it on a lane of
- * its own: never before a pending Binding.
+ * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is; one due now is not a
+ * deadline (pull after the events, as for reports). Pull it on a lane of its own: never before a pending
+ * Binding.
  */
 #define GS_GPM_STATUS_INTERVAL_MS 1000
 int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);
@@ -527,14 +546,17 @@ enum gs_workload_map {
 	GS_WORKLOAD_MAP_NONE = 0, /* none: no map given (or it does not parse) and no pod with one */
 	GS_WORKLOAD_MAP_TEMPLATE, /* the one the caller gives: the owner's pod template's annotation */
 	GS_WORKLOAD_MAP_PODS,     /* that of the newest pod of the owner whose map parses */
+	GS_WORKLOAD_MAP_OBJECT,   /* no map given and the newest such pod names a GPUPlacementMap: the object's
+				   * as it is now (map_ref) */
 };
 
 struct gs_sched_workload {
 	const char *kind, *name, *ns; /* as asked (borrowed from the caller) */
 	const char *owner_uid;        /* the controller uid of its newest pod, NULL without pods */
 	enum gs_workload_map map_from;
-	size_t map_entries; /* entries of that map */
-	size_t pods;        /* rows with created */
+	const char *map_ref; /* GS_WORKLOAD_MAP_OBJECT: the GPUPlacementMap's name (in ns), engine-owned */
+	size_t map_entries;  /* entries of that map */
+	size_t pods;         /* rows with created */
 	size_t by_state[GS_POD__COUNT];
 	size_t not_created;
 	size_t n_rows;
@@ -547,7 +569,8 @@ struct gs_sched_workload {
 /*
  * Fills *out for the owner of kind ("StatefulSet", "Job": the ownerReference's kind) and name in ns;
  * map_text[0..map_len) (NULL: none) is the map to list every index of, such as the owner's pod template's
- * annotation; without it, the newest pod's map. Returns 0 (no pod and no map is an empty view, not an
+ * annotation; without it, the newest pod's map (for a pod by reference, its GPUPlacementMap's as the engine
+ * holds it now, sched/gpm.h). Returns 0 (no pod and no map is an empty view, not an
  * error); release with gs_sched_workload_free. Strings are valid until the next call that mutates s.
  */
 int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
