@@ -25,6 +25,7 @@
 #include "sched/sched_audit.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_gang.h"
+#include "sched/sched_gpm.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
@@ -162,6 +163,9 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->gang_events);
 	gs_list_init(&s->ph_actions);
 	gs_hmap_init(&s->ph_orphans, 0);
+	gs_hmap_init(&s->gpms, 0);
+	gs_list_init(&s->gpm_ready);
+	gs_list_init(&s->gpm_cooling);
 	s->ph_seq = s->rng >> 32;
 	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
 	return s;
@@ -190,6 +194,7 @@ void gs_sched_free(struct gs_sched *s)
 
 	if (!s)
 		return;
+	gs_sched__gpms_free(s); /* the pods' references first: they point at the slots */
 	while (gs_hmap_next(&s->pods, &it))
 		pod_free(it.val);
 	memset(&it, 0, sizeof(it));
@@ -455,6 +460,7 @@ static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	gs_sched__detach(s, p);
 	gs_sched__gang_leave(s, p);
+	gs_sched__gpm_unlink(s, p);
 	if (gs_list_linked(&p->rlink))
 		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
@@ -793,11 +799,11 @@ int gs_sched_bind_retry_after(struct gs_sched *s, const char *uid, int64_t now_m
 
 int64_t gs_sched_next_deadline(const struct gs_sched *s)
 {
-	int64_t t[3] = {s->retry.len ? s->retry.v[0]->due_ms : -1, gs_sched__agent_deadline(s),
-			gs_sched__gang_deadline(s)};
+	int64_t t[4] = {s->retry.len ? s->retry.v[0]->due_ms : -1, gs_sched__agent_deadline(s),
+			gs_sched__gang_deadline(s), gs_sched__gpm_deadline(s)};
 	int64_t best = -1;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (t[i] >= 0 && (best < 0 || t[i] < best))
 			best = t[i];
 	return best;
@@ -907,6 +913,36 @@ void gs_sched_explain_free(struct gs_sched_explain *e)
 void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 {
 	gs_sched__pending(s, out);
+}
+
+/* ---- maps as objects (sched_gpm.c) ------------------------------------------------------------- */
+
+int gs_sched_gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms)
+{
+	tick(s, now_ms);
+	return gs_sched__gpm_upsert(s, g, now_ms);
+}
+
+int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)
+{
+	tick(s, now_ms);
+	return gs_sched__gpm_delete(s, ns, name, now_ms);
+}
+
+int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	return gs_sched__gpm_find(s, ns, name, out);
+}
+
+int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out)
+{
+	tick(s, now_ms);
+	return gs_sched__gpm_next_status(s, now_ms, out);
+}
+
+int gs_sched_gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out)
+{
+	return gs_sched__gpm_status(s, ns, name, out);
 }
 
 void gs_sched_audit(const struct gs_sched *s)

@@ -172,6 +172,56 @@ struct gs_sched__spec {
 };
 
 struct gs_sched__gang;
+struct gs_sched__gpm;
+
+/*
+ * What a pod of ours that names a GPUPlacementMap (gpu-scheduler.io/placement-map, sched/gpm.h) keeps
+ * of its own fields to resolve its map again without its record when the object changes
+ * (sched_gpm.c): the object's slot, and the inputs the checks after the map read. Kept while the pod
+ * exists, is ours and its last full record names an object; NULL otherwise.
+ */
+struct gs_sched__pref {
+	struct gs_list link;       /* in gpm->pods */
+	struct gs_sched__gpm *gpm; /* the slot of ns/map_ref */
+	struct gs_sched__pod *pod;
+	int64_t generation; /* gpu-scheduler.io/placement-map-generation; -1 when absent or not a number */
+	char *gen_text;     /* as written (NULL: absent), for messages */
+	enum gs_cuda_state cuda_state;
+	char *cuda_value;
+	int inline_map; /* the pod carries the inline map annotation too: refused */
+	int own_gang;   /* the pod carries gang annotations of its own: refused */
+	char *no_index; /* with index < 0: why (no_index_msg) */
+	char *gated;    /* with scheduling gates: the message */
+};
+
+/*
+ * A GPUPlacementMap slot (sched_gpm.c), keyed "ns/name" in s->gpms. It exists while the object does
+ * (present) OR a pod of ours references ns/name (n_pods > 0): a reference to an object not seen yet
+ * waits on the slot. Invariants: n_pods is the length of pods; a slot is on s->gpm_ready (on 1) or
+ * s->gpm_cooling (on 2) only while present; on s->gpm_ready implies dirty; n_cool_dirty counts the
+ * dirty slots on s->gpm_cooling; with present, map != NULL exactly when map_error == NULL.
+ */
+struct gs_sched__gpm {
+	struct gs_list pods;  /* gs_sched__pref.link */
+	size_t n_pods;        /* referencing pods of ours (any state) */
+	struct gs_list slink; /* in s->gpm_ready or s->gpm_cooling */
+	int on;               /* 0: neither; 1: gpm_ready; 2: gpm_cooling */
+	int dirty;            /* its status may differ from the last one handed out */
+	int64_t due_ms;       /* on gpm_cooling: no hand-out before then */
+	int present;
+	int64_t generation;
+	char *uid;
+	char *text; /* spec.map (map_len bytes, NUL-terminated copy) */
+	size_t map_len;
+	char *placement, *gang_timeout, *gang_size;
+	struct gs_map *map; /* a reference from s->maps, NULL when the text does not parse */
+	char *map_error;    /* the parse error ("line 3: ..."), NULL when it parses */
+	int handed;         /* last holds the last status handed out */
+	struct gs_gpm_status last;
+	char *last_name, *last_msg, *last_err; /* last's strings, owned */
+	char *ns, *name;                       /* in key's allocation */
+	char key[];                            /* "ns/name\0ns\0name" */
+};
 
 struct gs_sched__pod {
 	struct gs_list qlink; /* in wait_node->waiters (WAITING) */
@@ -216,6 +266,8 @@ struct gs_sched__pod {
 	/* Its placeholder pod (cfg.gang_placeholders): the name and node of the one asked for while it holds
 	 * its reservation; NULL otherwise. Invariant: ph implies reserved, and ph->node is its use's node. */
 	struct gs_sched__ph *ph;
+	/* Its GPUPlacementMap reference (sched_gpm.c), NULL when its map is inline or absent. */
+	struct gs_sched__pref *ref;
 
 	unsigned attempts; /* Bindings handed out */
 	int64_t due_ms;    /* with BACKOFF */
@@ -324,6 +376,10 @@ struct gs_sched {
 	int64_t now_ms;                             /* the latest now_ms the engine was given (explain's time left) */
 	struct gs_list ph_actions;                  /* struct gs_sched__ph_action, FIFO */
 	struct gs_sched__ph_action *ph_pulled;      /* the last one handed out, freed at the next call */
+	struct gs_hmap gpms;                        /* "ns/name" -> struct gs_sched__gpm (key borrowed) */
+	struct gs_list gpm_ready;                   /* slots whose status may be handed out now, FIFO */
+	struct gs_list gpm_cooling;                 /* slots handed out less than the interval ago, by due_ms */
+	size_t n_cool_dirty;                        /* of which dirty */
 	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
 	size_t n_ph;                                /* members with ph */
 	uint64_t ph_seq;                            /* placeholder names' counter (seeded from the rng) */

@@ -1,0 +1,456 @@
+/*
+ * sched_gpm.c: maps as objects (see sched_gpm.h, sched/gpm.h). A slot per "ns/name" holds the object
+ * when the engine was given it and lists the pods of ours that name it, so that an object event places
+ * again exactly those pods. The status of an object is counted from its pods when it is pulled; events
+ * only mark the slot dirty, and a slot handed out cools for GS_GPM_STATUS_INTERVAL_MS before it may be
+ * handed out again.
+ */
+#include "sched/sched_gpm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "sched/map_cache.h"
+#include "sched/sched_node.h"
+
+/* ---- slots ------------------------------------------------------------------------------------- */
+
+static struct gs_sched__gpm *slot_get(const struct gs_sched *s, const char *ns, const char *name)
+{
+	char key[600];
+	int n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL; /* longer than any valid namespace/name */
+	return gs_hmap_get(&s->gpms, key, (size_t)n);
+}
+
+static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const char *name)
+{
+	size_t ln = strlen(ns), lm = strlen(name);
+	struct gs_sched__gpm *g = gs_xcalloc(1, sizeof(*g) + 2 * (ln + lm + 2));
+
+	gs_list_init(&g->pods);
+	gs_list_init(&g->slink);
+	memcpy(g->key, ns, ln);
+	g->key[ln] = '/';
+	memcpy(g->key + ln + 1, name, lm + 1);
+	g->ns = g->key + ln + lm + 2;
+	memcpy(g->ns, ns, ln + 1);
+	g->name = g->ns + ln + 1;
+	memcpy(g->name, name, lm + 1);
+	gs_sched__hmap_put(&s->gpms, g->key, g);
+	return g;
+}
+
+/* Forgets what the object said (not its pods). */
+static void slot_clear(struct gs_sched__gpm *g)
+{
+	free(g->uid);
+	free(g->text);
+	free(g->placement);
+	free(g->gang_timeout);
+	free(g->gang_size);
+	free(g->map_error);
+	gs_map_unref(g->map);
+	g->uid = g->text = g->placement = g->gang_timeout = g->gang_size = g->map_error = NULL;
+	g->map = NULL;
+	g->map_len = 0;
+	g->generation = 0;
+}
+
+static void slot_forget_status(struct gs_sched__gpm *g)
+{
+	free(g->last_name);
+	free(g->last_msg);
+	free(g->last_err);
+	g->last_name = g->last_msg = g->last_err = NULL;
+	g->handed = 0;
+}
+
+/* Off gpm_ready and gpm_cooling. */
+static void slot_off(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	if (g->on == 2 && g->dirty)
+		s->n_cool_dirty--;
+	if (g->on)
+		gs_list_remove(&g->slink);
+	g->on = 0;
+	g->dirty = 0;
+}
+
+static void slot_free(struct gs_sched__gpm *g)
+{
+	slot_clear(g);
+	slot_forget_status(g);
+	free(g);
+}
+
+/* Frees g when nothing needs it: the object is gone and no pod names it. */
+static void slot_gc(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	if (g->present || g->n_pods)
+		return;
+	slot_off(s, g);
+	gs_hmap_del_str(&s->gpms, g->key, NULL);
+	slot_free(g);
+}
+
+static void mark_dirty(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	if (!g->present || g->dirty)
+		return;
+	g->dirty = 1;
+	if (g->on == 2) {
+		s->n_cool_dirty++;
+	} else if (!g->on) {
+		gs_list_insert_tail(&s->gpm_ready, &g->slink);
+		g->on = 1;
+	}
+}
+
+void gs_sched__gpm_touch(struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	if (p->ref)
+		mark_dirty(s, p->ref->gpm);
+}
+
+static void pref_free(struct gs_sched__pref *r);
+
+void gs_sched__gpms_free(struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->gpms, &it)) {
+		struct gs_sched__gpm *g = it.val;
+		struct gs_list *l, *next;
+
+		GS_LIST_FOREACH_SAFE(l, next, &g->pods) {
+			struct gs_sched__pref *r = GS_CONTAINER_OF(l, struct gs_sched__pref, link);
+			r->pod->ref = NULL;
+			pref_free(r);
+		}
+		slot_free(g);
+	}
+	gs_hmap_free(&s->gpms);
+}
+
+/* ---- the objects ------------------------------------------------------------------------------- */
+
+static int str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* 1 when g holds exactly what v says (an upsert of it changes nothing). */
+static int slot_same(const struct gs_sched__gpm *g, const struct gs_gpm_view *v)
+{
+	size_t len = v->map_text ? v->map_len : 0;
+
+	return g->present && g->generation == v->generation && str_same(g->uid, v->uid) && g->map_len == len &&
+	       (len == 0 || memcmp(g->text, v->map_text, len) == 0) && str_same(g->placement, v->placement) &&
+	       str_same(g->gang_timeout, v->gang_timeout) && str_same(g->gang_size, v->gang_size);
+}
+
+/* Takes v's fields and parses its map (through the map cache: once per text). */
+static void slot_take(struct gs_sched *s, struct gs_sched__gpm *g, const struct gs_gpm_view *v)
+{
+	const struct gs_map_error *err = NULL;
+	size_t len = v->map_text ? v->map_len : 0;
+	int rc;
+
+	slot_clear(g);
+	g->uid = gs_xstrdup(v->uid);
+	g->generation = v->generation;
+	g->text = gs_xmalloc(len + 1);
+	if (len)
+		memcpy(g->text, v->map_text, len);
+	g->text[len] = '\0';
+	g->map_len = len;
+	g->placement = gs_sched__xstrdup_null(v->placement);
+	g->gang_timeout = gs_sched__xstrdup_null(v->gang_timeout);
+	g->gang_size = gs_sched__xstrdup_null(v->gang_size);
+	rc = gs_map_cache_get(s->maps, g->text, len, &g->map, &err);
+	if (rc == -ENOMEM)
+		gs_oom(len);
+	if (rc < 0) {
+		g->map = NULL;
+		g->map_error = gs_xstrdup(err->msg);
+		gs_log_info("%s %s generation %lld: spec.map does not parse: %s", GS_GPM_KIND, g->key,
+			    (long long)g->generation, g->map_error);
+	}
+	g->present = 1;
+}
+
+int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, int64_t now_ms)
+{
+	struct gs_sched__gpm *g;
+
+	(void)now_ms;
+	if (!v->ns || !*v->ns || !v->name || !*v->name || !v->uid || !*v->uid)
+		return -EINVAL;
+	g = slot_get(s, v->ns, v->name);
+	if (!g)
+		g = slot_new(s, v->ns, v->name);
+	if (slot_same(g, v))
+		return 0; /* a resync, or a status write echoed back */
+	slot_take(s, g, v);
+	gs_log_debug("%s %s: generation %lld, %zu pods name it", GS_GPM_KIND, g->key, (long long)g->generation,
+		     g->n_pods);
+	mark_dirty(s, g);
+	return 0;
+}
+
+int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)
+{
+	struct gs_sched__gpm *g = ns && name ? slot_get(s, ns, name) : NULL;
+
+	(void)now_ms;
+	if (!g || !g->present)
+		return -ENOENT;
+	slot_off(s, g);
+	slot_clear(g);
+	slot_forget_status(g);
+	g->present = 0;
+	gs_log_debug("%s %s: deleted, %zu pods name it", GS_GPM_KIND, g->key, g->n_pods);
+	slot_gc(s, g);
+	return 0;
+}
+
+int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	const struct gs_sched__gpm *g = ns && name ? slot_get(s, ns, name) : NULL;
+
+	if (!g || !g->present)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->ns = g->ns;
+	out->name = g->name;
+	out->uid = g->uid;
+	out->generation = g->generation;
+	out->map_text = g->text;
+	out->map_len = g->map_len;
+	out->placement = g->placement;
+	out->gang_timeout = g->gang_timeout;
+	out->gang_size = g->gang_size;
+	return 1;
+}
+
+/* ---- pods -------------------------------------------------------------------------------------- */
+
+static void pref_free(struct gs_sched__pref *r)
+{
+	free(r->gen_text);
+	free(r->cuda_value);
+	free(r->no_index);
+	free(r->gated);
+	free(r);
+}
+
+void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__pref *r = p->ref;
+	struct gs_sched__gpm *g;
+
+	if (!r)
+		return;
+	g = r->gpm;
+	gs_list_remove(&r->link);
+	g->n_pods--;
+	mark_dirty(s, g);
+	pref_free(r);
+	p->ref = NULL;
+	slot_gc(s, g);
+}
+
+/* The generation text as a number, -1 when it is not one. */
+static int64_t gen_parse(const char *t)
+{
+	int64_t v = 0;
+
+	if (!t || !*t)
+		return -1;
+	for (; *t; t++) {
+		if (*t < '0' || *t > '9' || v > (INT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (*t - '0');
+	}
+	return v;
+}
+
+int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	struct gs_sched__pref *r = p->ref;
+	struct gs_sched__gpm *g;
+
+	if (!o->map_ref || !*o->map_ref) {
+		gs_sched__gpm_unlink(s, p);
+		return 0;
+	}
+	if (r && strcmp(r->gpm->name, o->map_ref) != 0) {
+		gs_sched__gpm_unlink(s, p);
+		r = NULL;
+	}
+	if (!r) {
+		g = slot_get(s, p->ns, o->map_ref);
+		if (!g)
+			g = slot_new(s, p->ns, o->map_ref);
+		r = gs_xcalloc(1, sizeof(*r));
+		r->gpm = g;
+		r->pod = p;
+		gs_list_insert_tail(&g->pods, &r->link);
+		g->n_pods++;
+		p->ref = r;
+	}
+	free(r->gen_text);
+	free(r->cuda_value);
+	r->gen_text = gs_sched__xstrdup_null(o->map_ref_generation);
+	r->generation = gen_parse(o->map_ref_generation);
+	r->cuda_state = o->cuda_state;
+	r->cuda_value = gs_sched__xstrdup_null(o->cuda_value);
+	r->inline_map = o->map_text != NULL;
+	r->own_gang = o->placement || o->gang_timeout || o->gang_size;
+	mark_dirty(s, r->gpm);
+	return 1;
+}
+
+/* ---- status ------------------------------------------------------------------------------------ */
+
+/* 1 when p goes before cur as the waiting pod a status names: the lowest index (pods without one
+ * last), then the name. */
+static int names_first(const struct gs_sched__pod *p, const struct gs_sched__pod *cur)
+{
+	if (!cur)
+		return 1;
+	if ((p->index >= 0) != (cur->index >= 0))
+		return p->index >= 0;
+	if (p->index != cur->index)
+		return p->index < cur->index;
+	return strcmp(p->name, cur->name) < 0;
+}
+
+void gs_sched__gpm_count(const struct gs_sched__gpm *g, struct gs_gpm_status *out)
+{
+	const struct gs_sched__pod *first = NULL;
+	const struct gs_list *l;
+
+	memset(out, 0, sizeof(*out));
+	out->ns = g->ns;
+	out->name = g->name;
+	out->observed_generation = g->generation;
+	out->entries = g->map ? gs_map_count(g->map) : 0;
+	GS_LIST_FOREACH(l, &g->pods) {
+		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
+
+		switch (p->state) {
+		case GS_POD_BOUND:
+		case GS_POD_BINDING:
+			out->placed++;
+			break;
+		case GS_POD_WAITING:
+			out->waiting_by[p->reason]++;
+			if (names_first(p, first))
+				first = p;
+			/* fall through */
+		case GS_POD_QUEUED:
+		case GS_POD_BACKOFF:
+			out->waiting++;
+			break;
+		default:
+			break;
+		}
+	}
+	out->oldest_index = -1;
+	if (first) {
+		out->oldest_index = first->index;
+		out->oldest_name = first->name;
+		out->oldest_reason = first->reason;
+		out->oldest_message = first->msg;
+	}
+	out->map_error = g->map_error;
+	out->ready = g->present && g->map && out->waiting == 0 && out->placed == out->entries;
+}
+
+static int status_same(const struct gs_gpm_status *a, const struct gs_gpm_status *b)
+{
+	return a->observed_generation == b->observed_generation && a->entries == b->entries && a->placed == b->placed &&
+	       a->waiting == b->waiting && memcmp(a->waiting_by, b->waiting_by, sizeof(a->waiting_by)) == 0 &&
+	       a->oldest_index == b->oldest_index && str_same(a->oldest_name, b->oldest_name) &&
+	       a->oldest_reason == b->oldest_reason && str_same(a->oldest_message, b->oldest_message) &&
+	       a->ready == b->ready && str_same(a->map_error, b->map_error);
+}
+
+/* Keeps st as the last status handed out for g (its strings copied). */
+static void remember(struct gs_sched__gpm *g, const struct gs_gpm_status *st)
+{
+	slot_forget_status(g);
+	g->last = *st;
+	g->last.oldest_name = g->last_name = gs_sched__xstrdup_null(st->oldest_name);
+	g->last.oldest_message = g->last_msg = gs_sched__xstrdup_null(st->oldest_message);
+	g->last.map_error = g->last_err = gs_sched__xstrdup_null(st->map_error);
+	g->handed = 1;
+}
+
+/* Slots whose cooling ended: dirty ones become ready, the others leave the lists. */
+static void cool(struct gs_sched *s, int64_t now_ms)
+{
+	while (!gs_list_empty(&s->gpm_cooling)) {
+		struct gs_sched__gpm *g = GS_CONTAINER_OF(gs_list_first(&s->gpm_cooling), struct gs_sched__gpm, slink);
+		int dirty = g->dirty;
+
+		if (g->due_ms > now_ms)
+			break;
+		slot_off(s, g);
+		if (dirty)
+			mark_dirty(s, g);
+	}
+}
+
+int gs_sched__gpm_next_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out)
+{
+	struct gs_gpm_status st;
+
+	cool(s, now_ms);
+	while (!gs_list_empty(&s->gpm_ready)) {
+		struct gs_sched__gpm *g = GS_CONTAINER_OF(gs_list_first(&s->gpm_ready), struct gs_sched__gpm, slink);
+
+		slot_off(s, g);
+		gs_sched__gpm_count(g, &st);
+		if (g->handed && status_same(&g->last, &st))
+			continue;
+		remember(g, &st);
+		g->due_ms = now_ms + GS_GPM_STATUS_INTERVAL_MS;
+		gs_list_insert_tail(&s->gpm_cooling, &g->slink);
+		g->on = 2;
+		*out = g->last;
+		return 1;
+	}
+	return 0;
+}
+
+int gs_sched__gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out)
+{
+	const struct gs_sched__gpm *g = ns && name ? slot_get(s, ns, name) : NULL;
+
+	if (!g || !g->present)
+		return 0;
+	gs_sched__gpm_count(g, out);
+	return 1;
+}
+
+int64_t gs_sched__gpm_deadline(const struct gs_sched *s)
+{
+	const struct gs_list *l;
+
+	if (!s->n_cool_dirty)
+		return -1;
+	GS_LIST_FOREACH(l, &s->gpm_cooling) {
+		const struct gs_sched__gpm *g = GS_CONTAINER_OF(l, struct gs_sched__gpm, slink);
+		if (g->dirty)
+			return g->due_ms;
+	}
+	return -1;
+}

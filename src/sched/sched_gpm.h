@@ -1,0 +1,43 @@
+/*
+ * sched_gpm.h: maps as objects (sched_gpm.c; sched/gpm.h has the rules, docs/sched.md "Maps as
+ * objects" the story): the GPUPlacementMaps the engine holds (s->gpms), the pods of ours that reference
+ * each, and each object's status for its /status subresource.
+ *
+ * Costs: an object event is O(1) plus O(its referencing pods) (they are placed again); a pod event
+ * O(1) (its link, its slot marked dirty); a status pull O(that object's pods) (counted at pull time,
+ * never on events); nothing scans all pods.
+ */
+#ifndef GS_SCHED_SCHED_GPM_H
+#define GS_SCHED_SCHED_GPM_H
+
+#include "sched/gpm.h"
+#include "sched/sched_int.h"
+
+/* sched.h's gs_sched_gpm_upsert, _delete, _find, _next_gpm_status, _gpm_status. */
+int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms);
+int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms);
+int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
+int gs_sched__gpm_next_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);
+int gs_sched__gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out);
+
+/* The status of slot g now (strings borrowed from the pods and the slot). O(g's pods). */
+void gs_sched__gpm_count(const struct gs_sched__gpm *g, struct gs_gpm_status *out);
+/* When a held-back status becomes due (the first slot cooling, when a dirty one cools), or -1. */
+int64_t gs_sched__gpm_deadline(const struct gs_sched *s);
+/* Frees every slot (gs_sched_free; the pods' references are freed with the pods). */
+void gs_sched__gpms_free(struct gs_sched *s);
+
+/* p's status counts may have changed (its state, reason or message): its object's slot goes dirty.
+ * O(1); nothing for a pod without a reference. */
+void gs_sched__gpm_touch(struct gs_sched *s, const struct gs_sched__pod *p);
+
+/*
+ * p's reference from its full record o: links p to the slot of o->ns/o->map_ref (created when none)
+ * and keeps what resolving needs (struct gs_sched__pref); with no map_ref, unlinks p. Returns 1 when p
+ * references an object now.
+ */
+int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o);
+/* Takes p's reference away (its slot freed when nothing needs it any more). */
+void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p);
+
+#endif
