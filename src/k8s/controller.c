@@ -611,6 +611,21 @@ static void on_synced(struct gs_watch *w, void *ud)
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */
 
+/* GPUPlacementMaps, every namespace: JSON, lists at low priority (watch.h), absent without the CRD; and
+ * the writer of their status. */
+static void start_gpms(struct gs_controller *c, const struct gs_watch_handlers *h, uint64_t seed)
+{
+	struct gs_watch_opts go = {
+		.kind = GS_OBJ_GPM,
+		.path = "/apis/" GS_GPM_GROUP "/" GS_GPM_VERSION "/" GS_GPM_RESOURCE,
+		.consistent_list = 1,
+		.seed = seed ^ 0x67706d73ull,
+	};
+	gs_watch_start(c->loop, c->kube, &go, h, c, &c->gpms);
+	gs_gpm_writer_init(&c->gpmw, c->loop, c->kube, c->sched, writer_may_act, writer_wake, c);
+	gs_gpm_writer_register(&c->gpmw, c->metrics);
+}
+
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
 			const struct gs_controller_opts *opts, struct gs_controller **out)
 {
@@ -675,16 +690,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
 	wo.seed = opts->seed ^ 0x706f6473ull;
 	gs_watch_start(loop, kube, &wo, &h, c, &c->pods);
-	/* GPUPlacementMaps, every namespace: JSON, lists at low priority (watch.h); absent without the CRD. */
-	struct gs_watch_opts go = {
-		.kind = GS_OBJ_GPM,
-		.path = "/apis/" GS_GPM_GROUP "/" GS_GPM_VERSION "/" GS_GPM_RESOURCE,
-		.consistent_list = 1,
-		.seed = opts->seed ^ 0x67706d73ull,
-	};
-	gs_watch_start(loop, kube, &go, &h, c, &c->gpms);
-	gs_gpm_writer_init(&c->gpmw, loop, kube, c->sched, writer_may_act, writer_wake, c);
-	gs_gpm_writer_register(&c->gpmw, metrics);
+	start_gpms(c, &h, opts->seed);
 	c->m.loop = loop;
 	c->m.sched = c->sched;
 	c->m.kube = kube;
