@@ -540,11 +540,9 @@ static void gpm_upsert(struct gs_controller *c, const struct gs_gpm *g, int64_t 
 		.gang_timeout = g->gang_timeout,
 		.gang_size = g->gang_size[0] ? g->gang_size : NULL,
 	};
-	int r = gs_sched_gpm_upsert(c->sched, &v, now);
+	int r = gs_sched_gpm_upsert(c->sched, &v, now); /* the engine logs what it made of it */
 	if (r < 0)
 		gs_log_warn("gpuplacementmap %s/%s: not taken by the engine: %s", g->ns, g->name, uv_strerror(r));
-	else
-		gs_log_debug("gpuplacementmap %s/%s: generation %lld", g->ns, g->name, (long long)g->generation);
 }
 
 /* key is "NS/NAME" (watch.h). */
@@ -560,7 +558,6 @@ static void gpm_delete(struct gs_controller *c, const char *key, int64_t now)
 	ns[n] = '\0';
 	gs_sched_gpm_delete(c->sched, ns, slash + 1, now);
 	gs_gpm_writer_forget(&c->gpmw, ns, slash + 1);
-	gs_log_debug("gpuplacementmap %s: deleted", key);
 }
 
 static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)

@@ -32,16 +32,6 @@ node_make "$N-b"
 # a ServiceAccount of this namespace.
 sa_role_kubeconfig "$GS_ROOT/deploy/rbac.yaml" gpu-scheduler sched "$work/sa.kubeconfig"
 SA=system:serviceaccount:$NS:sched
-can() { kc auth can-i "$@" --as "$SA" 2>/dev/null; }
-check "the ServiceAccount may list and watch gpuplacementmaps in every namespace" eval \
-	'[ "$(NS= can list gpuplacementmaps.gpu-scheduler.io --all-namespaces)" = yes ] &&
-	 [ "$(NS= can watch gpuplacementmaps.gpu-scheduler.io --all-namespaces)" = yes ]'
-check "the ServiceAccount may update and patch their status" eval \
-	'[ "$(can update gpuplacementmaps.gpu-scheduler.io --subresource=status)" = yes ] &&
-	 [ "$(can patch gpuplacementmaps.gpu-scheduler.io --subresource=status)" = yes ]'
-check "the ServiceAccount may not create, update, patch or delete the objects themselves" eval \
-	'for v in create update patch delete; do [ "$(can $v gpuplacementmaps.gpu-scheduler.io)" = no ] || exit 1; done'
-
 KUBECONFIG_SAVED=$KUBECONFIG
 KUBECONFIG=$work/sa.kubeconfig daemon_start --require-env=false || exit 1
 KUBECONFIG=$KUBECONFIG_SAVED
@@ -55,6 +45,16 @@ check "no GPUPlacementMap held" equals 0 metric gpu_scheduler_placement_maps
 # --- the CRD ---------------------------------------------------------------------------------------------
 check "the CRD from deploy/crd/ applies" eval 'NS= kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null'
 check "it is established" eval 'NS= kc wait --for condition=established --timeout=30s crd/$CRD >/dev/null'
+# (kubectl auth can-i resolves the resource through discovery: after the CRD.)
+can() { kc auth can-i "$@" --as "$SA" 2>/dev/null; }
+check "the ServiceAccount may list and watch gpuplacementmaps in every namespace" eval \
+	'[ "$(NS= can list gpuplacementmaps.gpu-scheduler.io --all-namespaces)" = yes ] &&
+	 [ "$(NS= can watch gpuplacementmaps.gpu-scheduler.io --all-namespaces)" = yes ]'
+check "the ServiceAccount may update and patch their status" eval \
+	'[ "$(can update gpuplacementmaps.gpu-scheduler.io --subresource=status)" = yes ] &&
+	 [ "$(can patch gpuplacementmaps.gpu-scheduler.io --subresource=status)" = yes ]'
+check "the ServiceAccount may not create, update, patch or delete the objects themselves" eval \
+	'for v in create update patch delete; do [ "$(can $v gpuplacementmaps.gpu-scheduler.io)" = no ] || exit 1; done'
 
 gpm() { # NAME MAP [SPEC_LINES]: a GPUPlacementMap; prints kubectl's output
 	local map
