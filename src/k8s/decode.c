@@ -17,6 +17,7 @@
 
 #include "core/log.h"
 #include "sched/gang.h"
+#include "sched/gpm.h"
 #include "sched/inuse.h"
 
 /* map[key] where map is a string->string object (labels, annotations), borrowed. */
@@ -647,6 +648,8 @@ static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_a
 	    (r = get_map_str(d, ann, GS_GANG_TIMEOUT, "metadata.annotations", &out->gang_timeout)) < 0 ||
 	    (r = get_map_str(d, ann, GS_GANG_SIZE, "metadata.annotations", &out->gang_size)) < 0 ||
 	    (r = get_map_str(d, ann, GS_GANG_PLACEHOLDER_FOR, "metadata.annotations", &out->placeholder_for)) < 0 ||
+	    (r = get_map_str(d, ann, GS_MAP_REF_ANNOTATION, "metadata.annotations", &out->map_ref)) < 0 ||
+	    (r = get_map_str(d, ann, GS_MAP_REF_GENERATION, "metadata.annotations", &out->map_ref_generation)) < 0 ||
 	    (r = get_map_str(d, ann, map_annotation, "metadata.annotations", &out->map_owned)) < 0)
 		return r;
 	if (out->map_owned) { /* cJSON unescaped it into its tree: our copy, which the record owns */

@@ -32,6 +32,7 @@
 #include "k8s/decode_items.h"
 #include "k8s/decode_pb_int.h"
 #include "sched/gang.h"
+#include "sched/gpm.h"
 #include "sched/inuse.h"
 
 int gs_decode__pb_pfail(struct gs_decode__pctx *d, const char *fmt, ...)
@@ -1303,6 +1304,8 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 		{12, full_only ? GS_GANG_TIMEOUT : NULL, &out->gang_timeout, NULL, NULL},
 		{12, full_only ? GS_GANG_SIZE : NULL, &out->gang_size, NULL, NULL},
 		{12, full_only ? GS_GANG_PLACEHOLDER_FOR : NULL, &out->placeholder_for, NULL, NULL},
+		{12, full_only ? GS_MAP_REF_ANNOTATION : NULL, &out->map_ref, NULL, NULL},
+		{12, full_only ? GS_MAP_REF_GENERATION : NULL, &out->map_ref_generation, NULL, NULL},
 		{12, full_only ? map_annotation : NULL, NULL, &out->map_text,
 		 &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},

@@ -64,8 +64,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		      p->terminal, p->allow_shared, (long long)p->priority, p->n_gates, S(p->first_gate));
 	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
 		      S(p->os_name));
-	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s", S(p->placement), S(p->gang_timeout),
-		      S(p->gang_size));
+	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s map-ref=%s@%s", S(p->placement),
+		      S(p->gang_timeout), S(p->gang_size), S(p->map_ref), S(p->map_ref_generation));
 	for (int i = 0; i < p->n_init; i++) {
 		dump_res(b, "init", &p->init_req[i]);
 		gs_buf_printf(b, "%s", p->init_sidecar && p->init_sidecar[i] ? "sidecar" : "");
@@ -866,21 +866,24 @@ static void test_two_controllers_both_encodings(void **state)
 	cJSON_Delete(o);
 }
 
-/* The all-or-nothing annotations, in both encodings: the same strings in a full record, NULL when absent
- * and in a DELETED event's partial record. */
+/* The all-or-nothing annotations and the GPUPlacementMap reference (sched/gpm.h), in both encodings: the
+ * same strings in a full record, NULL when absent and in a DELETED event's partial record. */
 static void test_gang_annotations_both_encodings(void **state)
 {
 	/* Each text in parentheses: one element made of several literals (clang's -Wstring-concatenation). */
 	static const char *const texts[] = {
 		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
 		 "\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"1h30m\","
-		 "\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\"}},"
+		 "\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\","
+		 "\"gpu-scheduler.io/placement-map\":\"ranks\",\"gpu-scheduler.io/placement-map-generation\":\"3\"}},"
 		 "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
 		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
 		 "\"gpu-scheduler.io/gang-timeout\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
 		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{}}",
 	};
-	static const char *const want[][3] = {{"all-or-nothing", "1h30m", "4"}, {NULL, "x", NULL}, {NULL, NULL, NULL}};
+	static const char *const want[][5] = {{"all-or-nothing", "1h30m", "4", "ranks", "3"},
+					      {NULL, "x", NULL, NULL, NULL},
+					      {NULL, NULL, NULL, NULL, NULL}};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -903,8 +906,8 @@ static void test_gang_annotations_both_encodings(void **state)
 		dump_pod(&dj, &a);
 		dump_pod(&dp, &b);
 		assert_string_equal(dj.data, dp.data);
-		const char *got[3] = {b.placement, b.gang_timeout, b.gang_size};
-		for (int k = 0; k < 3; k++) {
+		const char *got[5] = {b.placement, b.gang_timeout, b.gang_size, b.map_ref, b.map_ref_generation};
+		for (int k = 0; k < 5; k++) {
 			if (want[i][k])
 				assert_string_equal(got[k], want[i][k]);
 			else
@@ -921,6 +924,7 @@ static void test_gang_annotations_both_encodings(void **state)
 		assert_null(e.pod.placement);
 		assert_null(e.pod.gang_timeout);
 		assert_null(e.pod.gang_size);
+		assert_null(e.pod.map_ref);
 		gs_decode_event_free(&e);
 
 		gs_pod_obj_free(&a);
