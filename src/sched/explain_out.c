@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/gpm.h"
+
 static const char *outcome_name(enum gs_explain_outcome o)
 {
 	return o == GS_EXPLAIN_PASS ? "pass" : o == GS_EXPLAIN_FAIL ? "fail" : "skipped";
@@ -99,6 +101,15 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, ",\"mapLine\":%d", p->map_line);
 		r |= gs_buf_append_json_field(b, "entry", entry);
 	}
+	if (e->map_ref) {
+		r |= gs_buf_append_str(b, ",\"mapRef\":{\"name\":");
+		r |= gs_buf_append_json_str(b, e->map_ref);
+		r |= gs_buf_printf(b, ",\"found\":%s", e->map_ref_held ? "true" : "false");
+		if (e->map_ref_held)
+			r |= gs_buf_printf(b, ",\"generation\":%" PRId64, e->map_ref_generation);
+		r |= gs_buf_append_json_field(b, "admittedGeneration", e->map_ref_admitted);
+		r |= gs_buf_append_str(b, "}");
+	}
 	r |= gs_buf_append_json_field(b, "boundNode", e->bound_node);
 	r |= gs_buf_printf(b, ",\"attempts\":%u", p->attempts);
 	if (e->verdict != GS_WAIT_NONE) {
@@ -181,11 +192,35 @@ static const char *state_phrase(enum gs_pod_state st)
 	return "?";
 }
 
-int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+/* "  map ref:  GPUPlacementMap ns/x generation 5 (the pod was admitted under generation 3)" */
+static int map_ref_text(struct gs_buf *b, const struct gs_sched_explain *e)
 {
 	const struct gs_sched_pod_info *p = &e->pod;
-	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
-			      p->name, p->uid, gs_explain_age_s(p->created_ms, now_ms), p->priority);
+	char gen[32];
+
+	if (!e->map_ref)
+		return 0;
+	if (!e->map_ref_held)
+		return gs_buf_printf(
+			b, "  map ref:  %s %s/%s, which the scheduler does not know (not created, or deleted)\n",
+			GS_GPM_KIND, p->ns, e->map_ref);
+	snprintf(gen, sizeof(gen), "%" PRId64, e->map_ref_generation);
+	if (!e->map_ref_admitted)
+		return gs_buf_printf(b,
+				     "  map ref:  %s %s/%s generation %s (no %s: the webhook did not admit the pod)\n",
+				     GS_GPM_KIND, p->ns, e->map_ref, gen, GS_MAP_REF_GENERATION);
+	if (strcmp(gen, e->map_ref_admitted) == 0)
+		return gs_buf_printf(b, "  map ref:  %s %s/%s generation %s (the pod was admitted under it)\n",
+				     GS_GPM_KIND, p->ns, e->map_ref, gen);
+	return gs_buf_printf(b, "  map ref:  %s %s/%s generation %s (the pod was admitted under generation %s)\n",
+			     GS_GPM_KIND, p->ns, e->map_ref, gen, e->map_ref_admitted);
+}
+
+/* The pod's lines: index, entry, reference, state, reason. */
+static int pod_text(const struct gs_sched_explain *e, struct gs_buf *b)
+{
+	const struct gs_sched_pod_info *p = &e->pod;
+	int r = 0;
 
 	if (p->index >= 0)
 		r |= gs_buf_printf(b, "  index:    %ld (from the %s)\n", p->index,
@@ -200,6 +235,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 			p->resolved && strcmp(p->resolved, p->node) ? " (node " : "",
 			p->resolved && strcmp(p->resolved, p->node) ? p->resolved : "",
 			p->resolved && strcmp(p->resolved, p->node) ? ")" : "", p->devices, p->devices);
+	r |= map_ref_text(b, e);
 	r |= gs_buf_printf(b, "  state:    %s: the pod %s\n", gs_pod_state_name(p->state), state_phrase(p->state));
 	if (e->bound_node && (!p->node || strcmp(p->node, e->bound_node) != 0))
 		r |= gs_buf_printf(b, "  bound to: %s\n", e->bound_node);
@@ -207,6 +243,16 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 		r |= gs_buf_printf(b, "  reason:   %s: %s\n", gs_wait_reason_name(p->reason),
 				   p->message ? p->message : "");
 
+	return r;
+}
+
+int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
+{
+	const struct gs_sched_pod_info *p = &e->pod;
+	int r = gs_buf_printf(b, "Pod %s/%s (uid %s), created %" PRId64 " s ago, priority %" PRId64 "\n", p->ns,
+			      p->name, p->uid, gs_explain_age_s(p->created_ms, now_ms), p->priority);
+
+	r |= pod_text(e, b);
 	r |= gs_buf_append_str(b, "\nChecks, in the order placement makes them:\n");
 	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
 		const struct gs_explain_check *c = &e->checks[i];

@@ -7,6 +7,9 @@
  *   {"namespace":"ns","name":"train-2","uid":"...","state":"WAITING","reason":"DEVICE_BUSY",
  *    "message":"...","index":2,"indexSource":"label apps.kubernetes.io/pod-index","mapLine":3,
  *    "entry":"2=node3:0,1","node":"node3","resolvedNode":"gpu-worker3" (an alias only),"devices":"0,1","priority":0,"ageSeconds":42,
+ *    "mapRef":{"name":"train-ranks","found":true,"generation":4,"admittedGeneration":"3"} (a pod whose
+ *              map is a GPUPlacementMap, sched/gpm.h; no "generation" when not found, no
+ *              "admittedGeneration" when the pod has none),
  *    "boundNode":"node3" (bound or binding only),"attempts":0,
  *    "verdict":"DEVICE_BUSY","waitsFor":"the pods holding the devices ending",
  *    "checks":[{"name":"pod","outcome":"pass"},...,{"name":"devices","outcome":"fail",

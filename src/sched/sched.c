@@ -99,6 +99,8 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 		       "together)";
 	case GS_WAIT_GANG_TIMED_OUT:
 		return "its gang's rest after a timeout ending (it then gathers again)";
+	case GS_WAIT_MAP_MISSING:
+		return "the GPUPlacementMap it names being created in its namespace";
 	case GS_WAIT__COUNT:
 		break;
 	}
@@ -513,16 +515,27 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 		*why = "the pod is not scheduled by us";
 		return NULL;
 	}
-	if (!o->map_text || gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
+	if ((!o->map_text && !o->map_ref) ||
+	    gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0) {
 		*why = "the pod has no map or no index";
 		return NULL;
 	}
-	int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
-	if (rc == -ENOMEM)
-		gs_oom(o->map_len);
-	if (rc < 0) {
-		*why = "the pod's map is invalid";
-		return NULL;
+	if (o->map_ref && !o->map_text) {
+		/* By reference: the object as the engine holds it now (the I/O layer lists the objects before
+		 * the pods, so a restart knows them). */
+		if (!(m = gs_sched__gpm_map(s, o->ns, o->map_ref))) {
+			*why = "the GPUPlacementMap the pod names is unknown or its map is invalid";
+			return NULL;
+		}
+		gs_map_ref(m);
+	} else {
+		int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
+		if (rc == -ENOMEM)
+			gs_oom(o->map_len);
+		if (rc < 0) {
+			*why = "the pod's map is invalid";
+			return NULL;
+		}
 	}
 	e = gs_map_lookup(m, index);
 	n = gs_hmap_get_str(&s->nodes, o->node_name);
@@ -684,10 +697,14 @@ static void tick(struct gs_sched *s, int64_t now_ms)
 static void bound_member(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
 	struct gs_gang_opts opts;
+	struct gs_gpm_view v = {.placement = o->placement, .gang_timeout = o->gang_timeout, .gang_size = o->gang_size};
 	char msg[256];
 
-	if (o->partial || p->gang || !o->owner_uid ||
-	    gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, &opts, msg, sizeof(msg)) < 0 ||
+	if (o->partial || p->gang || !o->owner_uid)
+		return;
+	if (o->map_ref && !gs_sched__gpm_find(s, o->ns, o->map_ref, &v))
+		return; /* by reference: the object's settings (sched/gpm.h) */
+	if (gs_gang_opts_parse(v.placement, v.gang_timeout, v.gang_size, &opts, msg, sizeof(msg)) < 0 ||
 	    !opts.all_or_nothing)
 		return;
 	gs_sched__gang_set(s, p, &opts, 0, s->now_ms);
@@ -735,6 +752,8 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	if (o->node_name || p->state == GS_POD_BOUND) {
 		pod_settle(s, p, GS_POD_BOUND); /* never bind twice, whatever a stale event says */
 		pod_seen_bound(p, o);
+		if (!o->partial)
+			gs_sched__gpm_link(s, p, o); /* counted as placed in its object's status */
 		bound_member(s, p, o);
 		return 0;
 	}

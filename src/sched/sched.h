@@ -216,6 +216,7 @@ enum gs_wait_reason {
 	GS_WAIT_GANG_INVALID,          /* the all-or-nothing annotations do not parse (sched/gang.h) */
 	GS_WAIT_GANG,                  /* fits its node and holds it (reserved) until its whole gang fits */
 	GS_WAIT_GANG_TIMED_OUT,        /* its gang did not complete in time: it rests, then gathers again */
+	GS_WAIT_MAP_MISSING,           /* the referenced GPUPlacementMap does not exist (sched/gpm.h) */
 	GS_WAIT__COUNT
 };
 
@@ -391,6 +392,16 @@ struct gs_sched_explain {
 	 * when the node has no agent annotation. */
 	char *agent;
 	struct gs_explain_gang gang; /* the pod's all-or-nothing gang; gang.size 0 when it is in none */
+	/*
+	 * By reference (sched/gpm.h): map_ref names the GPUPlacementMap of the pod's namespace its map
+	 * comes from, NULL for a pod whose map is inline (or absent); map_ref_held: the engine holds that
+	 * object, of generation map_ref_generation (0 when not held); map_ref_admitted: the generation the
+	 * webhook recorded (GS_MAP_REF_GENERATION as written), NULL when absent. Engine-owned strings.
+	 */
+	const char *map_ref;
+	int map_ref_held;
+	int64_t map_ref_generation;
+	const char *map_ref_admitted;
 };
 
 /*
@@ -527,14 +538,17 @@ enum gs_workload_map {
 	GS_WORKLOAD_MAP_NONE = 0, /* none: no map given (or it does not parse) and no pod with one */
 	GS_WORKLOAD_MAP_TEMPLATE, /* the one the caller gives: the owner's pod template's annotation */
 	GS_WORKLOAD_MAP_PODS,     /* that of the newest pod of the owner whose map parses */
+	GS_WORKLOAD_MAP_OBJECT,   /* no map given and the newest such pod names a GPUPlacementMap: the object's
+				   * as it is now (map_ref) */
 };
 
 struct gs_sched_workload {
 	const char *kind, *name, *ns; /* as asked (borrowed from the caller) */
 	const char *owner_uid;        /* the controller uid of its newest pod, NULL without pods */
 	enum gs_workload_map map_from;
-	size_t map_entries; /* entries of that map */
-	size_t pods;        /* rows with created */
+	const char *map_ref; /* GS_WORKLOAD_MAP_OBJECT: the GPUPlacementMap's name (in ns), engine-owned */
+	size_t map_entries;  /* entries of that map */
+	size_t pods;         /* rows with created */
 	size_t by_state[GS_POD__COUNT];
 	size_t not_created;
 	size_t n_rows;
@@ -547,7 +561,8 @@ struct gs_sched_workload {
 /*
  * Fills *out for the owner of kind ("StatefulSet", "Job": the ownerReference's kind) and name in ns;
  * map_text[0..map_len) (NULL: none) is the map to list every index of, such as the owner's pod template's
- * annotation; without it, the newest pod's map. Returns 0 (no pod and no map is an empty view, not an
+ * annotation; without it, the newest pod's map (for a pod by reference, its GPUPlacementMap's as the engine
+ * holds it now, sched/gpm.h). Returns 0 (no pod and no map is an empty view, not an
  * error); release with gs_sched_workload_free. Strings are valid until the next call that mutates s.
  */
 int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,

@@ -45,6 +45,7 @@ static int node_reason(enum gs_wait_reason r)
 	case GS_WAIT_SCHEDULING_GATED:
 	case GS_WAIT_GANG_INVALID:
 	case GS_WAIT_GANG_TIMED_OUT:
+	case GS_WAIT_MAP_MISSING:
 		return 0;
 	default:
 		return 1;
@@ -88,7 +89,9 @@ static void check_pods(const struct gs_sched *s)
 				  strcmp(u->node->name, p->ph->node) == 0);
 			n_ph++;
 		}
-		if (p->state == GS_POD_QUEUED || p->state == GS_POD_BINDING)
+		/* Not BINDING: an update of the pod (or of its GPUPlacementMap) while its Binding is in flight
+		 * changes its inputs, which count when the result arrives (sched.h, gs_sched_pod_upsert). */
+		if (p->state == GS_POD_QUEUED)
 			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
 	}
 	GS_ASSERT(n_ph == s->n_ph);
@@ -247,6 +250,61 @@ static void check_gangs(const struct gs_sched *s)
 	GS_ASSERT(in_pods == members);
 }
 
+/* One GPUPlacementMap slot (struct gs_sched__gpm): its pods, its place on the status lists, its map. */
+static void check_gpm(const struct gs_sched *s, const struct gs_sched__gpm *g, size_t *cool_dirty)
+{
+	const struct gs_list *l;
+	size_t n = 0;
+
+	GS_ASSERT(g->present || g->n_pods > 0); /* else freed */
+	GS_ASSERT(gs_hmap_get_str(&s->gpms, g->key) == g);
+	GS_LIST_FOREACH(l, &g->pods) {
+		const struct gs_sched__pref *r = GS_CONTAINER_OF(l, struct gs_sched__pref, link);
+		GS_ASSERT(r->gpm == g && r->pod->ref == r && strcmp(r->pod->ns, g->ns) == 0);
+		GS_ASSERT(gs_hmap_get_str(&s->pods, r->pod->uid) == r->pod);
+		/* A pod naming an object the engine does not hold waits for it, or went past waiting. */
+		if (r->pod->state == GS_POD_WAITING && r->pod->reason == GS_WAIT_MAP_MISSING)
+			GS_ASSERT(!g->present);
+		n++;
+	}
+	GS_ASSERT(n == g->n_pods);
+	GS_ASSERT(g->on >= 0 && g->on <= 2 && (!g->on || g->present) && gs_list_linked(&g->slink) == (g->on != 0));
+	GS_ASSERT(g->on != 1 || g->dirty);
+	GS_ASSERT(g->present || !g->dirty);
+	*cool_dirty += g->on == 2 && g->dirty;
+	if (g->present)
+		GS_ASSERT(!g->map == !!g->map_error && g->uid && g->text);
+	else
+		GS_ASSERT(!g->map && !g->map_error && !g->uid && !g->handed);
+}
+
+/* The GPUPlacementMap slots, and every reference of a pod against them (sched_gpm.c). */
+static void check_gpms(const struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+	size_t cool_dirty = 0, refs = 0, linked = 0;
+	const struct gs_list *l;
+
+	while (gs_hmap_next(&s->gpms, &it)) {
+		const struct gs_sched__gpm *g = it.val;
+		check_gpm(s, g, &cool_dirty);
+		refs += g->n_pods;
+	}
+	GS_ASSERT(cool_dirty == s->n_cool_dirty);
+	GS_LIST_FOREACH(l, &s->gpm_ready)
+		GS_ASSERT(GS_CONTAINER_OF(l, struct gs_sched__gpm, slink)->on == 1);
+	GS_LIST_FOREACH(l, &s->gpm_cooling) {
+		const struct gs_sched__gpm *g = GS_CONTAINER_OF(l, struct gs_sched__gpm, slink);
+		GS_ASSERT(g->on == 2);
+		if (l->next != &s->gpm_cooling) /* by due time */
+			GS_ASSERT(g->due_ms <= GS_CONTAINER_OF(l->next, struct gs_sched__gpm, slink)->due_ms);
+	}
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->pods, &it))
+		linked += ((const struct gs_sched__pod *)it.val)->ref != NULL;
+	GS_ASSERT(linked == refs);
+}
+
 void gs_sched__audit(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
@@ -254,6 +312,7 @@ void gs_sched__audit(const struct gs_sched *s)
 
 	check_pods(s);
 	check_gangs(s);
+	check_gpms(s);
 	int64_t seen = INT64_MIN;
 	const struct gs_list *al;
 	GS_LIST_FOREACH(al, &s->agents) { /* oldest first: gs_sched__agent_expire stops at the first fresh one */

@@ -339,6 +339,12 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	if (len < 0 || (size_t)len >= sizeof(key) || !(p = gs_hmap_get(&s->pods_by_name, key, (size_t)len)))
 		return -ENOENT;
 	gs_sched__pod_info(s, p, &e->pod);
+	if (p->ref) {
+		e->map_ref = p->ref->gpm->name;
+		e->map_ref_held = p->ref->gpm->present;
+		e->map_ref_generation = p->ref->gpm->generation;
+		e->map_ref_admitted = p->ref->gen_text;
+	}
 	e->shared = p->shared;
 	e->device_sharing_any = s->cfg.device_sharing_any;
 
@@ -357,10 +363,11 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	if (p->entry)
 		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
 	skip = state_skip(p, e->bound_node, buf, sizeof(buf));
-	if (!skip && !p->entry)
-		skip = "the pod has no map entry";
 	if (skip)
 		skip_from(e, GS_EXPLAIN_NODE_EXISTS, skip);
+	else if (!p->entry)
+		skip_from(e, GS_EXPLAIN_NODE_EXISTS,
+			  "the pod has no map entry"); /* the pod check failed: the verdict */
 	else
 		n = node_all(s, p, n, amb, e);
 

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "sched/map_cache.h"
 #include "sched/sched_node.h"
+#include "sched/sched_place.h"
 
 /* ---- slots ------------------------------------------------------------------------------------- */
 
@@ -31,7 +32,8 @@ static struct gs_sched__gpm *slot_get(const struct gs_sched *s, const char *ns, 
 static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const char *name)
 {
 	size_t ln = strlen(ns), lm = strlen(name);
-	struct gs_sched__gpm *g = gs_xcalloc(1, sizeof(*g) + 2 * (ln + lm + 2));
+	size_t ll = sizeof(GS_GPM_KIND) + 1 + ln + 1 + lm; /* "KIND ns/name" and its NUL */
+	struct gs_sched__gpm *g = gs_xcalloc(1, sizeof(*g) + 2 * (ln + lm + 2) + ll);
 
 	gs_list_init(&g->pods);
 	gs_list_init(&g->slink);
@@ -42,6 +44,8 @@ static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const 
 	memcpy(g->ns, ns, ln + 1);
 	g->name = g->ns + ln + 1;
 	memcpy(g->name, name, lm + 1);
+	g->label = g->name + lm + 1;
+	snprintf(g->label, ll, "%s %s", GS_GPM_KIND, g->key);
 	gs_sched__hmap_put(&s->gpms, g->key, g);
 	return g;
 }
@@ -138,6 +142,8 @@ void gs_sched__gpms_free(struct gs_sched *s)
 	gs_hmap_free(&s->gpms);
 }
 
+static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g);
+
 /* ---- the objects ------------------------------------------------------------------------------- */
 
 static int str_same(const char *a, const char *b)
@@ -201,6 +207,7 @@ int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, int64_
 	gs_log_debug("%s %s: generation %lld, %zu pods name it", GS_GPM_KIND, g->key, (long long)g->generation,
 		     g->n_pods);
 	mark_dirty(s, g);
+	place_referrers(s, g);
 	return 0;
 }
 
@@ -216,6 +223,7 @@ int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, i
 	slot_forget_status(g);
 	g->present = 0;
 	gs_log_debug("%s %s: deleted, %zu pods name it", GS_GPM_KIND, g->key, g->n_pods);
+	place_referrers(s, g);
 	slot_gc(s, g);
 	return 0;
 }
@@ -453,4 +461,145 @@ int64_t gs_sched__gpm_deadline(const struct gs_sched *s)
 			return g->due_ms;
 	}
 	return -1;
+}
+
+/* ---- resolution -------------------------------------------------------------------------------- */
+
+struct gs_map *gs_sched__gpm_map(const struct gs_sched *s, const char *ns, const char *name)
+{
+	const struct gs_sched__gpm *g = slot_get(s, ns, name);
+
+	return g && g->present ? g->map : NULL;
+}
+
+/* The object's map and p's entry in it: NONE, or MAP_INVALID, MAP_MISSING, NO_INDEX, NO_ENTRY with msg. */
+static enum gs_wait_reason ref_map(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
+				   const struct gs_map_entry **e, char *msg, size_t size)
+{
+	const struct gs_sched__pref *r = p->ref;
+	const struct gs_sched__gpm *g = r->gpm;
+	size_t n;
+
+	if (r->inline_map) {
+		snprintf(msg, size, "pod has both the %s annotation and %s: %s (a pod names its map one way)",
+			 s->cfg.annotation, GS_MAP_REF_ANNOTATION, g->name);
+		return GS_WAIT_MAP_INVALID;
+	}
+	if (!g->present) {
+		snprintf(msg, size, "%s named by %s does not exist", g->label, GS_MAP_REF_ANNOTATION);
+		return GS_WAIT_MAP_MISSING;
+	}
+	if (!g->map) {
+		snprintf(msg, size,
+			 strncmp(g->map_error, "line ", 5) == 0 ? "%s (generation %lld) spec.map %s"
+								: "%s (generation %lld) spec.map: %s",
+			 g->label, (long long)g->generation, g->map_error);
+		return GS_WAIT_MAP_INVALID;
+	}
+	*m = g->map;
+	gs_map_ref(g->map);
+	if (p->index < 0) {
+		snprintf(msg, size, "%s", r->no_index ? r->no_index : "the pod has no index");
+		return GS_WAIT_NO_INDEX;
+	}
+	if (!(*e = gs_map_lookup(g->map, p->index))) {
+		n = gs_map_count(g->map);
+		snprintf(msg, size,
+			 "%s (generation %lld) has no entry for index %ld (index from %s; the map has %zu %s)",
+			 g->label, (long long)g->generation, p->index, gs_index_source_name(p->index_source), n,
+			 n == 1 ? "entry" : "entries");
+		return GS_WAIT_NO_ENTRY;
+	}
+	return GS_WAIT_NONE;
+}
+
+/* NOT_MUTATED (entry e's devices are not what the containers have) with msg naming both generations
+ * when the webhook used another one, else NONE. */
+static enum gs_wait_reason ref_cuda(const struct gs_sched__pod *p, const struct gs_map_entry *e, char *msg, size_t size)
+{
+	const struct gs_sched__pref *r = p->ref;
+	const struct gs_sched__gpm *g = r->gpm;
+	char why[768];
+
+	if (gs_sched__cuda_check(g->label, r->cuda_state, r->cuda_value, e, why, sizeof(why)) == GS_WAIT_NONE)
+		return GS_WAIT_NONE;
+	if (r->generation >= 0 && r->generation != g->generation)
+		snprintf(msg, size, "admitted under generation %lld of %s; %s; the object is now generation %lld",
+			 (long long)r->generation, g->label, why, (long long)g->generation);
+	else
+		snprintf(msg, size, "%s", why);
+	return GS_WAIT_NOT_MUTATED;
+}
+
+/* The object's all-or-nothing settings (*gopts, *gang_ok): GANG_INVALID with msg when the pod has its
+ * own beside the reference or the object's do not parse, else NONE. */
+static enum gs_wait_reason ref_gang(const struct gs_sched__pod *p, struct gs_gang_opts *gopts, int *gang_ok, char *msg,
+				    size_t size)
+{
+	const struct gs_sched__gpm *g = p->ref->gpm;
+	char why[512];
+
+	*gang_ok = 0;
+	if (p->ref->own_gang) {
+		snprintf(msg, size,
+			 "pod has %s, %s or %s annotations beside %s: by reference, %s's spec gives them "
+			 "(placement, gangTimeout, gangSize)",
+			 GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE, GS_MAP_REF_ANNOTATION, g->label);
+		return GS_WAIT_GANG_INVALID;
+	}
+	if (!g->present)
+		return GS_WAIT_NONE;
+	if (gs_gang_opts_parse(g->placement, g->gang_timeout, g->gang_size, gopts, why, sizeof(why)) < 0) {
+		snprintf(msg, size, "%s (generation %lld): %s", g->label, (long long)g->generation, why);
+		return GS_WAIT_GANG_INVALID;
+	}
+	*gang_ok = 1;
+	return GS_WAIT_NONE;
+}
+
+enum gs_wait_reason gs_sched__gpm_inputs(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
+					 const struct gs_map_entry **e, struct gs_gang_opts *gopts, int *gang_ok,
+					 char *msg, size_t size)
+{
+	enum gs_wait_reason r = ref_map(s, p, m, e, msg, size);
+	char gmsg[1024];
+
+	if (r == GS_WAIT_NONE && s->cfg.check_env)
+		r = ref_cuda(p, *e, msg, size);
+	if (ref_gang(p, gopts, gang_ok, gmsg, sizeof(gmsg)) != GS_WAIT_NONE && r == GS_WAIT_NONE) {
+		r = GS_WAIT_GANG_INVALID;
+		snprintf(msg, size, "%s", gmsg);
+	}
+	/* Gates last: a gated pod with a broken map is told about the map first, which it can fix now. */
+	if (r == GS_WAIT_NONE && p->ref->gated) {
+		r = GS_WAIT_SCHEDULING_GATED;
+		snprintf(msg, size, "%s", p->ref->gated);
+	}
+	return r;
+}
+
+/* Every pod naming g and not handed out takes g as it is now; the pending ones are placed again. A pod
+ * being bound or in backoff takes it too and keeps its place, as on an update of its own annotation
+ * (sched.c, gs_sched_pod_upsert): the result or the retry decides. Bound pods never move. */
+static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	struct gs_list *l, *next;
+
+	GS_LIST_FOREACH_SAFE(l, next, &g->pods) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
+
+		switch (p->state) {
+		case GS_POD_WAITING:
+		case GS_POD_QUEUED:
+			gs_sched__map_inputs(s, p, NULL);
+			gs_sched__place(s, p);
+			break;
+		case GS_POD_BINDING:
+		case GS_POD_BACKOFF:
+			gs_sched__map_inputs(s, p, NULL);
+			break;
+		default:
+			break;
+		}
+	}
 }

@@ -10,6 +10,7 @@
 #ifndef GS_SCHED_SCHED_GPM_H
 #define GS_SCHED_SCHED_GPM_H
 
+#include "sched/gang.h"
 #include "sched/gpm.h"
 #include "sched/sched_int.h"
 
@@ -37,6 +38,19 @@ void gs_sched__gpm_touch(struct gs_sched *s, const struct gs_sched__pod *p);
  * references an object now.
  */
 int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o);
+/*
+ * The map part of a pod by reference's inputs (gs_sched__map_inputs): its object's map (a new
+ * reference in *m) and entry (*e), its gang settings (*gopts; *gang_ok 0 when they are refused or the
+ * object is missing), and NONE or the first reason with msg, in sched/gpm.h's order: inline map beside
+ * the reference, object missing, map not parsing, no index, no entry, CUDA_VISIBLE_DEVICES (naming both
+ * generations when the pod was admitted under another), gang settings, gates.
+ */
+enum gs_wait_reason gs_sched__gpm_inputs(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
+					 const struct gs_map_entry **e, struct gs_gang_opts *gopts, int *gang_ok,
+					 char *msg, size_t size);
+/* The parsed map of object ns/name (borrowed), NULL when the engine does not hold it or it does not parse. */
+struct gs_map *gs_sched__gpm_map(const struct gs_sched *s, const char *ns, const char *name);
+
 /* Takes p's reference away (its slot freed when nothing needs it any more). */
 void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p);
 

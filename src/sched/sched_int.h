@@ -220,7 +220,8 @@ struct gs_sched__gpm {
 	struct gs_gpm_status last;
 	char *last_name, *last_msg, *last_err; /* last's strings, owned */
 	char *ns, *name;                       /* in key's allocation */
-	char key[];                            /* "ns/name\0ns\0name" */
+	char *label;                           /* "GPUPlacementMap ns/name", for messages; in key's allocation */
+	char key[];                            /* "ns/name\0ns\0name\0GPUPlacementMap ns/name" */
 };
 
 struct gs_sched__pod {

@@ -120,6 +120,7 @@ const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
 		"GANG_INVALID",
 		"GANG",
 		"GANG_TIMED_OUT",
+		"MAP_MISSING",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }

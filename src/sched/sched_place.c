@@ -26,6 +26,7 @@
 #include "sched/gang.h"
 #include "sched/sched_agent.h"
 #include "sched/sched_gang.h"
+#include "sched/sched_gpm.h"
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
 #include "sched/sched_use.h"
@@ -104,6 +105,8 @@ void gs_sched__set_state(struct gs_sched *s, struct gs_sched__pod *p, enum gs_po
 	if (p->state < GS_POD__COUNT)
 		s->by_state[p->state]--;
 	s->by_state[st]++;
+	if (p->state != st)
+		gs_sched__gpm_touch(s, p);
 	p->state = st;
 }
 
@@ -233,8 +236,10 @@ static void set_waiting(struct gs_sched *s, struct gs_sched__pod *p, enum gs_wai
 			p->wait_node = n;
 		}
 	}
-	if (p->reason != r || !p->msg || strcmp(p->msg, msg) != 0)
+	if (p->reason != r || !p->msg || strcmp(p->msg, msg) != 0) {
 		gs_log_debug("pod %s/%s: waiting (%s): %s", p->ns, p->name, gs_sched__wait_reason_name(r), msg);
+		gs_sched__gpm_touch(s, p); /* its object's status names the first waiting pod's reason */
+	}
 	p->reason = r;
 	s->waiting_by[r]++;
 	if (!p->msg || strcmp(p->msg, msg) != 0) {
@@ -374,7 +379,7 @@ static void ambiguous_msg(char *msg, size_t size, const struct gs_sched *s, cons
 	snprintf(msg, size,
 		 "node \"%s\" named by %s line %d for index %ld is ambiguous: no node has that name and "
 		 "nodes %s%s %s%s carry the label %s=%s (remove it from all but one)",
-		 p->entry->node, s->cfg.annotation, p->entry->line, p->index, n1->name, a->n > 2 ? "," : " and",
+		 p->entry->node, gs_sched__map_label(s, p), p->entry->line, p->index, n1->name, a->n > 2 ? "," : " and",
 		 n2->name, more, s->cfg.alias_label, a->value);
 }
 
@@ -397,7 +402,7 @@ static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 	const struct gs_sched__alias *amb;
 	enum gs_wait_reason r;
 	char msg[2 * MSG_MAX], why[MSG_MAX - 256], who[520];
-	const char *what = "";
+	const char *what = "", *label = gs_sched__map_label(s, p);
 	int via;
 
 	if (p->intrinsic != GS_WAIT_NONE) {
@@ -420,7 +425,7 @@ static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 			return;
 		}
 		snprintf(msg, sizeof(msg), "%s%s%s (%s line %d for index %ld)", via ? who : "", via ? ": " : "", why,
-			 s->cfg.annotation, p->entry->line, p->index);
+			 label, p->entry->line, p->index);
 	} else if (r == GS_WAIT_NODE_ALIAS_AMBIGUOUS) {
 		ambiguous_msg(msg, sizeof(msg), s, p, amb);
 	} else {
@@ -436,17 +441,16 @@ static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 			break;
 		}
 		if (via)
-			snprintf(msg, sizeof(msg), "%s named by %s line %d for index %ld %s", who, s->cfg.annotation,
+			snprintf(msg, sizeof(msg), "%s named by %s line %d for index %ld %s", who, label,
 				 p->entry->line, p->index, what);
 		else if (r == GS_WAIT_NODE_MISSING && s->cfg.alias_label)
 			snprintf(msg, sizeof(msg),
 				 "node \"%s\" named by %s line %d for index %ld does not exist "
 				 "(and no node carries the label %s=%s)",
-				 p->entry->node, s->cfg.annotation, p->entry->line, p->index, s->cfg.alias_label,
-				 p->entry->node);
+				 p->entry->node, label, p->entry->line, p->index, s->cfg.alias_label, p->entry->node);
 		else
 			snprintf(msg, sizeof(msg), "node \"%s\" named by %s line %d for index %ld %s", p->entry->node,
-				 s->cfg.annotation, p->entry->line, p->index, what);
+				 label, p->entry->line, p->index, what);
 	}
 	/* Every node reason waits on the slot of the map's name (sched_int.h). */
 	slot = n && !via ? n : gs_sched__node_slot(s, p->entry->node);
@@ -503,21 +507,19 @@ static void no_index_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 	snprintf(msg, size, "cannot tell the pod's index: %s, %s, and the name does not end in -N", lab, job);
 }
 
-/* NONE, or NOT_MUTATED with msg, from what the containers say about CUDA_VISIBLE_DEVICES. */
-static enum gs_wait_reason cuda_check(const struct gs_sched *s, const struct gs_pod_obj *o,
-				      const struct gs_map_entry *e, char *msg, size_t size)
+enum gs_wait_reason gs_sched__cuda_check(const char *label, enum gs_cuda_state st, const char *value,
+					 const struct gs_map_entry *e, char *msg, size_t size)
 {
 	char q[64];
 
-	switch (o->cuda_state) {
+	switch (st) {
 	case GS_CUDA_SAME:
-		if (o->cuda_value && strcmp(o->cuda_value, e->devices) == 0)
+		if (value && strcmp(value, e->devices) == 0)
 			return GS_WAIT_NONE;
 		snprintf(msg, size,
 			 "containers have CUDA_VISIBLE_DEVICES=%s but %s line %d gives %s for index %ld "
 			 "(the pod was mutated for another map)",
-			 o->cuda_value ? gs_str_quote(q, sizeof(q), o->cuda_value) : "\"\"", s->cfg.annotation, e->line,
-			 e->devices, e->index);
+			 value ? gs_str_quote(q, sizeof(q), value) : "\"\"", label, e->line, e->devices, e->index);
 		break;
 	case GS_CUDA_MIXED:
 		snprintf(msg, size,
@@ -625,7 +627,7 @@ static void notice_check(struct gs_sched *s, struct gs_sched__pod *p)
 
 	if (!p->entry || p->gpu_req <= 0)
 		return;
-	gs_checks_device_plugin_warning(msg, sizeof(msg), p->gpu_req, p->entry, s->cfg.annotation);
+	gs_checks_device_plugin_warning(msg, sizeof(msg), p->gpu_req, p->entry, gs_sched__map_label(s, p));
 	if (p->noticed && strcmp(p->noticed, msg) == 0)
 		return;
 	free(p->noticed);
@@ -677,7 +679,7 @@ static enum gs_wait_reason own_inputs(struct gs_sched *s, const struct gs_pod_ob
 	char gmsg[MSG_MAX];
 
 	if (r == GS_WAIT_NONE && s->cfg.check_env)
-		r = cuda_check(s, o, e, msg, size);
+		r = gs_sched__cuda_check(s->cfg.annotation, o->cuda_state, o->cuda_value, e, msg, size);
 	*gang_ok = gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, gopts, gmsg, sizeof(gmsg)) == 0;
 	if (r == GS_WAIT_NONE && !*gang_ok) {
 		r = GS_WAIT_GANG_INVALID;
@@ -691,16 +693,59 @@ static enum gs_wait_reason own_inputs(struct gs_sched *s, const struct gs_pod_ob
 	return r;
 }
 
-void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
+const char *gs_sched__map_label(const struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	return p->ref ? p->ref->gpm->label : s->cfg.annotation;
+}
+
+void gs_sched__map_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
 	const struct gs_map_entry *e = NULL;
 	enum gs_wait_reason r;
-	enum gs_index_source src;
 	struct gs_gang_opts gopts;
 	struct gs_map *m = NULL;
 	char msg[MSG_MAX];
-	long index;
 	int gang_ok;
+
+	if (p->ref) {
+		r = gs_sched__gpm_inputs(s, p, &m, &e, &gopts, &gang_ok, msg, sizeof(msg));
+	} else {
+		r = map_inputs(s, o, p->index, p->index_source, &m, &e, msg, sizeof(msg));
+		r = own_inputs(s, o, e, r, &gopts, &gang_ok, msg, sizeof(msg));
+	}
+	gs_map_unref(p->map);
+	p->map = m;
+	p->entry = e;
+	p->intrinsic = r;
+	free(p->imsg);
+	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
+	notice_check(s, p);
+	gs_sched__gang_set(s, p, gang_ok ? &gopts : NULL, m ? (long)gs_map_count(m) : 0, s->now_ms);
+}
+
+/* What a pod by reference keeps of its record to resolve its map again without it (struct
+ * gs_sched__pref): why it has no index, its gates. */
+static void ref_inputs(struct gs_sched__pref *r, const struct gs_pod_obj *o, long index)
+{
+	char msg[MSG_MAX];
+
+	free(r->no_index);
+	free(r->gated);
+	r->no_index = r->gated = NULL;
+	if (index < 0) {
+		no_index_msg(msg, sizeof(msg), o);
+		r->no_index = gs_xstrdup(msg);
+	}
+	if (o->n_gates > 0) {
+		gated_msg(msg, sizeof(msg), o);
+		r->gated = gs_xstrdup(msg);
+	}
+}
+
+void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_pod_obj *o)
+{
+	enum gs_index_source src;
+	long index;
 
 	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
@@ -710,17 +755,10 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		else
 			gs_log_debug("pod %s/%s: no index", p->ns, p->name);
 	}
-	r = map_inputs(s, o, index, src, &m, &e, msg, sizeof(msg));
-	r = own_inputs(s, o, e, r, &gopts, &gang_ok, msg, sizeof(msg));
-
-	gs_map_unref(p->map);
-	p->map = m;
-	p->entry = e;
-	p->intrinsic = r;
-	free(p->imsg);
-	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	p->index = index;
 	p->index_source = src;
+	if (gs_sched__gpm_link(s, p, o))
+		ref_inputs(p->ref, o, index);
 	p->recreate_ok =
 		o->owner_kind && (strcmp(o->owner_kind, "StatefulSet") == 0 || strcmp(o->owner_kind, "Job") == 0);
 	if (p->state == GS_POD_QUEUED && (p->created_ms != o->created_ms || p->priority != o->priority)) {
@@ -736,8 +774,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	gs_sched__pod_owner(p, o);
 	gs_sched__spec_free(p->spec);
 	p->spec = spec_from(s, o, &p->gpu_req);
-	notice_check(s, p);
-	gs_sched__gang_set(s, p, gang_ok ? &gopts : NULL, m ? (long)gs_map_count(m) : 0, s->now_ms);
+	gs_sched__map_inputs(s, p, o);
 }
 
 /* ---- pulls ------------------------------------------------------------------------------------- */

@@ -110,9 +110,16 @@ static int has_index(const struct gs_sched_workload *w, size_t n, long index)
 	return 0;
 }
 
+/* The map a pod's indices come from now: its GPUPlacementMap's for a pod by reference (the object as it is
+ * now, which a bound pod's inputs were not read again for), else its own. */
+static const struct gs_map *pod_map(const struct gs_sched__pod *p)
+{
+	return p->ref ? p->ref->gpm->map : p->map;
+}
+
 /* The map whose indices are listed: the given one, else that of the newest pod (NULL: none). */
 static const struct gs_map *view_map(struct gs_sched_workload *w, const char *text, size_t len,
-				     const struct gs_map *newest)
+				     const struct gs_sched__pod *newest)
 {
 	struct gs_map_error err;
 
@@ -125,9 +132,11 @@ static const struct gs_map *view_map(struct gs_sched_workload *w, const char *te
 		w->map_from = GS_WORKLOAD_MAP_TEMPLATE;
 		return w->map;
 	}
-	if (newest)
-		w->map_from = GS_WORKLOAD_MAP_PODS;
-	return newest;
+	if (!newest)
+		return NULL;
+	w->map_from = newest->ref ? GS_WORKLOAD_MAP_OBJECT : GS_WORKLOAD_MAP_PODS;
+	w->map_ref = newest->ref ? newest->ref->gpm->name : NULL;
+	return pod_map(newest);
 }
 
 int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
@@ -152,7 +161,7 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 			out->by_state[p->state]++;
 		if (!newest || p->created_ms > newest->created_ms)
 			newest = p;
-		if (p->map && (!newest_map || p->created_ms > newest_map->created_ms))
+		if (pod_map(p) && (!newest_map || p->created_ms > newest_map->created_ms))
 			newest_map = p;
 	}
 	out->pods = out->n_rows;
@@ -160,7 +169,7 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 	if (out->n_rows) /* qsort's array may not be NULL, even for no element */
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
 
-	const struct gs_map *m = view_map(out, map_text, map_len, newest_map ? newest_map->map : NULL);
+	const struct gs_map *m = view_map(out, map_text, map_len, newest_map);
 	size_t n = m ? gs_map_count(m) : 0;
 	out->map_entries = n;
 	for (size_t i = 0; i < n; i++) {

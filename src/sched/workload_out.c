@@ -17,7 +17,10 @@ const char *gs_workload_row_state(const struct gs_sched_workload_row *x)
 
 static const char *map_from_name(enum gs_workload_map m)
 {
-	return m == GS_WORKLOAD_MAP_TEMPLATE ? "template" : m == GS_WORKLOAD_MAP_PODS ? "pods" : "none";
+	return m == GS_WORKLOAD_MAP_TEMPLATE ? "template"
+	       : m == GS_WORKLOAD_MAP_PODS   ? "pods"
+	       : m == GS_WORKLOAD_MAP_OBJECT ? "object"
+					     : "none";
 }
 
 static int row_json(struct gs_buf *b, const struct gs_sched_workload_row *x, int64_t now_ms)
@@ -62,6 +65,7 @@ int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct g
 	r |= gs_buf_append_json_field(b, "name", w->name);
 	r |= gs_buf_append_json_field(b, "ownerUid", w->owner_uid);
 	r |= gs_buf_printf(b, ",\"map\":{\"from\":\"%s\",\"entries\":%zu", map_from_name(w->map_from), w->map_entries);
+	r |= gs_buf_append_json_field(b, "object", w->map_ref);
 	if (w->map_error[0])
 		r |= gs_buf_append_json_field(b, "error", w->map_error);
 	r |= gs_buf_printf(b, "},\"pods\":%zu,\"notCreated\":%zu,\"byState\":{", w->pods, w->not_created);
@@ -135,6 +139,9 @@ static int summary_text(const struct gs_sched_workload *w, struct gs_buf *b)
 			   w->not_created == 1 ? "index" : "indices");
 	if (w->map_from == GS_WORKLOAD_MAP_NONE)
 		r |= gs_buf_printf(b, "no map%s%s\n", w->map_error[0] ? ": " : "", w->map_error);
+	else if (w->map_from == GS_WORKLOAD_MAP_OBJECT)
+		r |= gs_buf_printf(b, "the map has %zu %s (from GPUPlacementMap %s/%s)\n", w->map_entries,
+				   w->map_entries == 1 ? "entry" : "entries", w->ns, w->map_ref);
 	else
 		r |= gs_buf_printf(b, "the map has %zu %s (from %s)\n", w->map_entries,
 				   w->map_entries == 1 ? "entry" : "entries",

@@ -6,8 +6,9 @@
  *
  * JSON (one object, one line):
  *   {"kind":"StatefulSet","namespace":"team-a","name":"train","ownerUid":"...",
- *    "map":{"from":"template","entries":4},            ("from": template, pods or none; "error" when the
- *                                                        template's map does not parse)
+ *    "map":{"from":"template","entries":4},            ("from": template, pods, object or none; "object":
+ *                                                        the GPUPlacementMap's name with object; "error"
+ *                                                        when the template's map does not parse)
  *    "pods":3,"notCreated":1,"byState":{"WAITING":1,"QUEUED":0,...,"BOUND":2,...},
  *    "gang":null,                                       (an all-or-nothing workload: its gang as explain
  *                                                        writes it, gs_explain_gang_json: size, members

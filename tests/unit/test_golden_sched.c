@@ -33,7 +33,14 @@
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
  *        placement=V gang-timeout=D gang-size=N   the all-or-nothing annotations (sched/gang.h)
  *        placeholder-for=UID                  a placeholder pod holding a node for gang member UID
+ *        map-ref=NAME map-ref-gen=G           gpu-scheduler.io/placement-map and its -generation (sched/gpm.h)
  *   pod-delete UID
+ *   gpm NS/NAME gen=G [map=TEXT] [uid=U] [placement=V] [gang-timeout=D] [gang-size=N]
+ *                                             upsert a GPUPlacementMap (uid "gpm-NAME" unless said)
+ *   gpm-delete NS/NAME
+ *   gpm-status                                pulls object statuses until none (gs_sched_next_gpm_status)
+ *   gpm-show NS/NAME                          prints one object's status now (gs_sched_gpm_status)
+ *   deadline                                  prints gs_sched_next_deadline, from now
  *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
  *   pull                                      binds until none, then reports until none
@@ -58,6 +65,9 @@
  *   > placeholder delete NS/NAME                 (config placeholders=1: gs_sched_next_placeholder)
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
+ *   > gpm-status NS/NAME gen=G entries=E placed=P waiting=W [REASON=N ...] ready=0|1
+ *         [first=INDEX NAME REASON: MESSAGE] [map-error: ERROR]   (gpm-show: "> gpm-show ...", same fields)
+ *   > deadline +MS | > deadline none
  *   > error: ...                              a command the engine refused (its return code)
  */
 #include <stdarg.h>
@@ -74,6 +84,7 @@
 #include "core/buf.h"
 #include "k8s/decode.h"
 #include "sched/explain_out.h"
+#include "sched/gpm.h"
 #include "sched/inuse.h"
 #include "sched/sched.h"
 
@@ -84,7 +95,7 @@ struct replay {
 	struct gs_sched_config cfg;
 	int64_t now;
 	struct gs_buf out;
-	char *alias;  /* cfg.alias_label's storage */
+	char *alias;      /* cfg.alias_label's storage */
 	char *ignored[2]; /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
 };
 
@@ -323,7 +334,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 		} else if (!strcmp(k, "sel")) {
 			char *e2 = strchr(v, '=');
 			assert_non_null(e2);
-			p.node_selector = realloc(p.node_selector, (size_t)(p.n_node_selector + 1) * sizeof(struct gs_label));
+			p.node_selector =
+				realloc(p.node_selector, (size_t)(p.n_node_selector + 1) * sizeof(struct gs_label));
 			p.node_selector[p.n_node_selector].key = strndup(v, (size_t)(e2 - v));
 			p.node_selector[p.n_node_selector++].value = strdup(e2 + 1);
 		} else if (!strcmp(k, "aff")) {
@@ -356,6 +368,10 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.gang_size = xstrdup(v);
 		} else if (!strcmp(k, "placeholder-for")) {
 			p.placeholder_for = xstrdup(v);
+		} else if (!strcmp(k, "map-ref")) {
+			p.map_ref = xstrdup(v);
+		} else if (!strcmp(k, "map-ref-gen")) {
+			p.map_ref_generation = xstrdup(v);
 		} else {
 			fail_msg("unknown pod key %s", k);
 		}
@@ -364,6 +380,95 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 	if (rc < 0)
 		emit(r, "> error: pod_upsert %d\n", rc);
 	gs_pod_obj_free(&p);
+}
+
+/* gpm NS/NAME gen=G [map=TEXT] [uid=U] [placement=V] [gang-timeout=D] [gang-size=N] */
+static void cmd_gpm(struct replay *r, char **tok, int n)
+{
+	struct gs_gpm_view v = {0};
+	char ns[256], uid[300], *text = NULL;
+	const char *slash = strchr(tok[1], '/');
+
+	assert_non_null(slash);
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - tok[1]), tok[1]);
+	snprintf(uid, sizeof(uid), "gpm-%s", slash + 1);
+	v.ns = ns;
+	v.name = slash + 1;
+	v.uid = uid;
+	for (int i = 2; i < n; i++) {
+		char *eq = strchr(tok[i], '=');
+		const char *k = tok[i], *val = eq ? eq + 1 : "";
+		assert_non_null(eq);
+		*eq = '\0';
+		if (!strcmp(k, "gen"))
+			v.generation = atoll(val);
+		else if (!strcmp(k, "map"))
+			text = map_text(val);
+		else if (!strcmp(k, "uid"))
+			v.uid = val;
+		else if (!strcmp(k, "placement"))
+			v.placement = val;
+		else if (!strcmp(k, "gang-timeout"))
+			v.gang_timeout = val;
+		else if (!strcmp(k, "gang-size"))
+			v.gang_size = val;
+		else
+			fail_msg("unknown gpm key %s", k);
+	}
+	v.map_text = text;
+	v.map_len = text ? strlen(text) : 0;
+	int rc = gs_sched_gpm_upsert(r->s, &v, r->now);
+	if (rc < 0)
+		emit(r, "> error: gpm_upsert %d\n", rc);
+	free(text);
+}
+
+static void emit_gpm_status(struct replay *r, const char *what, const struct gs_gpm_status *st)
+{
+	emit(r, "> %s %s/%s gen=%lld entries=%zu placed=%zu waiting=%zu", what, st->ns, st->name,
+	     (long long)st->observed_generation, st->entries, st->placed, st->waiting);
+	for (int w = 0; w < GS_WAIT__COUNT; w++)
+		if (st->waiting_by[w])
+			emit(r, " %s=%zu", gs_wait_reason_name((enum gs_wait_reason)w), st->waiting_by[w]);
+	emit(r, " ready=%d", st->ready);
+	if (st->oldest_name)
+		emit(r, " first=%ld %s %s: %s", st->oldest_index, st->oldest_name,
+		     gs_wait_reason_name(st->oldest_reason), st->oldest_message);
+	if (st->map_error)
+		emit(r, " map-error: %s", st->map_error);
+	emit(r, "\n");
+}
+
+static void cmd_gpm_more(struct replay *r, const char *c, char **tok, int n)
+{
+	struct gs_gpm_status st;
+	char ns[256];
+	const char *slash = n > 1 ? strchr(tok[1], '/') : NULL;
+
+	if (!strcmp(c, "gpm-status")) {
+		while (gs_sched_next_gpm_status(r->s, r->now, &st))
+			emit_gpm_status(r, "gpm-status", &st);
+		return;
+	}
+	if (!strcmp(c, "deadline")) {
+		int64_t d = gs_sched_next_deadline(r->s);
+		if (d < 0)
+			emit(r, "> deadline none\n");
+		else
+			emit(r, "> deadline %+lld\n", (long long)(d - r->now));
+		return;
+	}
+	assert_non_null(slash);
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - tok[1]), tok[1]);
+	if (!strcmp(c, "gpm-delete")) {
+		int rc = gs_sched_gpm_delete(r->s, ns, slash + 1, r->now);
+		if (rc < 0)
+			emit(r, "> error: gpm_delete %d\n", rc);
+	} else if (gs_sched_gpm_status(r->s, ns, slash + 1, &st)) {
+		emit_gpm_status(r, "gpm-show", &st);
+	} else {
+		emit(r, "> gpm-show %s unknown\n", tok[1]);
+	}
 }
 
 /* Each line of b as an output line. */
@@ -419,9 +524,9 @@ static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
 	while (gs_sched_next_bind(r->s, r->now, &d))
-		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u%s%s\n", d.ns, d.name, d.node,
-		     strcmp(d.node, d.map_node) ? " map=" : "", strcmp(d.node, d.map_node) ? d.map_node : "", d.devices,
-		     d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt,
+		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u%s%s\n", d.ns, d.name,
+		     d.node, strcmp(d.node, d.map_node) ? " map=" : "", strcmp(d.node, d.map_node) ? d.map_node : "",
+		     d.devices, d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt,
 		     d.placeholder ? " after-deleting=" : "", d.placeholder ? d.placeholder : "");
 	struct gs_placeholder ph;
 	while (gs_sched_next_placeholder(r->s, r->now, &ph)) {
@@ -429,8 +534,9 @@ static void cmd_pull(struct replay *r)
 			emit(r, "> placeholder delete %s/%s\n", ph.ns, ph.name);
 			continue;
 		}
-		emit(r, "> placeholder create %s/%s node=%s for=%s/%s prio=%lld cpu=%lldm mem=%lld", ph.ns, ph.name, ph.node,
-		     ph.ns, ph.member_name, (long long)ph.priority, (long long)ph.cpu_milli, (long long)ph.memory);
+		emit(r, "> placeholder create %s/%s node=%s for=%s/%s prio=%lld cpu=%lldm mem=%lld", ph.ns, ph.name,
+		     ph.node, ph.ns, ph.member_name, (long long)ph.priority, (long long)ph.cpu_milli,
+		     (long long)ph.memory);
 		for (size_t i = 0; i < ph.n_ext; i++)
 			emit(r, " %s=%lld", ph.ext_name[i], (long long)ph.ext_value[i]);
 		emit(r, " tolerations=%d\n", ph.n_tolerations);
@@ -442,11 +548,11 @@ static void cmd_pull(struct replay *r)
 		else if (rep.kind == GS_REPORT_GANG && rep.uid)
 			emit(r, "> gang-event %s/%s %s: %s\n", rep.ns, rep.name, rep.event_reason, rep.message);
 		else if (rep.kind == GS_REPORT_GANG)
-			emit(r, "> gang-event %s %s/%s %s: %s\n", rep.owner_kind, rep.ns, rep.owner_name, rep.event_reason,
-			     rep.message);
+			emit(r, "> gang-event %s %s/%s %s: %s\n", rep.owner_kind, rep.ns, rep.owner_name,
+			     rep.event_reason, rep.message);
 		else if (rep.kind == GS_REPORT_DEVICE_CONFLICT)
-			emit(r, "> conflict %s/%s %s/%s on %s: %s\n", rep.ns, rep.name, rep.other_ns, rep.other_name, rep.node,
-			     rep.message);
+			emit(r, "> conflict %s/%s %s/%s on %s: %s\n", rep.ns, rep.name, rep.other_ns, rep.other_name,
+			     rep.node, rep.message);
 		else
 			emit(r, "> report %s/%s %s: %s%s\n", rep.ns, rep.name, gs_wait_reason_name(rep.reason),
 			     rep.message, rep.recreate ? " [recreate]" : "");
@@ -549,13 +655,20 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "pod")) {
 		assert_true(n >= 3);
 		cmd_pod(r, tok, n);
+	} else if (!strcmp(c, "gpm")) {
+		assert_true(n >= 2);
+		cmd_gpm(r, tok, n);
+	} else if (!strcmp(c, "gpm-delete") || !strcmp(c, "gpm-status") || !strcmp(c, "gpm-show") ||
+		   !strcmp(c, "deadline")) {
+		cmd_gpm_more(r, c, tok, n);
 	} else if (!strcmp(c, "pod-delete")) {
 		int rc = gs_sched_pod_delete(r->s, tok[1], r->now);
 		if (rc < 0)
 			emit(r, "> error: pod_delete %d\n", rc);
 	} else if (!strcmp(c, "bind-done")) {
-		enum gs_bind_result res = !strcmp(tok[2], "ok") ? GS_BIND_OK : !strcmp(tok[2], "gone") ? GS_BIND_GONE
-												  : GS_BIND_RETRY;
+		enum gs_bind_result res = !strcmp(tok[2], "ok")     ? GS_BIND_OK
+					  : !strcmp(tok[2], "gone") ? GS_BIND_GONE
+								    : GS_BIND_RETRY;
 		int rc = !strncmp(tok[2], "retry-after=", 12)
 				 ? gs_sched_bind_retry_after(r->s, tok[1], r->now, atoll(tok[2] + 12))
 				 : gs_sched_bind_done(r->s, tok[1], res, r->now);
@@ -568,8 +681,8 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "stats")) {
 		struct gs_sched_stats st;
 		gs_sched_stats(r->s, &st);
-		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu", st.pods, st.pending,
-		     st.uses, st.devices_held, st.devices_shared);
+		emit(r, "> stats pods=%zu pending=%zu uses=%zu devices_held=%zu devices_shared=%zu", st.pods,
+		     st.pending, st.uses, st.devices_held, st.devices_shared);
 		if (st.claims_ignored)
 			emit(r, " claims_ignored=%llu", (unsigned long long)st.claims_ignored);
 		if (st.device_conflicts)
