@@ -30,6 +30,8 @@
 #define GS_CTRL_COMPONENT         "gpu-scheduler"
 /* --placeholder-image's default: the pause image kubelets use for their pod sandboxes. */
 #define GS_CTRL_PLACEHOLDER_IMAGE "registry.k8s.io/pause:3.9"
+/* The pod watch starts once the GPUPlacementMaps' first list is answered, or after this long anyway. */
+#define GS_CTRL_MAPS_FIRST_MS     5000
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -47,9 +49,11 @@ struct gs_controller {
 	char *placeholder_image;
 	unsigned max_inflight;
 	int events;
-	uv_prepare_t pump; /* runs the pump once per loop iteration when something changed */
-	uv_timer_t retry;  /* wakes the pump when the engine's next retry is due */
-	uv_timer_t grace;  /* bounds the shutdown */
+	uv_prepare_t pump;     /* runs the pump once per loop iteration when something changed */
+	uv_timer_t retry;      /* wakes the pump when the engine's next retry is due */
+	uv_timer_t grace;      /* bounds the shutdown */
+	uv_timer_t maps_first; /* bounds the pod watch's wait for the GPUPlacementMaps' first answer */
+	uint64_t seed;
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
@@ -463,8 +467,8 @@ static void on_retry_timer(uv_timer_t *t)
 }
 
 /* Once pods and nodes are listed and the GPUPlacementMaps answered (a list, a 404: no CRD, or an
- * error: logged and retried by the watch, not waited for), for good. Until the last of these, the pump
- * looks again in a moment: a 404 or an error calls no handler. */
+ * error: logged and retried by the watch, not waited for), for good. The maps' answer wakes the pump
+ * (on_gpm_answered). */
 static int caches_settled(struct gs_controller *c)
 {
 	struct gs_watch_stats g;
@@ -474,10 +478,8 @@ static int caches_settled(struct gs_controller *c)
 	if (!c->pods_nodes_synced || !c->gpms)
 		return 0;
 	gs_watch_stats(c->gpms, &g);
-	if (!g.synced && !g.absent && !g.errors_total) {
-		uv_timer_start(&c->retry, on_retry_timer, 100, 0);
+	if (!g.synced && !g.absent && !g.errors_total)
 		return 0;
-	}
 	return c->caches_synced = 1;
 }
 
@@ -608,25 +610,69 @@ static void on_synced(struct gs_watch *w, void *ud)
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */
 
-/* GPUPlacementMaps, every namespace: JSON, lists at low priority (watch.h), absent without the CRD; and
- * the writer of their status. */
-static void start_gpms(struct gs_controller *c, const struct gs_watch_handlers *h, uint64_t seed)
+/*
+ * Every non-terminal pod, whatever its scheduler: the node checks count what the pods of others take
+ * from a node (kube-scheduler's informer uses the same selector). The apiserver sends DELETED when a
+ * pod leaves the selector by ending, which frees its node's resources and devices.
+ */
+static void start_pods(struct gs_controller *c)
 {
+	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_POD,
+		.path = "/api/v1/pods",
+		.field_selector = "status.phase!=Succeeded,status.phase!=Failed",
+		.map_annotation = c->annotation,
+		.hint = {.bound = held_bound, .ud = c},
+		.seed = c->seed ^ 0x706f6473ull,
+	};
+	uv_timer_stop(&c->maps_first);
+	if (c->pods || c->stopping)
+		return;
+	gs_watch_start(c->loop, c->kube, &wo, &h, c, &c->pods);
+	c->m.pods = c->pods;
+}
+
+/* The maps are in (or absent, or failing): the pods now, so that a pod bound by reference is judged by
+ * its object (docs/sched.md, "Maps as objects": restarts). */
+static void on_gpm_answered(struct gs_watch *w, void *ud)
+{
+	struct gs_controller *c = ud;
+	(void)w;
+	start_pods(c);
+	want_pump(c);
+}
+
+static void on_maps_first(uv_timer_t *t)
+{
+	struct gs_controller *c = t->data;
+	gs_log_warn("gpuplacementmaps: no answer to their first list within %d s; listing pods without them "
+		    "(a pod bound by reference seen before its object has its claim ignored)",
+		    GS_CTRL_MAPS_FIRST_MS / 1000);
+	start_pods(c);
+}
+
+/* GPUPlacementMaps, every namespace: JSON, lists at low priority (watch.h), absent without the CRD; the
+ * pod watch starts once they answered (bounded by GS_CTRL_MAPS_FIRST_MS); and the writer of their status. */
+static void start_gpms(struct gs_controller *c)
+{
+	struct gs_watch_handlers h = {
+		.upsert = on_upsert, .remove = on_remove, .synced = on_synced, .answered = on_gpm_answered};
 	struct gs_watch_opts go = {
 		.kind = GS_OBJ_GPM,
 		.path = "/apis/" GS_GPM_GROUP "/" GS_GPM_VERSION "/" GS_GPM_RESOURCE,
 		.consistent_list = 1,
-		.seed = seed ^ 0x67706d73ull,
+		.seed = c->seed ^ 0x67706d73ull,
 	};
-	gs_watch_start(c->loop, c->kube, &go, h, c, &c->gpms);
 	gs_gpm_writer_init(&c->gpmw, c->loop, c->kube, c->sched, writer_may_act, writer_wake, c);
 	gs_gpm_writer_register(&c->gpmw, c->metrics);
+	uv_timer_start(&c->maps_first, on_maps_first, GS_CTRL_MAPS_FIRST_MS, 0);
+	gs_watch_start(c->loop, c->kube, &go, &h, c, &c->gpms);
 }
 
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
 			const struct gs_controller_opts *opts, struct gs_controller **out)
 {
-	char selector[512];
 	struct gs_sched_config sc;
 	struct gs_controller *c = gs_xcalloc(1, sizeof(*c));
 
@@ -666,32 +712,21 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->retry.data = c;
 	uv_timer_init(loop, &c->grace);
 	c->grace.data = c;
+	uv_timer_init(loop, &c->maps_first);
+	c->maps_first.data = c;
+	c->seed = opts->seed;
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
-	/*
-	 * Every non-terminal pod, whatever its scheduler: the node checks count what the pods of others take
-	 * from a node (kube-scheduler's informer uses the same selector). The apiserver sends DELETED when a
-	 * pod leaves the selector by ending, which frees its node's resources and devices.
-	 */
-	snprintf(selector, sizeof(selector), "status.phase!=Succeeded,status.phase!=Failed");
 	struct gs_watch_opts wo = {
 		.kind = GS_OBJ_NODE,
 		.path = "/api/v1/nodes",
 		.seed = opts->seed ^ 0x6e6f646573ull,
 	};
 	gs_watch_start(loop, kube, &wo, &h, c, &c->nodes);
-	wo.kind = GS_OBJ_POD;
-	wo.path = "/api/v1/pods";
-	wo.field_selector = selector;
-	wo.map_annotation = opts->annotation;
-	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
-	wo.seed = opts->seed ^ 0x706f6473ull;
-	gs_watch_start(loop, kube, &wo, &h, c, &c->pods);
-	start_gpms(c, &h, opts->seed);
+	start_gpms(c); /* then the pods, once the maps answered */
 	c->m.loop = loop;
 	c->m.sched = c->sched;
 	c->m.kube = kube;
-	c->m.pods = c->pods;
 	c->m.nodes = c->nodes;
 	c->m.gpms = c->gpms;
 	c->m.binds_inflight = &c->binds_inflight;
@@ -814,6 +849,10 @@ static int gpm_ready(const struct gs_controller *c, char *why, size_t whylen)
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 {
 	struct gs_watch_stats p, n;
+	if (!c->pods) {
+		snprintf(why, whylen, "caches not synced yet (pods wait for the gpuplacementmaps' first list)");
+		return 0;
+	}
 	gs_watch_stats(c->pods, &p);
 	gs_watch_stats(c->nodes, &n);
 	if (!n.synced || !p.synced) {
@@ -842,6 +881,7 @@ static void stop_check(struct gs_controller *c)
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->pump);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->retry);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->grace);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->maps_first);
 	gs_closer_drop(&c->closer); /* the grace's part */
 }
 
@@ -856,8 +896,11 @@ void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_
 	gs_closer_start(&c->closer, NULL, done_cb, ud);
 	uv_prepare_stop(&c->pump);
 	uv_timer_stop(&c->retry);
-	gs_closer_hold(&c->closer);
-	gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	uv_timer_stop(&c->maps_first);
+	if (c->pods) {
+		gs_closer_hold(&c->closer);
+		gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	}
 	gs_closer_hold(&c->closer);
 	gs_watch_stop(c->nodes, gs_closer_drop_cb, &c->closer);
 	gs_closer_hold(&c->closer);

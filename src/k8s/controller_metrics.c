@@ -176,10 +176,12 @@ static double m_inflight(void *ud)
 	return (double)*((struct gs_controller_metrics *)ud)->binds_inflight;
 }
 
+/* w may be NULL: the pod watch starts after the GPUPlacementMaps' first list. */
 static struct gs_watch_stats watch_stats(struct gs_watch *w)
 {
-	struct gs_watch_stats st;
-	gs_watch_stats(w, &st);
+	struct gs_watch_stats st = {0};
+	if (w)
+		gs_watch_stats(w, &st);
 	return st;
 }
 

@@ -73,6 +73,7 @@ struct gs_watch {
 	uv_timer_t timer; /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
+	int answered;            /* h.answered was called */
 	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
 };
 
@@ -165,6 +166,15 @@ static void on_timer(uv_timer_t *t)
 	}
 }
 
+static void tell_answered(struct gs_watch *w)
+{
+	if (w->answered)
+		return;
+	w->answered = 1;
+	if (w->h.answered)
+		w->h.answered(w, w->ud);
+}
+
 /* min_ms: the apiserver's Retry-After (429, 503), which the delay never undercuts. */
 static void back_off_at_least(struct gs_watch *w, const char *why, uint64_t min_ms)
 {
@@ -175,6 +185,7 @@ static void back_off_at_least(struct gs_watch *w, const char *why, uint64_t min_
 	w->state = ST_BACKOFF;
 	gs_log_warn("%s: %s; retrying in %.1f s", gs_watch_name(w), why, (double)d / 1000.0);
 	uv_timer_start(&w->timer, on_timer, d, 0);
+	tell_answered(w);
 }
 
 static void back_off(struct gs_watch *w, const char *why)
@@ -329,6 +340,7 @@ static void not_served(struct gs_watch *w)
 	w->state = ST_BACKOFF;
 	set_str(&w->cont, NULL);
 	uv_timer_start(&w->timer, on_timer, GS_WATCH_ABSENT_RETRY_MS, 0);
+	tell_answered(w);
 }
 
 /* A list answer that is not a page to read (a failure, an error status, a streamed list not understood):
@@ -428,6 +440,7 @@ static void list_synced(struct gs_watch *w)
 		    w->pages == 1 ? "" : "s", enc_name(w->list_pb == 1));
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
+	tell_answered(w);
 	if (w->state == ST_LISTING)
 		watch_start(w);
 }

@@ -46,6 +46,10 @@ struct gs_watch_handlers {
 	void (*remove)(struct gs_watch *w, enum gs_obj_kind kind, const char *key, void *ud);
 	/* A complete list was applied (the first one means the cache is synced). May be NULL. */
 	void (*synced)(struct gs_watch *w, void *ud);
+	/* The first list was answered, once: listed (after synced), not served (404, st.absent) or failed
+	 * (st.errors_total; the watch retries as ever). Lets a caller order one watch after another without
+	 * waiting for a failing one. May be NULL. */
+	void (*answered)(struct gs_watch *w, void *ud);
 };
 
 struct gs_watch_opts {
