@@ -127,13 +127,31 @@ if grep -q GS_WAIT_MAP_MISSING "$GS_ROOT/src/sched/sched.h"; then
 		'[ "$(status_of w topReason)" = NODE_MISSING ] && [ "$(status_of w oldestWaiting.index)" = 2 ] &&
 		 [ "$(status_of w oldestWaiting.pod)" = w-2 ]'
 	ref late-0 late 3
-	check_eventually "a pod naming a missing object waits (MAP_MISSING)" 20 pod_event_has late-0 'FailedScheduling'
+	check_eventually "a pod naming a missing object waits (MAP_MISSING)" 20 \
+		pod_event_has late-0 'FailedScheduling: .*GPUPlacementMap [^ ]*/late .*does not exist'
 	check "and is not bound" equals "" pod_node late-0
 	gpm late "0=$N-b:3" >/dev/null
 	check_eventually "it binds once the object is created" 20 pod_on late-0 "$N-b"
 	check_eventually "the object's status: 1 entry, 1 placed, 0 waiting, Ready True" 10 \
 		eval '[ "$(status_of late entries)/$(status_of late placed)/$(status_of late waiting)" = 1/1/0 ] &&
 		      [ "$(ready_of late | cut -d" " -f1)" = True ]'
+	# A restart: the maps are listed before the pods, so the pods bound by reference are judged by
+	# their objects (their claims trusted, counted placed), not re-placed.
+	check "no status write failed" equals 0 metric 'gpu_scheduler_gpm_status_writes_total{result="failed"}'
+	daemon_stop
+	KUBECONFIG=$work/sa.kubeconfig daemon_start --require-env=false || exit 1
+	KUBECONFIG=$KUBECONFIG_SAVED
+	check "restarted: ready" daemon_ready 30
+	check "the maps were listed before the pods" eval \
+		'[ "$(grep -n "gpuplacementmaps: listed" "$DAEMON_LOG" | head -n1 | cut -d: -f1)" -lt \
+		   "$(grep -n "pods: listed" "$DAEMON_LOG" | head -n1 | cut -d: -f1)" ]'
+	check "restarted: 3 objects held" equals 3 metric gpu_scheduler_placement_maps
+	check "restarted: no claim of a pod bound by reference ignored" equals 0 metric gpu_scheduler_ignored_claims_total
+	check "restarted: nothing bound again" equals 0 metric 'gpu_scheduler_binding_attempts_total{result="success"}'
+	check_eventually "restarted: each object's status written again" 10 \
+		eval '[ "$(metric "gpu_scheduler_gpm_status_writes_total{result=\"ok\"}")" -ge 3 ]'
+	check "restarted: w's status still 2 placed, 1 waiting" eval \
+		'[ "$(status_of w placed)/$(status_of w waiting)" = 2/1 ]'
 else
 	echo "  the engine does not resolve references yet (no GS_WAIT_MAP_MISSING): pods by reference not tested"
 fi
