@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/num.h"
+#include "core/str.h"
 
 /* ---- labels and selectors ---------------------------------------------------------------------- */
 
@@ -422,4 +423,33 @@ const char *gs_checks_device_plugin_warning(char *msg, size_t size, int64_t requ
 		 "not to the node's GPUs %s%s",
 		 requested, e->devices, annotation, e->line, e->devices, diff);
 	return msg;
+}
+
+int gs_checks_cuda_env(const char *label, enum gs_cuda_state st, const char *value, const struct gs_map_entry *e,
+		       char *msg, size_t size)
+{
+	char q[64];
+
+	switch (st) {
+	case GS_CUDA_SAME:
+		if (value && strcmp(value, e->devices) == 0)
+			return 1;
+		snprintf(msg, size,
+			 "containers have CUDA_VISIBLE_DEVICES=%s but %s line %d gives %s for index %ld "
+			 "(the pod was mutated for another map)",
+			 value ? gs_str_quote(q, sizeof(q), value) : "\"\"", label, e->line, e->devices, e->index);
+		break;
+	case GS_CUDA_MIXED:
+		snprintf(msg, size,
+			 "containers disagree on CUDA_VISIBLE_DEVICES, want CUDA_VISIBLE_DEVICES=%s in every "
+			 "container (the admission webhook did not mutate this pod)",
+			 e->devices);
+		break;
+	default:
+		snprintf(msg, size,
+			 "containers lack CUDA_VISIBLE_DEVICES=%s (the admission webhook did not mutate this pod)",
+			 e->devices);
+		break;
+	}
+	return 0;
 }

@@ -86,6 +86,14 @@ const char *gs_checks_qty_format(char *out, size_t size, int64_t v, enum gs_qty_
 const char *gs_checks_device_plugin_warning(char *msg, size_t size, int64_t requested, const struct gs_map_entry *e,
 					    const char *annotation);
 
+/*
+ * What the containers say about CUDA_VISIBLE_DEVICES (st, value, as decoded) against map entry e of the
+ * map label names ("gpu-scheduling-map", "GPUPlacementMap ns/x"): 1 when every container has exactly
+ * the entry's devices, else 0 with msg saying what is wrong (the engine's NOT_MUTATED message).
+ */
+int gs_checks_cuda_env(const char *label, enum gs_cuda_state st, const char *value, const struct gs_map_entry *e,
+		       char *msg, size_t size);
+
 /* The taint of dedicated GPU nodes, NoSchedule (docs/deploy.md): the webhook tolerates it for mapped
  * pods (--tolerate-dedicated-taint), lint warns about mapped nodes without it that run plugin GPU pods. */
 #define GS_TAINT_DEDICATED "gpu-scheduler.io/dedicated"

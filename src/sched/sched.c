@@ -2,11 +2,12 @@
  * sched.c: the engine's top layer and the owner of sched.h: lifecycle, inputs (node and pod events),
  * counts; every other function of sched.h is a line here calling the layer below that does the work
  * (pulls: sched_place.h; explain and pending: sched_explain.h; invariants: sched_audit.h). The layers,
- * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_place, sched_explain and
+ * bottom up: sched_node, sched_ledger, sched_agent, sched_use, sched_gang, sched_gpm, sched_place, sched_explain and
  * sched_audit, sched.c; each calls only those below it (docs/architecture.md). docs/sched.md tells
  * the whole story.
  *
- * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node): pods
+ * Every input costs O(1) plus, for a node whose schedulability changes, O(waiters of that node), and for a
+ * GPUPlacementMap, O(the pods that name it) (sched_gpm.c): pods
  * are found by uid (and ns/name), nodes by name, and each node slot lists exactly the pods waiting for
  * it, so nothing ever scans all pods.
  */
@@ -936,16 +937,56 @@ void gs_sched_pending(const struct gs_sched *s, struct gs_sched_pending *out)
 
 /* ---- maps as objects (sched_gpm.c) ------------------------------------------------------------- */
 
+/* Every pod naming g and not handed out takes g as it is now; the pending ones are placed again. A pod
+ * being bound or in backoff takes it too and keeps its place, as on an update of its own annotation
+ * (sched.c, gs_sched_pod_upsert): the result or the retry decides. Bound pods never move. */
+static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	struct gs_list *l, *next;
+
+	GS_LIST_FOREACH_SAFE(l, next, &g->pods) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
+
+		switch (p->state) {
+		case GS_POD_WAITING:
+		case GS_POD_QUEUED:
+			gs_sched__map_inputs(s, p, NULL);
+			gs_sched__place(s, p);
+			break;
+		case GS_POD_BINDING:
+		case GS_POD_BACKOFF:
+			gs_sched__map_inputs(s, p, NULL);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 int gs_sched_gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms)
 {
+	struct gs_sched__gpm *slot = NULL;
+	int rc;
+
 	tick(s, now_ms);
-	return gs_sched__gpm_upsert(s, g, now_ms);
+	rc = gs_sched__gpm_upsert(s, g, &slot);
+	if (rc > 0)
+		place_referrers(s, slot);
+	return rc < 0 ? rc : 0;
 }
 
 int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)
 {
+	struct gs_sched__gpm *slot = NULL;
+	int rc;
+
 	tick(s, now_ms);
-	return gs_sched__gpm_delete(s, ns, name, now_ms);
+	rc = gs_sched__gpm_delete(s, ns, name, &slot);
+	if (rc < 0)
+		return rc;
+	place_referrers(s, slot); /* they wait MAP_MISSING */
+	gs_sched__gpm_gc(s, slot);
+	return 0;
 }
 
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out)

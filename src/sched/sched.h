@@ -472,7 +472,11 @@ void gs_sched_audit(const struct gs_sched *s);
 /* ---- maps as objects (sched/gpm.h; docs/sched.md, "Maps as objects") ----------------------------
  * The GPUPlacementMaps the I/O layer watches. An upsert copies the object (and parses its map once per
  * generation, through the map cache) and places again every pod not yet handed out that references
- * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move). -EINVAL for a view
+ * ns/name; a delete makes those pods wait MAP_MISSING (bound pods never move; a pod whose Binding is in
+ * flight or in backoff takes the object as it is and keeps its place, as on an update of its own map
+ * annotation). An upsert with the uid, generation, text and settings the engine holds is a no-op. Give
+ * the objects before the pods at a (re)start: a bound pod's gpu-scheduler.io/assigned claim is judged by
+ * its object's entry when the pod is first seen. O(1) + O(the pods that name ns/name). -EINVAL for a view
  * without ns, name or uid; gs_sched_gpm_delete returns -ENOENT for an unknown object.
  */
 struct gs_gpm_view;
@@ -483,9 +487,12 @@ int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, in
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
 
 /*
- * The placement of one object, for its /status subresource: entries (the map's), placed (its pods bound
- * or handed out), waiting (its pending pods) and their reasons, the waiting pod of the lowest index.
- * Counts only pods of ours that reference the object (same namespace).
+ * The placement of one object, for its /status subresource: entries (the map's; 0 when it does not
+ * parse), placed (its pods BOUND or BINDING), waiting (its pending pods not handed out: WAITING, QUEUED,
+ * BACKOFF), waiting_by (the WAITING ones by reason), and of the WAITING ones the one of the lowest
+ * index (pods without an index last, then by name). Counts only pods of ours that reference the object
+ * (same namespace); pods GONE or FINISHED count nowhere. Counted from the object's pods when asked:
+ * O(its pods).
  */
 struct gs_gpm_status {
 	const char *ns, *name;
@@ -503,8 +510,9 @@ struct gs_gpm_status {
 /*
  * The next object whose status differs from what was last handed out for it, at most once a second
  * per object (GS_GPM_STATUS_INTERVAL_MS): 1 with *out (strings valid until the next call that mutates
- * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is. Pull it on a lane of
- * its own: never before a pending Binding.
+ * s), else 0. A status not yet due makes gs_sched_next_deadline report when it is; one due now is not a
+ * deadline (pull after the events, as for reports). Pull it on a lane of its own: never before a pending
+ * Binding.
  */
 #define GS_GPM_STATUS_INTERVAL_MS 1000
 int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/checks.h"
 #include "sched/map_cache.h"
 #include "sched/sched_node.h"
-#include "sched/sched_place.h"
 
 /* ---- slots ------------------------------------------------------------------------------------- */
 
@@ -94,7 +94,7 @@ static void slot_free(struct gs_sched__gpm *g)
 }
 
 /* Frees g when nothing needs it: the object is gone and no pod names it. */
-static void slot_gc(struct gs_sched *s, struct gs_sched__gpm *g)
+void gs_sched__gpm_gc(struct gs_sched *s, struct gs_sched__gpm *g)
 {
 	if (g->present || g->n_pods)
 		return;
@@ -141,8 +141,6 @@ void gs_sched__gpms_free(struct gs_sched *s)
 	}
 	gs_hmap_free(&s->gpms);
 }
-
-static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g);
 
 /* ---- the objects ------------------------------------------------------------------------------- */
 
@@ -191,11 +189,10 @@ static void slot_take(struct gs_sched *s, struct gs_sched__gpm *g, const struct 
 	g->present = 1;
 }
 
-int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, int64_t now_ms)
+int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, struct gs_sched__gpm **out)
 {
 	struct gs_sched__gpm *g;
 
-	(void)now_ms;
 	if (!v->ns || !*v->ns || !v->name || !*v->name || !v->uid || !*v->uid)
 		return -EINVAL;
 	g = slot_get(s, v->ns, v->name);
@@ -207,15 +204,14 @@ int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, int64_
 	gs_log_debug("%s %s: generation %lld, %zu pods name it", GS_GPM_KIND, g->key, (long long)g->generation,
 		     g->n_pods);
 	mark_dirty(s, g);
-	place_referrers(s, g);
-	return 0;
+	*out = g;
+	return 1;
 }
 
-int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)
+int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, struct gs_sched__gpm **out)
 {
 	struct gs_sched__gpm *g = ns && name ? slot_get(s, ns, name) : NULL;
 
-	(void)now_ms;
 	if (!g || !g->present)
 		return -ENOENT;
 	slot_off(s, g);
@@ -223,8 +219,7 @@ int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, i
 	slot_forget_status(g);
 	g->present = 0;
 	gs_log_debug("%s %s: deleted, %zu pods name it", GS_GPM_KIND, g->key, g->n_pods);
-	place_referrers(s, g);
-	slot_gc(s, g);
+	*out = g;
 	return 0;
 }
 
@@ -271,7 +266,7 @@ void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p)
 	mark_dirty(s, g);
 	pref_free(r);
 	p->ref = NULL;
-	slot_gc(s, g);
+	gs_sched__gpm_gc(s, g);
 }
 
 /* The generation text as a number, -1 when it is not one. */
@@ -312,6 +307,7 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 		gs_list_insert_tail(&g->pods, &r->link);
 		g->n_pods++;
 		p->ref = r;
+		mark_dirty(s, g); /* else only what the status shows marks it (gs_sched__gpm_touch) */
 	}
 	free(r->gen_text);
 	free(r->cuda_value);
@@ -321,7 +317,6 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 	r->cuda_value = gs_sched__xstrdup_null(o->cuda_value);
 	r->inline_map = o->map_text != NULL;
 	r->own_gang = o->placement || o->gang_timeout || o->gang_size;
-	mark_dirty(s, r->gpm);
 	return 1;
 }
 
@@ -521,7 +516,7 @@ static enum gs_wait_reason ref_cuda(const struct gs_sched__pod *p, const struct 
 	const struct gs_sched__gpm *g = r->gpm;
 	char why[768];
 
-	if (gs_sched__cuda_check(g->label, r->cuda_state, r->cuda_value, e, why, sizeof(why)) == GS_WAIT_NONE)
+	if (gs_checks_cuda_env(g->label, r->cuda_state, r->cuda_value, e, why, sizeof(why)))
 		return GS_WAIT_NONE;
 	if (r->generation >= 0 && r->generation != g->generation)
 		snprintf(msg, size, "admitted under generation %lld of %s; %s; the object is now generation %lld",
@@ -576,30 +571,4 @@ enum gs_wait_reason gs_sched__gpm_inputs(struct gs_sched *s, const struct gs_sch
 		snprintf(msg, size, "%s", p->ref->gated);
 	}
 	return r;
-}
-
-/* Every pod naming g and not handed out takes g as it is now; the pending ones are placed again. A pod
- * being bound or in backoff takes it too and keeps its place, as on an update of its own annotation
- * (sched.c, gs_sched_pod_upsert): the result or the retry decides. Bound pods never move. */
-static void place_referrers(struct gs_sched *s, struct gs_sched__gpm *g)
-{
-	struct gs_list *l, *next;
-
-	GS_LIST_FOREACH_SAFE(l, next, &g->pods) {
-		struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
-
-		switch (p->state) {
-		case GS_POD_WAITING:
-		case GS_POD_QUEUED:
-			gs_sched__map_inputs(s, p, NULL);
-			gs_sched__place(s, p);
-			break;
-		case GS_POD_BINDING:
-		case GS_POD_BACKOFF:
-			gs_sched__map_inputs(s, p, NULL);
-			break;
-		default:
-			break;
-		}
-	}
 }

@@ -1,7 +1,9 @@
 /*
  * sched_gpm.h: maps as objects (sched_gpm.c; sched/gpm.h has the rules, docs/sched.md "Maps as
  * objects" the story): the GPUPlacementMaps the engine holds (s->gpms), the pods of ours that reference
- * each, and each object's status for its /status subresource.
+ * each, a pod's map resolved by reference, and each object's status for its /status subresource. Below
+ * placement (sched_place.c asks it for a referencing pod's map part and tells it of state changes): it
+ * never places a pod; sched.c places an object's pods again after an object event.
  *
  * Costs: an object event is O(1) plus O(its referencing pods) (they are placed again); a pod event
  * O(1) (its link, its slot marked dirty); a status pull O(that object's pods) (counted at pull time,
@@ -14,9 +16,18 @@
 #include "sched/gpm.h"
 #include "sched/sched_int.h"
 
-/* sched.h's gs_sched_gpm_upsert, _delete, _find, _next_gpm_status, _gpm_status. */
-int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t now_ms);
-int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms);
+/*
+ * The store behind sched.h's gs_sched_gpm_upsert and _delete; placing the pods that name the object
+ * again is the caller's (sched.c, which sits above placement). Upsert: 1 with *out, the slot, when the
+ * object changed (taken, its map parsed through the map cache), 0 when it is what the engine holds
+ * already, -EINVAL. Delete: 0 with *out, the slot, now absent and still allocated (the caller runs
+ * gs_sched__gpm_gc once its pods were placed again), or -ENOENT.
+ */
+int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, struct gs_sched__gpm **out);
+int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, struct gs_sched__gpm **out);
+/* Frees g when nothing needs it any more (the object is gone and no pod names it); else nothing. */
+void gs_sched__gpm_gc(struct gs_sched *s, struct gs_sched__gpm *g);
+/* sched.h's gs_sched_gpm_find, _next_gpm_status, _gpm_status. */
 int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
 int gs_sched__gpm_next_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);
 int gs_sched__gpm_status(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_status *out);

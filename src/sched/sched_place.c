@@ -507,35 +507,6 @@ static void no_index_msg(char *msg, size_t size, const struct gs_pod_obj *o)
 	snprintf(msg, size, "cannot tell the pod's index: %s, %s, and the name does not end in -N", lab, job);
 }
 
-enum gs_wait_reason gs_sched__cuda_check(const char *label, enum gs_cuda_state st, const char *value,
-					 const struct gs_map_entry *e, char *msg, size_t size)
-{
-	char q[64];
-
-	switch (st) {
-	case GS_CUDA_SAME:
-		if (value && strcmp(value, e->devices) == 0)
-			return GS_WAIT_NONE;
-		snprintf(msg, size,
-			 "containers have CUDA_VISIBLE_DEVICES=%s but %s line %d gives %s for index %ld "
-			 "(the pod was mutated for another map)",
-			 value ? gs_str_quote(q, sizeof(q), value) : "\"\"", label, e->line, e->devices, e->index);
-		break;
-	case GS_CUDA_MIXED:
-		snprintf(msg, size,
-			 "containers disagree on CUDA_VISIBLE_DEVICES, want CUDA_VISIBLE_DEVICES=%s in every "
-			 "container (the admission webhook did not mutate this pod)",
-			 e->devices);
-		break;
-	default:
-		snprintf(msg, size,
-			 "containers lack CUDA_VISIBLE_DEVICES=%s (the admission webhook did not mutate this pod)",
-			 e->devices);
-		break;
-	}
-	return GS_WAIT_NOT_MUTATED;
-}
-
 void gs_sched__spec_free(struct gs_sched__spec *sp)
 {
 	if (!sp)
@@ -679,7 +650,9 @@ static enum gs_wait_reason own_inputs(struct gs_sched *s, const struct gs_pod_ob
 	char gmsg[MSG_MAX];
 
 	if (r == GS_WAIT_NONE && s->cfg.check_env)
-		r = gs_sched__cuda_check(s->cfg.annotation, o->cuda_state, o->cuda_value, e, msg, size);
+		r = gs_checks_cuda_env(s->cfg.annotation, o->cuda_state, o->cuda_value, e, msg, size)
+			    ? GS_WAIT_NONE
+			    : GS_WAIT_NOT_MUTATED;
 	*gang_ok = gs_gang_opts_parse(o->placement, o->gang_timeout, o->gang_size, gopts, gmsg, sizeof(gmsg)) == 0;
 	if (r == GS_WAIT_NONE && !*gang_ok) {
 		r = GS_WAIT_GANG_INVALID;
@@ -750,6 +723,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	if (gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) < 0)
 		index = -1;
 	if (index != p->index || src != p->index_source) {
+		gs_sched__gpm_touch(s, p); /* its object's status names the waiting pod of the lowest index */
 		if (index >= 0)
 			gs_log_debug("pod %s/%s: index %ld from %s", p->ns, p->name, index, gs_index_source_name(src));
 		else

@@ -76,10 +76,7 @@ void gs_sched__map_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 /* Where p's map comes from, for messages: cfg.annotation ("gpu-scheduling-map"), or "GPUPlacementMap
  * ns/name" for a pod by reference. */
 const char *gs_sched__map_label(const struct gs_sched *s, const struct gs_sched__pod *p);
-/* NONE, or NOT_MUTATED with msg, from what the containers say about CUDA_VISIBLE_DEVICES (st, value)
- * against entry e of the map label names. */
-enum gs_wait_reason gs_sched__cuda_check(const char *label, enum gs_cuda_state st, const char *value,
-					 const struct gs_map_entry *e, char *msg, size_t size);
+
 void gs_sched__spec_free(struct gs_sched__spec *sp);
 /* Places again every pod waiting for a node whose usage went down or whose agent data went stale
  * (s->dirty), in the list's order. */
