@@ -326,3 +326,125 @@ int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_ku
 	gs_buf_free(&b);
 	return r;
 }
+
+/* ---- GPUPlacementMap status -------------------------------------------------------------------- */
+
+/* The schema's cap on messages (characters; bytes here, cut where no UTF-8 sequence is split). */
+#define GS_API_GPM_MESSAGE_MAX 1000
+
+static int append_capped(struct gs_buf *b, const char *s)
+{
+	char cut[GS_API_GPM_MESSAGE_MAX + 1];
+	size_t n = strlen(s);
+
+	if (n <= GS_API_GPM_MESSAGE_MAX)
+		return gs_buf_append_json_str(b, s);
+	n = GS_API_GPM_MESSAGE_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--; /* s[n] continues a sequence: cut before the sequence starts */
+	memcpy(cut, s, n);
+	cut[n] = '\0';
+	return gs_buf_append_json_str(b, cut);
+}
+
+/* The reason most waiting pods give (the first of equals, in the enum's order); NONE when none waits. */
+static enum gs_wait_reason gpm_top_reason(const struct gs_gpm_status *st)
+{
+	enum gs_wait_reason top = GS_WAIT_NONE;
+	for (int w = GS_WAIT_NONE + 1; w < GS_WAIT__COUNT; w++)
+		if (st->waiting_by[w] > (top == GS_WAIT_NONE ? 0 : st->waiting_by[top]))
+			top = (enum gs_wait_reason)w;
+	return top;
+}
+
+/* "reasons":[...],"topReason":...,"oldestWaiting":{...}|null */
+static int gpm_waiting_json(const struct gs_gpm_status *st, struct gs_buf *b)
+{
+	enum gs_wait_reason top = gpm_top_reason(st);
+	const char *sep = "";
+	int r = gs_buf_append_str(b, ",\"reasons\":[");
+
+	for (int w = GS_WAIT_NONE + 1; r == 0 && w < GS_WAIT__COUNT; w++) {
+		if (!st->waiting_by[w])
+			continue;
+		r = gs_buf_printf(b, "%s{\"reason\":\"%s\",\"count\":%zu}", sep,
+				  gs_wait_reason_name((enum gs_wait_reason)w), st->waiting_by[w]);
+		sep = ",";
+	}
+	r = r ? r : gs_buf_append_str(b, "],\"topReason\":");
+	if (top == GS_WAIT_NONE)
+		r = r ? r : gs_buf_append_str(b, "null");
+	else
+		r = r ? r : gs_buf_printf(b, "\"%s\"", gs_wait_reason_name(top));
+	if (st->oldest_index < 0 || !st->oldest_name)
+		return r ? r : gs_buf_append_str(b, ",\"oldestWaiting\":null");
+	r = r ? r : gs_buf_printf(b, ",\"oldestWaiting\":{\"index\":%ld,\"pod\":", st->oldest_index);
+	r = r ? r : gs_buf_append_json_str(b, st->oldest_name);
+	r = r ? r : gs_buf_printf(b, ",\"reason\":\"%s\",\"message\":", gs_wait_reason_name(st->oldest_reason));
+	r = r ? r : append_capped(b, st->oldest_message ? st->oldest_message : "");
+	return r ? r : gs_buf_append_str(b, "}");
+}
+
+/* "conditions":[{Ready}] */
+static int gpm_ready_json(const struct gs_gpm_status *st, int64_t transition_ms, struct gs_buf *b)
+{
+	enum gs_wait_reason top = gpm_top_reason(st);
+	char ts[40], msg[GS_API_GPM_MESSAGE_MAX + 1];
+	const char *reason;
+
+	gs_api_time(transition_ms, ts, sizeof(ts));
+	if (st->ready) {
+		reason = "Placed";
+		snprintf(msg, sizeof(msg), "every entry's pod is placed (%zu of %zu)", st->placed, st->entries);
+	} else if (st->map_error) {
+		reason = "MapInvalid";
+		snprintf(msg, sizeof(msg), "%s", st->map_error);
+	} else if (st->waiting) {
+		reason = "Waiting";
+		snprintf(msg, sizeof(msg), "%zu of %zu entries placed, %zu pod(s) waiting (most for %s)", st->placed,
+			 st->entries, st->waiting, gs_wait_reason_name(top));
+	} else {
+		reason = "Incomplete";
+		snprintf(msg, sizeof(msg), "%zu of %zu entries placed; the other entries have no pod of ours yet",
+			 st->placed, st->entries);
+	}
+	int r = gs_buf_printf(b,
+			      ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\",\"reason\":\"%s\","
+			      "\"lastTransitionTime\":\"%s\",\"observedGeneration\":%lld,\"message\":",
+			      st->ready ? "True" : "False", reason, ts, (long long)st->observed_generation);
+	r = r ? r : append_capped(b, msg);
+	return r ? r : gs_buf_append_str(b, "}]");
+}
+
+int gs_api_gpm_status_body(const struct gs_gpm_status *st, int64_t transition_ms, struct gs_buf *b)
+{
+	int r = gs_buf_printf(b,
+			      "{\"status\":{\"observedGeneration\":%lld,\"entries\":%zu,\"placed\":%zu,"
+			      "\"waiting\":%zu",
+			      (long long)st->observed_generation, st->entries, st->placed, st->waiting);
+	r = r ? r : gpm_waiting_json(st, b);
+	r = r ? r : gpm_ready_json(st, transition_ms, b);
+	return r ? r : gs_buf_append_str(b, "}}");
+}
+
+int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms, gs_kube_done_cb done,
+		      void *ud)
+{
+	struct gs_api_pod_ref ref = {.ns = st->ns, .name = st->name};
+	char path[768];
+	struct gs_buf b;
+	int r;
+
+	if ((r = pod_path(path, sizeof(path), &ref, "")) < 0) /* the same check of both names */
+		return r;
+	r = snprintf(path, sizeof(path), "/apis/gpu-scheduler.io/v1alpha1/namespaces/%s/gpuplacementmaps/%s/status",
+		     st->ns, st->name);
+	if (r < 0 || (size_t)r >= sizeof(path))
+		return -E2BIG;
+	gs_buf_init(&b, GS_API_BODY_MAX);
+	r = gs_api_gpm_status_body(st, transition_ms, &b);
+	if (r == 0)
+		r = api_send(k, "PATCH", path, &b, "application/merge-patch+json", GS_KUBE_LOW, done, ud);
+	gs_buf_free(&b);
+	return r;
+}

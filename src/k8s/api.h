@@ -9,12 +9,15 @@
  *   condition PATCH /api/v1/namespaces/NS/pods/NAME/status        (low priority, strategic merge:
  *            PodScheduled=False, reason Unschedulable, with our message)
  *   delete   DELETE /api/v1/namespaces/NS/pods/NAME               (low priority, UID precondition)
+ *   gpm status PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status
+ *            (low priority, JSON merge patch: a GPUPlacementMap's placement counts)
  *
  * done receives the HTTP status (0 for a transport failure, with err < 0) like gs_kube_done_cb.
  */
 #ifndef GS_K8S_API_H
 #define GS_K8S_API_H
 
+#include "core/buf.h"
 #include "k8s/kube.h"
 #include "sched/sched.h"
 
@@ -82,6 +85,21 @@ int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph
 			      const char *scheduler_name, gs_kube_done_cb done, void *ud);
 int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, enum gs_kube_prio prio,
 			      gs_kube_done_cb done, void *ud);
+
+/*
+ * The status of a GPUPlacementMap (sched.h, struct gs_gpm_status) as a JSON merge patch of its status
+ * subresource, PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status (low
+ * priority): {"status": {observedGeneration, entries, placed, waiting, reasons: [{reason, count}] (the
+ * non-zero ones), topReason, oldestWaiting: {index, pod, reason, message}, conditions: [Ready]}}, the
+ * fields of deploy/crd/gpuplacementmaps.yaml. topReason and oldestWaiting are null (removed) when
+ * nothing waits. The Ready condition is True when st->ready, with lastTransitionTime transition_ms
+ * (the caller keeps when it last changed: a merge patch replaces the list whole); messages are cut to
+ * the schema's 1024 characters at a UTF-8 boundary. gs_api_gpm_status_body writes the body alone
+ * (into b, initialised by the caller): 0 or <0.
+ */
+int gs_api_gpm_status_body(const struct gs_gpm_status *st, int64_t transition_ms, struct gs_buf *b);
+int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms, gs_kube_done_cb done,
+		      void *ud);
 
 /* RFC 3339 UTC with seconds ("2026-11-22T10:00:00Z") into out (>= 21 bytes). */
 void gs_api_time(int64_t ms, char *out, size_t outlen);

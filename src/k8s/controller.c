@@ -15,9 +15,12 @@
 #include "core/log.h"
 #include "k8s/api.h"
 #include "k8s/controller_metrics.h"
+#include "k8s/decode_gpm.h"
+#include "k8s/gpm_status.h"
 #include "k8s/watch.h"
 #include "sched/explain_out.h"
 #include "sched/workload_out.h"
+#include "sched/gpm.h"
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
@@ -27,6 +30,8 @@
 #define GS_CTRL_COMPONENT         "gpu-scheduler"
 /* --placeholder-image's default: the pause image kubelets use for their pod sandboxes. */
 #define GS_CTRL_PLACEHOLDER_IMAGE "registry.k8s.io/pause:3.9"
+/* The pod watch starts once the GPUPlacementMaps' first list is answered, or after this long anyway. */
+#define GS_CTRL_MAPS_FIRST_MS     5000
 
 struct gs_controller {
 	uv_loop_t *loop;
@@ -34,16 +39,21 @@ struct gs_controller {
 	struct gs_metrics *metrics;
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
+	struct gs_watch *gpms;          /* GPUPlacementMaps, every namespace (JSON; absent without the CRD) */
 	const struct gs_leader *leader; /* NULL: no election, always act */
-	int caches_synced;              /* both watches have listed once: decisions and reports may start */
+	int pods_nodes_synced;          /* both watches have listed once */
+	int caches_synced;              /* and the GPUPlacementMaps answered once (listed, 404 or an error):
+				* decisions and reports may start */
 	char *scheduler_name;
 	char *annotation;
 	char *placeholder_image;
 	unsigned max_inflight;
 	int events;
-	uv_prepare_t pump; /* runs the pump once per loop iteration when something changed */
-	uv_timer_t retry;  /* wakes the pump when the engine's next retry is due */
-	uv_timer_t grace;  /* bounds the shutdown */
+	uv_prepare_t pump;     /* runs the pump once per loop iteration when something changed */
+	uv_timer_t retry;      /* wakes the pump when the engine's next retry is due */
+	uv_timer_t grace;      /* bounds the shutdown */
+	uv_timer_t maps_first; /* bounds the pod watch's wait for the GPUPlacementMaps' first answer */
+	uint64_t seed;
 	unsigned binds_inflight;
 	unsigned low_inflight;
 	int stopping;
@@ -53,6 +63,7 @@ struct gs_controller {
 	int freed_wanted;
 
 	struct gs_controller_metrics m; /* its counters are counted here, its gauges read the rest */
+	struct gs_gpm_writer gpmw;      /* GPUPlacementMaps' status (leader only) */
 };
 
 static void on_pump(uv_prepare_t *p);
@@ -69,6 +80,18 @@ static void want_pump(struct gs_controller *c)
 {
 	if (!c->stopping)
 		uv_prepare_start(&c->pump, on_pump);
+}
+
+/* The status writer's view of the two above. */
+static int writer_may_act(void *ud)
+{
+	const struct gs_controller *c = ud;
+	return !c->stopping && may_act(c);
+}
+
+static void writer_wake(void *ud)
+{
+	want_pump(ud);
 }
 
 /* ---- low-priority writes ----------------------------------------------------------------------- */
@@ -443,6 +466,23 @@ static void on_retry_timer(uv_timer_t *t)
 	want_pump(t->data);
 }
 
+/* Once pods and nodes are listed and the GPUPlacementMaps answered (a list, a 404: no CRD, or an
+ * error: logged and retried by the watch, not waited for), for good. The maps' answer wakes the pump
+ * (on_gpm_answered). */
+static int caches_settled(struct gs_controller *c)
+{
+	struct gs_watch_stats g;
+
+	if (c->caches_synced)
+		return 1;
+	if (!c->pods_nodes_synced || !c->gpms)
+		return 0;
+	gs_watch_stats(c->gpms, &g);
+	if (!g.synced && !g.absent && !g.errors_total)
+		return 0;
+	return c->caches_synced = 1;
+}
+
 static void on_pump(uv_prepare_t *p)
 {
 	struct gs_controller *c = p->data;
@@ -453,17 +493,21 @@ static void on_pump(uv_prepare_t *p)
 	uv_prepare_stop(p);
 	/* Until both caches have held a full list once, a pending pod's node may only seem missing: no
 	 * decision and no report yet (after a restart, every waiting pod would be told its node does not
-	 * exist while the node list is still on its way). */
-	if (c->stopping || !c->caches_synced || !may_act(c))
+	 * exist while the node list is still on its way). The same for a pod's GPUPlacementMap. */
+	if (c->stopping || !caches_settled(c) || !may_act(c))
 		return;
 	while (c->binds_inflight < c->max_inflight && may_act(c) && gs_sched_next_bind(c->sched, now, &d))
 		start_bind(c, &d);
+	/* Statuses on their own lane, never while a binding waits for a slot. */
+	int64_t retry = c->binds_inflight < c->max_inflight ? gs_gpm_writer_pump(&c->gpmw, now) : -1;
 	struct gs_placeholder ph;
 	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_placeholder(c->sched, now, &ph))
 		handle_placeholder(c, &ph);
 	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_report(c->sched, now, &r))
 		handle_report(c, &r);
 	int64_t due = gs_sched_next_deadline(c->sched);
+	if (retry >= 0 && (due < 0 || retry < due))
+		due = retry;
 	if (due >= 0)
 		uv_timer_start(&c->retry, on_retry_timer, (uint64_t)(due > now ? due - now : 0), 0);
 	else
@@ -484,6 +528,40 @@ static int held_bound(const char *uid, const char *node, size_t node_len, void *
 	return gs_sched_pod_held(c->sched, uid, node, node_len);
 }
 
+/* A GPUPlacementMap to the engine, as a view of the watch's record. */
+static void gpm_upsert(struct gs_controller *c, const struct gs_gpm *g, int64_t now)
+{
+	struct gs_gpm_view v = {
+		.ns = g->ns,
+		.name = g->name,
+		.uid = g->uid,
+		.generation = g->generation,
+		.map_text = g->map_text,
+		.map_len = g->map_len,
+		.placement = g->placement,
+		.gang_timeout = g->gang_timeout,
+		.gang_size = g->gang_size[0] ? g->gang_size : NULL,
+	};
+	int r = gs_sched_gpm_upsert(c->sched, &v, now); /* the engine logs what it made of it */
+	if (r < 0)
+		gs_log_warn("gpuplacementmap %s/%s: not taken by the engine: %s", g->ns, g->name, uv_strerror(r));
+}
+
+/* key is "NS/NAME" (watch.h). */
+static void gpm_delete(struct gs_controller *c, const char *key, int64_t now)
+{
+	char ns[GS_GPM_MAX_NAME + 1];
+	const char *slash = strchr(key, '/');
+	size_t n = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || n >= sizeof(ns))
+		return;
+	memcpy(ns, key, n);
+	ns[n] = '\0';
+	gs_sched_gpm_delete(c->sched, ns, slash + 1, now);
+	gs_gpm_writer_forget(&c->gpmw, ns, slash + 1);
+}
+
 static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	struct gs_controller *c = ud;
@@ -491,8 +569,10 @@ static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj
 	(void)w;
 	if (kind == GS_OBJ_POD)
 		gs_sched_pod_upsert(c->sched, obj, now);
-	else
+	else if (kind == GS_OBJ_NODE)
 		gs_sched_node_upsert(c->sched, obj, now);
+	else
+		gpm_upsert(c, obj, now);
 	want_pump(c);
 }
 
@@ -503,8 +583,10 @@ static void on_remove(struct gs_watch *w, enum gs_obj_kind kind, const char *key
 	(void)w;
 	if (kind == GS_OBJ_POD)
 		gs_sched_pod_delete(c->sched, key, now);
-	else
+	else if (kind == GS_OBJ_NODE)
 		gs_sched_node_delete(c->sched, key, now);
+	else
+		gpm_delete(c, key, now);
 	want_pump(c);
 }
 
@@ -518,7 +600,7 @@ static void on_synced(struct gs_watch *w, void *ud)
 		gs_watch_stats(c->pods, &p);
 		gs_watch_stats(c->nodes, &n);
 		if (p.synced && n.synced)
-			c->caches_synced = 1;
+			c->pods_nodes_synced = 1;
 	}
 	gs_sched_stats(c->sched, &st);
 	gs_log_info("%s synced: %zu pods of ours (%zu pending), %zu pods counted on nodes, %zu nodes (%zu schedulable)",
@@ -528,10 +610,69 @@ static void on_synced(struct gs_watch *w, void *ud)
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */
 
+/*
+ * Every non-terminal pod, whatever its scheduler: the node checks count what the pods of others take
+ * from a node (kube-scheduler's informer uses the same selector). The apiserver sends DELETED when a
+ * pod leaves the selector by ending, which frees its node's resources and devices.
+ */
+static void start_pods(struct gs_controller *c)
+{
+	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
+	struct gs_watch_opts wo = {
+		.kind = GS_OBJ_POD,
+		.path = "/api/v1/pods",
+		.field_selector = "status.phase!=Succeeded,status.phase!=Failed",
+		.map_annotation = c->annotation,
+		.hint = {.bound = held_bound, .ud = c},
+		.seed = c->seed ^ 0x706f6473ull,
+	};
+	uv_timer_stop(&c->maps_first);
+	if (c->pods || c->stopping)
+		return;
+	gs_watch_start(c->loop, c->kube, &wo, &h, c, &c->pods);
+	c->m.pods = c->pods;
+}
+
+/* The maps are in (or absent, or failing): the pods now, so that a pod bound by reference is judged by
+ * its object (docs/sched.md, "Maps as objects": restarts). */
+static void on_gpm_answered(struct gs_watch *w, void *ud)
+{
+	struct gs_controller *c = ud;
+	(void)w;
+	start_pods(c);
+	want_pump(c);
+}
+
+static void on_maps_first(uv_timer_t *t)
+{
+	struct gs_controller *c = t->data;
+	gs_log_warn("gpuplacementmaps: no answer to their first list within %d s; listing pods without them "
+		    "(a pod bound by reference seen before its object has its claim ignored)",
+		    GS_CTRL_MAPS_FIRST_MS / 1000);
+	start_pods(c);
+}
+
+/* GPUPlacementMaps, every namespace: JSON, lists at low priority (watch.h), absent without the CRD; the
+ * pod watch starts once they answered (bounded by GS_CTRL_MAPS_FIRST_MS); and the writer of their status. */
+static void start_gpms(struct gs_controller *c)
+{
+	struct gs_watch_handlers h = {
+		.upsert = on_upsert, .remove = on_remove, .synced = on_synced, .answered = on_gpm_answered};
+	struct gs_watch_opts go = {
+		.kind = GS_OBJ_GPM,
+		.path = "/apis/" GS_GPM_GROUP "/" GS_GPM_VERSION "/" GS_GPM_RESOURCE,
+		.consistent_list = 1,
+		.seed = c->seed ^ 0x67706d73ull,
+	};
+	gs_gpm_writer_init(&c->gpmw, c->loop, c->kube, c->sched, writer_may_act, writer_wake, c);
+	gs_gpm_writer_register(&c->gpmw, c->metrics);
+	uv_timer_start(&c->maps_first, on_maps_first, GS_CTRL_MAPS_FIRST_MS, 0);
+	gs_watch_start(c->loop, c->kube, &go, &h, c, &c->gpms);
+}
+
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
 			const struct gs_controller_opts *opts, struct gs_controller **out)
 {
-	char selector[512];
 	struct gs_sched_config sc;
 	struct gs_controller *c = gs_xcalloc(1, sizeof(*c));
 
@@ -571,32 +712,23 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->retry.data = c;
 	uv_timer_init(loop, &c->grace);
 	c->grace.data = c;
+	uv_timer_init(loop, &c->maps_first);
+	c->maps_first.data = c;
+	c->seed = opts->seed;
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
-	/*
-	 * Every non-terminal pod, whatever its scheduler: the node checks count what the pods of others take
-	 * from a node (kube-scheduler's informer uses the same selector). The apiserver sends DELETED when a
-	 * pod leaves the selector by ending, which frees its node's resources and devices.
-	 */
-	snprintf(selector, sizeof(selector), "status.phase!=Succeeded,status.phase!=Failed");
 	struct gs_watch_opts wo = {
 		.kind = GS_OBJ_NODE,
 		.path = "/api/v1/nodes",
 		.seed = opts->seed ^ 0x6e6f646573ull,
 	};
 	gs_watch_start(loop, kube, &wo, &h, c, &c->nodes);
-	wo.kind = GS_OBJ_POD;
-	wo.path = "/api/v1/pods";
-	wo.field_selector = selector;
-	wo.map_annotation = opts->annotation;
-	wo.hint = (struct gs_decode_hint){.bound = held_bound, .ud = c};
-	wo.seed = opts->seed ^ 0x706f6473ull;
-	gs_watch_start(loop, kube, &wo, &h, c, &c->pods);
+	start_gpms(c); /* then the pods, once the maps answered */
 	c->m.loop = loop;
 	c->m.sched = c->sched;
 	c->m.kube = kube;
-	c->m.pods = c->pods;
 	c->m.nodes = c->nodes;
+	c->m.gpms = c->gpms;
 	c->m.binds_inflight = &c->binds_inflight;
 	gs_controller_metrics_register(&c->m, metrics);
 	*out = c;
@@ -701,9 +833,26 @@ char *gs_controller_debug(const char *path, int *status, const char **ctype, voi
 	return gs_buf_steal(&b, NULL);
 }
 
+/* GPUPlacementMaps: the webhook resolves references from the engine's table, so a replica is ready once
+ * that table is complete, i.e. the first list is in; or the CRD is not installed (404: nothing to wait
+ * for); or the list failed (logged, retried: not waited for, lest an RBAC mistake stop the webhook). */
+static int gpm_ready(const struct gs_controller *c, char *why, size_t whylen)
+{
+	struct gs_watch_stats g;
+	gs_watch_stats(c->gpms, &g);
+	if (g.synced || g.absent || g.errors_total)
+		return 1;
+	snprintf(why, whylen, "caches not synced yet (gpuplacementmaps listing)");
+	return 0;
+}
+
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 {
 	struct gs_watch_stats p, n;
+	if (!c->pods) {
+		snprintf(why, whylen, "caches not synced yet (pods wait for the gpuplacementmaps' first list)");
+		return 0;
+	}
 	gs_watch_stats(c->pods, &p);
 	gs_watch_stats(c->nodes, &n);
 	if (!n.synced || !p.synced) {
@@ -716,7 +865,7 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
 			 !p.healthy ? "pod" : "node");
 		return 0;
 	}
-	return 1;
+	return gpm_ready(c, why, whylen);
 }
 
 /* Finishes the stop once the watches are gone and no binding is in flight (or the grace ran out). */
@@ -732,6 +881,7 @@ static void stop_check(struct gs_controller *c)
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->pump);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->retry);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->grace);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->maps_first);
 	gs_closer_drop(&c->closer); /* the grace's part */
 }
 
@@ -746,10 +896,15 @@ void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_
 	gs_closer_start(&c->closer, NULL, done_cb, ud);
 	uv_prepare_stop(&c->pump);
 	uv_timer_stop(&c->retry);
-	gs_closer_hold(&c->closer);
-	gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	uv_timer_stop(&c->maps_first);
+	if (c->pods) {
+		gs_closer_hold(&c->closer);
+		gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);
+	}
 	gs_closer_hold(&c->closer);
 	gs_watch_stop(c->nodes, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->gpms, gs_closer_drop_cb, &c->closer);
 	gs_closer_hold(&c->closer); /* the grace: stop_check drops it once it closes the handles */
 	if (c->binds_inflight > 0) {
 		gs_log_info("shutdown: waiting for %u binding(s) in flight", c->binds_inflight);
@@ -764,6 +919,7 @@ void gs_controller_free(struct gs_controller *c)
 {
 	if (!c)
 		return;
+	gs_gpm_writer_free(&c->gpmw);
 	gs_sched_free(c->sched);
 	gs_histogram_free(&c->m.bind_latency);
 	gs_histogram_free(&c->m.e2e_latency);

@@ -6,6 +6,10 @@
  *   max_inflight_binds are in flight, then reports (events, PodScheduled=False, deletions of pods the
  *   webhook missed) at low priority --> results back into the engine (gs_sched_bind_done).
  *
+ * GPUPlacementMaps (maps as objects, sched/gpm.h) are watched in every namespace too (JSON; the CRD may
+ * be absent: docs/deploy.md, "GPUPlacementMaps"); the pod watch starts once their first list answered,
+ * and the leader writes their status from the pump, after the bindings (k8s/gpm_status.h).
+ *
  * The pump runs after every batch of watch events and after every completed request, and a timer
  * wakes it when the engine's next retry is due: no polling.
  *
@@ -51,7 +55,8 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 /* Runs the pump soon (leadership was won). */
 void gs_controller_kick(struct gs_controller *c);
 
-/* 1 when both caches are synced and the apiserver answered recently; else 0 and a reason. */
+/* 1 when both caches are synced, the apiserver answered recently and the GPUPlacementMaps' first list
+ * was answered (listed, 404: no CRD, or failed); else 0 and a reason. */
 int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen);
 
 /*

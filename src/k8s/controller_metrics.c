@@ -176,10 +176,12 @@ static double m_inflight(void *ud)
 	return (double)*((struct gs_controller_metrics *)ud)->binds_inflight;
 }
 
+/* w may be NULL: the pod watch starts after the GPUPlacementMaps' first list. */
 static struct gs_watch_stats watch_stats(struct gs_watch *w)
 {
-	struct gs_watch_stats st;
-	gs_watch_stats(w, &st);
+	struct gs_watch_stats st = {0};
+	if (w)
+		gs_watch_stats(w, &st);
 	return st;
 }
 
@@ -221,6 +223,11 @@ static double m_node_pb(void *ud)
 static double m_node_json(void *ud)
 {
 	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).json_total;
+}
+
+static double m_gpms(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->gpms).known;
 }
 
 static double m_requests(void *ud)
@@ -311,6 +318,9 @@ static void register_engine(struct gs_controller_metrics *c, struct gs_metrics *
 			    m_maps, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node_pod\"",
 			    m_uses, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_placement_maps",
+			    "GPUPlacementMaps held (listed and watched in every namespace; 0 without the CRD).", NULL,
+			    m_gpms, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_ledger_devices",
 			    "GPU devices in the ledger with a holder (node, device).", "state=\"held\"", m_devs_held,
 			    c);

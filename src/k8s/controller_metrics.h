@@ -53,7 +53,7 @@ struct gs_controller_metrics {
 	uv_loop_t *loop;
 	struct gs_sched *sched;
 	struct gs_kube *kube;
-	struct gs_watch *pods, *nodes;
+	struct gs_watch *pods, *nodes, *gpms;
 	const unsigned *binds_inflight;
 	/* Counted by the controller. */
 	struct gs_counter bind_results[GS_CTRL_RES__COUNT];

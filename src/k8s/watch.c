@@ -19,6 +19,7 @@
 #include "core/lines.h"
 #include "core/log.h"
 #include "core/pb.h"
+#include "k8s/decode_gpm.h"
 
 #define GS_WATCH_PAGE_SIZE        500
 #define GS_WATCH_TIMEOUT_MIN_S    300
@@ -72,6 +73,7 @@ struct gs_watch {
 	uv_timer_t timer; /* backoff, and the silence guard while watching */
 	struct gs_backoff backoff;
 	struct gs_watch_stats st;
+	int answered;            /* h.answered was called */
 	struct gs_closer closer; /* the timer's close and the cancelled call's done, while stopping */
 };
 
@@ -80,7 +82,13 @@ static void watch_start(struct gs_watch *w);
 
 const char *gs_watch_name(const struct gs_watch *w)
 {
-	return w->kind == GS_OBJ_POD ? "pods" : "nodes";
+	return w->kind == GS_OBJ_POD ? "pods" : w->kind == GS_OBJ_NODE ? "nodes" : GS_GPM_RESOURCE;
+}
+
+/* Protobuf asked for: never for a custom resource. */
+static int want_pb(const struct gs_watch *w)
+{
+	return w->kind != GS_OBJ_GPM && gs_kube_protobuf(w->kube);
 }
 
 static void set_str(char **dst, const char *s)
@@ -94,14 +102,22 @@ static void set_str(char **dst, const char *s)
 
 /* ---- objects to handlers --------------------------------------------------------------------- */
 
-static const char *obj_key(enum gs_obj_kind kind, const void *obj)
+/* The key of obj: a pod's uid, a node's name, a GPUPlacementMap's "NS/NAME" (in buf). */
+static const char *obj_key(enum gs_obj_kind kind, const void *obj, char *buf, size_t len)
 {
-	return kind == GS_OBJ_POD ? ((const struct gs_pod_obj *)obj)->uid : ((const struct gs_node_obj *)obj)->name;
+	const struct gs_gpm *g = obj;
+	if (kind == GS_OBJ_POD)
+		return ((const struct gs_pod_obj *)obj)->uid;
+	if (kind == GS_OBJ_NODE)
+		return ((const struct gs_node_obj *)obj)->name;
+	snprintf(buf, len, "%s/%s", g->ns, g->name);
+	return buf;
 }
 
 static void upsert(struct gs_watch *w, const void *obj)
 {
-	const char *key = obj_key(w->kind, obj);
+	char kbuf[2 * GS_GPM_MAX_NAME + 2];
+	const char *key = obj_key(w->kind, obj, kbuf, sizeof(kbuf));
 	if (gs_hmap_put_str(&w->known, key, (void *)(uintptr_t)w->epoch, NULL) < 0)
 		gs_log_error("%s: out of memory tracking %s", gs_watch_name(w), key);
 	w->h.upsert(w, w->kind, obj, w->ud);
@@ -150,6 +166,15 @@ static void on_timer(uv_timer_t *t)
 	}
 }
 
+static void tell_answered(struct gs_watch *w)
+{
+	if (w->answered)
+		return;
+	w->answered = 1;
+	if (w->h.answered)
+		w->h.answered(w, w->ud);
+}
+
 /* min_ms: the apiserver's Retry-After (429, 503), which the delay never undercuts. */
 static void back_off_at_least(struct gs_watch *w, const char *why, uint64_t min_ms)
 {
@@ -160,6 +185,7 @@ static void back_off_at_least(struct gs_watch *w, const char *why, uint64_t min_
 	w->state = ST_BACKOFF;
 	gs_log_warn("%s: %s; retrying in %.1f s", gs_watch_name(w), why, (double)d / 1000.0);
 	uv_timer_start(&w->timer, on_timer, d, 0);
+	tell_answered(w);
 }
 
 static void back_off(struct gs_watch *w, const char *why)
@@ -182,6 +208,12 @@ static int on_list_item(enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	(void)kind;
 	upsert(ud, obj);
+	return 0;
+}
+
+static int on_gpm_item(const struct gs_gpm *gpm, void *ud)
+{
+	upsert(ud, gpm);
 	return 0;
 }
 
@@ -294,6 +326,23 @@ static int stream_finish(struct gs_watch *w, const char **why)
 	return r;
 }
 
+/* The list answered 404: the CRD is not installed. Said once, then asked again every
+ * GS_WATCH_ABSENT_RETRY_MS without a word (not an error: a cluster may run without it). */
+static void not_served(struct gs_watch *w)
+{
+	if (!w->st.absent)
+		gs_log_info("%s: not served by the apiserver (404: its CRD is not installed); asking again every %d s",
+			    gs_watch_name(w), GS_WATCH_ABSENT_RETRY_MS / 1000);
+	w->st.absent = 1;
+	w->epoch++;
+	sweep(w); /* its objects went with it */
+	w->relist_wanted = 1;
+	w->state = ST_BACKOFF;
+	set_str(&w->cont, NULL);
+	uv_timer_start(&w->timer, on_timer, GS_WATCH_ABSENT_RETRY_MS, 0);
+	tell_answered(w);
+}
+
 /* A list answer that is not a page to read (a failure, an error status, a streamed list not understood):
  * backs off or relists, and returns 1; 0 for a page to read. */
 static int list_refused(struct gs_watch *w, int err, const struct gs_http_response *resp, const char *msg)
@@ -314,6 +363,10 @@ static int list_refused(struct gs_watch *w, int err, const struct gs_http_respon
 		return 1;
 	}
 	w->st.healthy = 1;
+	if (resp->status == 404 && w->kind == GS_OBJ_GPM) {
+		not_served(w);
+		return 1;
+	}
 	if (resp->status == 410 && w->cont) {
 		/* The continue token expired mid-list: start the list over. */
 		relist(w, "list continue token expired");
@@ -341,6 +394,16 @@ static int list_refused(struct gs_watch *w, int err, const struct gs_http_respon
 static int list_items(struct gs_watch *w, const struct gs_http_response *resp, char **rv, char **cont, char *derr,
 		      size_t derrlen)
 {
+	if (w->kind == GS_OBJ_GPM) {
+		unsigned skipped = 0;
+		int r = gs_decode_gpm_list(resp->body, resp->body_len, on_gpm_item, w, rv, cont, &skipped, derr,
+					   derrlen);
+		w->list_pb = 0;
+		w->st.json_total++;
+		if (skipped)
+			gs_log_warn("%s: %u list item(s) skipped", gs_watch_name(w), skipped);
+		return r;
+	}
 	if (w->streaming) {
 		*rv = w->stream_rv;
 		w->stream_rv = NULL;
@@ -367,6 +430,9 @@ static void list_synced(struct gs_watch *w)
 	w->relist_wanted = 0;
 	w->cache_list = 0;
 	w->st.synced = 1;
+	if (w->st.absent)
+		gs_log_info("%s: served now (its CRD was installed)", gs_watch_name(w));
+	w->st.absent = 0;
 	gs_backoff_reset(&w->backoff);
 	gs_log_info("%s: listed %u at resourceVersion %s (%s%u page%s, %s)", gs_watch_name(w),
 		    (unsigned)gs_hmap_len(&w->known), w->rv ? w->rv : "?",
@@ -374,6 +440,7 @@ static void list_synced(struct gs_watch *w)
 		    w->pages == 1 ? "" : "s", enc_name(w->list_pb == 1));
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
+	tell_answered(w);
 	if (w->state == ST_LISTING)
 		watch_start(w);
 }
@@ -445,9 +512,9 @@ static void list_page(struct gs_watch *w)
 		.method = "GET",
 		.path = path,
 		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
-		.prio = GS_KUBE_HIGH,
+		.prio = w->kind == GS_OBJ_GPM ? GS_KUBE_LOW : GS_KUBE_HIGH,
 		.on_data = w->streaming ? on_list_data : NULL,
-		.accept = gs_kube_protobuf(w->kube) ? GS_KUBE_ACCEPT_PB : NULL,
+		.accept = want_pb(w) ? GS_KUBE_ACCEPT_PB : NULL,
 	};
 	int r = gs_kube_send(w->kube, &req, on_list_done, w, &w->call);
 	if (r < 0) {
@@ -458,11 +525,49 @@ static void list_page(struct gs_watch *w)
 
 /* ---- watch ----------------------------------------------------------------------------------- */
 
+/* An ERROR event: the stream stops, the done callback relists (410) or backs off. */
+static int watch_error_event(struct gs_watch *w, int code, const char *reason, const char *message)
+{
+	gs_log_info("%s: watch error event %d %s: %s", gs_watch_name(w), code, reason ? reason : "",
+		    message ? message : "");
+	w->stream_err = code == 410 ? -ESTALE : -EPROTO;
+	return -ECANCELED;
+}
+
+/* One line of a GPUPlacementMap watch (JSON). */
+static int on_gpm_line(struct gs_watch *w, const char *line, size_t len)
+{
+	struct gs_gpm_event ev;
+	char derr[256] = "", kbuf[2 * GS_GPM_MAX_NAME + 2];
+	int r = 0;
+
+	if (gs_decode_gpm_event(line, len, &ev, derr, sizeof(derr)) < 0) {
+		w->st.errors_total++;
+		gs_log_warn("%s: watch event not understood: %s", gs_watch_name(w), derr);
+		gs_gpm_event_free(&ev);
+		return 0;
+	}
+	w->st.events_total++;
+	if (ev.type == GS_DECODE_EV_ADDED || ev.type == GS_DECODE_EV_MODIFIED)
+		upsert(w, &ev.gpm);
+	else if (ev.type == GS_DECODE_EV_DELETED)
+		removed(w, obj_key(GS_OBJ_GPM, &ev.gpm, kbuf, sizeof(kbuf)));
+	if (ev.type == GS_DECODE_EV_ERROR)
+		r = watch_error_event(w, ev.status_code, ev.status_reason, ev.status_message);
+	else
+		set_str(&w->rv, ev.resource_version);
+	gs_gpm_event_free(&ev);
+	return r;
+}
+
 static int on_line(const char *line, size_t len, void *ud)
 {
 	struct gs_watch *w = ud;
 	struct gs_decode_event ev;
-	char derr[256] = "";
+	char derr[256] = "", kbuf[2];
+
+	if (w->kind == GS_OBJ_GPM)
+		return on_gpm_line(w, line, len);
 
 	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
 							    sizeof(derr))
@@ -481,18 +586,17 @@ static int on_line(const char *line, size_t len, void *ud)
 		set_str(&w->rv, ev.resource_version);
 		break;
 	case GS_DECODE_EV_DELETED:
-		removed(w, obj_key(w->kind, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node));
+		removed(w, obj_key(w->kind, w->kind == GS_OBJ_POD ? (const void *)&ev.pod : (const void *)&ev.node,
+				   kbuf, sizeof(kbuf)));
 		set_str(&w->rv, ev.resource_version);
 		break;
 	case GS_DECODE_EV_BOOKMARK:
 		set_str(&w->rv, ev.resource_version);
 		break;
 	case GS_DECODE_EV_ERROR:
-		gs_log_info("%s: watch error event %d %s: %s", gs_watch_name(w), ev.status_code,
-			    ev.status_reason ? ev.status_reason : "", ev.status_message ? ev.status_message : "");
-		w->stream_err = ev.status_code == 410 ? -ESTALE : -EPROTO;
+		r = watch_error_event(w, ev.status_code, ev.status_reason, ev.status_message);
 		gs_decode_event_free(&ev);
-		return -ECANCELED; /* stop feeding; the done callback decides */
+		return r; /* stop feeding; the done callback decides */
 	}
 	gs_decode_event_free(&ev);
 	return 0;
@@ -556,6 +660,10 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 		relist(w, "watch answered 410 Gone");
 		return;
 	}
+	if (resp->status == 404 && w->kind == GS_OBJ_GPM) {
+		/* The CRD went away while we watched: the list says so (and sweeps what it held). */
+		w->relist_wanted = 1;
+	}
 	if (resp->status != 200) {
 		snprintf(why, sizeof(why), "watch answered %d", resp->status);
 		back_off_at_least(w, why, (uint64_t)resp->retry_after * 1000);
@@ -580,7 +688,7 @@ static void watch_start(struct gs_watch *w)
 		.watch = 1,
 		.on_data = on_watch_data,
 		.prio = GS_KUBE_HIGH,
-		.accept = gs_kube_protobuf(w->kube) ? GS_KUBE_ACCEPT_PB_WATCH : NULL,
+		.accept = want_pb(w) ? GS_KUBE_ACCEPT_PB_WATCH : NULL,
 	};
 	w->state = ST_WATCHING;
 	w->stream_err = 0;
@@ -622,7 +730,7 @@ void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
 	w->state = ST_LISTING;
-	w->cache_list = !opts->consistent_list;
+	w->cache_list = !opts->consistent_list && opts->kind != GS_OBJ_GPM;
 	list_page(w);
 	*out = w;
 }

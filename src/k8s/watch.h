@@ -1,5 +1,6 @@
 /*
- * watch.h: list-then-watch of one resource (pods or nodes), the reflector of client-go in C.
+ * watch.h: list-then-watch of one resource (pods, nodes or GPUPlacementMaps), the reflector of client-go
+ * in C.
  *
  *   1. LIST -> upsert every item; once the list is complete, remove what was known before but is gone
  *      now (the relist sweep), then synced() fires. The first list is one request with
@@ -15,7 +16,13 @@
  *      410 Gone (as a status or an ERROR event) relists; an unreachable apiserver, 429 or 5xx backs off
  *      with jitter (0.8 s doubling to 30 s) and then resumes.
  *
- * Only compact records (src/sched/objects.h) reach the handlers; whole objects are never kept. The
+ * GPUPlacementMaps (GS_OBJ_GPM, a custom resource): JSON only whatever gs_kube_opts.protobuf says (CRDs
+ * have no protobuf), every list paginated (they are few and small), lists at GS_KUBE_LOW so that they
+ * never go ahead of a pod or node list. A list answered 404 means the CRD is not installed: logged once,
+ * st.absent set, listed again every GS_WATCH_ABSENT_RETRY_MS (not the error backoff), quietly, until
+ * it is.
+ *
+ * Only compact records (src/sched/objects.h, k8s/decode_gpm.h) reach the handlers; whole objects are never kept. The
  * watch keeps the set of keys it has reported (pod UIDs, node names) for the relist sweep.
  */
 #ifndef GS_K8S_WATCH_H
@@ -24,18 +31,25 @@
 #include <stdint.h>
 #include <uv.h>
 
+#define GS_WATCH_ABSENT_RETRY_MS 30000 /* a resource not served (404) is listed again this often */
+
 #include "k8s/kube.h"
 #include "k8s/decode.h"
 
 struct gs_watch;
 
 struct gs_watch_handlers {
-	/* An object was added or changed. obj is a struct gs_pod_obj or gs_node_obj, valid during the call. */
+	/* An object was added or changed. obj is a struct gs_pod_obj, gs_node_obj or gs_gpm (decode_gpm.h),
+	 * valid during the call. */
 	void (*upsert)(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud);
-	/* An object is gone. key is the pod's UID or the node's name. */
+	/* An object is gone. key is the pod's UID, the node's name or the GPUPlacementMap's "NS/NAME". */
 	void (*remove)(struct gs_watch *w, enum gs_obj_kind kind, const char *key, void *ud);
 	/* A complete list was applied (the first one means the cache is synced). May be NULL. */
 	void (*synced)(struct gs_watch *w, void *ud);
+	/* The first list was answered, once: listed (after synced), not served (404, st.absent) or failed
+	 * (st.errors_total; the watch retries as ever). Lets a caller order one watch after another without
+	 * waiting for a failing one. May be NULL. */
+	void (*answered)(struct gs_watch *w, void *ud);
 };
 
 struct gs_watch_opts {
@@ -63,13 +77,15 @@ struct gs_watch_stats {
 	int healthy;             /* the last request reached the apiserver */
 	uint64_t protobuf_total; /* list pages and watch streams that came as protobuf */
 	uint64_t json_total;     /* ... as JSON */
+	int absent;              /* the last list was answered 404: the resource is not served (a CRD
+	                          * not installed); cleared by the next list that succeeds */
 };
 
 /* Starts listing at once; cannot fail (allocation failures abort: core/alloc.h). opts strings are copied. */
 void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
 		    const struct gs_watch_handlers *h, void *ud, struct gs_watch **out);
 void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st);
-/* The resource's name for logs ("pods", "nodes"). */
+/* The resource's name for logs ("pods", "nodes", "gpuplacementmaps"). */
 const char *gs_watch_name(const struct gs_watch *w);
 /* Stops: cancels the request in flight, closes the timer; close_cb once everything is closed. */
 void gs_watch_stop(struct gs_watch *w, void (*close_cb)(void *ud), void *ud);

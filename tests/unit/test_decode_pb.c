@@ -874,14 +874,15 @@ static void test_gang_annotations_both_encodings(void **state)
 	static const char *const texts[] = {
 		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
 		 "\"gpu-scheduler.io/placement\":\"all-or-nothing\",\"gpu-scheduler.io/gang-timeout\":\"1h30m\","
-		 "\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\"}},"
+		 "\"gpu-scheduler.io/gang-size\":\"4\",\"gpu-scheduler.io/map\":\"0=node1:0\","
+		 "\"gpu-scheduler.io/placement-map\":\"ranks\",\"gpu-scheduler.io/placement-map-generation\":\"3\"}},"
 		 "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
 		("{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":{"
 		 "\"gpu-scheduler.io/gang-timeout\":\"x\",\"gpu-scheduler.io/placement-map\":\"ranks\","
 		 "\"gpu-scheduler.io/placement-map-generation\":\"12\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
 		"{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{}}",
 	};
-	static const char *const want[][5] = {{"all-or-nothing", "1h30m", "4", NULL, NULL},
+	static const char *const want[][5] = {{"all-or-nothing", "1h30m", "4", "ranks", "3"},
 					      {NULL, "x", NULL, "ranks", "12"},
 					      {NULL, NULL, NULL, NULL, NULL}};
 
