@@ -759,6 +759,19 @@ int gs_controller_node_allows(void *controller, const char *node, const char *ns
 	return gs_sched_node_allows(c->sched, node, ns, why, size);
 }
 
+int gs_controller_map_lookup(void *controller, const char *ns, const char *name, struct gs_gpm_view *out)
+{
+	struct gs_controller *c = controller;
+	struct gs_watch_stats g;
+
+	if (gs_sched_gpm_find(c->sched, ns, name, out))
+		return 1; /* absent settings are NULL (gpm_upsert) */
+	if (!c->gpms)
+		return -EAGAIN;
+	gs_watch_stats(c->gpms, &g);
+	return g.synced || g.absent ? 0 : -EAGAIN; /* unknown only once the table is complete (or no CRD) */
+}
+
 /* /debug/workloads/NS/KIND/NAME (rest is NS/KIND/NAME): gs_sched_workload as JSON (workload_out.h). */
 static char *debug_workload(struct gs_controller *c, const char *rest, int *status)
 {

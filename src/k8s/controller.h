@@ -75,6 +75,15 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
  */
 int gs_controller_node_allows(void *controller, const char *node, const char *ns, char *why, size_t size);
 
+/*
+ * The webhook's resolver of map references (gs_admission_opts.map_lookup, sched/gpm.h): 1 with *out (from
+ * this replica's engine; strings valid until the loop runs again), 0 when the object is unknown and the
+ * table is complete (the first list is in, or the CRD is not installed), -EAGAIN before that (the
+ * webhook answers 503: retry) and while the list fails.
+ */
+struct gs_gpm_view;
+int gs_controller_map_lookup(void *controller, const char *ns, const char *name, struct gs_gpm_view *out);
+
 char *gs_controller_debug(const char *path, int *status, const char **ctype, void *controller);
 
 /*
