@@ -531,17 +531,9 @@ static int held_bound(const char *uid, const char *node, size_t node_len, void *
 /* A GPUPlacementMap to the engine, as a view of the watch's record. */
 static void gpm_upsert(struct gs_controller *c, const struct gs_gpm *g, int64_t now)
 {
-	struct gs_gpm_view v = {
-		.ns = g->ns,
-		.name = g->name,
-		.uid = g->uid,
-		.generation = g->generation,
-		.map_text = g->map_text,
-		.map_len = g->map_len,
-		.placement = g->placement,
-		.gang_timeout = g->gang_timeout,
-		.gang_size = g->gang_size[0] ? g->gang_size : NULL,
-	};
+	struct gs_gpm_view v;
+
+	gs_gpm_view_of(g, &v);
 	int r = gs_sched_gpm_upsert(c->sched, &v, now); /* the engine logs what it made of it */
 	if (r < 0)
 		gs_log_warn("gpuplacementmap %s/%s: not taken by the engine: %s", g->ns, g->name, uv_strerror(r));

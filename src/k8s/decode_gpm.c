@@ -24,6 +24,21 @@ void gs_gpm_free(struct gs_gpm *g)
 	memset(g, 0, sizeof(*g));
 }
 
+void gs_gpm_view_of(const struct gs_gpm *g, struct gs_gpm_view *out)
+{
+	*out = (struct gs_gpm_view){
+		.ns = g->ns,
+		.name = g->name,
+		.uid = g->uid,
+		.generation = g->generation,
+		.map_text = g->map_text,
+		.map_len = g->map_len,
+		.placement = g->placement,
+		.gang_timeout = g->gang_timeout,
+		.gang_size = g->gang_size[0] ? g->gang_size : NULL,
+	};
+}
+
 /* metadata: identity (namespace, name and uid required), resourceVersion, generation. */
 static int decode_meta(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
 {

@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "k8s/decode.h"
+#include "sched/gpm.h"
 #include "sched/map.h"
 
 #define GS_GPM_GROUP    "gpu-scheduler.io"
@@ -46,6 +47,10 @@ struct gs_gpm {
 
 /* Releases what a record holds and zeroes it; safe on a zeroed record. */
 void gs_gpm_free(struct gs_gpm *g);
+
+/* The engine's and the webhook's view of a record (sched/gpm.h): its strings borrowed, an absent
+ * gangSize NULL (gs_gang_opts_parse refuses ""). */
+void gs_gpm_view_of(const struct gs_gpm *g, struct gs_gpm_view *out);
 
 /* One object (a cJSON object) into *out; the caller owns it after a success. */
 int gs_decode_gpm(const cJSON *obj, struct gs_gpm *out, char *err, size_t errlen);

@@ -76,15 +76,7 @@ static int gpm_lookup(void *ud, const char *ns, const char *name, struct gs_gpm_
 		const struct gs_gpm *g = &t->items[i];
 		if (strcmp(g->ns, ns) != 0 || strcmp(g->name, name) != 0)
 			continue;
-		*out = (struct gs_gpm_view){.ns = g->ns,
-					    .name = g->name,
-					    .uid = g->uid,
-					    .generation = g->generation,
-					    .map_text = g->map_text,
-					    .map_len = g->map_len,
-					    .placement = g->placement,
-					    .gang_timeout = g->gang_timeout,
-					    .gang_size = g->gang_size[0] ? g->gang_size : NULL};
+		gs_gpm_view_of(g, out);
 		return 1;
 	}
 	return 0;

@@ -44,6 +44,17 @@ static void test_object(void **state)
 	assert_true(opts.all_or_nothing);
 	assert_int_equal(opts.timeout_ms, 15 * 60 * 1000);
 	assert_int_equal(opts.size, 2);
+	/* The view the engine and the webhook take: the record's strings; an absent gangSize NULL, not "". */
+	struct gs_gpm_view v;
+	gs_gpm_view_of(&g, &v);
+	assert_ptr_equal(v.ns, g.ns);
+	assert_ptr_equal(v.map_text, g.map_text);
+	assert_int_equal(v.map_len, g.map_len);
+	assert_int_equal(v.generation, 3);
+	assert_string_equal(v.gang_size, "2");
+	g.gang_size[0] = '\0';
+	gs_gpm_view_of(&g, &v);
+	assert_null(v.gang_size);
 	gs_gpm_free(&g);
 	assert_null(g.ns);
 	cJSON_Delete(o);
