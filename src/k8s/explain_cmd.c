@@ -222,6 +222,9 @@ static int explain(struct run *x)
 		if (x->c.skipped)
 			fprintf(stderr, "gpu-scheduler explain: %u pods on node %s did not decode and were left out\n",
 				x->c.skipped, node);
+		if (x->c.skipped_gpms)
+			fprintf(stderr, "gpu-scheduler explain: %u GPUPlacementMaps did not decode and were left out\n",
+				x->c.skipped_gpms);
 		gs_buf_free(&out);
 		gs_sched_explain_free(&e);
 	}

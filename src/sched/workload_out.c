@@ -192,7 +192,7 @@ int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct g
 
 /* ---- a GPUPlacementMap's status ------------------------------------------------------------------ */
 
-int gs_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b)
+int gs_workload_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b)
 {
 	const char *sep = "";
 	int r = gs_buf_printf(b, "{\"observedGeneration\":%" PRId64 ",\"entries\":%zu,\"placed\":%zu,\"waiting\":%zu",
@@ -224,7 +224,7 @@ int gs_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b)
 	return r < 0 ? -E2BIG : 0;
 }
 
-int gs_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b)
+int gs_workload_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b)
 {
 	const char *sep = " (";
 	int r = gs_buf_printf(b, "Status (generation %" PRId64 "): %s; %zu %s, %zu placed, %zu waiting",

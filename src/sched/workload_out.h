@@ -49,7 +49,7 @@ int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct g
  * 2 waiting (2 NODE_MISSING)", then the map's error and the oldest waiting pod, one line each when they
  * are. 0, or -E2BIG as above.
  */
-int gs_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b);
-int gs_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b);
+int gs_workload_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b);
+int gs_workload_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b);
 
 #endif
