@@ -153,8 +153,8 @@ nobody() { # COMMAND ARGS...
 nobody explain r-0 2>/dev/null | sed 's/^/    | /'
 check "explain of a pod by reference whose entry's node is missing: NODE_MISSING, not MAP_MISSING" \
 	equals NODE_MISSING eval 'nobody explain -o json r-1 2>/dev/null | jq -r .verdict'
-check "explain of a pod by reference whose entry fits: no reason to wait" \
-	equals NONE eval 'nobody explain -o json r-0 2>/dev/null | jq -r .verdict'
+check "explain of a pod by reference whose entry fits: queued, no verdict (every check passes)" \
+	equals "QUEUED none" eval 'nobody explain -o json r-0 2>/dev/null | jq -r "\"\(.state) \(.verdict // \"none\")\""'
 check "explain of a pod naming an object that does not exist: MAP_MISSING" \
 	equals MAP_MISSING eval 'nobody explain -o json lone-0 2>/dev/null | jq -r .verdict'
 
