@@ -155,6 +155,8 @@ check "explain of a pod by reference whose entry's node is missing: NODE_MISSING
 	equals NODE_MISSING eval 'nobody explain -o json r-1 2>/dev/null | jq -r .verdict'
 check "explain of a pod by reference whose entry fits: queued, no verdict (every check passes)" \
 	equals "QUEUED none" eval 'nobody explain -o json r-0 2>/dev/null | jq -r "\"\(.state) \(.verdict // \"none\")\""'
+check "explain -o json of a pod by reference: its object found, at generation 1" \
+	equals "ranks true 1" eval 'nobody explain -o json r-1 2>/dev/null | jq -r "\"\(.mapRef.name) \(.mapRef.found) \(.mapRef.generation)\""'
 check "explain of a pod naming an object that does not exist: MAP_MISSING" \
 	equals MAP_MISSING eval 'nobody explain -o json lone-0 2>/dev/null | jq -r .verdict'
 
@@ -179,6 +181,22 @@ check "status gpm/NAME asking the daemon: it says it has no /debug/ view of obje
 check "status gpm/NAME with gpu-scheduler-status only (deploy/rbac.yaml): the rows" eval '
 	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/viewer.kubeconfig" -n "$NS" --scheduler-name gs-nobody \
 		--require-env=false --daemon=false gpm/ranks | grep -Eq "^0 +r-0 +$N +3 +QUEUED"'
+# Without the rule on gpuplacementmaps (the status ClusterRole before it): a 403, said with the rule.
+cat >"$work/nogpm.yaml" <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gs-nogpm
+rules:
+  - apiGroups: [""]
+    resources: ["pods", "nodes"]
+    verbs: ["get", "list"]
+YAML
+sa_role_kubeconfig "$work/nogpm.yaml" gs-nogpm nogpm "$work/nogpm.kubeconfig"
+check "status without list on gpuplacementmaps: exit 1, the rule it lacks said" eval '
+	e=$("$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/nogpm.kubeconfig" -n "$NS" --scheduler-name gs-nobody \
+		--daemon=false gpm/ranks 2>&1 >/dev/null); [ $? -eq 1 ] &&
+	grep -q "the caller needs get and list on gpuplacementmaps.gpu-scheduler.io (ClusterRole gpu-scheduler-status" <<<"$e"'
 check "status of a GPUPlacementMap that does not exist: exit 1, said" eval '
 	e=$(nobody status gpm/nope 2>&1 >/dev/null); [ $? -eq 1 ] && grep -q "GPUPlacementMap $NS/nope not found" <<<"$e"'
 
