@@ -166,6 +166,7 @@ static int feed_engine(struct run *x, const struct gs_pod_obj *pod, const char *
 {
 	int r;
 
+	x->c.skipped_gpms = 0; /* counted again: the first engine's were of the pod's namespace */
 	if ((r = gs_cmd_feed_gpms(&x->c, x->s, NULL)) < 0)
 		return r;
 	if (node && (r = gs_cmd_feed_node(&x->c, x->s, node)) < 0)
