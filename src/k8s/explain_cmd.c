@@ -1,7 +1,7 @@
 /*
  * explain_cmd.c: `gpu-scheduler explain` (explain_cmd.h). One short-lived loop: each read is sent and
- * waited for in turn, then the engine is fed in the order that makes its own state current (the node
- * and the pods on it first, the pod last) and asked.
+ * waited for in turn, then the engine is fed in the order that makes its own state current (the
+ * GPUPlacementMaps, the node and the pods on it first, the pod last) and asked.
  */
 #include "k8s/explain_cmd.h"
 

@@ -1,7 +1,7 @@
 /*
  * status_cmd.c: `gpu-scheduler status` (status_cmd.h). The reads, then the engine fed in the order that
- * makes its state current (the nodes, the pods bound on them, the owner's pods last), then the view and
- * the daemon's beside it.
+ * makes its state current (the GPUPlacementMaps, the nodes, the pods bound on them, the owner's or the
+ * object's pods last), then the view and the daemon's beside it.
  */
 #include "k8s/status_cmd.h"
 
