@@ -13,7 +13,9 @@
 #include "core/log.h"
 #include "k8s/authz.h"
 #include "k8s/decode.h"
+#include "k8s/decode_gpm.h"
 #include "k8s/lease.h"
+#include "sched/gpm.h"
 
 #define FETCH_TIMEOUT_MS 15000
 
@@ -392,6 +394,51 @@ int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, c
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
 	return feed_list(c, s, path, "fieldSelector", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
 			 GS_OBJ_POD, skip_uid, owner_uid);
+}
+
+/* One GPUPlacementMap of the list into the engine, as the daemon's watch gives it. */
+static int gpm_item(const struct gs_gpm *g, void *ud)
+{
+	struct gs_gpm_view v = {.ns = g->ns,
+				.name = g->name,
+				.uid = g->uid,
+				.generation = g->generation,
+				.map_text = g->map_text,
+				.map_len = g->map_len,
+				.placement = g->placement,
+				.gang_timeout = g->gang_timeout,
+				.gang_size = g->gang_size[0] ? g->gang_size : NULL};
+
+	gs_sched_gpm_upsert(ud, &v, 0);
+	return 0;
+}
+
+int gs_cmd_feed_gpms(struct gs_cmd *c, struct gs_sched *s, const char *ns)
+{
+	char path[GS_CMD_PATH_MAX], err[256], *rv = NULL, *cont = NULL;
+	struct gs_cmd_fetch f;
+	int r;
+
+	if (ns)
+		snprintf(path, sizeof(path), "/apis/%s/%s/namespaces/%s/%s", GS_GPM_GROUP, GS_GPM_VERSION, ns,
+			 GS_GPM_RESOURCE);
+	else
+		snprintf(path, sizeof(path), "/apis/%s/%s/%s", GS_GPM_GROUP, GS_GPM_VERSION, GS_GPM_RESOURCE);
+	if ((r = gs_cmd_get(c, path, "GPUPlacementMaps", 1, &f)) != 0) {
+		if (r < 0 && f.status == 403)
+			fprintf(stderr,
+				"gpu-scheduler %s: the caller needs get and list on gpuplacementmaps.gpu-scheduler.io "
+				"(ClusterRole gpu-scheduler-status, deploy/rbac.yaml)\n",
+				c->o->name);
+		return r > 0 ? 0 : r; /* 404: the CRD is not installed, so there is no object */
+	}
+	r = gs_decode_gpm_list(f.body, strlen(f.body), gpm_item, s, &rv, &cont, &c->skipped_gpms, err, sizeof(err));
+	free(f.body);
+	free(rv);
+	free(cont);
+	if (r < 0)
+		fprintf(stderr, "gpu-scheduler %s: GPUPlacementMaps: %s\n", c->o->name, err);
+	return r;
 }
 
 /* ---- the running daemon -------------------------------------------------------------------------- */

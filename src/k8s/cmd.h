@@ -57,7 +57,8 @@ struct gs_cmd {
 	uv_loop_t loop;
 	struct gs_kube *kube;
 	const struct gs_cmd_opts *o;
-	unsigned skipped; /* list items that did not decode, in the feeds below */
+	unsigned skipped;      /* list items that did not decode, in the feeds below */
+	unsigned skipped_gpms; /* GPUPlacementMaps that did not decode (gs_cmd_feed_gpms) */
 };
 
 /* 0 with the loop and client up, or <0 said on stderr (nothing to stop). */
@@ -99,6 +100,14 @@ int gs_cmd_feed_pods_on(struct gs_cmd *c, struct gs_sched *s, const char *node, 
  * member was placed, and the engine places its other members alone (sched.h). 0, or <0 said. */
 int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, const char *owner_uid,
 			 const char *skip_uid);
+
+/*
+ * The GPUPlacementMaps of ns (NULL: of every namespace) into s, as the daemon's watch holds them: give
+ * them before the pods (sched.h, "maps as objects"), or a pod by reference waits MAP_MISSING here while
+ * the daemon places it. A 404 (the CRD is not installed) is no object: 0. A 403 is said with the rule the
+ * caller lacks. 0, or <0 said.
+ */
+int gs_cmd_feed_gpms(struct gs_cmd *c, struct gs_sched *s, const char *ns);
 
 /* ---- the running daemon's answer -------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * explain_cmd.c: `gpu-scheduler explain` (explain_cmd.h). One short-lived loop: each read is sent and
- * waited for in turn, then the engine is fed in the order that makes its own state current (the node
- * and the pods on it first, the pod last) and asked.
+ * waited for in turn, then the engine is fed in the order that makes its own state current (the
+ * GPUPlacementMaps, the node and the pods on it first, the pod last) and asked.
  */
 #include "k8s/explain_cmd.h"
 
@@ -138,10 +138,54 @@ static int feed_pods_resolved(struct run *x, const char *ns, const char *name, c
 	return r;
 }
 
+/* Which node does its entry name? A first engine with the pod alone (and its object, for a pod by
+ * reference) tells: *node (owned), NULL when none. 0, or <0 said. */
+static int entry_node(struct run *x, const struct gs_pod_obj *pod, char **node)
+{
+	struct gs_sched_pod_info pi = {0};
+	int r = 0;
+
+	*node = NULL;
+	if (!(x->s = gs_cmd_engine(x->o)))
+		return -ENOMEM;
+	if (pod->node_name && *pod->node_name) { /* bound: its node, whatever the map says now */
+		*node = gs_xstrdup(pod->node_name);
+	} else if (!pod->map_ref || (r = gs_cmd_feed_gpms(&x->c, x->s, pod->ns)) == 0) {
+		gs_sched_pod_upsert(x->s, pod, 0); /* by reference, its entry is its object's */
+		if (gs_sched_pod_find(x->s, pod->ns, pod->name, &pi) == 0 && pi.node)
+			*node = gs_xstrdup(pi.node);
+	}
+	gs_sched_free(x->s);
+	x->s = NULL;
+	return r;
+}
+
+/* The engine as the daemon would hold it: every GPUPlacementMap (the pods on the node may name those of
+ * any namespace), the node and its pods, the pod last. 0, or <0 said. */
+static int feed_engine(struct run *x, const struct gs_pod_obj *pod, const char *node)
+{
+	int r;
+
+	x->c.skipped_gpms = 0; /* counted again: the first engine's were of the pod's namespace */
+	if ((r = gs_cmd_feed_gpms(&x->c, x->s, NULL)) < 0)
+		return r;
+	if (node && (r = gs_cmd_feed_node(&x->c, x->s, node)) < 0)
+		return r;
+	if (node && r == 0 && !pod->node_name && x->o->alias_label && *x->o->alias_label &&
+	    (r = gs_cmd_feed_alias_nodes(&x->c, x->s, node)) < 0)
+		return r;
+	if (node && (r = feed_pods_resolved(x, pod->ns, pod->name, node, pod)) < 0)
+		return r;
+	/* a gang placed already places this member alone, as the daemon does */
+	if (pod->placement && pod->owner_uid && !pod->node_name &&
+	    (r = gs_cmd_feed_bound_of(&x->c, x->s, pod->ns, pod->owner_uid, pod->uid)) < 0)
+		return r;
+	return gs_sched_pod_upsert(x->s, pod, 0);
+}
+
 static int explain(struct run *x)
 {
 	struct gs_pod_obj pod;
-	struct gs_sched_pod_info pi = {0};
 	struct gs_sched_explain e;
 	struct gs_buf out;
 	char *node = NULL;
@@ -159,35 +203,10 @@ static int explain(struct run *x)
 		gs_pod_obj_free(&pod);
 		return -EINVAL;
 	}
-	/* Which node does its entry name? A first engine with the pod alone tells. */
-	x->s = gs_cmd_engine(x->o);
-	if (!x->s) {
-		gs_pod_obj_free(&pod);
-		return -ENOMEM;
+	if ((r = entry_node(x, &pod, &node)) == 0) {
+		x->s = gs_cmd_engine(x->o);
+		r = x->s ? feed_engine(x, &pod, node) : -ENOMEM;
 	}
-	gs_sched_pod_upsert(x->s, &pod, 0);
-	if (pod.node_name && *pod.node_name) /* bound: its node, whatever the map says now */
-		node = gs_xstrdup(pod.node_name);
-	else if (gs_sched_pod_find(x->s, pod.ns, pod.name, &pi) == 0 && pi.node)
-		node = gs_xstrdup(pi.node);
-	gs_sched_free(x->s);
-
-	/* Then the engine as the daemon would hold it: the node and its pods, the pod last. */
-	x->s = r < 0 ? NULL : gs_cmd_engine(x->o);
-	if (!x->s)
-		r = -ENOMEM;
-	else if (node && (r = gs_cmd_feed_node(&x->c, x->s, node)) < 0)
-		;
-	else if (node && r == 0 && !pod.node_name && x->o->alias_label && *x->o->alias_label &&
-		 (r = gs_cmd_feed_alias_nodes(&x->c, x->s, node)) < 0)
-		;
-	else if (node && (r = feed_pods_resolved(x, pod.ns, pod.name, node, &pod)) < 0)
-		;
-	else if (pod.placement && pod.owner_uid && !pod.node_name &&
-		 (r = gs_cmd_feed_bound_of(&x->c, x->s, pod.ns, pod.owner_uid, pod.uid)) < 0)
-		; /* a gang placed already places this member alone, as the daemon does */
-	else
-		r = gs_sched_pod_upsert(x->s, &pod, 0);
 	if (r == 0 && (r = gs_sched_explain(x->s, pod.ns, pod.name, &e)) == 0) {
 		int64_t now = gs_clock_wall_ms();
 		gs_buf_init(&out, 0);
@@ -204,6 +223,9 @@ static int explain(struct run *x)
 		if (x->c.skipped)
 			fprintf(stderr, "gpu-scheduler explain: %u pods on node %s did not decode and were left out\n",
 				x->c.skipped, node);
+		if (x->c.skipped_gpms)
+			fprintf(stderr, "gpu-scheduler explain: %u GPUPlacementMaps did not decode and were left out\n",
+				x->c.skipped_gpms);
 		gs_buf_free(&out);
 		gs_sched_explain_free(&e);
 	}

@@ -1,7 +1,7 @@
 /*
  * status_cmd.c: `gpu-scheduler status` (status_cmd.h). The reads, then the engine fed in the order that
- * makes its state current (the nodes, the pods bound on them, the owner's pods last), then the view and
- * the daemon's beside it.
+ * makes its state current (the GPUPlacementMaps, the nodes, the pods bound on them, the owner's or the
+ * object's pods last), then the view and the daemon's beside it.
  */
 #include "k8s/status_cmd.h"
 
@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "k8s/cmd.h"
 #include "k8s/decode.h"
+#include "sched/gpm.h"
 #include "sched/map.h"
 #include "sched/sched.h"
 #include "sched/workload_out.h"
@@ -41,16 +43,19 @@ struct run {
 	char **nodes; /* node names to read, and then the real names to list pods on */
 	size_t n_nodes;
 	int pass; /* of the pod list: COLLECT, PLACE or FEED */
+	int gpm;  /* the target is a GPUPlacementMap (ow.kind GS_GPM_KIND): its pods are those naming it */
 };
 
 enum { COLLECT, PLACE, FEED };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: gpu-scheduler status [-n NAMESPACE] [OPTIONS] statefulset/NAME|job/NAME\n\n"
+	fprintf(f, "Usage: gpu-scheduler status [-n NAMESPACE] [OPTIONS] statefulset/NAME|job/NAME|gpm/NAME\n\n"
 		   "Shows every pod of a mapped StatefulSet or Job by index: its node, devices, state, why it\n"
 		   "waits and its age, with the indices of the map that have no pod yet (not created). Reads the\n"
 		   "apiserver, then asks the running daemon (when it can) and says whether the two agree.\n"
+		   "gpuplacementmap/NAME (gpm/NAME): the object's status as the scheduler counts it, and the\n"
+		   "same rows for the pods that name it.\n"
 		   "Also: kubectl gpu-scheduler status statefulset/NAME.\n\n");
 	gs_cmd_usage_options(f);
 }
@@ -146,6 +151,23 @@ static int read_owner(struct run *x)
 	return 0;
 }
 
+/* The GPUPlacementMap as the engine holds it (fed already): its map, whose nodes are read. */
+static int read_object(struct run *x)
+{
+	struct gs_gpm_view g;
+
+	if (!gs_sched_gpm_find(x->s, x->o->ns, x->name, &g)) {
+		fprintf(stderr,
+			"gpu-scheduler status: GPUPlacementMap %s/%s not found (or its CRD, "
+			"deploy/crd/gpuplacementmaps.yaml, is not installed)\n",
+			x->o->ns, x->name);
+		return -ENOENT;
+	}
+	x->ow.map = gs_xstrndup(g.map_text, g.map_len);
+	x->ow.selector = gs_xstrdup("");
+	return 0;
+}
+
 /* ---- the owner's pods ------------------------------------------------------------------------------ */
 
 static int read_pods(struct run *x)
@@ -157,26 +179,37 @@ static int read_pods(struct run *x)
 	if (gs_kube_escape(x->ow.selector, esc, sizeof(esc)) < 0)
 		return -E2BIG;
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods%s%s", x->o->ns, esc[0] ? "?labelSelector=" : "", esc);
-	snprintf(what, sizeof(what), "the pods of %s %s/%s", x->ow.kind, x->o->ns, x->name);
+	snprintf(what, sizeof(what), "the pods of %s %s/%s", x->ow.kind, x->o->ns, x->name); /* gpm: all */
 	if ((r = gs_cmd_get(&x->c, path, what, 0, &f)) < 0)
 		return r;
 	x->pods = f.body;
 	return 0;
 }
 
-/* One pod of the list, in the pass x->pass: only the owner's (its controller's uid). */
+/* A pod of the view: the owner's (its controller's uid), or one naming the GPUPlacementMap. */
+static int ours(const struct run *x, const struct gs_pod_obj *p)
+{
+	if (x->gpm)
+		return p->map_ref && strcmp(p->map_ref, x->name) == 0;
+	return p->owner_uid && strcmp(p->owner_uid, x->ow.uid) == 0;
+}
+
+/* One pod of the list, in the pass x->pass: only the view's (ours). */
 static int pod_item(enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	struct run *x = ud;
 	const struct gs_pod_obj *p = obj;
 	struct gs_sched_pod_info pi;
+	struct gs_gpm_view g;
 
-	if (!p->owner_uid || strcmp(p->owner_uid, x->ow.uid) != 0)
+	if (!ours(x, p))
 		return 0;
 	switch (x->pass) {
 	case COLLECT:
 		if (p->node_name && *p->node_name)
 			add_node(x, p->node_name);
+		else if (p->map_ref && gs_sched_gpm_find(x->s, p->ns, p->map_ref, &g))
+			add_entry_node(x, g.map_text, g.map_len, p->label_pod_index, p->job_index, p->name);
 		else
 			add_entry_node(x, p->map_text, p->map_len, p->label_pod_index, p->job_index, p->name);
 		break;
@@ -328,6 +361,14 @@ static size_t compare(const struct gs_sched_workload *w, const struct key *d, si
 	return diff;
 }
 
+/* out ends with one JSON object and a newline: both cut, so that members go in after its last. */
+static void reopen_object(struct gs_buf *out)
+{
+	while (out->len && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '}'))
+		if (out->data[--out->len] == '}')
+			break;
+}
+
 /* The daemon's view after ours: beside it in text, as "daemon" in the JSON object. */
 static int add_daemon_view(struct gs_buf *out, const struct gs_sched_workload *w, const struct gs_cmd_daemon *v,
 			   int json)
@@ -337,10 +378,7 @@ static int add_daemon_view(struct gs_buf *out, const struct gs_sched_workload *w
 	int r = 0, agree = d && compare(w, d, nd, NULL) == 0;
 
 	if (json) {
-		/* gs_workload_json wrote one object and a newline: the view goes in as its last member. */
-		while (out->len && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '}'))
-			if (out->data[--out->len] == '}')
-				break;
+		reopen_object(out);
 		r |= gs_buf_append_str(out, ",\"daemon\":{");
 		if (v->json) {
 			r |= gs_buf_append_str(out, "\"leader\":");
@@ -375,6 +413,47 @@ static int add_daemon_view(struct gs_buf *out, const struct gs_sched_workload *w
 
 /* ---- the command ----------------------------------------------------------------------------------- */
 
+/* The object's status as the engine counts it: a block before the rows (text), a member "status" of the
+ * object (JSON). */
+static int add_gpm_status(struct run *x, struct gs_buf *out, int json)
+{
+	struct gs_gpm_status st;
+	int r = 0;
+
+	if (!gs_sched_gpm_status(x->s, x->o->ns, x->name, &st))
+		return 0;
+	if (json) {
+		reopen_object(out);
+		r |= gs_buf_append_str(out, ",\"status\":");
+		r |= gs_workload_gpm_status_json(&st, out);
+		r |= gs_buf_append_str(out, "}\n");
+	} else {
+		r |= gs_workload_gpm_status_text(&st, out);
+	}
+	return r < 0 ? -E2BIG : 0;
+}
+
+/* The view (with the object's status for a GPUPlacementMap) into out; w filled (free it). */
+static int view(struct run *x, struct gs_sched_workload *w, struct gs_buf *out, int json)
+{
+	const struct gs_cmd_opts *o = x->o;
+	int64_t now = gs_clock_wall_ms();
+	int r = 0;
+
+	if (!x->gpm) {
+		gs_sched_workload(x->s, o->ns, x->ow.kind, x->name, x->ow.map, x->ow.map ? strlen(x->ow.map) : 0, w);
+		return json ? gs_workload_json(w, now, out) : gs_workload_text(w, now, out);
+	}
+	gs_sched_gpm_workload(x->s, o->ns, x->name, w);
+	if (!json)
+		r = add_gpm_status(x, out, json);
+	if (r == 0)
+		r = json ? gs_workload_json(w, now, out) : gs_workload_text(w, now, out);
+	if (r == 0 && json)
+		r = add_gpm_status(x, out, json);
+	return r;
+}
+
 static int show(struct run *x)
 {
 	const struct gs_cmd_opts *o = x->o;
@@ -383,15 +462,20 @@ static int show(struct run *x)
 	char path[GS_CMD_PATH_MAX];
 	int json = strcmp(o->output, "json") == 0, r;
 
-	gs_sched_workload(x->s, o->ns, x->ow.kind, x->name, x->ow.map, x->ow.map ? strlen(x->ow.map) : 0, &w);
 	gs_buf_init(&out, 0);
-	int64_t now = gs_clock_wall_ms();
-	r = json ? gs_workload_json(&w, now, &out) : gs_workload_text(&w, now, &out);
+	r = view(x, &w, &out, json);
 	if (r == 0 && o->ask_daemon) {
-		struct gs_cmd_daemon v;
-		snprintf(path, sizeof(path), "/debug/workloads/%s/%s/%s", o->ns,
-			 strcmp(x->ow.kind, "Job") == 0 ? "job" : "statefulset", x->name);
-		gs_cmd_ask_leader(&x->c, path, &v);
+		struct gs_cmd_daemon v = {0};
+		if (x->gpm) /* its /debug/ view is not served yet: its status subresource is what it writes */
+			snprintf(v.why, sizeof(v.why),
+				 "the daemon has no /debug/ view of a GPUPlacementMap; what it counts is in the "
+				 "object's status (kubectl get gpm -n %s %s -o yaml)",
+				 o->ns, x->name);
+		else
+			snprintf(path, sizeof(path), "/debug/workloads/%s/%s/%s", o->ns,
+				 strcmp(x->ow.kind, "Job") == 0 ? "job" : "statefulset", x->name);
+		if (!x->gpm)
+			gs_cmd_ask_leader(&x->c, path, &v);
 		r = add_daemon_view(&out, &w, &v, json);
 		free(v.json);
 	}
@@ -399,6 +483,9 @@ static int show(struct run *x)
 		fwrite(out.data, 1, out.len, stdout);
 	if (x->c.skipped)
 		fprintf(stderr, "gpu-scheduler status: %u pods did not decode and were left out\n", x->c.skipped);
+	if (x->c.skipped_gpms)
+		fprintf(stderr, "gpu-scheduler status: %u GPUPlacementMaps did not decode and were left out\n",
+			x->c.skipped_gpms);
 	gs_buf_free(&out);
 	gs_sched_workload_free(&w);
 	return r;
@@ -410,18 +497,26 @@ static int run_status(struct run *x, struct gs_kubeconfig *kc)
 
 	if ((r = gs_cmd_start(&x->c, x->o, kc)) < 0)
 		return r;
-	if ((r = read_owner(x)) == 0 && (r = read_pods(x)) == 0) {
-		x->s = gs_cmd_engine(x->o);
-		r = x->s ? feed(x) : -ENOMEM;
-		if (r >= 0)
-			r = show(x);
-		gs_sched_free(x->s);
-	}
+	/* The objects first, as the daemon holds them: the pods by reference are judged by them. */
+	x->s = gs_cmd_engine(x->o);
+	r = x->s ? gs_cmd_feed_gpms(&x->c, x->s, NULL) : -ENOMEM;
+	if (r == 0)
+		r = x->gpm ? read_object(x) : read_owner(x);
+	if (r == 0 && (r = read_pods(x)) == 0 && (r = feed(x)) >= 0)
+		r = show(x);
+	gs_sched_free(x->s);
 	gs_cmd_stop(&x->c);
 	return r;
 }
 
-/* "statefulset/NAME" (or sts/, job/, ...) into the owner's kind and x->name: 0, or 2 said. */
+static int gpm_word(const char *word)
+{
+	return strcasecmp(word, "gpuplacementmap") == 0 || strcasecmp(word, "gpuplacementmaps") == 0 ||
+	       strcasecmp(word, "gpm") == 0 || strcasecmp(word, "gpuplacementmap.gpu-scheduler.io") == 0 ||
+	       strcasecmp(word, "gpuplacementmaps.gpu-scheduler.io") == 0;
+}
+
+/* "statefulset/NAME" (or sts/, job/, gpm/, ...) into the owner's kind and x->name: 0, or 2 said. */
 static int parse_target(struct run *x, const char *arg)
 {
 	const char *slash = strchr(arg, '/');
@@ -430,9 +525,11 @@ static int parse_target(struct run *x, const char *arg)
 	if (slash && (size_t)(slash - arg) < sizeof(word)) {
 		snprintf(word, sizeof(word), "%.*s", (int)(slash - arg), arg);
 		x->ow.kind = gs_sched_workload_kind(word);
+		x->gpm = !x->ow.kind && gpm_word(word);
+		x->ow.kind = x->gpm ? GS_GPM_KIND : x->ow.kind;
 	}
 	if (!slash || !x->ow.kind) {
-		fprintf(stderr, "gpu-scheduler status: \"%s\": expected statefulset/NAME or job/NAME\n", arg);
+		fprintf(stderr, "gpu-scheduler status: \"%s\": expected statefulset/NAME, job/NAME or gpm/NAME\n", arg);
 		return 2;
 	}
 	if (!gs_cmd_valid_name(slash + 1)) {

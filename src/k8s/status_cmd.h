@@ -8,9 +8,14 @@
  * (cmd.h, gs_cmd_ask_leader) and says whether the two agree, row by row. Without a daemon to ask it
  * prints its own view and says why.
  *
+ * `gpu-scheduler status gpuplacementmap/NAME` (gpm/NAME): the same rows for the pods of ours that name
+ * the GPUPlacementMap (sched.h, gs_sched_gpm_workload), under its status as the engine counts it
+ * (gs_sched_gpm_status); the daemon, which serves no /debug/ view of objects, is not asked. Both views
+ * feed the GPUPlacementMaps first (cmd.h, gs_cmd_feed_gpms), as the daemon holds them.
+ *
  * Options, credentials and namespace as explain's (cmd.h). Also `kubectl gpu-scheduler status ...`.
- * Exit status: 0 when the view was printed, 1 when it could not be (the owner not found, not ours, the
- * apiserver unreachable: a message on stderr), 2 for a usage error.
+ * Exit status: 0 when the view was printed, 1 when it could not be (the owner or object not found, not
+ * ours, the apiserver unreachable: a message on stderr), 2 for a usage error.
  */
 #ifndef GS_K8S_STATUS_CMD_H
 #define GS_K8S_STATUS_CMD_H

@@ -1016,6 +1016,11 @@ int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind
 	return gs_sched__workload(s, ns, kind, name, map_text, map_len, out);
 }
 
+int gs_sched_gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out)
+{
+	return gs_sched__gpm_workload(s, ns, name, out);
+}
+
 void gs_sched_workload_free(struct gs_sched_workload *w)
 {
 	gs_sched__workload_free(w);

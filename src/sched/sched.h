@@ -575,6 +575,15 @@ struct gs_sched_workload {
  */
 int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
 		      const char *map_text, size_t map_len, struct gs_sched_workload *out);
+/*
+ * The same view of the pods of ours that reference the GPUPlacementMap ns/name (sched/gpm.h), whatever
+ * their owner, for `gpu-scheduler status gpuplacementmap/NAME`: kind GS_GPM_KIND, a row per pod and per
+ * index of the object's map with no pod; map_from GS_WORKLOAD_MAP_OBJECT (map_ref its name) when the
+ * engine holds the object and its map parses, else GS_WORKLOAD_MAP_NONE (map_error the parse error when
+ * it does not). owner_uid NULL. 0, or -ENOENT (an empty view) when the engine neither holds the object
+ * nor has a pod naming it. O(its pods). Release with gs_sched_workload_free.
+ */
+int gs_sched_gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out);
 void gs_sched_workload_free(struct gs_sched_workload *w);
 
 /* The kind of a command line or a URL ("statefulset", "statefulsets", "sts", "job", "jobs", in any case)

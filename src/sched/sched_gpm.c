@@ -29,6 +29,11 @@ static struct gs_sched__gpm *slot_get(const struct gs_sched *s, const char *ns, 
 	return gs_hmap_get(&s->gpms, key, (size_t)n);
 }
 
+const struct gs_sched__gpm *gs_sched__gpm_slot(const struct gs_sched *s, const char *ns, const char *name)
+{
+	return slot_get(s, ns, name);
+}
+
 static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const char *name)
 {
 	size_t ln = strlen(ns), lm = strlen(name);

@@ -27,6 +27,8 @@ int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, struct
 int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, struct gs_sched__gpm **out);
 /* Frees g when nothing needs it any more (the object is gone and no pod names it); else nothing. */
 void gs_sched__gpm_gc(struct gs_sched *s, struct gs_sched__gpm *g);
+/* The slot of ns/name (the object held, or only referenced), NULL when none. O(1). */
+const struct gs_sched__gpm *gs_sched__gpm_slot(const struct gs_sched *s, const char *ns, const char *name);
 /* sched.h's gs_sched_gpm_find, _next_gpm_status, _gpm_status. */
 int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
 int gs_sched__gpm_next_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out);

@@ -6,6 +6,7 @@
  */
 #include "sched/sched_workload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "sched/map.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_gang.h"
+#include "sched/sched_gpm.h"
 
 struct rows {
 	struct gs_sched_workload *w;
@@ -139,6 +141,43 @@ static const struct gs_map *view_map(struct gs_sched_workload *w, const char *te
 	return pod_map(newest);
 }
 
+/* Pod p's row, with its gang (the first met) and state counted. */
+static void add_pod(const struct gs_sched *s, const struct gs_sched__pod *p, struct rows *r)
+{
+	struct gs_sched_workload *out = r->w;
+
+	pod_row(s, p, add_row(r));
+	if (p->gang && !out->gang.size)
+		gs_sched__gang_explain(s, p, &out->gang);
+	if (p->state < GS_POD__COUNT)
+		out->by_state[p->state]++;
+}
+
+/* The pods' rows sorted, then a row for each index of m (NULL: none) that no pod has, sorted in. */
+static void finish_rows(struct rows *r, const struct gs_map *m)
+{
+	struct gs_sched_workload *out = r->w;
+	size_t n = m ? gs_map_count(m) : 0;
+
+	out->pods = out->n_rows;
+	if (out->n_rows) /* qsort's array may not be NULL, even for no element */
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+	out->map_entries = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct gs_map_entry *e = gs_map_entry_at(m, i);
+		if (has_index(out, out->pods, e->index))
+			continue;
+		struct gs_sched_workload_row *x = add_row(r);
+		x->index = e->index;
+		x->map_line = e->line;
+		x->node = e->node;
+		x->devices = e->devices;
+		out->not_created++;
+	}
+	if (out->not_created)
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+}
+
 int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
 		       const char *map_text, size_t map_len, struct gs_sched_workload *out)
 {
@@ -154,37 +193,38 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 		const struct gs_sched__pod *p = it.val;
 		if (strcmp(p->ns, ns) != 0 || !gs_str_eq(p->owner_kind, kind) || !gs_str_eq(p->owner_name, name))
 			continue;
-		pod_row(s, p, add_row(&r));
-		if (p->gang && !out->gang.size)
-			gs_sched__gang_explain(s, p, &out->gang);
-		if (p->state < GS_POD__COUNT)
-			out->by_state[p->state]++;
+		add_pod(s, p, &r);
 		if (!newest || p->created_ms > newest->created_ms)
 			newest = p;
 		if (pod_map(p) && (!newest_map || p->created_ms > newest_map->created_ms))
 			newest_map = p;
 	}
-	out->pods = out->n_rows;
 	out->owner_uid = newest ? newest->owner : NULL;
-	if (out->n_rows) /* qsort's array may not be NULL, even for no element */
-		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+	finish_rows(&r, view_map(out, map_text, map_len, newest_map));
+	return 0;
+}
 
-	const struct gs_map *m = view_map(out, map_text, map_len, newest_map);
-	size_t n = m ? gs_map_count(m) : 0;
-	out->map_entries = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct gs_map_entry *e = gs_map_entry_at(m, i);
-		if (has_index(out, out->pods, e->index))
-			continue;
-		struct gs_sched_workload_row *x = add_row(&r);
-		x->index = e->index;
-		x->map_line = e->line;
-		x->node = e->node;
-		x->devices = e->devices;
-		out->not_created++;
+int gs_sched__gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out)
+{
+	struct rows r = {.w = out};
+	const struct gs_sched__gpm *g = gs_sched__gpm_slot(s, ns, name);
+	const struct gs_list *l;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = GS_GPM_KIND;
+	out->name = name;
+	out->ns = ns;
+	if (!g)
+		return -ENOENT;
+	GS_LIST_FOREACH(l, &g->pods)
+		add_pod(s, GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod, &r);
+	if (g->present && g->map) {
+		out->map_from = GS_WORKLOAD_MAP_OBJECT;
+		out->map_ref = g->name;
+	} else if (g->present) {
+		snprintf(out->map_error, sizeof(out->map_error), "%s", g->map_error);
 	}
-	if (out->not_created)
-		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
+	finish_rows(&r, g->present ? g->map : NULL);
 	return 0;
 }
 

@@ -189,3 +189,64 @@ int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct g
 	}
 	return r < 0 ? -E2BIG : 0;
 }
+
+/* ---- a GPUPlacementMap's status ------------------------------------------------------------------ */
+
+int gs_workload_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b)
+{
+	const char *sep = "";
+	int r = gs_buf_printf(b, "{\"observedGeneration\":%" PRId64 ",\"entries\":%zu,\"placed\":%zu,\"waiting\":%zu",
+			      st->observed_generation, st->entries, st->placed, st->waiting);
+
+	r |= gs_buf_append_str(b, ",\"reasons\":[");
+	for (int i = 0; i < GS_WAIT__COUNT; i++) {
+		if (!st->waiting_by[i])
+			continue;
+		r |= gs_buf_printf(b, "%s{\"reason\":\"%s\",\"count\":%zu}", sep, gs_wait_reason_name(i),
+				   st->waiting_by[i]);
+		sep = ",";
+	}
+	r |= gs_buf_append_str(b, "],\"oldestWaiting\":");
+	if (st->oldest_name) {
+		r |= st->oldest_index >= 0 ? gs_buf_printf(b, "{\"index\":%ld,", st->oldest_index)
+					   : gs_buf_append_str(b, "{");
+		r |= gs_buf_append_str(b, "\"pod\":");
+		r |= gs_buf_append_json_str(b, st->oldest_name);
+		r |= gs_buf_append_json_field(b, "reason", gs_wait_reason_name(st->oldest_reason));
+		r |= gs_buf_append_json_field(b, "message", st->oldest_message);
+		r |= gs_buf_append_str(b, "}");
+	} else {
+		r |= gs_buf_append_str(b, "null");
+	}
+	r |= gs_buf_printf(b, ",\"ready\":%s", st->ready ? "true" : "false");
+	r |= gs_buf_append_json_field(b, "mapError", st->map_error);
+	r |= gs_buf_append_str(b, "}");
+	return r < 0 ? -E2BIG : 0;
+}
+
+int gs_workload_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b)
+{
+	const char *sep = " (";
+	int r = gs_buf_printf(b, "Status (generation %" PRId64 "): %s; %zu %s, %zu placed, %zu waiting",
+			      st->observed_generation, st->ready ? "ready" : "not ready", st->entries,
+			      st->entries == 1 ? "entry" : "entries", st->placed, st->waiting);
+
+	for (int i = 0; i < GS_WAIT__COUNT; i++) {
+		if (!st->waiting_by[i])
+			continue;
+		r |= gs_buf_printf(b, "%s%zu %s", sep, st->waiting_by[i], gs_wait_reason_name(i));
+		sep = ", ";
+	}
+	r |= gs_buf_append_str(b, *sep == ',' ? ")\n" : "\n");
+	if (st->map_error)
+		r |= gs_buf_printf(b, "  the map does not parse: %s\n", st->map_error);
+	if (st->oldest_name && st->oldest_index >= 0)
+		r |= gs_buf_printf(b, "  oldest waiting: index %ld, %s: %s: %s\n", st->oldest_index, st->oldest_name,
+				   gs_wait_reason_name(st->oldest_reason),
+				   st->oldest_message ? st->oldest_message : "");
+	else if (st->oldest_name)
+		r |= gs_buf_printf(b, "  oldest waiting: %s (no index): %s: %s\n", st->oldest_name,
+				   gs_wait_reason_name(st->oldest_reason),
+				   st->oldest_message ? st->oldest_message : "");
+	return r < 0 ? -E2BIG : 0;
+}

@@ -38,4 +38,18 @@ const char *gs_workload_row_state(const struct gs_sched_workload_row *x);
 int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b);
 int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b);
 
+/*
+ * A GPUPlacementMap's status (sched.h, gs_sched_gpm_status), for `gpu-scheduler status
+ * gpuplacementmap/NAME`. JSON, one object in the shape of the object's status subresource
+ * (deploy/crd/gpuplacementmaps.yaml) plus the engine's own: {"observedGeneration":3,"entries":4,
+ * "placed":2,"waiting":2,"reasons":[{"reason":"NODE_MISSING","count":2}] (non-zero counts only, in the
+ * reasons' order),"oldestWaiting":{"index":2,"pod":"train-2","reason":"NODE_MISSING","message":"..."}
+ * (null when none waits; "index" left out for a pod without one),"ready":false,"mapError":"line 3: ..."
+ * (left out when the map parses)}. Text: a line "Status (generation 3): not ready; 4 entries, 2 placed,
+ * 2 waiting (2 NODE_MISSING)", then the map's error and the oldest waiting pod, one line each when they
+ * are. 0, or -E2BIG as above.
+ */
+int gs_workload_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b);
+int gs_workload_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b);
+
 #endif

@@ -4,7 +4,8 @@
 # created. The command's rows, its JSON, and the daemon's /debug/workloads/NS/KIND/NAME on its secure
 # port, asked by the command through the apiserver's pod proxy with the caller's token as explain asks
 # (the Lease names the leader): both views agree; a flag that makes them differ is said row by row;
-# without a Lease the command prints its own view and says why; the kubectl plugin; clear errors.
+# without a Lease the command prints its own view and says why; the kubectl plugin; clear errors. Then
+# a GPUPlacementMap (issue 24): explain of pods naming it, and status gpm/NAME.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -113,6 +114,91 @@ check "status of a Job that does not exist: exit 1" eval '
 	e=$(cli job/nope 2>&1 >/dev/null); [ $? -eq 1 ] && grep -q "jobs.batch \"nope\" not found" <<<"$e"'
 check "status of another kind: exit 2" eval 'cli deployment/st >/dev/null 2>&1; [ $? -eq 2 ]'
 check "status with a bad name: exit 2" eval 'cli statefulset/Bad_Name >/dev/null 2>&1; [ $? -eq 2 ]'
+
+# Maps as objects (issue 24): a GPUPlacementMap and bare pods naming it, of a scheduler no daemon serves
+# (gs-nobody: they stay pending whatever the daemon knows), asked with --scheduler-name gs-nobody. The
+# commands feed the objects before the pods: a pod by reference is judged by its object's entry, never
+# MAP_MISSING while the object exists. (Above, before the CRD was installed, the same commands read a 404
+# for the resource as no object.)
+CRD=gpuplacementmaps.gpu-scheduler.io
+if ! kc get crd "$CRD" >/dev/null 2>&1; then
+	kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null
+	defer "kc delete crd $CRD --wait=false >/dev/null 2>&1"
+fi
+check "the GPUPlacementMap CRD is Established" kc wait --for=condition=Established "crd/$CRD" --timeout=60s
+cat <<YAML | kc apply -f - >/dev/null
+apiVersion: gpu-scheduler.io/v1alpha1
+kind: GPUPlacementMap
+metadata:
+  name: ranks
+spec:
+  map: |
+    0=$N:3
+    1=$N-missing:0
+    2=$N:2
+YAML
+ref_pod() { # NAME OBJECT DEVICES
+	SCHEDULER_NAME=gs-nobody POD_ENV=$3 POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: $2
+    gpu-scheduler.io/placement-map-generation: \"1\"" pod_yaml "$1" | kc apply -f - >/dev/null
+}
+ref_pod r-0 ranks 3
+ref_pod r-1 ranks 0
+ref_pod lone-0 nope 0
+nobody() { # COMMAND ARGS...
+	local c=$1
+	shift
+	"$GS_BUILD/gpu-scheduler" "$c" --kubeconfig "$KUBECONFIG" -n "$NS" --scheduler-name gs-nobody \
+		--require-env=false --daemon=false "$@"
+}
+nobody explain r-0 2>/dev/null | sed 's/^/    | /'
+check "explain of a pod by reference whose entry's node is missing: NODE_MISSING, not MAP_MISSING" \
+	equals NODE_MISSING eval 'nobody explain -o json r-1 2>/dev/null | jq -r .verdict'
+check "explain of a pod by reference whose entry fits: queued, no verdict (every check passes)" \
+	equals "QUEUED none" eval 'nobody explain -o json r-0 2>/dev/null | jq -r "\"\(.state) \(.verdict // \"none\")\""'
+check "explain -o json of a pod by reference: its object found, at generation 1" \
+	equals "ranks true 1" eval 'nobody explain -o json r-1 2>/dev/null | jq -r "\"\(.mapRef.name) \(.mapRef.found) \(.mapRef.generation)\""'
+check "explain of a pod naming an object that does not exist: MAP_MISSING" \
+	equals MAP_MISSING eval 'nobody explain -o json lone-0 2>/dev/null | jq -r .verdict'
+
+gj=$(nobody status -o json gpm/ranks)
+printf '%s\n' "$gj" | sed 's/^/    | /'
+check "status gpm/NAME -o json: the object's status (3 entries, 0 placed, 2 waiting: 1 NODE_MISSING)" \
+	equals "3 0 2 NODE_MISSING:1 1 r-1 false" jq -r '.status | "\(.entries) \(.placed) \(.waiting) \([.reasons[] | "\(.reason):\(.count)"] | join(",")) \(.oldestWaiting.index) \(.oldestWaiting.pod) \(.ready)"' <<<"$gj"
+check "status gpm/NAME -o json: one row per index, from the object's map" \
+	equals "GPUPlacementMap object ranks 0:r-0:QUEUED:-:$N:3 1:r-1:WAITING:NODE_MISSING:$N-missing:0 2:-:NOT_CREATED:-:$N:2" \
+	eval 'echo "$(jq -r "\"\(.kind) \(.map.from) \(.map.object)\"" <<<"$gj") $(rows_of <<<"$gj")"'
+said=$(nobody status gpuplacementmap/ranks)
+printf '%s\n' "$said" | sed 's/^/    | /'
+check "status gpuplacementmap/NAME: the status line, the oldest waiting pod and the rows" eval '
+	grep -q "^Status (generation 1): not ready; 3 entries, 0 placed, 2 waiting (1 NODE_MISSING)$" <<<"$said" &&
+	grep -q "^  oldest waiting: index 1, r-1: NODE_MISSING: " <<<"$said" &&
+	grep -q "^GPUPlacementMap $NS/ranks: 2 pods (1 WAITING, 1 QUEUED), 1 index not created; the map has 3 entries (from GPUPlacementMap $NS/ranks)" <<<"$said" &&
+	grep -Eq "^1 +r-1 +$N-missing +0 +WAITING +NODE_MISSING +[0-9]+[smh]$" <<<"$said" &&
+	grep -Eq "^2 +- +$N +2 +not created +- +-$" <<<"$said"'
+check "status gpm/NAME asking the daemon: it says it has no /debug/ view of objects" eval '
+	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$KUBECONFIG" -n "$NS" --scheduler-name gs-nobody \
+		--require-env=false gpm/ranks | grep -q "^The daemon: not asked: the daemon has no /debug/ view of a GPUPlacementMap"'
+check "status gpm/NAME with gpu-scheduler-status only (deploy/rbac.yaml): the rows" eval '
+	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/viewer.kubeconfig" -n "$NS" --scheduler-name gs-nobody \
+		--require-env=false --daemon=false gpm/ranks | grep -Eq "^0 +r-0 +$N +3 +QUEUED"'
+# Without the rule on gpuplacementmaps (the status ClusterRole before it): a 403, said with the rule.
+cat >"$work/nogpm.yaml" <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: gs-nogpm
+rules:
+  - apiGroups: [""]
+    resources: ["pods", "nodes"]
+    verbs: ["get", "list"]
+YAML
+sa_role_kubeconfig "$work/nogpm.yaml" gs-nogpm nogpm "$work/nogpm.kubeconfig"
+check "status without list on gpuplacementmaps: exit 1, the rule it lacks said" eval '
+	e=$("$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/nogpm.kubeconfig" -n "$NS" --scheduler-name gs-nobody \
+		--daemon=false gpm/ranks 2>&1 >/dev/null); [ $? -eq 1 ] &&
+	grep -q "the caller needs get and list on gpuplacementmaps.gpu-scheduler.io (ClusterRole gpu-scheduler-status" <<<"$e"'
+check "status of a GPUPlacementMap that does not exist: exit 1, said" eval '
+	e=$(nobody status gpm/nope 2>&1 >/dev/null); [ $? -eq 1 ] && grep -q "GPUPlacementMap $NS/nope not found" <<<"$e"'
 
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "sched/gpm.h"
 #include "sched/sched.h"
+#include "sched/workload_out.h"
 
 static struct gs_sched *new_engine(void)
 {
@@ -339,6 +341,94 @@ static void test_workload_by_ref(void **state)
 	gs_sched_free(s);
 }
 
+/* The view of one object (status gpm/NAME): the pods naming it whatever their owner, its indices not
+ * created, its status written out; an object not held leaves its pods' rows without a map. */
+static void test_gpm_workload(void **state)
+{
+	struct gs_sched *s = new_engine();
+	struct gs_gpm_view v = view("ml", "ranks", 2, "0=node1:0\n1=node1:1\n2=node9:0\n3=node1:3");
+	struct gs_pod_obj p0 = ref_pod("u0", "ml", "ranks-0", "ranks"), p2 = ref_pod("u2", "ml", "ranks-2", "ranks");
+	struct gs_pod_obj job = ref_pod("u3", "ml", "other-3", "ranks"), far = ref_pod("u9", "ml2", "ranks-1", "ranks");
+	struct gs_sched_workload w;
+	struct gs_bind_decision d;
+	struct gs_gpm_status st;
+	struct gs_buf b;
+	(void)state;
+
+	job.owner_kind = (char *)"Job";
+	job.owner_name = (char *)"other";
+	job.job_index = (char *)"3";
+	job.map_ref_generation = (char *)"2";
+	add_node(s, "node1");
+	assert_int_equal(gs_sched_gpm_workload(s, "ml", "ranks", &w), -ENOENT);
+	gs_sched_workload_free(&w);
+	assert_int_equal(gs_sched_gpm_upsert(s, &v, 0), 0);
+	assert_int_equal(gs_sched_pod_upsert(s, &p0, 0), 0);
+	assert_int_equal(gs_sched_next_bind(s, 0, &d), 1);
+	assert_int_equal(gs_sched_bind_done(s, "u0", GS_BIND_OK, 0), 0);
+	assert_int_equal(gs_sched_pod_upsert(s, &p2, 0), 0);
+	assert_int_equal(gs_sched_pod_upsert(s, &job, 0), 0);
+	assert_int_equal(gs_sched_pod_upsert(s, &far, 0), 0);
+
+	assert_int_equal(gs_sched_gpm_workload(s, "ml", "ranks", &w), 0);
+	assert_string_equal(w.kind, "GPUPlacementMap");
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_OBJECT);
+	assert_string_equal(w.map_ref, "ranks");
+	assert_int_equal(w.map_entries, 4);
+	assert_int_equal(w.pods, 3); /* ranks-1 of ml2 names ml2's object */
+	assert_int_equal(w.not_created, 1);
+	assert_int_equal(w.n_rows, 4);
+	assert_string_equal(w.rows[0].pod.name, "ranks-0");
+	assert_int_equal(w.rows[0].pod.state, GS_POD_BOUND);
+	assert_int_equal(w.rows[1].index, 1);
+	assert_int_equal(w.rows[1].created, 0);
+	assert_string_equal(w.rows[2].pod.name, "ranks-2");
+	assert_int_equal(w.rows[2].pod.state, GS_POD_WAITING);
+	assert_int_equal(w.rows[2].pod.reason, GS_WAIT_NODE_MISSING);
+	assert_string_equal(w.rows[3].pod.name, "other-3");
+	assert_int_equal(w.by_state[GS_POD_BOUND], 1);
+	assert_int_equal(w.by_state[GS_POD_WAITING], 1);
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_workload_text(&w, 1000, &b), 0);
+	assert_non_null(strstr(b.data, "GPUPlacementMap ml/ranks: 3 pods"));
+	assert_non_null(strstr(b.data, "from GPUPlacementMap ml/ranks"));
+	gs_buf_free(&b);
+	gs_sched_workload_free(&w);
+
+	/* Its status, as the command writes it. */
+	assert_int_equal(gs_sched_gpm_status(s, "ml", "ranks", &st), 1);
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_workload_gpm_status_text(&st, &b), 0);
+	assert_non_null(strstr(b.data, "Status (generation 2): not ready; 4 entries, "));
+	assert_non_null(strstr(b.data, "1 NODE_MISSING"));
+	assert_non_null(strstr(b.data, "oldest waiting: index 2, ranks-2: NODE_MISSING: "));
+	gs_buf_reset(&b);
+	assert_int_equal(gs_workload_gpm_status_json(&st, &b), 0);
+	assert_non_null(strstr(b.data, "{\"observedGeneration\":2,\"entries\":4,\"placed\":"));
+	assert_non_null(strstr(b.data, "{\"reason\":\"NODE_MISSING\",\"count\":1}"));
+	assert_non_null(
+		strstr(b.data, "\"oldestWaiting\":{\"index\":2,\"pod\":\"ranks-2\",\"reason\":\"NODE_MISSING\""));
+	assert_non_null(strstr(b.data, "\"ready\":false}"));
+	gs_buf_free(&b);
+
+	/* A map that does not parse: no index rows, the error said; deleted: the pods' rows stay. */
+	v = view("ml", "ranks", 3, "0=node1:0\n1 node1:1");
+	assert_int_equal(gs_sched_gpm_upsert(s, &v, 0), 0);
+	assert_int_equal(gs_sched_gpm_workload(s, "ml", "ranks", &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_NONE);
+	assert_non_null(strstr(w.map_error, "line 2"));
+	assert_int_equal(w.not_created, 0);
+	gs_sched_workload_free(&w);
+	assert_int_equal(gs_sched_gpm_delete(s, "ml", "ranks", 0), 0);
+	assert_int_equal(gs_sched_gpm_workload(s, "ml", "ranks", &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_NONE);
+	assert_int_equal(w.pods, 3);
+	assert_int_equal(w.by_state[GS_POD_WAITING], 2);
+	gs_sched_workload_free(&w);
+	gs_sched_audit(s);
+	gs_sched_free(s);
+}
+
 /* An update of a pod's inline map while its Binding is in flight: the Binding stands, the inputs count at
  * the retry (the audit used to refuse the in-flight pod's new inputs). */
 static void test_inline_edit_in_flight(void **state)
@@ -378,13 +468,10 @@ static void test_inline_edit_in_flight(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_store),
-		cmocka_unit_test(test_bad_map),
-		cmocka_unit_test(test_status_rate),
-		cmocka_unit_test(test_status_counts),
-		cmocka_unit_test(test_restart_claim),
-		cmocka_unit_test(test_workload_by_ref),
-		cmocka_unit_test(test_inline_edit_in_flight),
+		cmocka_unit_test(test_store),         cmocka_unit_test(test_bad_map),
+		cmocka_unit_test(test_status_rate),   cmocka_unit_test(test_status_counts),
+		cmocka_unit_test(test_restart_claim), cmocka_unit_test(test_workload_by_ref),
+		cmocka_unit_test(test_gpm_workload),  cmocka_unit_test(test_inline_edit_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
