@@ -399,15 +399,9 @@ int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, c
 /* One GPUPlacementMap of the list into the engine, as the daemon's watch gives it. */
 static int gpm_item(const struct gs_gpm *g, void *ud)
 {
-	struct gs_gpm_view v = {.ns = g->ns,
-				.name = g->name,
-				.uid = g->uid,
-				.generation = g->generation,
-				.map_text = g->map_text,
-				.map_len = g->map_len,
-				.placement = g->placement,
-				.gang_timeout = g->gang_timeout,
-				.gang_size = g->gang_size[0] ? g->gang_size : NULL};
+	struct gs_gpm_view v;
+
+	gs_gpm_view_of(g, &v);
 
 	gs_sched_gpm_upsert(ud, &v, 0);
 	return 0;
