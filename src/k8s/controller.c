@@ -764,10 +764,27 @@ int gs_controller_map_lookup(void *controller, const char *ns, const char *name,
 	return g.synced || g.absent ? 0 : -EAGAIN; /* unknown only once the table is complete (or no CRD) */
 }
 
-/* /debug/workloads/NS/KIND/NAME (rest is NS/KIND/NAME): gs_sched_workload as JSON (workload_out.h). */
+/* A GPUPlacementMap's view with its status (gs_workload_gpm_json), as `gpu-scheduler status gpm/NAME`
+ * makes it from the apiserver: the command compares the two row by row. */
+static int debug_gpm(struct gs_controller *c, const char *ns, const char *name, struct gs_buf *b)
+{
+	struct gs_gpm_status st;
+	struct gs_sched_workload w;
+	int r;
+
+	if (!gs_sched_gpm_status(c->sched, ns, name, &st))
+		return -ENOENT;
+	gs_sched_gpm_workload(c->sched, ns, name, &w);
+	r = gs_workload_gpm_json(&w, &st, gs_clock_wall_ms(), b);
+	gs_sched_workload_free(&w);
+	return r;
+}
+
+/* /debug/workloads/NS/KIND/NAME (rest is NS/KIND/NAME): gs_sched_workload as JSON (workload_out.h); KIND
+ * gpuplacementmap: the object's pods and status. */
 static char *debug_workload(struct gs_controller *c, const char *rest, int *status)
 {
-	const char *usage = "expected /debug/workloads/NAMESPACE/statefulset|job/NAME";
+	const char *usage = "expected /debug/workloads/NAMESPACE/statefulset|job|gpuplacementmap/NAME";
 	const char *k = strchr(rest, '/'), *n = k ? strchr(k + 1, '/') : NULL, *kind;
 	char ns[254], word[32];
 	struct gs_sched_workload w;
@@ -779,12 +796,20 @@ static char *debug_workload(struct gs_controller *c, const char *rest, int *stat
 		return debug_error(status, 404, usage);
 	snprintf(ns, sizeof(ns), "%.*s", (int)(k - rest), rest);
 	snprintf(word, sizeof(word), "%.*s", (int)(n - k - 1), k + 1);
-	if (!(kind = gs_sched_workload_kind(word)))
-		return debug_error(status, 404, usage);
-	gs_sched_workload(c->sched, ns, kind, n + 1, NULL, 0, &w);
 	gs_buf_init(&b, DEBUG_BODY_MAX);
-	r = gs_workload_json(&w, gs_clock_wall_ms(), &b);
-	gs_sched_workload_free(&w);
+	if (strcmp(word, "gpuplacementmap") == 0) {
+		if ((r = debug_gpm(c, ns, n + 1, &b)) == -ENOENT) {
+			gs_buf_free(&b);
+			return debug_error(status, 404, "no such GPUPlacementMap in this replica's cache");
+		}
+	} else if (!(kind = gs_sched_workload_kind(word))) {
+		gs_buf_free(&b);
+		return debug_error(status, 404, usage);
+	} else {
+		gs_sched_workload(c->sched, ns, kind, n + 1, NULL, 0, &w);
+		r = gs_workload_json(&w, gs_clock_wall_ms(), &b);
+		gs_sched_workload_free(&w);
+	}
 	if (r < 0) {
 		gs_buf_free(&b);
 		return debug_error(status, 500, "the workload's view is too large");

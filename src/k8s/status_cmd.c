@@ -413,24 +413,18 @@ static int add_daemon_view(struct gs_buf *out, const struct gs_sched_workload *w
 
 /* ---- the command ----------------------------------------------------------------------------------- */
 
-/* The object's status as the engine counts it: a block before the rows (text), a member "status" of the
- * object (JSON). */
-static int add_gpm_status(struct run *x, struct gs_buf *out, int json)
+/* The object's view: its status as the engine counts it as a block before the rows (text) or a member
+ * "status" of the object (JSON). */
+static int gpm_view(struct run *x, const struct gs_sched_workload *w, int64_t now, struct gs_buf *out, int json)
 {
 	struct gs_gpm_status st;
-	int r = 0;
+	int known = gs_sched_gpm_status(x->s, x->o->ns, x->name, &st), r = 0;
 
-	if (!gs_sched_gpm_status(x->s, x->o->ns, x->name, &st))
-		return 0;
-	if (json) {
-		reopen_object(out);
-		r |= gs_buf_append_str(out, ",\"status\":");
-		r |= gs_workload_gpm_status_json(&st, out);
-		r |= gs_buf_append_str(out, "}\n");
-	} else {
-		r |= gs_workload_gpm_status_text(&st, out);
-	}
-	return r < 0 ? -E2BIG : 0;
+	if (json)
+		return known ? gs_workload_gpm_json(w, &st, now, out) : gs_workload_json(w, now, out);
+	if (known && gs_workload_gpm_status_text(&st, out) < 0)
+		r = -E2BIG;
+	return r ? r : gs_workload_text(w, now, out);
 }
 
 /* The view (with the object's status for a GPUPlacementMap) into out; w filled (free it). */
@@ -438,20 +432,13 @@ static int view(struct run *x, struct gs_sched_workload *w, struct gs_buf *out, 
 {
 	const struct gs_cmd_opts *o = x->o;
 	int64_t now = gs_clock_wall_ms();
-	int r = 0;
 
 	if (!x->gpm) {
 		gs_sched_workload(x->s, o->ns, x->ow.kind, x->name, x->ow.map, x->ow.map ? strlen(x->ow.map) : 0, w);
 		return json ? gs_workload_json(w, now, out) : gs_workload_text(w, now, out);
 	}
 	gs_sched_gpm_workload(x->s, o->ns, x->name, w);
-	if (!json)
-		r = add_gpm_status(x, out, json);
-	if (r == 0)
-		r = json ? gs_workload_json(w, now, out) : gs_workload_text(w, now, out);
-	if (r == 0 && json)
-		r = add_gpm_status(x, out, json);
-	return r;
+	return gpm_view(x, w, now, out, json);
 }
 
 static int show(struct run *x)
@@ -466,16 +453,12 @@ static int show(struct run *x)
 	r = view(x, &w, &out, json);
 	if (r == 0 && o->ask_daemon) {
 		struct gs_cmd_daemon v = {0};
-		if (x->gpm) /* its /debug/ view is not served yet: its status subresource is what it writes */
-			snprintf(v.why, sizeof(v.why),
-				 "the daemon has no /debug/ view of a GPUPlacementMap; what it counts is in the "
-				 "object's status (kubectl get gpm -n %s %s -o yaml)",
-				 o->ns, x->name);
-		else
-			snprintf(path, sizeof(path), "/debug/workloads/%s/%s/%s", o->ns,
-				 strcmp(x->ow.kind, "Job") == 0 ? "job" : "statefulset", x->name);
-		if (!x->gpm)
-			gs_cmd_ask_leader(&x->c, path, &v);
+		snprintf(path, sizeof(path), "/debug/workloads/%s/%s/%s", o->ns,
+			 x->gpm                           ? "gpuplacementmap"
+			 : strcmp(x->ow.kind, "Job") == 0 ? "job"
+							  : "statefulset",
+			 x->name);
+		gs_cmd_ask_leader(&x->c, path, &v);
 		r = add_daemon_view(&out, &w, &v, json);
 		free(v.json);
 	}

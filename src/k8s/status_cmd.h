@@ -10,7 +10,7 @@
  *
  * `gpu-scheduler status gpuplacementmap/NAME` (gpm/NAME): the same rows for the pods of ours that name
  * the GPUPlacementMap (sched.h, gs_sched_gpm_workload), under its status as the engine counts it
- * (gs_sched_gpm_status); the daemon, which serves no /debug/ view of objects, is not asked. Both views
+ * (gs_sched_gpm_status), compared with the daemon's /debug/workloads/NS/gpuplacementmap/NAME. Both views
  * feed the GPUPlacementMaps first (cmd.h, gs_cmd_feed_gpms), as the daemon holds them.
  *
  * Options, credentials and namespace as explain's (cmd.h). Also `kubectl gpu-scheduler status ...`.

@@ -56,7 +56,9 @@ static int gang_json(struct gs_buf *b, const struct gs_sched_workload *w)
 	return w->gang.size > 0 ? gs_explain_gang_json(b, &w->gang) : gs_buf_append_str(b, ",\"gang\":null");
 }
 
-int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b)
+/* The workload's JSON; with st (a GPUPlacementMap's view), its status as a member "status" too. */
+static int workload_json(const struct gs_sched_workload *w, const struct gs_gpm_status *st, int64_t now_ms,
+			 struct gs_buf *b)
 {
 	int r = gs_buf_append_str(b, "{\"kind\":");
 
@@ -78,8 +80,24 @@ int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct g
 		r |= i ? gs_buf_append_str(b, ",") : 0;
 		r |= row_json(b, &w->rows[i], now_ms);
 	}
-	r |= gs_buf_append_str(b, "]}\n");
+	r |= gs_buf_append_str(b, "]");
+	if (st) {
+		r |= gs_buf_append_str(b, ",\"status\":");
+		r |= gs_workload_gpm_status_json(st, b);
+	}
+	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
+}
+
+int gs_workload_json(const struct gs_sched_workload *w, int64_t now_ms, struct gs_buf *b)
+{
+	return workload_json(w, NULL, now_ms, b);
+}
+
+int gs_workload_gpm_json(const struct gs_sched_workload *w, const struct gs_gpm_status *st, int64_t now_ms,
+			 struct gs_buf *b)
+{
+	return workload_json(w, st, now_ms, b);
 }
 
 /* ---- text ---------------------------------------------------------------------------------------- */

@@ -51,5 +51,10 @@ int gs_workload_text(const struct gs_sched_workload *w, int64_t now_ms, struct g
  */
 int gs_workload_gpm_status_json(const struct gs_gpm_status *st, struct gs_buf *b);
 int gs_workload_gpm_status_text(const struct gs_gpm_status *st, struct gs_buf *b);
+/* A GPUPlacementMap's view (gs_sched_gpm_workload) as gs_workload_json writes it, with st as a last
+ * member "status" (gs_workload_gpm_status_json): `gpu-scheduler status gpm/NAME -o json` and the
+ * daemon's /debug/workloads/NS/gpuplacementmap/NAME. 0, or -E2BIG as above. */
+int gs_workload_gpm_json(const struct gs_sched_workload *w, const struct gs_gpm_status *st, int64_t now_ms,
+			 struct gs_buf *b);
 
 #endif

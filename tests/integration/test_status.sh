@@ -5,7 +5,8 @@
 # port, asked by the command through the apiserver's pod proxy with the caller's token as explain asks
 # (the Lease names the leader): both views agree; a flag that makes them differ is said row by row;
 # without a Lease the command prints its own view and says why; the kubectl plugin; clear errors. Then
-# a GPUPlacementMap (issue 24): explain of pods naming it, and status gpm/NAME.
+# a GPUPlacementMap (issue 24): explain of pods naming it, status gpm/NAME, and the daemon's view of an
+# object of its own pods (/debug/workloads/NS/gpuplacementmap/NAME), which the command finds agreeing.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -175,9 +176,33 @@ check "status gpuplacementmap/NAME: the status line, the oldest waiting pod and 
 	grep -q "^GPUPlacementMap $NS/ranks: 2 pods (1 WAITING, 1 QUEUED), 1 index not created; the map has 3 entries (from GPUPlacementMap $NS/ranks)" <<<"$said" &&
 	grep -Eq "^1 +r-1 +$N-missing +0 +WAITING +NODE_MISSING +[0-9]+[smh]$" <<<"$said" &&
 	grep -Eq "^2 +- +$N +2 +not created +- +-$" <<<"$said"'
-check "status gpm/NAME asking the daemon: it says it has no /debug/ view of objects" eval '
-	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$KUBECONFIG" -n "$NS" --scheduler-name gs-nobody \
-		--require-env=false gpm/ranks | grep -q "^The daemon: not asked: the daemon has no /debug/ view of a GPUPlacementMap"'
+# The daemon's view of an object of its own pods (/debug/workloads/NS/gpuplacementmap/NAME: the rows and
+# the status) and the command's agree. The daemon started before the CRD: it asks again every 30 s.
+cat <<YAML | kc apply -f - >/dev/null
+apiVersion: gpu-scheduler.io/v1alpha1
+kind: GPUPlacementMap
+metadata:
+  name: ours
+spec:
+  map: |
+    0=$N:2
+    1=$N-missing:1
+YAML
+POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: ours" pod_yaml o-0 | kc apply -f - >/dev/null
+POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: ours" pod_yaml o-1 | kc apply -f - >/dev/null
+check_eventually "the daemon holds the object once the CRD is installed" 45 \
+	equals 2 eval 'sdebug "workloads/$NS/gpuplacementmap/ours" | jq -r .status.entries'
+check_eventually "o-0 bound where the object maps index 0" 20 pod_on o-0 "$N"
+check_eventually "/debug/workloads/NS/gpuplacementmap/NAME: the object's rows" 10 \
+	equals "0:o-0:BOUND:-:$N:2 1:o-1:WAITING:NODE_MISSING:$N-missing:1" eval 'sdebug "workloads/$NS/gpuplacementmap/ours" | rows_of'
+check "/debug/workloads/NS/gpuplacementmap/NAME: its status (2 entries, 1 placed, 1 waiting)" \
+	equals "2 1 1 false" eval 'sdebug "workloads/$NS/gpuplacementmap/ours" | jq -r ".status | \"\(.entries) \(.placed) \(.waiting) \(.ready)\""'
+check "/debug/workloads of an object the daemon does not hold: 404" \
+	equals 404 curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $GS_ADMIN_TOKEN" "$SURL/debug/workloads/$NS/gpuplacementmap/nope"
+said=$(cli --require-env=false gpm/ours)
+printf '%s\n' "$said" | sed 's/^/    | /'
+check "status gpm/NAME: the daemon agrees" eval \
+	'grep -q "The daemon (leader st-proxy, through the apiserver.s pod proxy) agrees: the same pods, states, reasons and nodes." <<<"$said"'
 check "status gpm/NAME with gpu-scheduler-status only (deploy/rbac.yaml): the rows" eval '
 	"$GS_BUILD/gpu-scheduler" status --kubeconfig "$work/viewer.kubeconfig" -n "$NS" --scheduler-name gs-nobody \
 		--require-env=false --daemon=false gpm/ranks | grep -Eq "^0 +r-0 +$N +3 +QUEUED"'

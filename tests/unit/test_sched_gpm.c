@@ -409,6 +409,14 @@ static void test_gpm_workload(void **state)
 	assert_non_null(
 		strstr(b.data, "\"oldestWaiting\":{\"index\":2,\"pod\":\"ranks-2\",\"reason\":\"NODE_MISSING\""));
 	assert_non_null(strstr(b.data, "\"ready\":false}"));
+	/* The view and the status in one object: the command's -o json and the daemon's /debug/ answer. */
+	gs_buf_reset(&b);
+	assert_int_equal(gs_sched_gpm_workload(s, "ml", "ranks", &w), 0);
+	assert_int_equal(gs_workload_gpm_json(&w, &st, 1000, &b), 0);
+	gs_sched_workload_free(&w);
+	assert_non_null(strstr(b.data, "\"rows\":[{\"index\":0,"));
+	assert_non_null(strstr(b.data, "],\"status\":{\"observedGeneration\":2,\"entries\":4,"));
+	assert_int_equal(strcmp(b.data + b.len - 3, "}}\n"), 0);
 	gs_buf_free(&b);
 
 	/* A map that does not parse: no index rows, the error said; deleted: the pods' rows stay. */
