@@ -3,9 +3,11 @@
 # kube-scheduler and kube-proxy (Kubernetes 1.20.2 built from Debian's source package, cached), four
 # kubelets node1..node4 each with its own containerd, the images built here with buildah and imported
 # into every node; gpu-scheduler deployed into kube-system from its image through deploy/ (in-cluster
-# config, the webhook reached through its Service), then the example StatefulSet. When the five pods
-# run, it prints `kubectl get pod -o wide -A`, the logs of the pods on node3 and node4, and the verdict
-# of deploy/examples/verify.sh (the same as deploy/kind/demo.sh's: each pod where its map says).
+# config, the webhook reached through its Service), then the example StatefulSet and, beside it, the
+# same service by reference (deploy/examples/check-statefulset-by-reference.yaml: its map in a
+# GPUPlacementMap). When the ten pods run, it prints `kubectl get pod -o wide -A`, the logs of the pods
+# on node3 and node4, the verdict of deploy/examples/verify.sh for each StatefulSet (the first the same
+# as deploy/kind/demo.sh's: each pod where its map says) and `kubectl get gpuplacementmaps`.
 #
 #   scripts/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
 #   scripts/demo.sh down    (make demo-down)
@@ -25,10 +27,16 @@ NS=gpu-demo
 
 say() { printf '\n=== demo: %s\n' "$*"; }
 
-# What the demo shows: every pod, the logs of the pods on node3 and node4, and the verdict (exits 1
-# when a pod is not where its map says).
+# What the demo shows: every pod, the logs of the pods on node3 and node4, the verdicts, and the status
+# the scheduler writes to the GPUPlacementMap (exits 1 when a pod is not where its map says).
 show() {
-	deploy/examples/verify.sh -n "$NS" --show node3,node4
+	local rc=0
+	deploy/examples/verify.sh -n "$NS" --show node3,node4 || rc=1
+	printf '\n== by reference: deploy/examples/verify.sh -n %s --name gpu-scheduler-check-byref\n' "$NS"
+	deploy/examples/verify.sh -n "$NS" --name gpu-scheduler-check-byref || rc=1
+	printf '\n== kubectl -n %s get gpuplacementmaps\n' "$NS"
+	kubectl -n "$NS" get gpuplacementmaps || rc=1
+	return $rc
 }
 
 case ${1:-up} in
@@ -64,7 +72,7 @@ kubectl get nodes -owide
 say "gpu-scheduler into kube-system from deploy/ (self-signed webhook certificate)"
 tests/cluster/deploy.sh scheduler
 
-say "the example StatefulSet (deploy/examples/gpu-scheduler-check.yaml) in namespace $NS"
+say "the example StatefulSet (deploy/examples/gpu-scheduler-check.yaml) and the same by reference (check-statefulset-by-reference.yaml) in namespace $NS"
 tests/cluster/deploy.sh example "$NS"
 
 show

@@ -4,8 +4,11 @@
 #   tests/cluster/deploy.sh scheduler      gpu-scheduler from deploy/ (kustomize base + the self-signed
 #                                          certificate Component) into kube-system; waits until its pod
 #                                          is Ready and the webhook's caBundle is set
-#   tests/cluster/deploy.sh example NS     deploy/examples/gpu-scheduler-check.yaml in namespace NS
-#                                          (created if missing); waits until its five pods are Running
+#   tests/cluster/deploy.sh example NS     deploy/examples/gpu-scheduler-check.yaml and the same by
+#                                          reference (check-statefulset-by-reference.yaml: a
+#                                          GPUPlacementMap and its StatefulSet) in namespace NS (created
+#                                          if missing); waits until both sets of five pods are Running
+#                                          and the object's status is Ready
 #   tests/cluster/deploy.sh render         rewrites deploy/install.yaml (make manifests): the same
 #                                          overlay as one file, for kubectl without kustomize v3.7+
 #
@@ -126,19 +129,30 @@ cmd_scheduler() {
 		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{end}')"
 }
 
+# running_pods NS NAME: how many pods labelled app.kubernetes.io/name=NAME are Running.
 running_pods() {
-	kc -n "$1" get pods -l app.kubernetes.io/name=gpu-scheduler-check \
+	kc -n "$1" get pods -l "app.kubernetes.io/name=$2" \
 		-o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$'
 }
 
-five_running() { [ "$(running_pods "$1")" = 5 ]; }
+five_running() { [ "$(running_pods "$1" "$2")" = 5 ]; }
+
+# gpm_ready NS NAME: the GPUPlacementMap's Ready condition (written by the leader) is True.
+gpm_ready() {
+	[ "$(kc -n "$1" get gpuplacementmap "$2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
 
 cmd_example() {
-	local ns=${1:?namespace}
+	local ns=${1:?namespace} byref=gpu-scheduler-check-byref
 	kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
 	kc -n "$ns" apply -f deploy/examples/gpu-scheduler-check.yaml >&2
-	until_ok "the five gpu-scheduler-check pods Running in $ns" five_running "$ns"
-	log "the five gpu-scheduler-check pods are Running in $ns"
+	# The CRD came with the scheduler (deploy/crd); its objects need it established.
+	kc wait --for condition=established --timeout="${TIMEOUT}s" crd/gpuplacementmaps.gpu-scheduler.io >/dev/null
+	kc -n "$ns" apply -f deploy/examples/check-statefulset-by-reference.yaml >&2
+	until_ok "the five gpu-scheduler-check pods Running in $ns" five_running "$ns" gpu-scheduler-check
+	until_ok "the five $byref pods Running in $ns" five_running "$ns" "$byref"
+	until_ok "GPUPlacementMap $ns/$byref Ready (its status, written by the leader)" gpm_ready "$ns" "$byref"
+	log "the five gpu-scheduler-check pods and the five $byref pods are Running in $ns; GPUPlacementMap $byref is Ready"
 }
 
 cmd_render() {

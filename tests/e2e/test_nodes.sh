@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End to end on real nodes (cluster.sh with GS_NODE_MODE=kubelet): gpu-scheduler deployed into
 # kube-system from its image through deploy/ (two replicas, one Lease holder), the example StatefulSet
-# Running where its map says with the right CUDA_VISIBLE_DEVICES in each pod's log, both images running
-# as 65532 on a read-only root, and the leader's pod deleted while check pods are pending: the other
-# replica takes over and binds them.
+# Running where its map says with the right CUDA_VISIBLE_DEVICES in each pod's log, the same service by
+# reference (deploy/examples/check-statefulset-by-reference.yaml: its map in a GPUPlacementMap, whose
+# status the leader writes), both images running as 65532 on a read-only root, and the leader's pod
+# deleted while check pods are pending: the other replica takes over and binds them.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -74,6 +75,13 @@ check "the gpu-scheduler image runs as 65532 on a read-only root" runs_restricte
 # ---- the example StatefulSet --------------------------------------------------------------------
 
 check "the example StatefulSet applies" kc apply -f "$GS_ROOT/deploy/examples/gpu-scheduler-check.yaml"
+# The same service with its map in a GPUPlacementMap (issue 24, "maps as objects"), beside it: applied
+# now so that its pods start with the first five; checked after them.
+BYREF=gpu-scheduler-check-byref
+check "the GPUPlacementMap CRD (deployed with the scheduler) is established" eval \
+	'NS="" kc wait --for condition=established --timeout=30s crd/gpuplacementmaps.gpu-scheduler.io'
+check "the by-reference example (a GPUPlacementMap and its StatefulSet) applies" \
+	kc apply -f "$GS_ROOT/deploy/examples/check-statefulset-by-reference.yaml"
 
 pod_running_on() {
 	[ "$(kc get pod "$1" -o jsonpath='{.status.phase} {.spec.nodeName}')" = "Running $2" ]
@@ -97,6 +105,51 @@ check_pods 0 1 2 3 4
 verify() { KUBECTL="$GS_KUBECTL --kubeconfig $KUBECONFIG" "$GS_ROOT/deploy/examples/verify.sh" -n "$NS"; }
 check "deploy/examples/verify.sh: all 5 pods placed as mapped" eval 'verify | grep -qx "verify: all 5 pods placed as mapped"'
 check "the gpu-scheduler-check image runs as 65532 on a read-only root" runs_restricted "$NS" "$CHECK-0"
+
+# ---- the example by reference: deploy/examples/check-statefulset-by-reference.yaml ---------------
+# Each pod where the object's map says, CUDA_VISIBLE_DEVICES from the object's entry in its container
+# (the check service's log), the object's generation recorded on the pod, and the leader's status on
+# the object: `kubectl get gpuplacementmaps` columns and the Ready condition.
+
+gpm_field() { kc get gpuplacementmap "$BYREF" -o jsonpath="$1"; }
+byref_map=$(gpm_field '{.spec.map}')
+byref_gen=$(gpm_field '{.metadata.generation}')
+byref_n=0
+while IFS='=:' read -r i alias devs; do
+	[ -n "$i" ] || continue
+	byref_n=$((byref_n + 1))
+	node=$(node_real "$alias")
+	check_eventually "$BYREF-$i Running on $alias ($node), as its GPUPlacementMap says" 120 \
+		pod_running_on "$BYREF-$i" "$node"
+	check_eventually "$BYREF-$i logs node=$node CUDA_VISIBLE_DEVICES=$devs (the object's entry)" 30 \
+		pod_logs_show "$BYREF-$i" "$node" "$devs"
+	check "$BYREF-$i carries the object's generation ($byref_gen) in gpu-scheduler.io/placement-map-generation" \
+		equals "$byref_gen" kc get pod "$BYREF-$i" \
+		-o jsonpath='{.metadata.annotations.gpu-scheduler\.io/placement-map-generation}'
+done <<<"$(printf '%s\n' "$byref_map" | tr -d ' \t')"
+check "the object's map has the StatefulSet's 5 entries" equals 5 echo "$byref_n"
+verify_byref() { verify --name "$BYREF"; }
+check "deploy/examples/verify.sh --name $BYREF: all 5 pods placed as the object maps" eval \
+	'verify_byref | grep -qx "verify: all 5 pods placed as mapped"'
+
+# `kubectl get gpuplacementmaps`: NAME ENTRIES PLACED WAITING TOP-REASON AGE, and this object's row
+# with Entries = Placed = 5 and Waiting 0 (the leader writes at most once a second per object).
+gpm_columns_show_placed() {
+	local out
+	out=$(kc get gpuplacementmaps)
+	if printf '%s\n' "$out" | head -n 1 | grep -qE '^NAME +ENTRIES +PLACED +WAITING +TOP-REASON +AGE *$' &&
+		printf '%s\n' "$out" | grep -qE "^$BYREF +5 +5 +0 "; then
+		return 0
+	fi
+	printf '%s\n' "$out"
+	return 1
+}
+check_eventually "kubectl get gpuplacementmaps: $BYREF Entries 5, Placed 5, Waiting 0" 30 gpm_columns_show_placed
+gpm_ready() {
+	equals "True $byref_gen" gpm_field '{.status.conditions[?(@.type=="Ready")].status} {.status.observedGeneration}'
+}
+check_eventually "its status: Ready True, observedGeneration $byref_gen" 30 gpm_ready
+echo "  $(kc get gpuplacementmaps | tr -s ' ' | tr '\n' ';')"
 
 # ---- the leader's pod deleted while check pods are pending ---------------------------------------
 # node3 and node4 cordoned, pods 2, 3 and 4 deleted: the StatefulSet recreates them (mutated by the
