@@ -135,8 +135,10 @@ YAML
 REF='gpu-scheduler.io/placement-map'
 gpm wm '0=node1:3\n1=node2:0'
 gpm wm '0=node1:2\n1=node2:0,3\n2=node3:1' # generation 2: the one the webhook must record
-check_eventually "the daemon holds the object, generation 2" 20 eval \
-	'[ "$(metric gpu_scheduler_placement_maps)" = 1 ] && [ "$(kc get gpm wm -o jsonpath={.metadata.generation})" = 2 ]'
+wm_gen=$(kc get gpm wm -o jsonpath='{.metadata.generation}')
+check "the object is at generation 2" equals 2 echo "$wm_gen"
+check_eventually "the daemon holds it at that generation (its status says so)" 20 \
+	equals "$wm_gen" kc get gpm wm -o jsonpath='{.status.observedGeneration}'
 kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS="$REF: wm" sts_yaml wm 3)"
 check_eventually "by reference: 3 pods created" 60 pod_count_is 3 app=wm
 ref_gen() { kc get pod "$1" -o jsonpath='{.metadata.annotations.gpu-scheduler\.io/placement-map-generation}'; }
@@ -145,7 +147,7 @@ for i in 0 1 2; do
 	d=${want_devs[i]}
 	check "wm-$i: CUDA_VISIBLE_DEVICES=$d from the object's entry in every container and init container" \
 		test "$(envs "wm-$i")" = "$d $d $d "
-	check "wm-$i: the generation annotation is the object's, 2" equals 2 ref_gen "wm-$i"
+	check "wm-$i: the generation annotation is the object's metadata.generation" equals "$wm_gen" ref_gen "wm-$i"
 	check_eventually "wm-$i: bound to node$((i + 1))" 30 pod_on "wm-$i" "node$((i + 1))"
 done
 kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: nope" pod_yaml nope-0)")
