@@ -205,6 +205,8 @@ int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, struct
 		g = slot_new(s, v->ns, v->name);
 	if (slot_same(g, v))
 		return 0; /* a resync, or a status write echoed back */
+	if (g->present && !str_same(g->uid, v->uid))
+		slot_forget_status(g); /* another object of that name (re-created, seen by a relist): none yet */
 	slot_take(s, g, v);
 	gs_log_debug("%s %s: generation %lld, %zu pods name it", GS_GPM_KIND, g->key, (long long)g->generation,
 		     g->n_pods);

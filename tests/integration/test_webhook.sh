@@ -4,6 +4,9 @@
 # a malformed map is refused with its line number in the StatefulSet's events; certificate files
 # swapped while pods are created fail no admission; pods created while the webhook was down are never
 # bound without the variable, and end bound with it; old TLS versions and weak suites are refused.
+# Maps by reference (a GPUPlacementMap named by a StatefulSet's template): the variable from the
+# object's entry, its generation recorded, bound where mapped; a missing object, a bad map, an inline map
+# or all-or-nothing annotations beside a reference are refused.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -16,6 +19,14 @@ vol=$work/secret
 test_pair "$vol/..v1" 2 "$work"
 test_pair "$vol/..v2" 2 "$work"
 secret_volume "$vol" ..v1
+
+# The GPUPlacementMap CRD before the daemon starts (a daemon that finds it not served asks again only every
+# 30 s); deleted at the end, as test_gpm does.
+CRD=gpuplacementmaps.gpu-scheduler.io
+NS= kc delete crd "$CRD" --ignore-not-found --wait=true >/dev/null 2>&1
+defer "NS= kc delete crd $CRD --ignore-not-found --wait=false >/dev/null 2>&1"
+check "the GPUPlacementMap CRD applies" eval 'NS= kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null'
+check "it is established" eval 'NS= kc wait --for condition=established --timeout=30s crd/$CRD >/dev/null'
 
 WPORT=$(free_port)
 webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
@@ -108,6 +119,54 @@ kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS=$(gang_ann 1h30m 1) pod_yaml gan
 check "good all-or-nothing annotations: admitted" kc get pod gang-ok-0
 check "good all-or-nothing annotations: the variable set" test "$(envs gang-ok-0)" = "0 "
 kc delete pod gang-ok-0 --wait=false >/dev/null 2>&1
+
+# --- maps by reference: a GPUPlacementMap and a StatefulSet naming it -----------------------------------
+gpm() { # NAME MAP: a GPUPlacementMap of $NS
+	kc apply -f - >/dev/null <<YAML
+apiVersion: gpu-scheduler.io/v1alpha1
+kind: GPUPlacementMap
+metadata:
+  name: $1
+spec:
+  map: |
+$(printf '%b\n' "$2" | sed 's/^/    /')
+YAML
+}
+REF='gpu-scheduler.io/placement-map'
+gpm wm '0=node1:3\n1=node2:0'
+gpm wm '0=node1:2\n1=node2:0,3\n2=node3:1' # generation 2: the one the webhook must record
+wm_gen=$(kc get gpm wm -o jsonpath='{.metadata.generation}')
+check "the object is at generation 2" equals 2 echo "$wm_gen"
+check_eventually "the daemon holds it at that generation (its status says so)" 20 \
+	equals "$wm_gen" kc get gpm wm -o jsonpath='{.status.observedGeneration}'
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS="$REF: wm" sts_yaml wm 3)"
+check_eventually "by reference: 3 pods created" 60 pod_count_is 3 app=wm
+ref_gen() { kc get pod "$1" -o jsonpath='{.metadata.annotations.gpu-scheduler\.io/placement-map-generation}'; }
+want_devs=(2 0,3 1)
+for i in 0 1 2; do
+	d=${want_devs[i]}
+	check "wm-$i: CUDA_VISIBLE_DEVICES=$d from the object's entry in every container and init container" \
+		test "$(envs "wm-$i")" = "$d $d $d "
+	check "wm-$i: the generation annotation is the object's metadata.generation" equals "$wm_gen" ref_gen "wm-$i"
+	check_eventually "wm-$i: bound to node$((i + 1))" 30 pod_on "wm-$i" "node$((i + 1))"
+done
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: nope" pod_yaml nope-0)")
+check "a reference to a missing object: refused, naming it" \
+	eval "printf '%s' \"\$kout\" | grep -qF 'denied the request: GPUPlacementMap $NS/nope not found'"
+check "a reference to a missing object: no pod" eval "! kc get pod nope-0 >/dev/null 2>&1"
+gpm wbad '0=node1:0\n1 node2:1'
+check_eventually "the daemon holds the object with a bad map" 20 equals 2 metric gpu_scheduler_placement_maps
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: wbad" pod_yaml wbad-0)")
+check "an object whose map does not parse: refused with the line" \
+	eval "printf '%s' \"\$kout\" | grep -qE 'denied the request: GPUPlacementMap $NS/wbad: line 2'"
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: wm" pod_yaml both-0 '0=node1:0')")
+check "an inline map beside a reference: refused, naming both" \
+	eval "printf '%s' \"\$kout\" | grep -qF 'denied the request: the annotations $GS_ANNOTATION and $REF are both set'"
+kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: wm"$'\n'"$(gang_ann 10m 1)" pod_yaml gref-0)")
+check "an all-or-nothing annotation beside a reference: refused" \
+	eval "printf '%s' \"\$kout\" | grep -qE 'denied the request: the annotation gpu-scheduler.io/(placement|gang-timeout|gang-size) is set beside $REF'"
+check "none of the refused pods exists" eval \
+	'for p in wbad-0 both-0 gref-0; do ! kc get pod $p >/dev/null 2>&1 || exit 1; done'
 
 # --- bad requests to /mutate: clear HTTP errors, never a crash or a hang ---------------------------
 wcurl() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$work/ca.crt" "$@"; }
