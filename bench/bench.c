@@ -336,6 +336,17 @@ static int crd_install(void)
 {
 	char cmd[1024];
 	const char *list = "/apis/gpu-scheduler.io/v1alpha1/gpuplacementmaps?limit=1";
+	const char *crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" CRD_NAME;
+	struct gs_buf body;
+	gs_buf_init(&body, 0);
+	/* One being deleted (an earlier run's, a test's) still lists but refuses creates: wait it out. */
+	for (int64_t until = bench_now_ns() + 60000000000LL; bench_now_ns() < until; usleep(500000)) {
+		gs_buf_reset(&body);
+		if (bench_request(&loop, kube, "GET", crd, NULL, NULL, &body) != 200 || !body.data ||
+		    !strstr(body.data, "\"deletionTimestamp\""))
+			break;
+	}
+	gs_buf_free(&body);
 	if (bench_request(&loop, kube, "GET", list, NULL, NULL, NULL) == 200)
 		return 0;
 	snprintf(cmd, sizeof(cmd),
