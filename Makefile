@@ -251,12 +251,16 @@ layering:
 # bench/: each contender on the same pending pods, against the local control plane (docs/performance.md);
 # gpu-scheduler runs twice, protobuf then JSON (--encoding protobuf,json, the default). Then, on a
 # fresh control plane, one all-or-nothing gang of 1,000 members (--shape gang: the time from the last
-# member's creation to the gang bound; kube-scheduler has no gangs and is not run).
+# member's creation to the gang bound; kube-scheduler has no gangs and is not run). Then the same 5,000
+# pods with their maps by reference (--shape ref: one GPUPlacementMap per 1,000 pods, the CRD installed
+# by the bench; raw binder and gpu-scheduler only, to keep the run short).
 BENCH_ARGS ?=
 BENCH_GANG_ARGS ?= --out build/bench-gang
+BENCH_REF_ARGS ?= --out build/bench-ref
 bench: all
 	bench/bench.sh --nodes 1000 --pods 5000 $(BENCH_ARGS)
 	bench/bench.sh --nodes 1000 --pods 1000 --shape gang --contenders raw,gpu-scheduler $(BENCH_GANG_ARGS)
+	bench/bench.sh --nodes 1000 --pods 5000 --shape ref --contenders raw,gpu-scheduler $(BENCH_REF_ARGS)
 
 # The scale sweep (1k..20k pods, 100 and 1,000 nodes, events on and off): build/bench-full/summary.md.
 bench-full: all

@@ -3,9 +3,9 @@
  * from a watch, on one apiserver, in one run (only same-run ratios mean anything).
  *
  *   build/gpu-scheduler-bench --kubeconfig build/cluster/kubeconfig --nodes 100 --pods 2000 \
- *       [--shape sts|per-pod|mixed|gang] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
+ *       [--shape sts|per-pod|mixed|gang|ref] [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] \
  *       [--raw-conns 32] [--kube-scheduler PATH] [--apiserver-pid PID] [--events=false] [--out DIR]
- *       [--foreign N] [--encoding protobuf,json] [--gang-hold MS]
+ *       [--foreign N] [--encoding protobuf,json] [--gang-hold MS] [--crd FILE]
  *
  * Contenders:
  *   raw                 the bench POSTs the Bindings itself over --raw-conns connections, no logic:
@@ -25,6 +25,14 @@
  * pods wait, the rest must all bind). Pod i goes to node bn-(i mod N) with GPU (i div N) mod 8, and
  * every pod carries gpu-scheduler.io/allow-shared-devices: "true": beyond 8 pods per node, devices
  * are shared (bare pods are each their own owner for the device ledger).
+ *
+ * Shape ref: maps as objects (issue 24; src/sched/gpm.h). The pods and placements of sts, but each group
+ * of 1,000 pods gK-I has its map in a GPUPlacementMap gK of the namespace (made before the pods, not
+ * timed), and its pods carry the reference gpu-scheduler.io/placement-map: gK, the generation
+ * annotation and the CUDA_VISIBLE_DEVICES the webhook would have set, and no map text. The bench installs
+ * the CRD (--crd, default deploy/crd/gpuplacementmaps.yaml, with kubectl) when the apiserver lacks it,
+ * waits until it is Established, and deletes it at the end if it installed it. The raw binder binds the
+ * same pods to the same nodes (it reads no map: it binds pod i where the bench put it).
  *
  * Shape gang: the pods are the members of one all-or-nothing gang (gpu-scheduler.io/placement:
  * all-or-nothing, gang-size the map's count: every pod), all named g0-I and carrying one map of
@@ -67,7 +75,7 @@
 #define GROUP 1000
 
 struct cfg {
-	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon, *encoding;
+	const char *kubeconfig, *shape, *contenders, *kube_scheduler, *out, *daemon, *encoding, *crd;
 	int nodes, pods, raw_conns, apiserver_pid, events, foreign, gang_hold_ms;
 };
 
@@ -115,6 +123,12 @@ static char last_err[256];
 static int is_gang(void)
 {
 	return !strcmp(C.shape, "gang");
+}
+
+/* The ref shape: maps in GPUPlacementMaps, pods naming theirs (see the top of this file). */
+static int is_ref(void)
+{
+	return !strcmp(C.shape, "ref");
 }
 
 /* Pods per group gK-I sharing one map: the whole gang in the gang shape. */
@@ -203,6 +217,28 @@ static void append_map_line(struct gs_buf *b, int j, int i)
 	gs_buf_printf(b, "%d=%s:%d\\n", j, node, dev);
 }
 
+/* Into b (reset first): the map of pod i as a pod annotation's JSON member, the one the ref shape's
+ * object holds in its spec.map too (JSON-escaped). */
+static void pod_map(struct gs_buf *b, int i)
+{
+	int group = group_size(), g = i / group, j = i % group;
+	gs_buf_reset(b);
+	if (is_ref()) {
+		gs_buf_printf(b, "\"%s\":\"g%d\",\"%s\":\"1\"", "gpu-scheduler.io/placement-map", g,
+			      "gpu-scheduler.io/placement-map-generation");
+		return;
+	}
+	gs_buf_printf(b, "\"gpu-scheduling-map\":\"");
+	if (!strcmp(C.shape, "per-pod")) {
+		append_map_line(b, j, i);
+	} else {
+		int first = g * group, last = first + group < C.pods ? first + group : C.pods;
+		for (int k = first; k < last; k++)
+			append_map_line(b, k - first, k);
+	}
+	gs_buf_printf(b, "\"");
+}
+
 /* What a gang member's metadata carries beside its name and map: the placement annotation (into ann)
  * and the controller ownerReference to the run's owner (into owner). Nothing in the other shapes. */
 static void gang_metadata(const struct run *r, struct gs_buf *ann, struct gs_buf *owner)
@@ -233,19 +269,12 @@ static void make_pods(struct run *r, int kube_sched, int from, int to)
 		char node[64];
 		int dev;
 		pod_target(i, node, sizeof(node), &dev);
-		gs_buf_reset(&map);
-		if (!strcmp(C.shape, "per-pod")) {
-			append_map_line(&map, j, i);
-		} else {
-			int first = g * group, last = first + group < C.pods ? first + group : C.pods;
-			for (int k = first; k < last; k++)
-				append_map_line(&map, k - first, k);
-		}
+		pod_map(&map, i);
 		gs_buf_reset(&body);
 		gs_buf_printf(
 			&body,
 			"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"g%d-%d\"%s,\"annotations\":"
-			"{\"gpu-scheduling-map\":\"%s\",\"gpu-scheduler.io/allow-shared-devices\":\"true\"%s}},"
+			"{%s,\"gpu-scheduler.io/allow-shared-devices\":\"true\"%s}},"
 			"\"spec\":{\"schedulerName\":\"%s\","
 			"\"terminationGracePeriodSeconds\":0,\"automountServiceAccountToken\":false,%s%s%s"
 			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox:stable\",\"command\":[\"sleep\",\"1d\"],"
@@ -271,6 +300,78 @@ static void make_pods(struct run *r, int kube_sched, int from, int to)
 	gs_buf_free(&body);
 	gs_buf_free(&ann);
 	gs_buf_free(&owner);
+}
+
+/* The ref shape: one GPUPlacementMap gK per group of pods, holding the map an sts pod of the group
+ * carries inline, in r->ns; waits for every answer. */
+static void make_gpms(struct run *r)
+{
+	char path[256];
+	struct gs_buf body;
+	int group = group_size();
+	gs_buf_init(&body, 0);
+	snprintf(path, sizeof(path), "/apis/gpu-scheduler.io/v1alpha1/namespaces/%s/gpuplacementmaps", r->ns);
+	for (int first = 0, g = 0; first < C.pods; first += group, g++) {
+		int last = first + group < C.pods ? first + group : C.pods;
+		gs_buf_reset(&body);
+		gs_buf_printf(&body,
+			      "{\"apiVersion\":\"gpu-scheduler.io/v1alpha1\",\"kind\":\"GPUPlacementMap\","
+			      "\"metadata\":{\"name\":\"g%d\"},\"spec\":{\"map\":\"",
+			      g);
+		for (int k = first; k < last; k++)
+			append_map_line(&body, k - first, k);
+		gs_buf_printf(&body, "\"}}");
+		send_json("POST", path, body.data, NULL, NULL);
+	}
+	wait_all("placement maps", (C.pods + group - 1) / group);
+	gs_buf_free(&body);
+}
+
+#define CRD_NAME "gpuplacementmaps.gpu-scheduler.io"
+
+/* The ref shape needs the GPUPlacementMap CRD: applied from C.crd with kubectl when the apiserver does
+ * not serve the resource, then waited for (Established, and the resource listed). 1 when this run
+ * installed it (to delete at the end), 0 when it was there, -1 on failure. */
+static int crd_install(void)
+{
+	char cmd[1024];
+	const char *list = "/apis/gpu-scheduler.io/v1alpha1/gpuplacementmaps?limit=1";
+	const char *crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" CRD_NAME;
+	struct gs_buf body;
+	gs_buf_init(&body, 0);
+	/* One being deleted (an earlier run's, a test's) still lists but refuses creates: wait it out. */
+	for (int64_t until = bench_now_ns() + 60000000000LL; bench_now_ns() < until; usleep(500000)) {
+		gs_buf_reset(&body);
+		if (bench_request(&loop, kube, "GET", crd, NULL, NULL, &body) != 200 || !body.data ||
+		    !strstr(body.data, "\"deletionTimestamp\""))
+			break;
+	}
+	gs_buf_free(&body);
+	if (bench_request(&loop, kube, "GET", list, NULL, NULL, NULL) == 200)
+		return 0;
+	snprintf(cmd, sizeof(cmd),
+		 "kubectl --kubeconfig '%s' apply -f '%s' >/dev/null && kubectl --kubeconfig '%s' wait "
+		 "--for condition=established --timeout=60s crd/" CRD_NAME " >/dev/null",
+		 C.kubeconfig, C.crd, C.kubeconfig);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "cannot install the GPUPlacementMap CRD from %s\n", C.crd);
+		return -1;
+	}
+	for (int64_t until = bench_now_ns() + 30000000000LL; bench_now_ns() < until; usleep(200000))
+		if (bench_request(&loop, kube, "GET", list, NULL, NULL, NULL) == 200)
+			return 1;
+	fprintf(stderr, "the GPUPlacementMap CRD is established but its resource is not served after 30 s\n");
+	return -1;
+}
+
+static void crd_delete(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "kubectl --kubeconfig '%s' delete crd " CRD_NAME " --ignore-not-found --wait=false >/dev/null",
+		 C.kubeconfig);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot delete the GPUPlacementMap CRD\n");
 }
 
 /* Pods that can bind (their map names a node that exists). */
@@ -615,6 +716,8 @@ static void run_one(struct run *r)
 	int kube_sched = !strncmp(r->name, "kube-scheduler", 14), raw = !strcmp(r->name, "raw");
 	fprintf(stderr, "== %s: namespace %s\n", r->name, r->ns);
 	r->expected = expected_bound();
+	if (is_ref())
+		make_gpms(r);
 	if (!is_gang())
 		make_pods(r, kube_sched, 0, C.pods);
 
@@ -922,10 +1025,10 @@ static int contender_names(const char **out, int max)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed|gang]\n"
+		"usage: gpu-scheduler-bench --kubeconfig FILE [--nodes N] [--pods M] [--shape sts|per-pod|mixed|gang|ref]\n"
 		"  [--contenders raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps] [--raw-conns K]\n"
 		"  [--kube-scheduler PATH] [--daemon PATH] [--apiserver-pid PID] [--events=false] [--out DIR]\n"
-		"  [--foreign N] [--encoding protobuf,json] [--gang-hold MS]\n");
+		"  [--foreign N] [--encoding protobuf,json] [--gang-hold MS] [--crd FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -936,6 +1039,7 @@ int main(int argc, char **argv)
 			 .out = "build/bench",
 			 .daemon = "build/gpu-scheduler",
 			 .encoding = "protobuf,json",
+			 .crd = "deploy/crd/gpuplacementmaps.yaml",
 			 .nodes = 100,
 			 .pods = 1000,
 			 .raw_conns = 32,
@@ -956,6 +1060,7 @@ int main(int argc, char **argv)
 					   {"foreign", 1, 0, 'f'},
 					   {"encoding", 1, 0, 'E'},
 					   {"gang-hold", 1, 0, 'G'},
+					   {"crd", 1, 0, 'C'},
 					   {0, 0, 0, 0}};
 	int o;
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1002,13 +1107,17 @@ int main(int argc, char **argv)
 		case 'G':
 			C.gang_hold_ms = atoi(optarg);
 			break;
+		case 'C':
+			C.crd = optarg;
+			break;
 		default:
 			usage();
 			return o == 'h' ? 0 : 2;
 		}
 	}
 	if (!C.kubeconfig || C.nodes < 1 || C.pods < 1 || C.raw_conns < 1 || C.foreign < 0 || C.gang_hold_ms < 0 ||
-	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed") && !is_gang()) ||
+	    (strcmp(C.shape, "sts") && strcmp(C.shape, "per-pod") && strcmp(C.shape, "mixed") && !is_gang() &&
+	     !is_ref()) ||
 	    (is_gang() && C.pods < 2)) {
 		usage();
 		return 2;
@@ -1035,6 +1144,9 @@ int main(int argc, char **argv)
 	}
 	gs_kubeconfig_free(&kc);
 
+	int crd_ours = is_ref() ? crd_install() : 0;
+	if (crd_ours < 0)
+		return 1;
 	make_nodes();
 	char foreign_ns[64] = "";
 	if (C.foreign) {
@@ -1070,6 +1182,8 @@ int main(int argc, char **argv)
 		send_json("DELETE", path, NULL, NULL, NULL);
 	}
 	wait_all("node cleanup", C.nodes);
+	if (crd_ours)
+		crd_delete();
 	int all_ok = 1;
 	for (int k = 0; k < n; k++) {
 		all_ok &= runs[k].ok;

@@ -3,7 +3,9 @@
 # ports, so it never meets the test cluster), runs build/gpu-scheduler-bench on it with the
 # apiserver's PID for its CPU figures, and takes it down. Arguments go to the bench (see
 # bench/bench.c); with "webhook" first, the rest go to build/gpu-scheduler-webhook-bench
-# (bench/webhook.c) instead.
+# (bench/webhook.c) instead. --shape ref needs the GPUPlacementMap CRD: the bench applies
+# deploy/crd/gpuplacementmaps.yaml (kubectl, this control plane's kubeconfig) and waits until it is
+# Established (--crd FILE for another file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GS_CLUSTER_DIR=${GS_BENCH_DIR:-$PWD/build/bench-cluster}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-smoke: the load generator works end to end on the test cluster (fake nodes, pending pods in
 # the mixed shape, the raw binder and gpu-scheduler, protobuf then JSON, in turn) and every contender's outcome is right:
-# all pods that can bind are bound where their map says, the ones naming missing nodes are not.
+# all pods that can bind are bound where their map says, the ones naming missing nodes are not. The
+# gang shape and the ref shape (maps in GPUPlacementMaps) at small sizes too.
 # Then the webhook bench: AdmissionReviews straight to the daemon and pod creates through the
 # apiserver with and without the webhook, every answer and every created pod checked.
 # It asserts correctness only, never a speed (speed is docs/performance.md's business).
@@ -56,6 +57,25 @@ for enc in gpu-scheduler gpu-scheduler-json; do
 		equals 1 grep -c 'gang gsb-[^ ]*/ConfigMap gang: committing 20 members' "$gout/$enc.log"
 done
 check "the fake nodes are gone (gang)" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
+
+# Maps by reference (--shape ref): 150 pods naming one GPUPlacementMap g0 that holds their 150 entries,
+# no map text on the pods. The bench installs the CRD when the cluster lacks it (and deletes it after).
+# ok: every pod bound, each to the node its entry in the object names (the raw binder puts them there
+# without reading any map; gpu-scheduler can only have read the object).
+rout=$GS_TEST_LOGS/$T_NAME-ref
+rm -rf "$rout"
+check "bench-smoke: 150 pods referencing one GPUPlacementMap on 10 nodes, raw and gpu-scheduler" \
+	"$GS_BUILD_DIR/gpu-scheduler-bench" --kubeconfig "$KUBECONFIG" --nodes 10 --pods 150 --shape ref \
+	--contenders raw,gpu-scheduler --encoding protobuf --daemon "$GS_DAEMON_BIN" \
+	--crd "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" --out "$rout"
+check "ref: every pod bound where its object maps it (raw, gpu-scheduler)" python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["contenders"]}
+sys.exit(not (sorted(c) == ["gpu-scheduler", "raw"] and json.load(open(sys.argv[1]))["shape"] == "ref"
+              and all(x["ok"] and x["bound"] == x["expected"] == 150 for x in c.values())))' "$rout/results.json"
+check "ref: gpu-scheduler listed the object before the pods" \
+	grep -q 'gpuplacementmaps: listed [1-9]' "$rout/gpu-scheduler.log"
+check "the fake nodes are gone (ref)" eval "! NS= kc get nodes -o name | grep -q 'node/bn-'"
 
 wout=$GS_TEST_LOGS/$T_NAME-webhook
 rm -rf "$wout"
