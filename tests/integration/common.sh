@@ -139,6 +139,23 @@ YAML
 	fi
 }
 
+# gpm_apply NAME MAP [SPEC_LINES]: a GPUPlacementMap NAME of $NS applied, MAP's "\n" read as line
+# breaks, SPEC_LINES (indented two spaces) added to its spec; prints kubectl's output.
+gpm_apply() {
+	local map
+	map=$(printf '%b' "$2" | sed 's/^/      /')
+	kc apply -f - 2>&1 <<YAML
+apiVersion: gpu-scheduler.io/v1alpha1
+kind: GPUPlacementMap
+metadata:
+  name: $1
+spec:
+  map: |
+$map
+${3:-}
+YAML
+}
+
 ours() {
 	local name=$1 entry=$2 spec=${3:-} ctr=${4:-}
 	{

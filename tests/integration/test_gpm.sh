@@ -62,20 +62,6 @@ check "the ServiceAccount may update and patch their status" eval \
 check "the ServiceAccount may not create, update, patch or delete the objects themselves" eval \
 	'for v in create update patch delete; do [ "$(can $v gpuplacementmaps.gpu-scheduler.io)" = no ] || exit 1; done'
 
-gpm() { # NAME MAP [SPEC_LINES]: a GPUPlacementMap; prints kubectl's output
-	local map
-	map=$(printf '%b' "$2" | sed 's/^/      /')
-	kc apply -f - 2>&1 <<YAML
-apiVersion: gpu-scheduler.io/v1alpha1
-kind: GPUPlacementMap
-metadata:
-  name: $1
-spec:
-  map: |
-$map
-${3:-}
-YAML
-}
 refused() { # WHAT REGEX YAML: the apiserver refuses it, naming REGEX (kubectl's own validation off)
 	local out
 	out=$(kc create --validate=false -f - 2>&1 <<<"$3") && { echo "accepted: $out"; return 1; }
@@ -89,7 +75,7 @@ check "the schema refuses a placement outside its enum" refused enum 'spec.place
 	"$hdr"$'\nspec:\n  map: "0=n:0"\n  placement: sometimes'
 check "the schema refuses an object without spec.map" refused map 'spec.map' "$hdr"$'\nspec:\n  placement: independent'
 check "the schema refuses gangSize 0" refused gangSize 'spec.gangSize' "$hdr"$'\nspec:\n  map: "0=n:0"\n  gangSize: 0'
-check "a valid object is accepted" eval 'gpm ranks "0=$N-a:0\n1=$N-a:1\n2=$N-b:0" "  placement: independent" >/dev/null'
+check "a valid object is accepted" eval 'gpm_apply ranks "0=$N-a:0\n1=$N-a:1\n2=$N-b:0" "  placement: independent" >/dev/null'
 
 status_of() { kc get gpuplacementmap "$1" -o jsonpath="{.status.$2}" 2>/dev/null; }
 ready_of() { kc get gpuplacementmap "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}' 2>/dev/null; }
@@ -107,10 +93,10 @@ check "kubectl get gpuplacementmaps shows the printer columns" eval \
 	 grep -qE "^ranks +3 +0 +0 " <<<"$out" || { echo "$out"; false; }'
 check "kubectl get gpm (the short name) too" eval 'kc get gpm ranks >/dev/null'
 
-gpm ranks "0=$N-a:0\n1=$N-a:1" "  placement: independent" >/dev/null
+gpm_apply ranks "0=$N-a:0\n1=$N-a:1" "  placement: independent" >/dev/null
 check_eventually "a new generation: 2 entries, observedGeneration 2" 10 \
 	eval '[ "$(status_of ranks entries)" = 2 ] && [ "$(status_of ranks observedGeneration)" = 2 ]'
-gpm broken "this is not a map" >/dev/null
+gpm_apply broken "this is not a map" >/dev/null
 check_eventually "a map that does not parse: Ready False, MapInvalid" 10 equals "False MapInvalid" ready_of broken
 check "two objects held" equals 2 metric gpu_scheduler_placement_maps
 kc delete gpuplacementmap broken >/dev/null
@@ -123,7 +109,7 @@ ref() { # POD OBJECT DEVICES [GENERATION]: a bare pod naming OBJECT, with the CU
 	[ -n "${4:-}" ] && ann+=$'\n'"    gpu-scheduler.io/placement-map-generation: \"$4\""
 	POD_ANNOTATIONS=$ann POD_ENV=$3 pod_yaml "$1" | kc apply -f - >/dev/null
 }
-gpm w "0=$N-a:2\n1=$N-b:1\n2=$N-gone:0" >/dev/null
+gpm_apply w "0=$N-a:2\n1=$N-b:1\n2=$N-gone:0" >/dev/null
 ref w-0 w 2
 ref w-1 w 1
 ref w-2 w 0
@@ -138,7 +124,7 @@ ref late-0 late 3
 check_eventually "a pod naming a missing object waits (MAP_MISSING)" 20 \
 	pod_event_has late-0 'FailedScheduling: .*GPUPlacementMap [^ ]*/late .*does not exist'
 check "and is not bound" equals "" pod_node late-0
-gpm late "0=$N-b:3" >/dev/null
+gpm_apply late "0=$N-b:3" >/dev/null
 check_eventually "it binds once the object is created" 20 pod_on late-0 "$N-b"
 check_eventually "the object's status: 1 entry, 1 placed, 0 waiting, Ready True" 10 \
 	eval '[ "$(status_of late entries)/$(status_of late placed)/$(status_of late waiting)" = 1/1/0 ] &&
@@ -164,20 +150,20 @@ check "restarted: w's status still 2 placed, 1 waiting" eval \
 	'[ "$(status_of w placed)/$(status_of w waiting)" = 2/1 ]'
 
 # --- a map edit: the devices of a pending pod's entry, then only another entry ----------------------------
-gpm ed "0=$N-a:3\n1=$N-gone:1" >/dev/null
+gpm_apply ed "0=$N-a:3\n1=$N-gone:1" >/dev/null
 ref ed-0 ed 3 1
 ref ed-1 ed 1 1
 check_eventually "ed-0 bound where generation 1 maps it" 20 pod_on ed-0 "$N-a"
 check_eventually "ed-1 waits: its node does not exist" 20 \
 	pod_event_has ed-1 'FailedScheduling: node "[^"]*-gone" named by GPUPlacementMap [^ ]*/ed line 2'
-gpm ed "0=$N-a:3\n1=$N-gone:2" >/dev/null
+gpm_apply ed "0=$N-a:3\n1=$N-gone:2" >/dev/null
 check_eventually "its entry's devices edited: ed-1 (CUDA_VISIBLE_DEVICES=1) waits NOT_MUTATED, naming both generations" 20 \
 	pod_event_has ed-1 'FailedScheduling: admitted under generation 1 of GPUPlacementMap [^ ]*/ed; .*the object is now generation 2'
 check_eventually "ed's status: NOT_MUTATED, oldestWaiting ed-1" 10 eval \
 	'[ "$(status_of ed observedGeneration)/$(status_of ed topReason)/$(status_of ed oldestWaiting.pod)" = 2/NOT_MUTATED/ed-1 ]'
 check "ed-1 is not bound" equals "" pod_node ed-1
 binds_before=$(metric 'gpu_scheduler_binding_attempts_total{result="success"}')
-gpm ed "0=$N-a:3\n1=$N-b:1" >/dev/null
+gpm_apply ed "0=$N-a:3\n1=$N-b:1" >/dev/null
 check_eventually "its entry back to its devices on a node that exists: ed-1 bound there" 20 pod_on ed-1 "$N-b"
 check "ed-0, bound, untouched by the edits of another entry" pod_on ed-0 "$N-a"
 check_eventually "one Binding for the edits: ed-1's" 5 equals $((binds_before + 1)) \
@@ -186,7 +172,7 @@ check_eventually "ed's status: generation 3, 2 entries, 2 placed, 0 waiting" 10 
 	'[ "$(status_of ed observedGeneration)/$(status_of ed entries)/$(status_of ed placed)/$(status_of ed waiting)" = 3/2/2/0 ]'
 
 # --- delete and re-create the object while some of its pods are pending and others bound ----------------
-gpm dr "0=$N-a:0\n1=$N-gone:0\n2=$N-gone:1" >/dev/null
+gpm_apply dr "0=$N-a:0\n1=$N-gone:0\n2=$N-gone:1" >/dev/null
 ref dr-0 dr 0 1
 ref dr-1 dr 0 1
 ref dr-2 dr 1 1
@@ -199,7 +185,7 @@ missing='FailedScheduling: GPUPlacementMap [^ ]*/dr named by gpu-scheduler.io/pl
 check_eventually "deleted: dr-1 waits MAP_MISSING" 20 pod_event_has dr-1 "$missing"
 check_eventually "deleted: dr-2 waits MAP_MISSING" 20 pod_event_has dr-2 "$missing"
 check "deleted: dr-0 stays bound" pod_on dr-0 "$N-a"
-gpm dr "0=$N-a:0\n1=$N-b:0\n2=$N-b:1" >/dev/null
+gpm_apply dr "0=$N-a:0\n1=$N-b:0\n2=$N-b:1" >/dev/null
 check "re-created: a new object" eval '[ "$(kc get gpuplacementmap dr -o jsonpath="{.metadata.uid}")" != "$dr_uid" ]'
 check_eventually "re-created: dr-1 bound" 20 pod_on dr-1 "$N-b"
 check_eventually "re-created: dr-2 bound" 20 pod_on dr-2 "$N-b"
@@ -242,7 +228,7 @@ write-out = "%{http_code}\\n"
 CURL
 done
 sort -o "$work/big.want" "$work/big.want"
-gpm big "$(cat "$work/big.map")" >/dev/null
+gpm_apply big "$(cat "$work/big.map")" >/dev/null
 defer "api DELETE '/api/v1/namespaces/$NS/pods?labelSelector=app%3Dbig' '{\"gracePeriodSeconds\":0}' >/dev/null"
 t0=$SECONDS
 check "1,000 pods naming it created (201 each)" eval \

@@ -127,17 +127,7 @@ if ! kc get crd "$CRD" >/dev/null 2>&1; then
 	defer "kc delete crd $CRD --wait=false >/dev/null 2>&1"
 fi
 check "the GPUPlacementMap CRD is Established" kc wait --for=condition=Established "crd/$CRD" --timeout=60s
-cat <<YAML | kc apply -f - >/dev/null
-apiVersion: gpu-scheduler.io/v1alpha1
-kind: GPUPlacementMap
-metadata:
-  name: ranks
-spec:
-  map: |
-    0=$N:3
-    1=$N-missing:0
-    2=$N:2
-YAML
+gpm_apply ranks "0=$N:3\n1=$N-missing:0\n2=$N:2" >/dev/null
 ref_pod() { # NAME OBJECT DEVICES
 	SCHEDULER_NAME=gs-nobody POD_ENV=$3 POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: $2
     gpu-scheduler.io/placement-map-generation: \"1\"" pod_yaml "$1" | kc apply -f - >/dev/null
@@ -178,16 +168,7 @@ check "status gpuplacementmap/NAME: the status line, the oldest waiting pod and 
 	grep -Eq "^2 +- +$N +2 +not created +- +-$" <<<"$said"'
 # The daemon's view of an object of its own pods (/debug/workloads/NS/gpuplacementmap/NAME: the rows and
 # the status) and the command's agree. The daemon started before the CRD: it asks again every 30 s.
-cat <<YAML | kc apply -f - >/dev/null
-apiVersion: gpu-scheduler.io/v1alpha1
-kind: GPUPlacementMap
-metadata:
-  name: ours
-spec:
-  map: |
-    0=$N:2
-    1=$N-missing:1
-YAML
+gpm_apply ours "0=$N:2\n1=$N-missing:1" >/dev/null
 POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: ours" pod_yaml o-0 | kc apply -f - >/dev/null
 POD_ANNOTATIONS="    gpu-scheduler.io/placement-map: ours" pod_yaml o-1 | kc apply -f - >/dev/null
 check_eventually "the daemon holds the object once the CRD is installed" 45 \

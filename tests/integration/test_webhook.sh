@@ -121,20 +121,9 @@ check "good all-or-nothing annotations: the variable set" test "$(envs gang-ok-0
 kc delete pod gang-ok-0 --wait=false >/dev/null 2>&1
 
 # --- maps by reference: a GPUPlacementMap and a StatefulSet naming it -----------------------------------
-gpm() { # NAME MAP: a GPUPlacementMap of $NS
-	kc apply -f - >/dev/null <<YAML
-apiVersion: gpu-scheduler.io/v1alpha1
-kind: GPUPlacementMap
-metadata:
-  name: $1
-spec:
-  map: |
-$(printf '%b\n' "$2" | sed 's/^/    /')
-YAML
-}
 REF='gpu-scheduler.io/placement-map'
-gpm wm '0=node1:3\n1=node2:0'
-gpm wm '0=node1:2\n1=node2:0,3\n2=node3:1' # generation 2: the one the webhook must record
+gpm_apply wm '0=node1:3\n1=node2:0' >/dev/null
+gpm_apply wm '0=node1:2\n1=node2:0,3\n2=node3:1' >/dev/null # generation 2: the one the webhook must record
 wm_gen=$(kc get gpm wm -o jsonpath='{.metadata.generation}')
 check "the object is at generation 2" equals 2 echo "$wm_gen"
 check_eventually "the daemon holds it at that generation (its status says so)" 20 \
@@ -154,7 +143,7 @@ kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: nope" pod_yaml nope-0
 check "a reference to a missing object: refused, naming it" \
 	eval "printf '%s' \"\$kout\" | grep -qF 'denied the request: GPUPlacementMap $NS/nope not found'"
 check "a reference to a missing object: no pod" eval "! kc get pod nope-0 >/dev/null 2>&1"
-gpm wbad '0=node1:0\n1 node2:1'
+gpm_apply wbad '0=node1:0\n1 node2:1' >/dev/null
 check_eventually "the daemon holds the object with a bad map" 20 equals 2 metric gpu_scheduler_placement_maps
 kout=$(kc apply -f - 2>&1 <<<"$(POD_ANNOTATIONS="    $REF: wbad" pod_yaml wbad-0)")
 check "an object whose map does not parse: refused with the line" \
