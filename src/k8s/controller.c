@@ -24,9 +24,12 @@
 #include "sched/sched.h"
 
 /* Low-priority requests (events, conditions, deletions) outstanding at most: the engine keeps the
- * rest of its reports until there is room; Scheduled events beyond the cap are dropped and counted. */
+ * rest of its reports until there is room; Scheduled events beyond GS_CTRL_LOW_MAX outstanding are
+ * dropped and counted (gpu_scheduler_events_total{result="dropped"}), as client-go's event broadcaster drops
+ * what finds 1,000 queued (record.maxQueuedEvents): a burst of bindings outruns the events at low
+ * priority, and each one queued holds its request (some 800 bytes; docs/performance.md, the RSS). */
 #define GS_CTRL_REPORTS_MAX       64
-#define GS_CTRL_LOW_MAX           4096
+#define GS_CTRL_LOW_MAX           1000
 #define GS_CTRL_COMPONENT         "gpu-scheduler"
 /* --placeholder-image's default: the pause image kubelets use for their pod sandboxes. */
 #define GS_CTRL_PLACEHOLDER_IMAGE "registry.k8s.io/pause:3.9"

@@ -132,7 +132,7 @@ static void add_ignored(const struct gs_sched *s, const struct gs_sched__node *n
 static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 			struct gs_sched_explain *e)
 {
-	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_sched__cons *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
 	struct gs_explain_check *k = e->checks;
 
@@ -190,7 +190,7 @@ static void node_state(const struct gs_sched__pod *p, const struct gs_sched__nod
 		return;
 	}
 	/* Judged on its own, also when Not Ready blocks first: as placement will once the node is Ready. */
-	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_sched__cons *c = p->spec ? &p->spec->cons : NULL;
 	int tolerated = c && gs_sched__tolerates_cordon(c->tolerations, c->n_tolerations);
 	snprintf(buf, sizeof(buf), "node \"%s\" is cordoned (spec.unschedulable)%s%s%s", n->name,
 		 tolerated ? ", tolerated by the pod (" : "", tolerated ? GS_TAINT_UNSCHEDULABLE : "",

@@ -164,11 +164,28 @@ struct gs_sched__alias {
 };
 
 /* What an pending pod of ours asks of its node beyond the map: NULL in the pod when it asks nothing. */
+/*
+ * The constraints of a pod that the node checks read, deep copies of its record's fields of the same
+ * names (sched_place.c, copy_constraints). Their own record and not a struct gs_pod_obj: every pod
+ * carries tolerations (the apiserver adds two), so every pending pod keeps one, and 10,000 whole pod
+ * records of 472 bytes each were most of the engine's memory at the bench's peak (docs/performance.md).
+ */
+struct gs_sched__cons {
+	struct gs_label *node_selector; /* spec.nodeSelector */
+	struct gs_sel_term *terms;      /* required node affinity's nodeSelectorTerms, ORed */
+	struct gs_toleration *tolerations;
+	char *os_name; /* spec.os.name, NULL when absent */
+	int n_node_selector;
+	int has_affinity;
+	int n_terms;
+	int n_tolerations;
+};
+
 struct gs_sched__spec {
 	struct gs_sched__req req;
 	size_t n_ports;
 	struct gs_sched__port *ports;
-	struct gs_pod_obj cons; /* only node_selector, has_affinity, terms, tolerations, os_name kept */
+	struct gs_sched__cons cons;
 };
 
 struct gs_sched__gang;

@@ -68,7 +68,7 @@ int gs_sched__tolerates_cordon(const struct gs_toleration *tols, int n_tols)
 
 enum gs_wait_reason gs_sched__node_block_for(const struct gs_sched__node *n, const struct gs_sched__pod *p)
 {
-	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_sched__cons *c = p->spec ? &p->spec->cons : NULL;
 
 	if (!n || !n->present)
 		return GS_WAIT_NODE_MISSING;
@@ -347,7 +347,7 @@ enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const st
 static enum gs_wait_reason node_checks(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n, char *msg,
 				       size_t size)
 {
-	const struct gs_pod_obj *c = p->spec ? &p->spec->cons : NULL;
+	const struct gs_sched__cons *c = p->spec ? &p->spec->cons : NULL;
 	const struct gs_node_obj *o = &n->obj;
 
 	if (gs_sched__check_policy(n, p->ns, msg, size) != GS_WAIT_NONE)
@@ -513,12 +513,22 @@ void gs_sched__spec_free(struct gs_sched__spec *sp)
 		return;
 	gs_sched__req_free(&sp->req);
 	gs_sched__ports_free(sp->ports, sp->n_ports);
-	gs_pod_obj_free(&sp->cons);
+	/* A pod record holding only the copies: gs_pod_obj_free frees exactly those fields. */
+	struct gs_pod_obj o = {
+		.node_selector = sp->cons.node_selector,
+		.n_node_selector = sp->cons.n_node_selector,
+		.terms = sp->cons.terms,
+		.n_terms = sp->cons.n_terms,
+		.tolerations = sp->cons.tolerations,
+		.n_tolerations = sp->cons.n_tolerations,
+		.os_name = sp->cons.os_name,
+	};
+	gs_pod_obj_free(&o);
 	free(sp);
 }
 
 /* Deep copies of the constraints the checks read; the pod record keeps them while it is pending. */
-static void copy_constraints(struct gs_pod_obj *c, const struct gs_pod_obj *o)
+static void copy_constraints(struct gs_sched__cons *c, const struct gs_pod_obj *o)
 {
 	c->node_selector = gs_sched__labels_dup(o->node_selector, o->n_node_selector);
 	c->n_node_selector = c->node_selector ? o->n_node_selector : 0;
