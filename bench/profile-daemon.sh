@@ -13,6 +13,18 @@
 #   perf report -i build/perf/daemon-protobuf.data --no-children --sort dso,symbol
 #   go tool pprof -top build/perf/apiserver-protobuf.pprof     (Go 1.19: /usr/lib/go-1.19/bin/go)
 #
+# Memory instead of CPU: GS_PROFILE_MEM=1 runs no perf; it samples the daemon's VmRSS every 50 ms into
+# rss-ENC.tsv (milliseconds since the daemon started, KiB) and its smaps_rollup every 500 ms into
+# smaps-ENC.txt (the last one before it exited: where the resident pages are, anonymous or file). With
+# GS_HEAPTRACK=1 the daemon runs under heaptrack instead (heaptrack-ENC.*.zst, read with
+# heaptrack_print): the bench's CPU and RSS figures are then heaptrack's, not the daemon's.
+# GS_PROFILE_LIST=N first times N lists of every pod as the daemon's first list asks for them
+# (resourceVersion=0, protobuf) with curl, into list-ENC.tsv (seconds to the first byte and in all,
+# bytes): what the apiserver alone takes to answer it. They delay the daemon's start, so the bench's
+# "ready s" and "seconds" of that run include them: read the daemon's log for its own ready time.
+#
+# GS_PROFILE_HZ: perf's sampling frequency (499).
+#
 # bench/perf-daemon.sh is the heavier variant (the daemon under perf from its first instruction, the
 # apiserver by perf, whose stripped Kubernetes binaries leave Go symbols unnamed).
 out=${GS_PERF_OUT:-build/perf}
@@ -23,10 +35,56 @@ for a in "$@"; do
 	[ "$a" = --kube-api-content-type=json ] && enc=json
 done
 mkdir -p "$out"
+dir=${GS_CLUSTER_DIR:-build/bench-cluster}
+for _ in $(seq 1 "${GS_PROFILE_LIST:-0}"); do
+	curl -sS -o /dev/null --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+		-H 'Accept: application/vnd.kubernetes.protobuf' -w '%{time_starttransfer}\t%{time_total}\t%{size_download}\n' \
+		"https://127.0.0.1:${GS_APISERVER_PORT:-18443}/api/v1/pods?resourceVersion=0" >>"$out/list-$enc.tsv"
+done
+if [ "${GS_HEAPTRACK:-0}" = 1 ]; then
+	# heaptrack runs the daemon as its child: the bench's SIGTERM must reach the daemon, or it outlives
+	# the run (holding whatever its parent held, a flock included). Its own process group, signalled whole.
+	setsid heaptrack -o "$out/heaptrack-$enc" "$daemon" "$@" &
+	hp=$!
+	trap 'kill -TERM -- -$hp 2>/dev/null' TERM INT
+	wait $hp
+	wait $hp
+	exit
+fi
+if [ "${GS_PROFILE_MEM:-0}" = 1 ]; then
+	pid=$$
+	(
+		t0=$(date +%s%N)
+		n=0
+		: >"$out/rss-$enc.tsv"
+		while [ -r "/proc/$pid/status" ]; do
+			rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
+			[ -n "$rss" ] && echo "$((($(date +%s%N) - t0) / 1000000))	$rss" >>"$out/rss-$enc.tsv"
+			if [ $((n % 10)) = 0 ]; then
+				cat "/proc/$pid/smaps_rollup" >"$out/smaps-$enc.tmp" 2>/dev/null &&
+					mv "$out/smaps-$enc.tmp" "$out/smaps-$enc.txt"
+			fi
+			n=$((n + 1))
+			sleep 0.05
+		done
+	) &
+	exec "$daemon" "$@"
+fi
 kc=${GS_CLUSTER_DIR:-build/bench-cluster}/kubeconfig
 if [ "${GS_APISERVER_PROFILING:-0}" = 1 ]; then
 	(kubectl --kubeconfig "$kc" get --raw "/debug/pprof/profile?seconds=$secs" >"$out/apiserver-$enc.pprof" \
 		2>"$out/apiserver-$enc.err" &)
 fi
-(perf record -q -F 499 --call-graph dwarf,8192 -p $$ -o "$out/daemon-$enc.data" -- sleep "$secs" >/dev/null 2>&1 &)
+(perf record -q -F "${GS_PROFILE_HZ:-499}" --call-graph dwarf,8192 -p $$ -o "$out/daemon-$enc.data" -- sleep "$secs" \
+	>/dev/null 2>&1 &)
+# GS_PROFILE_SYSCALLS=1: the daemon's system calls by kind over the same seconds (perf stat on the
+# syscalls tracepoints), into syscalls-ENC.txt.
+if [ "${GS_PROFILE_SYSCALLS:-0}" = 1 ]; then
+	ev=raw_syscalls:sys_enter
+	for c in read write writev readv epoll_wait epoll_pwait epoll_ctl recvfrom sendto sendmsg recvmsg \
+		clock_gettime mmap munmap brk mremap madvise ioctl futex accept4 close; do
+		ev="$ev,syscalls:sys_enter_$c"
+	done
+	(perf stat -e "$ev" -p $$ -o "$out/syscalls-$enc.txt" -- sleep "$secs" >/dev/null 2>&1 &)
+fi
 exec "$daemon" "$@"

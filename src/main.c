@@ -42,7 +42,8 @@
 struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
-	uv_timer_t drain; /* --shutdown-delay: the webhook's last seconds */
+	uv_timer_t drain;       /* --shutdown-delay: the webhook's last seconds */
+	uv_prepare_t log_flush; /* writes the turn's batch of log lines before the loop waits */
 	struct gs_main_config cfg;
 	struct gs_metrics *metrics;
 	struct gs_kube *kube;
@@ -99,6 +100,7 @@ static void finish(struct daemon *d)
 	if (d->webhook || d->kube || d->certs || d->authz)
 		return;
 	uv_close((uv_handle_t *)&d->drain, NULL);
+	uv_close((uv_handle_t *)&d->log_flush, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	gs_log_info("shutdown complete");
@@ -579,9 +581,21 @@ static int start(struct daemon *d, struct gs_kubeconfig *kc)
 }
 
 /* The loop and the handles main owns: the signals (closed last, docs/architecture.md) and the drain. */
+static void on_log_flush(uv_prepare_t *p)
+{
+	(void)p;
+	gs_log_flush();
+}
+
+/* The log's batch goes out once per turn: a prepare started before any other and never stopped stays
+ * last of the prepares (libuv runs the newest first), so it writes what the pump logged too, just
+ * before the loop waits (log.h, gs_log_batch). */
 static void loop_init(struct daemon *d)
 {
 	uv_loop_init(&d->loop);
+	uv_prepare_init(&d->loop, &d->log_flush);
+	uv_prepare_start(&d->log_flush, on_log_flush);
+	gs_log_batch(1);
 	uv_signal_init(&d->loop, &d->sigterm);
 	uv_signal_init(&d->loop, &d->sigint);
 	uv_timer_init(&d->loop, &d->drain);

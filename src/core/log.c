@@ -1,6 +1,7 @@
 /*
  * log.c: see log.h. Lines are formatted into one stack buffer and written with a single write(2),
- * so lines from a crashing process or a shared stderr are never interleaved mid-line.
+ * so lines from a crashing process or a shared stderr are never interleaved mid-line. In batches
+ * (gs_log_batch) whole lines gather in one buffer instead, written whole by gs_log_flush.
  */
 #include "core/log.h"
 
@@ -19,6 +20,16 @@ static gs_log_sink_cb log_sink;
 static void *log_sink_data;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
+
+/* Batches: whole lines only; invariant batch_len <= sizeof(batch_buf). */
+static int batching;
+static char batch_buf[GS_LOG_BATCH_MAX];
+static size_t batch_len;
+
+/* The timestamp's seconds as last formatted ("2026-11-27T19:44:23"), for the second it names. */
+static time_t ts_sec = (time_t)-1;
+static char ts_text[32];
+static size_t ts_len;
 
 int gs_log_level_parse(const char *s, enum gs_log_level *out)
 {
@@ -77,6 +88,56 @@ static size_t json_escape(char *out, size_t len, size_t cap, const char *s)
 	return len;
 }
 
+static void write_all(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDERR_FILENO, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* nowhere to report it */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+void gs_log_flush(void)
+{
+	write_all(batch_buf, batch_len);
+	batch_len = 0;
+}
+
+void gs_log_batch(int on)
+{
+	static int registered;
+
+	if (!on)
+		gs_log_flush();
+	else if (!registered && atexit(gs_log_flush) == 0)
+		registered = 1; /* a return from main or exit() writes what is left */
+	batching = on;
+}
+
+/* One line out: at once, or into the batch. A warning or an error goes out at once with the lines
+ * before it (a crash right after one loses nothing that led to it). */
+static void log_put(enum gs_log_level level, const char *line, size_t n)
+{
+	if (!batching) {
+		write_all(line, n);
+		return;
+	}
+	if (batch_len + n > sizeof(batch_buf))
+		gs_log_flush();
+	if (n > sizeof(batch_buf)) {
+		write_all(line, n);
+		return;
+	}
+	memcpy(batch_buf + batch_len, line, n);
+	batch_len += n;
+	if (level <= GS_LOG_WARN)
+		gs_log_flush();
+}
+
 static void log_vemit(enum gs_log_level level, const char *file, int line, uint64_t suppressed, const char *fmt,
 		      va_list ap)
 {
@@ -96,8 +157,13 @@ static void log_vemit(enum gs_log_level level, const char *file, int line, uint6
 	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (now.tv_sec != ts_sec) {
+		gmtime_r(&now.tv_sec, &tm);
+		ts_len = strftime(ts_text, sizeof(ts_text), "%Y-%m-%dT%H:%M:%S", &tm);
+		ts_sec = now.tv_sec;
+	}
+	memcpy(ts, ts_text, ts_len);
+	n = ts_len;
 	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
 
 	const char *base = strrchr(file, '/');
@@ -114,8 +180,7 @@ static void log_vemit(enum gs_log_level level, const char *file, int line, uint6
 		n = r < 0 ? 0 : (size_t)r >= sizeof(out) ? sizeof(out) - 1 : (size_t)r;
 	}
 
-	ssize_t w = write(STDERR_FILENO, out, n);
-	(void)w;
+	log_put(level, out, n);
 	if (log_sink)
 		log_sink(level, msg, log_sink_data);
 	errno = saved_errno;

@@ -41,6 +41,18 @@ void gs_log_setup(enum gs_log_level level, enum gs_log_format format);
 void gs_log_emit(enum gs_log_level level, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * Batches, for a process that logs a line per object it handles (the daemon, a line per binding):
+ * with gs_log_batch(1), lines at info and below gather in a buffer of GS_LOG_BATCH_MAX bytes and go
+ * out in one write(2) at gs_log_flush(), which the caller runs once per turn of its loop before it
+ * waits (main.c: a uv_prepare), or when the buffer is full. A warning or an error is written at once,
+ * with what came before it. What a crash can lose is the info lines of the turn it happened in.
+ * gs_log_batch(0) flushes and writes every line at once again (the default).
+ */
+#define GS_LOG_BATCH_MAX (64 * 1024)
+void gs_log_batch(int on);
+void gs_log_flush(void);
+
 /* Test hook: every formatted line also goes to this callback (NULL to stop). */
 typedef void (*gs_log_sink_cb)(enum gs_log_level level, const char *msg, void *data);
 void gs_log_set_sink(gs_log_sink_cb cb, void *data);

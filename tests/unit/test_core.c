@@ -89,6 +89,61 @@ static int side_effect(void)
 	return ++evaluated;
 }
 
+/* Bytes written to the file so far (from the start). */
+static size_t file_size(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	return end < 0 ? 0 : (size_t)end;
+}
+
+/* Batches: info lines wait for gs_log_flush; a warning goes out at once with what came before it;
+ * a batch that would overflow is written first; gs_log_batch(0) writes what is left. */
+static void test_log_batch(void **state)
+{
+	char path[] = "/tmp/gs-log-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	gs_log_setup(GS_LOG_INFO, GS_LOG_TEXT);
+	gs_log_batch(1);
+	gs_log_info("first %d", 1);
+	gs_log_info("second %d", 2);
+	size_t held = file_size(fd);
+	gs_log_flush();
+	size_t flushed = file_size(fd);
+	gs_log_info("third %d", 3);
+	size_t third = file_size(fd);
+	gs_log_warn("a warning");
+	size_t warned = file_size(fd);
+	char big[1000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (int i = 0; i < 2 * GS_LOG_BATCH_MAX / (int)sizeof(big); i++)
+		gs_log_info("%s", big);
+	size_t overflowed = file_size(fd);
+	gs_log_batch(0);
+	size_t all = file_size(fd);
+	gs_log_info("unbatched");
+	size_t unbatched = file_size(fd);
+	dup2(saved, 2);
+	close(saved);
+
+	assert_int_equal(held, 0);        /* nothing written before the flush */
+	assert_true(flushed > 0);         /* both lines at the flush */
+	assert_int_equal(third, flushed); /* the next info line waits again */
+	assert_true(warned > third);      /* the warning took it out */
+	assert_true(overflowed > warned && overflowed < warned + 2 * GS_LOG_BATCH_MAX);
+	assert_true(all > overflowed); /* gs_log_batch(0) wrote the rest */
+	assert_true(unbatched > all);  /* and lines go out at once again */
+	char text[256] = "";
+	assert_int_equal(pread(fd, text, sizeof(text) - 1, 0) > 0, 1);
+	char *a = strstr(text, "first 1"), *b = strstr(text, "second 2"), *c = strstr(text, "third 3");
+	assert_true(a && b && c && a < b && b < c); /* in order, whole lines */
+	close(fd);
+	unlink(path);
+}
+
 static void test_log_levels_and_json(void **state)
 {
 	char path[] = "/tmp/gs-log-XXXXXX";
@@ -672,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_buf_json_string),
 		cmocka_unit_test(test_log_levels_and_json),
+		cmocka_unit_test(test_log_batch),
 		cmocka_unit_test(test_metrics_exposition),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_backoff),
