@@ -89,6 +89,18 @@ static int side_effect(void)
 	return ++evaluated;
 }
 
+/* Points stderr at a new temporary file (path, a mkstemp template) and returns its descriptor; *saved
+ * is the old stderr, for dup2 back. */
+static int stderr_to_temp(char *path, int *saved)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	*saved = dup(2);
+	fflush(stderr);
+	dup2(fd, 2);
+	return fd;
+}
+
 /* Bytes written to the file so far (from the start). */
 static size_t file_size(int fd)
 {
@@ -101,10 +113,7 @@ static size_t file_size(int fd)
 static void test_log_batch(void **state)
 {
 	char path[] = "/tmp/gs-log-XXXXXX";
-	int fd = mkstemp(path), saved = dup(2);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	dup2(fd, 2);
+	int saved, fd = stderr_to_temp(path, &saved);
 	gs_log_setup(GS_LOG_INFO, GS_LOG_TEXT);
 	gs_log_batch(1);
 	gs_log_info("first %d", 1);
@@ -147,10 +156,7 @@ static void test_log_batch(void **state)
 static void test_log_levels_and_json(void **state)
 {
 	char path[] = "/tmp/gs-log-XXXXXX";
-	int fd = mkstemp(path), saved = dup(2);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	dup2(fd, 2);
+	int saved, fd = stderr_to_temp(path, &saved);
 	gs_log_set_sink(sink, NULL);
 	gs_log_setup(GS_LOG_INFO, GS_LOG_TEXT);
 	lines = 0;
