@@ -31,6 +31,8 @@ struct run {
 	struct gs_cmd c;
 	const struct gs_cmd_opts *o;
 	struct gs_sched *s;
+	unsigned skipped_on; /* of c.skipped, the pods on the node on (the rest: alias nodes, gang members) */
+	char on[256];        /* the node whose pods were read, "" when none */
 };
 
 static void copy_json_str(char *out, size_t size, const cJSON *obj, const char *key, const char *dflt)
@@ -124,18 +126,16 @@ static int feed_pods_resolved(struct run *x, const char *ns, const char *name, c
 			      const struct gs_pod_obj *pod)
 {
 	struct gs_sched_pod_info pi;
-	char *real = NULL;
-	int r;
 
-	if (pod->node_name && *pod->node_name)
-		return gs_cmd_feed_pods_on(&x->c, x->s, pod->node_name, pod->uid);
-	gs_sched_pod_upsert(x->s, pod, 0);
-	if (gs_sched_pod_find(x->s, ns, name, &pi) == 0 && pi.resolved)
-		real = gs_xstrdup(pi.resolved);
-	gs_sched_pod_delete(x->s, pod->uid, 0);
-	r = gs_cmd_feed_pods_on(&x->c, x->s, real ? real : node, pod->uid);
-	free(real);
-	return r;
+	if (pod->node_name && *pod->node_name) {
+		snprintf(x->on, sizeof(x->on), "%s", pod->node_name);
+	} else {
+		gs_sched_pod_upsert(x->s, pod, 0);
+		snprintf(x->on, sizeof(x->on), "%s",
+			 gs_sched_pod_find(x->s, ns, name, &pi) == 0 && pi.resolved ? pi.resolved : node);
+		gs_sched_pod_delete(x->s, pod->uid, 0);
+	}
+	return gs_cmd_feed_pods_on(&x->c, x->s, x->on, pod->uid);
 }
 
 /* Which node does its entry name? A first engine with the pod alone (and its object, for a pod by
@@ -164,6 +164,7 @@ static int entry_node(struct run *x, const struct gs_pod_obj *pod, char **node)
  * any namespace), the node and its pods, the pod last. 0, or <0 said. */
 static int feed_engine(struct run *x, const struct gs_pod_obj *pod, const char *node)
 {
+	unsigned skipped;
 	int r;
 
 	x->c.skipped_gpms = 0; /* counted again: the first engine's were of the pod's namespace */
@@ -174,13 +175,33 @@ static int feed_engine(struct run *x, const struct gs_pod_obj *pod, const char *
 	if (node && r == 0 && !pod->node_name && x->o->alias_label && *x->o->alias_label &&
 	    (r = gs_cmd_feed_alias_nodes(&x->c, x->s, node)) < 0)
 		return r;
+	skipped = x->c.skipped;
 	if (node && (r = feed_pods_resolved(x, pod->ns, pod->name, node, pod)) < 0)
 		return r;
+	x->skipped_on = x->c.skipped - skipped;
 	/* a gang placed already places this member alone, as the daemon does */
 	if (pod->placement && pod->owner_uid && !pod->node_name &&
 	    (r = gs_cmd_feed_bound_of(&x->c, x->s, pod->ns, pod->owner_uid, pod->uid)) < 0)
 		return r;
 	return gs_sched_pod_upsert(x->s, pod, 0);
+}
+
+/* What the feeds left out, on stderr. Pods are read on a node only when the pod's entry names one
+ * (x->on; a pod without an entry has none), besides the nodes carrying the alias label and the bound
+ * members of its all-or-nothing gang, whatever their node. */
+static void say_skipped(const struct run *x)
+{
+	if (x->skipped_on)
+		fprintf(stderr, "gpu-scheduler explain: %u pods on node %s did not decode and were left out\n",
+			x->skipped_on, x->on);
+	if (x->c.skipped > x->skipped_on)
+		fprintf(stderr,
+			"gpu-scheduler explain: %u other items read (nodes carrying the alias label, bound members "
+			"of the pod's gang) did not decode and were left out\n",
+			x->c.skipped - x->skipped_on);
+	if (x->c.skipped_gpms)
+		fprintf(stderr, "gpu-scheduler explain: %u GPUPlacementMaps did not decode and were left out\n",
+			x->c.skipped_gpms);
 }
 
 static int explain(struct run *x)
@@ -220,12 +241,7 @@ static int explain(struct run *x)
 		}
 		if (r == 0)
 			fwrite(out.data, 1, out.len, stdout);
-		if (x->c.skipped)
-			fprintf(stderr, "gpu-scheduler explain: %u pods on node %s did not decode and were left out\n",
-				x->c.skipped, node);
-		if (x->c.skipped_gpms)
-			fprintf(stderr, "gpu-scheduler explain: %u GPUPlacementMaps did not decode and were left out\n",
-				x->c.skipped_gpms);
+		say_skipped(x);
 		gs_buf_free(&out);
 		gs_sched_explain_free(&e);
 	}

@@ -24,12 +24,14 @@
 
 #define MAX_NODES 4096 /* node names looked up: at most a map's entries */
 
-/* What the owner says: its uid, its pods' selector and the map of its pod template. */
+/* What the owner says: its uid, its pods' selector and the map of its pod template (inline or by
+ * reference). */
 struct owner {
 	const char *kind; /* "StatefulSet", "Job" */
 	char *uid;
 	char *selector; /* "k=v,k2=v2" from spec.selector.matchLabels, "" when none */
 	char *map;      /* the pod template's annotation, NULL when absent */
+	char *map_ref;  /* the GPUPlacementMap the pod template names (GS_MAP_REF_ANNOTATION), NULL: none */
 	char *scheduler_name;
 };
 
@@ -129,6 +131,7 @@ static int read_owner(struct run *x)
 	cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(spec, "template");
 	v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "metadata"), "annotations");
 	x->ow.map = json_dup(cJSON_GetObjectItemCaseSensitive(v, o->annotation));
+	x->ow.map_ref = json_dup(cJSON_GetObjectItemCaseSensitive(v, GS_MAP_REF_ANNOTATION));
 	v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), "schedulerName");
 	x->ow.scheduler_name = json_dup(v);
 	gs_buf_init(&sel, 0);
@@ -245,15 +248,32 @@ static int pods_pass(struct run *x, int pass)
 	return r;
 }
 
+/* The map whose every index is a row: the template's (or the object's, for gpm/NAME), else the object
+ * the template names by reference, as the engine holds it (the objects are fed first). NULL: none. */
+static const char *view_map_text(const struct run *x, size_t *len)
+{
+	struct gs_gpm_view g;
+
+	if (x->ow.map) {
+		*len = strlen(x->ow.map);
+		return x->ow.map;
+	}
+	if (!x->ow.map_ref || !gs_sched_gpm_find(x->s, x->o->ns, x->ow.map_ref, &g))
+		return NULL;
+	*len = g.map_len;
+	return g.map_text;
+}
+
 /* The engine as the daemon would hold it: the nodes, the pods on them, the owner's pods last. */
 static int feed(struct run *x)
 {
 	struct gs_map *m;
 	struct gs_map_error err;
-	size_t n;
+	size_t n, len = 0;
+	const char *text = view_map_text(x, &len);
 	int r;
 
-	if (x->ow.map && gs_map_parse(x->ow.map, strlen(x->ow.map), &m, &err) == 0) {
+	if (text && gs_map_parse(text, len, &m, &err) == 0) {
 		for (size_t i = 0; i < gs_map_count(m); i++)
 			add_node(x, gs_map_entry_at(m, i)->node);
 		gs_map_unref(m);
@@ -434,7 +454,11 @@ static int view(struct run *x, struct gs_sched_workload *w, struct gs_buf *out, 
 	int64_t now = gs_clock_wall_ms();
 
 	if (!x->gpm) {
-		gs_sched_workload(x->s, o->ns, x->ow.kind, x->name, x->ow.map, x->ow.map ? strlen(x->ow.map) : 0, w);
+		if (!x->ow.map && x->ow.map_ref) /* by reference: every index of the object's map */
+			gs_sched_workload_ref(x->s, o->ns, x->ow.kind, x->name, x->ow.map_ref, w);
+		else
+			gs_sched_workload(x->s, o->ns, x->ow.kind, x->name, x->ow.map,
+					  x->ow.map ? strlen(x->ow.map) : 0, w);
 		return json ? gs_workload_json(w, now, out) : gs_workload_text(w, now, out);
 	}
 	gs_sched_gpm_workload(x->s, o->ns, x->name, w);
@@ -541,6 +565,7 @@ int gs_status_cmd(int argc, char **argv)
 	free(x.ow.uid);
 	free(x.ow.selector);
 	free(x.ow.map);
+	free(x.ow.map_ref);
 	free(x.ow.scheduler_name);
 	free(x.pods);
 	free_nodes(&x);

@@ -793,28 +793,6 @@ static void check_template(struct tmpl *t, yaml_node_t *tmpl_node)
 
 /* ---- GPUPlacementMap objects (sched/gpm.h) -------------------------------------------------------- */
 
-/* msg with the annotations' names spelled as the object's fields: the same rules, the object's words. */
-static void respell(char *out, size_t size, const char *msg)
-{
-	static const char *const from[] = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
-	static const char *const to[] = {"spec.placement", "spec.gangTimeout", "spec.gangSize"};
-	size_t o = 0;
-
-	while (*msg && o + 1 < size) {
-		size_t i = 0;
-		while (i < 3 && strncmp(msg, from[i], strlen(from[i])))
-			i++;
-		if (i == 3) {
-			out[o++] = *msg++;
-			continue;
-		}
-		int w = snprintf(out + o, size - o, "%s", to[i]);
-		o = w > 0 && (size_t)w < size - o ? o + (size_t)w : size - 1;
-		msg += strlen(from[i]);
-	}
-	out[o] = '\0';
-}
-
 /* A plain scalar YAML reads as an integer ("8", "-1"): what the CRD's integer fields take. */
 static int plain_integer(const yaml_node_t *n)
 {
@@ -849,19 +827,19 @@ static int gpm_field_type(struct gs_lint *l, const char *file, const struct obje
 static void gpm_settings(struct gs_lint *l, const char *file, yaml_document_t *d, yaml_node_t *spec, struct object *o)
 {
 	yaml_node_t *pl = get(d, spec, "placement"), *to = get(d, spec, "gangTimeout"), *sz = get(d, spec, "gangSize");
-	char msg[300], words[400];
+	char msg[300];
 	const yaml_node_t *at;
 
-	if (gpm_field_type(l, file, o, pl, "spec.placement", 0) < 0 ||
-	    gpm_field_type(l, file, o, to, "spec.gangTimeout", 0) < 0 ||
-	    gpm_field_type(l, file, o, sz, "spec.gangSize", 1) < 0)
+	if (gpm_field_type(l, file, o, pl, GS_GANG_SPEC_PLACEMENT, 0) < 0 ||
+	    gpm_field_type(l, file, o, to, GS_GANG_SPEC_TIMEOUT, 0) < 0 ||
+	    gpm_field_type(l, file, o, sz, GS_GANG_SPEC_SIZE, 1) < 0)
 		return;
-	if (gs_gang_opts_parse(scalar(pl), scalar(to), scalar(sz), &o->o, msg, sizeof(msg)) < 0) {
-		at = !strncmp(msg, GS_GANG_TIMEOUT, strlen(GS_GANG_TIMEOUT)) ? to
-		     : !strncmp(msg, GS_GANG_SIZE, strlen(GS_GANG_SIZE))     ? sz
-									     : pl;
-		respell(words, sizeof(words), msg);
-		diag(l, file, line_of(at ? at : spec), GS_LINT_ERROR, "%s: %s", o->what, words);
+	if (gs_gang_opts_parse_named(&gs_gang_spec_names, scalar(pl), scalar(to), scalar(sz), &o->o, msg, sizeof(msg)) <
+	    0) {
+		at = !strncmp(msg, GS_GANG_SPEC_TIMEOUT, strlen(GS_GANG_SPEC_TIMEOUT)) ? to
+		     : !strncmp(msg, GS_GANG_SPEC_SIZE, strlen(GS_GANG_SPEC_SIZE))     ? sz
+										       : pl;
+		diag(l, file, line_of(at ? at : spec), GS_LINT_ERROR, "%s: %s", o->what, msg);
 		return;
 	}
 	o->gang_ok = 1;

@@ -112,10 +112,9 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	}
 	r |= gs_buf_append_json_field(b, "boundNode", e->bound_node);
 	r |= gs_buf_printf(b, ",\"attempts\":%u", p->attempts);
-	if (e->verdict != GS_WAIT_NONE) {
-		r |= gs_buf_append_json_field(b, "verdict", gs_wait_reason_name(e->verdict));
-		r |= gs_buf_append_json_field(b, "waitsFor", gs_wait_reason_retry(e->verdict));
-	}
+	r |= gs_buf_append_json_field(b, "verdict", gs_wait_reason_name(e->verdict)); /* "NONE": every check passes */
+	if (e->verdict != GS_WAIT_NONE)
+		r |= gs_buf_append_json_field(b, "waitsFor", e->waits_for);
 	r |= gs_buf_append_str(b, ",\"checks\":[");
 	for (int i = 0; i < GS_EXPLAIN__COUNT; i++) {
 		const struct gs_explain_check *c = &e->checks[i];
@@ -299,7 +298,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)
 		r |= gs_buf_printf(b, "the pod waits (%s); it is placed again on %s.\n",
-				   gs_wait_reason_name(e->verdict), gs_wait_reason_retry(e->verdict));
+				   gs_wait_reason_name(e->verdict), e->waits_for);
 	else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
 		r |= gs_buf_printf(b, "every check passes: the pod is bound to %s with CUDA_VISIBLE_DEVICES=%s%s.\n",
 				   p->node, p->devices, p->state == GS_POD_BACKOFF ? " once its backoff ends" : "");

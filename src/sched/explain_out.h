@@ -11,7 +11,8 @@
  *              map is a GPUPlacementMap, sched/gpm.h; no "generation" when not found, no
  *              "admittedGeneration" when the pod has none),
  *    "boundNode":"node3" (bound or binding only),"attempts":0,
- *    "verdict":"DEVICE_BUSY","waitsFor":"the pods holding the devices ending",
+ *    "verdict":"DEVICE_BUSY" ("NONE" when every check passes, as the command's text says),
+ *    "waitsFor":"the pods holding the devices ending" (gs_sched_explain's waits_for; not with NONE),
  *    "checks":[{"name":"pod","outcome":"pass"},...,{"name":"devices","outcome":"fail",
  *              "reason":"DEVICE_BUSY","message":"..."}],
  *    "holders":[{"device":"0","pod":"ns/other-0","owner":"<uid>","sameOwner":false,"shared":false},

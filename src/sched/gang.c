@@ -171,11 +171,33 @@ static int parse_size(const char *v, long *out)
 	return 0;
 }
 
-int gs_gang_opts_parse(const char *placement, const char *timeout, const char *size, struct gs_gang_opts *out,
-		       char *msg, size_t msg_size)
+const struct gs_gang_names gs_gang_annotation_names = {GS_GANG_PLACEMENT, GS_GANG_TIMEOUT, GS_GANG_SIZE};
+const struct gs_gang_names gs_gang_spec_names = {GS_GANG_SPEC_PLACEMENT, GS_GANG_SPEC_TIMEOUT, GS_GANG_SPEC_SIZE};
+
+/* The timeout's value (not NULL) into out->timeout_ms: 0, or -EINVAL with msg. */
+static int parse_timeout(const struct gs_gang_names *names, const char *timeout, struct gs_gang_opts *out, char *msg,
+			 size_t msg_size)
 {
 	char q[64];
-	int r;
+	int r = gs_gang_duration_ms(timeout, &out->timeout_ms);
+
+	if (r == -EINVAL) {
+		snprintf(msg, msg_size, "%s %s is not a duration (Go's form: 90s, 10m, 1h30m)", names->timeout,
+			 gs_str_quote(q, sizeof(q), timeout));
+		return -EINVAL;
+	}
+	if (r < 0 || out->timeout_ms <= 0 || out->timeout_ms > GS_GANG_TIMEOUT_MAX_MS) {
+		snprintf(msg, msg_size, "%s %s is out of range (more than 0, at most 720h)", names->timeout,
+			 gs_str_quote(q, sizeof(q), timeout));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gs_gang_opts_parse_named(const struct gs_gang_names *names, const char *placement, const char *timeout,
+			     const char *size, struct gs_gang_opts *out, char *msg, size_t msg_size)
+{
+	char q[64];
 
 	*out = (struct gs_gang_opts){.timeout_ms = GS_GANG_TIMEOUT_DEFAULT_MS};
 	if (msg_size)
@@ -183,33 +205,28 @@ int gs_gang_opts_parse(const char *placement, const char *timeout, const char *s
 	if (placement && strcmp(placement, GS_GANG_ALL_OR_NOTHING) == 0) {
 		out->all_or_nothing = 1;
 	} else if (placement && strcmp(placement, GS_GANG_INDEPENDENT) != 0) {
-		snprintf(msg, msg_size, "%s %s is not a placement (want %s or %s)", GS_GANG_PLACEMENT,
+		snprintf(msg, msg_size, "%s %s is not a placement (want %s or %s)", names->placement,
 			 gs_str_quote(q, sizeof(q), placement), GS_GANG_ALL_OR_NOTHING, GS_GANG_INDEPENDENT);
 		return -EINVAL;
 	}
 	if ((timeout || size) && !out->all_or_nothing) {
 		snprintf(msg, msg_size,
 			 "%s is set but %s is not %s (a gang's settings need an all-or-nothing workload)",
-			 timeout ? GS_GANG_TIMEOUT : GS_GANG_SIZE, GS_GANG_PLACEMENT, GS_GANG_ALL_OR_NOTHING);
+			 timeout ? names->timeout : names->size, names->placement, GS_GANG_ALL_OR_NOTHING);
 		return -EINVAL;
 	}
-	if (timeout) {
-		r = gs_gang_duration_ms(timeout, &out->timeout_ms);
-		if (r == -EINVAL) {
-			snprintf(msg, msg_size, "%s %s is not a duration (Go's form: 90s, 10m, 1h30m)", GS_GANG_TIMEOUT,
-				 gs_str_quote(q, sizeof(q), timeout));
-			return -EINVAL;
-		}
-		if (r < 0 || out->timeout_ms <= 0 || out->timeout_ms > GS_GANG_TIMEOUT_MAX_MS) {
-			snprintf(msg, msg_size, "%s %s is out of range (more than 0, at most 720h)", GS_GANG_TIMEOUT,
-				 gs_str_quote(q, sizeof(q), timeout));
-			return -EINVAL;
-		}
-	}
-	if (size && (r = parse_size(size, &out->size)) < 0) {
-		snprintf(msg, msg_size, "%s %s is not a number of pods from 1 to %d", GS_GANG_SIZE,
+	if (timeout && parse_timeout(names, timeout, out, msg, msg_size) < 0)
+		return -EINVAL;
+	if (size && parse_size(size, &out->size) < 0) {
+		snprintf(msg, msg_size, "%s %s is not a number of pods from 1 to %d", names->size,
 			 gs_str_quote(q, sizeof(q), size), GS_GANG_SIZE_MAX);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int gs_gang_opts_parse(const char *placement, const char *timeout, const char *size, struct gs_gang_opts *out,
+		       char *msg, size_t msg_size)
+{
+	return gs_gang_opts_parse_named(&gs_gang_annotation_names, placement, timeout, size, out, msg, msg_size);
 }

@@ -11,8 +11,9 @@
  * gang-size mean nothing without all-or-nothing, so either without it is an error (a typo in the
  * placement value must not silently place ranks one by one).
  *
- * Pure functions: no allocation, no clock; messages name the annotation and quote the value (escaped,
- * cut at 40 bytes: annotation values are user text).
+ * Pure functions: no allocation, no clock; messages name the setting (the annotation, or by reference the
+ * GPUPlacementMap's spec field: struct gs_gang_names) and quote the value (escaped, cut at 40 bytes:
+ * annotation values are user text).
  */
 #ifndef GS_SCHED_GANG_H
 #define GS_SCHED_GANG_H
@@ -39,6 +40,20 @@ struct gs_gang_opts {
 	long size;          /* 0: absent (the map's number of entries decides) */
 };
 
+/* A GPUPlacementMap's fields that hold the same settings (sched/gpm.h, deploy/crd/gpuplacementmaps.yaml). */
+#define GS_GANG_SPEC_PLACEMENT "spec.placement"
+#define GS_GANG_SPEC_TIMEOUT   "spec.gangTimeout"
+#define GS_GANG_SPEC_SIZE      "spec.gangSize"
+
+/* How messages name the three settings: where they were read. */
+struct gs_gang_names {
+	const char *placement, *timeout, *size;
+};
+
+/* The annotations' names (GS_GANG_PLACEMENT, ...) and a GPUPlacementMap's (GS_GANG_SPEC_PLACEMENT, ...). */
+extern const struct gs_gang_names gs_gang_annotation_names;
+extern const struct gs_gang_names gs_gang_spec_names;
+
 /*
  * Reads the three annotation values (NULL: absent) into *out. 0, or -EINVAL with msg (NUL-terminated,
  * cut to size) naming the first bad annotation: "gpu-scheduler.io/gang-timeout "10x" is not a duration
@@ -46,6 +61,10 @@ struct gs_gang_opts {
  */
 int gs_gang_opts_parse(const char *placement, const char *timeout, const char *size, struct gs_gang_opts *out,
 		       char *msg, size_t msg_size);
+/* The same, msg naming the settings as names says (by reference: gs_gang_spec_names, "spec.gangTimeout
+ * "10x" is not a duration ..."). */
+int gs_gang_opts_parse_named(const struct gs_gang_names *names, const char *placement, const char *timeout,
+			     const char *size, struct gs_gang_opts *out, char *msg, size_t msg_size);
 
 /*
  * A Go duration (time.ParseDuration: "300ms", "-1.5h", "2h45m"; units ns us µs ms s m h; "0" alone) in

@@ -1016,6 +1016,12 @@ int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind
 	return gs_sched__workload(s, ns, kind, name, map_text, map_len, out);
 }
 
+int gs_sched_workload_ref(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+			  const char *map_ref, struct gs_sched_workload *out)
+{
+	return gs_sched__workload_ref(s, ns, kind, name, map_ref, out);
+}
+
 int gs_sched_gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out)
 {
 	return gs_sched__gpm_workload(s, ns, name, out);

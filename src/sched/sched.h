@@ -383,7 +383,12 @@ struct gs_sched_explain {
 	int shared;                   /* the pod carries the sharing annotation */
 	int device_sharing_any;       /* --device-sharing=any: the ledger refuses nothing */
 	enum gs_wait_reason verdict;  /* the first failed check's reason (placement's answer), or NONE */
-	const char *bound_node;       /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
+	/* What clears verdict, for people ("" for NONE): gs_wait_reason_retry's phrase, or for a pod by
+	 * reference one that names its GPUPlacementMap when an edit (or the creation) of the object clears
+	 * it (the engine places the object's pods again on its upsert). Both writers of explain_out.h
+	 * print this one text, so the daemon's /debug/pods and `gpu-scheduler explain` say the same. */
+	char waits_for[GS_EXPLAIN_MSG];
+	const char *bound_node; /* BOUND or BINDING: the node its use is on (engine-owned), else NULL */
 	struct gs_explain_check checks[GS_EXPLAIN__COUNT];
 	size_t n_holders;
 	struct gs_explain_holder *holders; /* owned: gs_sched_explain_free */
@@ -412,7 +417,9 @@ struct gs_sched_explain {
 int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *out);
 void gs_sched_explain_free(struct gs_sched_explain *e);
 
-/* What clears a wait reason, for people: "the node joining the cluster", ... ("" for NONE). */
+/* What clears a wait reason, for people: "the node joining the cluster", ... ("" for NONE). Said of a
+ * pod whose map is inline; for one pod, gs_sched_explain's waits_for (a pod by reference's names its
+ * object when an edit of it clears the reason). */
 const char *gs_wait_reason_retry(enum gs_wait_reason r);
 
 #define GS_PENDING_OLDEST 20
@@ -546,8 +553,8 @@ enum gs_workload_map {
 	GS_WORKLOAD_MAP_NONE = 0, /* none: no map given (or it does not parse) and no pod with one */
 	GS_WORKLOAD_MAP_TEMPLATE, /* the one the caller gives: the owner's pod template's annotation */
 	GS_WORKLOAD_MAP_PODS,     /* that of the newest pod of the owner whose map parses */
-	GS_WORKLOAD_MAP_OBJECT,   /* no map given and the newest such pod names a GPUPlacementMap: the object's
-				   * as it is now (map_ref) */
+	GS_WORKLOAD_MAP_OBJECT,   /* the GPUPlacementMap gs_sched_workload_ref was given, or (no map given) the
+				   * one the newest such pod names: the object's as it is now (map_ref) */
 };
 
 struct gs_sched_workload {
@@ -562,7 +569,8 @@ struct gs_sched_workload {
 	size_t n_rows;
 	struct gs_sched_workload_row *rows; /* by index (pods without one last), then creation, then name */
 	struct gs_map *map;                 /* owned: the given map, parsed (NULL otherwise) */
-	char map_error[256];                /* the given map's parse error, "" when none or it parsed */
+	char map_error[256];                /* the given map's parse error, or gs_sched_workload_ref's object's
+					     * (not held, or its map does not parse); "" when none */
 	struct gs_explain_gang gang;        /* its all-or-nothing gang (gang.blockers owned); size 0: none */
 };
 
@@ -575,6 +583,17 @@ struct gs_sched_workload {
  */
 int gs_sched_workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
 		      const char *map_text, size_t map_len, struct gs_sched_workload *out);
+/*
+ * gs_sched_workload for an owner whose pod template names its map by reference: map_ref (NULL: none, as
+ * gs_sched_workload without a map) is the GPUPlacementMap of ns the template's GS_MAP_REF_ANNOTATION
+ * names, and its map as the engine holds it now lists every index (map_from GS_WORKLOAD_MAP_OBJECT,
+ * map_ref its name), so that an owner with no pod yet still has a row per index. An object the engine
+ * holds whose map does not parse: map_from GS_WORKLOAD_MAP_NONE, map_error naming it and the line; one it
+ * does not hold: map_error says so and the rows come from the newest pod's map, as without a map. Same
+ * returns and release.
+ */
+int gs_sched_workload_ref(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+			  const char *map_ref, struct gs_sched_workload *out);
 /*
  * The same view of the pods of ours that reference the GPUPlacementMap ns/name (sched/gpm.h), whatever
  * their owner, for `gpu-scheduler status gpuplacementmap/NAME`: kind GS_GPM_KIND, a row per pod and per

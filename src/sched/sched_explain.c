@@ -327,6 +327,48 @@ static void holders(struct gs_sched *s, const struct gs_sched__pod *p, const str
 	}
 }
 
+/*
+ * What clears e->verdict (sched.h, waits_for). By reference, the object's upsert or delete places its
+ * pods again (sched.c), so an edit of it clears what its map gives: a map that does not parse, no
+ * entry, the entry's devices (NOT_MUTATED), its gang settings; its creation clears MAP_MISSING. What
+ * the pod itself carries (an inline map or gang annotations beside the reference, its index) only an
+ * update of the pod clears.
+ */
+static void waits_for(const struct gs_sched__pod *p, struct gs_sched_explain *e)
+{
+	const struct gs_sched__pref *r = p->ref;
+	const char *obj = r ? r->gpm->label : NULL, *fmt = NULL;
+	char *out = e->waits_for;
+
+	switch (r ? e->verdict : GS_WAIT_NONE) {
+	case GS_WAIT_MAP_INVALID:
+		if (r->inline_map)
+			break;
+		/* fall through */
+	case GS_WAIT_NO_ENTRY:
+	case GS_WAIT_NOT_MUTATED:
+		fmt = "an edit of %s, or an update of the pod itself (or its recreation by its controller with a "
+		      "corrected template)";
+		break;
+	case GS_WAIT_MAP_MISSING:
+		fmt = "the creation of %s (or an update of the pod itself naming another one)";
+		break;
+	case GS_WAIT_GANG_INVALID:
+		fmt = r->own_gang ? "an update of the pod without its own gpu-scheduler.io/placement, gang-timeout "
+				    "and gang-size annotations (by reference %s's spec gives them), or its "
+				    "recreation from a corrected template"
+				  : "an edit of %s with valid " GS_GANG_SPEC_PLACEMENT ", " GS_GANG_SPEC_TIMEOUT
+				    " and " GS_GANG_SPEC_SIZE;
+		break;
+	default:
+		break;
+	}
+	if (fmt)
+		snprintf(out, GS_EXPLAIN_MSG, fmt, obj);
+	else
+		snprintf(out, GS_EXPLAIN_MSG, "%s", gs_wait_reason_retry(e->verdict));
+}
+
 int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
 {
 	char key[600], buf[GS_EXPLAIN_MSG];
@@ -381,6 +423,7 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	/* Every check passes, and still it waits: for its all-or-nothing gang (what placement says too). */
 	if (!skip && e->verdict == GS_WAIT_NONE && p->intrinsic == GS_WAIT_NONE && gs_sched__gang_holds_back(p))
 		e->verdict = p->gang->resting ? GS_WAIT_GANG_TIMED_OUT : GS_WAIT_GANG;
+	waits_for(p, e);
 	gs_sched__gang_explain(s, p, &e->gang);
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */

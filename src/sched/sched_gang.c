@@ -52,6 +52,7 @@ static struct gs_sched__gang *gang_new(struct gs_sched *s, const struct gs_sched
 
 static void gang_free(struct gs_sched__gang *g)
 {
+	free(g->from);
 	free(g->ns);
 	free(g->kind);
 	free(g->name);
@@ -80,6 +81,17 @@ void gs_sched__gang_leave(struct gs_sched *s, struct gs_sched__pod *p)
 		gs_list_remove(&g->rlink);
 	gs_hmap_del_str(&s->gangs, g->uid, NULL);
 	gang_free(g);
+}
+
+/* g's settings come from p's: its GPUPlacementMap's spec by reference, else its annotations. */
+static void gang_from(struct gs_sched__gang *g, const struct gs_sched__pod *p)
+{
+	const char *label = p->ref ? p->ref->gpm->label : NULL;
+
+	if (label == g->from || (label && g->from && strcmp(label, g->from) == 0))
+		return;
+	free(g->from);
+	g->from = label ? gs_xstrdup(label) : NULL;
 }
 
 void gs_sched__gang_set(struct gs_sched *s, struct gs_sched__pod *p, const struct gs_gang_opts *opts, long map_entries,
@@ -112,6 +124,7 @@ void gs_sched__gang_set(struct gs_sched *s, struct gs_sched__pod *p, const struc
 		g->timeout_ms = opts->timeout_ms;
 		g->deadline_ms = g->started_ms + g->timeout_ms;
 	}
+	gang_from(g, p);
 }
 
 /* ---- reservations -------------------------------------------------------------------------------- */
@@ -206,16 +219,27 @@ static const char *owner_kind(const struct gs_sched__gang *g)
 	return *g->kind ? g->kind : "owner";
 }
 
+/* How messages name g's timeout: "gpu-scheduler.io/gang-timeout", or by reference "GPUPlacementMap
+ * ns/name spec.gangTimeout". */
+static const char *timeout_name(const struct gs_sched__gang *g, char *buf, size_t size)
+{
+	if (!g->from)
+		return GS_GANG_TIMEOUT;
+	snprintf(buf, size, "%s %s", g->from, GS_GANG_SPEC_TIMEOUT);
+	return buf;
+}
+
 enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct gs_sched__pod *p,
 					const struct gs_sched__node *n, char *msg, size_t size)
 {
 	const struct gs_sched__gang *g = p->gang;
+	char tn[400];
 
 	if (g->resting) {
 		snprintf(msg, size,
 			 "fits node \"%s\", but its all-or-nothing gang (%s %s) did not complete within its "
 			 "%s and holds nothing until it gathers again (%u %s so far)",
-			 n->name, owner_kind(g), g->name, GS_GANG_TIMEOUT, g->timeouts,
+			 n->name, owner_kind(g), g->name, timeout_name(g, tn, sizeof(tn)), g->timeouts,
 			 g->timeouts == 1 ? "timeout" : "timeouts");
 		return GS_WAIT_GANG_TIMED_OUT;
 	}
@@ -483,7 +507,7 @@ enum gs_wait_reason gs_sched__gang_blockers(const struct gs_sched *s, const stru
 
 void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t now_ms)
 {
-	char blockers[1536], msg[2048], left[32];
+	char blockers[1536], msg[2560], left[32], tn[400];
 	const struct gs_list *l;
 	enum gs_wait_reason why;
 	int64_t rest;
@@ -505,7 +529,7 @@ void gs_sched__gang_fire(struct gs_sched *s, struct gs_sched__gang *g, int64_t n
 	snprintf(msg, sizeof(msg),
 		 "all-or-nothing gang %s %s did not complete within %" PRId64 " s (%s): %zu of %ld members fit; "
 		 "blocked by: %s; its reservations are released and it tries again in %s",
-		 owner_kind(g), g->name, g->timeout_ms / 1000, GS_GANG_TIMEOUT, g->n_reserved, g->size,
+		 owner_kind(g), g->name, g->timeout_ms / 1000, timeout_name(g, tn, sizeof(tn)), g->n_reserved, g->size,
 		 *blockers ? blockers : "nothing (the members fit only now)", left);
 	gs_log_info("gang %s/%s %s: timed out: %s", g->ns, g->kind, g->name, msg);
 	event_add(s, g, NULL, "GangTimedOut", 1, msg)->why = why;

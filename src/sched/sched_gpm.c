@@ -551,7 +551,8 @@ static enum gs_wait_reason ref_gang(const struct gs_sched__pod *p, struct gs_gan
 	}
 	if (!g->present)
 		return GS_WAIT_NONE;
-	if (gs_gang_opts_parse(g->placement, g->gang_timeout, g->gang_size, gopts, why, sizeof(why)) < 0) {
+	if (gs_gang_opts_parse_named(&gs_gang_spec_names, g->placement, g->gang_timeout, g->gang_size, gopts, why,
+				     sizeof(why)) < 0) {
 		snprintf(msg, size, "%s (generation %lld): %s", g->label, (long long)g->generation, why);
 		return GS_WAIT_GANG_INVALID;
 	}

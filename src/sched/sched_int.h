@@ -322,6 +322,8 @@ struct gs_sched__gang {
 	int committing;         /* handing its reserved members out */
 	int resting;            /* timed out, until retry_ms */
 	char *ns, *kind, *name; /* the owner, for messages and events */
+	char *from;             /* where its settings were read, for messages: its newest member's
+				 * GPUPlacementMap's label ("GPUPlacementMap ns/name"), NULL: the annotations */
 	char uid[];             /* the owner's uid: the key of s->gangs */
 };
 

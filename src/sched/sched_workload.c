@@ -178,10 +178,11 @@ static void finish_rows(struct rows *r, const struct gs_map *m)
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), row_cmp);
 }
 
-int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
-		       const char *map_text, size_t map_len, struct gs_sched_workload *out)
+/* The rows of the owner's pods into out; the newest of them whose map is known, NULL when none. */
+static const struct gs_sched__pod *owner_pods(const struct gs_sched *s, const char *ns, const char *kind,
+					      const char *name, struct rows *r)
 {
-	struct rows r = {.w = out};
+	struct gs_sched_workload *out = r->w;
 	struct gs_hmap_iter it = {0};
 	const struct gs_sched__pod *newest = NULL, *newest_map = NULL;
 
@@ -193,14 +194,45 @@ int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kin
 		const struct gs_sched__pod *p = it.val;
 		if (strcmp(p->ns, ns) != 0 || !gs_str_eq(p->owner_kind, kind) || !gs_str_eq(p->owner_name, name))
 			continue;
-		add_pod(s, p, &r);
+		add_pod(s, p, r);
 		if (!newest || p->created_ms > newest->created_ms)
 			newest = p;
 		if (pod_map(p) && (!newest_map || p->created_ms > newest_map->created_ms))
 			newest_map = p;
 	}
 	out->owner_uid = newest ? newest->owner : NULL;
+	return newest_map;
+}
+
+int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+		       const char *map_text, size_t map_len, struct gs_sched_workload *out)
+{
+	struct rows r = {.w = out};
+	const struct gs_sched__pod *newest_map = owner_pods(s, ns, kind, name, &r);
+
 	finish_rows(&r, view_map(out, map_text, map_len, newest_map));
+	return 0;
+}
+
+int gs_sched__workload_ref(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+			   const char *map_ref, struct gs_sched_workload *out)
+{
+	struct rows r = {.w = out};
+	const struct gs_sched__pod *newest_map = owner_pods(s, ns, kind, name, &r);
+	const struct gs_sched__gpm *g = map_ref ? gs_sched__gpm_slot(s, ns, map_ref) : NULL;
+
+	if (g && g->present && g->map) {
+		out->map_from = GS_WORKLOAD_MAP_OBJECT;
+		out->map_ref = g->name;
+		finish_rows(&r, g->map);
+		return 0;
+	}
+	if (g && g->present)
+		snprintf(out->map_error, sizeof(out->map_error), "%s (generation %lld) spec.map: %s", g->label,
+			 (long long)g->generation, g->map_error);
+	else if (map_ref)
+		snprintf(out->map_error, sizeof(out->map_error), "%s %s/%s does not exist", GS_GPM_KIND, ns, map_ref);
+	finish_rows(&r, g && g->present ? NULL : view_map(out, NULL, 0, newest_map));
 	return 0;
 }
 

@@ -12,6 +12,9 @@
 
 int gs_sched__workload(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
 		       const char *map_text, size_t map_len, struct gs_sched_workload *out);
+/* sched.h's gs_sched_workload_ref: the owner's pods' rows, the indices from the object map_ref names. */
+int gs_sched__workload_ref(const struct gs_sched *s, const char *ns, const char *kind, const char *name,
+			   const char *map_ref, struct gs_sched_workload *out);
 /* sched.h's gs_sched_gpm_workload: the pods that reference the slot of ns/name (O(its pods)). */
 int gs_sched__gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out);
 void gs_sched__workload_free(struct gs_sched_workload *w);

@@ -536,8 +536,9 @@ static int gang_ok(const struct map_source *src, struct gs_gang_opts *opts, stru
 {
 	int n = src->by_ref ? snprintf(res->message, sizeof(res->message), "%.380s: ", src->label) : 0;
 
-	if (gs_gang_opts_parse(src->placement, src->gang_timeout, src->gang_size, opts, res->message + n,
-			       sizeof(res->message) - (size_t)n) == 0) {
+	if (gs_gang_opts_parse_named(src->by_ref ? &gs_gang_spec_names : &gs_gang_annotation_names, src->placement,
+				     src->gang_timeout, src->gang_size, opts, res->message + n,
+				     sizeof(res->message) - (size_t)n) == 0) {
 		res->message[0] = '\0';
 		return 0;
 	}
@@ -553,9 +554,15 @@ static int gang_fits(const struct map_source *src, const struct gs_gang_opts *op
 
 	if (!opts->all_or_nothing || !opts->size || (size_t)opts->size <= n)
 		return 0;
-	snprintf(res->message, sizeof(res->message),
-		 "%s %ld is more than the %zu %s of %.64s: the gang could never complete", GS_GANG_SIZE, opts->size, n,
-		 n == 1 ? "entry" : "entries", src->label);
+	if (src->by_ref)
+		snprintf(res->message, sizeof(res->message),
+			 "%.380s " GS_GANG_SPEC_SIZE " %ld is more than the %zu %s of its spec.map: the gang could "
+			 "never complete",
+			 src->label, opts->size, n, n == 1 ? "entry" : "entries");
+	else
+		snprintf(res->message, sizeof(res->message),
+			 "%s %ld is more than the %zu %s of %.64s: the gang could never complete", GS_GANG_SIZE,
+			 opts->size, n, n == 1 ? "entry" : "entries", src->label);
 	deny(res, v, 400, "BadRequest");
 	return -EINVAL;
 }

@@ -5,8 +5,9 @@
 # port, asked by the command through the apiserver's pod proxy with the caller's token as explain asks
 # (the Lease names the leader): both views agree; a flag that makes them differ is said row by row;
 # without a Lease the command prints its own view and says why; the kubectl plugin; clear errors. Then
-# a GPUPlacementMap (issue 24): explain of pods naming it, status gpm/NAME, and the daemon's view of an
-# object of its own pods (/debug/workloads/NS/gpuplacementmap/NAME), which the command finds agreeing.
+# a GPUPlacementMap (issue 24): explain of pods naming it, status gpm/NAME, status of a StatefulSet whose
+# template names it and that has no pod yet, and the daemon's view of an object of its own pods
+# (/debug/workloads/NS/gpuplacementmap/NAME), which the command finds agreeing.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -144,12 +145,13 @@ nobody() { # COMMAND ARGS...
 nobody explain r-0 2>/dev/null | sed 's/^/    | /'
 check "explain of a pod by reference whose entry's node is missing: NODE_MISSING, not MAP_MISSING" \
 	equals NODE_MISSING eval 'nobody explain -o json r-1 2>/dev/null | jq -r .verdict'
-check "explain of a pod by reference whose entry fits: queued, no verdict (every check passes)" \
-	equals "QUEUED none" eval 'nobody explain -o json r-0 2>/dev/null | jq -r "\"\(.state) \(.verdict // \"none\")\""'
+check "explain of a pod by reference whose entry fits: queued, verdict NONE (every check passes), as the daemon says" \
+	equals "QUEUED NONE null" eval 'nobody explain -o json r-0 2>/dev/null | jq -r "\"\(.state) \(.verdict) \(.waitsFor)\""'
 check "explain -o json of a pod by reference: its object found, at generation 1" \
 	equals "ranks true 1" eval 'nobody explain -o json r-1 2>/dev/null | jq -r "\"\(.mapRef.name) \(.mapRef.found) \(.mapRef.generation)\""'
-check "explain of a pod naming an object that does not exist: MAP_MISSING" \
-	equals MAP_MISSING eval 'nobody explain -o json lone-0 2>/dev/null | jq -r .verdict'
+check "explain of a pod naming an object that does not exist: MAP_MISSING, cleared by the object's creation" \
+	equals "MAP_MISSING the creation of GPUPlacementMap $NS/nope (or an update of the pod itself naming another one)" \
+	eval 'nobody explain -o json lone-0 2>/dev/null | jq -r "\"\(.verdict) \(.waitsFor)\""'
 
 gj=$(nobody status -o json gpm/ranks)
 printf '%s\n' "$gj" | sed 's/^/    | /'
@@ -166,6 +168,25 @@ check "status gpuplacementmap/NAME: the status line, the oldest waiting pod and 
 	grep -q "^GPUPlacementMap $NS/ranks: 2 pods (1 WAITING, 1 QUEUED), 1 index not created; the map has 3 entries (from GPUPlacementMap $NS/ranks)" <<<"$said" &&
 	grep -Eq "^1 +r-1 +$N-missing +0 +WAITING +NODE_MISSING +[0-9]+[smh]$" <<<"$said" &&
 	grep -Eq "^2 +- +$N +2 +not created +- +-$" <<<"$said"'
+# A StatefulSet whose pod template names the object, with no pod yet (replicas 0): the command reads
+# the template's reference and lists every index of the object's map, not created.
+SCHEDULER_NAME=gs-nobody TEMPLATE_ANNOTATIONS="gpu-scheduler.io/placement-map: ranks" statefulset_yaml refsts 0 |
+	kc apply -f - >/dev/null
+said=$(nobody status statefulset/refsts)
+printf '%s\n' "$said" | sed 's/^/    | /'
+check "status statefulset/NAME by reference, no pod yet: a row per index of the object's map" eval '
+	grep -q "^StatefulSet $NS/refsts: 0 pods, 3 indices not created; the map has 3 entries (from GPUPlacementMap $NS/ranks)$" <<<"$said" &&
+	grep -Eq "^0 +- +$N +3 +not created +- +-$" <<<"$said" &&
+	grep -Eq "^1 +- +$N-missing +0 +not created +- +-$" <<<"$said" &&
+	grep -Eq "^2 +- +$N +2 +not created +- +-$" <<<"$said"'
+check "status statefulset/NAME -o json by reference, no pod yet: the object's map, three rows not created" \
+	equals "object ranks 3 0 3 0:-:NOT_CREATED:-:$N:3 1:-:NOT_CREATED:-:$N-missing:0 2:-:NOT_CREATED:-:$N:2" \
+	eval 'j=$(nobody status -o json sts/refsts); echo "$(jq -r "\"\(.map.from) \(.map.object) \(.map.entries) \(.pods) \(.notCreated)\"" <<<"$j") $(rows_of <<<"$j")"'
+SCHEDULER_NAME=gs-nobody TEMPLATE_ANNOTATIONS="gpu-scheduler.io/placement-map: nope" statefulset_yaml refnone 0 |
+	kc apply -f - >/dev/null
+check "status statefulset/NAME naming an object that does not exist: no map, said" eval '
+	nobody status statefulset/refnone | grep -q "^StatefulSet $NS/refnone: 0 pods, 0 indices not created; no map: GPUPlacementMap $NS/nope does not exist$"'
+
 # The daemon's view of an object of its own pods (/debug/workloads/NS/gpuplacementmap/NAME: the rows and
 # the status) and the command's agree. The daemon started before the CRD: it asks again every 30 s.
 gpm_apply ours "0=$N:2\n1=$N-missing:1" >/dev/null

@@ -1,6 +1,7 @@
 /*
  * test_gang.c: the all-or-nothing annotations (src/sched/gang.h): Go's duration grammar, case by case
- * against what time.ParseDuration answers, and every message of gs_gang_opts_parse.
+ * against what time.ParseDuration answers, and every message of gs_gang_opts_parse (and of
+ * gs_gang_opts_parse_named with a GPUPlacementMap's field names).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,6 +222,45 @@ static void test_opts_messages(void **state)
 		 "gpu-scheduler.io/gang-timeout \"x\" is not a duration (Go's form: 90s, 10m, 1h30m)");
 }
 
+/* By reference the settings are a GPUPlacementMap's spec fields (sched/gpm.h): messages name those. */
+static void named_bad(const char *placement, const char *timeout, const char *size, const char *want)
+{
+	struct gs_gang_opts o;
+	char msg[256] = "";
+	int r = gs_gang_opts_parse_named(&gs_gang_spec_names, placement, timeout, size, &o, msg, sizeof(msg));
+	if (r != -EINVAL || strcmp(msg, want) != 0)
+		fail_msg("%s/%s/%s: %d \"%s\"; want -EINVAL \"%s\"", placement, timeout, size, r, msg, want);
+}
+
+static void test_opts_spec_names(void **state)
+{
+	struct gs_gang_opts o;
+	char msg[64] = "old";
+	(void)state;
+
+	named_bad("sometimes", NULL, NULL,
+		  "spec.placement \"sometimes\" is not a placement (want all-or-nothing or independent)");
+	named_bad(NULL, "5m", NULL,
+		  "spec.gangTimeout is set but spec.placement is not all-or-nothing (a gang's settings need an "
+		  "all-or-nothing workload)");
+	named_bad("independent", NULL, "2",
+		  "spec.gangSize is set but spec.placement is not all-or-nothing (a gang's settings need an "
+		  "all-or-nothing workload)");
+	named_bad("all-or-nothing", "forever", NULL,
+		  "spec.gangTimeout \"forever\" is not a duration (Go's form: 90s, 10m, 1h30m)");
+	named_bad("all-or-nothing", "0", NULL, "spec.gangTimeout \"0\" is out of range (more than 0, at most 720h)");
+	named_bad("all-or-nothing", NULL, "many", "spec.gangSize \"many\" is not a number of pods from 1 to 100000");
+	assert_int_equal(
+		gs_gang_opts_parse_named(&gs_gang_spec_names, "all-or-nothing", "90s", "3", &o, msg, sizeof(msg)), 0);
+	assert_string_equal(msg, "");
+	assert_int_equal(o.timeout_ms, 90000);
+	assert_int_equal(o.size, 3);
+	/* The annotations' names are gs_gang_opts_parse's. */
+	assert_int_equal(gs_gang_opts_parse_named(&gs_gang_annotation_names, "x", NULL, NULL, &o, msg, sizeof(msg)),
+			 -EINVAL);
+	assert_true(strncmp(msg, GS_GANG_PLACEMENT " \"x\"", strlen(GS_GANG_PLACEMENT) + 4) == 0);
+}
+
 /* Values are user text: escaped, cut at 40 bytes; msg is cut to its size and always ends. */
 static void test_opts_quoting(void **state)
 {
@@ -254,7 +294,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_duration_ok),  cmocka_unit_test(test_duration_bad),
 		cmocka_unit_test(test_opts_ok),      cmocka_unit_test(test_opts_messages),
-		cmocka_unit_test(test_opts_quoting),
+		cmocka_unit_test(test_opts_quoting), cmocka_unit_test(test_opts_spec_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

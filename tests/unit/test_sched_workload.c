@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "sched/gpm.h"
 #include "sched/sched.h"
 #include "sched/workload_out.h"
 
@@ -165,6 +166,57 @@ static void test_template_map(void **state)
 	gs_sched_free(s);
 }
 
+/* A template by reference (gs_sched_workload_ref): with no pod yet, every index of the object's map is a
+ * row; an object whose map does not parse, or that the engine does not hold, is said. */
+static void test_template_ref(void **state)
+{
+	struct gs_sched *s = engine();
+	struct gs_sched_workload w;
+	const char *map = "0=node1:0\n1=node2:1\n";
+	struct gs_gpm_view g = {.ns = "ns", .name = "ranks", .uid = "g1", .generation = 2, .map_text = map,
+				.map_len = strlen(map)};
+	struct gs_gpm_view bad = {.ns = "ns", .name = "bad", .uid = "g2", .generation = 1, .map_text = "0_node1",
+				  .map_len = 7};
+	struct gs_buf b;
+	(void)state;
+
+	assert_int_equal(gs_sched_gpm_upsert(s, &g, 0), 0);
+	assert_int_equal(gs_sched_gpm_upsert(s, &bad, 0), 0);
+	assert_int_equal(gs_sched_workload_ref(s, "ns", "StatefulSet", "train", "ranks", &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_OBJECT);
+	assert_string_equal(w.map_ref, "ranks");
+	assert_int_equal(w.map_entries, 2);
+	assert_int_equal(w.pods, 0);
+	assert_int_equal(w.not_created, 2);
+	assert_int_equal(w.n_rows, 2);
+	assert_string_equal(w.rows[1].node, "node2");
+	assert_string_equal(w.rows[1].devices, "1");
+	gs_buf_init(&b, 0);
+	assert_int_equal(gs_workload_text(&w, 1000, &b), 0);
+	assert_non_null(strstr(b.data, "StatefulSet ns/train: 0 pods, 2 indices not created; the map has 2 entries "
+				       "(from GPUPlacementMap ns/ranks)\n"));
+	gs_buf_free(&b);
+	gs_sched_workload_free(&w);
+
+	assert_int_equal(gs_sched_workload_ref(s, "ns", "StatefulSet", "train", "bad", &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_NONE);
+	assert_string_equal(w.map_error, "GPUPlacementMap ns/bad (generation 1) spec.map: line 1: missing '=' "
+					 "between index and node");
+	assert_int_equal(w.n_rows, 0);
+	gs_sched_workload_free(&w);
+
+	assert_int_equal(gs_sched_workload_ref(s, "ns", "StatefulSet", "train", "nope", &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_NONE);
+	assert_string_equal(w.map_error, "GPUPlacementMap ns/nope does not exist");
+	gs_sched_workload_free(&w);
+	/* No reference: gs_sched_workload without a map. */
+	assert_int_equal(gs_sched_workload_ref(s, "ns", "StatefulSet", "train", NULL, &w), 0);
+	assert_int_equal(w.map_from, GS_WORKLOAD_MAP_NONE);
+	assert_string_equal(w.map_error, "");
+	gs_sched_workload_free(&w);
+	gs_sched_free(s);
+}
+
 /* Orphaned (--cascade=orphan), the bound pod leaves its workload; adopted again, it comes back. */
 static void test_orphaned(void **state)
 {
@@ -290,7 +342,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows), cmocka_unit_test(test_template_map), cmocka_unit_test(test_orphaned),
-		cmocka_unit_test(test_out),  cmocka_unit_test(test_gang),
+		cmocka_unit_test(test_out),  cmocka_unit_test(test_gang),         cmocka_unit_test(test_template_ref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
