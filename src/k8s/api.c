@@ -357,7 +357,8 @@ static enum gs_wait_reason gpm_top_reason(const struct gs_gpm_status *st)
 	return top;
 }
 
-/* "reasons":[...],"topReason":...,"oldestWaiting":{...}|null */
+/* "reasons":[...] and, when a pod waits, "topReason" and "oldestWaiting":{...} (absent is removed: the
+ * patch replaces the status whole). */
 static int gpm_waiting_json(const struct gs_gpm_status *st, struct gs_buf *b)
 {
 	enum gs_wait_reason top = gpm_top_reason(st);
@@ -371,13 +372,11 @@ static int gpm_waiting_json(const struct gs_gpm_status *st, struct gs_buf *b)
 				  gs_wait_reason_name((enum gs_wait_reason)w), st->waiting_by[w]);
 		sep = ",";
 	}
-	r = r ? r : gs_buf_append_str(b, "],\"topReason\":");
-	if (top == GS_WAIT_NONE)
-		r = r ? r : gs_buf_append_str(b, "null");
-	else
-		r = r ? r : gs_buf_printf(b, "\"%s\"", gs_wait_reason_name(top));
+	r = r ? r : gs_buf_append_str(b, "]");
+	if (top != GS_WAIT_NONE)
+		r = r ? r : gs_buf_printf(b, ",\"topReason\":\"%s\"", gs_wait_reason_name(top));
 	if (st->oldest_index < 0 || !st->oldest_name)
-		return r ? r : gs_buf_append_str(b, ",\"oldestWaiting\":null");
+		return r;
 	r = r ? r : gs_buf_printf(b, ",\"oldestWaiting\":{\"index\":%ld,\"pod\":", st->oldest_index);
 	r = r ? r : gs_buf_append_json_str(b, st->oldest_name);
 	r = r ? r : gs_buf_printf(b, ",\"reason\":\"%s\",\"message\":", gs_wait_reason_name(st->oldest_reason));
@@ -418,17 +417,24 @@ static int gpm_ready_json(const struct gs_gpm_status *st, int64_t transition_ms,
 
 int gs_api_gpm_status_body(const struct gs_gpm_status *st, int64_t transition_ms, struct gs_buf *b)
 {
-	int r = gs_buf_printf(b,
-			      "{\"status\":{\"observedGeneration\":%lld,\"entries\":%zu,\"placed\":%zu,"
-			      "\"waiting\":%zu",
+	int r;
+
+	if (!st->uid || !*st->uid)
+		return -EINVAL;
+	r = gs_buf_append_str(b, "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":");
+	r = r ? r : gs_buf_append_json_str(b, st->uid);
+	r = r ? r
+	      : gs_buf_printf(b,
+			      "},{\"op\":\"add\",\"path\":\"/status\",\"value\":{\"observedGeneration\":%lld,"
+			      "\"entries\":%zu,\"placed\":%zu,\"waiting\":%zu",
 			      (long long)st->observed_generation, st->entries, st->placed, st->waiting);
 	r = r ? r : gpm_waiting_json(st, b);
 	r = r ? r : gpm_ready_json(st, transition_ms, b);
-	return r ? r : gs_buf_append_str(b, "}}");
+	return r ? r : gs_buf_append_str(b, "}}]");
 }
 
-int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms, gs_kube_done_cb done,
-		      void *ud)
+int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms,
+		      int (*may_send)(void *ud), gs_kube_done_cb done, void *ud)
 {
 	struct gs_api_pod_ref ref = {.ns = st->ns, .name = st->name};
 	char path[768];
@@ -443,8 +449,33 @@ int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t
 		return -E2BIG;
 	gs_buf_init(&b, GS_API_BODY_MAX);
 	r = gs_api_gpm_status_body(st, transition_ms, &b);
-	if (r == 0)
-		r = api_send(k, "PATCH", path, &b, "application/merge-patch+json", GS_KUBE_LOW, done, ud);
+	if (r == 0) {
+		struct gs_kube_req req = {
+			.method = "PATCH",
+			.path = path,
+			.body = b.data,
+			.body_len = b.len,
+			.content_type = "application/json-patch+json",
+			.prio = GS_KUBE_LOW,
+			.may_send = may_send,
+		};
+		r = gs_kube_send(k, &req, done, ud, NULL);
+	}
 	gs_buf_free(&b);
 	return r;
+}
+
+int gs_api_gpm_uid_mismatch(const struct gs_http_response *resp)
+{
+	static const char generic[] = "the server rejected our request due to an error in our request";
+	char *reason = NULL, *message = NULL;
+	int code = 0, yes;
+
+	if (!resp || resp->status != 422 || !resp->body)
+		return 0;
+	gs_decode_status(resp->body, resp->body_len, &code, &reason, &message);
+	yes = reason && strcmp(reason, "Invalid") == 0 && message && strcmp(message, generic) == 0;
+	free(reason);
+	free(message);
+	return yes;
 }

@@ -10,7 +10,8 @@
  *            PodScheduled=False, reason Unschedulable, with our message)
  *   delete   DELETE /api/v1/namespaces/NS/pods/NAME               (low priority, UID precondition)
  *   gpm status PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status
- *            (low priority, JSON merge patch: a GPUPlacementMap's placement counts)
+ *            (low priority, JSON patch: a GPUPlacementMap's placement counts, the object's uid tested
+ *            first: a re-created object of the same name gets 422, never our status)
  *
  * done receives the HTTP status (0 for a transport failure, with err < 0) like gs_kube_done_cb.
  */
@@ -87,19 +88,39 @@ int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *nam
 			      gs_kube_done_cb done, void *ud);
 
 /*
- * The status of a GPUPlacementMap (sched.h, struct gs_gpm_status) as a JSON merge patch of its status
- * subresource, PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status (low
- * priority): {"status": {observedGeneration, entries, placed, waiting, reasons: [{reason, count}] (the
- * non-zero ones), topReason, oldestWaiting: {index, pod, reason, message}, conditions: [Ready]}}, the
- * fields of deploy/crd/gpuplacementmaps.yaml. topReason and oldestWaiting are null (removed) when
- * nothing waits. The Ready condition is True when st->ready, with lastTransitionTime transition_ms
- * (the caller keeps when it last changed: a merge patch replaces the list whole); messages are cut to
- * the schema's 1024 characters at a UTF-8 boundary. gs_api_gpm_status_body writes the body alone
- * (into b, initialised by the caller): 0 or <0.
+ * The status of a GPUPlacementMap (sched.h, struct gs_gpm_status) written to its status subresource,
+ * PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status (low priority), as
+ * a JSON patch (RFC 6902) of two operations:
+ *
+ *     [{"op":"test","path":"/metadata/uid","value":UID},
+ *      {"op":"add","path":"/status","value":{observedGeneration, entries, placed, waiting, reasons:
+ *       [{reason, count}] (the non-zero ones), topReason, oldestWaiting: {index, pod, reason, message},
+ *       conditions: [Ready]}}]
+ *
+ * The test is the uid precondition: a write meant for an object that was deleted and re-created under
+ * the same name is refused (gs_api_gpm_uid_mismatch) instead of landing on the new object. A JSON merge
+ * patch cannot say it: on a custom resource's status subresource the apiserver copies the stored
+ * object's metadata over the patched one, so a metadata.uid in a merge patch is dropped and the write
+ * lands (measured on 1.20: 200). The add replaces the status whole: topReason and oldestWaiting are
+ * absent (removed) when nothing waits. The fields are deploy/crd/gpuplacementmaps.yaml's. The Ready
+ * condition is True when st->ready, with lastTransitionTime transition_ms (the caller keeps when it
+ * last changed); messages are cut to the schema's 1024 characters at a UTF-8 boundary. st->uid is
+ * required (-EINVAL without). may_send (NULL: always) is asked with ud before the request is written
+ * (gs_kube_req's may_send: 0 withdraws it, done gets GS_HTTP_EWITHDRAWN). gs_api_gpm_status_body writes
+ * the body alone (into b, initialised by the caller): 0 or <0.
  */
 int gs_api_gpm_status_body(const struct gs_gpm_status *st, int64_t transition_ms, struct gs_buf *b);
-int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms, gs_kube_done_cb done,
-		      void *ud);
+int gs_api_gpm_status(struct gs_kube *k, const struct gs_gpm_status *st, int64_t transition_ms,
+		      int (*may_send)(void *ud), gs_kube_done_cb done, void *ud);
+/*
+ * 1 when resp is the answer to a status write whose uid test failed: the object of that name is another
+ * one (re-created). kube-apiserver answers a JSON patch that does not apply with 422, reason Invalid and
+ * its generic message "the server rejected our request due to an error in our request", the patch
+ * library's error dropped (1.20, handlers/patch.go); our patch's only operation that can fail is the
+ * test. A 422 of the schema (a status the CRD refuses) names the object and the field: 0, as for
+ * anything else.
+ */
+int gs_api_gpm_uid_mismatch(const struct gs_http_response *resp);
 
 /* RFC 3339 UTC with seconds ("2026-11-22T10:00:00Z") into out (>= 21 bytes). */
 void gs_api_time(int64_t ms, char *out, size_t outlen);

@@ -74,12 +74,45 @@ static void drop_rec(struct gs_gpm_writer *w, const char *key, struct gpm_rec *r
 	free(r);
 }
 
+/* Leadership lapsed while the write waited in the client (a connection, the rate limit): never sent. It
+ * is due again at once; the retry asks may_act, so it goes out when this replica leads again. */
+static void withdrawn(struct gs_gpm_writer *w, const char *key, struct gpm_rec *r)
+{
+	w->writes[GS_GPM_WRITE_WITHDRAWN].v++;
+	gs_log_info("gpuplacementmap %s: status write withdrawn before sending: no longer leading", key);
+	set_retry(w, r, (int64_t)uv_now(w->loop));
+}
+
+/* An answer: counted; a failure retried after the backoff. */
+static void answered(struct gs_gpm_writer *w, const char *key, struct gpm_rec *r, int err,
+		     const struct gs_http_response *resp, const char *msg)
+{
+	enum gs_api_result res = gs_api_classify(err, resp);
+
+	if (res == GS_API_REJECTED && gs_api_gpm_uid_mismatch(resp))
+		res = GS_API_GONE; /* the uid test failed: another object of that name */
+	if (res == GS_API_OK) {
+		w->writes[GS_GPM_WRITE_OK].v++;
+		r->backoff_ms = 0;
+	} else if (res == GS_API_GONE) {
+		w->writes[GS_GPM_WRITE_GONE].v++;
+		gs_log_info("gpuplacementmap %s: status not written (%d): the object is gone or re-created", key,
+			    resp->status);
+	} else {
+		gs_log_warn("gpuplacementmap %s: status write failed (%s); retrying in %.1f s", key,
+			    err              ? msg
+			    : resp->body_len ? resp->body
+					     : "(no body)",
+			    (double)(r->backoff_ms ? r->backoff_ms * 2 : GS_GPM_WRITER_RETRY_MIN_MS) / 1000.0);
+		failed_later(w, r);
+	}
+}
+
 static void on_status_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
 	struct gpm_req *q = ud;
 	struct gs_gpm_writer *w = q->w;
 	struct gpm_rec *r = gs_hmap_get_str(&w->objs, q->key);
-	enum gs_api_result res = gs_api_classify(err, resp);
 
 	w->inflight--;
 	if (r)
@@ -90,26 +123,22 @@ static void on_status_done(int err, const struct gs_http_response *resp, const c
 		free(q);
 		return;
 	}
-	if (res == GS_API_OK) {
-		w->writes[GS_GPM_WRITE_OK].v++;
-		r->backoff_ms = 0;
-	} else if (res == GS_API_GONE) {
-		w->writes[GS_GPM_WRITE_GONE].v++;
-		gs_log_info("gpuplacementmap %s: status not written (%d): the object is gone or changed under us",
-			    q->key, resp->status);
-	} else {
-		gs_log_warn("gpuplacementmap %s: status write failed (%s); retrying in %.1f s", q->key,
-			    err              ? msg
-			    : resp->body_len ? resp->body
-					     : "(no body)",
-			    (double)(r->backoff_ms ? r->backoff_ms * 2 : GS_GPM_WRITER_RETRY_MIN_MS) / 1000.0);
-		failed_later(w, r);
-	}
+	if (err == GS_HTTP_EWITHDRAWN)
+		withdrawn(w, q->key, r);
+	else
+		answered(w, q->key, r, err, resp, msg);
 	if (r->again && !r->retry_at)
 		set_retry(w, r, (int64_t)uv_now(w->loop));
 	r->again = 0;
 	free(q);
 	w->wake(w->ud);
+}
+
+/* Asked by the client just before the write goes out (gs_kube_req's may_send). */
+static int status_may_send(void *ud)
+{
+	const struct gpm_req *q = ud;
+	return q->w->may_act(q->w->ud);
 }
 
 static struct gpm_rec *rec_of(struct gs_gpm_writer *w, const char *key)
@@ -143,7 +172,7 @@ static void send_status(struct gs_gpm_writer *w, const struct gs_gpm_status *st)
 		r->ready = st->ready != 0;
 		r->since_ms = gs_clock_wall_ms();
 	}
-	if (gs_api_gpm_status(w->kube, st, r->since_ms, on_status_done, q) < 0) {
+	if (gs_api_gpm_status(w->kube, st, r->since_ms, status_may_send, on_status_done, q) < 0) {
 		gs_log_warn("gpuplacementmap %s: cannot send its status", q->key);
 		failed_later(w, r);
 		free(q);
@@ -213,12 +242,13 @@ void gs_gpm_writer_forget(struct gs_gpm_writer *w, const char *ns, const char *n
 
 void gs_gpm_writer_register(struct gs_gpm_writer *w, struct gs_metrics *m)
 {
-	static const char *const labels[GS_GPM_WRITE__COUNT] = {"result=\"ok\"", "result=\"gone\"",
-								"result=\"failed\""};
+	static const char *const labels[GS_GPM_WRITE__COUNT] = {"result=\"ok\"", "result=\"gone\"", "result=\"failed\"",
+								"result=\"withdrawn\""};
 	for (int i = 0; i < GS_GPM_WRITE__COUNT; i++)
 		gs_metrics_counter(m, "gpu_scheduler_gpm_status_writes_total",
-				   "GPUPlacementMap status writes by result (gone: 404 or 409, not retried; failed: "
-				   "retried after a backoff).",
+				   "GPUPlacementMap status writes by result (gone: 404, 409 or another object of "
+				   "that name, not retried; failed: retried after a backoff; withdrawn: leadership "
+				   "lapsed before it was sent).",
 				   labels[i], &w->writes[i]);
 }
 

@@ -6,11 +6,27 @@
  * lane of its own: at most GS_GPM_WRITER_INFLIGHT requests, never pulled while a binding waits for a
  * slot (the caller says so), asked may_act again before each write (only the leader writes).
  *
- * Answers: 2xx counted ok; 404 (the object is gone) and 409 counted gone and dropped: the watch tells
- * the engine soon; a transport failure, 429, 5xx or another 4xx counted failed and sent again, the
- * object's status as it is then (gs_sched_gpm_status), after a backoff of its own (1 s doubling to
- * 30 s). The Ready condition's lastTransitionTime is kept here per object, from the wall clock, since
- * a merge patch replaces the list whole (a restart starts it again).
+ * The uid precondition: each write carries the object's metadata.uid (gs_gpm_status.uid, from the
+ * object the engine holds) and the apiserver applies it only to the object of that uid (api.h,
+ * gs_api_gpm_status: a JSON patch whose first operation tests /metadata/uid). A write queued or in flight
+ * when its object is deleted and re-created under the same name, or sent while the watch has not shown
+ * the new object yet, is refused (422) rather than landing on the new object; the new object gets its
+ * own status once the watch brings it (the engine hands it out afresh). A merge patch carrying
+ * metadata.uid would not do: the apiserver drops it on a custom resource's status (measured on 1.20:
+ * 200, the old object's counts written on the new one; tests/integration/test_gpm.sh).
+ *
+ * Leadership: may_act is asked before each pull of a new status, before each retry, and again by the
+ * client just before the request is written (gs_kube_req's may_send): a write that waited in the
+ * client's queue (a connection, the rate limit) past the end of our leadership is withdrawn, never
+ * sent, counted withdrawn and due again at once; it goes out, the status as it is then, when this
+ * replica leads again (the retry asks may_act).
+ *
+ * Answers: 2xx counted ok; 404 (the object is gone), 409, and the 422 of a failed uid test
+ * (gs_api_gpm_uid_mismatch: another object of that name) counted gone and dropped: the watch tells the
+ * engine soon; a transport failure, 429, 5xx or another 4xx counted failed and sent again, the
+ * object's status as it is then (gs_sched_gpm_status, with the uid the engine holds then), after a
+ * backoff of its own (1 s doubling to 30 s). The Ready condition's lastTransitionTime is kept here per
+ * object, from the wall clock, since the patch replaces the status whole (a restart starts it again).
  */
 #ifndef GS_K8S_GPM_STATUS_H
 #define GS_K8S_GPM_STATUS_H
@@ -30,8 +46,9 @@
 /* gpu_scheduler_gpm_status_writes_total{result=...} */
 enum gs_gpm_write_result {
 	GS_GPM_WRITE_OK,
-	GS_GPM_WRITE_GONE,   /* 404 or 409: not retried */
-	GS_GPM_WRITE_FAILED, /* retried after a backoff */
+	GS_GPM_WRITE_GONE,      /* 404, 409, or 422 from the uid test: not retried */
+	GS_GPM_WRITE_FAILED,    /* retried after a backoff */
+	GS_GPM_WRITE_WITHDRAWN, /* not sent: leadership lapsed while it waited in the client; retried */
 	GS_GPM_WRITE__COUNT
 };
 
@@ -39,7 +56,7 @@ struct gs_gpm_writer {
 	uv_loop_t *loop;
 	struct gs_kube *kube;
 	struct gs_sched *sched;
-	int (*may_act)(void *ud); /* asked before each pull and each write */
+	int (*may_act)(void *ud); /* asked before each pull, each retry, and by the client before sending */
 	void (*wake)(void *ud);   /* a request ended: pump again */
 	void *ud;
 	unsigned inflight;

@@ -585,3 +585,8 @@ int gs_kube_escape(const char *s, char *out, size_t outlen)
 	out[n] = '\0';
 	return 0;
 }
+
+void gs_kube__use_memory(struct gs_kube *k, struct gs_conn_mem *(*open)(void *ud), void *ud)
+{
+	gs_http_client__use_memory(k->http, open, ud);
+}

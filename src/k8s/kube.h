@@ -117,4 +117,10 @@ void gs_kube_close(struct gs_kube *k, void (*close_cb)(void *ud), void *ud);
 /* Percent-escapes a query value (RFC 3986 unreserved kept). Returns 0 or -E2BIG. */
 int gs_kube_escape(const char *s, char *out, size_t outlen);
 
+/*
+ * Tests only: the request connections (not the watches) go through the memory transport from now on
+ * (core/http_client.h, gs_http_client__use_memory: no socket, no TLS; the test plays the apiserver).
+ */
+void gs_kube__use_memory(struct gs_kube *k, struct gs_conn_mem *(*open)(void *ud), void *ud);
+
 #endif

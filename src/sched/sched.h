@@ -503,6 +503,7 @@ int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name
  */
 struct gs_gpm_status {
 	const char *ns, *name;
+	const char *uid;             /* the object's metadata.uid: the status write's precondition */
 	int64_t observed_generation; /* the object's generation these counts were made under */
 	size_t entries, placed, waiting;
 	size_t waiting_by[GS_WAIT__COUNT];

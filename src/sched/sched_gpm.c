@@ -350,6 +350,7 @@ void gs_sched__gpm_count(const struct gs_sched__gpm *g, struct gs_gpm_status *ou
 	memset(out, 0, sizeof(*out));
 	out->ns = g->ns;
 	out->name = g->name;
+	out->uid = g->uid;
 	out->observed_generation = g->generation;
 	out->entries = g->map ? gs_map_count(g->map) : 0;
 	GS_LIST_FOREACH(l, &g->pods) {
@@ -398,6 +399,7 @@ static void remember(struct gs_sched__gpm *g, const struct gs_gpm_status *st)
 {
 	slot_forget_status(g);
 	g->last = *st;
+	g->last.uid = NULL; /* not kept: slot_take replaces g->uid, and another uid forgets the status */
 	g->last.oldest_name = g->last_name = gs_sched__xstrdup_null(st->oldest_name);
 	g->last.oldest_message = g->last_msg = gs_sched__xstrdup_null(st->oldest_message);
 	g->last.map_error = g->last_err = gs_sched__xstrdup_null(st->map_error);
@@ -436,6 +438,7 @@ int gs_sched__gpm_next_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_
 		gs_list_insert_tail(&s->gpm_cooling, &g->slink);
 		g->on = 2;
 		*out = g->last;
+		out->uid = g->uid;
 		return 1;
 	}
 	return 0;

@@ -16,7 +16,9 @@
 #   - a map edit: the devices of a pending pod's entry changed -> it waits NOT_MUTATED naming both
 #     generations; an edit of another entry leaves a bound pod alone
 #   - the object deleted and re-created: its pending pods wait MAP_MISSING, the bound ones stay; then the
-#     pending ones bind and the new object's status is written
+#     pending ones bind and the new object's status is written; a status write carrying the old object's
+#     uid (the daemon's JSON patch, its uid test first) is refused with 422 and leaves the new object's
+#     status as it was, where a merge patch carrying metadata.uid would land (why the daemon sends none)
 #   - 1,000 pods naming one object of 1,000 entries (10 on a missing node): status and `kubectl get gpm`
 #     say 1000 entries, 990 placed, 10 waiting, NODE_MISSING, the lowest waiting index
 . "$(dirname "$0")/../lib.sh"
@@ -193,6 +195,37 @@ check "re-created: dr-0 still where it was" pod_on dr-0 "$N-a"
 check_eventually "re-created: the new object's status written: 3 entries, 3 placed, 0 waiting, Ready True" 10 \
 	eval '[ "$(status_of dr observedGeneration)/$(status_of dr entries)/$(status_of dr placed)/$(status_of dr waiting)" = 1/3/3/0 ] &&
 	      [ "$(ready_of dr | cut -d" " -f1)" = True ]'
+# A write meant for the old object, as the daemon sends it (api.h, gs_api_gpm_status: a JSON patch that
+# tests metadata.uid, then replaces the status), arriving now: refused, the new object's status intact.
+gpm_status_patch() { # UID: the daemon's patch with that uid and counts no one would write
+	printf '[{"op":"test","path":"/metadata/uid","value":"%s"},{"op":"add","path":"/status","value":{"observedGeneration":7,"entries":99,"placed":0,"waiting":99,"reasons":[],"conditions":[{"type":"Ready","status":"False","reason":"Waiting","lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":7,"message":"stale"}]}}]' "$1"
+}
+dr_status=/apis/gpu-scheduler.io/v1alpha1/namespaces/$NS/gpuplacementmaps/dr/status
+stale=$(api_raw PATCH "$dr_status" "$(gpm_status_patch "$dr_uid")" application/json-patch+json)
+stale_code=${stale##*$'\n'}
+check "re-created: a status write with the old uid is refused (422, the uid test failed)" eval \
+	'[ "$stale_code" = 422 ] && grep -q "the server rejected our request due to an error in our request" <<<"$stale" ||
+	 { echo "$stale"; false; }'
+check "re-created: the new object's status unchanged by it" eval \
+	'[ "$(status_of dr observedGeneration)/$(status_of dr entries)/$(status_of dr placed)/$(status_of dr waiting)" = 1/3/3/0 ] &&
+	 [ "$(ready_of dr)" = "True Placed" ]'
+# Why a JSON patch: a merge patch's metadata.uid is no precondition on a custom resource's status (the
+# apiserver copies the stored metadata over it). Shown on an object of its own, deleted and re-created,
+# once the daemon wrote the new one's status (which nothing changes afterwards: no pod names it).
+scratch_status=/apis/gpu-scheduler.io/v1alpha1/namespaces/$NS/gpuplacementmaps/scratch/status
+gpm_apply scratch "0=$N-gone:0" >/dev/null
+old_uid=$(kc get gpuplacementmap scratch -o jsonpath='{.metadata.uid}')
+kc delete gpuplacementmap scratch >/dev/null
+gpm_apply scratch "0=$N-gone:0" >/dev/null
+new_uid=$(kc get gpuplacementmap scratch -o jsonpath='{.metadata.uid}')
+check_eventually "scratch re-created: its status written by the daemon" 10 eval '[ "$(status_of scratch entries)" = 1 ]'
+check "a merge patch with the old uid lands on the re-created object (why the daemon does not send one)" eval \
+	'api PATCH "$scratch_status" "{\"metadata\":{\"uid\":\"$old_uid\"},\"status\":{\"entries\":99}}" \
+	   application/merge-patch+json >/dev/null && [ "$(status_of scratch entries)" = 99 ]'
+check "the daemon's patch with the object's own uid is applied" eval \
+	'api PATCH "$scratch_status" "$(gpm_status_patch "$new_uid")" application/json-patch+json >/dev/null &&
+	 [ "$(status_of scratch observedGeneration)/$(status_of scratch waiting)" = 7/99 ]'
+kc delete gpuplacementmap scratch >/dev/null
 
 # --- 1,000 pods by reference: the status counts exact ------------------------------------------------------
 # One object of 1,000 entries over three nodes with room for 400 pods each; the entries i = 37 mod 100
