@@ -309,6 +309,20 @@ static void test_refused_not_retried(void **state)
 	assert_false(next_request(0, &r));
 }
 
+/* Leadership comes back: the write that waited goes out (the object's path and uid) and is answered
+ * 200, the ok count then `ok`. */
+static void lead_again_writes(const char *path, const char *uid, unsigned ok)
+{
+	struct req r;
+
+	F->leading = 1;
+	pump();
+	assert_true(next_request(0, &r));
+	assert_patch_tests_uid(&r, path, uid);
+	answer(0, 200, "{}");
+	assert_int_equal(count(GS_GPM_WRITE_OK), ok);
+}
+
 /* Leadership lapses while the write waits for its connection: withdrawn, never written; sent once this
  * replica leads again. */
 static void test_withdrawn_waiting_for_connection(void **state)
@@ -327,12 +341,7 @@ static void test_withdrawn_waiting_for_connection(void **state)
 	assert_int_equal(F->w.retries, 1);
 	pump(); /* the retry is due, but not while not leading */
 	assert_false(next_request(0, &r));
-	F->leading = 1;
-	pump();
-	assert_true(next_request(0, &r));
-	assert_patch_tests_uid(&r, PATH_OF("a"), UID_A);
-	answer(0, 200, "{}");
-	assert_int_equal(count(GS_GPM_WRITE_OK), 1);
+	lead_again_writes(PATH_OF("a"), UID_A, 1);
 	assert_int_equal(F->w.retries, 0);
 }
 
@@ -360,12 +369,7 @@ static void test_withdrawn_queued(void **state)
 	assert_false(next_request(0, &r)); /* the queued write never went out */
 	for (int i = 1; i < F->opened; i++)
 		assert_int_equal(F->ends[i].out.len, 0);
-	F->leading = 1;
-	pump();
-	assert_true(next_request(0, &r));
-	assert_patch_tests_uid(&r, PATH_OF("b"), UID_B);
-	answer(0, 200, "{}");
-	assert_int_equal(count(GS_GPM_WRITE_OK), 2);
+	lead_again_writes(PATH_OF("b"), UID_B, 2);
 }
 
 /* A failed write's retry waits for leadership too. */
@@ -384,12 +388,7 @@ static void test_retry_not_sent_when_not_leading(void **state)
 	F->leading = 0;
 	pump(); /* the retry is due (1 s) */
 	assert_false(next_request(0, &r));
-	F->leading = 1;
-	pump();
-	assert_true(next_request(0, &r));
-	assert_patch_tests_uid(&r, PATH_OF("a"), UID_A);
-	answer(0, 200, "{}");
-	assert_int_equal(count(GS_GPM_WRITE_OK), 1);
+	lead_again_writes(PATH_OF("a"), UID_A, 1);
 }
 
 int main(void)
