@@ -243,6 +243,15 @@ static uint64_t count(enum gs_gpm_write_result res)
 	return F->w.writes[res].v;
 }
 
+/* Object "a" (UID_A) is held and its first status write is on the wire, read into *r. */
+static void first_write_of_a(struct req *r)
+{
+	upsert("a", UID_A);
+	pump();
+	connect_end(0);
+	assert_true(next_request(0, r));
+}
+
 /* A write carries the object's uid; 200 counts ok. */
 static void test_uid_in_patch(void **state)
 {
@@ -268,10 +277,7 @@ static void test_recreated_in_flight(void **state)
 	struct req r;
 	(void)state;
 
-	upsert("a", UID_A);
-	pump();
-	connect_end(0);
-	assert_true(next_request(0, &r));
+	first_write_of_a(&r);
 	assert_patch_tests_uid(&r, PATH_OF("a"), UID_A);
 
 	/* The watch: DELETED, then ADDED under a new uid, before the answer. */
@@ -298,10 +304,7 @@ static void test_refused_not_retried(void **state)
 	struct req r;
 	(void)state;
 
-	upsert("a", UID_A);
-	pump();
-	connect_end(0);
-	assert_true(next_request(0, &r));
+	first_write_of_a(&r);
 	answer(0, 422, failed_test_422);
 	assert_int_equal(count(GS_GPM_WRITE_GONE), 1);
 	assert_int_equal(F->w.retries, 0);
@@ -378,10 +381,7 @@ static void test_retry_not_sent_when_not_leading(void **state)
 	struct req r;
 	(void)state;
 
-	upsert("a", UID_A);
-	pump();
-	connect_end(0);
-	assert_true(next_request(0, &r));
+	first_write_of_a(&r);
 	answer(0, 500, "{}");
 	assert_int_equal(count(GS_GPM_WRITE_FAILED), 1);
 	assert_int_equal(F->w.retries, 1);
