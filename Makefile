@@ -115,6 +115,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgs.a $(B)/.flags
 
 unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
+	@tests/cluster/test_socket_paths.sh
 	@scripts/checksrc.py
 	@tests/style/test_checksrc.sh >$(B)/style-test.log 2>&1 || { cat $(B)/style-test.log; exit 1; }
 	@tail -n 1 $(B)/style-test.log

@@ -46,6 +46,10 @@
 #   pod_count [SELECTOR]            number of pods in $NS (matching the label selector)
 #   pod_count_is N [SELECTOR]       test form of it
 #   bind_pod POD NODE               POST the binding subresource as the scheduler would
+#   sa_token SA                     a token for ServiceAccount SA in $NS from the TokenRequest API (an
+#                                   hour; since 1.24 no Secret holds one unless asked for)
+#   server_minor                    the apiserver's minor version (20, 37, ...): behaviour that changed
+#                                   between Kubernetes versions is checked as the running one has it
 #   force_delete_pods [SELECTOR]    grace period 0: pods bound to kubelet-less nodes never go otherwise
 #   restart_apiserver               tests/cluster/cluster.sh restart-apiserver
 #   test_workdir                    prints $GS_TEST_LOGS/<test>, made empty: the test's own files
@@ -319,6 +323,19 @@ bind_pod() {
 	api POST "/api/v1/namespaces/$NS/pods/$1/binding" \
 		"{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$1\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"$2\"}}" \
 		>/dev/null
+}
+
+server_minor() {
+	[ -n "${GS_SERVER_MINOR:-}" ] ||
+		GS_SERVER_MINOR=$(api GET /version | jq -r .minor | tr -dc '0-9')
+	echo "$GS_SERVER_MINOR"
+}
+
+sa_token() {
+	local t
+	t=$(api POST "/api/v1/namespaces/$NS/serviceaccounts/$1/token" \
+		'{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}' |
+		jq -r .status.token) && [ -n "$t" ] && [ "$t" != null ] && echo "$t"
 }
 
 force_delete_pods() {

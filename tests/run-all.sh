@@ -36,6 +36,8 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
 	# Only the test programs: their dependency files (.d) sit beside them.
 	mapfile -t units < <(find "$B/tests" -maxdepth 1 -type f -name 'test_*' ! -name '*.*' -perm -u+x | sort)
 	tests/run-unit.sh "${units[@]}" || status=1
+	# The cluster scripts' socket paths, wherever the checkout lies (no cluster started).
+	tests/cluster/test_socket_paths.sh || status=1
 fi
 
 if [ "$what" = all ] || [ "$what" = integration ]; then
@@ -103,6 +105,9 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 		echo "FAIL e2e: tests/cluster/images.sh failed" | tee -a "$GS_RESULTS"
 		status=1
 	else
+		# A one-node cluster from a checkout at a long path, alone: real nodes are one cluster a machine.
+		echo "=== a kubelet cluster from a checkout at a long path"
+		tests/cluster/test_long_checkout.sh "$B" || status=1
 		e2e_pass "" "" || status=1
 		if [ "${GS_E2E_KIND_NAMES:-1}" = 1 ]; then
 			echo "=== end to end again, on nodes named like kind's workers"

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy from Debian's
-# `kubernetes` source package and caches them outside the repository, keyed by version.
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy and caches them
+# outside the repository, keyed by version, with pause.c (the nodes' sandbox image) beside them:
+#   - 1.34 and later from the Go module k8s.io/kubernetes through tests/cluster/go.mod (or
+#     go.VERSION.mod), which tests/cluster/gomod.sh generates from the served go.mod; Go 1.26 from
+#     /usr/local/go, the module and build caches in the cache root (goenv.sh). About 6 minutes cold on
+#     2 cores, with the modules downloaded in the first 20 s.
+#   - 1.20.2 from Debian's `kubernetes` source package with Debian's Go 1.19 (about 11 minutes): its
+#     vendored modern-go/reflect2 1.0.1 crashes the apiserver under Go >= 1.18 as soon as a mutating
+#     webhook returns a patch, so it is replaced with Debian's 1.0.2 before building.
 #
 #   tests/cluster/build-k8s.sh            # prints the directory holding the binaries
 #
 # Environment:
 #   GS_K8S_CACHE   cache root (default /var/cache/gpu-scheduler)
-#   K8S_VERSION    Debian source version to expect (default 1.20.2)
-#
-# The vendored modern-go/reflect2 1.0.1 crashes the apiserver under Go >= 1.18 as soon as a mutating
-# webhook returns a patch; it is replaced with Debian's 1.0.2 before building (see
-# ../shared/notes/local-cluster.md).
+#   K8S_VERSION    the version (default and the module ones: versions.sh)
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
-K8S_VERSION=${K8S_VERSION:-1.20.2}
+# shellcheck source=versions.sh
+. "$here/versions.sh"
 CACHE=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}
 OUT="$CACHE/k8s-$K8S_VERSION/bin"
 WANT="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy"
@@ -29,6 +34,46 @@ if have_all; then
 fi
 
 log() { printf 'build-k8s: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# build_module: the five commands from k8s.io/kubernetes $K8S_VERSION, as Kubernetes' own build makes
+# them for Linux (tags selinux,notest; CGO_ENABLED=0), the version stamped so that nodes and
+# `kubectl version` say it (else they say v0.0.0-master).
+build_module() {
+	local v=$K8S_VERSION mod minor ld b pkgs=()
+	# shellcheck source=goenv.sh
+	. "$here/goenv.sh"
+	if [ "$v" = "$K8S_MODULE_VERSION" ]; then mod=$here/go.mod; else mod=$here/go.$v.mod; fi
+	[ -s "$mod" ] || die "no module file for Kubernetes $v ($mod): run tests/cluster/gomod.sh $v"
+	# The committed replaces must be those the served go.mod implies (gomod.sh regenerates them).
+	if ! diff <("$here/gomod.sh" "$v" --print | sed -n '/^replace (/,/^)/p') <(sed -n '/^replace (/,/^)/p' "$mod") >&2; then
+		die "$mod's replaces differ from the served go.mod of k8s.io/kubernetes v$v: run tests/cluster/gomod.sh $v"
+	fi
+	minor=${v#1.}
+	minor=${minor%%.*}
+	ld="-s -w"
+	for b in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ld+=" -X $b.gitVersion=v$v -X $b.gitMajor=1 -X $b.gitMinor=$minor -X $b.gitTreeState=clean"
+	done
+	for b in $WANT; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
+	log "building $WANT $v from its Go module (about 6 minutes on 2 cores, cold)"
+	rm -rf "$OUT.tmp"
+	mkdir -p "$OUT.tmp"
+	(cd "$here" && CGO_ENABLED=0 nice go build -modfile="$mod" -tags selinux,notest -trimpath -ldflags "$ld" \
+		-o "$OUT.tmp/" "${pkgs[@]}")
+	install -m 0644 "$GOMODCACHE/k8s.io/kubernetes@v$v/build/pause/linux/pause.c" "$OUT.tmp/../pause.c"
+	rm -rf "$OUT"
+	mv "$OUT.tmp" "$OUT"
+}
+
+case $K8S_VERSION in
+1.20.*) ;;
+*)
+	build_module
+	echo "$OUT"
+	exit 0
+	;;
+esac
 
 need_pkgs=()
 [ -x /usr/lib/go-1.19/bin/go ] || need_pkgs+=(golang-1.19-go)

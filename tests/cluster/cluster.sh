@@ -13,10 +13,15 @@
 #   tests/cluster/cluster.sh stop-kubelet N     kubelet mode: stop node N's kubelet only (pods, containerd stay)
 #   tests/cluster/cluster.sh start-kubelet N    start it again in the node's namespace, wait until Ready
 #   tests/cluster/cluster.sh env                print `export ...` lines: eval "$(cluster.sh env)"
+#   tests/cluster/cluster.sh sockets            kubelet mode: every unix socket path the nodes use, with its
+#                                               length in bytes; fails naming any over the 107 a path holds
 #   tests/cluster/cluster.sh status             which of the processes are alive
 #
 # Environment (defaults in brackets):
 #   GS_CLUSTER_DIR        state, certs, kubeconfig, logs          [<repo>/build/cluster]
+#   GS_CLUSTER_SOCKETS    kubelet mode: the nodes' unix sockets, which must stay short whatever the
+#                         cluster directory (nodes.sh); linked from $GS_CLUSTER_DIR/sockets
+#                         [/run/gs-<first 10 hex digits of the sha256 of GS_CLUSTER_DIR>]
 #   GS_APISERVER_PORT     kube-apiserver secure port              [16443]
 #   GS_ETCD_PORT          etcd client port                        [12379]
 #   GS_ETCD_PEER_PORT     etcd peer port                          [GS_ETCD_PORT + 1]
@@ -41,7 +46,8 @@
 #                         level) to logs/audit.log; it survives restarts, unlike apiserver_request_total [0]
 #   GS_APISERVER_PROFILING  1: kube-apiserver serves /debug/pprof (bench/profile-daemon.sh takes its CPU
 #                         profile while a contender runs) [0]
-#   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-1.20.2/bin]
+#   K8S_VERSION           the Kubernetes version                  [tests/cluster/versions.sh: 1.37.2]
+#   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-K8S_VERSION/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
 #                         override single binaries (the envtest convention)
 # Two clusters coexist when they differ in GS_CLUSTER_DIR and the three ports.
@@ -52,6 +58,7 @@ repo=$(cd "$here/../.." && pwd)
 
 DIR=${GS_CLUSTER_DIR:-$repo/build/cluster}
 case $DIR in /*) ;; *) DIR=$PWD/$DIR ;; esac
+SOCK_ROOT=${GS_CLUSTER_SOCKETS:-/run/gs-$(printf '%s' "$DIR" | sha256sum | cut -c1-10)}
 API_PORT=${GS_APISERVER_PORT:-16443}
 ETCD_PORT=${GS_ETCD_PORT:-12379}
 ETCD_PEER_PORT=${GS_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}
@@ -83,10 +90,24 @@ TIMEOUT=${GS_CLUSTER_TIMEOUT:-120}
 STOP_GRACE=${GS_APISERVER_STOP_GRACE:-2}
 ETCD_QUOTA=${GS_ETCD_QUOTA:-1073741824}
 AUDIT=${GS_APISERVER_AUDIT:-0}
-K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-${K8S_VERSION:-1.20.2}/bin}
+# shellcheck source=versions.sh
+. "$here/versions.sh"
+K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-$K8S_VERSION/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
-ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
+# The minor version the flags are chosen by: the apiserver's own word, else K8S_VERSION's.
+K8S_MINOR=$("$APISERVER" --version 2>/dev/null | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
+if [ -z "$K8S_MINOR" ]; then K8S_MINOR=${K8S_VERSION#1.}; K8S_MINOR=${K8S_MINOR%%.*}; fi
+# etcd: Debian's 3.4.23 for 1.20; ETCD_VERSION from its module for the others (a 1.3x apiserver's
+# watch-list and consistent reads need etcd >= 3.4.31: docs/decisions.md).
+if [ "$K8S_MINOR" -le 20 ]; then
+	ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
+else
+	ETCD=${TEST_ASSET_ETCD:-${GS_K8S_CACHE:-/var/cache/gpu-scheduler}/etcd-$ETCD_VERSION/bin/etcd}
+fi
+# --port (the insecure port) is gone from the controller manager and kube-scheduler since 1.24.
+INSECURE_PORT_OFF=()
+[ "$K8S_MINOR" -lt 24 ] && INSECURE_PORT_OFF=(--port 0)
 
 NODE_MODE=${GS_NODE_MODE:-fake}
 case $NODE_MODE in fake|kubelet) ;; *) echo "cluster: GS_NODE_MODE must be fake or kubelet" >&2; exit 2 ;; esac
@@ -340,6 +361,8 @@ export GS_NODE_MODE=$NODE_MODE
 export GS_DEVICE_PLUGIN=$DEVICE_PLUGIN
 export GS_NODE_NAMES=$NODE_NAMES
 export GS_NODE_ALIASES=$NODE_ALIASES
+export GS_CLUSTER_SOCKETS=$(printf %q "$SOCK_ROOT")
+export GS_CTR=$(printf %q "$CTR")
 EOF
 }
 
@@ -377,8 +400,11 @@ EOF
 }
 
 start_apiserver() {
-	local -a audit
+	local -a audit extra=()
 	mapfile -t audit < <(audit_flags)
+	# A newer apiserver refuses to publish a loopback address as the Service kubernetes' endpoint;
+	# fake nodes run no pod that would use it.
+	[ "$K8S_MINOR" -gt 20 ] && [ "$API_ADDR" = 127.0.0.1 ] && extra+=(--endpoint-reconciler-type none)
 	# Node,RBAC as in production: the tests see the same 403s a real cluster gives. The admission
 	# plugins are the 1.20 defaults plus NodeRestriction; MutatingAdmissionWebhook is spelled out so a
 	# change of defaults in another Kubernetes version (TEST_ASSET_KUBE_APISERVER) cannot drop it.
@@ -396,7 +422,7 @@ start_apiserver() {
 		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
 		--kubelet-preferred-address-types InternalIP \
 		--allow-privileged=true --profiling="$([ "${GS_APISERVER_PROFILING:-0}" = 1 ] && echo true || echo false)" \
-		--v=1 "${audit[@]}"
+		--v=1 "${audit[@]}" "${extra[@]}"
 	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz
 }
 
@@ -413,7 +439,7 @@ start_controller_manager() {
 		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
 		--use-service-account-credentials=false \
 		--cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-		--port 0 --secure-port 0 --v=1
+		"${INSECURE_PORT_OFF[@]}" --secure-port 0 --v=1
 }
 
 # ---- nodes -------------------------------------------------------------------------------------
@@ -439,8 +465,8 @@ make_nodes() {
 			\"message\":\"gpu-scheduler test node, no kubelet\",
 			\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}],
 			\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"127.0.0.1\"},{\"type\":\"Hostname\",\"address\":\"$name\"}],
-			\"nodeInfo\":{\"architecture\":\"amd64\",\"operatingSystem\":\"linux\",\"kubeletVersion\":\"v1.20.2\",
-			\"kubeProxyVersion\":\"v1.20.2\",\"containerRuntimeVersion\":\"none://0\",\"kernelVersion\":\"\",
+			\"nodeInfo\":{\"architecture\":\"amd64\",\"operatingSystem\":\"linux\",\"kubeletVersion\":\"v$K8S_VERSION\",
+			\"kubeProxyVersion\":\"v$K8S_VERSION\",\"containerRuntimeVersion\":\"none://0\",\"kernelVersion\":\"\",
 			\"osImage\":\"\",\"machineID\":\"\",\"systemUUID\":\"\",\"bootID\":\"\"}}}" \
 			application/merge-patch+json >/dev/null
 	done
@@ -456,9 +482,14 @@ nodes_ready() {
 
 # The service-account and token controllers have run once the default namespace has its account
 # with a token secret: proof that the controller manager is up and talking to the apiserver.
+# Since 1.24 no token Secret is made for a service account (tokens come from the TokenRequest API).
 default_sa_ready() {
-	api GET /api/v1/namespaces/default/serviceaccounts/default 2>/dev/null | tr -d ' \n' |
-		grep -q '"secrets":\[{'
+	if [ "$K8S_MINOR" -ge 24 ]; then
+		api GET /api/v1/namespaces/default/serviceaccounts/default >/dev/null 2>&1
+	else
+		api GET /api/v1/namespaces/default/serviceaccounts/default 2>/dev/null | tr -d ' \n' |
+			grep -q '"secrets":\[{'
+	fi
 }
 
 # ---- subcommands -------------------------------------------------------------------------------
@@ -482,7 +513,7 @@ any_alive() {
 check_binaries() {
 	local b
 	for b in "$ETCD" "$APISERVER" "$CONTROLLER_MANAGER"; do
-		[ -x "$b" ] || die "$b is missing: run tests/cluster/build-k8s.sh (or set TEST_ASSET_*, GS_K8S_BIN)"
+		[ -x "$b" ] || die "$b is missing: run tests/cluster/build-k8s.sh and build-deps.sh etcd (or set TEST_ASSET_*, GS_K8S_BIN)"
 	done
 	for b in openssl curl; do
 		command -v $b >/dev/null || die "$b is needed"
@@ -493,6 +524,8 @@ cmd_up() {
 	if any_alive; then
 		die "a cluster is already up in $DIR ($(cmd_status | tr '\n' ' ')); run '$0 down' first"
 	fi
+	# First: a socket path too long would otherwise surface minutes later as a node that never comes up.
+	[ "$NODE_MODE" = kubelet ] && check_socket_paths
 	check_binaries
 	[ "$NODE_MODE" = kubelet ] && check_node_binaries
 	local p
@@ -515,7 +548,7 @@ cmd_up() {
 	start_controller_manager
 	if [ "$NODE_MODE" = kubelet ]; then nodes_up; else make_nodes; fi
 	wait_until "$NODES Ready nodes with nvidia.com/gpu=$NODE_GPUS" kube-apiserver nodes_ready
-	wait_until "the default service account and its token (controller manager)" kube-controller-manager default_sa_ready
+	wait_until "the default service account (and before 1.24 its token) (controller manager)" kube-controller-manager default_sa_ready
 	trap - EXIT
 	log "up in $((SECONDS - t0)) s: $NODES nodes ($NODE_MODE$([ "$DEVICE_PLUGIN" = 1 ] && echo ', GPUs from the device plugin')${NODE_NAMES:+: $NODE_NAMES}${NODE_ALIASES:+, labelled $NODE_ALIAS_KEY=$NODE_ALIASES}), KUBECONFIG=$DIR/kubeconfig"
 	log "  . $DIR/env   # to use it from a shell"
@@ -593,6 +626,10 @@ stop-kubelet | start-kubelet)
 	if [ "$1" = stop-kubelet ]; then kubelet_stop "$2"; else kubelet_start "$2"; fi
 	;;
 env) cmd_env ;;
+sockets)
+	socket_paths | while IFS= read -r p; do printf '%s %s\n' "$(LC_ALL=C; printf '%s' "$p" | wc -c)" "$p"; done
+	check_socket_paths
+	;;
 status) cmd_status ;;
 *)
 	sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2

@@ -17,9 +17,10 @@
 # tests/integration/test_deploy.sh checks that the file is the overlay rendered.
 #
 # The node agent (deploy/agent) reads /var/lib/kubelet/pod-resources on a real node. The test clusters'
-# kubelets each have their own root directory ($GS_CLUSTER_DIR/nodes/NAME/kubelet) and driver directory
-# (NAME/proc-driver/nvidia/gpus, written by the test device plugin): on a cluster.sh cluster in kubelet
-# mode the agent mounts $GS_CLUSTER_DIR/nodes read-only and finds its node's by $(NODE_NAME).
+# kubelets each have their own sockets' directory ($GS_CLUSTER_DIR/sockets/NAME, a short path under
+# /run: tests/cluster/nodes.sh) and driver directory ($GS_CLUSTER_DIR/nodes/NAME/proc-driver/nvidia/gpus,
+# written by the test device plugin): on a cluster.sh cluster in kubelet mode the agent mounts both
+# read-only and finds its node's by $(NODE_NAME).
 #
 # The images must be on the nodes (cluster.sh imports build/images/*.tar). Environment: KUBECONFIG,
 # GS_DEPLOY_TIMEOUT (seconds per wait, default 180), GS_OVERLAY_DIR (where the overlay is written,
@@ -88,14 +89,17 @@ agent_ready() {
 
 # The agent's patch on a cluster.sh kubelet cluster (a JSON patch), or nothing elsewhere.
 agent_patch() {
-	local nodes=${GS_CLUSTER_DIR:-}/nodes
+	local nodes=${GS_CLUSTER_DIR:-}/nodes socks
 	[ -n "${GS_CLUSTER_DIR:-}" ] && [ -d "$nodes" ] || return 0
+	socks=$(readlink -f "$GS_CLUSTER_DIR/sockets") || return 0
 	cat <<EOF
 [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": ["agent", "--addr=0.0.0.0:10262",
-  "--socket=/test-nodes/\$(NODE_NAME)/kubelet/pod-resources/kubelet.sock",
+  "--socket=/test-sockets/\$(NODE_NAME)/pod-resources/kubelet.sock",
   "--nvidia-proc-dir=/test-nodes/\$(NODE_NAME)/proc-driver/nvidia/gpus"]},
- {"op": "replace", "path": "/spec/template/spec/containers/0/volumeMounts/0/mountPath", "value": "/test-nodes"},
- {"op": "replace", "path": "/spec/template/spec/volumes/0/hostPath/path", "value": "$nodes"}]
+ {"op": "replace", "path": "/spec/template/spec/containers/0/volumeMounts/0/mountPath", "value": "/test-sockets"},
+ {"op": "replace", "path": "/spec/template/spec/volumes/0/hostPath/path", "value": "$socks"},
+ {"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/-", "value": {"name": "test-nodes", "mountPath": "/test-nodes", "readOnly": true}},
+ {"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "test-nodes", "hostPath": {"path": "$nodes", "type": "Directory"}}}]
 EOF
 }
 

@@ -31,9 +31,88 @@ NODE_CGROUP_CONTROLLERS="blkio cpu cpuacct cpuset devices freezer hugetlb memory
 NODE_SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.conf.all.route_localnet net.ipv4.ip_forward"
 POD_CIDR=10.244.0.0/16
 PAUSE_IMAGE=localhost/gs-pause:3.2
+# containerd: Debian's 1.6.20 beside a 1.20 kubelet (its config version 2); CONTAINERD_VERSION from its
+# module beside a newer one (config version 4): CDI, which DRA drivers use, and the RuntimeConfig call.
+if [ "$K8S_MINOR" -le 20 ]; then
+	CTRD_BIN=$(dirname "$(command -v containerd || echo /usr/bin/containerd)")
+else
+	CTRD_BIN=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}/containerd-$CONTAINERD_VERSION/bin
+fi
+CTR=$CTRD_BIN/ctr
 KUBELET_PORT_BASE=${GS_KUBELET_PORT_BASE:-11250}
 
 node_dir() { echo "$DIR/nodes/node$1"; }
+
+# ---- unix sockets ------------------------------------------------------------------------------
+# A unix socket's path holds at most 107 bytes (sun_path is 108 with its NUL), and bind() or connect()
+# with a longer one fails with EINVAL: a socket under the cluster directory would make the cluster
+# depend on where the repository was cloned. Every socket a node's processes create or dial outside its
+# mount namespace therefore lives under SOCK_ROOT, a short directory named by a hash of the cluster
+# directory (GS_CLUSTER_SOCKETS sets another; cluster.sh), linked from $DIR/sockets:
+#   SOCK_ROOT/nodeN/containerd.sock(.ttrpc)       containerd's gRPC and ttrpc sockets
+#   SOCK_ROOT/nodeN/device-plugins/               the kubelet's kubelet.sock and the device plugin's socket
+#   SOCK_ROOT/nodeN/pod-resources/                the kubelet's PodResources socket (the node agent's)
+#   SOCK_ROOT/nodeN/plugins_registry/, plugins/   kubelet plugin registration (DRA drivers)
+#   SOCK_ROOT/NAME -> nodeN                       when the node's name is not nodeN
+# Inside the node's namespace the kubelet's root is /var/lib/kubelet (bound from $d/var-lib-kubelet) and
+# the four kubelet directories above are bound over its subdirectories of the same names, so the
+# kubelet, which runs in the namespace, and the device plugin and the tests, which do not, name the
+# same sockets by short paths. Shim sockets are /run/containerd/s/... inside the namespace.
+SOCK_MAX=107
+KUBELET_SOCK_DIRS="device-plugins pod-resources plugins_registry plugins"
+DEVICE_PLUGIN_RESOURCE=nvidia.com/gpu
+
+node_sock_dir() { echo "$SOCK_ROOT/node$1"; }
+
+# socket_paths: every unix socket path of a kubelet cluster of $NODES nodes, one a line.
+socket_paths() {
+	local n s
+	for n in $(seq 1 "$NODES"); do
+		s=$(node_sock_dir "$n")
+		echo "$s/containerd.sock"
+		echo "$s/containerd.sock.ttrpc"
+		echo "$s/device-plugins/kubelet.sock"
+		echo "$s/device-plugins/gs-${DEVICE_PLUGIN_RESOURCE//\//-}.sock"
+		echo "$s/pod-resources/kubelet.sock"
+	done
+}
+
+# check_socket_paths: refuses, naming the path, any socket path over SOCK_MAX bytes.
+check_socket_paths() {
+	local p len
+	while IFS= read -r p; do
+		len=$(LC_ALL=C; printf '%s' "$p" | wc -c)
+		[ "$len" -le "$SOCK_MAX" ] ||
+			die "the unix socket path $p is $len bytes, over the $SOCK_MAX a socket path can hold: set GS_CLUSTER_SOCKETS to a shorter directory (the sockets' root, now $SOCK_ROOT)"
+	done < <(socket_paths)
+}
+
+make_sock_dirs() {
+	local n s k
+	mkdir -p "$SOCK_ROOT"
+	ln -sfn "$SOCK_ROOT" "$DIR/sockets"
+	for n in $(seq 1 "$NODES"); do
+		s=$(node_sock_dir "$n")
+		for k in $KUBELET_SOCK_DIRS; do mkdir -p "$s/$k"; done
+		[ "$(node_name "$n")" = "node$n" ] || ln -sfn "node$n" "$SOCK_ROOT/$(node_name "$n")"
+	done
+}
+
+# Removes only what make_sock_dirs made: SOCK_ROOT may be a directory a user named.
+remove_sock_dirs() {
+	local e
+	if [ -d "$SOCK_ROOT" ]; then
+		for e in "$SOCK_ROOT"/*; do
+			if [ -L "$e" ]; then
+				rm -f "$e"
+			elif [ -d "$e" ] && [[ ${e##*/} =~ ^node[0-9]+$ ]]; then
+				rm -rf --one-file-system "$e"
+			fi
+		done
+		rmdir "$SOCK_ROOT" 2>/dev/null || true
+	fi
+	rm -f "$DIR/sockets"
+}
 
 # The machine's address the nodes advertise and the apiserver serves on: a kubelet refuses 127.0.0.1.
 host_ip() {
@@ -50,8 +129,11 @@ check_node_binaries() {
 	for b in "$K8S_BIN/kubelet" "$K8S_BIN/kube-proxy" "$K8S_BIN/kube-scheduler"; do
 		[ -x "$b" ] || die "$b is missing: run tests/cluster/build-k8s.sh"
 	done
-	for b in containerd containerd-shim-runc-v2 runc ctr iptables; do
-		command -v $b >/dev/null || die "$b is needed (apt-get install containerd runc iptables; tests/deps.sh)"
+	for b in containerd containerd-shim-runc-v2 ctr; do
+		[ -x "$CTRD_BIN/$b" ] || die "$CTRD_BIN/$b is needed ($([ "$K8S_MINOR" -le 20 ] && echo "apt-get install containerd; tests/deps.sh" || echo "tests/cluster/build-deps.sh containerd"))"
+	done
+	for b in runc iptables; do
+		command -v $b >/dev/null || die "$b is needed (apt-get install runc iptables; tests/deps.sh)"
 	done
 	[ -x /usr/lib/cni/bridge ] || die "/usr/lib/cni/bridge is needed (apt-get install containernetworking-plugins)"
 	[ "$(id -u)" = 0 ] || die "real nodes need root (cgroups, mounts, bridges)"
@@ -87,25 +169,18 @@ pause_archive() {
 
 # ---- per-node files ----------------------------------------------------------------------------
 
-write_node_files() {
-	local n=$1 d ip=$2 name labels
-	d=$(node_dir "$n")
-	name=$(node_name "$n")
-	labels=gpu-scheduler.test/node=$name
-	[ -n "$(node_alias "$n")" ] && labels+=,$NODE_ALIAS_KEY=$(node_alias "$n")
-	mkdir -p "$d/containerd" "$d/cni/net.d" "$d/cni/ipam" "$d/kubelet" "$d/var-lib-kubelet" \
-		"$d/log-pods" "$d/log-containers" "$d/run-containerd" "$d/netns"
-	sign "node$n" "/O=system:nodes/CN=system:node:$name" client_ext
-	kubeconfig_for "$d/kubeconfig" "node$n"
-	cat >"$d/containerd.toml" <<EOF
+# containerd_config_v2 / containerd_config_v4: node $n's containerd configuration on stdout (the
+# variables of write_node_files: d, s).
+containerd_config_v2() {
+	cat <<EOF
 version = 2
 root = "$d/containerd/root"
 state = "$d/containerd/state"
 oom_score = 0
 [grpc]
-  address = "$d/containerd.sock"
+  address = "$s/containerd.sock"
 [ttrpc]
-  address = ""
+  address = "$s/containerd.sock.ttrpc"
 [debug]
   level = "warn"
 [plugins."io.containerd.internal.v1.opt"]
@@ -126,6 +201,59 @@ oom_score = 0
     bin_dir = "/usr/lib/cni"
     conf_dir = "$d/cni/net.d"
 EOF
+}
+
+containerd_config_v4() {
+	# NRI off (its socket would be one for four nodes), no imports from /etc, CDI specs per node.
+	cat <<EOF
+version = 4
+root = "$d/containerd/root"
+state = "$d/containerd/state"
+oom_score = 0
+imports = []
+disabled_plugins = ["io.containerd.nri.v1.nri"]
+[grpc]
+  address = "$s/containerd.sock"
+[ttrpc]
+  address = "$s/containerd.sock.ttrpc"
+[debug]
+  level = "warn"
+[plugins]
+  [plugins.'io.containerd.internal.v1.opt']
+    path = "$d/containerd/opt"
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = "overlayfs"
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = "$PAUSE_IMAGE"
+  [plugins.'io.containerd.cri.v1.runtime']
+    restrict_oom_score_adj = true
+    disable_apparmor = true
+    cdi_spec_dirs = ["$d/cdi"]
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = "runc"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          Root = "$d/containerd/runc"
+          SystemdCgroup = false
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ["/usr/lib/cni"]
+      conf_dir = "$d/cni/net.d"
+EOF
+}
+
+write_node_files() {
+	local n=$1 d s ip=$2 name labels
+	d=$(node_dir "$n")
+	s=$(node_sock_dir "$n")
+	name=$(node_name "$n")
+	labels=gpu-scheduler.test/node=$name
+	[ -n "$(node_alias "$n")" ] && labels+=,$NODE_ALIAS_KEY=$(node_alias "$n")
+	mkdir -p "$d/containerd" "$d/cni/net.d" "$d/cni/ipam" "$d/var-lib-kubelet" \
+		"$d/log-pods" "$d/log-containers" "$d/run-containerd" "$d/netns" "$d/cdi"
+	sign "node$n" "/O=system:nodes/CN=system:node:$name" client_ext
+	kubeconfig_for "$d/kubeconfig" "node$n"
+	if [ "$K8S_MINOR" -le 20 ]; then containerd_config_v2; else containerd_config_v4; fi >"$d/containerd.toml"
 	cat >"$d/cni/net.d/10-gs.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -161,26 +289,37 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
+	# Since 1.27 the runtime's endpoint is configuration, and the sandbox image is containerd's; 1.35+
+	# refuses cgroup v1 (these machines' only hierarchy) unless told not to.
+	[ "$K8S_MINOR" -le 20 ] || cat >>"$d/kubelet.yaml" <<EOF
+containerRuntimeEndpoint: unix://$s/containerd.sock
+failCgroupV1: false
+EOF
+	local runtime_flags="--container-runtime remote --container-runtime-endpoint unix://$s/containerd.sock --pod-infra-container-image $PAUSE_IMAGE"
+	[ "$K8S_MINOR" -le 20 ] || runtime_flags=
 	# Everything that must happen inside the node's mount namespace; run by `unshare -m`.
 	cat >"$d/run.sh" <<EOF
 #!/bin/bash
 set -e
 mount --bind $d/var-lib-kubelet /var/lib/kubelet
+for k in $KUBELET_SOCK_DIRS; do
+	mkdir -p /var/lib/kubelet/\$k
+	mount --bind $s/\$k /var/lib/kubelet/\$k
+done
 mount --bind $d/log-pods /var/log/pods
 mount --bind $d/log-containers /var/log/containers
 mount --bind $d/run-containerd /run/containerd
 mount --bind $d/netns /run/netns
-containerd --config $d/containerd.toml </dev/null >>$LOGS/containerd-node$n.log 2>&1 &
+PATH=$CTRD_BIN:\$PATH $CTRD_BIN/containerd --config $d/containerd.toml </dev/null >>$LOGS/containerd-node$n.log 2>&1 &
 echo \$! >$PIDS/containerd-node$n.pid
-for i in \$(seq 1 100); do [ -S $d/containerd.sock ] && break; sleep 0.1; done
+for i in \$(seq 1 100); do [ -S $s/containerd.sock ] && break; sleep 0.1; done
 exec $d/kubelet.sh
 EOF
 	# The kubelet alone, also run again in the node's namespace by kubelet_start (a kubelet restart).
 	cat >"$d/kubelet.sh" <<EOF
 #!/bin/bash
-exec $K8S_BIN/kubelet --config $d/kubelet.yaml --kubeconfig $d/kubeconfig --root-dir $d/kubelet \\
-	--container-runtime remote --container-runtime-endpoint unix://$d/containerd.sock \\
-	--pod-infra-container-image $PAUSE_IMAGE --hostname-override $name --node-ip $ip \\
+exec $K8S_BIN/kubelet --config $d/kubelet.yaml --kubeconfig $d/kubeconfig --root-dir /var/lib/kubelet \\
+	$runtime_flags --hostname-override $name --node-ip $ip \\
 	--node-labels $labels --v=1
 EOF
 	chmod 755 "$d/run.sh" "$d/kubelet.sh"
@@ -267,7 +406,7 @@ start_scheduler() {
 	sign kube-scheduler /CN=system:kube-scheduler client_ext
 	kubeconfig_for "$DIR/kube-scheduler.kubeconfig" kube-scheduler
 	start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig "$DIR/kube-scheduler.kubeconfig" \
-		--leader-elect=false --port 0 --secure-port 0 --v=1
+		--leader-elect=false "${INSECURE_PORT_OFF[@]}" --secure-port 0 --v=1
 }
 
 start_proxy() {
@@ -284,9 +423,9 @@ start_proxy() {
 
 import_images() {
 	local n=$1 sock f
-	sock=$(node_dir "$n")/containerd.sock
+	sock=$(node_sock_dir "$n")/containerd.sock
 	for f in "$(pause_archive)" $NODE_IMAGES; do
-		ctr -a "$sock" -n k8s.io images import "$f" >/dev/null ||
+		"$CTR" -a "$sock" -n k8s.io images import "$f" >/dev/null ||
 			die "importing $f into node$n's containerd"
 	done
 }
@@ -308,16 +447,16 @@ advertise_gpus() {
 }
 
 # DEVICE_PLUGIN=1 (cluster.sh: GS_DEVICE_PLUGIN, 1 by default with kubelets): the test device plugin
-# registers nvidia.com/gpu with the node's kubelet (its kubelet.sock is in the node's /var/lib/kubelet,
-# bound from $d/var-lib-kubelet; the plugin runs outside the node's mount namespace and finds it there).
+# registers nvidia.com/gpu with the node's kubelet (its kubelet.sock is in the node's
+# /var/lib/kubelet/device-plugins, bound from SOCK_ROOT/nodeN/device-plugins; the plugin runs outside
+# the node's mount namespace and finds it there).
 # The kubelet then reports the capacity itself.
 start_device_plugin() {
 	local n=$1 d
 	d=$(node_dir "$n")
-	mkdir -p "$d/var-lib-kubelet/device-plugins"
 	# --proc-dir: the node's GPUs as the NVIDIA driver lists them, for the agent's index table
 	# (tests/cluster/deploy.sh points the agent there).
-	start "device-plugin-node$n" "$DEVICE_PLUGIN_BIN" --plugin-dir "$d/var-lib-kubelet/device-plugins" \
+	start "device-plugin-node$n" "$DEVICE_PLUGIN_BIN" --plugin-dir "$(node_sock_dir "$n")/device-plugins" \
 		--node "$(node_name "$n")" --count "$NODE_GPUS" --proc-dir "$d/proc-driver/nvidia/gpus"
 }
 
@@ -344,18 +483,19 @@ nodes_up() {
 	save_iptables
 	sysctl -q -w net.ipv4.ip_forward=1
 	make_mountpoints
+	make_sock_dirs
 	start_scheduler
 	start_proxy
 	for n in $(seq 1 "$NODES"); do
 		d=$(node_dir "$n")
 		write_node_files "$n" "$ip"
-		# tests find a node's containerd by the node's name: $DIR/nodes/NAME/containerd.sock
+		# tests find a node's directory by the node's name: $DIR/nodes/NAME, $DIR/sockets/NAME
 		[ "$(node_name "$n")" = "node$n" ] || ln -sfn "node$n" "$DIR/nodes/$(node_name "$n")"
 		make_node_cgroups "$n"
 		start "kubelet-node$n" unshare -m --propagation private "$d/run.sh"
 	done
 	for n in $(seq 1 "$NODES"); do
-		wait_until "containerd of node$n" "kubelet-node$n" test -S "$(node_dir "$n")/containerd.sock"
+		wait_until "containerd of node$n" "kubelet-node$n" test -S "$(node_sock_dir "$n")/containerd.sock"
 		# The pid file is written inside the namespace; the path is the same.
 		proc_pid "containerd-node$n" >/dev/null || die "containerd of node$n is not running"
 		readlink "/proc/$(proc_pid "kubelet-node$n")/ns/mnt" >"$PIDS/node$n.mntns"
@@ -428,7 +568,7 @@ remove_node_cgroups() {
 nodes_down() {
 	local d m n ns
 	local -a nodes=() kubelets=() containerds=() pids=() plugins=()
-	[ -d "$DIR/nodes" ] || return 0
+	[ -d "$DIR/nodes" ] || { remove_sock_dirs; return 0; }
 	for d in "$DIR"/nodes/node[0-9]*; do
 		[ -d "$d" ] && [ ! -L "$d" ] || continue
 		nodes+=("${d##*/node}")
@@ -470,4 +610,5 @@ nodes_down() {
 	restore_sysctls
 	# Node state holds no mounts of ours any more: they lived in the nodes' namespaces.
 	rm -rf --one-file-system "$DIR/nodes"
+	remove_sock_dirs
 }

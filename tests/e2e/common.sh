@@ -8,6 +8,8 @@
 #                  labelled gpu-scheduler.io/node=nodeI); W[1..4]: how messages introduce a check there
 #   phase_node POD, running_on POD NODE, events_of POD, event_has POD REGEX
 #                  a pod's "PHASE NODE"; test forms; its events' "REASON: MESSAGE" lines
+#   node_socket NODE FILE  FILE in the node's sockets' directory, by its short path (a socket's path
+#                  holds at most 107 bytes; the directory is under /run, linked from $GS_CLUSTER_DIR/sockets)
 #   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
 #   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
 
@@ -34,6 +36,8 @@ running_on() { [ "$(phase_node "$1")" = "Running $2" ] || { echo "$1: $(phase_no
 events_of() { kc get events --field-selector "involvedObject.name=$1" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
 event_has() { events_of "$1" | grep -qE "$2" || { echo "events of $1:"; events_of "$1"; return 1; }; }
 
+node_socket() { echo "$(readlink -f "$GS_CLUSTER_DIR/sockets/$1")/$2"; }
+
 # container_pid NS POD: the host PID of the pod's first container, from its node's containerd.
 container_pid() {
 	local node id
@@ -41,7 +45,7 @@ container_pid() {
 	id=$(NS=$1 kc get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}')
 	id=${id#containerd://}
 	[ -n "$id" ] || return 1
-	ctr -a "$GS_CLUSTER_DIR/nodes/$node/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
+	"${GS_CTR:-ctr}" -a "$(node_socket "$node" containerd.sock)" -n k8s.io tasks ls | awk -v id="$id" '$1 == id { print $2 }'
 }
 
 # check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]: a bare check pod of ours.

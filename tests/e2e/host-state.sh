@@ -3,7 +3,7 @@
 # after `cluster.sh down` can be compared with the state before `up` (tests/run-all.sh, e2e phase):
 # processes and mounts naming the cluster directory, the nodes' cgroups, the CNI bridges (ours, and
 # buildah's, which images.sh must not make), iptables chains of Kubernetes, and the sysctls the
-# kubelet and kube-proxy set.
+# kubelet and kube-proxy set, and the nodes' sockets' directories (/run/gs-*).
 #
 #   tests/e2e/host-state.sh CLUSTER_DIR
 set -u
@@ -22,7 +22,7 @@ done
 for s in vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.conf.all.route_localnet net.ipv4.ip_forward; do
 	echo "sysctl $s=$(sysctl -n $s)"
 done
-for m in /var/lib/kubelet /var/log/pods /var/log/containers /run/containerd /run/netns; do
+for m in /var/lib/kubelet /var/log/pods /var/log/containers /run/containerd /run/netns /run/gs-*; do
 	[ -e "$m" ] && echo "path $m"
 done
 exit 0

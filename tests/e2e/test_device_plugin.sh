@@ -100,7 +100,7 @@ check "its container has NVIDIA_VISIBLE_DEVICES set by Allocate to one GPU-<uuid
 check "the device is one the plugin registered on $node" \
 	grep -q "registered nvidia.com/gpu on $node: .*$dev" "$GS_CLUSTER_DIR/logs/device-plugin-$(basename "$(readlink -f "$GS_CLUSTER_DIR/nodes/$node")").log"
 
-sock=$GS_CLUSTER_DIR/nodes/$node/kubelet/pod-resources/kubelet.sock
+sock=$(node_socket "$node" pod-resources/kubelet.sock)
 listed() { "$GS_DAEMON_BIN" agent --once --socket "$sock" | grep -qx "$NS/$POD main nvidia.com/gpu $dev"; }
 check_eventually "the kubelet's PodResources List names it: gpu-scheduler agent --once" 30 listed
 held_line="nvidia.com/gpu $dev $NS/$POD"
@@ -175,6 +175,6 @@ for i in 1 2 3 4; do
 done
 
 check "gpu-scheduler agent --once on a missing socket fails with a clear error" eval \
-	'out=$("$GS_DAEMON_BIN" agent --once --socket "$GS_CLUSTER_DIR/nodes/none.sock" 2>&1); rc=$?;
+	'out=$("$GS_DAEMON_BIN" agent --once --socket "$(node_socket "$node" none.sock)" 2>&1); rc=$?;
 	 [ $rc = 1 ] && printf "%s\n" "$out" | grep -q "the socket does not exist"'
 test_end

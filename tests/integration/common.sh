@@ -83,11 +83,6 @@ users:
 YAML
 }
 
-sa_token() {
-	local s
-	s=$(kc get serviceaccount "$1" -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
-		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
-}
 
 sa_role_kubeconfig() {
 	local file=$1 name=$2 sa=$3 kcfg=$4 role=gs-test-$3-$NS

@@ -66,14 +66,23 @@ token_user() {
 		jq -r 'if .status.authenticated then .status.user.username else "unauthenticated" end'
 }
 
+# The token controller fills a Secret of type service-account-token that names the account (since 1.24
+# it no longer makes one by itself for every account).
 sa_secret_token() {
-	local secret
-	secret=$(kc get serviceaccount robot -o jsonpath='{.secrets[0].name}') && [ -n "$secret" ] &&
-		kc get secret "$secret" -o jsonpath='{.data.token}' | base64 -d
+	local t
+	t=$(kc get secret robot-token -o jsonpath='{.data.token}') && [ -n "$t" ] && base64 -d <<<"$t"
 }
 
 check "ServiceAccount robot created" kc create serviceaccount robot
-check_eventually "the token controller gives robot a token secret" 20 sa_secret_token
+check "a Secret of type service-account-token for robot created" eval 'kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: robot-token
+  annotations: {kubernetes.io/service-account.name: robot}
+type: kubernetes.io/service-account-token
+YAML'
+check_eventually "the token controller fills it with robot's token" 20 sa_secret_token
 check "robot's secret token authenticates as system:serviceaccount:$NS:robot" \
 	equals "system:serviceaccount:$NS:robot" token_user "$(sa_secret_token)"
 minted=$(api POST "/api/v1/namespaces/$NS/serviceaccounts/robot/token" \

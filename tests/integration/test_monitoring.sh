@@ -108,11 +108,6 @@ defer "NS= kc delete clusterrole gs-test-$NS >/dev/null 2>&1; NS= kc delete clus
 check "deploy/monitoring/rbac.yaml's binding (and its ClusterRole) apply" eval 'NS= kc apply -f "$work/prom-rbac.yaml" >/dev/null'
 kc create serviceaccount prometheus >/dev/null
 kc create serviceaccount nobody >/dev/null
-sa_token() {
-	local s
-	s=$(kc get serviceaccount "$1" -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
-		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
-}
 check_eventually "ServiceAccount tokens minted" 30 eval \
 	'sa_token prometheus >"$work/prom.token" && sa_token nobody >"$work/nobody.token"'
 target=${DAEMON_SECURE_URL#https://}

@@ -35,11 +35,6 @@ NS= kc create clusterrolebinding "gs-test-$NS-metrics-reader" --clusterrole "gs-
 	--serviceaccount "$NS:prometheus" >/dev/null
 NS= kc create clusterrolebinding "gs-test-$NS-debug-reader" --clusterrole "gs-test-$NS-debug-reader" \
 	--serviceaccount "$NS:debugger" >/dev/null
-sa_token() {
-	local s
-	s=$(kc get serviceaccount "$1" -o jsonpath='{.secrets[0].name}') && [ -n "$s" ] &&
-		kc get secret "$s" -o jsonpath='{.data.token}' | base64 -d
-}
 for sa in nobody prometheus debugger; do
 	check_eventually "a token for ServiceAccount $sa" 30 sa_token "$sa"
 done

@@ -12,8 +12,10 @@
 // so a reader that numbers GPUs by bus order, as the driver and nvidia-smi do, is told apart from one
 // that takes the plugin's order (docs/agent.md, "The GPU index table").
 //
-// Built against the Kubernetes 1.20.2 source tree's vendored deviceplugin v1beta1 API and grpc by
-// tests/cluster/build-device-plugin.sh (docs/cluster.md, "The device plugin").
+// Built by tests/cluster/build-device-plugin.sh against the deviceplugin v1beta1 API and grpc of the
+// Kubernetes version the cluster runs: the module's (tests/cluster/go.mod), or with the build tag
+// k8s120 the Kubernetes 1.20.2 source tree's vendored copy, whose generated field names differ
+// (ids.go, ids_k8s120.go; docs/cluster.md, "The device plugin").
 package main
 
 import (
@@ -35,6 +37,8 @@ import (
 )
 
 type plugin struct {
+	// Methods a newer API adds answer Unimplemented; grpc-go's generated servers require the embedding.
+	pluginapi.UnimplementedDevicePluginServer
 	devs []*pluginapi.Device
 	stop chan struct{}
 }
@@ -61,9 +65,10 @@ func (p *plugin) GetPreferredAllocation(context.Context, *pluginapi.PreferredAll
 func (p *plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	resp := &pluginapi.AllocateResponse{}
 	for _, c := range req.ContainerRequests {
-		log.Printf("allocate %s", strings.Join(c.DevicesIDs, ","))
+		ids := requestedIDs(c)
+		log.Printf("allocate %s", strings.Join(ids, ","))
 		resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerAllocateResponse{
-			Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(c.DevicesIDs, ",")},
+			Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(ids, ",")},
 		})
 	}
 	return resp, nil
