@@ -54,7 +54,7 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 BIN := $(B)/gpu-scheduler $(B)/gpu-scheduler-check $(B)/gpu-scheduler-bench $(B)/gpu-scheduler-webhook-bench \
 	$(B)/gpu-scheduler-engine-bench $(B)/gpu-scheduler-decode-bench $(B)/gpu-scheduler-tls-bench
 
-.PHONY: all unit test prepare check clean integration e2e layering graph style images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
+.PHONY: all unit test test-compat prepare check clean integration e2e layering graph style images kind-demo demo demo-down evidence manifests bench bench-full bench-webhook bench-smoke fuzz chaos
 all: $(BIN)
 
 # Rebuild everything when the flags change.
@@ -125,11 +125,12 @@ unit: $(UNIT_BIN)
 style:
 	@scripts/checksrc.py
 
-# What the tests need, installed when missing (apt-get, as root) and the Kubernetes 1.20.2 binaries built
-# once into /var/cache/gpu-scheduler: `make test` is the README's test command on a fresh machine.
+# What the tests need, installed when missing (apt-get, as root), and Kubernetes 1.37.2, etcd, containerd,
+# kubectl 1.35 and the device plugin built once from their Go modules into /var/cache/gpu-scheduler
+# (tests/cluster/prepare.sh): `make test` is the README's test command on a fresh machine.
 prepare:
 	@tests/deps.sh
-	@tests/cluster/build-k8s.sh >/dev/null
+	@tests/cluster/prepare.sh
 
 test: prepare
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
@@ -137,6 +138,13 @@ test: prepare
 
 integration: all
 	@tests/run-all.sh "$(B)" integration
+
+# The integration suite against the oldest Kubernetes the module proxy serves with DRA GA
+# (K8S_COMPAT_VERSION in tests/cluster/versions.sh, built once like the default one).
+COMPAT_VERSION = $(shell sed -n 's/^K8S_COMPAT_VERSION=//p' tests/cluster/versions.sh)
+test-compat: all
+	@K8S_VERSION=$(COMPAT_VERSION) tests/cluster/prepare.sh
+	@K8S_VERSION=$(COMPAT_VERSION) tests/run-all.sh "$(B)" integration
 
 # The end-to-end tests alone: images, four real kubelets, gpu-scheduler deployed from deploy/.
 e2e: prepare all

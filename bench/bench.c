@@ -570,8 +570,7 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 		args[n++] = "--kubeconfig";
 		args[n++] = (char *)C.kubeconfig;
 		args[n++] = "--leader-elect=false";
-		args[n++] = "--port=0";
-		args[n++] = "--secure-port=0";
+		args[n++] = "--secure-port=0"; /* 1.24+ has no insecure port; bench.sh passes the cluster's binary */
 		if (!strcmp(r->name, "kube-scheduler-qps")) {
 			args[n++] = qps_arg;
 			args[n++] = burst_arg;
@@ -1051,7 +1050,7 @@ int main(int argc, char **argv)
 {
 	C = (struct cfg){.shape = "sts",
 			 .contenders = "raw,gpu-scheduler,kube-scheduler,kube-scheduler-qps",
-			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.20.2/bin/kube-scheduler",
+			 .kube_scheduler = "/var/cache/gpu-scheduler/k8s-1.37.2/bin/kube-scheduler",
 			 .out = "build/bench",
 			 .daemon = "build/gpu-scheduler",
 			 .encoding = "protobuf,json",

@@ -16,6 +16,7 @@ export GS_NODES=0
 # ("mvcc: database space exceeded"): the apiserver compacts, but the space is only reused, not freed.
 export GS_ETCD_QUOTA=${GS_ETCD_QUOTA:-8589934592}
 tests/deps.sh
+tests/cluster/prepare.sh
 tests/cluster/cluster.sh down >/dev/null 2>&1 || true
 tests/cluster/cluster.sh up
 trap 'tests/cluster/cluster.sh down >/dev/null 2>&1 || true' EXIT
@@ -25,4 +26,9 @@ if [ "${1:-}" = webhook ]; then
 	shift
 fi
 pid=$(cat "$GS_CLUSTER_DIR/pids/kube-apiserver.pid" 2>/dev/null || pgrep -f "kube-apiserver.*--secure-port $GS_APISERVER_PORT" | head -n 1)
-"$tool" --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "$@"
+# kube-scheduler is the one of the cluster's Kubernetes version (tests/cluster/versions.sh).
+# shellcheck source=../tests/cluster/versions.sh
+. tests/cluster/versions.sh
+ks=()
+[ "$tool" = build/gpu-scheduler-bench ] && ks=(--kube-scheduler "/var/cache/gpu-scheduler/k8s-$K8S_VERSION/bin/kube-scheduler")
+"$tool" --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "${ks[@]}" "$@"

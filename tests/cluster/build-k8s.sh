@@ -80,6 +80,9 @@ need_pkgs=()
 command -v rsync >/dev/null || need_pkgs+=(rsync)
 command -v dpkg-source >/dev/null || need_pkgs+=(dpkg-dev)
 [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
+# What a 1.20 cluster runs beside it: Debian's etcd 3.4 and containerd 1.6 (cluster.sh, nodes.sh).
+command -v etcd >/dev/null || need_pkgs+=(etcd-server)
+command -v containerd >/dev/null || need_pkgs+=(containerd)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	log "installing ${need_pkgs[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >&2

@@ -33,7 +33,7 @@ OVERLAY=${GS_OVERLAY_DIR:-$ROOT/build/deploy-overlay}
 
 log() { printf 'deploy: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-kc() { kubectl "$@"; }
+kc() { "${TEST_ASSET_KUBECTL:-kubectl}" "$@"; }
 
 # until_ok DESC CMD...: polls CMD every second for TIMEOUT seconds.
 until_ok() {

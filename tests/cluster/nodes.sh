@@ -212,13 +212,13 @@ state = "$d/containerd/state"
 oom_score = 0
 imports = []
 disabled_plugins = ["io.containerd.nri.v1.nri"]
-[grpc]
-  address = "$s/containerd.sock"
-[ttrpc]
-  address = "$s/containerd.sock.ttrpc"
 [debug]
   level = "warn"
 [plugins]
+  [plugins.'io.containerd.server.v1.grpc']
+    address = "$s/containerd.sock"
+  [plugins.'io.containerd.server.v1.ttrpc']
+    address = "$s/containerd.sock.ttrpc"
   [plugins.'io.containerd.internal.v1.opt']
     path = "$d/containerd/opt"
   [plugins.'io.containerd.cri.v1.images']
@@ -306,6 +306,9 @@ for k in $KUBELET_SOCK_DIRS; do
 	mkdir -p /var/lib/kubelet/\$k
 	mount --bind $s/\$k /var/lib/kubelet/\$k
 done
+# Shared already, so the kubelet does not bind its root over itself to make it shared (which would
+# hide the binds above); the namespace is private, so nothing propagates to the host.
+mount --make-rshared /var/lib/kubelet
 mount --bind $d/log-pods /var/log/pods
 mount --bind $d/log-containers /var/log/containers
 mount --bind $d/run-containerd /run/containerd
@@ -425,7 +428,8 @@ import_images() {
 	local n=$1 sock f
 	sock=$(node_sock_dir "$n")/containerd.sock
 	for f in "$(pause_archive)" $NODE_IMAGES; do
-		"$CTR" -a "$sock" -n k8s.io images import "$f" >/dev/null ||
+		# ctr 2.x warns on every call that cgroup v1 is deprecated: said once in docs/cluster.md.
+		"$CTR" -a "$sock" -n k8s.io images import "$f" 2> >(grep -v 'DEPRECATION: The support for cgroup v1' >&2) >/dev/null ||
 			die "importing $f into node$n's containerd"
 	done
 }

@@ -32,9 +32,13 @@ mount --bind "$repo" "$long" || { result fail "bind-mounting the checkout at $lo
 export GS_CLUSTER_DIR=$long/build/long-checkout-cluster GS_NODE_MODE=kubelet GS_NODES=1 GS_NODE_NAMES=
 export GS_APISERVER_PORT=${GS_E2E_APISERVER_PORT:-17443} GS_ETCD_PORT=${GS_E2E_ETCD_PORT:-13379}
 unset GS_CLUSTER_SOCKETS
+# Out of the mount before unmounting it; the checkout is never removed through it (--one-file-system,
+# and only once it is no longer a mount point).
 cleanup() {
 	(cd "$long" && tests/cluster/cluster.sh down >/dev/null 2>&1)
-	umount "$long" && rm -rf "$top"
+	cd "$repo" || return
+	umount "$long" || umount -l "$long"
+	mountpoint -q "$long" || rm -rf --one-file-system "$top"
 }
 trap cleanup EXIT
 
