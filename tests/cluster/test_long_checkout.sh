@@ -11,19 +11,9 @@ cd "$(dirname "$0")/../.."
 repo=$PWD
 B=${1:-build}
 case $B in /*) ;; *) B=$repo/$B ;; esac
-passed=0
-failed=0
-result() { # result ok|fail WHAT [WHY]
-	if [ "$1" = ok ]; then
-		passed=$((passed + 1))
-		echo "  ok    $2"
-		[ -z "${GS_RESULTS:-}" ] || echo "PASS long-checkout: $2" >>"$GS_RESULTS"
-	else
-		failed=$((failed + 1))
-		echo "  FAIL  $2: $3"
-		[ -z "${GS_RESULTS:-}" ] || echo "FAIL long-checkout: $2: $3" >>"$GS_RESULTS"
-	fi
-}
+TEST_NAME=long-checkout
+# shellcheck source=result.sh
+. tests/cluster/result.sh
 
 top=$(mktemp -d /tmp/gs-long-checkout.XXXXXX)
 long=$top/home/a-user-with-a-long-name/src/github.com/an-organisation/gpu-scheduler
@@ -68,5 +58,4 @@ after=$(tests/e2e/host-state.sh "$GS_CLUSTER_DIR")
 [ "$after" = "$before" ] && result ok "down leaves the host as it was (sockets' directory included)" ||
 	result fail "down leaves the host as it was" "$(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ';')"
 
-[ -n "${GS_RESULTS:-}" ] || echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+result_end

@@ -7,22 +7,11 @@
 set -u
 cd "$(dirname "$0")/../.."
 cluster=$PWD/tests/cluster/cluster.sh
-passed=0
-failed=0
+TEST_NAME=socket-paths
+# shellcheck source=result.sh
+. tests/cluster/result.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-result() { # result ok|fail WHAT [WHY]
-	if [ "$1" = ok ]; then
-		passed=$((passed + 1))
-		echo "  ok    $2"
-		[ -z "${GS_RESULTS:-}" ] || echo "PASS socket-paths: $2" >>"$GS_RESULTS"
-	else
-		failed=$((failed + 1))
-		echo "  FAIL  $2: $3"
-		[ -z "${GS_RESULTS:-}" ] || echo "FAIL socket-paths: $2: $3" >>"$GS_RESULTS"
-	fi
-}
 
 # A checkout 200 bytes deep, its e2e cluster directory under it, as tests/run-all.sh names it.
 long=/home/$(printf 'u%.0s' $(seq 40))/src/github.com/$(printf 'o%.0s' $(seq 60))/$(printf 'r%.0s' $(seq 60))/gpu-scheduler
@@ -71,5 +60,4 @@ else
 		"exit $rc after $((SECONDS - t0)) s: $(tail -n 3 <<<"$out")"
 fi
 
-[ -n "${GS_RESULTS:-}" ] || echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+result_end
