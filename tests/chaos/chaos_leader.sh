@@ -40,9 +40,13 @@ echo "  size $GS_CHAOS_SIZE: $PODS pods + $CONTENDERS contenders per step, $NODE
 # ---- helpers -------------------------------------------------------------------------------------
 
 # api_binds CODE: bindings the apiserver answered with CODE so far (apiserver_request_total).
+# api_binds CODE: binding POSTs the apiserver counted with CODE; "other": with any code but 201 and 409.
 api_binds() {
-	api GET /metrics | awk -v code="code=\"$1\"" '/^apiserver_request_total\{/ && /resource="pods"/ &&
-		/subresource="binding"/ && /verb="POST"/ && index($0, code) { s += $NF } END { print s + 0 }'
+	api GET /metrics | awk -v want="$1" '/^apiserver_request_total\{/ && /resource="pods"/ &&
+		/subresource="binding"/ && /verb="POST"/ {
+			c = $0; sub(/.*code="/, "", c); sub(/".*/, "", c)
+			if (c == want || (want == "other" && c != "201" && c != "409")) s += $NF
+		} END { print s + 0 }'
 }
 
 node_name() { echo "cx$TAG-$1-$2"; }
@@ -135,6 +139,7 @@ replica b
 check_eventually "b follows" 10 follows b
 ok201=$(api_binds 201)
 ok409=$(api_binds 409)
+okother=$(api_binds other)
 create_pods 1
 wait_binds a 0 $((PODS / 3))
 a_logged=$(grep -c 'bound pod ' "${RLOG[a]}")
@@ -154,16 +159,18 @@ check_eventually "every main pod bound" 120 all_bound 1
 sleep 2 # the contenders had their chance to be (wrongly) bound
 d201=$(($(api_binds 201) - ok201))
 d409=$(($(api_binds 409) - ok409))
+dother=$(($(api_binds other) - okother))
 b_ok=$(binds b)
 b_gone=$(binds b gone)
 b_already=$(binds b already_bound)
-echo "  apiserver: $d201 bindings 201, $d409 409; a logged $a_logged2 bound, b bound $b_ok, b gone $b_gone, b already bound $b_already"
+echo "  apiserver: $d201 bindings 201, $d409 409, $dother other; a logged $a_logged2 bound, b bound $b_ok, b gone $b_gone, b already bound $b_already"
 # A binding of a's in flight at the kill may take effect while its 201 is never counted (its client is
-# gone), and the apiserver has been seen to count a 409 for such a request that neither replica
-# received (docs/reliability.md, "Two replicas and the webhook"). So: the 201s never exceed the pods,
-# 201s and 409s cover every pod, and b received no 409 the apiserver did not count.
-check "201s ($d201) never more than the pods ($PODS); 201s + 409s ($d409) cover every pod" \
-	eval '[ "$d201" -le "$PODS" ] && [ $((d201 + d409)) -ge "$PODS" ]'
+# gone): the 1.20 apiserver has been seen to count a 409 for such a request that neither replica
+# received (docs/reliability.md, "Two replicas and the webhook"), the 1.37 one counts (and audits) a 504.
+# So: the 201s never exceed the pods, 201s, 409s and those others (at most the 64 in flight at the
+# kill) cover every pod, and b received no 409 the apiserver did not count.
+check "201s ($d201) never more than the pods ($PODS); 201s + 409s ($d409) + others ($dother, <= 64) cover every pod" \
+	eval '[ "$d201" -le "$PODS" ] && [ "$dother" -le 64 ] && [ $((d201 + d409 + dother)) -ge "$PODS" ]'
 check "every 409 b received (already bound $b_already + gone $b_gone) is one the apiserver counted ($d409)" \
 	eval '[ $((b_already + b_gone)) -le "$d409" ]'
 check "a's share ($((PODS - b_ok))) = what it logged ($a_logged2) + at most 64 in flight at the kill" \
