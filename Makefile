@@ -206,6 +206,7 @@ FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 FUZZ_admission_SEEDS  := $(wildcard tests/golden/admission/*.request.json)
 FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl)
 FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw \
+			   tests/fixtures/recorded-1.37/*.pb tests/fixtures/recorded-1.37/*.pbw \
 			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
 FUZZ_gpm_SEEDS        := $(wildcard tests/fixtures/json/gpm*.json tests/fixtures/json/gpm*.jsonl)
