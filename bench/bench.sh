@@ -26,9 +26,8 @@ if [ "${1:-}" = webhook ]; then
 	shift
 fi
 pid=$(cat "$GS_CLUSTER_DIR/pids/kube-apiserver.pid" 2>/dev/null || pgrep -f "kube-apiserver.*--secure-port $GS_APISERVER_PORT" | head -n 1)
-# kube-scheduler is the one of the cluster's Kubernetes version (tests/cluster/versions.sh).
-# shellcheck source=../tests/cluster/versions.sh
-. tests/cluster/versions.sh
+# kube-scheduler is the cluster's own (its env names the Kubernetes binaries it runs).
 ks=()
-[ "$tool" = build/gpu-scheduler-bench ] && ks=(--kube-scheduler "/var/cache/gpu-scheduler/k8s-$K8S_VERSION/bin/kube-scheduler")
+[ "$tool" = build/gpu-scheduler-bench ] &&
+	ks=(--kube-scheduler "$(sed -n 's/^export GS_K8S_BIN=//p' "$GS_CLUSTER_DIR/env")/kube-scheduler")
 "$tool" --kubeconfig "$GS_CLUSTER_DIR/kubeconfig" --apiserver-pid "$pid" "${ks[@]}" "$@"

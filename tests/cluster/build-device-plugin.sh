@@ -18,7 +18,7 @@ SRC=("$ROOT"/tests/cluster/device-plugin/*.go)
 case $K8S_VERSION in
 1.20.*) MOD= ;;
 *)
-	if [ "$K8S_VERSION" = "$K8S_MODULE_VERSION" ]; then MOD=$here/go.mod; else MOD=$here/go.$K8S_VERSION.mod; fi
+	MOD=$(k8s_modfile "$K8S_VERSION")
 	;;
 esac
 SUM=$(cat "${SRC[@]}" ${MOD:+"${MOD%.mod}.sum"} | sha256sum | cut -c1-12)

@@ -43,7 +43,7 @@ build_module() {
 	local v=$K8S_VERSION mod minor ld b pkgs=()
 	# shellcheck source=goenv.sh
 	. "$here/goenv.sh"
-	if [ "$v" = "$K8S_MODULE_VERSION" ]; then mod=$here/go.mod; else mod=$here/go.$v.mod; fi
+	mod=$(k8s_modfile "$v")
 	[ -s "$mod" ] || die "no module file for Kubernetes $v ($mod): run tests/cluster/gomod.sh $v"
 	# The committed replaces must be those the served go.mod implies (gomod.sh regenerates them).
 	if ! diff <("$here/gomod.sh" "$v" --print | sed -n '/^replace (/,/^)/p') <(sed -n '/^replace (/,/^)/p' "$mod") >&2; then

@@ -47,7 +47,8 @@
 #   GS_APISERVER_PROFILING  1: kube-apiserver serves /debug/pprof (bench/profile-daemon.sh takes its CPU
 #                         profile while a contender runs) [0]
 #   K8S_VERSION           the Kubernetes version                  [tests/cluster/versions.sh: 1.37.2]
-#   GS_K8S_BIN            directory of the Kubernetes binaries    [/var/cache/gpu-scheduler/k8s-K8S_VERSION/bin]
+#   GS_K8S_CACHE          where tests/cluster/prepare.sh caches what it builds [/var/cache/gpu-scheduler]
+#   GS_K8S_BIN            directory of the Kubernetes binaries    [GS_K8S_CACHE/k8s-K8S_VERSION/bin]
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD
 #                         override single binaries (the envtest convention)
 # Two clusters coexist when they differ in GS_CLUSTER_DIR and the three ports.
@@ -92,7 +93,8 @@ ETCD_QUOTA=${GS_ETCD_QUOTA:-1073741824}
 AUDIT=${GS_APISERVER_AUDIT:-0}
 # shellcheck source=versions.sh
 . "$here/versions.sh"
-K8S_BIN=${GS_K8S_BIN:-/var/cache/gpu-scheduler/k8s-$K8S_VERSION/bin}
+CACHE=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}
+K8S_BIN=${GS_K8S_BIN:-$CACHE/k8s-$K8S_VERSION/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
 # The minor version the flags are chosen by: the apiserver's own word, else K8S_VERSION's.
@@ -103,7 +105,7 @@ if [ -z "$K8S_MINOR" ]; then K8S_MINOR=${K8S_VERSION#1.}; K8S_MINOR=${K8S_MINOR%
 if [ "$K8S_MINOR" -le 20 ]; then
 	ETCD=${TEST_ASSET_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}
 else
-	ETCD=${TEST_ASSET_ETCD:-${GS_K8S_CACHE:-/var/cache/gpu-scheduler}/etcd-$ETCD_VERSION/bin/etcd}
+	ETCD=${TEST_ASSET_ETCD:-$CACHE/etcd-$ETCD_VERSION/bin/etcd}
 fi
 # --port (the insecure port) is gone from the controller manager and kube-scheduler since 1.24.
 INSECURE_PORT_OFF=()
@@ -363,6 +365,7 @@ export GS_NODE_NAMES=$NODE_NAMES
 export GS_NODE_ALIASES=$NODE_ALIASES
 export GS_CLUSTER_SOCKETS=$(printf %q "$SOCK_ROOT")
 export GS_CTR=$(printf %q "$CTR")
+export GS_K8S_BIN=$(printf %q "$K8S_BIN")
 EOF
 }
 

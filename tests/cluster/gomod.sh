@@ -33,7 +33,7 @@ if [ "${2:-}" = --print ]; then
 	gomod_for "$V"
 	exit
 fi
-if [ "$V" = "$K8S_MODULE_VERSION" ]; then mod=$here/go.mod; else mod=$here/go.$V.mod; fi
+mod=$(k8s_modfile "$V")
 gomod_for "$V" >"$mod.tmp"
 mv "$mod.tmp" "$mod"
 rm -f "${mod%.mod}.sum"

@@ -1,7 +1,7 @@
 # Real nodes for tests/cluster/cluster.sh (sourced, not run): GS_NODE_MODE=kubelet turns the fake Node
 # objects into real kubelets node1..nodeN, each with its own containerd, on this one machine, plus the
 # default kube-scheduler and one kube-proxy so that Services and in-cluster config work as on kind.
-# Recipe and pitfalls: ../shared/notes/local-cluster.md, section 3; the design: docs/cluster.md.
+# The design, the recipe and its pitfalls: docs/cluster.md, "Real nodes".
 #
 # Node names: node1..nodeN, or GS_NODE_NAMES (kind-like names such as gpu-worker, gpu-worker2, ...,
 # labelled gpu-scheduler.io/node=GS_NODE_ALIASES; cluster.sh's node_name and node_alias). Everything on
@@ -36,7 +36,7 @@ PAUSE_IMAGE=localhost/gs-pause:3.2
 if [ "$K8S_MINOR" -le 20 ]; then
 	CTRD_BIN=$(dirname "$(command -v containerd || echo /usr/bin/containerd)")
 else
-	CTRD_BIN=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}/containerd-$CONTAINERD_VERSION/bin
+	CTRD_BIN=$CACHE/containerd-$CONTAINERD_VERSION/bin
 fi
 CTR=$CTRD_BIN/ctr
 KUBELET_PORT_BASE=${GS_KUBELET_PORT_BASE:-11250}

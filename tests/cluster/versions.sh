@@ -11,6 +11,14 @@ K8S_MODULE_VERSION=1.37.2
 # The version the demo, the tests and the bench run unless K8S_VERSION names another (1.20.2, built
 # from Debian's source package, or K8S_COMPAT_VERSION).
 K8S_VERSION=${K8S_VERSION:-$K8S_MODULE_VERSION}
+
+# k8s_modfile VERSION: the module file Kubernetes VERSION is built from (gomod.sh writes it):
+# tests/cluster/go.mod for K8S_MODULE_VERSION, tests/cluster/go.VERSION.mod for another.
+k8s_modfile() {
+	local dir
+	dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	if [ "$1" = "$K8S_MODULE_VERSION" ]; then echo "$dir/go.mod"; else echo "$dir/go.$1.mod"; fi
+}
 K8S_COMPAT_VERSION=1.34.4
 ETCD_VERSION=3.7.3
 #   CONTAINERD_VERSION   github.com/containerd/containerd/v2: CDI (which DRA drivers use) and the

@@ -2,6 +2,8 @@
 # tests/e2e/common.sh: the scheduler deployed through deploy/ on the e2e cluster, as the e2e tests see
 # it; sourced after tests/lib.sh.
 #
+#   deploy_scheduler  gpu-scheduler and its agent from deploy/ (tests/cluster/deploy.sh scheduler, the
+#                  overlay in the cluster's directory); waits until they are Ready
 #   sched_pods     the Running gpu-scheduler pods in kube-system, one name per line
 #   leader_pod     the pod holding the Lease (its holderIdentity is "<pod name>_<random suffix>")
 #   node_names     R[1..4]: the node each of node1..node4 means (itself, or with GS_NODE_NAMES the node
@@ -12,6 +14,8 @@
 #                  holds at most 107 bytes; the directory is under /run, linked from $GS_CLUSTER_DIR/sockets)
 #   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
 #   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
+
+deploy_scheduler() { env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler; }
 
 sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \

@@ -13,8 +13,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-check "gpu-scheduler deployed (deploy/, self-signed certificate)" \
-	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
+check "gpu-scheduler deployed (deploy/, self-signed certificate)" deploy_scheduler
 
 node_names
 

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-check "gpu-scheduler deployed (deploy/, self-signed certificate)" \
-	env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler
+check "gpu-scheduler deployed (deploy/, self-signed certificate)" deploy_scheduler
 
 # The maps say node1..node4; R[i] is the node that means, W[i] how messages introduce a check there.
 node_names

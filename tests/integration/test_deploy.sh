@@ -7,7 +7,7 @@ ov=$GS_BUILD_DIR/test-overlays
 rm -rf "$ov"
 # On a 1.20 apiserver the dry runs add deploy/k8s-1.20 (PodDisruptionBudget policy/v1beta1, which a
 # newer apiserver no longer serves).
-server=$(NS= kc version -o json 2>/dev/null | jq -r '.serverVersion.minor' | tr -dc '0-9')
+server=$(server_minor)
 old=
 [ "${server:-0}" -lt 21 ] && old=-1.20
 for c in self-signed cert-manager; do
