@@ -204,7 +204,8 @@ FUZZ_http_client_SRC := src/core/http_client.c src/core/conn.c src/core/tls.c sr
 FUZZ_kubeconfig_LDFLAGS := -Wl,--wrap=open
 # Seeds read from where they live, besides tests/fuzz/corpus/NAME/.
 FUZZ_admission_SEEDS  := $(wildcard tests/golden/admission/*.request.json)
-FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl)
+FUZZ_decode_SEEDS     := $(wildcard tests/fixtures/json/*.json tests/fixtures/json/*.jsonl \
+			   tests/fixtures/recorded-1.37/pod-*.json tests/fixtures/recorded-1.37/node-*.json)
 FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/recorded/*.pbw \
 			   tests/fixtures/recorded-1.37/*.pb tests/fixtures/recorded-1.37/*.pbw \
 			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)

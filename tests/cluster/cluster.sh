@@ -46,6 +46,8 @@
 #                         level) to logs/audit.log; it survives restarts, unlike apiserver_request_total [0]
 #   GS_APISERVER_PROFILING  1: kube-apiserver serves /debug/pprof (bench/profile-daemon.sh takes its CPU
 #                         profile while a contender runs) [0]
+#   GS_APISERVER_FEATURE_GATES, GS_APISERVER_RUNTIME_CONFIG  kube-apiserver --feature-gates and
+#                         --runtime-config, when set (tests/fixtures/record-shapes.sh: the Workload API)
 #   K8S_VERSION           the Kubernetes version                  [tests/cluster/versions.sh: 1.37.2]
 #   GS_K8S_CACHE          where tests/cluster/prepare.sh caches what it builds [/var/cache/gpu-scheduler]
 #   GS_K8S_BIN            directory of the Kubernetes binaries    [GS_K8S_CACHE/k8s-K8S_VERSION/bin]
@@ -425,7 +427,9 @@ start_apiserver() {
 		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
 		--kubelet-preferred-address-types InternalIP \
 		--allow-privileged=true --profiling="$([ "${GS_APISERVER_PROFILING:-0}" = 1 ] && echo true || echo false)" \
-		--v=1 "${audit[@]}" "${extra[@]}"
+		--v=1 "${audit[@]}" "${extra[@]}" \
+		${GS_APISERVER_FEATURE_GATES:+--feature-gates "$GS_APISERVER_FEATURE_GATES"} \
+		${GS_APISERVER_RUNTIME_CONFIG:+--runtime-config "$GS_APISERVER_RUNTIME_CONFIG"}
 	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz
 }
 

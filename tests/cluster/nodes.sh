@@ -461,7 +461,8 @@ start_device_plugin() {
 	# --proc-dir: the node's GPUs as the NVIDIA driver lists them, for the agent's index table
 	# (tests/cluster/deploy.sh points the agent there).
 	start "device-plugin-node$n" "$DEVICE_PLUGIN_BIN" --plugin-dir "$(node_sock_dir "$n")/device-plugins" \
-		--node "$(node_name "$n")" --count "$NODE_GPUS" --proc-dir "$d/proc-driver/nvidia/gpus"
+		--node "$(node_name "$n")" --count "$NODE_GPUS" --proc-dir "$d/proc-driver/nvidia/gpus" \
+		--health-file "$d/unhealthy-gpus"
 }
 
 node_gpus_from_plugin() {

@@ -539,117 +539,116 @@ static void test_constraints_pod(void **state)
 }
 
 /*
- * spec.schedulingGates is Kubernetes 1.26+; our test apiserver (1.20) drops the field, so this object
- * was written by hand in the exact shape a 1.30 apiserver returns (managedFields, the defaulted spec,
- * status.conditions PodScheduled=False with reason SchedulingGated).
+ * The shapes newer than 1.20, recorded from a real 1.37.2 cluster with kubelets, our scheduler binding
+ * the pods (tests/fixtures/record-shapes.sh, tests/fixtures/recorded-1.37/); test_decode_pb.c decodes
+ * the same objects from their protobuf recordings and requires the same records.
  */
-static void test_gated_pod_1_30(void **state)
+#define REC137    "tests/fixtures/recorded-1.37/"
+#define SHAPE_ANN "gpu-scheduling-map"
+
+static void decode_shape(const char *name, struct gs_pod_obj *p)
 {
-	struct gs_pod_obj p;
-	char err[256] = "";
-	if (decode_pod_file(FIX "pod-gated-1.30.json", &p, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	assert_string_equal(p.name, "queued-0");
-	assert_int_equal(p.n_gates, 1);
-	assert_string_equal(p.first_gate, "example.com/queue");
-	assert_null(p.node_name);
-	assert_int_equal(p.n_ctr, 1);
-	assert_int_equal(p.ctr_req[0].milli_cpu, 0);
-	assert_int_equal(p.n_tolerations, 2);
-	assert_tol(&p.tolerations[1], "node.kubernetes.io/unreachable", 1, NULL, GS_EFFECT_NO_EXECUTE, 300);
-	gs_pod_obj_free(&p);
+	char path[256], err[256] = "";
+	snprintf(path, sizeof(path), REC137 "%s.json", name);
+	char *text = slurp(path, NULL);
+	cJSON *j = cJSON_Parse(text);
+	assert_non_null(j);
+	if (gs_decode_pod(j, SHAPE_ANN, p, err, sizeof(err)) != 0)
+		fail_msg("%s: %s", name, err);
+	cJSON_Delete(j);
+	free(text);
 }
 
-/*
- * The shapes of newer servers (tests/fixtures/json/ *-1.28, *-1.30, *-1.34: written from those versions' API
- * definitions, not recorded; see tests/fixtures/README.md). test_decode_pb.c decodes the same objects
- * through protobuf and requires the same records.
- */
-static void test_sidecar_pod_1_28(void **state)
+static void test_sidecar_pods_1_37(void **state)
 {
 	(void)state;
 	struct gs_pod_obj p;
-	char err[256] = "";
-	if (decode_pod_file(FIX "pod-sidecar-1.28.json", &p, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	assert_string_equal(p.label_pod_index, "2");
+	decode_shape("pod-sts-sidecar", &p); /* a StatefulSet's, running */
+	assert_string_equal(p.label_pod_index, "1");
+	assert_null(p.job_index);
 	assert_string_equal(p.owner_kind, "StatefulSet");
-	assert_int_equal(p.allow_shared, 1);
+	assert_string_equal(p.node_name, "node1");
 	assert_int_equal(p.n_init, 2);
 	assert_non_null(p.init_sidecar);
-	assert_int_equal(p.init_sidecar[0], 0); /* fetch-weights: a plain init container */
+	assert_int_equal(p.init_sidecar[0], 0); /* fetch: a plain init container */
 	assert_int_equal(p.init_sidecar[1], 1); /* log-shipper: restartPolicy Always */
-	assert_int_equal(p.init_req[1].milli_cpu, 500);
-	assert_int_equal(p.n_ctr, 1);
-	assert_int_equal(p.ctr_req[0].milli_cpu, 4000);
-	assert_null(p.ctr_status_req); /* a 1.28 status reports no resources */
-	/* Deleted, held by a finalizer, every regular container terminated: the kubelet no longer counts it. */
-	assert_int_equal(p.deleting, 1);
-	assert_int_equal(p.stopped, 1);
-	assert_int_equal(p.terminal, 0);
+	assert_int_equal(p.init_req[0].milli_cpu, 200);
+	assert_int_equal(p.init_req[1].milli_cpu, 100);
+	assert_int_equal(p.n_ctr, 2);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 300);
+	assert_int_equal(p.ctr_req[1].milli_cpu, 0);
+	assert_non_null(p.ctr_status_set);
+	assert_int_equal(p.ctr_status_set[0], 1); /* server: the kubelet reports its resources... */
+	assert_int_equal(p.ctr_status_req[0].milli_cpu, 300);
+	assert_int_equal(p.ctr_status_req[0].memory, 32LL << 20);
+	assert_int_equal(p.ctr_status_set[1], 0); /* ...exporter asks nothing: "resources": {} */
+	assert_int_equal(p.stopped, 0);
 	assert_int_equal(p.resize_infeasible, 0);
 	assert_int_equal(p.has_pod_req, 0);
-	assert_null(p.os_name);
 	gs_pod_obj_free(&p);
-}
 
-static void test_resize_pod_1_30(void **state)
-{
-	(void)state;
-	struct gs_pod_obj p;
-	char err[256] = "";
-	if (decode_pod_file(FIX "pod-resize-1.30.json", &p, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	assert_string_equal(p.os_name, "linux");
-	assert_null(p.init_sidecar);
-	assert_int_equal(p.n_ctr, 2);
-	assert_int_equal(p.ctr_req[0].milli_cpu, 8000); /* the spec asks 8 CPUs... */
-	assert_non_null(p.ctr_status_set);
-	assert_int_equal(p.ctr_status_set[0], 1); /* ...the status (listed second) says 2 run */
-	assert_int_equal(p.ctr_status_req[0].milli_cpu, 2000);
-	assert_int_equal(p.ctr_status_req[0].memory, 32LL << 30);
-	assert_int_equal(p.ctr_status_set[1], 1); /* exporter: allocatedResources only */
-	assert_int_equal(p.ctr_status_req[1].milli_cpu, 250);
-	assert_int_equal(p.ctr_status_req[1].memory, 128LL << 20);
-	assert_int_equal(p.resize_infeasible, 1); /* status.resize, 1.27-1.32 */
-	assert_int_equal(p.stopped, 0);           /* server runs (exporter waits) */
-	gs_pod_obj_free(&p);
-}
-
-static void test_pod_level_1_34(void **state)
-{
-	(void)state;
-	struct gs_pod_obj p;
-	char err[256] = "";
-	if (decode_pod_file(FIX "pod-level-1.34.json", &p, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	assert_string_equal(p.label_pod_index, "4");
-	assert_string_equal(p.job_index, "4");
-	assert_string_equal(p.owner_kind, "Job");
-	assert_string_equal(p.os_name, "linux");
-	assert_int_equal(p.has_pod_req, 1);
-	assert_int_equal(p.pod_req.milli_cpu, 6000);
-	assert_int_equal(p.pod_req.memory, 24LL << 30);
-	assert_int_equal(p.n_init, 1);
+	decode_shape("pod-sidecar-deleting", &p);
+	/* Deleted, held by a finalizer, every container stopped: the kubelet no longer counts it, and the
+	 * 1.37 kubelet gives it a terminal phase as well. */
+	assert_int_equal(p.deleting, 1);
+	assert_int_equal(p.stopped, 1);
+	assert_int_equal(p.terminal, 1);
+	assert_int_equal(p.allow_shared, 1);
 	assert_int_equal(p.init_sidecar[0], 1);
-	assert_int_equal(p.ctr_req[0].milli_cpu, 3000);
-	assert_int_equal(gs_resources_ext(&p.ctr_req[0], "example.com/nic"), 1);
-	assert_int_equal(p.ctr_status_set[0], 1); /* resources.requests wins over allocatedResources */
-	assert_int_equal(p.ctr_status_req[0].milli_cpu, 1000);
-	assert_int_equal(gs_resources_ext(&p.ctr_status_req[0], "example.com/nic"), 1);
-	assert_int_equal(p.resize_infeasible, 1); /* condition PodResizePending, reason Infeasible (1.33+) */
+	gs_pod_obj_free(&p);
+}
+
+static void test_job_pod_level_1_37(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	decode_shape("pod-job-level", &p);
+	assert_string_equal(p.job_index, "1");
+	assert_null(p.label_pod_index); /* the Job controller labels batch.kubernetes.io/job-completion-index */
+	assert_string_equal(p.owner_kind, "Job");
+	assert_int_equal(p.has_pod_req, 1);
+	assert_int_equal(p.pod_req.milli_cpu, 300);
+	assert_int_equal(p.pod_req.memory, 128LL << 20);
+	assert_int_equal(p.n_ctr, 2);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 0);
 	assert_int_equal(p.stopped, 0);
 	gs_pod_obj_free(&p);
+}
 
-	if (decode_pod_file(FIX "pod-gated-1.34.json", &p, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
+static void test_resize_1_37(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	decode_shape("pod-resize-deferred", &p);       /* PodResizePending, reason Deferred */
+	assert_int_equal(p.ctr_req[0].milli_cpu, 600); /* the spec asks 600m... */
+	assert_int_equal(p.ctr_status_set[0], 1);      /* ...the kubelet gave 200m */
+	assert_int_equal(p.ctr_status_req[0].milli_cpu, 200);
+	assert_int_equal(p.resize_infeasible, 0); /* Deferred is not Infeasible: the larger counts */
+	gs_pod_obj_free(&p);
+	decode_shape("pod-resized", &p);
+	assert_int_equal(p.ctr_req[0].milli_cpu, 600);
+	assert_int_equal(p.ctr_status_req[0].milli_cpu, 600);
+	assert_int_equal(p.resize_infeasible, 0);
+	gs_pod_obj_free(&p);
+}
+
+static void test_gated_and_grouped_1_37(void **state)
+{
+	(void)state;
+	struct gs_pod_obj p;
+	decode_shape("pod-gated", &p);
+	assert_string_equal(p.name, "queued-1");
 	assert_int_equal(p.n_gates, 2);
 	assert_string_equal(p.first_gate, "example.com/license");
 	assert_string_equal(p.os_name, "windows");
-	assert_string_equal(p.label_pod_index, "1");
+	assert_null(p.node_name);
 	assert_int_equal(p.stopped, 1); /* no container status at all: nothing runs */
-	assert_int_equal(p.resize_infeasible, 0);
 	assert_null(p.ctr_status_req);
+	gs_pod_obj_free(&p);
+	decode_shape("pod-podgroup", &p); /* spec.schedulingGroup: not ours to read, and no error */
+	assert_string_equal(p.name, "member-0");
+	assert_string_equal(p.node_name, "node2");
+	assert_int_equal(p.n_gates, 0);
 	gs_pod_obj_free(&p);
 }
 
@@ -660,8 +659,9 @@ static void test_gpu_capacity(void **state)
 		const char *file;
 		int64_t gpus, capacity;
 	} cases[] = {
-		{FIX "node-gpu-1.28.json", 8, 8},
-		{FIX "node-unhealthy-gpus-1.34.json", 6, 8}, /* two GPUs unhealthy: the device plugin withholds them */
+		{REC137 "node-declared.json", 4, 4},
+		{REC137 "node-unhealthy-gpu.json", 3,
+		 4}, /* GPU 3 Unhealthy: the kubelet leaves it out of allocatable */
 		{FIX "node-ready.json", 4, 4},
 		{FIX "node-notready.json", -1, -1},
 	};
@@ -706,6 +706,11 @@ static void test_parity_field_rules(void **state)
 		{"{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"1\"}},"
 		 "{\"name\":\"a\",\"allocatedResources\":{\"cpu\":\"2\"}}]}}",
 		 0, 0, 0, 1, 0, 0, 1000, NULL},
+		/* Resize: Infeasible as the 1.33+ condition says it, and as status.resize said it to 1.32 (no
+		 * server we test on writes either now: the 1.37 apiserver refuses a resize above allocatable). */
+		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Infeasible\"}]}}", 0, 1, 1,
+		 0, 0, 0, 0, NULL},
+		{"{\"status\":{\"resize\":\"Infeasible\"}}", 0, 1, 1, 0, 0, 0, 0, NULL},
 		/* Resize: another reason or another condition is not infeasible. */
 		{"{\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Deferred\"}],"
 		 "\"resize\":\"InProgress\"}}",
@@ -1147,10 +1152,10 @@ int main(void)
 		cmocka_unit_test(test_constraints_pod),
 		cmocka_unit_test(test_constraints_absent),
 		cmocka_unit_test(test_two_controllers),
-		cmocka_unit_test(test_gated_pod_1_30),
-		cmocka_unit_test(test_sidecar_pod_1_28),
-		cmocka_unit_test(test_resize_pod_1_30),
-		cmocka_unit_test(test_pod_level_1_34),
+		cmocka_unit_test(test_sidecar_pods_1_37),
+		cmocka_unit_test(test_job_pod_level_1_37),
+		cmocka_unit_test(test_resize_1_37),
+		cmocka_unit_test(test_gated_and_grouped_1_37),
 		cmocka_unit_test(test_gpu_capacity),
 		cmocka_unit_test(test_parity_field_rules),
 		cmocka_unit_test(test_tainted_node),

@@ -6,6 +6,11 @@
 // plugin does; nothing else is mounted. When the kubelet restarts it deletes the plugin sockets: the
 // plugin sees its socket gone and serves and registers again.
 //
+// With --health-file the devices whose indexes that file lists (space or comma separated; a missing
+// file lists none) are reported Unhealthy: the file is read every second and a change is sent on
+// ListAndWatch, as NVIDIA's plugin reports an XID error. The kubelet then counts the device in the
+// node's capacity but not in its allocatable.
+//
 // With --proc-dir it also writes what the NVIDIA driver shows in /proc/driver/nvidia/gpus: one
 // directory per device named by a PCI bus address, with an `information` file holding its "GPU UUID"
 // and "Bus Location". The bus addresses are not in the plugin's order (device 0 is not the lowest),
@@ -39,8 +44,9 @@ import (
 type plugin struct {
 	// Methods a newer API adds answer Unimplemented; grpc-go's generated servers require the embedding.
 	pluginapi.UnimplementedDevicePluginServer
-	devs []*pluginapi.Device
-	stop chan struct{}
+	devs       []*pluginapi.Device
+	stop       chan struct{}
+	healthFile string
 }
 
 func (p *plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
@@ -48,14 +54,45 @@ func (p *plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*plu
 }
 
 func (p *plugin) ListAndWatch(_ *pluginapi.Empty, s pluginapi.DevicePlugin_ListAndWatchServer) error {
-	if err := s.Send(&pluginapi.ListAndWatchResponse{Devices: p.devs}); err != nil {
-		return err
+	sent := ""
+	for {
+		devs, key := p.withHealth()
+		if key != sent {
+			if err := s.Send(&pluginapi.ListAndWatchResponse{Devices: devs}); err != nil {
+				return err
+			}
+			sent = key
+		}
+		select { // the stream stays open until we stop or the kubelet leaves
+		case <-p.stop:
+			return nil
+		case <-s.Context().Done():
+			return nil
+		case <-time.After(time.Second):
+		}
 	}
-	select { // the devices never change; the stream stays open until we stop or the kubelet leaves
-	case <-p.stop:
-	case <-s.Context().Done():
+}
+
+// withHealth: the devices with their health from --health-file, and a key that changes with it.
+func (p *plugin) withHealth() ([]*pluginapi.Device, string) {
+	bad := map[string]bool{}
+	if p.healthFile != "" {
+		if b, err := os.ReadFile(p.healthFile); err == nil {
+			for _, f := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+				bad[f] = true
+			}
+		}
 	}
-	return nil
+	devs, key := []*pluginapi.Device{}, ""
+	for i, d := range p.devs {
+		h := pluginapi.Healthy
+		if bad[fmt.Sprint(i)] {
+			h = pluginapi.Unhealthy
+		}
+		devs = append(devs, &pluginapi.Device{ID: d.ID, Health: h})
+		key += h + " "
+	}
+	return devs, key
 }
 
 func (p *plugin) GetPreferredAllocation(context.Context, *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
@@ -156,11 +193,12 @@ func main() {
 	count := flag.Int("count", 4, "devices")
 	node := flag.String("node", "", "node name (the device UUIDs derive from it)")
 	procDir := flag.String("proc-dir", "", "write the devices there as the NVIDIA driver's /proc/driver/nvidia/gpus (empty: not)")
+	healthFile := flag.String("health-file", "", "a file listing the indexes of the devices to report Unhealthy (empty: all healthy)")
 	flag.Parse()
 	if *node == "" {
 		*node, _ = os.Hostname()
 	}
-	p := &plugin{}
+	p := &plugin{healthFile: *healthFile}
 	for i := 0; i < *count; i++ {
 		p.devs = append(p.devs, &pluginapi.Device{ID: uuid(*node, i), Health: pluginapi.Healthy})
 	}
