@@ -825,6 +825,11 @@ const char *gs_http_req_method(const struct gs_http_server_req *r)
 	return r->method;
 }
 
+const char *gs_http_req_source(const struct gs_http_server_req *r)
+{
+	return r->sc && r->sc->src ? r->sc->src->ip : "";
+}
+
 const char *gs_http_req_path(const struct gs_http_server_req *r)
 {
 	return r->url.data ? r->url.data : "";

@@ -83,6 +83,9 @@ const char *gs_http_req_path(const struct gs_http_server_req *r);               
 const char *gs_http_req_query(const struct gs_http_server_req *r);                    /* after '?', "" if none */
 const char *gs_http_req_header(const struct gs_http_server_req *r, const char *name); /* case-insensitive; NULL */
 const char *gs_http_req_body(const struct gs_http_server_req *r, size_t *len);        /* NUL-terminated */
+/* The peer's address without its port ("10.0.0.1", "::1"), as the per-source caps count it; "" once
+ * the connection is gone. */
+const char *gs_http_req_source(const struct gs_http_server_req *r);
 
 /*
  * Sends the response (Content-Length framing, keep-alive unless the client asked to close) and ends

@@ -61,7 +61,11 @@ struct gs_authz {
 	double qps, bucket; /* the token bucket of reviews */
 	unsigned burst;
 	uint64_t bucket_at;
-	int logged_refusal; /* the apiserver refused a review once: logged */
+	struct gs_ttl_cache *sources; /* peer address -> struct source_budget */
+	double source_qps;
+	unsigned source_burst;
+	uint64_t source_keep_ms; /* an idle source's entry is kept this long: by then its bucket is full */
+	int logged_refusal;      /* the apiserver refused a review once: logged */
 	struct gs_counter verdicts[GS_AUTHZ_VERDICT_COUNT];
 	struct gs_counter token_reviews, access_reviews;
 	char labels[GS_AUTHZ_VERDICT_COUNT][32]; /* the registry borrows them */
@@ -77,18 +81,27 @@ struct access_entry {
 	int allowed;
 };
 
+/* One peer address's share of the reviews (its bucket and the reviews it started that are in flight). */
+struct source_budget {
+	double tokens;
+	uint64_t at;
+	unsigned inflight;
+};
+
 /* One review in flight; every request waiting for it is a job on it. */
 struct review {
 	struct gs_list link;
 	struct gs_authz *a;
 	enum review_kind kind;
 	unsigned char key[32];
+	char source[GS_AUTHZ_SOURCE_MAX]; /* the peer address charged for it */
 	struct gs_list jobs;
 };
 
 struct job {
 	struct gs_list link;
 	unsigned char tok[32];
+	char source[GS_AUTHZ_SOURCE_MAX];
 	char *path;
 	gs_authz_cb cb;
 	void *ud;
@@ -139,26 +152,71 @@ static struct review *find_review(struct gs_authz *a, enum review_kind kind, con
 	return NULL;
 }
 
-/* Room for one more review now: under the in-flight cap and a token in the bucket. */
-static int may_review(struct gs_authz *a)
+static void refill(double *bucket, uint64_t *at, double qps, unsigned burst, uint64_t now)
+{
+	*bucket += (double)(now - *at) * qps / 1000.0;
+	if (*bucket > burst)
+		*bucket = burst;
+	*at = now;
+}
+
+/* The budget of source as it stands now (a new source's is full), refilled; NULL: none kept. */
+static struct source_budget *source_budget(struct gs_authz *a, const char *source, uint64_t now)
+{
+	struct source_budget *b = gs_ttl_cache_get(a->sources, source, strlen(source), now);
+	if (!b) {
+		b = gs_xcalloc(1, sizeof(*b));
+		b->tokens = a->source_burst;
+		b->at = now;
+		gs_ttl_cache_put(a->sources, source, strlen(source), b, now + a->source_keep_ms, now);
+	}
+	refill(&b->tokens, &b->at, a->source_qps, a->source_burst, now);
+	return b;
+}
+
+/* Keeps source's entry source_keep_ms from now: the cache's expiry is set by a put, so a copy is put. */
+static void source_touch(struct gs_authz *a, const char *source, const struct source_budget *b, uint64_t now)
+{
+	struct source_budget *c = gs_xmalloc(sizeof(*c));
+	*c = *b;
+	gs_ttl_cache_put(a->sources, source, strlen(source), c, now + a->source_keep_ms, now);
+}
+
+/*
+ * Room for one more review now, for a request from source: under the in-flight caps (all, and the
+ * source's), a token in the source's bucket and one in the shared bucket. Both are spent together, so
+ * a source that floods spends its own bucket and at most its burst of the shared one.
+ */
+static int may_review(struct gs_authz *a, const char *source)
 {
 	uint64_t now = uv_now(a->loop);
+	struct source_budget *b;
 	if (gs_closer_closing(&a->closer) || a->inflight >= GS_AUTHZ_MAX_INFLIGHT)
 		return 0;
-	a->bucket += (double)(now - a->bucket_at) * a->qps / 1000.0;
-	if (a->bucket > a->burst)
-		a->bucket = a->burst;
-	a->bucket_at = now;
-	if (a->bucket < 1.0)
+	b = source_budget(a, source, now);
+	refill(&a->bucket, &a->bucket_at, a->qps, a->burst, now);
+	if (b->inflight >= GS_AUTHZ_SOURCE_INFLIGHT || b->tokens < 1.0 || a->bucket < 1.0)
 		return 0;
+	b->tokens -= 1.0;
+	b->inflight++;
 	a->bucket -= 1.0;
+	source_touch(a, source, b, now);
 	return 1;
+}
+
+/* A review of source is answered: its in-flight count drops (unless its entry was evicted since). */
+static void source_review_done(struct gs_authz *a, const char *source)
+{
+	struct source_budget *b = gs_ttl_cache_get(a->sources, source, strlen(source), uv_now(a->loop));
+	if (b && b->inflight > 0)
+		b->inflight--;
 }
 
 static void on_review_done(int err, const struct gs_http_response *resp, const char *msg, void *ud);
 
 /* Sends body (freed here) as a review of kind; NULL when it cannot be sent. */
-static struct review *send_review(struct gs_authz *a, enum review_kind kind, const unsigned char key[32], char *body)
+static struct review *send_review(struct gs_authz *a, enum review_kind kind, const unsigned char key[32],
+				  const char *source, char *body)
 {
 	struct review *rv;
 	const char *path = kind == REVIEW_TOKEN ? TOKEN_REVIEWS_PATH : ACCESS_REVIEWS_PATH;
@@ -168,6 +226,7 @@ static struct review *send_review(struct gs_authz *a, enum review_kind kind, con
 	rv->a = a;
 	rv->kind = kind;
 	memcpy(rv->key, key, 32);
+	snprintf(rv->source, sizeof(rv->source), "%s", source);
 	gs_list_init(&rv->jobs);
 	if (gs_kube_request(a->kube, "POST", path, body, NULL, GS_KUBE_HIGH, GS_AUTHZ_TIMEOUT_MS, on_review_done, rv) <
 	    0) {
@@ -185,10 +244,11 @@ static struct review *send_review(struct gs_authz *a, enum review_kind kind, con
 	return rv;
 }
 
-static struct job *new_job(const unsigned char tok[32], const char *path, gs_authz_cb cb, void *ud)
+static struct job *new_job(const unsigned char tok[32], const char *source, const char *path, gs_authz_cb cb, void *ud)
 {
 	struct job *j = gs_xcalloc(1, sizeof(*j));
 	memcpy(j->tok, tok, 32);
+	snprintf(j->source, sizeof(j->source), "%s", source);
 	j->path = gs_xstrdup(path);
 	j->cb = cb;
 	j->ud = ud;
@@ -200,7 +260,7 @@ static struct job *new_job(const unsigned char tok[32], const char *path, gs_aut
  * PENDING with the job (j, or a new one) on a SubjectAccessReview. The verdict is not counted here.
  */
 static int access_step(struct gs_authz *a, const unsigned char tok[32], const struct gs_review_user *u,
-		       const char *path, gs_authz_cb cb, void *ud, struct job **j)
+		       const char *source, const char *path, gs_authz_cb cb, void *ud, struct job **j)
 {
 	unsigned char key[32];
 	struct access_entry *e;
@@ -211,20 +271,21 @@ static int access_step(struct gs_authz *a, const unsigned char tok[32], const st
 	if (e)
 		return e->allowed ? GS_AUTHZ_ALLOW : GS_AUTHZ_FORBIDDEN;
 	rv = find_review(a, REVIEW_ACCESS, key);
-	if (!rv && may_review(a)) {
-		rv = send_review(a, REVIEW_ACCESS, key, gs_review_access_json(u, path, "get"));
+	if (!rv && may_review(a, source)) {
+		rv = send_review(a, REVIEW_ACCESS, key, source, gs_review_access_json(u, path, "get"));
 		if (!rv)
 			return GS_AUTHZ_ERROR;
 	}
 	if (!rv)
 		return GS_AUTHZ_THROTTLED;
 	if (!*j)
-		*j = new_job(tok, path, cb, ud);
+		*j = new_job(tok, source, path, cb, ud);
 	gs_list_insert_tail(&rv->jobs, &(*j)->link);
 	return GS_AUTHZ_PENDING;
 }
 
-int gs_authz_check(struct gs_authz *a, const char *token, const char *path, gs_authz_cb cb, void *ud)
+int gs_authz_check(struct gs_authz *a, const char *token, const char *path, const char *source, gs_authz_cb cb,
+		   void *ud)
 {
 	unsigned char tok[32];
 	struct token_entry *e;
@@ -235,23 +296,25 @@ int gs_authz_check(struct gs_authz *a, const char *token, const char *path, gs_a
 
 	if (n == 0 || n > GS_AUTHZ_TOKEN_MAX)
 		return count(a, GS_AUTHZ_UNAUTHENTICATED);
+	if (!source || strlen(source) >= GS_AUTHZ_SOURCE_MAX)
+		source = ""; /* no address, or not one: the budget of the unknown */
 	sha(token, n, NULL, 0, tok);
 	e = gs_ttl_cache_get(a->tokens, tok, sizeof(tok), uv_now(a->loop));
 	if (e && !e->authenticated)
 		return count(a, GS_AUTHZ_UNAUTHENTICATED);
 	if (e) {
-		v = access_step(a, tok, &e->user, path, cb, ud, &j);
+		v = access_step(a, tok, &e->user, source, path, cb, ud, &j);
 		return v == GS_AUTHZ_PENDING ? v : count(a, v);
 	}
 	rv = find_review(a, REVIEW_TOKEN, tok);
-	if (!rv && may_review(a)) {
-		rv = send_review(a, REVIEW_TOKEN, tok, gs_review_token_json(token));
+	if (!rv && may_review(a, source)) {
+		rv = send_review(a, REVIEW_TOKEN, tok, source, gs_review_token_json(token));
 		if (!rv)
 			return count(a, GS_AUTHZ_ERROR);
 	}
 	if (!rv)
 		return count(a, GS_AUTHZ_THROTTLED);
-	j = new_job(tok, path, cb, ud);
+	j = new_job(tok, source, path, cb, ud);
 	gs_list_insert_tail(&rv->jobs, &j->link);
 	return GS_AUTHZ_PENDING;
 }
@@ -296,7 +359,7 @@ static void token_done(struct gs_authz *a, struct review *rv, int err, const str
 		int v = r < 0 ? GS_AUTHZ_ERROR : r == 0 ? GS_AUTHZ_UNAUTHENTICATED : GS_AUTHZ_PENDING;
 		gs_list_remove(&j->link);
 		if (v == GS_AUTHZ_PENDING)
-			v = access_step(a, j->tok, &e->user, j->path, j->cb, j->ud, &j);
+			v = access_step(a, j->tok, &e->user, j->source, j->path, j->cb, j->ud, &j);
 		if (v != GS_AUTHZ_PENDING)
 			finish(a, j, (enum gs_authz_verdict)v);
 	}
@@ -333,6 +396,7 @@ static void on_review_done(int err, const struct gs_http_response *resp, const c
 
 	GS_ASSERT(a->inflight > 0);
 	a->inflight--;
+	source_review_done(a, rv->source);
 	gs_list_remove(&rv->link);
 	if (rv->kind == REVIEW_TOKEN)
 		token_done(a, rv, err, resp);
@@ -384,7 +448,7 @@ void gs_authz_gate(struct gs_health *h, struct gs_http_server_req *r, void *ud)
 
 	g->h = h;
 	g->r = r;
-	v = gs_authz_check(a, gs_authz_token(r), gs_http_req_path(r), on_verdict, g);
+	v = gs_authz_check(a, gs_authz_token(r), gs_http_req_path(r), gs_http_req_source(r), on_verdict, g);
 	if (v != GS_AUTHZ_PENDING) {
 		free(g);
 		gate_answer(h, r, (enum gs_authz_verdict)v);
@@ -429,6 +493,11 @@ int gs_authz_new(uv_loop_t *loop, const struct gs_authz_opts *o, struct gs_authz
 	a->burst = o->burst ? o->burst : GS_AUTHZ_BURST;
 	a->bucket = a->burst;
 	a->bucket_at = uv_now(loop);
+	a->source_qps = o->source_qps > 0 ? o->source_qps : GS_AUTHZ_SOURCE_QPS;
+	a->source_burst = o->source_burst ? o->source_burst : GS_AUTHZ_SOURCE_BURST;
+	/* Full again by then, and past any review it has in flight. */
+	a->source_keep_ms = (uint64_t)(a->source_burst / a->source_qps * 1000.0) + GS_AUTHZ_TIMEOUT_MS + 1000;
+	a->sources = gs_ttl_cache_new(GS_AUTHZ_SOURCES_MAX, free);
 	a->tokens = gs_ttl_cache_new(o->cache_max ? o->cache_max : GS_AUTHZ_CACHE_MAX, token_entry_free);
 	a->access = gs_ttl_cache_new(o->cache_max ? o->cache_max : GS_AUTHZ_CACHE_MAX, free);
 	gs_list_init(&a->reviews);
@@ -454,6 +523,7 @@ static void authz_release(struct gs_closer *c)
 	GS_ASSERT(a->inflight == 0 && gs_list_empty(&a->reviews));
 	gs_ttl_cache_free(a->tokens);
 	gs_ttl_cache_free(a->access);
+	gs_ttl_cache_free(a->sources);
 	free(a);
 }
 

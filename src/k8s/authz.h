@@ -23,6 +23,14 @@
  *   - at most GS_AUTHZ_MAX_INFLIGHT reviews in flight, and GS_AUTHZ_QPS per second (burst
  *     GS_AUTHZ_BURST): a request needing a review beyond that is refused at once (429, THROTTLED),
  *     never queued;
+ *   - and per peer address (the request's source, gs_http_req_source): at most
+ *     GS_AUTHZ_SOURCE_INFLIGHT of those in flight and GS_AUTHZ_SOURCE_QPS per second (burst
+ *     GS_AUTHZ_SOURCE_BURST), spent together with the shared bucket: an address that floods the port
+ *     with new tokens is throttled on its own budget and takes at most its burst of the shared one, so
+ *     Prometheus and explain, from other addresses, still get their reviews (issue 36). A request whose
+ *     verdict is cached needs no review and spends nothing. The addresses' budgets are kept in a cache
+ *     of GS_AUTHZ_SOURCES_MAX (least recently used evicted, an idle one dropped once full again): many
+ *     addresses at once still meet the shared bucket, which bounds what reaches the apiserver;
  *   - a token longer than GS_AUTHZ_TOKEN_MAX is refused without a review.
  * Every verdict is counted: gpu_scheduler_secure_requests_total{result=...}, and every review sent:
  * gpu_scheduler_delegated_reviews_total{kind="tokenreview|subjectaccessreview"}.
@@ -45,16 +53,21 @@
 #include "k8s/kubeconfig.h"
 #include "k8s/review.h"
 
-#define GS_AUTHZ_HEADER       "X-Gpu-Scheduler-Authorization"
-#define GS_AUTHZ_TOKEN_MAX    16384
-#define GS_AUTHZ_TTL_MS       10000
-#define GS_AUTHZ_CACHE_MAX    4096
-#define GS_AUTHZ_MAX_INFLIGHT 4
-#define GS_AUTHZ_QPS          10
-#define GS_AUTHZ_BURST        20
-#define GS_AUTHZ_CONNS        2
-#define GS_AUTHZ_TIMEOUT_MS   5000
-#define GS_AUTHZ_REPLY_MAX    (256 * 1024) /* a review's answer; a user's groups and extra are small */
+#define GS_AUTHZ_HEADER          "X-Gpu-Scheduler-Authorization"
+#define GS_AUTHZ_TOKEN_MAX       16384
+#define GS_AUTHZ_TTL_MS          10000
+#define GS_AUTHZ_CACHE_MAX       4096
+#define GS_AUTHZ_MAX_INFLIGHT    4
+#define GS_AUTHZ_QPS             10
+#define GS_AUTHZ_BURST           20
+#define GS_AUTHZ_CONNS           2
+#define GS_AUTHZ_SOURCE_QPS      2
+#define GS_AUTHZ_SOURCE_BURST    5
+#define GS_AUTHZ_SOURCE_INFLIGHT 2
+#define GS_AUTHZ_SOURCES_MAX     4096
+#define GS_AUTHZ_SOURCE_MAX      64 /* an address's length with its NUL; longer ones share "" */
+#define GS_AUTHZ_TIMEOUT_MS      5000
+#define GS_AUTHZ_REPLY_MAX       (256 * 1024) /* a review's answer; a user's groups and extra are small */
 
 enum gs_authz_verdict {
 	GS_AUTHZ_ALLOW = 0,
@@ -88,6 +101,8 @@ struct gs_authz_opts {
 	unsigned cache_max;
 	double qps;
 	unsigned burst;
+	double source_qps;
+	unsigned source_burst;
 };
 
 int gs_authz_new(uv_loop_t *loop, const struct gs_authz_opts *o, struct gs_authz **out, char *err, size_t errlen);
@@ -96,9 +111,11 @@ typedef void (*gs_authz_cb)(enum gs_authz_verdict v, void *ud);
 /*
  * May token `get` path? Returns a verdict when the caches (or the bounds) decide now, and cb is not
  * called; else GS_AUTHZ_PENDING, and cb runs exactly once later (before gs_authz_close completes).
- * token NULL or "" is UNAUTHENTICATED.
+ * token NULL or "" is UNAUTHENTICATED. source is the peer address whose budget a review spends
+ * (NULL, or one of GS_AUTHZ_SOURCE_MAX bytes or more: the budget of "", shared by all such).
  */
-int gs_authz_check(struct gs_authz *a, const char *token, const char *path, gs_authz_cb cb, void *ud);
+int gs_authz_check(struct gs_authz *a, const char *token, const char *path, const char *source, gs_authz_cb cb,
+		   void *ud);
 
 /* The gate of the secure port (gs_health_opts.gate, gate_ud = the struct gs_authz): the token of r,
  * gs_authz_check on r's path, and gs_health_gate_done with 0, 401, 403, 429 or 503. */

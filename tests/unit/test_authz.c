@@ -320,6 +320,10 @@ struct fixture {
 	struct gs_metrics *m;
 };
 
+/* The per-source rate and burst start() gives the checker (0: GS_AUTHZ_SOURCE_QPS, _BURST). */
+static double start_source_qps;
+static unsigned start_source_burst;
+
 static void start(struct fixture *f, unsigned ttl_ms, double qps, unsigned burst)
 {
 	char *cert, *key, err[256] = "", server[64];
@@ -346,7 +350,13 @@ static void start(struct fixture *f, unsigned ttl_ms, double qps, unsigned burst
 				   .token = "daemon-token",
 				   .insecure_skip_verify = 1};
 	f->m = gs_metrics_new();
-	struct gs_authz_opts ao = {.kc = &kc, .metrics = f->m, .ttl_ms = ttl_ms, .qps = qps, .burst = burst};
+	struct gs_authz_opts ao = {.kc = &kc,
+				   .metrics = f->m,
+				   .ttl_ms = ttl_ms,
+				   .qps = qps,
+				   .burst = burst,
+				   .source_qps = start_source_qps,
+				   .source_burst = start_source_burst};
 	assert_int_equal(gs_authz_new(&loop, &ao, &f->a, err, sizeof(err)), 0);
 	free(cert);
 	free(key);
@@ -362,16 +372,23 @@ static void stop(struct fixture *f)
 	gs_metrics_free(f->m);
 }
 
+static int check_from(struct fixture *f, const char *token, const char *path, const char *source)
+{
+	return gs_authz_check(f->a, token, path, source, on_verdict, NULL);
+}
+
 static int check(struct fixture *f, const char *token, const char *path)
 {
-	return gs_authz_check(f->a, token, path, on_verdict, NULL);
+	return check_from(f, token, path, "10.0.0.1");
 }
 
 static void test_checker(void **state)
 {
 	struct fixture f;
 	struct gs_authz_stats st;
+	start_source_qps = start_source_burst = 1000; /* one source here; its budget: test_checker_per_source */
 	start(&f, 60000, 1000, 1000);
+	start_source_qps = start_source_burst = 0;
 
 	/* No token, an empty one, one over the cap: refused without a review. */
 	assert_int_equal(check(&f, NULL, "/metrics"), GS_AUTHZ_UNAUTHENTICATED);
@@ -429,7 +446,8 @@ static void test_checker(void **state)
 	stop(&f);
 }
 
-/* A flood of distinct tokens: GS_AUTHZ_MAX_INFLIGHT reviews at most at once, then the bucket. */
+/* A flood of distinct tokens from as many addresses: GS_AUTHZ_MAX_INFLIGHT reviews at most at once,
+ * then the shared bucket. */
 static void test_checker_bounds(void **state)
 {
 	struct fixture f;
@@ -439,7 +457,7 @@ static void test_checker_bounds(void **state)
 
 	for (int i = 0; i < 100; i++) { /* all in one turn of the loop: nothing is answered meanwhile */
 		snprintf(tok, sizeof(tok), "bad-%d", i);
-		int v = check(&f, tok, "/metrics");
+		int v = check_from(&f, tok, "/metrics", tok + 4);
 		pending += v == GS_AUTHZ_PENDING;
 		throttled += v == GS_AUTHZ_THROTTLED;
 	}
@@ -450,7 +468,7 @@ static void test_checker_bounds(void **state)
 	pending = throttled = 0;
 	for (int i = 100; i < 200; i++) {
 		snprintf(tok, sizeof(tok), "bad-%d", i);
-		int v = check(&f, tok, "/metrics");
+		int v = check_from(&f, tok, "/metrics", tok + 4);
 		pending += v == GS_AUTHZ_PENDING;
 		throttled += v == GS_AUTHZ_THROTTLED;
 	}
@@ -460,6 +478,60 @@ static void test_checker_bounds(void **state)
 	assert_int_equal(api.token_reviews, GS_AUTHZ_MAX_INFLIGHT + 2);
 	/* The known tokens are still answered from the cache. */
 	assert_int_equal(check(&f, "bad-0", "/metrics"), GS_AUTHZ_UNAUTHENTICATED);
+	stop(&f);
+}
+
+/*
+ * The budget per source (issue 36): one address flooding new tokens is throttled on its own budget
+ * (GS_AUTHZ_SOURCE_INFLIGHT at once, then its burst) and leaves the shared bucket to the others: a
+ * scraper from another address still gets its reviews, and its cached verdict needs none.
+ */
+static void test_checker_per_source(void **state)
+{
+	struct fixture f;
+	char tok[32];
+	int pending = 0, throttled = 0;
+	start_source_qps = 0.001;
+	start(&f, 60000, 0.001, GS_AUTHZ_BURST);
+	start_source_qps = 0;
+
+	for (int i = 0; i < 100; i++) { /* one turn: none answered, so the in-flight cap of the source */
+		snprintf(tok, sizeof(tok), "bad-%d", i);
+		int v = check_from(&f, tok, "/metrics", "10.9.9.9");
+		pending += v == GS_AUTHZ_PENDING;
+		throttled += v == GS_AUTHZ_THROTTLED;
+	}
+	assert_int_equal(pending, GS_AUTHZ_SOURCE_INFLIGHT);
+	assert_int_equal(throttled, 100 - GS_AUTHZ_SOURCE_INFLIGHT);
+	/* The shared cap is not reached: another address gets its review now. */
+	assert_int_equal(check_from(&f, "good-scraper", "/metrics", "10.0.0.7"), GS_AUTHZ_PENDING);
+	run_until(GS_AUTHZ_SOURCE_INFLIGHT + 1);
+	assert_int_equal(verdicts[GS_AUTHZ_ALLOW], 1);
+	/* The flood goes on, each round answered before the next: its burst spent, then nothing (the
+	 * source's bucket refills at 0.001 per second here). */
+	pending = throttled = 0;
+	for (int round = 0; round < 10; round++) {
+		int before = pending;
+		for (int i = 0; i < 10; i++) {
+			snprintf(tok, sizeof(tok), "bad-%d-%d", round, i);
+			int v = check_from(&f, tok, "/metrics", "10.9.9.9");
+			pending += v == GS_AUTHZ_PENDING;
+			throttled += v == GS_AUTHZ_THROTTLED;
+		}
+		run_until(answered + pending - before);
+	}
+	assert_int_equal(pending, GS_AUTHZ_SOURCE_BURST - GS_AUTHZ_SOURCE_INFLIGHT);
+	assert_int_equal(throttled, 100 - pending);
+	assert_int_equal(api.token_reviews, GS_AUTHZ_SOURCE_BURST + 1);
+	/* The scraper: its verdict cached (no review), and a new token of its still reviewed, since the
+	 * flood took only its burst of the shared bucket. */
+	assert_int_equal(check_from(&f, "good-scraper", "/metrics", "10.0.0.7"), GS_AUTHZ_ALLOW);
+	assert_int_equal(check_from(&f, "good-scraper-2", "/metrics", "10.0.0.7"), GS_AUTHZ_PENDING);
+	run_until(answered + 1);
+	assert_int_equal(api.token_reviews, GS_AUTHZ_SOURCE_BURST + 2);
+	/* No address, or a string too long to be one: the budget of "", its own. */
+	assert_int_equal(check_from(&f, "good-x", "/metrics", NULL), GS_AUTHZ_PENDING);
+	run_until(answered + 1);
 	stop(&f);
 }
 
@@ -597,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_decode_access_review),
 		cmocka_unit_test(test_checker),
 		cmocka_unit_test(test_checker_bounds),
+		cmocka_unit_test(test_checker_per_source),
 		cmocka_unit_test(test_checker_ttl_and_close),
 		cmocka_unit_test(test_secure_port),
 	};
