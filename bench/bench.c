@@ -16,7 +16,8 @@
  *   gpu-scheduler       build/gpu-scheduler started by the bench (its CPU and peak RSS from /proc), once
  *                       per --encoding (protobuf,json by default: both, side by side, rows
  *                       "gpu-scheduler" and "gpu-scheduler-json"; --kube-api-content-type)
- *   kube-scheduler      kube-scheduler 1.20 with its default client QPS, pods pinned by nodeSelector
+ *   kube-scheduler      the cluster's kube-scheduler (--kube-scheduler; bench.sh: 1.37.2) with its default client
+ *                       QPS, pods pinned by nodeSelector
  *   kube-scheduler-qps  the same with --kube-api-qps 10000 --kube-api-burst 10000
  * Each gets a fresh namespace with the same pods (created before it starts, not timed), and the
  * clock runs from its start to the last pod seen bound. Fake Ready nodes bn-0..bn-N-1 are made (and
@@ -49,7 +50,7 @@
  * "seconds", pods/s and the latencies measure the gang's binding from its completion. Any member seen
  * bound before the last member's create was sent fails the run. The raw binder, which knows nothing of
  * gangs either, binds every member once the last create returned: the ceiling of the same handing out
- * with no logic. kube-scheduler is skipped (1.20 has no gangs: it would bind members as they come,
+ * with no logic. kube-scheduler is skipped (without the Workload API, beta and off in 1.37, it has no gangs: it would bind members as they come,
  * which measures nothing a gang needs). The apiserver's CPU and requests are counted from the last
  * create on (the gang's binding); the contender's CPU and RSS over its whole run (start, every
  * member read and reserved, the binding).

@@ -19,9 +19,13 @@
 # GS_HEAPTRACK=1 the daemon runs under heaptrack instead (heaptrack-ENC.*.zst, read with
 # heaptrack_print): the bench's CPU and RSS figures are then heaptrack's, not the daemon's.
 # GS_PROFILE_LIST=N first times N lists of every pod as the daemon's first list asks for them
-# (resourceVersion=0, protobuf) with curl, into list-ENC.tsv (seconds to the first byte and in all,
+# (resourceVersion=0, in the run's encoding) with curl, into list-ENC.tsv (seconds to the first byte and in all,
 # bytes): what the apiserver alone takes to answer it. They delay the daemon's start, so the bench's
 # "ready s" and "seconds" of that run include them: read the daemon's log for its own ready time.
+# GS_PROFILE_WATCHLIST=N then times N watch-list streams of every pod (KEP-3157: watch=1 with
+# sendInitialEvents=true, resourceVersionMatch=NotOlderThan; on by default from 1.34), in the run's
+# encoding, up to the bookmark annotated k8s.io/initial-events-end, into watchlist-ENC.tsv (seconds,
+# bytes): what the same state costs as a stream, for docs/performance.md's "Watch-list".
 #
 # GS_PROFILE_HZ: perf's sampling frequency (499).
 #
@@ -35,11 +39,31 @@ for a in "$@"; do
 	[ "$a" = --kube-api-content-type=json ] && enc=json
 done
 mkdir -p "$out"
+list_accept='application/json'
+[ "$enc" = protobuf ] && list_accept='application/vnd.kubernetes.protobuf'
 dir=${GS_CLUSTER_DIR:-build/bench-cluster}
 for _ in $(seq 1 "${GS_PROFILE_LIST:-0}"); do
 	curl -sS -o /dev/null --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
-		-H 'Accept: application/vnd.kubernetes.protobuf' -w '%{time_starttransfer}\t%{time_total}\t%{size_download}\n' \
+		-H "Accept: $list_accept" -w '%{time_starttransfer}\t%{time_total}\t%{size_download}\n' \
 		"https://127.0.0.1:${GS_APISERVER_PORT:-18443}/api/v1/pods?resourceVersion=0" >>"$out/list-$enc.tsv"
+done
+accept='application/json'
+[ "$enc" = protobuf ] && accept='application/vnd.kubernetes.protobuf;stream=watch'
+for _ in $(seq 1 "${GS_PROFILE_WATCHLIST:-0}"); do
+	fifo=$(mktemp -u)
+	mkfifo "$fifo"
+	t0=$(date +%s%N)
+	curl -sS -N --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" -H "Accept: $accept" \
+		"https://127.0.0.1:${GS_APISERVER_PORT:-18443}/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300" \
+		>"$fifo" 2>/dev/null &
+	cpid=$!
+	# The bytes up to the bookmark's line; the stream stays open after it, so curl is stopped then.
+	n=$(LC_ALL=C sed -n '/k8s.io\/initial-events-end/q;p' <"$fifo" | wc -c)
+	t1=$(date +%s%N)
+	kill "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	rm -f "$fifo"
+	printf '%d.%03d\t%s\n' $(((t1 - t0) / 1000000000)) $((((t1 - t0) / 1000000) % 1000)) "$n" >>"$out/watchlist-$enc.tsv"
 done
 if [ "${GS_HEAPTRACK:-0}" = 1 ]; then
 	# heaptrack runs the daemon as its child: the bench's SIGTERM must reach the daemon, or it outlives
