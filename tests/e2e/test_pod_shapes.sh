@@ -80,8 +80,7 @@ delete_now() { kc delete pod "$@" --grace-period=0 --force >/dev/null 2>&1; wait
 INSUFFICIENT='Insufficient cpu: requests [0-9.]+m?, [0-9.]+m? free of [0-9.]+m? allocatable on node'
 
 # --- a sidecar counts beside the main containers ---------------------------------------------------
-N3=${R[3]}
-f=$(free_mcpu "$N3")
+f=$(free_mcpu "${R[3]}")
 check "node3 has cpu free to divide (${f}m)" test "${f:-0}" -ge 400
 half=$((f / 2 / 10 * 10))
 over=$((f - half + 20)) # half + over = f + 20: more than free, though each alone fits
@@ -95,36 +94,32 @@ SIDE_FIT="  initContainers:
 $(side $half)
   containers:
 $(ctr main "${fit}m")"
-check "a pod of ours on node3: sidecar ${half}m + main ${over}m (${f}m free)" eval \
-	'shaped sideover-0 "ours 0=node3:0" "$SIDE_OVER" | kc apply -f - >/dev/null'
-waits sideover-0 "${W[3]}$INSUFFICIENT \"$N3\""
-check "the same pod bound to node3 by nodeName" eval \
-	'shaped sidekubelet-0 "node $N3" "$SIDE_OVER" | kc apply -f - >/dev/null'
-check_eventually "the kubelet refuses it too: Failed, OutOfcpu" 60 kubelet_refused sidekubelet-0 OutOfcpu
-check "both deleted" delete_now sideover-0 sidekubelet-0
-check "a pod of ours on node3: sidecar ${half}m + main ${fit}m" eval \
-	'shaped sidefit-0 "ours 0=node3:0" "$SIDE_FIT" | kc apply -f - >/dev/null'
-check_eventually "sidefit-0 runs on node3" 90 running_on sidefit-0 "$N3"
+# judged NAME I OVER FIT: a pod of ours for node I with the spec OVER (more cpu than free) waits, and
+# the kubelet fails the same pod bound there by nodeName; then one with the spec FIT runs there.
+judged() {
+	local name=$1 i=$2 node=${R[$2]} over=$3 fit=$4 # locals: the eval'd commands below read them
+	check "$name-over-0 of ours on node$i" eval 'shaped $name-over-0 "ours 0=node$i:0" "$over" | kc apply -f - >/dev/null'
+	waits "$name-over-0" "${W[i]}$INSUFFICIENT \"$node\""
+	check "the same pod bound to node$i by nodeName" eval \
+		'shaped $name-kubelet-0 "node $node" "$over" | kc apply -f - >/dev/null'
+	check_eventually "the kubelet refuses it too: Failed, OutOfcpu" 60 kubelet_refused "$name-kubelet-0" OutOfcpu
+	check "both deleted" delete_now "$name-over-0" "$name-kubelet-0"
+	check "$name-fit-0 of ours on node$i" eval 'shaped $name-fit-0 "ours 0=node$i:0" "$fit" | kc apply -f - >/dev/null'
+	check_eventually "$name-fit-0 runs on node$i" 90 running_on "$name-fit-0" "$node"
+}
+echo "  node3: sidecar ${half}m + main ${over}m, then ${fit}m (${f}m free)"
+judged side 3 "$SIDE_OVER" "$SIDE_FIT"
 check_eventually "its sidecar runs beside the main container" 30 equals "true true" \
-	kc get pod sidefit-0 -o jsonpath='{.status.initContainerStatuses[0].started} {.status.containerStatuses[0].started}'
-check "sidefit-0 deleted" delete_now sidefit-0
+	kc get pod side-fit-0 -o jsonpath='{.status.initContainerStatuses[0].started} {.status.containerStatuses[0].started}'
+check "side-fit-0 deleted" delete_now side-fit-0
 
 # --- pod-level resources count instead of the containers' sum -----------------------------------------
-N4=${R[4]}
-f=$(free_mcpu "$N4")
+f=$(free_mcpu "${R[4]}")
 check "node4 has cpu free (${f}m)" test "${f:-0}" -ge 400
 pod_level() { printf '  resources: {requests: {cpu: %sm}}\n  containers:\n%s\n%s' "$1" "$(ctr main 100m)" "$(ctr second "")"; }
-check "a pod of ours on node4: spec.resources asks $((f + 20))m, its containers 100m" eval \
-	'shaped levelover-0 "ours 0=node4:0" "$(pod_level $((f + 20)))" | kc apply -f - >/dev/null'
-waits levelover-0 "${W[4]}$INSUFFICIENT \"$N4\""
-check "the same pod bound to node4 by nodeName" eval \
-	'shaped levelkubelet-0 "node $N4" "$(pod_level $((f + 20)))" | kc apply -f - >/dev/null'
-check_eventually "the kubelet refuses it too: Failed, OutOfcpu" 60 kubelet_refused levelkubelet-0 OutOfcpu
-check "both deleted" delete_now levelover-0 levelkubelet-0
-check "a pod of ours on node4: spec.resources asks $((f - 20))m" eval \
-	'shaped levelfit-0 "ours 0=node4:0" "$(pod_level $((f - 20)))" | kc apply -f - >/dev/null'
-check_eventually "levelfit-0 runs on node4" 90 running_on levelfit-0 "$N4"
-check "levelfit-0 deleted" delete_now levelfit-0
+echo "  node4: spec.resources asks $((f + 20))m, then $((f - 20))m, its containers 100m (${f}m free)"
+judged level 4 "$(pod_level $((f + 20)))" "$(pod_level $((f - 20)))"
+check "level-fit-0 deleted" delete_now level-fit-0
 
 # --- an in-place resize changes what the node has free -------------------------------------------------
 N1=${R[1]}
