@@ -183,21 +183,27 @@ static void source_touch(struct gs_authz *a, const char *source, const struct so
 }
 
 /*
- * Room for one more review now, for a request from source: under the in-flight caps (all, and the
- * source's), a token in the source's bucket and one in the shared bucket. Both are spent together, so
- * a source that floods spends its own bucket and at most its burst of the shared one.
+ * Room for one more review now, for a request from source: under the in-flight cap and a token in the
+ * shared bucket; and, while the reviews are contended (the shared bucket below half its burst, or half
+ * the in-flight cap taken), room in the source's own budget too: its in-flight cap and a token in its
+ * bucket. A source's token is spent whenever it has one, so an address that floods has spent its
+ * own by the time its flood makes the reviews contended, and is then held to its own rate, while the
+ * others still have theirs.
  */
 static int may_review(struct gs_authz *a, const char *source)
 {
 	uint64_t now = uv_now(a->loop);
 	struct source_budget *b;
+	int contended;
 	if (gs_closer_closing(&a->closer) || a->inflight >= GS_AUTHZ_MAX_INFLIGHT)
 		return 0;
 	b = source_budget(a, source, now);
 	refill(&a->bucket, &a->bucket_at, a->qps, a->burst, now);
-	if (b->inflight >= GS_AUTHZ_SOURCE_INFLIGHT || b->tokens < 1.0 || a->bucket < 1.0)
+	contended = a->bucket < a->burst / 2.0 || a->inflight >= GS_AUTHZ_MAX_INFLIGHT / 2;
+	if (a->bucket < 1.0 || (contended && (b->inflight >= GS_AUTHZ_SOURCE_INFLIGHT || b->tokens < 1.0)))
 		return 0;
-	b->tokens -= 1.0;
+	if (b->tokens >= 1.0)
+		b->tokens -= 1.0;
 	b->inflight++;
 	a->bucket -= 1.0;
 	source_touch(a, source, b, now);

@@ -23,14 +23,17 @@
  *   - at most GS_AUTHZ_MAX_INFLIGHT reviews in flight, and GS_AUTHZ_QPS per second (burst
  *     GS_AUTHZ_BURST): a request needing a review beyond that is refused at once (429, THROTTLED),
  *     never queued;
- *   - and per peer address (the request's source, gs_http_req_source): at most
- *     GS_AUTHZ_SOURCE_INFLIGHT of those in flight and GS_AUTHZ_SOURCE_QPS per second (burst
- *     GS_AUTHZ_SOURCE_BURST), spent together with the shared bucket: an address that floods the port
- *     with new tokens is throttled on its own budget and takes at most its burst of the shared one, so
- *     Prometheus and explain, from other addresses, still get their reviews (issue 36). A request whose
- *     verdict is cached needs no review and spends nothing. The addresses' budgets are kept in a cache
- *     of GS_AUTHZ_SOURCES_MAX (least recently used evicted, an idle one dropped once full again): many
- *     addresses at once still meet the shared bucket, which bounds what reaches the apiserver;
+ *   - and, while reviews are contended (the shared bucket below half its burst, or half the in-flight
+ *     cap taken), per peer address (the request's source, gs_http_req_source): at most
+ *     GS_AUTHZ_SOURCE_INFLIGHT in flight and GS_AUTHZ_SOURCE_QPS per second (burst
+ *     GS_AUTHZ_SOURCE_BURST), a source's token being spent on every review it gets. An address that
+ *     floods the port with new tokens is then held to its own rate, and Prometheus and explain, from
+ *     other addresses, still get their reviews (issue 36); a lone client still has the whole shared
+ *     budget. A request whose verdict is cached needs no review and spends nothing. Requests through
+ *     the apiserver's pods/proxy all come from the apiserver's address: under contention they share
+ *     one source's budget. The addresses' budgets are kept in a cache of GS_AUTHZ_SOURCES_MAX (least
+ *     recently used evicted, an idle one dropped once full again): many addresses at once still meet
+ *     the shared bucket, which bounds what reaches the apiserver;
  *   - a token longer than GS_AUTHZ_TOKEN_MAX is refused without a review.
  * Every verdict is counted: gpu_scheduler_secure_requests_total{result=...}, and every review sent:
  * gpu_scheduler_delegated_reviews_total{kind="tokenreview|subjectaccessreview"}.
@@ -61,8 +64,8 @@
 #define GS_AUTHZ_QPS             10
 #define GS_AUTHZ_BURST           20
 #define GS_AUTHZ_CONNS           2
-#define GS_AUTHZ_SOURCE_QPS      2
-#define GS_AUTHZ_SOURCE_BURST    5
+#define GS_AUTHZ_SOURCE_QPS      4
+#define GS_AUTHZ_SOURCE_BURST    10
 #define GS_AUTHZ_SOURCE_INFLIGHT 2
 #define GS_AUTHZ_SOURCES_MAX     4096
 #define GS_AUTHZ_SOURCE_MAX      64 /* an address's length with its NUL; longer ones share "" */

@@ -482,9 +482,9 @@ static void test_checker_bounds(void **state)
 }
 
 /*
- * The budget per source (issue 36): one address flooding new tokens is throttled on its own budget
- * (GS_AUTHZ_SOURCE_INFLIGHT at once, then its burst) and leaves the shared bucket to the others: a
- * scraper from another address still gets its reviews, and its cached verdict needs none.
+ * The budget per source (issue 36): one address flooding new tokens gets the in-flight cap's free half
+ * and the shared bucket down to half its burst; from there on (contended) it is held to its own budget,
+ * spent meanwhile, and a scraper from another address still gets its reviews, its cached verdict none.
  */
 static void test_checker_per_source(void **state)
 {
@@ -495,20 +495,20 @@ static void test_checker_per_source(void **state)
 	start(&f, 60000, 0.001, GS_AUTHZ_BURST);
 	start_source_qps = 0;
 
-	for (int i = 0; i < 100; i++) { /* one turn: none answered, so the in-flight cap of the source */
+	for (int i = 0; i < 100; i++) { /* one turn, none answered: then half the cap is taken */
 		snprintf(tok, sizeof(tok), "bad-%d", i);
 		int v = check_from(&f, tok, "/metrics", "10.9.9.9");
 		pending += v == GS_AUTHZ_PENDING;
 		throttled += v == GS_AUTHZ_THROTTLED;
 	}
-	assert_int_equal(pending, GS_AUTHZ_SOURCE_INFLIGHT);
-	assert_int_equal(throttled, 100 - GS_AUTHZ_SOURCE_INFLIGHT);
-	/* The shared cap is not reached: another address gets its review now. */
+	assert_int_equal(pending, GS_AUTHZ_MAX_INFLIGHT / 2);
+	assert_int_equal(throttled, 100 - GS_AUTHZ_MAX_INFLIGHT / 2);
+	/* Another address is under its own cap: its review now. */
 	assert_int_equal(check_from(&f, "good-scraper", "/metrics", "10.0.0.7"), GS_AUTHZ_PENDING);
-	run_until(GS_AUTHZ_SOURCE_INFLIGHT + 1);
+	run_until(GS_AUTHZ_MAX_INFLIGHT / 2 + 1);
 	assert_int_equal(verdicts[GS_AUTHZ_ALLOW], 1);
-	/* The flood goes on, each round answered before the next: its burst spent, then nothing (the
-	 * source's bucket refills at 0.001 per second here). */
+	/* The flood goes on, each round answered before the next (both buckets refill at 0.001 per
+	 * second here): two reviews a round while the shared bucket is at half or more, then none. */
 	pending = throttled = 0;
 	for (int round = 0; round < 10; round++) {
 		int before = pending;
@@ -520,15 +520,21 @@ static void test_checker_per_source(void **state)
 		}
 		run_until(answered + pending - before);
 	}
-	assert_int_equal(pending, GS_AUTHZ_SOURCE_BURST - GS_AUTHZ_SOURCE_INFLIGHT);
+	/* The shared bucket: 20, less the flood's first 2 and the scraper's 2 (TokenReview and
+	 * SubjectAccessReview), is 16, spent down to 9 uncontended (7 reviews), each spending one of the
+	 * flood's own 10 as well; then what is left of its own: 10 - 2 - 7 = 1. */
+	int free_ = GS_AUTHZ_BURST - GS_AUTHZ_MAX_INFLIGHT / 2 - 2 - GS_AUTHZ_BURST / 2 + 1;
+	int own = GS_AUTHZ_SOURCE_BURST - GS_AUTHZ_MAX_INFLIGHT / 2 - free_;
+	assert_int_equal(pending, free_ + (own > 0 ? own : 0));
 	assert_int_equal(throttled, 100 - pending);
-	assert_int_equal(api.token_reviews, GS_AUTHZ_SOURCE_BURST + 1);
-	/* The scraper: its verdict cached (no review), and a new token of its still reviewed, since the
-	 * flood took only its burst of the shared bucket. */
+	int reviews = GS_AUTHZ_MAX_INFLIGHT / 2 + 1 + pending;
+	assert_int_equal(api.token_reviews, reviews);
+	/* The scraper: its verdict cached (no review), and a new token of its reviewed although the
+	 * reviews are contended now: its own budget has room. */
 	assert_int_equal(check_from(&f, "good-scraper", "/metrics", "10.0.0.7"), GS_AUTHZ_ALLOW);
 	assert_int_equal(check_from(&f, "good-scraper-2", "/metrics", "10.0.0.7"), GS_AUTHZ_PENDING);
 	run_until(answered + 1);
-	assert_int_equal(api.token_reviews, GS_AUTHZ_SOURCE_BURST + 2);
+	assert_int_equal(api.token_reviews, reviews + 1);
 	/* No address, or a string too long to be one: the budget of "", its own. */
 	assert_int_equal(check_from(&f, "good-x", "/metrics", NULL), GS_AUTHZ_PENDING);
 	run_until(answered + 1);
