@@ -124,7 +124,8 @@ check_eventually "xr-0 reserved on $N-a" 30 pod_event_has xr-0 'FailedScheduling
 xr_ph() { ours_ph | grep '^xr-0-hold-' | cut -d' ' -f1; }
 check_eventually "xr-0's placeholder created (the apiserver took it)" 20 eval '[ -n "$(xr_ph)" ]'
 lim() { kc get pod "$(xr_ph)" -o jsonpath="{.spec.containers[0].resources.$1.example\.com/nic} {.spec.containers[0].resources.$1.hugepages-2Mi}"; }
-check "its limits: example.com/nic and hugepages-2Mi equal to the requests" eval '[ "$(lim limits)" = "$(lim requests)" ] && [ "$(lim limits)" != " " ]'
+check "its limits: example.com/nic and hugepages-2Mi equal to the requests" \
+	eval 'lim limits | grep -qE "^1 [0-9]+(Mi)?$" && [ "$(lim limits)" = "$(lim requests)" ]'
 uidx=$(kc get pod xr-0 -o jsonpath='{.metadata.uid}')
 check "its controller: xr-0" equals "Pod $uidx true" \
 	kc get pod "$(xr_ph)" -o jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].uid} {.metadata.ownerReferences[0].controller}'
