@@ -169,6 +169,24 @@ int gs_api_event(struct gs_kube *k, const struct gs_api_pod_ref *pod, enum gs_ev
 	return r;
 }
 
+/* "limits":{...} of a placeholder: its extended resources (hugepages-* among them) again, as the
+ * apiserver requires of resources it cannot overcommit (limits set, equal to requests); cpu, memory
+ * and ephemeral-storage stay requests only. */
+static int ph_limits(struct gs_buf *b, const struct gs_placeholder *ph)
+{
+	int r = 0;
+
+	if (!ph->n_ext)
+		return 0;
+	r |= gs_buf_append_str(b, ",\"limits\":{");
+	for (size_t i = 0; i < ph->n_ext; i++) {
+		r |= gs_buf_printf(b, "%s", i ? "," : "");
+		r |= gs_buf_append_json_str(b, ph->ext_name[i]);
+		r |= gs_buf_printf(b, ":\"%lld\"", (long long)ph->ext_value[i]);
+	}
+	return r | gs_buf_append_str(b, "}");
+}
+
 /* "requests":{...} of a placeholder: what its member asks of the node. */
 static int ph_requests(struct gs_buf *b, const struct gs_placeholder *ph)
 {
@@ -244,7 +262,7 @@ int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph
 	r |= gs_buf_append_json_str(&b, ph->member_name);
 	r |= gs_buf_append_str(&b, ",\"uid\":");
 	r |= gs_buf_append_json_str(&b, ph->member_uid);
-	r |= gs_buf_append_str(&b, "}]},\"spec\":{\"nodeName\":");
+	r |= gs_buf_append_str(&b, ",\"controller\":true}]},\"spec\":{\"nodeName\":");
 	r |= gs_buf_append_json_str(&b, ph->node);
 	r |= gs_buf_append_str(&b, ",\"schedulerName\":");
 	r |= gs_buf_append_json_str(&b, scheduler_name);
@@ -255,6 +273,7 @@ int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph
 	r |= gs_buf_append_json_str(&b, image);
 	r |= gs_buf_append_str(&b, ",\"resources\":{");
 	r |= ph_requests(&b, ph);
+	r |= ph_limits(&b, ph);
 	r |= gs_buf_append_str(&b, "}}]}}");
 	if (r == 0)
 		r = api_send(k, "POST", path, &b, NULL, GS_KUBE_LOW, done, ud);
@@ -264,8 +283,8 @@ int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph
 	return r;
 }
 
-int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, enum gs_kube_prio prio,
-			      gs_kube_done_cb done, void *ud)
+int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, const char *uid,
+			      enum gs_kube_prio prio, gs_kube_done_cb done, void *ud)
 {
 	struct gs_api_pod_ref pod = {.ns = ns, .name = name};
 	char path[768];
@@ -275,7 +294,13 @@ int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *nam
 	if ((r = pod_path(path, sizeof(path), &pod, "")) < 0)
 		return r;
 	gs_buf_init(&b, GS_API_BODY_MAX);
-	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"gracePeriodSeconds\":0}");
+	r = gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"gracePeriodSeconds\":0");
+	if (uid) {
+		r = r ? r : gs_buf_append_str(&b, ",\"preconditions\":{\"uid\":");
+		r = r ? r : gs_buf_append_json_str(&b, uid);
+		r = r ? r : gs_buf_append_str(&b, "}");
+	}
+	r = r ? r : gs_buf_append_str(&b, "}");
 	if (r == 0)
 		r = api_send(k, "DELETE", path, &b, NULL, prio, done, ud);
 	gs_buf_free(&b);

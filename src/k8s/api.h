@@ -77,15 +77,19 @@ int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_ku
 /*
  * A gang member's placeholder (sched.h, struct gs_placeholder): create POSTs the pod bound to its node
  * (spec.nodeName), running image, labelled gpu-scheduler.io/placeholder=true, annotated
- * gpu-scheduler.io/placeholder-for with the member's uid and owned by the member (garbage collection
- * removes it with the member), with the member's requests (as requests only) and tolerations, no
- * service account token, no grace period. Low priority. delete: DELETE ns/name with gracePeriodSeconds
- * 0, at prio (high when a Binding waits for it).
+ * gpu-scheduler.io/placeholder-for with the member's uid and owned by the member, its controller
+ * (garbage collection removes it with the member), with the member's requests and tolerations, no
+ * service account token, no grace period: cpu, memory and ephemeral-storage as requests only, extended
+ * resources (hugepages-* too) also as limits equal to the requests, as the apiserver requires of what
+ * it cannot overcommit. Low priority; the reply (201) holds the pod, whose uid the engine is told
+ * (gs_decode_object_uid, gs_sched_placeholder_created). delete: DELETE ns/name with gracePeriodSeconds
+ * 0 and, when uid is not NULL, that uid as the precondition (another pod of the name: 409), at prio
+ * (high when a Binding waits for it).
  */
 int gs_api_placeholder_create(struct gs_kube *k, const struct gs_placeholder *ph, const char *image,
 			      const char *scheduler_name, gs_kube_done_cb done, void *ud);
-int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, enum gs_kube_prio prio,
-			      gs_kube_done_cb done, void *ud);
+int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *name, const char *uid,
+			      enum gs_kube_prio prio, gs_kube_done_cb done, void *ud);
 
 /*
  * The status of a GPUPlacementMap (sched.h, struct gs_gpm_status) written to its status subresource,

@@ -103,7 +103,25 @@ struct low_req {
 	struct gs_controller *c;
 	char what[16];
 	char ref[300]; /* ns/name, for the log */
+	/* A placeholder's create: its member's uid, namespace and name, for gs_sched_placeholder_created
+	 * (one allocation, member_uid first); NULL otherwise. */
+	char *member_uid;
+	const char *ph_ns, *ph_name;
 };
+
+/* A placeholder's create succeeded: the engine learns its uid from the reply (the pod as stored), the
+ * only proof that a pod is a placeholder of ours (sched.h). */
+static void placeholder_made(struct gs_controller *c, const struct low_req *q, const struct gs_http_response *resp)
+{
+	char *uid = gs_decode_object_uid(resp->body, resp->body_len);
+
+	if (!uid) {
+		gs_log_warn("placeholder %s: the create's reply names no uid; it counts as an ordinary pod", q->ref);
+		return;
+	}
+	gs_sched_placeholder_created(c->sched, q->member_uid, q->ph_ns, q->ph_name, uid, (int64_t)uv_now(c->loop));
+	free(uid);
+}
 
 static void on_low_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
 {
@@ -130,7 +148,10 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 					     : "(no body)");
 	} else if (res == GS_API_OK && strcmp(q->what, "event") == 0) {
 		c->m.events_sent.v++;
+	} else if (res == GS_API_OK && ph && q->member_uid) {
+		placeholder_made(c, q, resp);
 	}
+	free(q->member_uid);
 	free(q);
 	if (!c->stopping)
 		want_pump(c);
@@ -432,7 +453,8 @@ static void start_bind(struct gs_controller *c, const struct gs_bind_decision *d
 	c->binds_inflight++;
 	if (d->placeholder) {
 		b->placeholder = gs_xstrdup(d->placeholder);
-		r = gs_api_placeholder_delete(c->kube, d->ns, d->placeholder, GS_KUBE_HIGH, on_placeholder_deleted, b);
+		r = gs_api_placeholder_delete(c->kube, d->ns, d->placeholder, d->placeholder_uid, GS_KUBE_HIGH,
+					      on_placeholder_deleted, b);
 		if (r == 0)
 			return;
 		gs_log_warn("pod %s/%s: cannot delete its placeholder %s: %s; binding it anyway", d->ns, d->name,
@@ -446,14 +468,22 @@ static void handle_placeholder(struct gs_controller *c, const struct gs_placehol
 {
 	struct gs_api_pod_ref ref = {.ns = ph->ns, .name = ph->name};
 	struct low_req *q = low_req_new(c, ph->create ? "placeholder" : "unplace", &ref);
-	int r = ph->create ? gs_api_placeholder_create(c->kube, ph, c->placeholder_image, c->scheduler_name,
-						       on_low_done, q)
-			   : gs_api_placeholder_delete(c->kube, ph->ns, ph->name, GS_KUBE_LOW, on_low_done, q);
+	int r;
 
+	if (ph->create) {
+		size_t ul = strlen(ph->member_uid) + 1, nl = strlen(ph->ns) + 1, ml = strlen(ph->name) + 1;
+		q->member_uid = gs_xmalloc(ul + nl + ml);
+		memcpy(q->member_uid, ph->member_uid, ul);
+		q->ph_ns = memcpy(q->member_uid + ul, ph->ns, nl);
+		q->ph_name = memcpy(q->member_uid + ul + nl, ph->name, ml);
+	}
+	r = ph->create ? gs_api_placeholder_create(c->kube, ph, c->placeholder_image, c->scheduler_name, on_low_done, q)
+		       : gs_api_placeholder_delete(c->kube, ph->ns, ph->name, ph->uid, GS_KUBE_LOW, on_low_done, q);
 	if (r < 0) {
 		gs_log_warn("placeholder %s/%s: cannot %s it: %s", ph->ns, ph->name, ph->create ? "create" : "delete",
 			    uv_strerror(r));
 		c->m.placeholders[GS_CTRL_PH_FAILED].v++;
+		free(q->member_uid);
 		free(q);
 		return;
 	}

@@ -990,6 +990,25 @@ int gs_decode_list(const char *json, size_t len, enum gs_obj_kind kind, const ch
 				 errlen);
 }
 
+char *gs_decode_object_uid(const char *json, size_t len)
+{
+	struct gs_dctx d = {0};
+	const cJSON *meta;
+	char *uid = NULL;
+	cJSON *root;
+	int r;
+
+	if (!(root = gs_dctx_parse(&d, json, len, &r)))
+		return NULL;
+	if (gs_dctx_get_obj(&d, root, "metadata", "", &meta) < 0 || !meta ||
+	    gs_dctx_get_str(&d, meta, "uid", "metadata", &uid) < 0 || (uid && !*uid)) {
+		free(uid);
+		uid = NULL;
+	}
+	cJSON_Delete(root);
+	return uid;
+}
+
 int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message)
 {
 	struct gs_dctx d = {0};

@@ -124,6 +124,9 @@ int gs_decode_list_meta(const char *json, size_t len, char **resource_version, c
  * object (the outputs are then 0/NULL too, so callers may ignore the return). reason/message malloc'ed.
  */
 int gs_decode_status(const char *json, size_t len, int *code, char **reason, char **message);
+/* metadata.uid of the object a create's reply body holds (a 201: the object as stored), malloc'ed; NULL
+ * when the body is not JSON or has none. */
+char *gs_decode_object_uid(const char *json, size_t len);
 
 /* The protobuf decoders (decode_pb.c: Pod and Node messages; decode_pb_wire.c: envelopes, lists, watch
  * frames) have their own headers, included here for the callers of both encodings. */

@@ -166,6 +166,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->gang_events);
 	gs_list_init(&s->ph_actions);
 	gs_hmap_init(&s->ph_orphans, 0);
+	gs_hmap_init(&s->ph_ours, 0);
 	gs_hmap_init(&s->gpms, 0);
 	gs_list_init(&s->gpm_ready);
 	gs_list_init(&s->gpm_cooling);
@@ -596,7 +597,8 @@ static char *use_devices(const struct gs_sched__use *u)
 static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 {
 	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, o->uid);
-	const char *owner = o->owner_uid ? o->owner_uid : o->uid, *devs = NULL, *why = NULL;
+	char *okey = gs_sched__owner_key(o->ns, o->owner_uid); /* by namespace and uid (sched_node.h) */
+	const char *owner = okey ? okey : o->uid, *devs = NULL, *why = NULL;
 	int same = u && strcmp(u->node->name, o->node_name) == 0;
 	struct gs_resources r;
 	struct gs_sched__req req;
@@ -610,6 +612,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
 	    (!u->n_holds || strcmp(u->owner, owner) == 0)) {
 		gs_sched__req_free(&req);
+		free(okey);
 		return;
 	}
 	if (same) {
@@ -638,12 +641,13 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 		}
 	}
 	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
-	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, o->owner_uid,
+	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, okey,
 			      o->allow_shared, key);
 	if (ignored)
 		gs_sched__use_ignore(u, ignored, why, key);
 	free(ignored);
 	free(held);
+	free(okey);
 	gs_sched__req_free(&req);
 	gs_sched__ports_free(ports, n_ports);
 }
@@ -725,7 +729,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 		return -EINVAL; /* its requests, map and constraints are not in the record */
 	tick(s, now_ms);
 	if (gs_sched__gang_placeholder_seen(s, o))
-		return 0; /* ours, holding a node for a gang member: never a use, never placed */
+		return 0; /* ours (proven: sched_gang.h), holding a node for a gang member: never a use, never placed */
 	/* A gang member's reservation goes before the pod's own use replaces it (bound) or the pod ends. */
 	p = gs_hmap_get_str(&s->pods, o->uid);
 	if (p && p->reserved && (o->terminal || o->deleting || (o->node_name && *o->node_name)))
@@ -786,7 +790,7 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 
 	tick(s, now_ms);
 	if (gs_sched__gang_placeholder_gone(s, uid))
-		return 0;
+		return 0; /* ours: never a pod record nor a use (invariant) */
 	if (p && p->reserved)
 		gs_sched__gang_release(s, p); /* its reservation is its use: released as the gang's */
 	used = gs_sched__use_remove(s, uid);
@@ -794,6 +798,22 @@ int gs_sched_pod_delete(struct gs_sched *s, const char *uid, int64_t now_ms)
 	if (!p)
 		return used ? 0 : -ENOENT;
 	pod_remove(s, p);
+	return 0;
+}
+
+int gs_sched_placeholder_created(struct gs_sched *s, const char *member_uid, const char *ns, const char *name,
+				 const char *uid, int64_t now_ms)
+{
+	struct gs_sched__pod *p;
+
+	if (!member_uid || !ns || !name || !uid || !*uid)
+		return -EINVAL;
+	tick(s, now_ms);
+	gs_sched__gang_placeholder_made(s, member_uid, ns, name, uid);
+	/* Seen before the reply, it counted as the ordinary pod it claimed not to be: it is ours now. */
+	if ((p = gs_hmap_get_str(&s->pods, uid)) != NULL)
+		pod_remove(s, p);
+	gs_sched__use_remove(s, uid);
 	return 0;
 }
 

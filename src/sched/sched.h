@@ -133,8 +133,10 @@ struct gs_bind_decision {
 	unsigned attempt;   /* 1 for the first Binding of this pod, 2 after one retry, ... */
 	/* A gang member handed out by its commit with a placeholder pod holding its node (in ns): delete
 	 * that pod, and send the Binding once the apiserver has deleted it (the kubelet then never sees
-	 * both). NULL otherwise. */
+	 * both). NULL otherwise. placeholder_uid: its uid, the delete's precondition, when the engine knows
+	 * it (its create's reply was told: gs_sched_placeholder_created), else NULL. */
 	const char *placeholder;
+	const char *placeholder_uid;
 };
 
 /*
@@ -174,11 +176,20 @@ int64_t gs_sched_next_deadline(const struct gs_sched *s);
  * (spec.nodeName), requesting what the member (member_uid, member_name, in ns) requests (its map's GPUs
  * are not requested: they are the ledger's), tolerating what it tolerates, annotated
  * gpu-scheduler.io/placeholder-for: member_uid and owned by the member (garbage collection removes it
- * with the member). Delete: the pod ns/name, at once (grace 0); a 404 is done.
+ * with the member, its controller). Delete: the pod ns/name, at once (grace 0), only when its uid is uid
+ * (the precondition; NULL: by name, for one whose create's reply was not told yet); a 404 or 409 is done.
+ *
+ * Which pods are placeholders (issue 36): only those whose uid the reply to our create named, told to
+ * the engine by gs_sched_placeholder_created. Name and annotation are no proof: a pod that claims to be
+ * one counts as the ordinary pod it is (its requests, its nvidia.com/gpu) on its node. After a restart
+ * or a failover the engine knows none: the placeholders left over count as uses until deleted, and
+ * those of our form (spec.schedulerName ours, the member Pod its controller) that nobody wants are
+ * deleted (uid precondition); a pod of another scheduler name is never touched.
  */
 struct gs_placeholder {
 	int create;
 	const char *ns, *name;
+	const char *uid;                             /* delete only: the precondition, or NULL */
 	const char *node, *member_uid, *member_name; /* create only, as below */
 	int64_t priority;
 	int64_t cpu_milli, memory, ephemeral;
@@ -191,6 +202,14 @@ struct gs_placeholder {
 
 /* The next placeholder to create or delete, or 0. Strings valid until the next call that mutates s. */
 int gs_sched_next_placeholder(struct gs_sched *s, int64_t now_ms, struct gs_placeholder *out);
+/*
+ * The apiserver created the placeholder ns/name that a create of member_uid asked for, and its reply
+ * names the pod's uid: that pod is ours (a placeholder) until its deletion is seen, and any use the
+ * engine counted for it (the watch showed it before the reply) goes. A placeholder of ours deleted while
+ * its member still holds its reservation is made again. 0, or -EINVAL without the four strings.
+ */
+int gs_sched_placeholder_created(struct gs_sched *s, const char *member_uid, const char *ns, const char *name,
+				 const char *uid, int64_t now_ms);
 
 /* ---- reports ----------------------------------------------------------------------------------- */
 

@@ -16,6 +16,7 @@
 #include "sched/sched_agent.h"
 #include "sched/sched_gang.h"
 #include "sched/sched_ledger.h"
+#include "sched/sched_node.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
 
@@ -60,8 +61,8 @@ static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
 	x->pod = gs_xstrdup(u->key ? u->key : u->uid);
 	x->ignored = NULL;
 	x->plugin_id = NULL;
-	x->owner = gs_xstrdup(u->owner ? u->owner : u->uid);
-	x->same_owner = strcmp(x->owner, h->owner) == 0;
+	x->same_owner = strcmp(u->owner ? u->owner : u->uid, h->owner) == 0; /* keys: namespace and uid */
+	x->owner = gs_xstrdup(gs_sched__owner_uid(u->owner ? u->owner : u->uid));
 	x->shared = shared;
 }
 

@@ -209,9 +209,14 @@ void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p)
 	p->ph = NULL;
 }
 
-const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s)
+const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s, const char **uid)
 {
-	return s->ph_handed && s->ph_handed->asked ? s->ph_handed->name : NULL; /* none made: none to delete */
+	if (!s->ph_handed || !s->ph_handed->asked) {
+		*uid = NULL;
+		return NULL; /* none made: none to delete */
+	}
+	*uid = s->ph_handed->uid;
+	return s->ph_handed->name;
 }
 
 static const char *owner_kind(const struct gs_sched__gang *g)
@@ -282,23 +287,44 @@ static void ph_free(struct gs_sched__ph *ph)
 	if (!ph)
 		return;
 	free(ph->node);
+	free(ph->uid);
 	free(ph);
 }
 
-static struct gs_sched__ph_action *ph_action(struct gs_sched *s, int create, const char *member_uid, const char *ns,
-					     const char *name)
+/* Copies the n strings of str (NULL skipped) into at, one after the other, setting *dst[i] to each. */
+static void put_strs(char *at, const char *const *str, const char **const *dst, int n)
 {
-	size_t ul = member_uid ? strlen(member_uid) + 1 : 0, nl = strlen(ns) + 1, ml = strlen(name) + 1;
-	struct gs_sched__ph_action *a = gs_xcalloc(1, sizeof(*a) + ul + nl + ml);
-	char *at = (char *)(a + 1);
+	for (int i = 0; i < n; i++) {
+		size_t l;
+		if (!str[i])
+			continue;
+		l = strlen(str[i]) + 1;
+		*dst[i] = memcpy(at, str[i], l);
+		at += l;
+	}
+}
+
+/* The bytes the n strings of str take with their NULs (NULL: none). */
+static size_t strs_size(const char *const *str, int n)
+{
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += str[i] ? strlen(str[i]) + 1 : 0;
+	return total;
+}
+
+/* Queues a create (member_uid) or a delete (uid, when known, its precondition: never another pod of the
+ * same name). */
+static struct gs_sched__ph_action *ph_action(struct gs_sched *s, int create, const char *member_uid, const char *ns,
+					     const char *name, const char *uid)
+{
+	const char *str[] = {member_uid, ns, name, uid};
+	struct gs_sched__ph_action *a = gs_xcalloc(1, sizeof(*a) + strs_size(str, 4));
+	const char **dst[] = {&a->member_uid, &a->ns, &a->name, &a->uid};
 
 	a->create = create;
-	if (member_uid) {
-		a->member_uid = memcpy(at, member_uid, ul);
-		at += ul;
-	}
-	a->ns = memcpy(at, ns, nl);
-	a->name = memcpy(at + nl, name, ml);
+	put_strs((char *)(a + 1), str, dst, 4);
 	gs_list_insert_tail(&s->ph_actions, &a->link);
 	return a;
 }
@@ -320,7 +346,7 @@ static void ph_drop(struct gs_sched *s, struct gs_sched__pod *p)
 	if (!p->ph)
 		return;
 	if (!ph_withdraw(p->ph)) /* made, or being made: it must go */
-		ph_action(s, 0, NULL, p->ns, p->ph->name);
+		ph_action(s, 0, NULL, p->ns, p->ph->name, p->ph->uid);
 	ph_free(p->ph);
 	p->ph = NULL;
 	s->n_ph--;
@@ -346,38 +372,89 @@ void gs_sched__gang_ph_sync(struct gs_sched *s, struct gs_sched__pod *p)
 	memcpy(p->ph->name, name, nl);
 	p->ph->node = gs_xstrdup(u->node->name);
 	p->ph->asked = 0;
+	p->ph->uid = NULL;
 	s->n_ph++;
-	p->ph->pending = ph_action(s, 1, p->uid, p->ns, name);
+	p->ph->pending = ph_action(s, 1, p->uid, p->ns, name, NULL);
+}
+
+/*
+ * o claims to be a placeholder of a member m, and has the form of ours: our scheduler's name, and its
+ * controller the Pod m (ownerReferences are namespace-local: m is in o's namespace). A pod of another
+ * scheduler (another instance's placeholder) is never ours to touch.
+ */
+static int ph_our_form(const struct gs_sched *s, const struct gs_pod_obj *o)
+{
+	return o->scheduler_name && strcmp(o->scheduler_name, s->cfg.scheduler_name) == 0 && o->owner_uid &&
+	       o->owner_kind && strcmp(o->owner_kind, "Pod") == 0 && strcmp(o->owner_uid, o->placeholder_for) == 0;
 }
 
 int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj *o)
 {
 	const struct gs_sched__pod *m;
 
+	if (gs_hmap_get_str(&s->ph_ours, o->uid))
+		return 1; /* ours, proven by its create's reply */
 	if (!o->placeholder_for)
 		return 0;
+	/* A claim is no proof: from here on o counts as the ordinary pod it is (the caller's). */
 	m = gs_hmap_get_str(&s->pods, o->placeholder_for);
-	if (m && m->ph && strcmp(m->ph->name, o->name) == 0)
-		return 1; /* the one its member wants */
-	if (o->deleting || gs_hmap_get_str(&s->ph_orphans, o->uid))
-		return 1;
-	/* Left by a restart, a timeout whose delete was lost, or a member gone: it holds for nobody. */
+	if (m && m->ph && !m->ph->uid && strcmp(m->ph->name, o->name) == 0 && strcmp(m->ns, o->ns) == 0)
+		return 0; /* most likely the one being made: its reply proves it (counted until then) */
+	if (o->deleting || !ph_our_form(s, o) || gs_hmap_get_str(&s->ph_orphans, o->uid))
+		return 0;
+	/* Ours by its form but wanted by nobody: left by a restart, another leader, a lost delete, a member
+	 * gone. Deleted (that uid only), once; it counts as a use until its deletion is seen. */
 	gs_log_info("placeholder %s/%s holds for nobody now (member %s): deleting it", o->ns, o->name,
 		    o->placeholder_for);
-	ph_action(s, 0, NULL, o->ns, o->name);
+	ph_action(s, 0, NULL, o->ns, o->name, o->uid);
 	char *key = gs_xstrdup(o->uid);
 	gs_sched__hmap_put(&s->ph_orphans, key, key);
-	return 1;
+	return 0;
+}
+
+void gs_sched__gang_placeholder_made(struct gs_sched *s, const char *member_uid, const char *ns, const char *name,
+				     const char *uid)
+{
+	struct gs_sched__pod *m = gs_hmap_get_str(&s->pods, member_uid);
+	const char *str[] = {member_uid, ns, name};
+	struct gs_sched__ph_ours *k;
+
+	if (gs_hmap_get_str(&s->ph_ours, uid))
+		return; /* told twice */
+	k = gs_xcalloc(1, sizeof(*k) + strlen(uid) + 1 + strs_size(str, 3));
+	const char **dst[] = {&k->member_uid, &k->ns, &k->name};
+	strcpy(k->uid, uid);
+	put_strs(k->uid + strlen(uid) + 1, str, dst, 3);
+	gs_sched__hmap_put(&s->ph_ours, k->uid, k);
+	if (m && m->ph && !m->ph->uid && strcmp(m->ph->name, name) == 0 && strcmp(m->ns, ns) == 0)
+		m->ph->uid = gs_xstrdup(uid);
+	/* Else its member gave it up meanwhile: its delete (by name) is queued already. */
 }
 
 int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid)
 {
 	char *key = gs_hmap_get_str(&s->ph_orphans, uid); /* the key is its own value: ours to free */
+	struct gs_sched__ph_ours *k = gs_hmap_get_str(&s->ph_ours, uid);
+	struct gs_sched__pod *m;
 
-	if (!key)
-		return 0;
-	gs_hmap_del_str(&s->ph_orphans, uid, NULL);
-	free(key);
+	if (key) {
+		gs_hmap_del_str(&s->ph_orphans, uid, NULL);
+		free(key);
+	}
+	if (!k)
+		return 0; /* an ordinary pod: its use goes as any pod's */
+	gs_hmap_del_str(&s->ph_ours, uid, NULL);
+	m = gs_hmap_get_str(&s->pods, k->member_uid);
+	if (m && m->ph && m->ph->uid && strcmp(m->ph->uid, uid) == 0) {
+		/* Deleted while its member still holds its reservation (by hand, a preemption, an eviction):
+		 * made again, under a new name (docs/sched.md, "Placeholders"). */
+		gs_log_info("placeholder %s/%s of %s/%s deleted: making another", k->ns, k->name, m->ns, m->name);
+		ph_free(m->ph);
+		m->ph = NULL;
+		s->n_ph--;
+		gs_sched__gang_ph_sync(s, m);
+	}
+	free(k);
 	return 1;
 }
 
@@ -391,7 +468,7 @@ int gs_sched__gang_next_placeholder(struct gs_sched *s, struct gs_placeholder *o
 		struct gs_sched__pod *p = a->create ? gs_hmap_get_str(&s->pods, a->member_uid) : NULL;
 		gs_list_remove(&a->link);
 		s->ph_pulled = a;
-		*out = (struct gs_placeholder){.create = a->create, .ns = a->ns, .name = a->name};
+		*out = (struct gs_placeholder){.create = a->create, .ns = a->ns, .name = a->name, .uid = a->uid};
 		if (!a->create)
 			return 1;
 		if (!p || !p->ph || strcmp(p->ph->name, a->name) != 0) {
@@ -446,7 +523,9 @@ static struct gs_sched__gang_event *event_add(struct gs_sched *s, const struct g
 					      const struct gs_sched__pod *pod, const char *reason, int warning,
 					      const char *message)
 {
-	const char *str[] = {g->ns, g->kind, g->name, g->uid, pod ? pod->uid : NULL, pod ? pod->name : NULL, message};
+	const char *str[] = {
+		g->ns,  g->kind, g->name, gs_sched__owner_uid(g->uid), pod ? pod->uid : NULL, pod ? pod->name : NULL,
+		message};
 	size_t len[7], total = sizeof(struct gs_sched__gang_event);
 	struct gs_sched__gang_event *e;
 	char *at, **dst[7];
@@ -597,8 +676,10 @@ int gs_sched__gang_next_event(struct gs_sched *s, struct gs_report *out)
 		.owner_uid = e->owner_uid,
 	};
 	if (strcmp(e->reason, "GangScheduled") == 0) {
-		struct gs_sched__gang *g = gs_hmap_get_str(&s->gangs, e->owner_uid);
+		char *key = gs_sched__owner_key(e->ns, e->owner_uid); /* the gang's key (sched_node.h) */
+		struct gs_sched__gang *g = gs_hmap_get_str(&s->gangs, key);
 		out->gang_created_ms = g ? g->first_seen_ms : 0;
+		free(key);
 	}
 	return 1;
 }
@@ -650,6 +731,10 @@ void gs_sched__gangs_free(struct gs_sched *s)
 	free(s->ph_pulled);
 	ph_free(s->ph_handed);
 	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->ph_ours, &it))
+		free(it.val);
+	gs_hmap_free(&s->ph_ours);
+	it = (struct gs_hmap_iter){0};
 	while (gs_hmap_next(&s->ph_orphans, &it))
 		free((char *)it.key);
 	gs_hmap_free(&s->ph_orphans);

@@ -85,16 +85,29 @@ void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod
  * create queued, and the one on another node, if any, a delete), none otherwise (a delete queued).
  * Nothing without the flag. O(1). */
 void gs_sched__gang_ph_sync(struct gs_sched *s, struct gs_sched__pod *p);
-/* 1 when o is a placeholder pod (GS_GANG_PLACEHOLDER_FOR): not a use of its node, never a pod to
- * place; one its member does not want (a restart, a lost delete, a member gone) gets a delete queued,
- * once. 0 for every other pod. */
+/*
+ * 1 when o is a placeholder pod of ours: its uid is one our create's reply named
+ * (gs_sched__gang_placeholder_made); such a pod is not a use of its node (its member's reservation is)
+ * and never a pod to place. 0 for every other pod, those that merely claim to be placeholders
+ * (GS_GANG_PLACEHOLDER_FOR, a name) included: they count as the ordinary pods they are, so a forged
+ * placeholder can never hide a use (the rule cannot undercount). A claimed one of our form (our
+ * scheduler's name, controlled by the Pod it claims to hold for: after a restart or a failover the
+ * engine knows none of its own) that no member wants gets a delete queued, once, with its uid as the
+ * precondition; one of another scheduler is never touched.
+ */
 int gs_sched__gang_placeholder_seen(struct gs_sched *s, const struct gs_pod_obj *o);
-/* The pod uid is gone: forgets it as an orphan placeholder being deleted (1), or 0 when it was none. */
+/* The apiserver created the placeholder ns/name for member_uid with this uid (the create's reply): ours
+ * from now on, until its deletion is seen. The caller drops any pod record and use of uid. */
+void gs_sched__gang_placeholder_made(struct gs_sched *s, const char *member_uid, const char *ns, const char *name,
+				     const char *uid);
+/* The pod uid is gone: 1 when it was a placeholder of ours (forgotten; one its member still wants is made
+ * again under a new name), else 0 (an orphan's delete asked is forgotten; its use goes as any pod's). */
 int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid);
 /* gs_sched_next_placeholder (sched.h). */
 int gs_sched__gang_next_placeholder(struct gs_sched *s, struct gs_placeholder *out);
-/* The name of the placeholder of the member gs_sched__gang_hand_out handed out last, or NULL. */
-const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s);
+/* The name of the placeholder of the member gs_sched__gang_hand_out handed out last, or NULL; *uid its uid
+ * when its create's reply told it, else NULL. */
+const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s, const char **uid);
 /* Frees a pod's placeholder record (the pod is being freed). */
 void gs_sched__gang_pod_free(struct gs_sched__pod *p);
 

@@ -80,7 +80,7 @@ struct gs_sched__use {
 	struct gs_sched__hold *holds; /* one per device held */
 	int shared;
 	char *uid;
-	char *owner; /* controller uid, or the pod's uid; with holds only */
+	char *owner; /* the owner key "NS/UID" (gs_sched__owner_key), or the pod's uid; with holds only */
 	char *key;   /* "ns/name", for messages; with holds or extended resources only */
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
@@ -264,7 +264,7 @@ struct gs_sched__pod {
 	int64_t priority;
 	int64_t gpu_req;             /* nvidia.com/gpu the containers request (device plugin) */
 	struct gs_sched__spec *spec; /* NULL: requests nothing, no ports, no constraints */
-	char *owner;                 /* controller uid, or NULL for a bare pod (its uid counts) */
+	char *owner;                 /* owner key "NS/UID" (sched_node.h), or NULL for a bare pod (its uid counts) */
 	char *owner_kind;            /* the controller's kind ("StatefulSet") and name, with owner; else NULL */
 	char *owner_name;
 	char *rv;       /* resource_version of the last upsert taken */
@@ -297,7 +297,7 @@ struct gs_sched__pod {
 
 /*
  * The pods of one owner placed all or nothing (sched_gang.c, docs/sched.md "All or nothing"). A gang
- * exists while it has a member (s->gangs, keyed by the owner's uid). Gathering: no member is queued;
+ * exists while it has a member (s->gangs, keyed by the owner's namespace and uid). Gathering: no member is queued;
  * each member that passes every check holds a reservation and waits (GANG); when n_reserved reaches
  * size the gang goes on s->gangs_ready and the next pull verifies every reservation on one snapshot and
  * hands its members out back to back, ahead of every other pod (committing). After that (ran) its
@@ -324,7 +324,7 @@ struct gs_sched__gang {
 	char *ns, *kind, *name; /* the owner, for messages and events */
 	char *from;             /* where its settings were read, for messages: its newest member's
 				 * GPUPlacementMap's label ("GPUPlacementMap ns/name"), NULL: the annotations */
-	char uid[];             /* the owner's uid: the key of s->gangs */
+	char uid[];             /* the owner's key, "NS/UID" (gs_sched__owner_key): the key of s->gangs */
 };
 
 /* An event about a gang (sched_gang.c) not pulled yet: on its owner (pod NULL) or on one member. */
@@ -345,6 +345,9 @@ struct gs_sched__ph_action;
 struct gs_sched__ph {
 	char *node;
 	int asked; /* its create was handed out (the controller may have made it) */
+	/* The pod's uid, from its create's reply (gs_sched_placeholder_created), NULL before: then it is in
+	 * s->ph_ours under that uid (invariant, audited). */
+	char *uid;
 	/* Its create, queued and not handed out yet (NULL once it is): a placeholder given up before that
 	 * costs nothing, so the queue of a replica that does not lead (and pulls nothing) stays as long
 	 * as the placeholders wanted now. */
@@ -353,11 +356,24 @@ struct gs_sched__ph {
 };
 
 /* A placeholder to create (for member_uid, named name: skipped at the pull unless that member still
- * wants exactly that one) or to delete (ns/name). All strings in the same allocation. */
+ * wants exactly that one) or to delete (ns/name; uid, when known, the delete's precondition). All
+ * strings in the same allocation. */
 struct gs_sched__ph_action {
 	struct gs_list link; /* in s->ph_actions, FIFO */
 	int create;
+	const char *member_uid, *ns, *name, *uid;
+};
+
+/*
+ * A placeholder pod we created: the apiserver's reply to our create named its uid (issue 36). Only
+ * these are placeholders to the engine; a pod that merely claims to be one (its name, its
+ * gpu-scheduler.io/placeholder-for annotation: anyone who can create a pod can write both) counts as
+ * the ordinary pod it is. In s->ph_ours from the reply until the pod's DELETED event. Invariant
+ * (audited): no pod record and no use has the uid of one. One allocation.
+ */
+struct gs_sched__ph_ours {
 	const char *member_uid, *ns, *name;
+	char uid[];
 };
 
 /* A binary min-heap of pods; a pod is in at most one heap at a time (heap_pos). */
@@ -401,6 +417,7 @@ struct gs_sched {
 	struct gs_list gpm_cooling;                 /* slots handed out less than the interval ago, by due_ms */
 	size_t n_cool_dirty;                        /* of which dirty */
 	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
+	struct gs_hmap ph_ours;                     /* placeholder pod uid -> struct gs_sched__ph_ours (key borrowed) */
 	size_t n_ph;                                /* members with ph */
 	uint64_t ph_seq;                            /* placeholder names' counter (seeded from the rng) */
 	struct gs_sched__ph *ph_handed;             /* the placeholder of the last member handed out (its name is in

@@ -20,6 +20,29 @@ char *gs_sched__xstrdup_null(const char *str)
 	return str ? gs_xstrdup(str) : NULL;
 }
 
+char *gs_sched__owner_key(const char *ns, const char *uid)
+{
+	size_t nl, ul;
+	char *k;
+
+	if (!uid)
+		return NULL;
+	nl = strlen(ns);
+	ul = strlen(uid);
+	k = gs_xmalloc(nl + ul + 2);
+	memcpy(k, ns, nl);
+	k[nl] = '/';
+	memcpy(k + nl + 1, uid, ul + 1);
+	return k;
+}
+
+const char *gs_sched__owner_uid(const char *key)
+{
+	const char *slash = strchr(key, '/');
+
+	return slash ? slash + 1 : key;
+}
+
 struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n)
 {
 	struct gs_label *c;

@@ -16,6 +16,18 @@
 
 /* gs_xstrdup (core/alloc.h, which the engine uses for all its records), NULL staying NULL. */
 char *gs_sched__xstrdup_null(const char *s);
+/*
+ * The key an owner groups pods by (the ledger's buckets, gangs, the workload's owner): "NS/UID", the
+ * controller's uid qualified by the pod's namespace (an ownerReference names an object of the pod's own
+ * namespace, so a pod naming another namespace's StatefulSet by uid is not of that StatefulSet: issue
+ * 36, item 4). Invariant: two pods share an owner key only when they are in one namespace. NULL when
+ * uid is NULL (a bare pod: its own uid is its key, and no key has a '/' before a namespace's end but
+ * these). Allocated (gs_xmalloc).
+ */
+char *gs_sched__owner_key(const char *ns, const char *uid);
+/* The uid part of an owner key (what messages, explain and events show), or key itself for a bare
+ * pod's uid. */
+const char *gs_sched__owner_uid(const char *key);
 /* A copy of n labels (NULL when n <= 0); released by gs_pod_obj_free/gs_node_obj_free with the record. */
 struct gs_label *gs_sched__labels_dup(const struct gs_label *l, int n);
 /* gs_hmap_put_str that cannot fail (out of memory aborts, gs_oom). */

@@ -805,7 +805,7 @@ static int gang_commit_next(struct gs_sched *s, int64_t now_ms, struct gs_bind_d
 		gs_sched__detach(s, p);
 		gs_sched__set_state(s, p, GS_POD_BINDING);
 		decide(p, u->node, strcmp(u->node->name, p->entry->node) != 0, out);
-		out->placeholder = gs_sched__gang_handed_placeholder(s);
+		out->placeholder = gs_sched__gang_handed_placeholder(s, &out->placeholder_uid);
 		return 1;
 	}
 	return 0;
@@ -980,9 +980,13 @@ int gs_sched__next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *
 
 void gs_sched__pod_owner(struct gs_sched__pod *p, const struct gs_pod_obj *o)
 {
-	if (!p->owner || !o->owner_uid || strcmp(p->owner, o->owner_uid) != 0) {
+	char *key = gs_sched__owner_key(o->ns, o->owner_uid);
+
+	if (!p->owner || !key || strcmp(p->owner, key) != 0) {
 		free(p->owner);
-		p->owner = gs_sched__xstrdup_null(o->owner_uid);
+		p->owner = key;
+	} else {
+		free(key);
 	}
 	if (!gs_str_eq(p->owner_kind, o->owner_kind) || !gs_str_eq(p->owner_name, o->owner_name)) {
 		free(p->owner_kind);

@@ -17,6 +17,7 @@
 #include "sched/sched_explain.h"
 #include "sched/sched_gang.h"
 #include "sched/sched_gpm.h"
+#include "sched/sched_node.h"
 
 struct rows {
 	struct gs_sched_workload *w;
@@ -200,7 +201,7 @@ static const struct gs_sched__pod *owner_pods(const struct gs_sched *s, const ch
 		if (pod_map(p) && (!newest_map || p->created_ms > newest_map->created_ms))
 			newest_map = p;
 	}
-	out->owner_uid = newest ? newest->owner : NULL;
+	out->owner_uid = newest && newest->owner ? gs_sched__owner_uid(newest->owner) : NULL;
 	return newest_map;
 }
 

@@ -224,6 +224,28 @@ static void test_list_pages_and_status(void **state)
 	free(text);
 }
 
+/* The reply to a placeholder's create (201: the pod as stored) names its uid, the engine's only proof
+ * that the pod is ours (issue 36); anything else gives none. */
+static void test_created_uid(void **state)
+{
+	static const char pod[] = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a-hold-1\",\"uid\":\"u-123\"}}";
+	static const char *none[] = {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}",
+				     "{\"metadata\":{\"uid\":\"\"}}",
+				     "{\"metadata\":{\"uid\":7}}",
+				     "{\"metadata\":[]}",
+				     "[1]",
+				     "not json",
+				     ""};
+	char *uid = gs_decode_object_uid(pod, strlen(pod));
+
+	(void)state;
+	assert_non_null(uid);
+	assert_string_equal(uid, "u-123");
+	free(uid);
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		assert_null(gs_decode_object_uid(none[i], strlen(none[i])));
+}
+
 static void test_watch_stream(void **state)
 {
 	size_t len;
@@ -1146,6 +1168,7 @@ int main(void)
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_list_pages_and_status),
 		cmocka_unit_test(test_watch_stream),
+		cmocka_unit_test(test_created_uid),
 		cmocka_unit_test(test_env_names_exact),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_quantities_and_times),

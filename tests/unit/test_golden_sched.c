@@ -35,6 +35,8 @@
  *        placeholder-for=UID                  a placeholder pod holding a node for gang member UID
  *        map-ref=NAME map-ref-gen=G           gpu-scheduler.io/placement-map and its -generation (sched/gpm.h)
  *   pod-delete UID
+ *   placeholder-made MEMBER-UID NS/NAME UID   the reply to a placeholder's create named its uid
+ *                                             (gs_sched_placeholder_created): only then is it ours
  *   gpm NS/NAME gen=G [map=TEXT] [uid=U] [placement=V] [gang-timeout=D] [gang-size=N]
  *                                             upsert a GPUPlacementMap (uid "gpm-NAME" unless said)
  *   gpm-delete NS/NAME
@@ -55,6 +57,7 @@
  *   # comment, and empty lines, are kept as they are
  * Output lines:
  *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
+ *          [after-deleting=PLACEHOLDER [uid=U]]
  *                                             map=: the map's name, when NODE was resolved by the alias label
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
@@ -62,7 +65,8 @@
  *   > gang-event KIND NS/OWNER REASON: MESSAGE   an event on a gang's owner (GangScheduled, ...)
  *   > gang-event NS/NAME REASON: MESSAGE         the same on one member
  *   > placeholder create NS/NAME node=N for=NS/MEMBER prio=P cpu=Qm mem=B [RES=N...] tolerations=T
- *   > placeholder delete NS/NAME                 (config placeholders=1: gs_sched_next_placeholder)
+ *   > placeholder delete NS/NAME [uid=U]         (config placeholders=1: gs_sched_next_placeholder;
+ *                                                uid: the delete's precondition)
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > gpm-status NS/NAME gen=G entries=E placed=P waiting=W [REASON=N ...] ready=0|1
@@ -524,14 +528,16 @@ static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
 	while (gs_sched_next_bind(r->s, r->now, &d))
-		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u%s%s\n", d.ns, d.name,
+		emit(r, "> bind %s/%s node=%s%s%s devices=%s index=%ld (%s) line=%d attempt=%u%s%s%s%s\n", d.ns, d.name,
 		     d.node, strcmp(d.node, d.map_node) ? " map=" : "", strcmp(d.node, d.map_node) ? d.map_node : "",
 		     d.devices, d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt,
-		     d.placeholder ? " after-deleting=" : "", d.placeholder ? d.placeholder : "");
+		     d.placeholder ? " after-deleting=" : "", d.placeholder ? d.placeholder : "",
+		     d.placeholder_uid ? " uid=" : "", d.placeholder_uid ? d.placeholder_uid : "");
 	struct gs_placeholder ph;
 	while (gs_sched_next_placeholder(r->s, r->now, &ph)) {
 		if (!ph.create) {
-			emit(r, "> placeholder delete %s/%s\n", ph.ns, ph.name);
+			emit(r, "> placeholder delete %s/%s%s%s\n", ph.ns, ph.name, ph.uid ? " uid=" : "",
+			     ph.uid ? ph.uid : "");
 			continue;
 		}
 		emit(r, "> placeholder create %s/%s node=%s for=%s/%s prio=%lld cpu=%lldm mem=%lld", ph.ns, ph.name,
@@ -661,6 +667,14 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "gpm-delete") || !strcmp(c, "gpm-status") || !strcmp(c, "gpm-show") ||
 		   !strcmp(c, "deadline")) {
 		cmd_gpm_more(r, c, tok, n);
+	} else if (!strcmp(c, "placeholder-made")) {
+		assert_true(n >= 4);
+		char *slash = strchr(tok[2], '/');
+		assert_non_null(slash);
+		*slash = '\0';
+		int rc = gs_sched_placeholder_created(r->s, tok[1], tok[2], slash + 1, tok[3], r->now);
+		if (rc < 0)
+			emit(r, "> error: placeholder_created %d\n", rc);
 	} else if (!strcmp(c, "pod-delete")) {
 		int rc = gs_sched_pod_delete(r->s, tok[1], r->now);
 		if (rc < 0)
