@@ -224,12 +224,13 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 
 /* ---- the fit ----------------------------------------------------------------------------------- */
 
-/* The device plugin's GPUs on n held by live pods other than self_key, by the agent's data; the first
- * three holders' names into names. */
+/* The device plugin's GPUs on n held by live pods other than self_key, by the agent's data; into names
+ * the first three holders of self_key's namespace, then how many GPUs pods of other namespaces hold
+ * (gs_sched__holder_shown: their names are not told). */
 static int64_t named_gpus(const struct gs_sched__node *n, const char *self_key, char *names, size_t size)
 {
 	const struct gs_inuse *d = n->agent.data;
-	int64_t count = 0;
+	int64_t count = 0, named = 0, others = 0;
 	size_t at = 0;
 
 	names[0] = '\0';
@@ -237,12 +238,17 @@ static int64_t named_gpus(const struct gs_sched__node *n, const char *self_key, 
 		const struct gs_inuse_dev *v = &d->devs[i];
 		if (strcmp(v->resource, GS_SCHED_GPU_RESOURCE) != 0 || !live(n, v->holder, self_key))
 			continue;
-		if (count < 3 && at < size)
-			at += (size_t)snprintf(names + at, size - at, "%s%s", count ? ", " : "", v->holder);
-		else if (count == 3 && at < size)
-			at += (size_t)snprintf(names + at, size - at, ", ...");
 		count++;
+		if (gs_sched__holder_shown(v->holder, self_key) != v->holder)
+			others++;
+		else if (named < 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, "%s%s", named++ ? ", " : "", v->holder);
+		else if (named++ == 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, ", ...");
 	}
+	if (others && at < size)
+		snprintf(names + at, size - at, "%s%lld held by pods of other namespaces", at ? ", " : "",
+			 (long long)others);
 	return count;
 }
 
@@ -266,10 +272,10 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 		if (h) {
 			if (is_index(d, len))
 				snprintf(msg, size, "%s GPU %.*s (%s) is held by %s through the device plugin", n->name,
-					 (int)len, d, h->id, h->holder);
+					 (int)len, d, h->id, gs_sched__holder_shown(h->holder, p->key));
 			else
 				snprintf(msg, size, "%s device %s is held by %s through the device plugin", n->name,
-					 h->id, h->holder);
+					 h->id, gs_sched__holder_shown(h->holder, p->key));
 			return GS_WAIT_DEVICE_BUSY;
 		}
 		unresolved += !device_id(n, d, len) && is_index(d, len);

@@ -11,6 +11,14 @@
 #include "core/log.h"
 #include "sched/sched_node.h"
 
+const char *gs_sched__holder_shown(const char *holder, const char *viewer)
+{
+	const char *hs = strchr(holder, '/'), *vs = strchr(viewer, '/');
+	if (hs && vs && hs - holder == vs - viewer && memcmp(holder, viewer, (size_t)(hs - holder)) == 0)
+		return holder;
+	return GS_SCHED_OTHER_NS;
+}
+
 const char *gs_sched__next_dev(const char *p, size_t *len)
 {
 	const char *c = strchr(p, ',');

@@ -19,6 +19,15 @@ const char *gs_sched__next_dev(const char *p, size_t *len);
  * NULL or "" lists nothing): devices ("0,1"), resource names, namespaces. */
 int gs_sched__listed(const char *list, const char *name, size_t len);
 
+/*
+ * How a message read in the namespace of the pod viewer ("ns/name") names the pod holder ("ns/name"):
+ * holder itself when both are of one namespace, else GS_SCHED_OTHER_NS. Wait messages become events and
+ * conditions in the waiting pod's namespace, whose tenant need not learn other namespaces' pods (issue
+ * 36); /debug and explain's own tables, behind their readers' rights, keep the names.
+ */
+#define GS_SCHED_OTHER_NS "a pod of another namespace"
+const char *gs_sched__holder_shown(const char *holder, const char *viewer);
+
 /* Adds hold h of device dev (dlen bytes) of n for owner (sharing or not) to the ledger. */
 void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct gs_sched__hold *h, const char *dev,
 			  size_t dlen, const char *owner, int shared);

@@ -461,8 +461,9 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 			continue;
 		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
 		const struct gs_sched__pod *hp = gs_hmap_get_str(&s->pods, h->use->uid);
-		snprintf(msg, size, "%s %s%.*s is held by %s, a pod of another owner%s", n->name,
-			 is_index ? "GPU " : "device ", (int)len, d, h->use->key,
+		const char *who = gs_sched__holder_shown(h->use->key, p->key);
+		snprintf(msg, size, "%s %s%.*s is held by %s%s%s", n->name, is_index ? "GPU " : "device ", (int)len, d,
+			 who, who == h->use->key ? ", a pod of another owner" : "",
 			 hp && hp->reserved ? " (reserved while its all-or-nothing gang gathers)" : "");
 		return GS_WAIT_DEVICE_BUSY;
 	}

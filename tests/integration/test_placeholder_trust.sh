@@ -101,8 +101,8 @@ owned() {
 owned own-0 "0=$N-b:0" | kc apply -f - >/dev/null
 check_eventually "own-0 bound to $N-b GPU 0" 20 pod_on own-0 "$N-b"
 owned own-1 "1=$N-b:0" | NS=$OTHER kc apply -f - >/dev/null
-check_eventually "$OTHER/own-1, naming the same controller uid: waits DEVICE_BUSY" 20 \
-	eval 'NS=$OTHER pod_event_has own-1 "FailedScheduling: $N-b GPU 0 is held by $NS/own-0, a pod of another owner"'
+check_eventually "$OTHER/own-1, naming the same controller uid: waits DEVICE_BUSY, the holder not named" 20 \
+	eval 'NS=$OTHER pod_event_has own-1 "FailedScheduling: $N-b GPU 0 is held by a pod of another namespace \\("'
 check "$OTHER/own-1 not bound" test -z "$(NS=$OTHER pod_node own-1)"
 owned own-2 "2=$N-b:0" | kc apply -f - >/dev/null
 check_eventually "own-2 (same namespace and controller) shares GPU 0: bound" 20 pod_on own-2 "$N-b"
