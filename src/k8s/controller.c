@@ -219,7 +219,8 @@ static void handle_report(struct gs_controller *c, const struct gs_report *r)
 	if (r->kind == GS_REPORT_DEVICE_CONFLICT) { /* the engine logged it; both pods are told */
 		struct gs_api_pod_ref other = {.ns = r->other_ns, .name = r->other_name, .uid = r->other_uid};
 		send_event(c, &pod, GS_EVENT_WARNING, "DeviceConflict", r->message);
-		send_event(c, &other, GS_EVENT_WARNING, "DeviceConflict", r->message);
+		send_event(c, &other, GS_EVENT_WARNING, "DeviceConflict",
+			   r->other_message ? r->other_message : r->message);
 		return;
 	}
 	if (r->kind == GS_REPORT_GANG) { /* on the owner, or on one member; the engine logged it */

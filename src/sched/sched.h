@@ -278,6 +278,9 @@ struct gs_report {
 			      * I/O layer may delete the pod so its controller recreates it through the
 			      * webhook */
 	const char *other_uid, *other_ns, *other_name; /* DEVICE_CONFLICT: the pod the plugin gave it to */
+	/* DEVICE_CONFLICT: message is the event for ns/name and other_message the one for the other pod;
+	 * each names the other pod only when both are of one namespace (issue 36). */
+	const char *other_message;
 	/* GANG: "GangTimedOut" (Warning), "GangScheduled" (Normal), "GangBindingFailed" (Warning); reason
 	 * on the owner's GangTimedOut: the first blocking member's, NONE when members are missing. */
 	const char *event_reason;

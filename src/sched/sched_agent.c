@@ -316,25 +316,34 @@ struct conflict_walk {
 	struct gs_hmap *now; /* conflicts as they are now, keys allocated */
 };
 
-static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__use *u,
-			   const struct gs_inuse_dev *h, const char *dev, size_t len)
+/* The conflict's message as told to a reader in the namespace of viewer (gs_sched__holder_shown). */
+static void conflict_message(char *out, size_t size, const struct gs_sched__node *n, const struct gs_sched__use *u,
+			     const struct gs_inuse_dev *h, const char *dev, size_t len, const char *viewer)
 {
-	char message[600];
-	const char *slash = strchr(u->key, '/'), *oslash = strchr(h->holder, '/');
-	const struct gs_sched__use *o = gs_hmap_get_str(&n->keyed, h->holder);
 	int idx = is_index(dev, len);
-
-	if (!slash || !oslash || !o)
-		return;
-	snprintf(message, sizeof(message),
+	snprintf(out, size,
 		 "%s %s%.*s%s%s%s is given by a gpu-scheduling-map to %s and by the device plugin to %s: two workloads "
 		 "share it (keep the device plugin off mapped GPUs: taint the node gpu-scheduler.io/dedicated=true:"
 		 "NoSchedule, docs/agent.md)",
 		 n->name, idx ? "GPU " : "device ", (int)len, dev, idx ? " (" : "", idx ? h->id : "", idx ? ")" : "",
-		 u->key, h->holder);
+		 viewer ? gs_sched__holder_shown(u->key, viewer) : u->key,
+		 viewer ? gs_sched__holder_shown(h->holder, viewer) : h->holder);
+}
+
+static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const struct gs_sched__use *u,
+			   const struct gs_inuse_dev *h, const char *dev, size_t len)
+{
+	char message[600], other[600];
+	const char *slash = strchr(u->key, '/'), *oslash = strchr(h->holder, '/');
+	const struct gs_sched__use *o = gs_hmap_get_str(&n->keyed, h->holder);
+
+	if (!slash || !oslash || !o)
+		return;
+	conflict_message(message, sizeof(message), n, u, h, dev, len, u->key);
+	conflict_message(other, sizeof(other), n, u, h, dev, len, h->holder);
 	size_t lu = strlen(u->uid) + 1, lk = strlen(u->key) + 1, lh = strlen(h->holder) + 1, ln = strlen(n->name) + 1,
-	       lm = strlen(message) + 1, lo = strlen(o->uid) + 1;
-	struct gs_sched__conflict *c = gs_xmalloc(sizeof(*c) + lu + lk + lh + ln + lm + lo);
+	       lm = strlen(message) + 1, lo = strlen(o->uid) + 1, lx = strlen(other) + 1;
+	struct gs_sched__conflict *c = gs_xmalloc(sizeof(*c) + lu + lk + lh + ln + lm + lo + lx);
 	char *at = (char *)(c + 1);
 	c->uid = memcpy(at, u->uid, lu), at += lu;
 	c->other_uid = memcpy(at, o->uid, lo), at += lo;
@@ -342,9 +351,12 @@ static void queue_conflict(struct gs_sched *s, struct gs_sched__node *n, const s
 	c->other_ns = memcpy(at, h->holder, lh), at[oslash - h->holder] = '\0';
 	c->other_name = at + (oslash - h->holder) + 1, at += lh;
 	c->node = memcpy(at, n->name, ln), at += ln;
-	c->message = memcpy(at, message, lm);
+	c->message = memcpy(at, message, lm), at += lm;
+	c->other_message = memcpy(at, other, lx);
 	gs_list_insert_tail(&s->conflicts, &c->link);
 	s->conflicts_seen++;
+	/* The operator's log names both. */
+	conflict_message(message, sizeof(message), n, u, h, dev, len, NULL);
 	gs_log_warn("%s", message);
 }
 
@@ -411,6 +423,7 @@ int gs_sched__next_conflict(struct gs_sched *s, struct gs_report *out)
 		.other_uid = c->other_uid,
 		.other_ns = c->other_ns,
 		.other_name = c->other_name,
+		.other_message = c->other_message,
 	};
 	return 1;
 }

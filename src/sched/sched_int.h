@@ -438,7 +438,7 @@ struct gs_sched {
  * held through the device plugin by other ("ns/name"). All strings in the same allocation. */
 struct gs_sched__conflict {
 	struct gs_list link; /* in s->conflicts */
-	const char *uid, *ns, *name, *other_uid, *other_ns, *other_name, *node, *message;
+	const char *uid, *ns, *name, *other_uid, *other_ns, *other_name, *node, *message, *other_message;
 };
 
 /* The taints the node lifecycle controller puts on nodes (TaintNodesByCondition, 1.17+). */

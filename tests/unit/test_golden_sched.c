@@ -557,8 +557,8 @@ static void cmd_pull(struct replay *r)
 			emit(r, "> gang-event %s %s/%s %s: %s\n", rep.owner_kind, rep.ns, rep.owner_name,
 			     rep.event_reason, rep.message);
 		else if (rep.kind == GS_REPORT_DEVICE_CONFLICT)
-			emit(r, "> conflict %s/%s %s/%s on %s: %s\n", rep.ns, rep.name, rep.other_ns, rep.other_name,
-			     rep.node, rep.message);
+			emit(r, "> conflict %s/%s %s/%s on %s: %s\n>   to %s/%s: %s\n", rep.ns, rep.name, rep.other_ns,
+			     rep.other_name, rep.node, rep.message, rep.other_ns, rep.other_name, rep.other_message);
 		else
 			emit(r, "> report %s/%s %s: %s%s\n", rep.ns, rep.name, gs_wait_reason_name(rep.reason),
 			     rep.message, rep.recreate ? " [recreate]" : "");
