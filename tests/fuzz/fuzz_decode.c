@@ -5,7 +5,8 @@
  *   128..255 the rest of the input, by (byte & 3): gs_decode_watch_event for pods, for nodes,
  *            gs_decode_list for pods, for nodes
  *   0..127   the whole input, to all four, to gs_decode_list_item (pods, nodes: the streamed first
- *            list), gs_decode_status and gs_decode_list_meta, and also as the object of an ADDED watch
+ *            list), gs_decode_status, gs_decode_list_meta and gs_decode_object_uid (a placeholder's
+ *            create reply, issue 36), and also as the object of an ADDED watch
  *            event (pod and node), so that the fixtures seed it as they are: a Pod, a Node, a list, a
  *            Status or a watch line starts with '{' (byte 123)
  * On success every record must hold together (counts against arrays, no NULL where the header promises
@@ -13,7 +14,7 @@
  *
  * Build and run (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Isrc \
- *     tests/fuzz/fuzz_decode.c src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c \
+ *     tests/fuzz/fuzz_decode.c src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/json_nul.c \
  *     src/core/log.c -lcjson -o build/fuzz_decode
  *   mkdir -p build/corpus/decode
  *   build/fuzz_decode -max_total_time=60 -dict=tests/fuzz/decode.dict build/corpus/decode tests/fixtures/json
@@ -90,6 +91,9 @@ static void status(const char *json, size_t len)
 	if (gs_decode_list_meta(json, len, &rv, err, sizeof(err)) < 0)
 		CHECK(err[0] && !rv);
 	free(rv);
+	char *uid = gs_decode_object_uid(json, len); /* NULL, or a non-empty string */
+	CHECK(!uid || uid[0]);
+	free(uid);
 }
 
 /* {"type":"ADDED","object":<json>} */
