@@ -502,6 +502,7 @@ static int controller_start(struct daemon *d)
 		.ignored_resources = d->cfg.ignored_resources,
 		.ignored_resource_groups = d->cfg.ignored_resource_groups,
 		.agent_stale_ms = d->cfg.agent_stale_ms,
+		.max_gang_timeout_ms = d->cfg.max_gang_timeout_ms,
 		.gang_placeholders = d->cfg.gang_placeholders,
 		.placeholder_image = d->cfg.placeholder_image,
 		.events = d->cfg.events,

@@ -166,6 +166,10 @@ const struct gs_opt gs_main_opts[] = {
 	{"gang-placeholders", "GS_GANG_PLACEHOLDERS", GS_OPT_BOOL, "false", 0, 0, OPT(gang_placeholders), NULL,
 	 "while an all-or-nothing gang gathers, a placeholder pod on each fitting member's node holds its requests "
 	 "for every other scheduler (docs/sched.md, \"Placeholders\")"},
+	{"max-gang-timeout", "GS_MAX_GANG_TIMEOUT", GS_OPT_DURATION, "1h", 1000, 2592000000, OPT(max_gang_timeout_ms),
+	 NULL,
+	 "an all-or-nothing gang's gang-timeout is cut to this: a gang that cannot complete releases what it "
+	 "reserved at the latest this long after it began gathering (its annotation may ask up to 720h)"},
 	{"placeholder-image", "GS_PLACEHOLDER_IMAGE", GS_OPT_STRING, "registry.k8s.io/pause:3.9", 0, 0,
 	 OPT(placeholder_image), NULL, "the image placeholder pods run (a pause image the nodes have)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,

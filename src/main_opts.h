@@ -35,6 +35,7 @@ struct gs_main_config {
 	const char *ignored_resources;
 	const char *ignored_resource_groups;
 	long agent_stale_ms;
+	long max_gang_timeout_ms;
 	int no_webhook;
 	int tolerate_dedicated;
 	int gang_placeholders;

@@ -720,6 +720,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.ignored_resources = opts->ignored_resources;
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
 	sc.agent_stale_ms = opts->agent_stale_ms;
+	sc.max_gang_timeout_ms = opts->max_gang_timeout_ms;
 	sc.gang_placeholders = opts->gang_placeholders;
 	c->placeholder_image =
 		gs_xstrdup(opts->placeholder_image ? opts->placeholder_image : GS_CTRL_PLACEHOLDER_IMAGE);

@@ -42,6 +42,7 @@ struct gs_controller_opts {
 	const char *ignored_resources; /* --ignored-resources, --ignored-resource-groups (sched.h) */
 	const char *ignored_resource_groups;
 	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
+	int64_t max_gang_timeout_ms;    /* --max-gang-timeout; <= 0: the engine's default */
 	int events;                     /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	int gang_placeholders;          /* --gang-placeholders: placeholder pods for reserved gang members */

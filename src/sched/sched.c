@@ -122,6 +122,7 @@ void gs_sched_config_init(struct gs_sched_config *cfg)
 	cfg->map_cache_size = 256;
 	cfg->alias_label = "gpu-scheduler.io/node";
 	cfg->agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
+	cfg->max_gang_timeout_ms = GS_SCHED_MAX_GANG_TIMEOUT_MS;
 }
 
 struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
@@ -147,6 +148,8 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 		s->cfg.map_cache_size = 256;
 	if (s->cfg.agent_stale_ms <= 0)
 		s->cfg.agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
+	if (s->cfg.max_gang_timeout_ms <= 0)
+		s->cfg.max_gang_timeout_ms = GS_SCHED_MAX_GANG_TIMEOUT_MS;
 	s->rng = cfg->seed ? cfg->seed : DEFAULT_SEED;
 	gs_hmap_init(&s->pods, 0);
 	gs_hmap_init(&s->pods_by_name, 0);

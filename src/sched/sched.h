@@ -47,8 +47,11 @@
 #include "sched/map.h"
 #include "sched/objects.h"
 
+/* cfg.max_gang_timeout_ms's default (issue 36: a tenant's never-complete gangs held most of a cluster
+ * for a 720 h timeout). */
+#define GS_SCHED_MAX_GANG_TIMEOUT_MS (60 * 60 * 1000)
 /* cfg.agent_stale_ms's default: three of the agent's default heartbeats (600 s). */
-#define GS_SCHED_AGENT_STALE_MS (30 * 60 * 1000)
+#define GS_SCHED_AGENT_STALE_MS      (30 * 60 * 1000)
 
 struct gs_sched_config {
 	const char *scheduler_name; /* required; pods with another spec.schedulerName are ignored */
@@ -82,6 +85,13 @@ struct gs_sched_config {
 	 * holds the same requests for every other scheduler (gs_sched_next_placeholder). Default off.
 	 */
 	int gang_placeholders;
+	/*
+	 * --max-gang-timeout: an all-or-nothing gang's timeout (its gang-timeout, or spec.gangTimeout, 10m
+	 * when absent; at most 720h) is cut to this, and its messages say so: a gang that cannot complete
+	 * releases what it reserved at the latest this long after it began gathering. Default
+	 * GS_SCHED_MAX_GANG_TIMEOUT_MS; <= 0: the default.
+	 */
+	int64_t max_gang_timeout_ms;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,

@@ -120,8 +120,10 @@ void gs_sched__gang_set(struct gs_sched *s, struct gs_sched__pod *p, const struc
 		g->size = map_entries;
 	else if (g->size <= 0)
 		g->size = 1; /* no map yet: the member waits for its own reason anyway */
-	if (g->timeout_ms != opts->timeout_ms) {
-		g->timeout_ms = opts->timeout_ms;
+	if (g->asked_ms != opts->timeout_ms) {
+		g->asked_ms = opts->timeout_ms;
+		g->timeout_ms =
+			opts->timeout_ms < s->cfg.max_gang_timeout_ms ? opts->timeout_ms : s->cfg.max_gang_timeout_ms;
 		g->deadline_ms = g->started_ms + g->timeout_ms;
 	}
 	gang_from(g, p);
@@ -226,11 +228,15 @@ static const char *owner_kind(const struct gs_sched__gang *g)
 
 /* How messages name g's timeout: "gpu-scheduler.io/gang-timeout", or by reference "GPUPlacementMap
  * ns/name spec.gangTimeout". */
+/* Where g's timeout comes from, for messages: "gpu-scheduler.io/gang-timeout" or "OBJECT spec.gangTimeout",
+ * and ", cut to --max-gang-timeout" when the scheduler's cap made it shorter. */
 static const char *timeout_name(const struct gs_sched__gang *g, char *buf, size_t size)
 {
+	const char *cut = g->asked_ms > g->timeout_ms ? " cut to the scheduler's --max-gang-timeout" : "";
 	if (!g->from)
-		return GS_GANG_TIMEOUT;
-	snprintf(buf, size, "%s %s", g->from, GS_GANG_SPEC_TIMEOUT);
+		snprintf(buf, size, "%s%s", GS_GANG_TIMEOUT, cut);
+	else
+		snprintf(buf, size, "%s %s%s", g->from, GS_GANG_SPEC_TIMEOUT, cut);
 	return buf;
 }
 

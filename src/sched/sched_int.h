@@ -312,7 +312,8 @@ struct gs_sched__gang {
 	struct gs_list rlink;   /* in s->gangs_ready: complete at its last placement, or committing */
 	size_t n_members, n_reserved;
 	long size;              /* members that must fit together: gang-size, else the map's entries */
-	int64_t timeout_ms;     /* gang-timeout */
+	int64_t timeout_ms;     /* gang-timeout, cut to cfg.max_gang_timeout_ms */
+	int64_t asked_ms;       /* gang-timeout as asked (above the cap: timeout_ms was cut) */
 	int64_t started_ms;     /* gathering since (the engine's clock) */
 	int64_t deadline_ms;    /* started_ms + timeout_ms */
 	int64_t retry_ms;       /* with resting: gathering starts again */

@@ -5,6 +5,8 @@
 #     blocked one with DEVICE_BUSY; the gauge counts the gang
 #   - the holder deleted: all 4 bound, within 1 s of the deletion; GangScheduled on the StatefulSet
 #   - one rank deleted after the gang ran: its replacement is bound alone, the others stay
+#   - --max-gang-timeout=4s: a gang asking gang-timeout 720h times out after 4 s, its event saying the
+#     scheduler's cap cut it (issue 36)
 #   - a gang whose index 1 node does not exist, gang-timeout 3s: GangTimedOut on the StatefulSet and on
 #     the waiting member, naming the missing node; the timeout counted by reason; nothing bound; the
 #     node created after the rest: both bound together
@@ -85,7 +87,17 @@ check_eventually "ring-1 recreated" 30 eval '[ -n "$(kc get pod ring-1 -o jsonpa
 check_eventually "the new ring-1 bound alone to $N-a" 20 pod_on ring-1 "$N-a"
 check "ring-0, ring-2, ring-3 still bound" equals 4 bound_count ring
 
-# --- timeout: who blocked, on the owner and on the member -----------------------------------------------
+# --- timeout: who blocked, on the owner and on the member; the scheduler's cap ---------------------------
+daemon_stop
+daemon_start --require-env=false --max-gang-timeout=4s || exit 1
+check "daemon ready with --max-gang-timeout=4s" daemon_ready 30
+# A gang asking 720h (issue 36: never-complete gangs held a cluster that long) is cut to the cap.
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS=$'gpu-scheduler.io/placement: all-or-nothing\ngpu-scheduler.io/gang-timeout: 720h' \
+	statefulset_yaml long 2 "0=$N-a:3" "1=$N-never:0")"
+check_eventually "long-0 waits for its gang" 20 pod_event_has long-0 'fits node .* \(reserved\)'
+check_eventually "GangTimedOut on the StatefulSet after 4 s, not 720h, saying the cap cut it" 20 owner_event_has \
+	StatefulSet long "GangTimedOut: .*did not complete within 4 s \(gpu-scheduler.io/gang-timeout cut to the scheduler's --max-gang-timeout\)"
+check "the StatefulSet long deleted" eval 'kc delete statefulset long --wait=false >/dev/null'
 kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS=$'gpu-scheduler.io/placement: all-or-nothing\ngpu-scheduler.io/gang-timeout: 3s' \
 	statefulset_yaml late 2 "0=$N-a:2" "1=$N-c:0")"
 check_eventually "late-0 waits for its gang" 20 pod_event_has late-0 'fits node .* \(reserved\)'

@@ -582,6 +582,8 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
 			else if (!strncmp(tok[i], "placeholders=", 13))
 				r->cfg.gang_placeholders = atoi(tok[i] + 13);
+			else if (!strncmp(tok[i], "max-gang-timeout=", 17))
+				r->cfg.max_gang_timeout_ms = atoll(tok[i] + 17);
 			else if (!strncmp(tok[i], "sharing=", 8))
 				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
 			else if (!strncmp(tok[i], "ignored-resources=", 18)) {
