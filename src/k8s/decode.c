@@ -791,6 +791,22 @@ static int node_gpu_capacity(struct gs_dctx *d, const cJSON *status, struct gs_n
 	return 0;
 }
 
+/* status.nodeInfo.bootID; "" as absent (the protobuf encoding cannot tell them apart). */
+static int node_boot_id(struct gs_dctx *d, const cJSON *status, struct gs_node_obj *out)
+{
+	const cJSON *info;
+	int r;
+
+	if ((r = gs_dctx_get_obj(d, status, "nodeInfo", "status", &info)) < 0 ||
+	    (r = gs_dctx_get_str(d, info, "bootID", "status.nodeInfo", &out->boot_id)) < 0)
+		return r;
+	if (out->boot_id && !*out->boot_id) {
+		free(out->boot_id);
+		out->boot_id = NULL;
+	}
+	return 0;
+}
+
 static int decode_node(struct gs_dctx *d, const cJSON *node, struct gs_node_obj *out)
 {
 	const cJSON *meta, *ann, *spec, *status, *conds, *c;
@@ -830,6 +846,8 @@ static int decode_node(struct gs_dctx *d, const cJSON *node, struct gs_node_obj 
 	for (i = 0; i < out->alloc.n_ext; i++)
 		if (strcmp(out->alloc.ext[i].name, GS_RES_GPU) == 0)
 			out->gpus = out->alloc.ext[i].value;
+	if ((r = node_boot_id(d, status, out)) < 0)
+		return r;
 	return node_gpu_capacity(d, status, out);
 }
 

@@ -1412,7 +1412,28 @@ static int gpu_capacity(struct gs_decode__pctx *d, const struct gs_pb_field *sf,
 	return rc;
 }
 
-/* NodeStatus: 1 capacity, 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status). */
+/* NodeStatus 7 nodeInfo: NodeSystemInfo 3 bootID ("" as absent). */
+static int node_info(struct gs_decode__pctx *d, const struct gs_pb_field *nf, struct gs_node_obj *out)
+{
+	struct gs_pb r;
+	struct gs_pb_field g;
+	int rc;
+
+	if ((rc = gs_decode__pb_want(d, nf, GS_PB_LEN, "status", "nodeInfo")) < 0)
+		return rc;
+	gs_pb_sub(&r, nf);
+	while ((rc = gs_pb_next(&r, &g)) > 0) {
+		if (g.num != 3)
+			continue;
+		free(out->boot_id);
+		out->boot_id = NULL;
+		if ((rc = gs_decode__pb_sdup(d, &g, "status.nodeInfo", "bootID", ABSENT_IF_EMPTY, &out->boot_id)) < 0)
+			return rc;
+	}
+	return rc < 0 ? gs_decode__pb_pbad(d, &r, "status.nodeInfo") : 0;
+}
+
+/* NodeStatus: 1 capacity, 2 allocatable, 4 conditions (NodeCondition: 1 type, 2 status), 7 nodeInfo. */
 static int node_status(struct gs_decode__pctx *d, const struct gs_pb_field *sf, struct gs_node_obj *out)
 {
 	struct gs_pb r;
@@ -1428,6 +1449,8 @@ static int node_status(struct gs_decode__pctx *d, const struct gs_pb_field *sf, 
 		size_t tn = 0, sn = 0;
 		if ((f.num == 1 || f.num == 2) &&
 		    (rc = gs_decode__pb_want(d, &f, GS_PB_LEN, "status", f.num == 1 ? "capacity" : "allocatable")) < 0)
+			return rc;
+		if (f.num == 7 && (rc = node_info(d, &f, out)) < 0)
 			return rc;
 		if (f.num != 4)
 			continue;

@@ -111,6 +111,7 @@ void gs_node_obj_free(struct gs_node_obj *n)
 	gs_resources_free(&n->alloc);
 	free(n->allowed_ns);
 	free(n->inuse);
+	free(n->boot_id);
 	memset(n, 0, sizeof(*n));
 	n->gpus = -1;
 	n->gpu_capacity = -1;

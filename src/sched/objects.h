@@ -212,6 +212,9 @@ struct gs_node_obj {
 	/* Annotation gpu-scheduler.io/devices-in-use (sched/inuse.h), written by the node agent; NULL when
 	 * absent. Kept as text: the engine parses it when it changes. */
 	char *inuse;
+	/* status.nodeInfo.bootID, the kubelet's; NULL when absent or "" (a node no kubelet runs). A change
+	 * means the node rebooted: the only time its GPU index table may change (sched_agent.h). */
+	char *boot_id;
 	int n_labels;
 	struct gs_label *labels;
 	int n_taints;

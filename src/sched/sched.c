@@ -312,7 +312,8 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	    n->gpus != node_gpus(o) || c->n_labels != o->n_labels || c->n_taints != o->n_taints ||
 	    c->alloc.milli_cpu != o->alloc.milli_cpu || c->alloc.memory != o->alloc.memory ||
 	    c->alloc.ephemeral != o->alloc.ephemeral || c->alloc.pods != o->alloc.pods ||
-	    !gs_str_eq(c->allowed_ns, o->allowed_ns) || !gs_str_eq(n->agent.text, o->inuse))
+	    !gs_str_eq(c->allowed_ns, o->allowed_ns) || !gs_str_eq(n->agent.text, o->inuse) ||
+	    !gs_str_eq(c->boot_id, o->boot_id))
 		return 0;
 	for (int i = 0; i < o->n_labels; i++)
 		if (!gs_str_eq_empty(c->labels[i].key, o->labels[i].key) ||
@@ -356,6 +357,7 @@ static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct
 	c->alloc.ephemeral = o->alloc.ephemeral;
 	c->alloc.pods = o->alloc.pods;
 	c->allowed_ns = gs_sched__xstrdup_null(o->allowed_ns);
+	c->boot_id = gs_sched__xstrdup_null(o->boot_id);
 	gs_sched__req_free(&n->alloc);
 	gs_sched__req_from(s, &n->alloc, &o->alloc);
 }

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/log.h"
+#include "core/str.h"
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
 
@@ -59,12 +61,84 @@ static void count(struct gs_sched *s, const struct gs_sched__agent *a, int sign)
 		s->agent_nodes[st] += (size_t)sign; /* wraps back on the matching +1 */
 }
 
+static void table_forget(struct gs_sched__agent *a);
+
 static void clear(struct gs_sched *s, struct gs_sched__node *n)
 {
 	forget(s, n);
 	conflicts_reset(&n->agent);
 	free(n->agent.text);
 	n->agent.text = NULL;
+	table_forget(&n->agent);
+	n->agent.table_moved = 0;
+}
+
+/* u's index table as text ("0=GPU-aa 1=GPU-bb"), malloc'd; NULL when it has none. */
+static char *table_text(const struct gs_inuse *u)
+{
+	struct gs_buf b;
+
+	if (!u->n_index)
+		return NULL;
+	gs_buf_init(&b, 0);
+	for (size_t i = 0; i < u->n_index; i++)
+		if (u->index[i])
+			gs_buf_printf(&b, "%s%zu=%s", b.len ? " " : "", i, u->index[i]);
+	return gs_buf_steal(&b, NULL);
+}
+
+static void table_forget(struct gs_sched__agent *a)
+{
+	for (size_t i = 0; i < a->n_table; i++)
+		free(a->table_ids[i]);
+	free(a->table_ids);
+	free(a->table);
+	free(a->table_boot);
+	a->table = a->table_boot = NULL;
+	a->table_ids = NULL;
+	a->n_table = 0;
+}
+
+/* Believes u's table, whose text is t (taken), on boot. */
+static void table_believe(struct gs_sched__agent *a, const struct gs_inuse *u, char *t, const char *boot)
+{
+	table_forget(a);
+	a->table = t;
+	a->table_boot = gs_sched__xstrdup_null(boot);
+	a->n_table = u->n_index;
+	a->table_ids = gs_xcalloc(u->n_index, sizeof(*a->table_ids));
+	for (size_t i = 0; i < u->n_index; i++)
+		a->table_ids[i] = gs_sched__xstrdup_null(u->index[i]);
+}
+
+/* Believes the data's index table, or flags it (sched_agent.h, "The GPU index table"). */
+static void check_table(struct gs_sched__node *n)
+{
+	struct gs_sched__agent *a = &n->agent;
+	char *t = table_text(a->data);
+	int was_moved = a->table_moved;
+
+	a->table_moved = 0;
+	if (!t)
+		return; /* no table now: the one believed stays for when it comes back */
+	if (a->table && strcmp(a->table, t) != 0 && gs_str_eq(a->table_boot, n->obj.boot_id)) {
+		a->table_moved = 1;
+		if (!was_moved)
+			gs_log_warn(
+				"node %s: the gpu-scheduler agent's GPU index table changed without a reboot (was "
+				"\"%.300s\", now \"%.300s\"): not believed; its indices go through the one believed "
+				"until the node reboots or the table is back",
+				n->name, a->table, t);
+		free(t);
+		return;
+	}
+	if (a->table && strcmp(a->table, t) != 0)
+		gs_log_info("node %s: GPU index table \"%.300s\" after a reboot (boot ID %s)", n->name, t,
+			    n->obj.boot_id ? n->obj.boot_id : "none");
+	else if (was_moved)
+		gs_log_info("node %s: the GPU index table is back to the one believed", n->name);
+	table_believe(a, a->data, t, n->obj.boot_id);
+	GS_ASSERT(!a->table_moved && a->table);
 }
 
 /* "reports: WHY" or "published data not used: WHY", for gs_sched__agent_why_unknown (WHY cut at 160). */
@@ -104,6 +178,7 @@ static void update(struct gs_sched *s, struct gs_sched__node *n, const char *tex
 		gs_log_info("node %s: the gpu-scheduler agent %s", n->name, a->problem);
 		return;
 	}
+	check_table(n);
 	for (size_t i = 0; i < a->data->n_devs; i++)
 		gs_sched__hmap_put(&a->ids, a->data->devs[i].id, &a->data->devs[i]);
 	/* The agent's time counts only when earlier: a clock ahead of ours must not keep data fresh. */
@@ -183,8 +258,12 @@ static const char *device_id(const struct gs_sched__node *n, const char *dev, si
 {
 	const struct gs_inuse_dev *h;
 
-	if (is_index(dev, len))
-		return gs_inuse_index_id(n->agent.data, strtol(dev, NULL, 10));
+	if (is_index(dev, len)) {
+		long i = strtol(dev, NULL, 10);
+		if (!n->agent.table_moved)
+			return gs_inuse_index_id(n->agent.data, i);
+		return i >= 0 && (size_t)i < n->agent.n_table ? n->agent.table_ids[i] : NULL;
+	}
 	h = gs_hmap_get(&n->agent.ids, dev, len);
 	return h ? h->id : NULL;
 }
@@ -215,6 +294,11 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 	else if (!a->fresh)
 		snprintf(out, size, "the gpu-scheduler agent's data for %s is stale (unchanged for over %" PRId64 " s)",
 			 n->name, s->cfg.agent_stale_ms / 1000);
+	else if (a->table_moved)
+		snprintf(out, size,
+			 "the agent's GPU index table for %s changed without a reboot and is not believed, and the one "
+			 "believed has no such GPU (docs/agent.md)",
+			 n->name);
 	else
 		snprintf(out, size,
 			 "the agent's data for %s has no GPU index table to match this map's indices "

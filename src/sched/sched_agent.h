@@ -8,6 +8,17 @@
  * Invariants (sched_int.h, struct gs_sched__agent): fresh implies data != NULL, and a slot is in
  * s->agents (oldest seen_ms first) exactly while fresh; ids indexes data's devices exactly while data
  * != NULL; a slot not present has no agent data (gs_sched__agent_clear when the node leaves).
+ *
+ * The GPU index table (issue 36): a node's table maps the indices maps are written with to the device
+ * plugin's IDs, so a wrong one can make one GPU two. Hardware does not move without a reboot, so the
+ * table believed is the first one seen, replaced only when the node's boot ID changed since; a table
+ * that differs on the same boot (a forged annotation, a confused agent) is flagged (table_moved: a
+ * warning, explain says so) and not used: indices keep going through the table believed, until the
+ * node reboots or the data's table is that one again. (Not "unknown": with unknown identities the fit
+ * only counts GPUs, and a count cannot see the one GPU a forged table would give twice.) Invariant:
+ * table_moved implies table != NULL and the data's table differs from it. A restarted scheduler
+ * believes the first table it sees again, and so does `explain`'s engine, which knows no history: it
+ * shows the daemon's verdict beside its own when they differ.
  */
 #ifndef GS_SCHED_SCHED_AGENT_H
 #define GS_SCHED_SCHED_AGENT_H

@@ -85,7 +85,7 @@ static void add_plugin_holder(const struct gs_sched__node *n, const char *self_k
 /* The agent's data for n as a phrase (explain_out.h). */
 static char *agent_phrase(const struct gs_sched *s, const struct gs_sched__node *n)
 {
-	char buf[400], table[48] = "no index table";
+	char buf[400], table[128] = "no index table";
 	const struct gs_inuse *d = n->agent.data;
 
 	if (!n->agent.text)
@@ -94,7 +94,10 @@ static char *agent_phrase(const struct gs_sched *s, const struct gs_sched__node 
 		gs_sched__agent_why_unknown(s, n, buf, sizeof(buf));
 		return gs_xstrdup(buf);
 	}
-	if (d->n_index)
+	if (d->n_index && n->agent.table_moved)
+		snprintf(table, sizeof(table),
+			 "an index table that changed without a reboot (not believed: the one before is used)");
+	else if (d->n_index)
 		snprintf(table, sizeof(table), "an index table up to GPU %zu", d->n_index - 1);
 	snprintf(buf, sizeof(buf), "fresh: %zu devices held through the device plugin, %s", d->n_devs, table);
 	return gs_xstrdup(buf);

@@ -108,6 +108,16 @@ struct gs_sched__agent {
 	int fresh;          /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
 	struct gs_hmap ids; /* device ID -> const struct gs_inuse_dev * in data */
 	struct gs_hmap conflicts; /* "device ID\0holder" of conflicts already reported -> (void *)1 */
+	/*
+	 * The GPU index table believed (sched_agent.h): its text ("0=GPU-aa 1=GPU-bb"), its IDs by index
+	 * (n_table, NULL where it has none), the node's boot ID when it was believed, and table_moved while
+	 * the data's table differs from it on the same boot (then indices go through the believed one).
+	 */
+	char *table;
+	char **table_ids;
+	size_t n_table;
+	char *table_boot;
+	int table_moved;
 };
 
 /*

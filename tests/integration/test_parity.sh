@@ -18,7 +18,9 @@
 #   - the node agent's data (its annotation, written here by hand): a device the plugin gave to a pod
 #     bound to the node makes the mapped pod wait naming that pod, until it ends; a name that is no pod
 #     there blocks nothing; a device given by a map and by the plugin raises DeviceConflict events on both
-#     pods and gpu_scheduler_device_conflicts_total; the agent's error line falls back to counting;
+#     pods and gpu_scheduler_device_conflicts_total; the agent's error line falls back to counting; a
+#     GPU index table that moves without a reboot is not believed (the pod mapped to the plugin's GPU
+#     still waits), the same table after a new boot ID is (issue 36);
 #   - trusted claims: a pod created with gpu-scheduler.io/assigned is refused by the webhook; a
 #     squatter in a namespace the webhook does not see, bound by spec.nodeName with a claim on every GPU,
 #     blocks nothing, and the claim is counted as ignored.
@@ -108,6 +110,31 @@ plugin_pod "$N-a" infer-4 2
 ours ag-2 "2=$N-a:1" >/dev/null
 waits ag-2 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 2 to pods requesting nvidia.com/gpu \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
 kc delete pod infer-4 --grace-period=0 --force --wait=false >/dev/null 2>&1
+
+# --- a GPU index table that moves without a reboot is not believed (issue 36) ----------------------------
+# A forged or confused table that swaps GPU 0 and 1 would give tb-0 (mapped to GPU 1) the plugin's
+# GPU-t1. The table believed is the first seen on this boot; a new boot ID lets the new one in.
+node_make "$N-t"
+defer "node_delete $N-t"
+boot() { api PATCH "/api/v1/nodes/$N-t/status" "{\"status\":{\"nodeInfo\":{\"bootID\":\"$1\"}}}" application/merge-patch+json >/dev/null; }
+agent_t() { kc annotate node "$N-t" --overwrite "gpu-scheduler.io/devices-in-use=$(printf 'v1 %s\nindex %s\nnvidia.com/gpu GPU-t1 %s/tinfer' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$1" "$NS")" >/dev/null; }
+check "$N-t boots (bootID boot-1)" boot boot-1
+plugin_pod "$N-t" tinfer 1
+agent_t "0=GPU-t0 1=GPU-t1 2=GPU-t2 3=GPU-t3"
+ours tb-0 "0=$N-t:1" >/dev/null
+waits tb-0 DEVICE_BUSY "$N-t GPU 1 \(GPU-t1\) is held by $NS/tinfer through the device plugin"
+sleep 1 # a new time line: the annotation's text changes
+agent_t "0=GPU-t1 1=GPU-t0 2=GPU-t2 3=GPU-t3"
+check_eventually "the daemon flags the table that moved without a reboot" 10 \
+	grep -q "node $N-t: the gpu-scheduler agent's GPU index table changed without a reboot" "$DAEMON_LOG"
+sleep 2
+check "tb-0 still waits: GPU 1 is still GPU-t1, the plugin's" eval '[ -z "$(pod_node tb-0)" ]'
+check "/debug/pods/$NS/tb-0: GPU 1 is GPU-t1, held by $NS/tinfer" eval 'daemon_http "/debug/pods/$NS/tb-0" |
+	jq -e ".holders[] | select(.devicePluginId == \"GPU-t1\") | .pod == \"$NS/tinfer\"" >/dev/null'
+check "$N-t reboots (bootID boot-2)" boot boot-2
+sleep 1
+agent_t "0=GPU-t1 1=GPU-t0 2=GPU-t2 3=GPU-t3"
+check_eventually "the table after the reboot is believed: GPU 1 is GPU-t0, free, and tb-0 bound" 20 pod_on tb-0 "$N-t"
 
 # --- a deleted pod held by a finalizer -------------------------------------------------------------------
 POD_FIN=$(pod_yaml fin-0 "0=$N-b:1" | sed 's/^metadata:$/metadata:\n  finalizers: [gpu-scheduler.test\/hold]/')

@@ -109,9 +109,9 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 
 static void dump_node(struct gs_buf *b, const struct gs_node_obj *n)
 {
-	gs_buf_printf(b, "node name=%s rv=%s ready=%d unsched=%d gpus=%lld capacity=%lld", S(n->name),
+	gs_buf_printf(b, "node name=%s rv=%s ready=%d unsched=%d gpus=%lld capacity=%lld boot=%s", S(n->name),
 		      S(n->resource_version), n->ready, n->unschedulable, (long long)n->gpus,
-		      (long long)n->gpu_capacity);
+		      (long long)n->gpu_capacity, S(n->boot_id));
 	for (int i = 0; i < n->n_labels; i++)
 		gs_buf_printf(b, " label=%s:%s", n->labels[i].key, n->labels[i].value);
 	for (int i = 0; i < n->n_taints; i++)
@@ -315,7 +315,7 @@ static void test_shapes_1_37(void **state)
 	/* A 1.37 node: status.declaredFeatures (field 14) and runtimeHandlers skipped; the device plugin's GPUs. */
 	t = both("node-declared", GS_OBJ_NODE);
 	expect_has(t, "node name=node1 ");
-	expect_has(t, "ready=1 unsched=0 gpus=4 capacity=4");
+	expect_has(t, "ready=1 unsched=0 gpus=4 capacity=4 boot=09491b86-c9de-4400-a834-75f6d99babe3 ");
 	expect_has(t, "nvidia.com/gpu=4}");
 	free(t);
 	/* GPU 3 reported Unhealthy by the device plugin: capacity 4, allocatable 3. */

@@ -17,6 +17,7 @@
  *                                             upsert (4 GPUs unless said; capacity: nvidia.com/gpu
  *                                             capacity, above the allocatable gpus=)
  *        [allowed=NS1,NS2]                    the allowed-namespaces annotation ("allowed=" lists none)
+ *        [boot=ID]                            status.nodeInfo.bootID (a reboot changes it)
  *        [inuse=TEXT]                         the node agent's devices-in-use annotation (sched/inuse.h):
  *                                             '|' ends a line, '~' is a blank, NOW the clock's time
  *        [label=K=V] [taint=K[=V]:EFFECT] [cpu=Q] [mem=Q] [eph=Q] [pods=N] [res=NAME=N]
@@ -649,6 +650,8 @@ static void run_line(struct replay *r, char *line)
 				nd.allowed_ns = strdup(tok[i] + 8);
 			else if (!strncmp(tok[i], "inuse=", 6))
 				nd.inuse = inuse_text(r, tok[i] + 6);
+			else if (!strncmp(tok[i], "boot=", 5))
+				nd.boot_id = strdup(tok[i] + 5);
 		}
 		if (nd.gpus >= 0) /* as the decoder does: the count is also an allocatable resource */
 			res_add_ext(&nd.alloc, "nvidia.com/gpu", nd.gpus);
