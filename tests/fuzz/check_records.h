@@ -103,6 +103,7 @@ static void check_node(const struct gs_node_obj *n)
 		CHECK(n->taints[i].effect > GS_EFFECT_ALL && n->taints[i].effect <= GS_EFFECT_OTHER);
 	check_res(&n->alloc);
 	CHECK(n->gpus >= -1 && n->gpu_capacity >= -1);
+	CHECK(!n->boot_id || n->boot_id[0]); /* "" is absent, in both encodings */
 }
 
 /* A list decoder's item callback: each record checked, counted in *(unsigned *)ud. */
