@@ -119,8 +119,12 @@ static void check_table(struct gs_sched__node *n)
 	int was_moved = a->table_moved;
 
 	a->table_moved = 0;
-	if (!t)
-		return; /* no table now: the one believed stays for when it comes back */
+	if (!t) {
+		/* None now (the agent lost the driver's files, or was made to say so): on the same boot the
+		 * one believed still holds, and counting alone could not see a doubled GPU. */
+		a->table_moved = a->table && gs_str_eq(a->table_boot, n->obj.boot_id);
+		return;
+	}
 	if (a->table && strcmp(a->table, t) != 0 && gs_str_eq(a->table_boot, n->obj.boot_id)) {
 		a->table_moved = 1;
 		if (!was_moved)

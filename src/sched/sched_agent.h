@@ -14,7 +14,7 @@
  * table believed is the first one seen, replaced only when the node's boot ID changed since; a table
  * that differs on the same boot (a forged annotation, a confused agent) is flagged (table_moved: a
  * warning, explain says so) and not used: indices keep going through the table believed, until the
- * node reboots or the data's table is that one again. (Not "unknown": with unknown identities the fit
+ * node reboots or the data's table is that one again; so do data without a table on the same boot. (Not "unknown": with unknown identities the fit
  * only counts GPUs, and a count cannot see the one GPU a forged table would give twice.) Invariant:
  * table_moved implies table != NULL and the data's table differs from it. A restarted scheduler
  * believes the first table it sees again, and so does `explain`'s engine, which knows no history: it
