@@ -457,6 +457,12 @@ test_begin() {
 		fail "namespace $NS" "cannot create it"
 		exit 1
 	fi
+	# No pod can be created before the namespace's ServiceAccount "default", which the controller
+	# manager makes (once 20 s late in a loaded ASan run of CI: test_dedicated's first create timed out).
+	if ! wait_for "the ServiceAccount default of $NS" 60 kc get serviceaccount default; then
+		fail "namespace $NS" "no ServiceAccount default after 60 s"
+		exit 1
+	fi
 	echo "  namespace $NS"
 }
 
