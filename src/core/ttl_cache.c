@@ -1,5 +1,6 @@
 #include "core/ttl_cache.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,15 @@ void *gs_ttl_cache_get(struct gs_ttl_cache *c, const void *key, size_t klen, uin
 	gs_list_remove(&e->lru);
 	gs_list_insert_tail(&c->lru, &e->lru);
 	return e->value;
+}
+
+int gs_ttl_cache_touch(struct gs_ttl_cache *c, const void *key, size_t klen, uint64_t expires_ms, uint64_t now_ms)
+{
+	struct entry *e = gs_hmap_get(&c->map, key, klen);
+	if (!e || now_ms >= e->expires)
+		return -ENOENT; /* an expired one is dropped by the next get or put, as it would be */
+	e->expires = expires_ms;
+	return 0;
 }
 
 /* Room for one more: an expired entry if the oldest used one is, else the oldest used one. */

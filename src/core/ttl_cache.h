@@ -35,6 +35,8 @@ void gs_ttl_cache_free(struct gs_ttl_cache *c); /* NULL is fine */
  * stays valid until the next put or free.
  */
 void *gs_ttl_cache_get(struct gs_ttl_cache *c, const void *key, size_t klen, uint64_t now_ms);
+/* Sets the expiry of key's live entry to expires_ms (its value kept); 0, or -ENOENT when there is none. */
+int gs_ttl_cache_touch(struct gs_ttl_cache *c, const void *key, size_t klen, uint64_t expires_ms, uint64_t now_ms);
 
 /* Inserts or replaces key (copied) with value until expires_ms. A full cache drops an expired entry
  * if the least recently used one is, else the least recently used one. */

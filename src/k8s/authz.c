@@ -174,14 +174,6 @@ static struct source_budget *source_budget(struct gs_authz *a, const char *sourc
 	return b;
 }
 
-/* Keeps source's entry source_keep_ms from now: the cache's expiry is set by a put, so a copy is put. */
-static void source_touch(struct gs_authz *a, const char *source, const struct source_budget *b, uint64_t now)
-{
-	struct source_budget *c = gs_xmalloc(sizeof(*c));
-	*c = *b;
-	gs_ttl_cache_put(a->sources, source, strlen(source), c, now + a->source_keep_ms, now);
-}
-
 /*
  * Room for one more review now, for a request from source: under the in-flight cap and a token in the
  * shared bucket; and, while the reviews are contended (the shared bucket below half its burst, or half
@@ -206,7 +198,7 @@ static int may_review(struct gs_authz *a, const char *source)
 		b->tokens -= 1.0;
 	b->inflight++;
 	a->bucket -= 1.0;
-	source_touch(a, source, b, now);
+	gs_ttl_cache_touch(a->sources, source, strlen(source), now + a->source_keep_ms, now); /* kept while used */
 	return 1;
 }
 

@@ -61,6 +61,11 @@ static void test_cache_ttl(void **state)
 	assert_int_equal(st.hits, 2);
 	assert_int_equal(st.misses, 2);
 	assert_int_equal(st.expired, 1);
+	/* touch: a new expiry for a live entry, its value kept; nothing for a missing one. */
+	assert_int_equal(gs_ttl_cache_touch(c, "b", 1, 300, 150), 0);
+	assert_int_equal(*(int *)gs_ttl_cache_get(c, "b", 1, 250), 3);
+	assert_int_equal(gs_ttl_cache_touch(c, "zz", 2, 300, 150), -ENOENT);
+	assert_int_equal(freed, 2);
 	gs_ttl_cache_free(c);
 	assert_int_equal(freed, 3);
 }
