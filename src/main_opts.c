@@ -170,6 +170,16 @@ const struct gs_opt gs_main_opts[] = {
 	 NULL,
 	 "an all-or-nothing gang's gang-timeout is cut to this: a gang that cannot complete releases what it "
 	 "reserved at the latest this long after it began gathering (its annotation may ask up to 720h)"},
+	{"placement-map-memory", "GS_PLACEMENT_MAP_MEMORY", GS_OPT_BYTES, "96Mi", 1 << 20, 1L << 40, OPT(gpm_bytes),
+	 NULL,
+	 "GPUPlacementMaps the scheduler holds, every namespace's together, at most this much memory (their text "
+	 "and parse); one that would pass it is not held: its status and its pods say so (docs/sched.md, \"Memory\")"},
+	{"placement-map-memory-per-namespace", "GS_PLACEMENT_MAP_MEMORY_PER_NAMESPACE", GS_OPT_BYTES, "16Mi", 64 << 10,
+	 1L << 40, OPT(gpm_bytes_per_ns), NULL,
+	 "the same bound for the GPUPlacementMaps of each namespace: one tenant cannot take the others' share"},
+	{"map-cache-memory", "GS_MAP_CACHE_MEMORY", GS_OPT_BYTES, "16Mi", 0, 1L << 40, OPT(map_cache_bytes), NULL,
+	 "parsed maps no pod uses any more are kept for reuse up to this much memory, the least recently used "
+	 "let go first"},
 	{"placeholder-image", "GS_PLACEHOLDER_IMAGE", GS_OPT_STRING, "registry.k8s.io/pause:3.9", 0, 0,
 	 OPT(placeholder_image), NULL, "the image placeholder pods run (a pause image the nodes have)"},
 	{"no-webhook", "GS_NO_WEBHOOK", GS_OPT_BOOL, "false", 0, 0, OPT(no_webhook), NULL,

@@ -36,6 +36,9 @@ struct gs_main_config {
 	const char *ignored_resource_groups;
 	long agent_stale_ms;
 	long max_gang_timeout_ms;
+	long map_cache_bytes;
+	long gpm_bytes;
+	long gpm_bytes_per_ns;
 	int no_webhook;
 	int tolerate_dedicated;
 	int gang_placeholders;

@@ -61,6 +61,33 @@ int gs_options_parse_duration_ms(const char *s, long *ms)
 	return 0;
 }
 
+int gs_options_parse_bytes(const char *s, long *bytes)
+{
+	static const struct {
+		const char *suffix;
+		int shift;
+	} units[] = {{"", 0}, {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}};
+	long n = 0;
+
+	*bytes = 0;
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		n = n * 10 + (*s - '0');
+		if (n > (1L << 40))
+			return -EINVAL;
+	}
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		if (strcmp(s, units[u].suffix) != 0)
+			continue;
+		if (n > (1L << 40) >> units[u].shift)
+			return -EINVAL;
+		*bytes = n << units[u].shift;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int set_value(const struct gs_opt *o, const char *value, const char *where, void *cfg, char *err, size_t errlen)
 {
 	char *field = (char *)cfg + o->offset;
@@ -93,6 +120,19 @@ static int set_value(const struct gs_opt *o, const char *value, const char *wher
 		}
 		if (v < o->min || v > o->max) {
 			snprintf(err, errlen, "%s: %s is outside %ldms..%ldms", where, value, o->min, o->max);
+			return -EINVAL;
+		}
+		*(long *)(void *)field = v;
+		break;
+	}
+	case GS_OPT_BYTES: {
+		long v;
+		if (gs_options_parse_bytes(value, &v) < 0) {
+			snprintf(err, errlen, "%s: \"%s\" is not a size such as 16Mi, 512Ki or 1Gi", where, value);
+			return -EINVAL;
+		}
+		if (v < o->min || v > o->max) {
+			snprintf(err, errlen, "%s: %s is outside %ld..%ld bytes", where, value, o->min, o->max);
 			return -EINVAL;
 		}
 		*(long *)(void *)field = v;

@@ -21,6 +21,8 @@ enum gs_opt_type {
 	GS_OPT_BOOL,     /* int field; "--flag", "--flag=true|false", env "true|false|1|0" */
 	GS_OPT_DURATION, /* long field in milliseconds, written as Go durations ("15s", "500ms", "1m30s"),
 			  * bounded by min/max (ms) */
+	GS_OPT_BYTES,    /* long field in bytes, written as a Kubernetes quantity with a binary suffix
+			  * ("16Mi", "512Ki", "1Gi") or a plain number of bytes, bounded by min/max */
 };
 
 /* Returns 0, or <0 with a reason written to err (without the option's name; the parser adds it). */
@@ -55,6 +57,10 @@ void gs_options_usage(FILE *f, const struct gs_opt *table, size_t n);
 /* A Go-style duration ("15s", "1m30s", "250ms", "2h"; a sum of number+unit, units h m s ms) into
  * milliseconds. 0 or -EINVAL (bad syntax, an empty string, over a year). */
 int gs_options_parse_duration_ms(const char *s, long *ms);
+
+/* A size as a Kubernetes binary quantity ("16Mi", "512Ki", "2Gi", "1048576"; no fraction, no
+ * decimal suffix) into bytes. 0 or -EINVAL (bad syntax, an empty string, over 1 Ti). */
+int gs_options_parse_bytes(const char *s, long *bytes);
 
 /* Validators shared by daemons: "host:port" with a port in 1..65535 (host may be empty or [v6]). */
 int gs_opt_validate_hostport(const char *value, char *err, size_t errlen);

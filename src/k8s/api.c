@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "k8s/decode.h"
+#include "k8s/decode_gpm.h"
 #include "sched/checks.h"
 #include "sched/gang.h"
 
@@ -121,6 +122,8 @@ const char *gs_api_version_of(const char *kind)
 	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++)
 		if (strcmp(kind, apps[i]) == 0)
 			return "apps/v1";
+	if (strcmp(kind, GS_GPM_KIND) == 0)
+		return GS_GPM_GROUP "/" GS_GPM_VERSION;
 	return strcmp(kind, "Job") == 0 ? "batch/v1" : "v1";
 }
 
@@ -420,6 +423,9 @@ static int gpm_ready_json(const struct gs_gpm_status *st, int64_t transition_ms,
 	if (st->ready) {
 		reason = "Placed";
 		snprintf(msg, sizeof(msg), "every entry's pod is placed (%zu of %zu)", st->placed, st->entries);
+	} else if (st->refused) {
+		reason = "NotHeld";
+		snprintf(msg, sizeof(msg), "%s", st->refused);
 	} else if (st->map_error) {
 		reason = "MapInvalid";
 		snprintf(msg, sizeof(msg), "%s", st->map_error);

@@ -34,7 +34,8 @@ struct gs_api_pod_ref {
 };
 
 /* The apiVersion of an owner's kind for an event's involvedObject: "apps/v1" for StatefulSet,
- * ReplicaSet, Deployment, DaemonSet; "batch/v1" for Job; "v1" otherwise (Pod, unknown kinds). */
+ * ReplicaSet, Deployment, DaemonSet; "batch/v1" for Job; gpu-scheduler.io/v1alpha1 for a
+ * GPUPlacementMap; "v1" otherwise (Pod, unknown kinds). */
 const char *gs_api_version_of(const char *kind);
 
 /* Result classes shared by the callers. */

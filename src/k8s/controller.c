@@ -31,6 +31,9 @@
 #define GS_CTRL_REPORTS_MAX       64
 #define GS_CTRL_LOW_MAX           1000
 #define GS_CTRL_COMPONENT         "gpu-scheduler"
+/* GPUPlacementMaps per list page: each may hold 64 KiB of map, so a page's reply and its parse stay
+ * within a few MiB whatever the objects' count (issue 36: the whole list in one reply took 39 MiB). */
+#define GS_CTRL_GPM_PAGE          32
 /* --placeholder-image's default: the pause image kubelets use for their pod sandboxes. */
 #define GS_CTRL_PLACEHOLDER_IMAGE "registry.k8s.io/pause:3.9"
 /* The pod watch starts once the GPUPlacementMaps' first list is answered, or after this long anyway. */
@@ -56,6 +59,7 @@ struct gs_controller {
 	uv_timer_t retry;      /* wakes the pump when the engine's next retry is due */
 	uv_timer_t grace;      /* bounds the shutdown */
 	uv_timer_t maps_first; /* bounds the pod watch's wait for the GPUPlacementMaps' first answer */
+	uv_timer_t relist;     /* the next relist of the GPUPlacementMaps the engine asked for (not held) */
 	uint64_t seed;
 	unsigned binds_inflight;
 	unsigned low_inflight;
@@ -517,6 +521,27 @@ static int caches_settled(struct gs_controller *c)
 	return c->caches_synced = 1;
 }
 
+static void on_relist_timer(uv_timer_t *t)
+{
+	want_pump(t->data);
+}
+
+/* The engine let memory go while GPUPlacementMaps are refused for it: list them again (leader or not:
+ * both replicas hold what they can), at the pace the engine sets. */
+static void relist_gpms(struct gs_controller *c, int64_t now)
+{
+	int64_t due;
+
+	if (!c->gpms)
+		return;
+	if (gs_sched_gpm_take_relist(c->sched, now, &due)) {
+		gs_log_info("gpuplacementmaps: memory was freed while some are not held; listing them again");
+		gs_watch_relist(c->gpms);
+	} else if (due >= 0 && !uv_is_active((uv_handle_t *)&c->relist)) {
+		uv_timer_start(&c->relist, on_relist_timer, (uint64_t)(due > now ? due - now : 0), 0);
+	}
+}
+
 static void on_pump(uv_prepare_t *p)
 {
 	struct gs_controller *c = p->data;
@@ -525,6 +550,8 @@ static void on_pump(uv_prepare_t *p)
 	struct gs_report r;
 
 	uv_prepare_stop(p);
+	if (!c->stopping)
+		relist_gpms(c, now);
 	/* Until both caches have held a full list once, a pending pod's node may only seem missing: no
 	 * decision and no report yet (after a restart, every waiting pod would be told its node does not
 	 * exist while the node list is still on its way). The same for a pod's GPUPlacementMap. */
@@ -688,6 +715,7 @@ static void start_gpms(struct gs_controller *c)
 		.kind = GS_OBJ_GPM,
 		.path = "/apis/" GS_GPM_GROUP "/" GS_GPM_VERSION "/" GS_GPM_RESOURCE,
 		.consistent_list = 1,
+		.page_size = GS_CTRL_GPM_PAGE,
 		.seed = c->seed ^ 0x67706d73ull,
 	};
 	gs_gpm_writer_init(&c->gpmw, c->loop, c->kube, c->sched, writer_may_act, writer_wake, c);
@@ -721,6 +749,9 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
 	sc.agent_stale_ms = opts->agent_stale_ms;
 	sc.max_gang_timeout_ms = opts->max_gang_timeout_ms;
+	sc.map_cache_bytes = opts->map_cache_bytes;
+	sc.gpm_bytes = opts->gpm_bytes;
+	sc.gpm_bytes_per_ns = opts->gpm_bytes_per_ns;
 	sc.gang_placeholders = opts->gang_placeholders;
 	c->placeholder_image =
 		gs_xstrdup(opts->placeholder_image ? opts->placeholder_image : GS_CTRL_PLACEHOLDER_IMAGE);
@@ -741,6 +772,8 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->grace.data = c;
 	uv_timer_init(loop, &c->maps_first);
 	c->maps_first.data = c;
+	uv_timer_init(loop, &c->relist);
+	c->relist.data = c;
 	c->seed = opts->seed;
 
 	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
@@ -793,6 +826,8 @@ int gs_controller_map_lookup(void *controller, const char *ns, const char *name,
 
 	if (gs_sched_gpm_find(c->sched, ns, name, out))
 		return 1; /* absent settings are NULL (gpm_upsert) */
+	if ((out->refused = gs_sched_gpm_refused(c->sched, ns, name)) != NULL)
+		return 1;
 	if (!c->gpms)
 		return -EAGAIN;
 	gs_watch_stats(c->gpms, &g);
@@ -947,6 +982,7 @@ static void stop_check(struct gs_controller *c)
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->retry);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->grace);
 	gs_closer_uv(&c->closer, (uv_handle_t *)&c->maps_first);
+	gs_closer_uv(&c->closer, (uv_handle_t *)&c->relist);
 	gs_closer_drop(&c->closer); /* the grace's part */
 }
 
@@ -962,6 +998,7 @@ void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_
 	uv_prepare_stop(&c->pump);
 	uv_timer_stop(&c->retry);
 	uv_timer_stop(&c->maps_first);
+	uv_timer_stop(&c->relist);
 	if (c->pods) {
 		gs_closer_hold(&c->closer);
 		gs_watch_stop(c->pods, gs_closer_drop_cb, &c->closer);

@@ -43,6 +43,9 @@ struct gs_controller_opts {
 	const char *ignored_resource_groups;
 	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
 	int64_t max_gang_timeout_ms;    /* --max-gang-timeout; <= 0: the engine's default */
+	size_t map_cache_bytes;         /* --map-cache-memory; 0: the engine's default (sched.h) */
+	size_t gpm_bytes;               /* --placement-map-memory; 0: the engine's default */
+	size_t gpm_bytes_per_ns;        /* --placement-map-memory-per-namespace; 0: the engine's default */
 	int events;                     /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	int gang_placeholders;          /* --gang-placeholders: placeholder pods for reserved gang members */

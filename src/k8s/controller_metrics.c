@@ -171,6 +171,21 @@ static double m_maps(void *ud)
 	return (double)sched_stats(ud).maps_cached;
 }
 
+static double m_map_bytes(void *ud)
+{
+	return (double)sched_stats(ud).maps_cached_bytes;
+}
+
+static double m_gpm_bytes(void *ud)
+{
+	return (double)sched_stats(ud).gpm_bytes;
+}
+
+static double m_gpm_refused(void *ud)
+{
+	return (double)sched_stats(ud).gpms_refused;
+}
+
 static double m_inflight(void *ud)
 {
 	return (double)*((struct gs_controller_metrics *)ud)->binds_inflight;
@@ -318,6 +333,14 @@ static void register_engine(struct gs_controller_metrics *c, struct gs_metrics *
 			    m_maps, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.", "kind=\"node_pod\"",
 			    m_uses, c);
+	static const char mem_help[] = "What the scheduler keeps of maps, in bytes: the parsed-map cache (bounded by "
+				       "--map-cache-memory while unused) and the GPUPlacementMaps held (bounded by "
+				       "--placement-map-memory).";
+	gs_metrics_gauge_fn(m, "gpu_scheduler_memory_bytes", mem_help, "kind=\"map_cache\"", m_map_bytes, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_memory_bytes", mem_help, "kind=\"placement_maps\"", m_gpm_bytes, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_placement_maps_not_held",
+			    "GPUPlacementMaps not held: they would pass the memory budgets (their status says so).",
+			    NULL, m_gpm_refused, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_placement_maps",
 			    "GPUPlacementMaps held (listed and watched in every namespace; 0 without the CRD).", NULL,
 			    m_gpms, c);

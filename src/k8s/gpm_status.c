@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "k8s/api.h"
+#include "sched/gpm.h"
 
 #define KEY_MAX 512
 
@@ -25,6 +26,7 @@ struct gpm_rec {
 	int forgotten;    /* the object went while a write was in flight: free at its end */
 	int64_t retry_at; /* loop clock of the retry; 0 none */
 	uint64_t backoff_ms;
+	int refused_told; /* a NotHeld event went out for the refusal the status carries */
 };
 
 struct gpm_req {
@@ -153,6 +155,34 @@ static struct gpm_rec *rec_of(struct gs_gpm_writer *w, const char *key)
 	return r;
 }
 
+static void on_event_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
+{
+	char *key = ud;
+
+	if (gs_api_classify(err, resp) != GS_API_OK)
+		gs_log_warn("gpuplacementmap %s: its NotHeld event was not written: %s", key,
+			    err ? msg : "refused by the apiserver");
+	free(key);
+}
+
+/* A Warning event on the object when it becomes refused (the status says so too; the event is what
+ * `kubectl describe` and event-based alerting show). Once per refusal, best effort. */
+static void tell_refused(struct gs_gpm_writer *w, struct gpm_rec *r, const struct gs_gpm_status *st, const char *key)
+{
+	struct gs_api_pod_ref ref = {.ns = st->ns, .name = st->name, .uid = st->uid, .kind = GS_GPM_KIND};
+	char *k;
+
+	if (!st->refused || r->refused_told) {
+		r->refused_told = st->refused != NULL;
+		return;
+	}
+	r->refused_told = 1;
+	k = gs_xstrdup(key);
+	if (gs_api_event(w->kube, &ref, GS_EVENT_WARNING, "NotHeld", st->refused, "gpu-scheduler", gs_clock_wall_ms(),
+			 on_event_done, k) < 0)
+		free(k);
+}
+
 static void send_status(struct gs_gpm_writer *w, const struct gs_gpm_status *st)
 {
 	struct gpm_req *q = gs_xcalloc(1, sizeof(*q));
@@ -168,6 +198,7 @@ static void send_status(struct gs_gpm_writer *w, const struct gs_gpm_status *st)
 		return;
 	}
 	clear_retry(w, r);
+	tell_refused(w, r, st, q->key);
 	if (r->ready != (st->ready != 0)) {
 		r->ready = st->ready != 0;
 		r->since_ms = gs_clock_wall_ms();

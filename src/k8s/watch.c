@@ -66,6 +66,8 @@ struct gs_watch {
 	char stream_why[256]; /* why the streamed list was given up, "" if it was not */
 	uint64_t epoch;       /* the current list's number; keys seen in it carry it */
 	int relist_wanted;
+	int relist_asked;     /* gs_watch_relist: while watching, the watch ends and a list starts; while listing,
+			   * another list follows this one */
 	struct gs_hmap known; /* key -> (void *)epoch of the last list or event that showed it */
 	struct gs_kube_call *call;
 	struct gs_lines lines;
@@ -441,8 +443,14 @@ static void list_synced(struct gs_watch *w)
 	if (w->h.synced)
 		w->h.synced(w, w->ud);
 	tell_answered(w);
-	if (w->state == ST_LISTING)
-		watch_start(w);
+	if (w->state != ST_LISTING)
+		return;
+	if (w->relist_asked) {
+		w->relist_asked = 0;
+		relist(w, "asked to list again while listing");
+		return;
+	}
+	watch_start(w);
 }
 
 static void on_list_done(int err, const struct gs_http_response *resp, const char *msg, void *ud)
@@ -640,6 +648,11 @@ static void on_watch_done(int err, const struct gs_http_response *resp, const ch
 		gs_closer_drop(&w->closer);
 		return;
 	}
+	if (w->relist_asked) {
+		w->relist_asked = 0;
+		relist(w, "asked to list again");
+		return;
+	}
 	if (stream_err == -ESTALE) {
 		relist(w, "watch resourceVersion too old (410 Gone)");
 		return;
@@ -733,6 +746,26 @@ void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch
 	w->cache_list = !opts->consistent_list && opts->kind != GS_OBJ_GPM;
 	list_page(w);
 	*out = w;
+}
+
+void gs_watch_relist(struct gs_watch *w)
+{
+	switch (w->state) {
+	case ST_WATCHING:
+		if (w->call) {
+			w->relist_asked = 1; /* on_watch_done lists */
+			gs_kube_cancel(w->call);
+		}
+		break;
+	case ST_LISTING:
+		w->relist_asked = 1; /* list_synced lists again */
+		break;
+	case ST_BACKOFF:
+		w->relist_wanted = 1; /* the timer lists */
+		break;
+	case ST_STOPPING:
+		break;
+	}
 }
 
 void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st)

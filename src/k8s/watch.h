@@ -85,6 +85,13 @@ struct gs_watch_stats {
 void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch_opts *opts,
 		    const struct gs_watch_handlers *h, void *ud, struct gs_watch **out);
 void gs_watch_stats(const struct gs_watch *w, struct gs_watch_stats *st);
+/*
+ * Lists again, consistently (the paginated list from etcd), then watches on: every object is upserted
+ * again (the engine takes what it does not hold: the GPUPlacementMaps it refused for memory, sched.h
+ * gs_sched_gpm_take_relist). While watching, the watch is cancelled and the list starts; while listing,
+ * another list follows; in a backoff, the retry lists. Counted in relists_total.
+ */
+void gs_watch_relist(struct gs_watch *w);
 /* The resource's name for logs ("pods", "nodes", "gpuplacementmaps"). */
 const char *gs_watch_name(const struct gs_watch *w);
 /* Stops: cancels the request in flight, closes the timer; close_cb once everything is closed. */

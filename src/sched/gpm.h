@@ -42,6 +42,8 @@ struct gs_gpm_view {
 	const char *map_text;        /* spec.map, map_len bytes (need not be NUL-terminated) */
 	size_t map_len;
 	const char *placement, *gang_timeout, *gang_size; /* spec's settings, as the annotations' text */
+	const char *refused; /* a lookup's answer only: the object exists but the scheduler does not hold it
+			      * (its memory budgets, sched.h), why; its map_text is NULL then */
 };
 
 #endif

@@ -334,10 +334,12 @@ static int parse_text(const char *text, size_t len, struct gs_map **out, struct 
 		tcap *= 2;
 	pool_size = len + 2 * max_ent + 1;
 
-	m = malloc(sizeof(*m) + max_ent * sizeof(struct gs_map_entry) + tcap * sizeof(uint32_t) + pool_size);
+	size_t bytes = sizeof(*m) + max_ent * sizeof(struct gs_map_entry) + tcap * sizeof(uint32_t) + pool_size;
+	m = malloc(bytes);
 	if (!m)
 		return -ENOMEM;
 	m->refs = 1;
+	m->bytes = bytes;
 	m->n = 0;
 	m->hook = NULL;
 	m->hook_arg = NULL;
@@ -430,6 +432,11 @@ const struct gs_map_entry *gs_map_lookup(const struct gs_map *m, long index)
 size_t gs_map_count(const struct gs_map *m)
 {
 	return m->n;
+}
+
+size_t gs_map_bytes(const struct gs_map *m)
+{
+	return m->bytes;
 }
 
 const struct gs_map_entry *gs_map_entry_at(const struct gs_map *m, size_t i)

@@ -65,6 +65,9 @@ void gs_map_unref(struct gs_map *m); /* NULL is fine */
 /* The entry for index, or NULL. O(1) average. */
 const struct gs_map_entry *gs_map_lookup(const struct gs_map *m, long index);
 size_t gs_map_count(const struct gs_map *m);
+/* The bytes the parsed map holds (one allocation: entries, index table, strings), for the memory
+ * budgets (sched.h): about 60 bytes an entry more than the text. */
+size_t gs_map_bytes(const struct gs_map *m);
 const struct gs_map_entry *gs_map_entry_at(const struct gs_map *m, size_t i); /* in text order */
 
 /* ---- the pod's index -------------------------------------------------------------------------- */

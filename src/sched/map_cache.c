@@ -33,14 +33,17 @@ struct gs_map__cache_ent {
 	struct gs_map *map;      /* NULL for a failed parse */
 	struct gs_map_error err; /* with map == NULL */
 	size_t len;
-	char text[]; /* the key, NUL-terminated for debugging */
+	size_t bytes; /* the entry, its text and its parse: what freeing it gives back */
+	char text[];  /* the key, NUL-terminated for debugging */
 };
 
 struct gs_map_cache {
 	struct gs_hmap by_text; /* text -> entry; keys borrowed from the entries */
 	struct gs_list lru;     /* idle entries, the most recently idle first */
 	size_t max;
+	size_t max_idle_bytes; /* 0: none */
 	size_t idle;
+	size_t bytes, idle_bytes;
 	uint64_t hits, misses;
 	struct gs_map_error too_big; /* the error for uncached oversize text */
 };
@@ -50,10 +53,12 @@ static void make_idle(struct gs_map__cache_ent *e)
 {
 	struct gs_map_cache *c = e->cache;
 
-	if (e->idle)
+	if (e->idle) {
 		gs_list_remove(&e->lru);
-	else
+	} else {
 		c->idle++;
+		c->idle_bytes += e->bytes;
+	}
 	e->idle = 1;
 	gs_list_insert_head(&c->lru, &e->lru);
 }
@@ -65,6 +70,7 @@ static void make_busy(struct gs_map__cache_ent *e)
 	gs_list_remove(&e->lru);
 	e->idle = 0;
 	e->cache->idle--;
+	e->cache->idle_bytes -= e->bytes;
 }
 
 /* The map's hook (map_int.h): its second reference taken, or its last outside one dropped. */
@@ -85,7 +91,9 @@ static void ent_free(struct gs_map__cache_ent *e)
 	if (e->idle) {
 		gs_list_remove(&e->lru);
 		c->idle--;
+		c->idle_bytes -= e->bytes;
 	}
+	c->bytes -= e->bytes;
 	if (e->map) {
 		e->map->hook = NULL;
 		e->map->hook_arg = NULL;
@@ -94,13 +102,14 @@ static void ent_free(struct gs_map__cache_ent *e)
 	free(e);
 }
 
-struct gs_map_cache *gs_map_cache_new(size_t max_entries)
+struct gs_map_cache *gs_map_cache_new(size_t max_entries, size_t max_idle_bytes)
 {
 	struct gs_map_cache *c = gs_xcalloc(1, sizeof(*c));
 
 	gs_hmap_init(&c->by_text, 0);
 	gs_list_init(&c->lru);
 	c->max = max_entries;
+	c->max_idle_bytes = max_idle_bytes;
 	return c;
 }
 
@@ -116,18 +125,33 @@ void gs_map_cache_free(struct gs_map_cache *c)
 	free(c);
 }
 
-/* Evicts idle entries from the LRU tail until the cache holds at most max entries; keeps `keep`. */
+static int over(const struct gs_map_cache *c)
+{
+	return gs_hmap_len(&c->by_text) > c->max || (c->max_idle_bytes && c->idle_bytes > c->max_idle_bytes);
+}
+
+/* Evicts idle entries from the LRU tail until the cache is within both bounds; keeps `keep`. */
 static void evict(struct gs_map_cache *c, const struct gs_map__cache_ent *keep)
 {
 	struct gs_list *l = gs_list_last(&c->lru);
 
-	while (gs_hmap_len(&c->by_text) > c->max && l != &c->lru) {
+	while (over(c) && l != &c->lru) {
 		struct gs_list *prev = l->prev;
 		struct gs_map__cache_ent *e = GS_CONTAINER_OF(l, struct gs_map__cache_ent, lru);
 		if (e != keep)
 			ent_free(e);
 		l = prev;
 	}
+}
+
+size_t gs_map_cache_cost(size_t len, const struct gs_map *m)
+{
+	return sizeof(struct gs_map__cache_ent) + len + 1 + (m ? gs_map_bytes(m) : 0);
+}
+
+void gs_map_cache_trim(struct gs_map_cache *c)
+{
+	evict(c, NULL);
 }
 
 int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struct gs_map **out,
@@ -172,6 +196,8 @@ int gs_map_cache_get(struct gs_map_cache *c, const char *text, size_t len, struc
 		free(e);
 		return -ENOMEM;
 	}
+	e->bytes = gs_map_cache_cost(len, e->map);
+	c->bytes += e->bytes;
 	if (e->map) {
 		e->map->hook = on_shared;
 		e->map->hook_arg = e;
@@ -189,6 +215,8 @@ void gs_map__cache_stats(const struct gs_map_cache *c, struct gs_map__cache_stat
 {
 	st->entries = gs_hmap_len(&c->by_text);
 	st->idle = c->idle;
+	st->bytes = c->bytes;
+	st->idle_bytes = c->idle_bytes;
 	st->hits = c->hits;
 	st->misses = c->misses;
 }

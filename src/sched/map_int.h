@@ -19,6 +19,7 @@ typedef void (*gs_map__hook)(void *arg, int shared);
 
 struct gs_map {
 	int refs;
+	size_t bytes;                 /* the one allocation's size (gs_map_bytes) */
 	size_t n;                     /* entries */
 	struct gs_map_entry *entries; /* in text order */
 	uint32_t *table;              /* open addressing by index: position + 1, 0 = empty */

@@ -146,6 +146,12 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 		s->cfg.backoff_max_ms = s->cfg.backoff_min_ms;
 	if (s->cfg.map_cache_size == 0)
 		s->cfg.map_cache_size = 256;
+	if (s->cfg.map_cache_bytes == 0)
+		s->cfg.map_cache_bytes = GS_SCHED_MAP_CACHE_BYTES;
+	if (s->cfg.gpm_bytes == 0)
+		s->cfg.gpm_bytes = GS_SCHED_GPM_BYTES;
+	if (s->cfg.gpm_bytes_per_ns == 0)
+		s->cfg.gpm_bytes_per_ns = GS_SCHED_GPM_BYTES_PER_NS;
 	if (s->cfg.agent_stale_ms <= 0)
 		s->cfg.agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
 	if (s->cfg.max_gang_timeout_ms <= 0)
@@ -171,10 +177,11 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->ph_orphans, 0);
 	gs_hmap_init(&s->ph_ours, 0);
 	gs_hmap_init(&s->gpms, 0);
+	gs_hmap_init(&s->gpm_ns, 0);
 	gs_list_init(&s->gpm_ready);
 	gs_list_init(&s->gpm_cooling);
 	s->ph_seq = s->rng >> 32;
-	s->maps = gs_map_cache_new(s->cfg.map_cache_size);
+	s->maps = gs_map_cache_new(s->cfg.map_cache_size, s->cfg.map_cache_bytes);
 	return s;
 }
 
@@ -530,11 +537,10 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 	if (o->map_ref && !o->map_text) {
 		/* By reference: the object as the engine holds it now (the I/O layer lists the objects before
 		 * the pods, so a restart knows them). */
-		if (!(m = gs_sched__gpm_map(s, o->ns, o->map_ref))) {
-			*why = "the GPUPlacementMap the pod names is unknown or its map is invalid";
+		if (!(m = gs_sched__gpm_parsed(gs_sched__gpm_slot(s, o->ns, o->map_ref)))) {
+			*why = "the GPUPlacementMap the pod names is unknown, not held or its map is invalid";
 			return NULL;
 		}
-		gs_map_ref(m);
 	} else {
 		int rc = gs_map_cache_get(s->maps, o->map_text, o->map_len, &m, &err);
 		if (rc == -ENOMEM)
@@ -697,6 +703,7 @@ static void tick(struct gs_sched *s, int64_t now_ms)
 {
 	if (now_ms > s->now_ms)
 		s->now_ms = now_ms;
+	gs_map_cache_trim(s->maps); /* what the last call let go idle */
 }
 
 /*
@@ -907,6 +914,10 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->nodes_schedulable = s->nodes_schedulable;
 	gs_map__cache_stats(s->maps, &cs);
 	st->maps_cached = cs.entries;
+	st->maps_cached_bytes = cs.bytes;
+	st->maps_idle_bytes = cs.idle_bytes;
+	st->gpm_bytes = s->gpm_bytes;
+	st->gpms_refused = s->gpm_refused;
 	st->uses = gs_hmap_len(&s->uses);
 	st->devices_held = s->devs_held;
 	st->devices_shared = s->devs_shared;
@@ -1017,6 +1028,18 @@ int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, in
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out)
 {
 	return gs_sched__gpm_find(s, ns, name, out);
+}
+
+const char *gs_sched_gpm_refused(const struct gs_sched *s, const char *ns, const char *name)
+{
+	const struct gs_sched__gpm *g = ns && name ? gs_sched__gpm_slot(s, ns, name) : NULL;
+
+	return g && g->present ? g->refused : NULL;
+}
+
+int gs_sched_gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms)
+{
+	return gs_sched__gpm_take_relist(s, now_ms, due_ms);
 }
 
 int gs_sched_next_gpm_status(struct gs_sched *s, int64_t now_ms, struct gs_gpm_status *out)

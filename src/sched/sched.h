@@ -50,6 +50,10 @@
 /* cfg.max_gang_timeout_ms's default (issue 36: a tenant's never-complete gangs held most of a cluster
  * for a 720 h timeout). */
 #define GS_SCHED_MAX_GANG_TIMEOUT_MS (60 * 60 * 1000)
+/* The memory budgets' defaults (cfg.map_cache_bytes, gpm_bytes, gpm_bytes_per_ns). */
+#define GS_SCHED_MAP_CACHE_BYTES     ((size_t)16 << 20)
+#define GS_SCHED_GPM_BYTES           ((size_t)96 << 20)
+#define GS_SCHED_GPM_BYTES_PER_NS    ((size_t)16 << 20)
 /* cfg.agent_stale_ms's default: three of the agent's default heartbeats (600 s). */
 #define GS_SCHED_AGENT_STALE_MS      (30 * 60 * 1000)
 
@@ -61,11 +65,22 @@ struct gs_sched_config {
 	int64_t backoff_min_ms;     /* first retry ceiling after GS_BIND_RETRY; default 200 */
 	int64_t backoff_max_ms;     /* ceiling cap; default 10000 */
 	size_t map_cache_size;      /* unreferenced parsed maps kept; default 256 */
-	int device_sharing_any;     /* --device-sharing=any: the ledger never refuses (it still counts) */
-	const char *alias_label;    /* --node-alias-label: a map's node name that names no node resolves to the
+	/*
+	 * Memory (issue 36; docs/sched.md, "Memory"): map_cache_bytes bounds what the map cache keeps of
+	 * parsed maps nobody uses (--map-cache-memory, default GS_SCHED_MAP_CACHE_BYTES). gpm_bytes and
+	 * gpm_bytes_per_ns bound what the engine keeps of GPUPlacementMaps, every namespace's together and
+	 * each namespace's (--placement-map-memory, --placement-map-memory-per-namespace): an object whose
+	 * cost (its text twice and its parse, gs_sched_gpm_cost) would pass either is not held: its pods wait
+	 * saying so, its status too. 0: the defaults.
+	 */
+	size_t map_cache_bytes;
+	size_t gpm_bytes;
+	size_t gpm_bytes_per_ns;
+	int device_sharing_any;  /* --device-sharing=any: the ledger never refuses (it still counts) */
+	const char *alias_label; /* --node-alias-label: a map's node name that names no node resolves to the
 				     * one node whose label of this key has that value; NULL or "" turns aliases
 				     * off. Default "gpu-scheduler.io/node" */
-	uint64_t seed;              /* jitter PRNG seed; 0 picks a fixed one (deterministic) */
+	uint64_t seed;           /* jitter PRNG seed; 0 picks a fixed one (deterministic) */
 	/*
 	 * Extended resources the fit does not check (kube-scheduler's NodeResourcesFit ignoredResources and
 	 * ignoredResourceGroups): comma-separated names ("example.com/foo"), and groups ("example.com"
@@ -475,6 +490,10 @@ struct gs_sched_stats {
 	size_t nodes;             /* nodes that exist */
 	size_t nodes_schedulable; /* of which Ready and not cordoned */
 	size_t maps_cached;       /* annotation texts in the map cache */
+	size_t maps_cached_bytes; /* what the map cache holds (texts, parses), idle entries included */
+	size_t maps_idle_bytes;   /* of which its idle entries' (bounded by cfg.map_cache_bytes) */
+	size_t gpm_bytes;         /* the held GPUPlacementMaps' costs (bounded by cfg.gpm_bytes) */
+	size_t gpms_refused;      /* GPUPlacementMaps not held for the memory budgets */
 	size_t uses;              /* pods (any scheduler) counted on a node, reservations included */
 	size_t devices_held;      /* (node, device) pairs in the ledger with a holder */
 	size_t devices_shared;    /* of which held by more than one owner */
@@ -524,6 +543,22 @@ int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, in
 /* 1 with *out (strings valid until the next call that mutates s) when the engine holds ns/name, else 0.
  * For the webhook, which resolves references from the same table. */
 int gs_sched_gpm_find(const struct gs_sched *s, const char *ns, const char *name, struct gs_gpm_view *out);
+/* Why the object ns/name exists but is not held (the memory budgets: gs_sched_gpm_find says 0 for it),
+ * or NULL. Valid until the next call that mutates s. */
+const char *gs_sched_gpm_refused(const struct gs_sched *s, const char *ns, const char *name);
+
+/*
+ * Memory: an object refused for the budgets (cfg.gpm_bytes, gpm_bytes_per_ns) keeps no text, so it can
+ * be held only when the watch shows it again. When memory is freed while objects are refused (an
+ * object deleted, shrunk or refused on update), this returns 1, at most once per
+ * GS_GPM_RELIST_INTERVAL_MS, and the caller lists the objects again (k8s/watch.h, gs_watch_relist):
+ * the refused ones are offered again in the list's order. Else 0, with *due_ms when one will be due
+ * (-1: none wanted). Not a deadline of gs_sched_next_deadline: a follower relists too.
+ */
+#define GS_GPM_RELIST_INTERVAL_MS 5000
+int gs_sched_gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms);
+/* An object's cost against the budgets: its text of len bytes and m, its parse (NULL: it does not parse). */
+size_t gs_sched_gpm_cost(size_t len, const struct gs_map *m);
 
 /*
  * The placement of one object, for its /status subresource: entries (the map's; 0 when it does not
@@ -545,6 +580,7 @@ struct gs_gpm_status {
 	const char *oldest_message; /* its wait message */
 	int ready;                  /* waiting == 0 and placed == entries and the map parses */
 	const char *map_error;      /* the map's parse error (with its line), NULL when it parses */
+	const char *refused;        /* the object is not held, why (the memory budgets); NULL when held */
 };
 
 /*
@@ -601,7 +637,7 @@ struct gs_sched_workload {
 	size_t not_created;
 	size_t n_rows;
 	struct gs_sched_workload_row *rows; /* by index (pods without one last), then creation, then name */
-	struct gs_map *map;                 /* owned: the given map, parsed (NULL otherwise) */
+	struct gs_map *map;                 /* owned: the given map or the object's, parsed (NULL otherwise) */
 	char map_error[256];                /* the given map's parse error, or gs_sched_workload_ref's object's
 					     * (not held, or its map does not parse); "" when none */
 	struct gs_explain_gang gang;        /* its all-or-nothing gang (gang.blockers owned); size 0: none */

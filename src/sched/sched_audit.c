@@ -278,25 +278,42 @@ static void check_gpm(const struct gs_sched *s, const struct gs_sched__gpm *g, s
 	GS_ASSERT(g->on != 1 || g->dirty);
 	GS_ASSERT(g->present || !g->dirty);
 	*cool_dirty += g->on == 2 && g->dirty;
-	if (g->present)
-		GS_ASSERT(!g->map == !!g->map_error && g->uid && g->text);
+	if (g->present && g->refused)
+		GS_ASSERT(g->uid && !g->text && !g->map && !g->map_error && !g->cost);
+	else if (g->present)
+		GS_ASSERT(g->uid && g->text && g->cost && !g->map == (g->map_error || !g->n_pods) &&
+			  (!g->map_error || !g->entries));
 	else
-		GS_ASSERT(!g->map && !g->map_error && !g->uid && !g->handed);
+		GS_ASSERT(!g->map && !g->map_error && !g->uid && !g->handed && !g->cost && !g->refused);
 }
 
 /* The GPUPlacementMap slots, and every reference of a pod against them (sched_gpm.c). */
 static void check_gpms(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
-	size_t cool_dirty = 0, refs = 0, linked = 0;
+	size_t cool_dirty = 0, refs = 0, linked = 0, bytes = 0, refused = 0, ns_bytes = 0, ns_refused = 0;
 	const struct gs_list *l;
 
 	while (gs_hmap_next(&s->gpms, &it)) {
 		const struct gs_sched__gpm *g = it.val;
+		const struct gs_sched__gpm_ns *n = gs_hmap_get_str(&s->gpm_ns, g->ns);
 		check_gpm(s, g, &cool_dirty);
 		refs += g->n_pods;
+		bytes += g->cost;
+		refused += g->refused != NULL;
+		GS_ASSERT(n || (!g->cost && !g->refused)); /* a charged or refused slot's namespace is counted */
 	}
 	GS_ASSERT(cool_dirty == s->n_cool_dirty);
+	/* The budgets: the totals are the sums of the slots', every namespace within its budget. */
+	GS_ASSERT(bytes == s->gpm_bytes && refused == s->gpm_refused && s->gpm_bytes <= s->cfg.gpm_bytes);
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->gpm_ns, &it)) {
+		const struct gs_sched__gpm_ns *n = it.val;
+		GS_ASSERT((n->bytes || n->refused) && n->bytes <= s->cfg.gpm_bytes_per_ns);
+		ns_bytes += n->bytes;
+		ns_refused += n->refused;
+	}
+	GS_ASSERT(ns_bytes == s->gpm_bytes && ns_refused == s->gpm_refused);
 	GS_LIST_FOREACH(l, &s->gpm_ready)
 		GS_ASSERT(GS_CONTAINER_OF(l, struct gs_sched__gpm, slink)->on == 1);
 	GS_LIST_FOREACH(l, &s->gpm_cooling) {

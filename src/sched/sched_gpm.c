@@ -55,9 +55,140 @@ static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const 
 	return g;
 }
 
-/* Forgets what the object said (not its pods). */
-static void slot_clear(struct gs_sched__gpm *g)
+/* ---- memory ------------------------------------------------------------------------------------ */
+
+/*
+ * What a held object costs, in bytes: its slot and strings at their longest (GPM_SLOT_BYTES: the key's
+ * three copies of a namespace of 63 and a name of 253 bytes, a uid, three settings of 64), its text, and what its parse keeps in the map cache while pods reference it
+ * (gs_map_cache_cost: the cache's copy of the text, its entry and the parsed map). Charged whole from
+ * the moment the object is held, referenced or not, so the budgets bound what the engine may come to
+ * keep, not what it keeps today.
+ */
+#define GPM_SLOT_BYTES (sizeof(struct gs_sched__gpm) + 3 * (63 + 253 + 2) + 128 + 3 * 64)
+
+static size_t gpm_cost(size_t len, const struct gs_map *m)
 {
+	return GPM_SLOT_BYTES + len + 1 + gs_map_cache_cost(len, m);
+}
+
+size_t gs_sched_gpm_cost(size_t len, const struct gs_map *m)
+{
+	return gpm_cost(len, m);
+}
+
+static struct gs_sched__gpm_ns *ns_get(struct gs_sched *s, const char *ns, int create)
+{
+	struct gs_sched__gpm_ns *n = gs_hmap_get_str(&s->gpm_ns, ns);
+	size_t len;
+
+	if (n || !create)
+		return n;
+	len = strlen(ns);
+	n = gs_xcalloc(1, sizeof(*n) + len + 1);
+	memcpy(n->ns, ns, len + 1);
+	gs_sched__hmap_put(&s->gpm_ns, n->ns, n);
+	return n;
+}
+
+static void ns_gc(struct gs_sched *s, struct gs_sched__gpm_ns *n)
+{
+	if (n->bytes || n->refused)
+		return;
+	gs_hmap_del_str(&s->gpm_ns, n->ns, NULL);
+	free(n);
+}
+
+/* "17.2 MiB", "600 KiB", "512 bytes" */
+static void fmt_size(char *b, size_t size, size_t bytes)
+{
+	if (bytes >= (size_t)1 << 20)
+		snprintf(b, size, "%.1f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1024)
+		snprintf(b, size, "%.1f KiB", (double)bytes / 1024);
+	else
+		snprintf(b, size, "%zu bytes", bytes);
+}
+
+/*
+ * Charges cost to g's namespace and the total, or returns -1 with why when either budget would be
+ * passed (the message names no other namespace: issue 36, item 7).
+ */
+static int budget_take(struct gs_sched *s, struct gs_sched__gpm *g, size_t cost, char *why, size_t size)
+{
+	struct gs_sched__gpm_ns *n = ns_get(s, g->ns, 1);
+	char have[32], cap[32];
+
+	if (n->bytes + cost > s->cfg.gpm_bytes_per_ns) {
+		fmt_size(have, sizeof(have), n->bytes + cost);
+		fmt_size(cap, sizeof(cap), s->cfg.gpm_bytes_per_ns);
+		snprintf(
+			why, size,
+			"not held by the scheduler: with it, the GPUPlacementMaps of namespace %s would take %s of the "
+			"scheduler's memory, over its --placement-map-memory-per-namespace of %s; delete or shrink "
+			"some of them",
+			g->ns, have, cap);
+		return -1;
+	}
+	if (s->gpm_bytes + cost > s->cfg.gpm_bytes) {
+		fmt_size(have, sizeof(have), s->gpm_bytes + cost);
+		fmt_size(cap, sizeof(cap), s->cfg.gpm_bytes);
+		snprintf(why, size,
+			 "not held by the scheduler: with it, the GPUPlacementMaps of every namespace would take %s of "
+			 "the scheduler's memory, over its --placement-map-memory of %s",
+			 have, cap);
+		return -1;
+	}
+	n->bytes += cost;
+	s->gpm_bytes += cost;
+	g->cost = cost;
+	return 0;
+}
+
+/* Gives back what g was charged, or its refusal; memory freed while objects are refused asks for a
+ * relist of the objects (gs_sched_gpm_take_relist), which offers the refused ones again. */
+static void budget_give(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	struct gs_sched__gpm_ns *n;
+
+	if (!g->cost && !g->refused)
+		return;
+	n = ns_get(s, g->ns, 0);
+	GS_ASSERT(n);
+	if (g->refused) {
+		n->refused--;
+		s->gpm_refused--;
+	}
+	n->bytes -= g->cost;
+	s->gpm_bytes -= g->cost;
+	if (g->cost && s->gpm_refused)
+		s->gpm_relist = 1;
+	g->cost = 0;
+	ns_gc(s, n);
+}
+
+int gs_sched__gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms)
+{
+	*due_ms = -1;
+	if (!s->gpm_relist || !s->gpm_refused) {
+		s->gpm_relist = 0;
+		return 0;
+	}
+	if (s->gpm_relist_ms && now_ms < s->gpm_relist_ms + GS_GPM_RELIST_INTERVAL_MS) {
+		*due_ms = s->gpm_relist_ms + GS_GPM_RELIST_INTERVAL_MS;
+		return 0;
+	}
+	s->gpm_relist = 0;
+	s->gpm_relist_ms = now_ms;
+	return 1;
+}
+
+/* Forgets what the object said (not its pods), and gives back what it was charged. */
+static void slot_clear(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	budget_give(s, g);
+	free(g->refused);
+	g->refused = NULL;
+	g->entries = 0;
 	free(g->uid);
 	free(g->text);
 	free(g->placement);
@@ -76,7 +207,8 @@ static void slot_forget_status(struct gs_sched__gpm *g)
 	free(g->last_name);
 	free(g->last_msg);
 	free(g->last_err);
-	g->last_name = g->last_msg = g->last_err = NULL;
+	free(g->last_refused);
+	g->last_name = g->last_msg = g->last_err = g->last_refused = NULL;
 	g->handed = 0;
 }
 
@@ -91,9 +223,9 @@ static void slot_off(struct gs_sched *s, struct gs_sched__gpm *g)
 	g->dirty = 0;
 }
 
-static void slot_free(struct gs_sched__gpm *g)
+static void slot_free(struct gs_sched *s, struct gs_sched__gpm *g)
 {
-	slot_clear(g);
+	slot_clear(s, g);
 	slot_forget_status(g);
 	free(g);
 }
@@ -105,7 +237,7 @@ void gs_sched__gpm_gc(struct gs_sched *s, struct gs_sched__gpm *g)
 		return;
 	slot_off(s, g);
 	gs_hmap_del_str(&s->gpms, g->key, NULL);
-	slot_free(g);
+	slot_free(s, g);
 }
 
 static void mark_dirty(struct gs_sched *s, struct gs_sched__gpm *g)
@@ -142,9 +274,11 @@ void gs_sched__gpms_free(struct gs_sched *s)
 			r->pod->ref = NULL;
 			pref_free(r);
 		}
-		slot_free(g);
+		slot_free(s, g);
 	}
 	gs_hmap_free(&s->gpms);
+	GS_ASSERT(gs_hmap_len(&s->gpm_ns) == 0 && s->gpm_bytes == 0 && s->gpm_refused == 0);
+	gs_hmap_free(&s->gpm_ns);
 }
 
 /* ---- the objects ------------------------------------------------------------------------------- */
@@ -159,39 +293,90 @@ static int slot_same(const struct gs_sched__gpm *g, const struct gs_gpm_view *v)
 {
 	size_t len = v->map_text ? v->map_len : 0;
 
-	return g->present && g->generation == v->generation && str_same(g->uid, v->uid) && g->map_len == len &&
-	       (len == 0 || memcmp(g->text, v->map_text, len) == 0) && str_same(g->placement, v->placement) &&
-	       str_same(g->gang_timeout, v->gang_timeout) && str_same(g->gang_size, v->gang_size);
+	return g->present && !g->refused && g->generation == v->generation && str_same(g->uid, v->uid) &&
+	       g->map_len == len && (len == 0 || memcmp(g->text, v->map_text, len) == 0) &&
+	       str_same(g->placement, v->placement) && str_same(g->gang_timeout, v->gang_timeout) &&
+	       str_same(g->gang_size, v->gang_size);
 }
 
-/* Takes v's fields and parses its map (through the map cache: once per text). */
+/*
+ * Takes v's fields: parses its map once (through the map cache) for its entries and its error, and
+ * holds the object when its cost fits the budgets (the parse is kept while pods reference it), else
+ * refuses it: its text and parse are let go, its settings kept.
+ */
 static void slot_take(struct gs_sched *s, struct gs_sched__gpm *g, const struct gs_gpm_view *v)
 {
 	const struct gs_map_error *err = NULL;
 	size_t len = v->map_text ? v->map_len : 0;
+	struct gs_map *m = NULL;
+	char why[512];
 	int rc;
 
-	slot_clear(g);
+	slot_clear(s, g);
 	g->uid = gs_xstrdup(v->uid);
 	g->generation = v->generation;
+	g->placement = gs_sched__xstrdup_null(v->placement);
+	g->gang_timeout = gs_sched__xstrdup_null(v->gang_timeout);
+	g->gang_size = gs_sched__xstrdup_null(v->gang_size);
+	g->present = 1;
+	rc = gs_map_cache_get(s->maps, len ? v->map_text : "", len, &m, &err);
+	if (rc == -ENOMEM)
+		gs_oom(len);
+	if (budget_take(s, g, gpm_cost(len, m), why, sizeof(why)) < 0) {
+		struct gs_sched__gpm_ns *n = ns_get(s, g->ns, 1);
+		g->refused = gs_xstrdup(why);
+		n->refused++;
+		s->gpm_refused++;
+		gs_map_unref(m);
+		gs_log_warn("%s %s generation %lld: %s", GS_GPM_KIND, g->key, (long long)g->generation, why);
+		return;
+	}
 	g->text = gs_xmalloc(len + 1);
 	if (len)
 		memcpy(g->text, v->map_text, len);
 	g->text[len] = '\0';
 	g->map_len = len;
-	g->placement = gs_sched__xstrdup_null(v->placement);
-	g->gang_timeout = gs_sched__xstrdup_null(v->gang_timeout);
-	g->gang_size = gs_sched__xstrdup_null(v->gang_size);
-	rc = gs_map_cache_get(s->maps, g->text, len, &g->map, &err);
-	if (rc == -ENOMEM)
-		gs_oom(len);
 	if (rc < 0) {
-		g->map = NULL;
 		g->map_error = gs_xstrdup(err->msg);
 		gs_log_info("%s %s generation %lld: spec.map does not parse: %s", GS_GPM_KIND, g->key,
 			    (long long)g->generation, g->map_error);
+		return;
 	}
-	g->present = 1;
+	g->entries = gs_map_count(m);
+	if (g->n_pods)
+		g->map = m;
+	else
+		gs_map_unref(m); /* parsed again when a pod names it, or found in the cache */
+}
+
+/* A held object's map, parsed, for a pod that now names it (n_pods went from 0). */
+static void slot_parse(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	const struct gs_map_error *err = NULL;
+	int rc;
+
+	if (g->map || !g->present || g->refused || g->map_error)
+		return;
+	rc = gs_map_cache_get(s->maps, g->text, g->map_len, &g->map, &err);
+	if (rc == -ENOMEM)
+		gs_oom(g->map_len);
+	GS_ASSERT(rc == 0); /* it parsed when taken, and parsing is a function of the text */
+}
+
+struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g)
+{
+	struct gs_map_error err;
+	struct gs_map *m = NULL;
+
+	if (!g || !g->present || g->refused || g->map_error)
+		return NULL;
+	if (g->map) {
+		gs_map_ref(g->map);
+		return g->map;
+	}
+	if (gs_map_parse(g->text, g->map_len, &m, &err) == -ENOMEM)
+		gs_oom(g->map_len);
+	return m;
 }
 
 int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, struct gs_sched__gpm **out)
@@ -222,7 +407,7 @@ int gs_sched__gpm_delete(struct gs_sched *s, const char *ns, const char *name, s
 	if (!g || !g->present)
 		return -ENOENT;
 	slot_off(s, g);
-	slot_clear(g);
+	slot_clear(s, g);
 	slot_forget_status(g);
 	g->present = 0;
 	gs_log_debug("%s %s: deleted, %zu pods name it", GS_GPM_KIND, g->key, g->n_pods);
@@ -234,7 +419,7 @@ int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *nam
 {
 	const struct gs_sched__gpm *g = ns && name ? slot_get(s, ns, name) : NULL;
 
-	if (!g || !g->present)
+	if (!g || !g->present || g->refused)
 		return 0;
 	memset(out, 0, sizeof(*out));
 	out->ns = g->ns;
@@ -269,7 +454,10 @@ void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p)
 		return;
 	g = r->gpm;
 	gs_list_remove(&r->link);
-	g->n_pods--;
+	if (--g->n_pods == 0) {
+		gs_map_unref(g->map); /* idle in the cache, which bounds what it keeps of those */
+		g->map = NULL;
+	}
 	mark_dirty(s, g);
 	pref_free(r);
 	p->ref = NULL;
@@ -314,6 +502,7 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 		gs_list_insert_tail(&g->pods, &r->link);
 		g->n_pods++;
 		p->ref = r;
+		slot_parse(s, g);
 		mark_dirty(s, g); /* else only what the status shows marks it (gs_sched__gpm_touch) */
 	}
 	free(r->gen_text);
@@ -352,7 +541,7 @@ void gs_sched__gpm_count(const struct gs_sched__gpm *g, struct gs_gpm_status *ou
 	out->name = g->name;
 	out->uid = g->uid;
 	out->observed_generation = g->generation;
-	out->entries = g->map ? gs_map_count(g->map) : 0;
+	out->entries = g->entries;
 	GS_LIST_FOREACH(l, &g->pods) {
 		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod;
 
@@ -382,7 +571,8 @@ void gs_sched__gpm_count(const struct gs_sched__gpm *g, struct gs_gpm_status *ou
 		out->oldest_message = first->msg;
 	}
 	out->map_error = g->map_error;
-	out->ready = g->present && g->map && out->waiting == 0 && out->placed == out->entries;
+	out->refused = g->refused;
+	out->ready = g->present && !g->refused && !g->map_error && out->waiting == 0 && out->placed == out->entries;
 }
 
 static int status_same(const struct gs_gpm_status *a, const struct gs_gpm_status *b)
@@ -391,7 +581,7 @@ static int status_same(const struct gs_gpm_status *a, const struct gs_gpm_status
 	       a->waiting == b->waiting && memcmp(a->waiting_by, b->waiting_by, sizeof(a->waiting_by)) == 0 &&
 	       a->oldest_index == b->oldest_index && str_same(a->oldest_name, b->oldest_name) &&
 	       a->oldest_reason == b->oldest_reason && str_same(a->oldest_message, b->oldest_message) &&
-	       a->ready == b->ready && str_same(a->map_error, b->map_error);
+	       a->ready == b->ready && str_same(a->map_error, b->map_error) && str_same(a->refused, b->refused);
 }
 
 /* Keeps st as the last status handed out for g (its strings copied). */
@@ -403,6 +593,7 @@ static void remember(struct gs_sched__gpm *g, const struct gs_gpm_status *st)
 	g->last.oldest_name = g->last_name = gs_sched__xstrdup_null(st->oldest_name);
 	g->last.oldest_message = g->last_msg = gs_sched__xstrdup_null(st->oldest_message);
 	g->last.map_error = g->last_err = gs_sched__xstrdup_null(st->map_error);
+	g->last.refused = g->last_refused = gs_sched__xstrdup_null(st->refused);
 	g->handed = 1;
 }
 
@@ -470,13 +661,6 @@ int64_t gs_sched__gpm_deadline(const struct gs_sched *s)
 
 /* ---- resolution -------------------------------------------------------------------------------- */
 
-struct gs_map *gs_sched__gpm_map(const struct gs_sched *s, const char *ns, const char *name)
-{
-	const struct gs_sched__gpm *g = slot_get(s, ns, name);
-
-	return g && g->present ? g->map : NULL;
-}
-
 /* The object's map and p's entry in it: NONE, or MAP_INVALID, MAP_MISSING, NO_INDEX, NO_ENTRY with msg. */
 static enum gs_wait_reason ref_map(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
 				   const struct gs_map_entry **e, char *msg, size_t size)
@@ -493,6 +677,10 @@ static enum gs_wait_reason ref_map(const struct gs_sched *s, const struct gs_sch
 	if (!g->present) {
 		snprintf(msg, size, "%s named by %s does not exist", g->label, GS_MAP_REF_ANNOTATION);
 		return GS_WAIT_MAP_MISSING;
+	}
+	if (g->refused) {
+		snprintf(msg, size, "%s (generation %lld) is %s", g->label, (long long)g->generation, g->refused);
+		return GS_WAIT_MAP_INVALID;
 	}
 	if (!g->map) {
 		snprintf(msg, size,

@@ -61,8 +61,11 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 enum gs_wait_reason gs_sched__gpm_inputs(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
 					 const struct gs_map_entry **e, struct gs_gang_opts *gopts, int *gang_ok,
 					 char *msg, size_t size);
-/* The parsed map of object ns/name (borrowed), NULL when the engine does not hold it or it does not parse. */
-struct gs_map *gs_sched__gpm_map(const struct gs_sched *s, const char *ns, const char *name);
+/* Slot g's map, parsed (a new reference: the one kept while pods name it, else parsed now, outside the
+ * cache), NULL when the object is not held or its map does not parse. */
+struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g);
+/* sched.h's gs_sched_gpm_take_relist. */
+int gs_sched__gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms);
 
 /* Takes p's reference away (its slot freed when nothing needs it any more). */
 void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p);

@@ -226,7 +226,10 @@ struct gs_sched__pref {
  * (present) OR a pod of ours references ns/name (n_pods > 0): a reference to an object not seen yet
  * waits on the slot. Invariants: n_pods is the length of pods; a slot is on s->gpm_ready (on 1) or
  * s->gpm_cooling (on 2) only while present; on s->gpm_ready implies dirty; n_cool_dirty counts the
- * dirty slots on s->gpm_cooling; with present, map != NULL exactly when map_error == NULL.
+ * dirty slots on s->gpm_cooling. With present, the object is held (refused == NULL: its text kept, its
+ * bytes charged to its namespace's budget, s->gpm_ns) or refused for memory (refused set: no text, no
+ * map, no charge); a held object's map is parsed once when taken (entries, map_error) and kept parsed
+ * (map) only while pods reference it: map != NULL exactly when held, parsing and n_pods > 0.
  */
 struct gs_sched__gpm {
 	struct gs_list pods;  /* gs_sched__pref.link */
@@ -238,17 +241,28 @@ struct gs_sched__gpm {
 	int present;
 	int64_t generation;
 	char *uid;
-	char *text; /* spec.map (map_len bytes, NUL-terminated copy) */
+	char *text; /* spec.map (map_len bytes, NUL-terminated copy); NULL when refused */
 	size_t map_len;
 	char *placement, *gang_timeout, *gang_size;
-	struct gs_map *map; /* a reference from s->maps, NULL when the text does not parse */
+	struct gs_map *map; /* a reference from s->maps while pods reference the object, else NULL */
 	char *map_error;    /* the parse error ("line 3: ..."), NULL when it parses */
+	size_t entries;     /* the map's entries (0 when it does not parse) */
+	size_t cost;        /* bytes charged to the budgets while held (sched_gpm.c, gpm_cost) */
+	char *refused;      /* not held, why (the memory budgets), or NULL */
 	int handed;         /* last holds the last status handed out */
 	struct gs_gpm_status last;
-	char *last_name, *last_msg, *last_err; /* last's strings, owned */
-	char *ns, *name;                       /* in key's allocation */
-	char *label;                           /* "GPUPlacementMap ns/name", for messages; in key's allocation */
-	char key[];                            /* "ns/name\0ns\0name\0GPUPlacementMap ns/name" */
+	char *last_name, *last_msg, *last_err, *last_refused; /* last's strings, owned */
+	char *ns, *name;                                      /* in key's allocation */
+	char *label; /* "GPUPlacementMap ns/name", for messages; in key's allocation */
+	char key[];  /* "ns/name\0ns\0name\0GPUPlacementMap ns/name" */
+};
+
+/* The GPUPlacementMaps of one namespace against --placement-map-memory-per-namespace. Exists while
+ * bytes or refused is not 0. */
+struct gs_sched__gpm_ns {
+	size_t bytes;   /* the held objects' costs */
+	size_t refused; /* its slots refused for memory */
+	char ns[];
 };
 
 struct gs_sched__pod {
@@ -427,6 +441,11 @@ struct gs_sched {
 	struct gs_list gpm_ready;                   /* slots whose status may be handed out now, FIFO */
 	struct gs_list gpm_cooling;                 /* slots handed out less than the interval ago, by due_ms */
 	size_t n_cool_dirty;                        /* of which dirty */
+	struct gs_hmap gpm_ns;                      /* namespace -> struct gs_sched__gpm_ns (key borrowed) */
+	size_t gpm_bytes;                           /* the held objects' costs, every namespace */
+	size_t gpm_refused;                         /* slots refused for memory */
+	int gpm_relist;                             /* memory was freed while some were refused */
+	int64_t gpm_relist_ms;                      /* when the last relist was handed out */
 	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
 	struct gs_hmap ph_ours;                     /* placeholder pod uid -> struct gs_sched__ph_ours (key borrowed) */
 	size_t n_ph;                                /* members with ph */

@@ -222,15 +222,16 @@ int gs_sched__workload_ref(const struct gs_sched *s, const char *ns, const char 
 	const struct gs_sched__pod *newest_map = owner_pods(s, ns, kind, name, &r);
 	const struct gs_sched__gpm *g = map_ref ? gs_sched__gpm_slot(s, ns, map_ref) : NULL;
 
-	if (g && g->present && g->map) {
+	if (g && (out->map = gs_sched__gpm_parsed(g)) != NULL) {
 		out->map_from = GS_WORKLOAD_MAP_OBJECT;
 		out->map_ref = g->name;
-		finish_rows(&r, g->map);
+		finish_rows(&r, out->map);
 		return 0;
 	}
 	if (g && g->present)
-		snprintf(out->map_error, sizeof(out->map_error), "%s (generation %lld) spec.map: %s", g->label,
-			 (long long)g->generation, g->map_error);
+		snprintf(out->map_error, sizeof(out->map_error), "%s (generation %lld) %s%s", g->label,
+			 (long long)g->generation,
+			 g->refused ? "is " : "spec.map: ", g->refused ? g->refused : g->map_error);
 	else if (map_ref)
 		snprintf(out->map_error, sizeof(out->map_error), "%s %s/%s does not exist", GS_GPM_KIND, ns, map_ref);
 	finish_rows(&r, g && g->present ? NULL : view_map(out, NULL, 0, newest_map));
@@ -251,13 +252,13 @@ int gs_sched__gpm_workload(const struct gs_sched *s, const char *ns, const char 
 		return -ENOENT;
 	GS_LIST_FOREACH(l, &g->pods)
 		add_pod(s, GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod, &r);
-	if (g->present && g->map) {
+	if ((out->map = gs_sched__gpm_parsed(g)) != NULL) {
 		out->map_from = GS_WORKLOAD_MAP_OBJECT;
 		out->map_ref = g->name;
 	} else if (g->present) {
-		snprintf(out->map_error, sizeof(out->map_error), "%s", g->map_error);
+		snprintf(out->map_error, sizeof(out->map_error), "%s", g->refused ? g->refused : g->map_error);
 	}
-	finish_rows(&r, g->present ? g->map : NULL);
+	finish_rows(&r, out->map);
 	return 0;
 }
 

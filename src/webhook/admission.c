@@ -94,7 +94,7 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	a->map_lookup_ud = o->map_lookup_ud;
 	a->tolerate_dedicated = o->tolerate_dedicated;
 	if (!a->cache) {
-		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES);
+		a->cache = gs_map_cache_new(OWN_CACHE_ENTRIES, 0);
 		a->own_cache = 1;
 	}
 	*out = a;
@@ -630,6 +630,11 @@ static int ref_source(struct gs_admission *a, const char *ref, struct map_source
 	}
 	if (r == 0) {
 		snprintf(res->message, sizeof(res->message), "%.400s not found", src->label);
+		deny(res, v, 400, "BadRequest");
+		return -EINVAL;
+	}
+	if (g.refused) {
+		snprintf(res->message, sizeof(res->message), "%.200s is %.300s", src->label, g.refused);
 		deny(res, v, 400, "BadRequest");
 		return -EINVAL;
 	}

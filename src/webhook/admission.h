@@ -21,6 +21,7 @@
  *   no map_lookup                                        -> denied, code 500           (DENIED)
  *   the lookup's table not loaded yet (-EAGAIN)          -> denied, code 503, retry    (DENIED)
  *   no such object in the pod's namespace                -> denied, code 400           (DENIED)
+ *   the object is not held (the lookup's view.refused)   -> denied, code 400, why      (DENIED)
  *   otherwise the rows above, with the object's map and settings for the annotations'; the patch also
  *   sets GS_MAP_REF_GENERATION to the object's generation unless the pod carries that value already
  *   (UNCHANGED needs the right variable and that value)

@@ -99,8 +99,9 @@ CACHE=${GS_K8S_CACHE:-/var/cache/gpu-scheduler}
 K8S_BIN=${GS_K8S_BIN:-$CACHE/k8s-$K8S_VERSION/bin}
 APISERVER=${TEST_ASSET_KUBE_APISERVER:-$K8S_BIN/kube-apiserver}
 CONTROLLER_MANAGER=${TEST_ASSET_KUBE_CONTROLLER_MANAGER:-$K8S_BIN/kube-controller-manager}
-# The minor version the flags are chosen by: the apiserver's own word, else K8S_VERSION's.
-K8S_MINOR=$("$APISERVER" --version 2>/dev/null | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
+# The minor version the flags are chosen by: the apiserver's own word, else K8S_VERSION's (no apiserver
+# built yet: `cluster.sh sockets` in make unit on a fresh machine).
+K8S_MINOR=$({ "$APISERVER" --version 2>/dev/null || true; } | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
 if [ -z "$K8S_MINOR" ]; then K8S_MINOR=${K8S_VERSION#1.}; K8S_MINOR=${K8S_MINOR%%.*}; fi
 # etcd: Debian's 3.4.23 for 1.20; ETCD_VERSION from its module for the others (a 1.3x apiserver's
 # watch-list and consistent reads need etcd >= 3.4.31: docs/decisions.md).

@@ -179,10 +179,10 @@ static void round_trip(const struct gs_map *m, size_t len)
 
 /* What gs_map_parse_all passed on. */
 struct all_errors {
-	int n;                          /* callbacks */
+	int n; /* callbacks */
 	int lines[GS_MAP_MAX_ERRORS];
 	struct gs_map_error first;
-	int stopped;                    /* a "too many entries" or a whole-text problem among them */
+	int stopped; /* a "too many entries" or a whole-text problem among them */
 	size_t len, text_lines;
 };
 
@@ -262,7 +262,7 @@ static void whole(const char *text, size_t len)
 	}
 	parse_all(text, len, lines, r, m, &err);
 
-	struct gs_map_cache *c = gs_map_cache_new(2);
+	struct gs_map_cache *c = gs_map_cache_new(2, 0);
 	CHECK(c != NULL);
 	for (int pass = 0; pass < 2; pass++) {
 		struct gs_map **out = pass ? &c2 : &c1;
@@ -291,12 +291,12 @@ static void whole(const char *text, size_t len)
 	gs_map_unref(m);
 }
 
-#define HELD 8
+#define HELD    8
 #define LOOKUPS 64 /* per input: a cache of at most 4 entries shows all it does by then */
 
-static void cache_workout(size_t max, const char *p, size_t len)
+static void cache_workout(size_t max, size_t max_bytes, const char *p, size_t len)
 {
-	struct gs_map_cache *c = gs_map_cache_new(max);
+	struct gs_map_cache *c = gs_map_cache_new(max, max_bytes);
 	struct gs_map *held[HELD] = {0};
 	size_t n_held = 0, lookups = 0;
 	uint64_t misses = 0;
@@ -339,7 +339,8 @@ static void cache_workout(size_t max, const char *p, size_t len)
 		 * the cache never holds more than the cap, the maps referenced outside and that one entry.
 		 */
 		if (st.misses > misses)
-			CHECK(st.entries <= max || st.idle <= 1);
+			CHECK((st.entries <= max && (!max_bytes || st.idle_bytes <= max_bytes)) || st.idle <= 1);
+		CHECK(st.idle_bytes <= st.bytes);
 		CHECK(st.entries <= max + HELD + 1);
 		misses = st.misses;
 		if (!nul)
@@ -421,7 +422,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] < 128)
 		whole((const char *)data, size);
 	else if (data[0] < 192)
-		cache_workout(data[0] & 3, (const char *)data + 1, size - 1);
+		cache_workout(data[0] & 3, (data[0] & 4) ? (size_t)(data[0] >> 3) * 256 : 0, (const char *)data + 1,
+			      size - 1);
 	else
 		pod_index(data[0] & 7, (const char *)data + 1, size - 1);
 	return 0;

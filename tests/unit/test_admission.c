@@ -16,7 +16,8 @@
  *
  * Maps as objects: the GPUPlacementMaps a pod may name are tests/golden/admission/gpm/NS_NAME.json,
  * decoded with gs_decode_gpm into a table the reviews look up (map_lookup). Cases named ref-no-lookup-*
- * are reviewed without a lookup, ref-unloaded-* with the table not loaded yet (-EAGAIN).
+ * are reviewed without a lookup, ref-unloaded-* with the table not loaded yet (-EAGAIN); the object
+ * named not-held exists but the scheduler does not hold it (its memory budgets: view.refused).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,17 @@ static int gpm_lookup(void *ud, const char *ns, const char *name, struct gs_gpm_
 	const struct gpm_table *t = ud;
 	if (!t->loaded)
 		return -EAGAIN;
+	if (strcmp(name, "not-held") == 0) { /* an object the scheduler refused for its memory budgets */
+		memset(out, 0, sizeof(*out));
+		out->ns = ns;
+		out->name = name;
+		out->uid = "uid-not-held";
+		out->generation = 2;
+		out->refused = "not held by the scheduler: with it, the GPUPlacementMaps of namespace default would "
+			       "take 16.1 MiB of the scheduler's memory, over its --placement-map-memory-per-namespace "
+			       "of 16.0 MiB; delete or shrink some of them";
+		return 1;
+	}
 	for (size_t i = 0; i < t->n; i++) {
 		const struct gs_gpm *g = &t->items[i];
 		if (strcmp(g->ns, ns) != 0 || strcmp(g->name, name) != 0)
@@ -763,7 +775,7 @@ static void test_options(void **state)
 	gs_admission_free(NULL);
 
 	/* A configured annotation name and a shared cache. */
-	struct gs_map_cache *cache = gs_map_cache_new(4);
+	struct gs_map_cache *cache = gs_map_cache_new(4, 0);
 	assert_non_null(cache);
 	char name[] = "example.com/gpus"; /* copied: changing it afterwards must not matter */
 	o = (struct gs_admission_opts){.scheduler_name = "gpu-scheduler", .annotation = name, .cache = cache};

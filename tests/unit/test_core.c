@@ -344,6 +344,24 @@ static void test_options(void **state)
 		if (gs_options_parse_duration_ms(bad[i], &ms) != -EINVAL)
 			fail_msg("\"%s\" accepted as %ld ms", bad[i], ms);
 
+	/* Sizes as Kubernetes binary quantities (the memory budgets). */
+	static const struct {
+		const char *text;
+		long bytes;
+	} sizes[] = {{"0", 0},          {"4096", 4096},   {"512Ki", 512L << 10}, {"16Mi", 16L << 20},
+		     {"2Gi", 2L << 30}, {"1Ti", 1L << 40}};
+	long b;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		b = -1;
+		int rc = gs_options_parse_bytes(sizes[i].text, &b);
+		if (rc != 0 || b != sizes[i].bytes)
+			fail_msg("\"%s\": %d, %ld bytes; want 0, %ld", sizes[i].text, rc, b, sizes[i].bytes);
+	}
+	const char *bad_sizes[] = {"", "Mi", "16M", "16mi", "1.5Gi", "-1", "16Mi ", "2Ti", "99999999999999999"};
+	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++)
+		if (gs_options_parse_bytes(bad_sizes[i], &b) != -EINVAL)
+			fail_msg("\"%s\" accepted as %ld bytes", bad_sizes[i], b);
+
 	char host[64];
 	int port;
 	assert_int_equal(gs_options_split_hostport("[::1]:8443", host, sizeof(host), &port), 0);

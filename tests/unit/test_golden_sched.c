@@ -71,7 +71,11 @@
  *   > state UID STATE [REASON] attempts=A [resolved=NODE]
  *   > oldest [REASON=MS ...]                   (reasons in enum order; none waiting: "> oldest")
  *   > gpm-status NS/NAME gen=G entries=E placed=P waiting=W [REASON=N ...] ready=0|1
- *         [first=INDEX NAME REASON: MESSAGE] [map-error: ERROR]   (gpm-show: "> gpm-show ...", same fields)
+ *         [first=INDEX NAME REASON: MESSAGE] [map-error: ERROR] [refused: WHY]
+ *                                             (gpm-show: "> gpm-show ...", same fields)
+ *   > gpm-relist now | at +MS | none          gs_sched_gpm_take_relist (config gpm-memory=B gpm-memory-per-ns=B
+ *                                             map-cache-memory=B: the budgets, sched.h)
+ *   > memory gpm-bytes=B refused=N maps-cached=N map-cache-bytes=B idle-bytes=B   (gs_sched_stats)
  *   > deadline +MS | > deadline none
  *   > error: ...                              a command the engine refused (its return code)
  */
@@ -441,6 +445,8 @@ static void emit_gpm_status(struct replay *r, const char *what, const struct gs_
 		     gs_wait_reason_name(st->oldest_reason), st->oldest_message);
 	if (st->map_error)
 		emit(r, " map-error: %s", st->map_error);
+	if (st->refused)
+		emit(r, " refused: %s", st->refused);
 	emit(r, "\n");
 }
 
@@ -453,6 +459,23 @@ static void cmd_gpm_more(struct replay *r, const char *c, char **tok, int n)
 	if (!strcmp(c, "gpm-status")) {
 		while (gs_sched_next_gpm_status(r->s, r->now, &st))
 			emit_gpm_status(r, "gpm-status", &st);
+		return;
+	}
+	if (!strcmp(c, "gpm-relist")) {
+		int64_t due;
+		if (gs_sched_gpm_take_relist(r->s, r->now, &due))
+			emit(r, "> gpm-relist now\n");
+		else if (due >= 0)
+			emit(r, "> gpm-relist at %+lld\n", (long long)(due - r->now));
+		else
+			emit(r, "> gpm-relist none\n");
+		return;
+	}
+	if (!strcmp(c, "memory")) {
+		struct gs_sched_stats ss;
+		gs_sched_stats(r->s, &ss);
+		emit(r, "> memory gpm-bytes=%zu refused=%zu maps-cached=%zu map-cache-bytes=%zu idle-bytes=%zu\n",
+		     ss.gpm_bytes, ss.gpms_refused, ss.maps_cached, ss.maps_cached_bytes, ss.maps_idle_bytes);
 		return;
 	}
 	if (!strcmp(c, "deadline")) {
@@ -585,6 +608,12 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.gang_placeholders = atoi(tok[i] + 13);
 			else if (!strncmp(tok[i], "max-gang-timeout=", 17))
 				r->cfg.max_gang_timeout_ms = atoll(tok[i] + 17);
+			else if (!strncmp(tok[i], "gpm-memory=", 11))
+				r->cfg.gpm_bytes = (size_t)atoll(tok[i] + 11);
+			else if (!strncmp(tok[i], "gpm-memory-per-ns=", 18))
+				r->cfg.gpm_bytes_per_ns = (size_t)atoll(tok[i] + 18);
+			else if (!strncmp(tok[i], "map-cache-memory=", 17))
+				r->cfg.map_cache_bytes = (size_t)atoll(tok[i] + 17);
 			else if (!strncmp(tok[i], "sharing=", 8))
 				r->cfg.device_sharing_any = !strcmp(tok[i] + 8, "any");
 			else if (!strncmp(tok[i], "ignored-resources=", 18)) {
@@ -670,7 +699,7 @@ static void run_line(struct replay *r, char *line)
 		assert_true(n >= 2);
 		cmd_gpm(r, tok, n);
 	} else if (!strcmp(c, "gpm-delete") || !strcmp(c, "gpm-status") || !strcmp(c, "gpm-show") ||
-		   !strcmp(c, "deadline")) {
+		   !strcmp(c, "deadline") || !strcmp(c, "gpm-relist") || !strcmp(c, "memory")) {
 		cmd_gpm_more(r, c, tok, n);
 	} else if (!strcmp(c, "placeholder-made")) {
 		assert_true(n >= 4);

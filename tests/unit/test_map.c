@@ -63,8 +63,9 @@ static void test_task_map(void **state)
 
 static void test_blanks_comments_uuids(void **state)
 {
-	struct gs_map *m = parse_ok("# header\n\n  7 = gpu-a.example.com : GPU-8f2c0a7e-1d2b-4c3d-9e8f-0123456789ab , 3  # two\n"
-				    "\t\n8=n:MIG-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809\r\n");
+	struct gs_map *m =
+		parse_ok("# header\n\n  7 = gpu-a.example.com : GPU-8f2c0a7e-1d2b-4c3d-9e8f-0123456789ab , 3  # two\n"
+			 "\t\n8=n:MIG-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809\r\n");
 	assert_int_equal(gs_map_count(m), 2);
 	const struct gs_map_entry *e = gs_map_lookup(m, 7);
 	assert_string_equal(e->node, "gpu-a.example.com");
@@ -231,7 +232,7 @@ static void test_limits(void **state)
 
 static void test_cache_by_content(void **state)
 {
-	struct gs_map_cache *c = gs_map_cache_new(4);
+	struct gs_map_cache *c = gs_map_cache_new(4, 0);
 	const char *t = "0=node1:0\n1=node2:1\n";
 	struct gs_map *a, *b;
 	const struct gs_map_error *err;
@@ -264,7 +265,7 @@ static void test_cache_by_content(void **state)
  */
 static void test_cache_hit_in_place(void **state)
 {
-	struct gs_map_cache *c = gs_map_cache_new(4);
+	struct gs_map_cache *c = gs_map_cache_new(4, 0);
 	struct gs_map *a, *b, *d;
 	const struct gs_map_error *err;
 	char msg1[] = "ANN0=node1:0\n1=node2:1,2\nTAIL";
@@ -289,6 +290,56 @@ static void test_cache_hit_in_place(void **state)
 	gs_map_unref(a);
 	gs_map_unref(b);
 	gs_map_unref(d);
+	gs_map_cache_free(c);
+}
+
+/*
+ * Idle entries are bounded in bytes too (issue 36): a few large unused maps are let go where a count
+ * alone would keep 256 of them; a map in use is never evicted, and what its entry holds is counted.
+ */
+static void test_cache_idle_bytes(void **state)
+{
+	char text[8192];
+	size_t n = 0;
+	struct gs_map *m, *held;
+	const struct gs_map_error *err;
+	struct gs_map__cache_stats st;
+	(void)state;
+
+	n = (size_t)snprintf(text, sizeof(text), "#00\n"); /* the comment makes each text another */
+	for (int i = 0; i < 400; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%d=n%d:0,1\n", i, i % 7);
+	struct gs_map_cache *probe = gs_map_cache_new(1, 0);
+	assert_int_equal(gs_map_cache_get(probe, text, n, &m, &err), 0);
+	size_t one = gs_map_cache_cost(n, m); /* every text below weighs the same */
+	gs_map_unref(m);
+	gs_map_cache_free(probe);
+	assert_true(one > 4 * n);         /* 400 entries: the parse weighs more than the text */
+	size_t bound = 2 * one + one / 2; /* two idle maps fit, not three */
+	struct gs_map_cache *c = gs_map_cache_new(256, bound);
+
+	/* The first map, kept in use; then ten others, each dropped at once. */
+	assert_int_equal(gs_map_cache_get(c, text, n, &held, &err), 0);
+	for (int i = 0; i < 10; i++) {
+		text[1] = (char)('a' + i);
+		assert_int_equal(gs_map_cache_get(c, text, n, &m, &err), 0);
+		gs_map__cache_stats(c, &st);
+		assert_true(st.idle_bytes <= bound); /* a miss evicts */
+		gs_map_unref(m);
+		gs_map__cache_stats(c, &st);
+		assert_true(st.idle_bytes <= bound + one); /* the one just let go, until the next miss */
+	}
+	gs_map_cache_trim(c);
+	gs_map__cache_stats(c, &st);
+	assert_int_equal(st.idle_bytes, 2 * one);
+	assert_int_equal(st.entries, 3); /* two idle, the one in use kept */
+	assert_int_equal(st.bytes, 3 * one);
+	/* Let go, it goes idle; trimming brings the idle bytes within the bound again. */
+	gs_map_unref(held);
+	gs_map_cache_trim(c);
+	gs_map__cache_stats(c, &st);
+	assert_int_equal(st.idle_bytes, 2 * one);
+	assert_int_equal(st.bytes, st.idle_bytes);
 	gs_map_cache_free(c);
 }
 
@@ -325,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_parse_all_bounds),
 		cmocka_unit_test(test_cache_by_content),
 		cmocka_unit_test(test_cache_hit_in_place),
+		cmocka_unit_test(test_cache_idle_bytes),
 		cmocka_unit_test(test_pod_index_sources),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
