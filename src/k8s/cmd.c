@@ -297,6 +297,9 @@ struct gs_sched *gs_cmd_engine(const struct gs_cmd_opts *o)
 	cfg.alias_label = o->alias_label && *o->alias_label ? o->alias_label : NULL;
 	cfg.ignored_resources = o->ignored_resources;
 	cfg.ignored_resource_groups = o->ignored_groups;
+	/* The daemon's memory budgets are its own: what it does not hold, each object's status says
+	 * (gpm_item); this engine holds everything else. */
+	cfg.gpm_bytes = cfg.gpm_bytes_per_ns = SIZE_MAX / 4;
 	return gs_sched_new(&cfg);
 }
 
@@ -402,7 +405,7 @@ static int gpm_item(const struct gs_gpm *g, void *ud)
 	struct gs_gpm_view v;
 
 	gs_gpm_view_of(g, &v);
-
+	v.refused = g->not_held; /* as the daemon holds it: not held when it said so */
 	gs_sched_gpm_upsert(ud, &v, 0);
 	return 0;
 }

@@ -220,6 +220,11 @@ static double m_node_relists(void *ud)
 	return (double)watch_stats(((struct gs_controller_metrics *)ud)->nodes).relists_total;
 }
 
+static double m_gpm_relists(void *ud)
+{
+	return (double)watch_stats(((struct gs_controller_metrics *)ud)->gpms).relists_total;
+}
+
 static double m_pod_pb(void *ud)
 {
 	return (double)watch_stats(((struct gs_controller_metrics *)ud)->pods).protobuf_total;
@@ -306,10 +311,12 @@ static void register_watches(struct gs_controller_metrics *c, struct gs_metrics 
 			      "resource=\"pods\"", m_pod_restarts, c);
 	gs_metrics_counter_fn(m, "gpu_scheduler_watch_restarts_total", "Watches that ended and were restarted.",
 			      "resource=\"nodes\"", m_node_restarts, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
-			      "resource=\"pods\"", m_pod_relists, c);
-	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", "Lists after the first (410 Gone or lost version).",
-			      "resource=\"nodes\"", m_node_relists, c);
+	static const char relist_help[] = "Lists after the first (410 Gone, a lost version, or memory freed while "
+					  "GPUPlacementMaps are not held).";
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", relist_help, "resource=\"pods\"", m_pod_relists, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", relist_help, "resource=\"nodes\"", m_node_relists, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_relists_total", relist_help, "resource=\"gpuplacementmaps\"",
+			      m_gpm_relists, c);
 	static const char enc_help[] =
 		"List pages and watch streams read from the apiserver, by the encoding it answered in.";
 	gs_metrics_counter_fn(m, "gpu_scheduler_watch_responses_total", enc_help,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "k8s/decode_items.h"
 #include "k8s/decode_json.h"
 #include "sched/gang.h"
@@ -21,6 +22,7 @@ void gs_gpm_free(struct gs_gpm *g)
 	free(g->map_text);
 	free(g->placement);
 	free(g->gang_timeout);
+	free(g->not_held);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -81,6 +83,31 @@ static int decode_spec(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
 	return 0;
 }
 
+/*
+ * status: only whether the scheduler said it does not hold this generation (its Ready condition, reason
+ * NotHeld, observedGeneration the object's), for the commands that judge as the daemon does
+ * (gs_gpm.not_held). The scheduler's own words: read leniently, anything else is ignored.
+ */
+static void decode_not_held(const cJSON *obj, struct gs_gpm *out)
+{
+	const cJSON *c, *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+								  "conditions");
+
+	if (!cJSON_IsArray(conds))
+		return;
+	cJSON_ArrayForEach(c, conds) {
+		const cJSON *reason = cJSON_GetObjectItemCaseSensitive(c, "reason");
+		const cJSON *gen = cJSON_GetObjectItemCaseSensitive(c, "observedGeneration");
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
+
+		if (cJSON_IsString(reason) && strcmp(reason->valuestring, "NotHeld") == 0 && cJSON_IsNumber(gen) &&
+		    gen->valuedouble == (double)out->generation && cJSON_IsString(msg)) {
+			out->not_held = gs_xstrndup(msg->valuestring, strnlen(msg->valuestring, GS_GPM_MAX_STATUS));
+			return;
+		}
+	}
+}
+
 static int gpm_record(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
 {
 	int r;
@@ -92,6 +119,8 @@ static int gpm_record(struct gs_dctx *d, const cJSON *obj, struct gs_gpm *out)
 		r = decode_spec(d, obj, out);
 	if (r < 0)
 		gs_gpm_free(out);
+	else
+		decode_not_held(obj, out);
 	return r;
 }
 

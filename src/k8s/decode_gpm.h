@@ -7,7 +7,8 @@
  * the object with a message naming the field ("spec.gangSize is not an integer"), and every string a
  * peer sizes has a cap (GS_GPM_MAX_*), past which the object fails too. The settings are kept as text,
  * unchecked beyond their type and size: gs_gang_opts_parse (sched/gang.h) reads them as it reads the
- * annotations, so one object and one annotation mean one thing. status is the scheduler's own: not read.
+ * annotations, so one object and one annotation mean one thing. status is the scheduler's own: only its
+ * NotHeld condition is read (not_held), leniently.
  *
  * Errors: 0 or -EINVAL (with a one-line reason in err, which may be NULL) or -ENOMEM. On failure every
  * output is left zeroed/NULL: nothing to free.
@@ -33,6 +34,7 @@
 #define GS_GPM_MAX_META    128              /* metadata.uid, .resourceVersion */
 #define GS_GPM_MAX_SETTING 64               /* spec.placement, spec.gangTimeout */
 #define GS_GPM_MAX_MAP     GS_MAP_MAX_BYTES /* spec.map, as the map grammar caps it */
+#define GS_GPM_MAX_STATUS  1024             /* status's NotHeld message, cut there */
 
 struct gs_gpm {
 	char *ns, *name, *uid;  /* required */
@@ -43,6 +45,8 @@ struct gs_gpm {
 	char *placement;    /* spec.placement; NULL when absent */
 	char *gang_timeout; /* spec.gangTimeout; NULL when absent */
 	char gang_size[24]; /* spec.gangSize (1..GS_GANG_SIZE_MAX) as decimal text; "" when absent */
+	char *not_held;     /* status: the scheduler's NotHeld message for this generation, or NULL; read
+			     * leniently, for the commands (cmd.c) only: the daemon judges for itself */
 };
 
 /* Releases what a record holds and zeroes it; safe on a zeroed record. */

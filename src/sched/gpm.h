@@ -42,8 +42,9 @@ struct gs_gpm_view {
 	const char *map_text;        /* spec.map, map_len bytes (need not be NUL-terminated) */
 	size_t map_len;
 	const char *placement, *gang_timeout, *gang_size; /* spec's settings, as the annotations' text */
-	const char *refused; /* a lookup's answer only: the object exists but the scheduler does not hold it
-			      * (its memory budgets, sched.h), why; its map_text is NULL then */
+	const char *refused; /* the object exists but the scheduler does not hold it (its memory budgets,
+			      * sched.h), why: a lookup's answer (its map_text NULL then), or, given to
+			      * gs_sched_gpm_upsert by a command, what the daemon's status said: refused so */
 };
 
 #endif

@@ -299,6 +299,16 @@ static int slot_same(const struct gs_sched__gpm *g, const struct gs_gpm_view *v)
 	       str_same(g->gang_size, v->gang_size);
 }
 
+/* g is not held, for why: counted against its namespace, nothing kept. */
+static void refuse(struct gs_sched *s, struct gs_sched__gpm *g, const char *why)
+{
+	struct gs_sched__gpm_ns *n = ns_get(s, g->ns, 1);
+
+	g->refused = gs_xstrdup(why);
+	n->refused++;
+	s->gpm_refused++;
+}
+
 /*
  * Takes v's fields: parses its map once (through the map cache) for its entries and its error, and
  * holds the object when its cost fits the budgets (the parse is kept while pods reference it), else
@@ -319,15 +329,16 @@ static void slot_take(struct gs_sched *s, struct gs_sched__gpm *g, const struct 
 	g->gang_timeout = gs_sched__xstrdup_null(v->gang_timeout);
 	g->gang_size = gs_sched__xstrdup_null(v->gang_size);
 	g->present = 1;
+	if (v->refused) { /* a command's view: the daemon said it does not hold it */
+		refuse(s, g, v->refused);
+		return;
+	}
 	rc = gs_map_cache_get(s->maps, len ? v->map_text : "", len, &m, &err);
 	if (rc == -ENOMEM)
 		gs_oom(len);
 	if (budget_take(s, g, gpm_cost(len, m), why, sizeof(why)) < 0) {
-		struct gs_sched__gpm_ns *n = ns_get(s, g->ns, 1);
-		g->refused = gs_xstrdup(why);
-		n->refused++;
-		s->gpm_refused++;
 		gs_map_unref(m);
+		refuse(s, g, why);
 		gs_log_warn("%s %s generation %lld: %s", GS_GPM_KIND, g->key, (long long)g->generation, why);
 		return;
 	}

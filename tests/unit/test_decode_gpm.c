@@ -61,6 +61,44 @@ static void test_object(void **state)
 	free(text);
 }
 
+/* status: only the scheduler's NotHeld condition for the object's own generation is read, leniently. */
+static void test_not_held(void **state)
+{
+	static const struct {
+		const char *status;
+		const char *want; /* NULL: not read */
+	} cases[] = {
+		{"{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"NotHeld\","
+		 "\"observedGeneration\":3,\"message\":\"not held by the scheduler: over\"}]}",
+		 "not held by the scheduler: over"},
+		{"{\"conditions\":[{\"reason\":\"NotHeld\",\"observedGeneration\":2,\"message\":\"old\"}]}", NULL},
+		{"{\"conditions\":[{\"reason\":\"Waiting\",\"observedGeneration\":3,\"message\":\"m\"}]}", NULL},
+		{"{\"conditions\":[{\"reason\":\"NotHeld\",\"observedGeneration\":\"3\",\"message\":\"m\"}]}", NULL},
+		{"{\"conditions\":{\"reason\":\"NotHeld\"}}", NULL},
+		{"\"garbage\"", NULL},
+		{"{\"conditions\":[7,{\"reason\":\"NotHeld\",\"observedGeneration\":3,\"message\":\"second\"}]}",
+		 "second"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[1024], err[256] = "";
+		struct gs_gpm g;
+		snprintf(json, sizeof(json),
+			 "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"x\",\"uid\":\"u\",\"generation\":3},"
+			 "\"spec\":{\"map\":\"0=n:0\"},\"status\":%s}",
+			 cases[i].status);
+		cJSON *o = cJSON_Parse(json);
+		assert_non_null(o);
+		assert_int_equal(gs_decode_gpm(o, &g, err, sizeof(err)), 0); /* status never fails the object */
+		if (cases[i].want)
+			assert_string_equal(g.not_held, cases[i].want);
+		else if (g.not_held)
+			fail_msg("case %zu: read \"%s\"", i, g.not_held);
+		gs_gpm_free(&g);
+		cJSON_Delete(o);
+	}
+}
+
 struct seen {
 	int n;
 	char names[4][16];
@@ -228,8 +266,8 @@ static void test_caps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_object), cmocka_unit_test(test_list), cmocka_unit_test(test_watch),
-		cmocka_unit_test(test_errors), cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_object), cmocka_unit_test(test_not_held), cmocka_unit_test(test_list),
+		cmocka_unit_test(test_watch),  cmocka_unit_test(test_errors),   cmocka_unit_test(test_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
