@@ -186,6 +186,11 @@ static double m_gpm_refused(void *ud)
 	return (double)sched_stats(ud).gpms_refused;
 }
 
+static double m_inline_not_kept(void *ud)
+{
+	return (double)sched_stats(ud).inline_not_kept;
+}
+
 static double m_inflight(void *ud)
 {
 	return (double)*((struct gs_controller_metrics *)ud)->binds_inflight;
@@ -348,6 +353,10 @@ static void register_engine(struct gs_controller_metrics *c, struct gs_metrics *
 	gs_metrics_gauge_fn(m, "gpu_scheduler_placement_maps_not_held",
 			    "GPUPlacementMaps not held: they would pass the memory budgets (their status says so).",
 			    NULL, m_gpm_refused, c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_inline_maps_not_kept_total",
+			      "Pods whose inline map would have passed the memory budgets: they keep their own entry "
+			      "alone (placed the same).",
+			      NULL, m_inline_not_kept, c);
 	gs_metrics_gauge_fn(m, "gpu_scheduler_placement_maps",
 			    "GPUPlacementMaps held (listed and watched in every namespace; 0 without the CRD).", NULL,
 			    m_gpms, c);

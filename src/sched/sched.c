@@ -178,6 +178,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->ph_ours, 0);
 	gs_hmap_init(&s->gpms, 0);
 	gs_hmap_init(&s->gpm_ns, 0);
+	gs_hmap_init(&s->inline_maps, 0);
 	gs_list_init(&s->gpm_ready);
 	gs_list_init(&s->gpm_cooling);
 	s->ph_seq = s->rng >> 32;
@@ -187,7 +188,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 
 static void pod_free(struct gs_sched__pod *p)
 {
-	gs_map_unref(p->map);
+	GS_ASSERT(!p->map && !p->entry_copy); /* gs_sched__inline_drop first */
 	gs_sched__spec_free(p->spec);
 	free(p->owner);
 	free(p->owner_kind);
@@ -208,6 +209,9 @@ void gs_sched_free(struct gs_sched *s)
 
 	if (!s)
 		return;
+	while (gs_hmap_next(&s->pods, &it))
+		gs_sched__inline_drop(s, it.val); /* their charges, before the namespaces' table goes */
+	memset(&it, 0, sizeof(it));
 	gs_sched__gpms_free(s); /* the pods' references first: they point at the slots */
 	while (gs_hmap_next(&s->pods, &it))
 		pod_free(it.val);
@@ -477,6 +481,7 @@ static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 	gs_sched__detach(s, p);
 	gs_sched__gang_leave(s, p);
 	gs_sched__gpm_unlink(s, p);
+	gs_sched__inline_drop(s, p);
 	if (gs_list_linked(&p->rlink))
 		gs_list_remove(&p->rlink);
 	if (p->state < GS_POD__COUNT)
@@ -918,6 +923,7 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->maps_idle_bytes = cs.idle_bytes;
 	st->gpm_bytes = s->gpm_bytes;
 	st->gpms_refused = s->gpm_refused;
+	st->inline_not_kept = s->inline_not_kept;
 	st->uses = gs_hmap_len(&s->uses);
 	st->devices_held = s->devs_held;
 	st->devices_shared = s->devs_shared;

@@ -492,8 +492,9 @@ struct gs_sched_stats {
 	size_t maps_cached;       /* annotation texts in the map cache */
 	size_t maps_cached_bytes; /* what the map cache holds (texts, parses), idle entries included */
 	size_t maps_idle_bytes;   /* of which its idle entries' (bounded by cfg.map_cache_bytes) */
-	size_t gpm_bytes;         /* the held GPUPlacementMaps' costs (bounded by cfg.gpm_bytes) */
+	size_t gpm_bytes;         /* the held GPUPlacementMaps' and kept inline maps' costs (cfg.gpm_bytes) */
 	size_t gpms_refused;      /* GPUPlacementMaps not held for the memory budgets */
+	uint64_t inline_not_kept; /* pods' inline maps past the budgets: the pod kept its entry alone */
 	size_t uses;              /* pods (any scheduler) counted on a node, reservations included */
 	size_t devices_held;      /* (node, device) pairs in the ledger with a holder */
 	size_t devices_shared;    /* of which held by more than one owner */

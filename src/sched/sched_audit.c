@@ -304,7 +304,24 @@ static void check_gpms(const struct gs_sched *s)
 		GS_ASSERT(n || (!g->cost && !g->refused)); /* a charged or refused slot's namespace is counted */
 	}
 	GS_ASSERT(cool_dirty == s->n_cool_dirty);
-	/* The budgets: the totals are the sums of the slots', every namespace within its budget. */
+	/* The budgets: the totals are the sums of the slots' and the kept inline maps', every namespace
+	 * within its budget; an inline map is kept while pods are charged for it, as many as its refs. */
+	size_t charged = 0, refs_in = 0;
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->inline_maps, &it)) {
+		const struct gs_sched__inline *in = it.val;
+		GS_ASSERT(in->refs > 0 && in->cost > 0);
+		bytes += in->cost;
+		refs_in += in->refs;
+	}
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		charged += p->map_charged;
+		GS_ASSERT(!p->map_charged || (p->map && !p->ref));
+		GS_ASSERT(!p->entry_copy || (!p->map && p->entry == p->entry_copy));
+	}
+	GS_ASSERT(charged == refs_in);
 	GS_ASSERT(bytes == s->gpm_bytes && refused == s->gpm_refused && s->gpm_bytes <= s->cfg.gpm_bytes);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->gpm_ns, &it)) {

@@ -278,7 +278,9 @@ void gs_sched__gpms_free(struct gs_sched *s)
 	}
 	gs_hmap_free(&s->gpms);
 	GS_ASSERT(gs_hmap_len(&s->gpm_ns) == 0 && s->gpm_bytes == 0 && s->gpm_refused == 0);
+	GS_ASSERT(gs_hmap_len(&s->inline_maps) == 0);
 	gs_hmap_free(&s->gpm_ns);
+	gs_hmap_free(&s->inline_maps);
 }
 
 /* ---- the objects ------------------------------------------------------------------------------- */
@@ -443,6 +445,99 @@ int gs_sched__gpm_find(const struct gs_sched *s, const char *ns, const char *nam
 	out->gang_timeout = g->gang_timeout;
 	out->gang_size = g->gang_size;
 	return 1;
+}
+
+/* ---- inline maps ------------------------------------------------------------------------------- */
+
+static int inline_key(char *key, size_t size, const char *ns, const struct gs_map *m)
+{
+	int n = snprintf(key, size, "%s/%p", ns, (const void *)m);
+
+	GS_ASSERT(n > 0 && (size_t)n < size); /* a namespace is at most 63 bytes */
+	return n;
+}
+
+/* A copy of e alone, its strings in its own block. */
+static struct gs_map_entry *entry_copy(const struct gs_map_entry *e)
+{
+	size_t ln = strlen(e->node) + 1, ld = strlen(e->devices) + 1;
+	struct gs_map_entry *c = gs_xmalloc(sizeof(*c) + ln + ld);
+	char *str = (char *)(c + 1);
+
+	*c = *e;
+	memcpy(str, e->node, ln);
+	memcpy(str + ln, e->devices, ld);
+	c->node = str;
+	c->devices = str + ln;
+	return c;
+}
+
+void gs_sched__inline_drop(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	if (p->map_charged) {
+		char key[128];
+		int n = inline_key(key, sizeof(key), p->ns, p->map);
+		struct gs_sched__inline *in = gs_hmap_get(&s->inline_maps, key, (size_t)n);
+		struct gs_sched__gpm_ns *ns = ns_get(s, p->ns, 0);
+
+		GS_ASSERT(in && ns && in->refs > 0);
+		if (--in->refs == 0) {
+			ns->bytes -= in->cost;
+			s->gpm_bytes -= in->cost;
+			if (s->gpm_refused)
+				s->gpm_relist = 1;
+			gs_hmap_del(&s->inline_maps, key, (size_t)n, NULL);
+			free(in);
+			ns_gc(s, ns);
+		}
+		p->map_charged = 0;
+	}
+	gs_map_unref(p->map);
+	free(p->entry_copy);
+	p->map = NULL;
+	p->entry_copy = NULL;
+	p->entry = NULL;
+}
+
+void gs_sched__inline_take(struct gs_sched *s, struct gs_sched__pod *p, struct gs_map *m, const struct gs_map_entry *e,
+			   size_t len)
+{
+	struct gs_sched__inline *in;
+	struct gs_sched__gpm_ns *ns;
+	char key[128];
+	size_t cost;
+	int n;
+
+	gs_sched__inline_drop(s, p); /* m holds its own reference: the same map taken again is safe */
+	p->map = m;
+	p->entry = e;
+	if (!m || p->ref)
+		return; /* by reference: the object's map, charged with the object */
+	n = inline_key(key, sizeof(key), p->ns, m);
+	if ((in = gs_hmap_get(&s->inline_maps, key, (size_t)n)) != NULL) {
+		in->refs++;
+		p->map_charged = 1;
+		return;
+	}
+	cost = gs_map_cache_cost(len, m);
+	ns = ns_get(s, p->ns, 1);
+	if (ns->bytes + cost <= s->cfg.gpm_bytes_per_ns && s->gpm_bytes + cost <= s->cfg.gpm_bytes) {
+		in = gs_xcalloc(1, sizeof(*in) + (size_t)n + 1);
+		memcpy(in->key, key, (size_t)n + 1);
+		in->refs = 1;
+		in->cost = cost;
+		gs_sched__hmap_put(&s->inline_maps, in->key, in);
+		ns->bytes += cost;
+		s->gpm_bytes += cost;
+		p->map_charged = 1;
+		return;
+	}
+	ns_gc(s, ns);
+	/* Past the budgets: the entry alone (placement needs no more); the map goes idle in the cache. */
+	s->inline_not_kept++;
+	p->entry = p->entry_copy = e ? entry_copy(e) : NULL;
+	p->map = NULL;
+	gs_map_unref(m);
 }
 
 /* ---- pods -------------------------------------------------------------------------------------- */

@@ -67,6 +67,18 @@ struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g);
 /* sched.h's gs_sched_gpm_take_relist. */
 int gs_sched__gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms);
 
+/*
+ * Memory (docs/sched.md, "Memory"): p's map and entry from its inputs (m a new reference, or NULL; e
+ * in m). A pod by reference keeps its object's map (charged with the object). A pod's inline map of
+ * len bytes of text is kept and charged once per namespace and text while it fits the budgets;
+ * past them p keeps a copy of its entry alone and lets the map go: it is placed the same, only the
+ * workload view of its owner lists no index without a pod. Drops what p held before.
+ */
+void gs_sched__inline_take(struct gs_sched *s, struct gs_sched__pod *p, struct gs_map *m, const struct gs_map_entry *e,
+			   size_t len);
+/* Lets go of p's map and entry (and their charge). */
+void gs_sched__inline_drop(struct gs_sched *s, struct gs_sched__pod *p);
+
 /* Takes p's reference away (its slot freed when nothing needs it any more). */
 void gs_sched__gpm_unlink(struct gs_sched *s, struct gs_sched__pod *p);
 

@@ -257,10 +257,18 @@ struct gs_sched__gpm {
 	char key[];  /* "ns/name\0ns\0name\0GPUPlacementMap ns/name" */
 };
 
-/* The GPUPlacementMaps of one namespace against --placement-map-memory-per-namespace. Exists while
- * bytes or refused is not 0. */
+/* An inline map kept for the pods of one namespace (sched_gpm.c, gs_sched__inline_take): charged once
+ * to the namespace however many of its pods carry that text. */
+struct gs_sched__inline {
+	size_t refs; /* pods with map_charged on that map */
+	size_t cost;
+	char key[]; /* "ns/MAP-ADDRESS", the table's key */
+};
+
+/* The maps of one namespace against --placement-map-memory-per-namespace: its GPUPlacementMaps held and
+ * the inline maps its pods keep. Exists while bytes or refused is not 0. */
 struct gs_sched__gpm_ns {
-	size_t bytes;   /* the held objects' costs */
+	size_t bytes;   /* the held objects' and kept inline maps' costs */
 	size_t refused; /* its slots refused for memory */
 	char ns[];
 };
@@ -276,8 +284,11 @@ struct gs_sched__pod {
 	char *reported; /* the last reported message, or NULL */
 
 	/* What the pod's own fields say; recomputed on upserts, never from node events. */
-	struct gs_map *map;               /* a reference, or NULL */
-	const struct gs_map_entry *entry; /* in map; NULL unless the index has an entry */
+	struct gs_map *map;               /* a reference, or NULL (see map_charged) */
+	const struct gs_map_entry *entry; /* in map, or entry_copy; NULL unless the index has an entry */
+	struct gs_map_entry *entry_copy;  /* the entry alone, its strings in its block: an inline map
+					   * past its namespace's budget is not kept (sched_gpm.c) */
+	int map_charged;                  /* map is an inline map counted in s->inline_maps */
 	enum gs_wait_reason intrinsic;    /* NONE when the pod itself is ready to place */
 	char *imsg;                       /* with intrinsic != NONE */
 	long index;                       /* -1 when unknown */
@@ -442,6 +453,8 @@ struct gs_sched {
 	struct gs_list gpm_cooling;                 /* slots handed out less than the interval ago, by due_ms */
 	size_t n_cool_dirty;                        /* of which dirty */
 	struct gs_hmap gpm_ns;                      /* namespace -> struct gs_sched__gpm_ns (key borrowed) */
+	struct gs_hmap inline_maps;                 /* "ns/MAP-ADDRESS" -> struct gs_sched__inline (key borrowed) */
+	uint64_t inline_not_kept;                   /* inline maps past a budget: their pods keep the entry */
 	size_t gpm_bytes;                           /* the held objects' costs, every namespace */
 	size_t gpm_refused;                         /* slots refused for memory */
 	int gpm_relist;                             /* memory was freed while some were refused */

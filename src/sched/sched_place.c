@@ -696,14 +696,13 @@ void gs_sched__map_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 		r = map_inputs(s, o, p->index, p->index_source, &m, &e, msg, sizeof(msg));
 		r = own_inputs(s, o, e, r, &gopts, &gang_ok, msg, sizeof(msg));
 	}
-	gs_map_unref(p->map);
-	p->map = m;
-	p->entry = e;
+	long n_entries = m ? (long)gs_map_count(m) : 0; /* m may be let go below */
+	gs_sched__inline_take(s, p, m, e, o && !p->ref ? o->map_len : 0);
 	p->intrinsic = r;
 	free(p->imsg);
 	p->imsg = r != GS_WAIT_NONE ? gs_xstrdup(msg) : NULL;
 	notice_check(s, p);
-	gs_sched__gang_set(s, p, gang_ok ? &gopts : NULL, m ? (long)gs_map_count(m) : 0, s->now_ms);
+	gs_sched__gang_set(s, p, gang_ok ? &gopts : NULL, n_entries, s->now_ms);
 }
 
 /* What a pod by reference keeps of its record to resolve its map again without it (struct

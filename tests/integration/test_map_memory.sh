@@ -2,12 +2,15 @@
 # phase: integration
 # Issue 36, item 1 against the real apiserver (docs/sched.md, "Memory"; docs/reliability.md, "Attacks"):
 # one tenant creates 800 GPUPlacementMaps of 4,096 entries each (about 45 KiB of text, some 350 KiB
-# parsed: what OOM-killed both replicas of a 256 MiB Deployment before) while the scheduler runs in a
-# memory cgroup of 256 MiB, as deploy/ limits it.
+# parsed: what OOM-killed both replicas of a 256 MiB Deployment before), then 300 pending pods with
+# inline maps of as many entries, each its own text, while the scheduler runs in a memory cgroup of
+# 256 MiB, as deploy/ limits it.
 #   - it stays up through the attack and through a restart's initial list of all 800, and keeps
 #     binding: another namespace's new map is held and its pod bound
 #   - the tenant's maps past --placement-map-memory-per-namespace are not held: their status says
 #     NotHeld with the figures, a Warning event says so, a pod naming one waits saying why
+#   - the pods' inline maps past the same budget are not kept: each keeps its own entry, and is placed
+#     by it (one bound to the GPU they all name, the others waiting for it)
 #   - memory freed (the tenant deletes maps) lists the maps again: a refused one is held and its pod bound
 # Under the sanitizers (build-asan) the cgroup is left out: ASan's shadow and quarantine are not the
 # daemon's memory. The cgroup's peak usage is printed for docs/sched.md.
@@ -16,6 +19,7 @@
 test_begin
 
 N_MAPS=${GS_MAP_MEMORY_OBJECTS:-800}
+N_PODS=${GS_MAP_MEMORY_PODS:-300}
 N_ENTRIES=4096
 LIMIT=$((256 << 20))
 TENANT=$NS-t
@@ -23,6 +27,12 @@ defer "NS= kc delete namespace $TENANT --wait=false >/dev/null 2>&1"
 NS='' kc create namespace "$TENANT" >/dev/null
 wait_for "the ServiceAccount default of $TENANT" 60 env NS="$TENANT" "$GS_KUBECTL" --kubeconfig "$KUBECONFIG" \
 	--namespace "$TENANT" get serviceaccount default >/dev/null 2>&1
+CRD=gpuplacementmaps.gpu-scheduler.io
+if ! NS= kc get crd "$CRD" >/dev/null 2>&1; then
+	NS= kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null
+	defer "NS= kc delete crd $CRD --wait=false >/dev/null 2>&1"
+fi
+check "the GPUPlacementMap CRD is Established" eval 'NS= kc wait --for=condition=Established "crd/$CRD" --timeout=60s >/dev/null'
 N=gs-mem-$(printf '%04x' $RANDOM)
 defer "node_delete $N"
 node_make "$N" || { fail "node $N" "cannot create it"; test_end; }
@@ -135,10 +145,37 @@ gpm_apply vmap2 "0=$N:1" >/dev/null
 byref v2-0 vmap2 1
 check_eventually "v2-0 bound during the attack" 30 eval '[ "$(pod_node v2-0)" = "$N" ]'
 
+# --- pending pods with inline maps of their own: kept within the same budget, the rest keep their entry ----
+mkdir -p "$work/pods"
+awk -v n="$N_PODS" -v e="$N_ENTRIES" -v dir="$work/pods" -v node="$N" -v sched="$SCHEDULER_NAME" 'BEGIN {
+	for (m = 0; m < n; m++) {
+		f = sprintf("%s/p%04d.json", dir, m)
+		printf "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%04d-0\",\"annotations\":" \
+			"{\"gpu-scheduling-map\":\"0=%s:3\\n", m, node > f
+		for (i = 1; i < e; i++)
+			printf "%d=p%d-n%d:%d\\n", i, m, i % 8, i % 8 > f
+		printf "\"}},\"spec\":{\"schedulerName\":\"%s\",\"terminationGracePeriodSeconds\":0," \
+			"\"containers\":[{\"name\":\"main\",\"image\":\"busybox\"," \
+			"\"env\":[{\"name\":\"CUDA_VISIBLE_DEVICES\",\"value\":\"3\"}]}]}}", sched > f
+		close(f)
+	}
+}'
+ls "$work"/pods/*.json | xargs -P 8 -I{} curl -sS -o /dev/null -w '%{http_code}\n' --max-time 60 \
+	--cacert "$GS_CLUSTER_CA" -H "Authorization: Bearer $GS_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+	--data-binary @{} "$GS_APISERVER_URL/api/v1/namespaces/$TENANT/pods" >"$work/codes"
+check "$N_PODS pods with inline maps of $N_ENTRIES entries created" test "$(grep -c '^201$' "$work/codes")" = "$N_PODS"
+rm -rf "$work/pods"
+not_kept() { metric gpu_scheduler_inline_maps_not_kept_total; }
+check_eventually "most of their maps not kept" 60 eval '[ "$(not_kept)" -gt $((N_PODS / 2)) ]'
+check "the daemon is up" daemon_alive
+check "no OOM kill in its cgroup" test "$(oom_kills)" = 0
+on3() { NS=$TENANT kc get pods -o json | jq -r --arg n "$N" '[.items[] | select(.spec.nodeName == $n)] | length'; }
+check_eventually "one of them bound to $N's GPU 3 by its entry, the others wait for it" 30 eval '[ "$(on3)" = 1 ]'
+
 # --- a restart lists all 800 within the limit ------------------------------------------------------------
 daemon_stop
 start || exit 1
-check "daemon ready after a restart that listed all $N_MAPS" daemon_ready 60
+check "daemon ready after a restart that listed all $N_MAPS maps and $N_PODS pods" daemon_ready 60
 check_eventually "the refusals again" 30 eval '[ "$(not_held)" -gt $((N_MAPS / 2)) ]'
 byref v3-0 vmap2 1
 kc delete pod v2-0 --grace-period=0 --force >/dev/null 2>&1
@@ -146,6 +183,11 @@ check_eventually "v3-0 bound after the restart" 30 eval '[ "$(pod_node v3-0)" = 
 check "no OOM kill in its cgroup" test "$(oom_kills)" = 0
 
 # --- memory freed: the maps are listed again and a refused one is held ------------------------------------
+# (The pods with inline maps go first: their events would take the freed bytes before the relist.)
+for p in $(NS=$TENANT kc get pods -o name | grep '^pod/p[0-9]'); do echo "${p#pod/}"; done |
+	xargs -r -n 50 env NS="$TENANT" "$GS_KUBECTL" --kubeconfig "$KUBECONFIG" -n "$TENANT" delete pod \
+		--grace-period=0 --force >/dev/null 2>&1
+check_eventually "the tenant's $N_PODS pods gone" 60 eval '[ "$(NS=$TENANT kc get pods -o name | grep -c "^pod/p[0-9]")" = 0 ]'
 held=$(NS=$TENANT kc get gpuplacementmaps -o json |
 	jq -r '.items[] | select(all(.status.conditions[]?; .reason != "NotHeld")) | .metadata.name')
 check "the tenant has maps held ($(grep -c . <<<"$held"))" test -n "$held"

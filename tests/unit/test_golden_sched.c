@@ -75,7 +75,8 @@
  *                                             (gpm-show: "> gpm-show ...", same fields)
  *   > gpm-relist now | at +MS | none          gs_sched_gpm_take_relist (config gpm-memory=B gpm-memory-per-ns=B
  *                                             map-cache-memory=B: the budgets, sched.h)
- *   > memory gpm-bytes=B refused=N maps-cached=N map-cache-bytes=B idle-bytes=B   (gs_sched_stats)
+ *   > memory gpm-bytes=B refused=N maps-cached=N map-cache-bytes=B idle-bytes=B inline-not-kept=N
+ *                                             (gs_sched_stats)
  *   > deadline +MS | > deadline none
  *   > error: ...                              a command the engine refused (its return code)
  */
@@ -474,8 +475,11 @@ static void cmd_gpm_more(struct replay *r, const char *c, char **tok, int n)
 	if (!strcmp(c, "memory")) {
 		struct gs_sched_stats ss;
 		gs_sched_stats(r->s, &ss);
-		emit(r, "> memory gpm-bytes=%zu refused=%zu maps-cached=%zu map-cache-bytes=%zu idle-bytes=%zu\n",
-		     ss.gpm_bytes, ss.gpms_refused, ss.maps_cached, ss.maps_cached_bytes, ss.maps_idle_bytes);
+		emit(r,
+		     "> memory gpm-bytes=%zu refused=%zu maps-cached=%zu map-cache-bytes=%zu idle-bytes=%zu "
+		     "inline-not-kept=%llu\n",
+		     ss.gpm_bytes, ss.gpms_refused, ss.maps_cached, ss.maps_cached_bytes, ss.maps_idle_bytes,
+		     (unsigned long long)ss.inline_not_kept);
 		return;
 	}
 	if (!strcmp(c, "deadline")) {
