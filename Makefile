@@ -183,7 +183,7 @@ FUZZ_decode_SRC      := src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_it
 FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/decode_pb.c src/k8s/decode_pb_wire.c \
 			src/k8s/decode.c src/k8s/decode_json.c src/k8s/decode_items.c src/k8s/decode_scalar.c src/sched/objects.c src/core/log.c \
 			src/core/json_nul.c
-FUZZ_gpm_SRC         := src/k8s/decode_gpm.c src/k8s/decode_json.c src/k8s/decode_items.c src/sched/objects.c \
+FUZZ_gpm_SRC         := src/k8s/decode_gpm.c src/k8s/decode_json.c src/k8s/decode_items.c src/sched/objects.c src/core/alloc.c \
 			src/core/json_nul.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
