@@ -118,23 +118,22 @@ static int budget_take(struct gs_sched *s, struct gs_sched__gpm *g, size_t cost,
 	struct gs_sched__gpm_ns *n = ns_get(s, g->ns, 1);
 	char have[32], cap[32];
 
+	/* The words depend only on the object and the budget, never on what else is held: a relist that
+	 * refuses it again rewrites no status. */
+	fmt_size(have, sizeof(have), cost);
 	if (n->bytes + cost > s->cfg.gpm_bytes_per_ns) {
-		fmt_size(have, sizeof(have), n->bytes + cost);
 		fmt_size(cap, sizeof(cap), s->cfg.gpm_bytes_per_ns);
-		snprintf(
-			why, size,
-			"not held by the scheduler: with it, the GPUPlacementMaps of namespace %s would take %s of the "
-			"scheduler's memory, over its --placement-map-memory-per-namespace of %s; delete or shrink "
-			"some of them",
-			g->ns, have, cap);
+		snprintf(why, size,
+			 "not held by the scheduler: it would take %s of its memory, and the maps of namespace %s "
+			 "would pass its --placement-map-memory-per-namespace of %s; delete or shrink some of them",
+			 have, g->ns, cap);
 		return -1;
 	}
 	if (s->gpm_bytes + cost > s->cfg.gpm_bytes) {
-		fmt_size(have, sizeof(have), s->gpm_bytes + cost);
 		fmt_size(cap, sizeof(cap), s->cfg.gpm_bytes);
 		snprintf(why, size,
-			 "not held by the scheduler: with it, the GPUPlacementMaps of every namespace would take %s of "
-			 "the scheduler's memory, over its --placement-map-memory of %s",
+			 "not held by the scheduler: it would take %s of its memory, and the maps of every namespace "
+			 "would pass its --placement-map-memory of %s",
 			 have, cap);
 		return -1;
 	}

@@ -128,7 +128,7 @@ refused=$(NS=$TENANT kc get gpuplacementmaps -o json |
 check "a map not held was found ($refused)" test -n "$refused" -a "$refused" != null
 cond() { NS=$TENANT kc get gpuplacementmap "$refused" -o jsonpath='{.status.conditions[0].message}'; }
 check_eventually "its status: NotHeld, over the per-namespace budget" 10 \
-	eval 'cond | grep -q "of namespace $TENANT would take .* MiB of the scheduler.s memory, over its --placement-map-memory-per-namespace of 16.0 MiB"'
+	eval 'cond | grep -q "not held by the scheduler: it would take [0-9.]* KiB of its memory, and the maps of namespace $TENANT would pass its --placement-map-memory-per-namespace of 16.0 MiB"'
 check_eventually "a Warning event NotHeld on it" 20 eval \
 	'NS=$TENANT kc get events --field-selector involvedObject.name=$refused,reason=NotHeld -o name | grep -q .'
 NS=$TENANT byref t-0 "$refused"

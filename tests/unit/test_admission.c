@@ -79,9 +79,10 @@ static int gpm_lookup(void *ud, const char *ns, const char *name, struct gs_gpm_
 		out->name = name;
 		out->uid = "uid-not-held";
 		out->generation = 2;
-		out->refused = "not held by the scheduler: with it, the GPUPlacementMaps of namespace default would "
-			       "take 16.1 MiB of the scheduler's memory, over its --placement-map-memory-per-namespace "
-			       "of 16.0 MiB; delete or shrink some of them";
+		out->refused =
+			"not held by the scheduler: it would take 352.4 KiB of its memory, and the maps of "
+			"namespace default would pass its --placement-map-memory-per-namespace of 16.0 MiB; delete "
+			"or shrink some of them";
 		return 1;
 	}
 	for (size_t i = 0; i < t->n; i++) {
