@@ -59,10 +59,10 @@ static struct gs_sched__gpm *slot_new(struct gs_sched *s, const char *ns, const 
 
 /*
  * What a held object costs, in bytes: its slot and strings at their longest (GPM_SLOT_BYTES: the key's
- * three copies of a namespace of 63 and a name of 253 bytes, a uid, three settings of 64), its text, and what its parse keeps in the map cache while pods reference it
- * (gs_map_cache_cost: the cache's copy of the text, its entry and the parsed map). Charged whole from
- * the moment the object is held, referenced or not, so the budgets bound what the engine may come to
- * keep, not what it keeps today.
+ * three copies of a namespace of 63 and a name of 253 bytes, a uid, three settings of 64), its text,
+ * and what its parse keeps in the map cache while pods reference it (gs_map_cache_cost: the cache's
+ * copy of the text, its entry and the parsed map). Charged whole from the moment the object is held,
+ * referenced or not, so the budgets bound what the engine may come to keep, not what it keeps today.
  */
 #define GPM_SLOT_BYTES (sizeof(struct gs_sched__gpm) + 3 * (63 + 253 + 2) + 128 + 3 * 64)
 

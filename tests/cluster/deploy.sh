@@ -3,7 +3,8 @@
 #
 #   tests/cluster/deploy.sh scheduler      gpu-scheduler from deploy/ (kustomize base + the self-signed
 #                                          certificate Component) into kube-system; waits until its pod
-#                                          is Ready and the webhook's caBundle is set
+#                                          is Ready, the webhook's caBundle is set and the apiserver
+#                                          gets a patch from the webhook (a dry-run pod)
 #   tests/cluster/deploy.sh example NS     deploy/examples/gpu-scheduler-check.yaml and the same by
 #                                          reference (check-statefulset-by-reference.yaml: a
 #                                          GPUPlacementMap and its StatefulSet) in namespace NS (created
@@ -47,6 +48,24 @@ until_ok() {
 
 ca_bundle_set() {
 	[ -n "$(kc get mutatingwebhookconfiguration gpu-scheduler -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ]
+}
+
+# The apiserver reaches the webhook through its Service and gets a patch: a server-side dry run of a pod
+# of ours comes back with CUDA_VISIBLE_DEVICES set. Ready replicas are not enough: until kube-proxy
+# has programmed the Service, the apiserver's calls are refused and the webhook fails open (once seen
+# in CI: a test's pod created 4 s after the deploy went unmutated).
+webhook_answers() {
+	kc -n default create --dry-run=server -o jsonpath='{.spec.containers[0].env[*].name}' -f - <<'YAML' |
+apiVersion: v1
+kind: Pod
+metadata:
+  name: gs-webhook-probe-0
+  annotations: {gpu-scheduling-map: "0=gs-webhook-probe:0"}
+spec:
+  schedulerName: gpu-scheduler
+  containers: [{name: main, image: localhost/gs-pause:3.2}]
+YAML
+		grep -qw CUDA_VISIBLE_DEVICES
 }
 
 # Every replica Ready (deploy/deployment.yaml runs two: one leads, both serve the webhook).
@@ -128,6 +147,7 @@ cmd_scheduler() {
 	fi
 	until_ok "gpu-scheduler Ready in kube-system" scheduler_ready
 	until_ok "the webhook's caBundle (written by gpu-scheduler --webhook-self-signed)" ca_bundle_set
+	until_ok "the webhook answering the apiserver through its Service (a dry-run pod mutated)" webhook_answers
 	until_ok "the node agent Ready on every node (DaemonSet gpu-scheduler-agent)" agent_ready
 	log "gpu-scheduler is Ready: $(kc -n kube-system get pods -l app.kubernetes.io/name=gpu-scheduler \
 		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{end}')"

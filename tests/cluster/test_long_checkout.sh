@@ -46,7 +46,10 @@ if tests/cluster/cluster.sh up; then
 	rc=$?
 	[ $rc = 0 ] && result ok "the kubelet's PodResources socket answers (gpu-scheduler agent --once)" ||
 		result fail "the kubelet's PodResources socket answers (gpu-scheduler agent --once)" "exit $rc: $out"
-	out=$(ctr -a "$socks/node1/containerd.sock" -n k8s.io images ls -q 2>&1)
+	# The ctr the nodes' containerd came with (tests/cluster/nodes.sh), not one on PATH.
+	ctr=$(. tests/cluster/versions.sh && echo "${GS_K8S_CACHE:-/var/cache/gpu-scheduler}/containerd-$CONTAINERD_VERSION/bin/ctr")
+	[ -x "$ctr" ] || ctr=$(command -v ctr || echo ctr)
+	out=$("$ctr" -a "$socks/node1/containerd.sock" -n k8s.io images ls -q 2>&1)
 	grep -q gs-pause <<<"$out" && result ok "node1's containerd answers on its socket and holds the pause image" ||
 		result fail "node1's containerd answers on its socket and holds the pause image" "$out"
 else
