@@ -542,7 +542,7 @@ static const char *trusted_claim(struct gs_sched *s, const struct gs_pod_obj *o,
 	if (o->map_ref && !o->map_text) {
 		/* By reference: the object as the engine holds it now (the I/O layer lists the objects before
 		 * the pods, so a restart knows them). */
-		if (!(m = gs_sched__gpm_parsed(gs_sched__gpm_slot(s, o->ns, o->map_ref)))) {
+		if (!(m = gs_sched__gpm_parsed(s->maps, gs_sched__gpm_slot(s, o->ns, o->map_ref)))) {
 			*why = "the GPUPlacementMap the pod names is unknown, not held or its map is invalid";
 			return NULL;
 		}

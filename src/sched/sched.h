@@ -70,7 +70,7 @@ struct gs_sched_config {
 	 * parsed maps nobody uses (--map-cache-memory, default GS_SCHED_MAP_CACHE_BYTES). gpm_bytes and
 	 * gpm_bytes_per_ns bound what the engine keeps of GPUPlacementMaps, every namespace's together and
 	 * each namespace's (--placement-map-memory, --placement-map-memory-per-namespace): an object whose
-	 * cost (its text twice and its parse, gs_sched_gpm_cost) would pass either is not held: its pods wait
+	 * cost (its slot, its text and its parse: sched_gpm.c, gpm_cost) would pass either is not held: its pods wait
 	 * saying so, its status too. 0: the defaults.
 	 */
 	size_t map_cache_bytes;
@@ -558,8 +558,7 @@ const char *gs_sched_gpm_refused(const struct gs_sched *s, const char *ns, const
  */
 #define GS_GPM_RELIST_INTERVAL_MS 5000
 int gs_sched_gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms);
-/* An object's cost against the budgets: its text of len bytes and m, its parse (NULL: it does not parse). */
-size_t gs_sched_gpm_cost(size_t len, const struct gs_map *m);
+
 
 /*
  * The placement of one object, for its /status subresource: entries (the map's; 0 when it does not

@@ -71,11 +71,6 @@ static size_t gpm_cost(size_t len, const struct gs_map *m)
 	return GPM_SLOT_BYTES + len + 1 + gs_map_cache_cost(len, m);
 }
 
-size_t gs_sched_gpm_cost(size_t len, const struct gs_map *m)
-{
-	return gpm_cost(len, m);
-}
-
 static struct gs_sched__gpm_ns *ns_get(struct gs_sched *s, const char *ns, int create)
 {
 	struct gs_sched__gpm_ns *n = gs_hmap_get_str(&s->gpm_ns, ns);
@@ -361,24 +356,12 @@ static void slot_take(struct gs_sched *s, struct gs_sched__gpm *g, const struct 
 		gs_map_unref(m); /* parsed again when a pod names it, or found in the cache */
 }
 
-/* A held object's map, parsed, for a pod that now names it (n_pods went from 0). */
-static void slot_parse(struct gs_sched *s, struct gs_sched__gpm *g)
+struct gs_map *gs_sched__gpm_parsed(struct gs_map_cache *cache, const struct gs_sched__gpm *g)
 {
-	const struct gs_map_error *err = NULL;
-	int rc;
-
-	if (g->map || !g->present || g->refused || g->map_error)
-		return;
-	rc = gs_map_cache_get(s->maps, g->text, g->map_len, &g->map, &err);
-	if (rc == -ENOMEM)
-		gs_oom(g->map_len);
-	GS_ASSERT(rc == 0); /* it parsed when taken, and parsing is a function of the text */
-}
-
-struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g)
-{
+	const struct gs_map_error *cerr = NULL;
 	struct gs_map_error err;
 	struct gs_map *m = NULL;
+	int rc;
 
 	if (!g || !g->present || g->refused || g->map_error)
 		return NULL;
@@ -386,9 +369,19 @@ struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g)
 		gs_map_ref(g->map);
 		return g->map;
 	}
-	if (gs_map_parse(g->text, g->map_len, &m, &err) == -ENOMEM)
+	rc = cache ? gs_map_cache_get(cache, g->text, g->map_len, &m, &cerr)
+		   : gs_map_parse(g->text, g->map_len, &m, &err);
+	if (rc == -ENOMEM)
 		gs_oom(g->map_len);
+	GS_ASSERT(rc == 0); /* it parsed when taken, and parsing is a function of the text */
 	return m;
+}
+
+/* A held object's map, parsed, for a pod that now names it (n_pods went from 0). */
+static void slot_parse(struct gs_sched *s, struct gs_sched__gpm *g)
+{
+	if (!g->map)
+		g->map = gs_sched__gpm_parsed(s->maps, g);
 }
 
 int gs_sched__gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *v, struct gs_sched__gpm **out)

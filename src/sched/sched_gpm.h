@@ -61,9 +61,10 @@ int gs_sched__gpm_link(struct gs_sched *s, struct gs_sched__pod *p, const struct
 enum gs_wait_reason gs_sched__gpm_inputs(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_map **m,
 					 const struct gs_map_entry **e, struct gs_gang_opts *gopts, int *gang_ok,
 					 char *msg, size_t size);
-/* Slot g's map, parsed (a new reference: the one kept while pods name it, else parsed now, outside the
- * cache), NULL when the object is not held or its map does not parse. */
-struct gs_map *gs_sched__gpm_parsed(const struct gs_sched__gpm *g);
+/* Slot g's map, parsed (a new reference: the one kept while pods name it, else from cache, or parsed
+ * now when cache is NULL, as the read-only views do), NULL when the object is not held or its map does
+ * not parse. */
+struct gs_map *gs_sched__gpm_parsed(struct gs_map_cache *cache, const struct gs_sched__gpm *g);
 /* sched.h's gs_sched_gpm_take_relist. */
 int gs_sched__gpm_take_relist(struct gs_sched *s, int64_t now_ms, int64_t *due_ms);
 

@@ -222,7 +222,7 @@ int gs_sched__workload_ref(const struct gs_sched *s, const char *ns, const char 
 	const struct gs_sched__pod *newest_map = owner_pods(s, ns, kind, name, &r);
 	const struct gs_sched__gpm *g = map_ref ? gs_sched__gpm_slot(s, ns, map_ref) : NULL;
 
-	if (g && (out->map = gs_sched__gpm_parsed(g)) != NULL) {
+	if (g && (out->map = gs_sched__gpm_parsed(NULL, g)) != NULL) {
 		out->map_from = GS_WORKLOAD_MAP_OBJECT;
 		out->map_ref = g->name;
 		finish_rows(&r, out->map);
@@ -252,7 +252,7 @@ int gs_sched__gpm_workload(const struct gs_sched *s, const char *ns, const char 
 		return -ENOENT;
 	GS_LIST_FOREACH(l, &g->pods)
 		add_pod(s, GS_CONTAINER_OF(l, struct gs_sched__pref, link)->pod, &r);
-	if ((out->map = gs_sched__gpm_parsed(g)) != NULL) {
+	if ((out->map = gs_sched__gpm_parsed(NULL, g)) != NULL) {
 		out->map_from = GS_WORKLOAD_MAP_OBJECT;
 		out->map_ref = g->name;
 	} else if (g->present) {
