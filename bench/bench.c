@@ -566,6 +566,9 @@ static int spawn_contender(const struct run *r, uv_process_t *proc, const char *
 		args[n++] = "--health-addr=127.0.0.1:0";
 		args[n++] = "--secure-addr="; /* no port of its own to collide on: the bench reads no /metrics of it */
 		args[n++] = events_arg;
+		/* the gang shape is one gang of every pod: measured without the namespaces' budgets */
+		args[n++] = "--gang-reservations-per-namespace=0";
+		args[n++] = "--gang-reserved-gpus-per-namespace=0";
 	} else {
 		args[n++] = (char *)C.kube_scheduler;
 		args[n++] = "--kubeconfig";

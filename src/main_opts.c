@@ -11,6 +11,7 @@
 
 #include "core/log.h"
 #include "k8s/leader.h"
+#include "sched/gang.h"
 
 static int validate_name(const char *v, char *err, size_t errlen)
 {
@@ -65,6 +66,11 @@ static int one_of(const char *v, const char *a, const char *b, char *err, size_t
 static int validate_content_type(const char *v, char *err, size_t errlen)
 {
 	return one_of(v, "json", "protobuf", err, errlen);
+}
+
+static int validate_gang_limits(const char *v, char *err, size_t errlen)
+{
+	return gs_gang_limits_check(v, err, errlen);
 }
 
 static int validate_sharing(const char *v, char *err, size_t errlen)
@@ -170,6 +176,17 @@ const struct gs_opt gs_main_opts[] = {
 	 NULL,
 	 "an all-or-nothing gang's gang-timeout is cut to this: a gang that cannot complete releases what it "
 	 "reserved at the latest this long after it began gathering (its annotation may ask up to 720h)"},
+	{"gang-reservations-per-namespace", "GS_GANG_RESERVATIONS_PER_NAMESPACE", GS_OPT_INT, "256", 0,
+	 GS_GANG_LIMIT_MAX, OPT(gang_members_per_ns), NULL,
+	 "the all-or-nothing gangs of one namespace hold at most this many members reserved at once; a gang that "
+	 "would pass it waits GANG_LIMIT, holding nothing (0: no bound; docs/sched.md, \"Budgets\")"},
+	{"gang-reserved-gpus-per-namespace", "GS_GANG_RESERVED_GPUS_PER_NAMESPACE", GS_OPT_INT, "256", 0,
+	 GS_GANG_LIMIT_MAX, OPT(gang_gpus_per_ns), NULL,
+	 "the same bound for the GPUs their map entries name (0: no bound)"},
+	{"gang-reservation-limits", "GS_GANG_RESERVATION_LIMITS", GS_OPT_STRING, "", 0, 0, OPT(gang_limits),
+	 validate_gang_limits,
+	 "per-namespace bounds in place of the two above: NAMESPACE=MEMBERS/GPUS,... (e.g. "
+	 "train=1024/4096,ci=8/8; 0: no bound)"},
 	{"placement-map-memory", "GS_PLACEMENT_MAP_MEMORY", GS_OPT_BYTES, "96Mi", 1 << 20, 1L << 40, OPT(gpm_bytes),
 	 NULL,
 	 "GPUPlacementMaps the scheduler holds, every namespace's together, at most this much memory (their text "

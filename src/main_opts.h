@@ -36,6 +36,9 @@ struct gs_main_config {
 	const char *ignored_resource_groups;
 	long agent_stale_ms;
 	long max_gang_timeout_ms;
+	long gang_members_per_ns;
+	long gang_gpus_per_ns;
+	const char *gang_limits;
 	long map_cache_bytes;
 	long gpm_bytes;
 	long gpm_bytes_per_ns;

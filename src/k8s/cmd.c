@@ -300,6 +300,9 @@ struct gs_sched *gs_cmd_engine(const struct gs_cmd_opts *o)
 	/* The daemon's memory budgets are its own: what it does not hold, each object's status says
 	 * (gpm_item); this engine holds everything else. */
 	cfg.gpm_bytes = cfg.gpm_bytes_per_ns = SIZE_MAX / 4;
+	/* The namespaces' gang budgets are the daemon's too, and what the other gangs claim is its state:
+	 * explain takes both from the daemon's answer (gs_sched_gang_budget_seed); none without it. */
+	cfg.gang_members_per_ns = cfg.gang_gpus_per_ns = 0;
 	return gs_sched_new(&cfg);
 }
 

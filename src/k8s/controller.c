@@ -749,6 +749,9 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
 	sc.agent_stale_ms = opts->agent_stale_ms;
 	sc.max_gang_timeout_ms = opts->max_gang_timeout_ms;
+	sc.gang_members_per_ns = opts->gang_members_per_ns;
+	sc.gang_gpus_per_ns = opts->gang_gpus_per_ns;
+	sc.gang_limits = opts->gang_limits;
 	sc.map_cache_bytes = opts->map_cache_bytes;
 	sc.gpm_bytes = opts->gpm_bytes;
 	sc.gpm_bytes_per_ns = opts->gpm_bytes_per_ns;

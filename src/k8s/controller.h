@@ -43,6 +43,9 @@ struct gs_controller_opts {
 	const char *ignored_resource_groups;
 	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
 	int64_t max_gang_timeout_ms;    /* --max-gang-timeout; <= 0: the engine's default */
+	long gang_members_per_ns;       /* --gang-reservations-per-namespace; 0: no bound (sched.h) */
+	long gang_gpus_per_ns;          /* --gang-reserved-gpus-per-namespace; 0: no bound */
+	const char *gang_limits;        /* --gang-reservation-limits (sched/gang.h), checked; NULL: none */
 	size_t map_cache_bytes;         /* --map-cache-memory; 0: the engine's default (sched.h) */
 	size_t gpm_bytes;               /* --placement-map-memory; 0: the engine's default */
 	size_t gpm_bytes_per_ns;        /* --placement-map-memory-per-namespace; 0: the engine's default */

@@ -1,7 +1,8 @@
 /*
  * explain_cmd.c: `gpu-scheduler explain` (explain_cmd.h). One short-lived loop: each read is sent and
  * waited for in turn, then the engine is fed in the order that makes its own state current (the
- * GPUPlacementMaps, the node and the pods on it first, the pod last) and asked.
+ * daemon's numbers for the gang budgets, the GPUPlacementMaps, the node and the pods on it first, the
+ * pod last) and asked.
  */
 #include "k8s/explain_cmd.h"
 
@@ -16,6 +17,7 @@
 #include "core/clock.h"
 #include "k8s/cmd.h"
 #include "k8s/decode.h"
+#include "sched/gang.h"
 #include "sched/explain_out.h"
 #include "sched/sched.h"
 
@@ -25,6 +27,10 @@ struct daemon_view {
 	char state[32];         /* its state of the pod */
 	char verdict[40];       /* its verdict, "NONE" when every check passes */
 	char message[600];      /* its reason's message, "" when none */
+	/* Its gang's namespace budget (gang.budget, explain_out.h): seeded into the command's engine,
+	 * which cannot see the other gangs' reservations (budget_seed). */
+	int has_budget, admitted;
+	long budget[4]; /* maxMembers, maxGpus, heldMembers, heldGpus */
 };
 
 struct run {
@@ -41,6 +47,24 @@ static void copy_json_str(char *out, size_t size, const cJSON *obj, const char *
 	snprintf(out, size, "%s", cJSON_IsString(v) ? v->valuestring : dflt);
 }
 
+/* gang.budget of the daemon's answer (explain_out.h), when whole: four numbers >= 0 and admitted. */
+static void read_budget(const cJSON *b, struct daemon_view *v)
+{
+	static const char *const keys[4] = {"maxMembers", "maxGpus", "heldMembers", "heldGpus"};
+	const cJSON *adm = cJSON_GetObjectItemCaseSensitive(b, "admitted");
+
+	if (!cJSON_IsObject(b) || !cJSON_IsBool(adm))
+		return;
+	for (int i = 0; i < 4; i++) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(b, keys[i]);
+		if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > GS_GANG_LIMIT_MAX * 100.0)
+			return;
+		v->budget[i] = (long)n->valuedouble;
+	}
+	v->admitted = cJSON_IsTrue(adm);
+	v->has_budget = 1;
+}
+
 /* The running daemon's verdict on the pod: its /debug/pods/NS/NAME (cmd.h, gs_cmd_ask_leader). */
 static void ask_daemon(struct run *x, const char *ns, const char *name, struct daemon_view *v)
 {
@@ -55,7 +79,20 @@ static void ask_daemon(struct run *x, const char *ns, const char *name, struct d
 	copy_json_str(v->state, sizeof(v->state), j, "state", "?");
 	copy_json_str(v->verdict, sizeof(v->verdict), j, "verdict", "NONE");
 	copy_json_str(v->message, sizeof(v->message), j, "message", "");
+	read_budget(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "gang"), "budget"), v);
 	cJSON_Delete(j);
+}
+
+/* The command's engine judges the pod's gang against its namespace's budget with the daemon's numbers:
+ * the bounds and what the other gangs hold are the daemon's state. A gang the daemon admitted holds
+ * its claim there: no bound here either. */
+static int budget_seed(struct gs_sched *s, const char *ns, const struct daemon_view *v)
+{
+	if (!v->has_budget)
+		return 0;
+	if (v->admitted)
+		return gs_sched_gang_budget_seed(s, ns, 0, 0, 0, 0);
+	return gs_sched_gang_budget_seed(s, ns, v->budget[0], v->budget[1], v->budget[2], v->budget[3]);
 }
 
 /* The daemon's view after the evaluation: beside it in text, as "daemon" in the JSON object. */
@@ -208,11 +245,13 @@ static int explain(struct run *x)
 {
 	struct gs_pod_obj pod;
 	struct gs_sched_explain e;
+	struct daemon_view v;
 	struct gs_buf out;
 	char *node = NULL;
 	int r;
 
 	memset(&pod, 0, sizeof(pod));
+	memset(&v, 0, sizeof(v));
 	if ((r = read_pod(x, &pod)) < 0)
 		return r;
 	if (!pod.scheduler_name || strcmp(pod.scheduler_name, x->o->scheduler_name) != 0) {
@@ -224,21 +263,19 @@ static int explain(struct run *x)
 		gs_pod_obj_free(&pod);
 		return -EINVAL;
 	}
+	if (x->o->ask_daemon)
+		ask_daemon(x, pod.ns, pod.name, &v); /* first: its budget numbers go into the engine */
 	if ((r = entry_node(x, &pod, &node)) == 0) {
 		x->s = gs_cmd_engine(x->o);
-		r = x->s ? feed_engine(x, &pod, node) : -ENOMEM;
+		r = !x->s ? -ENOMEM : budget_seed(x->s, pod.ns, &v) < 0 ? -EINVAL : feed_engine(x, &pod, node);
 	}
 	if (r == 0 && (r = gs_sched_explain(x->s, pod.ns, pod.name, &e)) == 0) {
 		int64_t now = gs_clock_wall_ms();
 		gs_buf_init(&out, 0);
 		int json = strcmp(x->o->output, "json") == 0;
 		r = json ? gs_explain_json(&e, now, &out) : gs_explain_text(&e, now, &out);
-		if (r == 0 && x->o->ask_daemon) {
-			struct daemon_view v;
-			ask_daemon(x, pod.ns, pod.name, &v);
+		if (r == 0 && x->o->ask_daemon)
 			r = add_daemon_view(&out, &v, e.verdict, json);
-			free(v.d.json);
-		}
 		if (r == 0)
 			fwrite(out.data, 1, out.len, stdout);
 		say_skipped(x);
@@ -246,6 +283,7 @@ static int explain(struct run *x)
 		gs_sched_explain_free(&e);
 	}
 	gs_sched_free(x->s);
+	free(v.d.json);
 	free(node);
 	gs_pod_obj_free(&pod);
 	return r;
@@ -256,7 +294,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: gpu-scheduler explain [-n NAMESPACE] [OPTIONS] POD\n\n"
 		   "Says what gpu-scheduler would do with POD now and what it waits for: its map entry, every\n"
 		   "placement check on the node the entry names, and who holds the entry's GPUs. Reads the\n"
-		   "apiserver, then asks the running daemon (when it can) and says whether the two agree.\n"
+		   "apiserver and asks the running daemon (when it can; a gang's namespace budget is judged with\n"
+		   "the daemon's numbers) and says whether the two agree.\n"
 		   "Also: kubectl gpu-scheduler explain POD.\n\n");
 	gs_cmd_usage_options(f);
 }

@@ -64,6 +64,11 @@ int gs_explain_gang_json(struct gs_buf *b, const struct gs_explain_gang *g)
 		r |= gs_buf_printf(b, ",\"secondsLeft\":%" PRId64, (g->left_ms + 999) / 1000);
 	if (g->blockers)
 		r |= gs_buf_append_json_field(b, "blockedBy", g->blockers);
+	r |= gs_buf_printf(b,
+			   ",\"budget\":{\"maxMembers\":%ld,\"maxGpus\":%ld,\"heldMembers\":%ld,\"heldGpus\":%ld,"
+			   "\"needMembers\":%ld,\"needGpus\":%ld,\"admitted\":%s}",
+			   g->cap_members, g->cap_gpus, g->held_members, g->held_gpus, g->need_members, g->need_gpus,
+			   g->admitted ? "true" : "false");
 	return r | gs_buf_append_str(b, "}");
 }
 
@@ -85,6 +90,18 @@ int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 				   g->timeouts ? " (tried before)" : "");
 	if (g->blockers)
 		r |= gs_buf_printf(b, "  blocked by: %s\n", g->blockers);
+	if (g->cap_members || g->cap_gpus) {
+		char m[40] = "any number of members", d[40] = "any number of GPUs";
+		if (g->cap_members)
+			snprintf(m, sizeof(m), "%ld members", g->cap_members);
+		if (g->cap_gpus)
+			snprintf(d, sizeof(d), "%ld GPUs", g->cap_gpus);
+		r |= gs_buf_printf(b,
+				   "  its namespace's budget: %s, %s reserved at once; the other gangs gathering there "
+				   "hold %ld members, %ld GPUs; this gang %s %ld members, %ld GPUs\n",
+				   m, d, g->held_members, g->held_gpus, g->admitted ? "holds" : "needs",
+				   g->need_members, g->need_gpus);
+	}
 	return r;
 }
 

@@ -42,8 +42,10 @@ int gs_explain_pending_json(const struct gs_sched_pending *p, int64_t now_ms, st
 /*
  * An all-or-nothing gang (explain's and the workload view's): JSON ,"gang":{"owner":KIND,"name":...,
  * "size":N,"members":N,"fitting":N,"state":"gathering"|"resting"|"placed","timeouts":N,"secondsLeft":N
- * (not placed),"blockedBy":"..." (when any)}, nothing when g->size is 0; text: its lines after a blank
- * one, nothing when g->size is 0.
+ * (not placed),"blockedBy":"..." (when any),"budget":{"maxMembers":N,"maxGpus":N,"heldMembers":N,
+ * "heldGpus":N,"needMembers":N,"needGpus":N,"admitted":BOOL} (its namespace's budget: struct
+ * gs_explain_gang)}, nothing when g->size is 0; text: its lines after a blank one, nothing when g->size
+ * is 0.
  */
 /* Whole seconds from created_ms to now_ms, 0 when either is unknown or now is before it. */
 int64_t gs_explain_age_s(int64_t created_ms, int64_t now_ms);

@@ -230,3 +230,117 @@ int gs_gang_opts_parse(const char *placement, const char *timeout, const char *s
 {
 	return gs_gang_opts_parse_named(&gs_gang_annotation_names, placement, timeout, size, out, msg, msg_size);
 }
+
+/* ---- the namespaces' budgets ---------------------------------------------------------------------- */
+
+/* A namespace's name: a DNS label (RFC 1123), as the apiserver requires. */
+static int is_dns_label(const char *s, size_t len)
+{
+	if (len == 0 || len > 63 || s[0] == '-' || s[len - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i]) || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* A number of s[0..len): 0..GS_GANG_LIMIT_MAX digits only. */
+static int limit_number(const char *s, size_t len, long *out)
+{
+	long n = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (!is_digit(s[i]))
+			return -EINVAL;
+		n = n * 10 + (s[i] - '0');
+		if (n > GS_GANG_LIMIT_MAX)
+			return -ERANGE;
+	}
+	*out = n;
+	return 0;
+}
+
+/* One item "NS=MEMBERS/GPUS", it[0..len): 0 with l filled, else -EINVAL. */
+static int limit_item(const char *it, size_t len, struct gs_gang_limit *l)
+{
+	const char *eq = memchr(it, '=', len), *slash;
+
+	if (!eq || !is_dns_label(it, (size_t)(eq - it)))
+		return -EINVAL;
+	slash = memchr(eq + 1, '/', len - (size_t)(eq + 1 - it));
+	if (!slash)
+		return -EINVAL;
+	l->ns = it;
+	l->ns_len = (size_t)(eq - it);
+	if (limit_number(eq + 1, (size_t)(slash - eq - 1), &l->members) < 0 ||
+	    limit_number(slash + 1, len - (size_t)(slash + 1 - it), &l->gpus) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int gs_gang_limits_next(const char **text, struct gs_gang_limit *l)
+{
+	const char *it = *text, *end;
+	size_t len;
+
+	if (!*it)
+		return 0;
+	end = strchr(it, ',');
+	len = end ? (size_t)(end - it) : strlen(it);
+	*text = end ? end + 1 : it + len;
+	return limit_item(it, len, l) < 0 ? -EINVAL : 1;
+}
+
+int gs_gang_limits_check(const char *text, char *msg, size_t msg_size)
+{
+	struct gs_gang_limit l, o;
+	const char *at = text, *item = text, *seen;
+	char q[64];
+	int r;
+
+	if (msg_size)
+		*msg = '\0';
+	if (strlen(text) > GS_GANG_LIMITS_MAX) {
+		snprintf(msg, msg_size, "is longer than %d bytes", GS_GANG_LIMITS_MAX);
+		return -EINVAL;
+	}
+	while ((r = gs_gang_limits_next(&at, &l)) != 0) {
+		size_t len = (size_t)(at - item) - (at[-1] == ',' ? 1 : 0);
+		char one[GS_GANG_LIMITS_MAX + 1];
+		memcpy(one, item, len);
+		one[len] = '\0';
+		if (r < 0) {
+			snprintf(msg, msg_size,
+				 "item %s is not NAMESPACE=MEMBERS/GPUS (a namespace's name, two numbers from 0 "
+				 "to %d; 0: no bound)",
+				 gs_str_quote(q, sizeof(q), one), GS_GANG_LIMIT_MAX);
+			return -EINVAL;
+		}
+		for (seen = text; seen < item && gs_gang_limits_next(&seen, &o) > 0;) {
+			if (o.ns_len == l.ns_len && memcmp(o.ns, l.ns, l.ns_len) == 0) {
+				snprintf(msg, msg_size, "namespace %.*s is named twice", (int)l.ns_len, l.ns);
+				return -EINVAL;
+			}
+		}
+		item = at;
+	}
+	return 0;
+}
+
+int gs_gang_limits_lookup(const char *text, const char *ns, long *members, long *gpus)
+{
+	struct gs_gang_limit l;
+	size_t len = strlen(ns);
+	int r;
+
+	while (text && (r = gs_gang_limits_next(&text, &l)) != 0) {
+		if (r > 0 && l.ns_len == len && memcmp(l.ns, ns, len) == 0) {
+			*members = l.members;
+			*gpus = l.gpus;
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -74,4 +74,29 @@ int gs_gang_opts_parse_named(const struct gs_gang_names *names, const char *plac
  */
 int gs_gang_duration_ms(const char *s, int64_t *ms);
 
+/*
+ * The namespaces' budgets for reservations (docs/sched.md, "Budgets"): --gang-reservation-limits
+ * overrides, per namespace, the scheduler's members and GPUs that one namespace's gangs may hold
+ * reserved at once. Its text: items "NAMESPACE=MEMBERS/GPUS" separated by commas
+ * ("team-a=512/2048,team-b=8/16"), each number 0..GS_GANG_LIMIT_MAX, 0 meaning no bound.
+ */
+#define GS_GANG_LIMIT_MAX  1000000
+#define GS_GANG_LIMITS_MAX 4096 /* bytes of the whole text */
+
+struct gs_gang_limit {
+	const char *ns; /* in the text, ns_len bytes, not NUL-terminated */
+	size_t ns_len;
+	long members, gpus;
+};
+
+/* The item at *text: 1 with *l (pointing into the text), -EINVAL when it is not one, 0 at the end;
+ * *text moves past it and its comma either way. */
+int gs_gang_limits_next(const char **text, struct gs_gang_limit *l);
+/* 0 when every item is one and no namespace is named twice; else -EINVAL with msg ("item \"x=1\" is
+ * not NAMESPACE=MEMBERS/GPUS ...", "namespace a is named twice", "is longer than 4096 bytes"). */
+int gs_gang_limits_check(const char *text, char *msg, size_t msg_size);
+/* 1 with *members and *gpus from the first good item for ns in text (NULL: none), else 0 and both left
+ * alone. */
+int gs_gang_limits_lookup(const char *text, const char *ns, long *members, long *gpus);
+
 #endif

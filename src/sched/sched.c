@@ -102,6 +102,9 @@ const char *gs_wait_reason_retry(enum gs_wait_reason r)
 		return "its gang's rest after a timeout ending (it then gathers again)";
 	case GS_WAIT_MAP_MISSING:
 		return "the GPUPlacementMap it names being created in its namespace";
+	case GS_WAIT_GANG_LIMIT:
+		return "other all-or-nothing gangs of its namespace releasing their reservations (bound, timed out "
+		       "or deleted), or a larger budget for the namespace";
 	case GS_WAIT__COUNT:
 		break;
 	}
@@ -123,6 +126,8 @@ void gs_sched_config_init(struct gs_sched_config *cfg)
 	cfg->alias_label = "gpu-scheduler.io/node";
 	cfg->agent_stale_ms = GS_SCHED_AGENT_STALE_MS;
 	cfg->max_gang_timeout_ms = GS_SCHED_MAX_GANG_TIMEOUT_MS;
+	cfg->gang_members_per_ns = GS_SCHED_GANG_MEMBERS_PER_NS;
+	cfg->gang_gpus_per_ns = GS_SCHED_GANG_GPUS_PER_NS;
 }
 
 struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
@@ -138,6 +143,11 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->cfg.alias_label = cfg->alias_label && *cfg->alias_label ? gs_xstrdup(cfg->alias_label) : NULL;
 	s->cfg.ignored_resources = gs_sched__xstrdup_null(cfg->ignored_resources);
 	s->cfg.ignored_resource_groups = gs_sched__xstrdup_null(cfg->ignored_resource_groups);
+	s->cfg.gang_limits = gs_sched__xstrdup_null(cfg->gang_limits);
+	if (s->cfg.gang_members_per_ns < 0)
+		s->cfg.gang_members_per_ns = 0;
+	if (s->cfg.gang_gpus_per_ns < 0)
+		s->cfg.gang_gpus_per_ns = 0;
 	if (s->cfg.backoff_min_ms <= 0)
 		s->cfg.backoff_min_ms = 200;
 	if (s->cfg.backoff_max_ms <= 0)
@@ -170,6 +180,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->agents);
 	gs_list_init(&s->conflicts);
 	gs_hmap_init(&s->gangs, 0);
+	gs_hmap_init(&s->gang_ns, 0);
 	gs_list_init(&s->gangs_gathering);
 	gs_list_init(&s->gangs_ready);
 	gs_list_init(&s->gang_events);
@@ -247,6 +258,7 @@ void gs_sched_free(struct gs_sched *s)
 	free((char *)s->cfg.alias_label);
 	free((char *)s->cfg.ignored_resources);
 	free((char *)s->cfg.ignored_resource_groups);
+	free((char *)s->cfg.gang_limits);
 	free(s->res_ignored);
 	free(s);
 }

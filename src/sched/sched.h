@@ -50,6 +50,10 @@
 /* cfg.max_gang_timeout_ms's default (issue 36: a tenant's never-complete gangs held most of a cluster
  * for a 720 h timeout). */
 #define GS_SCHED_MAX_GANG_TIMEOUT_MS (60 * 60 * 1000)
+/* The gang budgets' defaults (cfg.gang_members_per_ns, gang_gpus_per_ns): what one namespace's gathering
+ * gangs may hold reserved at once (issue 36). */
+#define GS_SCHED_GANG_MEMBERS_PER_NS 256
+#define GS_SCHED_GANG_GPUS_PER_NS    256
 /* The memory budgets' defaults (cfg.map_cache_bytes, gpm_bytes, gpm_bytes_per_ns). */
 #define GS_SCHED_MAP_CACHE_BYTES     ((size_t)16 << 20)
 #define GS_SCHED_GPM_BYTES           ((size_t)96 << 20)
@@ -107,6 +111,19 @@ struct gs_sched_config {
 	 * GS_SCHED_MAX_GANG_TIMEOUT_MS; <= 0: the default.
 	 */
 	int64_t max_gang_timeout_ms;
+	/*
+	 * The namespaces' budgets for gang reservations (docs/sched.md, "Budgets"): the members and the
+	 * GPUs that the gangs of one namespace holding reservations may claim at once
+	 * (--gang-reservations-per-namespace, --gang-reserved-gpus-per-namespace; 0: no bound), and per
+	 * namespace overrides (--gang-reservation-limits, sched/gang.h's form; NULL or "": none; items that
+	 * do not parse are skipped: check it with gs_gang_limits_check first). A gang is admitted whole:
+	 * it takes its first reservation only when its size and its map's GPUs fit beside what the
+	 * namespace's other admitted gangs claim; otherwise its fitting members wait GANG_LIMIT.
+	 * gs_sched_config_init sets GS_SCHED_GANG_MEMBERS_PER_NS and GS_SCHED_GANG_GPUS_PER_NS.
+	 */
+	long gang_members_per_ns;
+	long gang_gpus_per_ns;
+	const char *gang_limits;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
@@ -261,6 +278,7 @@ enum gs_wait_reason {
 	GS_WAIT_GANG,                  /* fits its node and holds it (reserved) until its whole gang fits */
 	GS_WAIT_GANG_TIMED_OUT,        /* its gang did not complete in time: it rests, then gathers again */
 	GS_WAIT_MAP_MISSING,           /* the referenced GPUPlacementMap does not exist (sched/gpm.h) */
+	GS_WAIT_GANG_LIMIT,            /* its gang does not fit in its namespace's budget for reservations */
 	GS_WAIT__COUNT
 };
 
@@ -423,6 +441,14 @@ struct gs_explain_gang {
 	const char *kind, *name; /* the owner (engine-owned) */
 	char *blockers;          /* owned: who blocks and why, "index 2 (ns/train-2) NODE_MISSING: ...; 1 of
 				 * 4 members not created"; NULL when none */
+	/*
+	 * Its namespace's budget (cfg.gang_members_per_ns ...): the bound (0: none), what the gang claims
+	 * (need_*: its size and its map's GPUs) and what the namespace's other admitted gangs claim now
+	 * (held_*); admitted: it holds its claim. A daemon's answer carries these, so that `explain` may
+	 * judge with the daemon's numbers (gs_sched_gang_budget_seed).
+	 */
+	long cap_members, cap_gpus, need_members, need_gpus, held_members, held_gpus;
+	int admitted;
 };
 
 struct gs_sched_explain {
@@ -463,6 +489,14 @@ struct gs_sched_explain {
  */
 int gs_sched_explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *out);
 void gs_sched_explain_free(struct gs_sched_explain *e);
+/*
+ * For `explain` alone: the engine judges namespace ns's gang budget as the daemon does, with the
+ * daemon's numbers (its answer's gang: cap_*, held_*): the bounds replace the configuration's for ns, and
+ * held_* count as claimed by other gangs beside any the engine admits itself. 0, or -EINVAL for a
+ * negative number.
+ */
+int gs_sched_gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
+			      long held_gpus);
 
 /* What clears a wait reason, for people: "the node joining the cluster", ... ("" for NONE). Said of a
  * pod whose map is inline; for one pod, gs_sched_explain's waits_for (a pod by reference's names its

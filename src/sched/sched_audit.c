@@ -228,13 +228,20 @@ static void check_gangs(const struct gs_sched *s)
 	while (gs_hmap_next(&s->gangs, &it)) {
 		const struct gs_sched__gang *g = it.val;
 		size_t n = 0, reserved = 0;
+		long gpus = 0;
 		GS_LIST_FOREACH(l, &g->members) {
 			const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
 			GS_ASSERT(p->gang == g && gs_hmap_get_str(&s->pods, p->uid) == p);
+			GS_ASSERT(p->reserved || !p->reserved_gpus);
 			n++;
 			reserved += p->reserved != 0;
+			gpus += p->reserved_gpus;
 		}
 		GS_ASSERT(n > 0 && n == g->n_members && reserved == g->n_reserved);
+		GS_ASSERT(gpus == g->gpus_reserved);
+		/* the budget (sched_int.h): admitted exactly while on its namespace's holding list */
+		GS_ASSERT(g->admitted == (gs_list_linked(&g->nslink) != 0));
+		GS_ASSERT(!g->n_reserved || g->admitted);
 		GS_ASSERT((g->ran == 0) == (gs_list_linked(&g->glink) != 0));
 		GS_ASSERT(!g->committing || g->ran);
 		GS_ASSERT(!gs_list_linked(&g->rlink) || !g->ran || g->committing);
@@ -254,6 +261,20 @@ static void check_gangs(const struct gs_sched *s)
 	while (gs_hmap_next(&s->pods, &it))
 		in_pods += ((const struct gs_sched__pod *)it.val)->gang != NULL;
 	GS_ASSERT(in_pods == members);
+	/* Every namespace record exists for a reason, and its gangs are of its namespace. */
+	memset(&it, 0, sizeof(it));
+	while (gs_hmap_next(&s->gang_ns, &it)) {
+		const struct gs_sched__gang_ns *b = it.val;
+		GS_ASSERT(b->seeded || !gs_list_empty(&b->holding) || !gs_list_empty(&b->capped));
+		GS_LIST_FOREACH(l, &b->holding) {
+			const struct gs_sched__gang *g = GS_CONTAINER_OF(l, struct gs_sched__gang, nslink);
+			GS_ASSERT(g->admitted && strcmp(g->ns, b->ns) == 0);
+		}
+		GS_LIST_FOREACH(l, &b->capped) {
+			const struct gs_sched__gang *g = GS_CONTAINER_OF(l, struct gs_sched__gang, caplink);
+			GS_ASSERT(!g->admitted && strcmp(g->ns, b->ns) == 0);
+		}
+	}
 }
 
 /* One GPUPlacementMap slot (struct gs_sched__gpm): its pods, its place on the status lists, its map. */

@@ -425,8 +425,8 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 		}
 	}
 	/* Every check passes, and still it waits: for its all-or-nothing gang (what placement says too). */
-	if (!skip && e->verdict == GS_WAIT_NONE && p->intrinsic == GS_WAIT_NONE && gs_sched__gang_holds_back(p))
-		e->verdict = p->gang->resting ? GS_WAIT_GANG_TIMED_OUT : GS_WAIT_GANG;
+	if (!skip && e->verdict == GS_WAIT_NONE && p->intrinsic == GS_WAIT_NONE && gs_sched__gang_holds_back(p) && n)
+		e->verdict = gs_sched__gang_wait(s, p, n, buf, sizeof(buf)); /* GANG, GANG_TIMED_OUT, GANG_LIMIT */
 	waits_for(p, e);
 	gs_sched__gang_explain(s, p, &e->gang);
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that

@@ -11,6 +11,7 @@
  */
 #include "sched/sched_gang.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,261 @@
 
 static void ph_free(struct gs_sched__ph *ph);
 static int ph_withdraw(struct gs_sched__ph *ph);
+static const char *owner_kind(const struct gs_sched__gang *g);
+
+/* ---- budgets -------------------------------------------------------------------------------------- */
+
+/*
+ * One namespace's gangs may hold reserved at once what its budget allows (cfg.gang_members_per_ns,
+ * gang_gpus_per_ns, gang_limits; docs/sched.md "Budgets"). A gang is admitted whole, at its first
+ * reservation: its claim (its size, and the GPUs of its map's size largest entries) must fit beside the
+ * claims of the namespace's gangs admitted already. So admitted gangs never wait on each other for the
+ * budget (two half-gathered gangs cannot hold it between them), and one that is not admitted holds
+ * nothing. A gang stops holding its claim when it holds no reservation (committed, timed out, its
+ * members gone or moved); then the namespace's capped gangs are placed again.
+ */
+
+static struct gs_sched__gang_ns *budget_ns(struct gs_sched *s, const char *ns, int create)
+{
+	struct gs_sched__gang_ns *b = gs_hmap_get_str(&s->gang_ns, ns);
+	size_t l;
+
+	if (b || !create)
+		return b;
+	l = strlen(ns) + 1;
+	b = gs_xcalloc(1, sizeof(*b) + l);
+	memcpy(b->ns, ns, l);
+	gs_list_init(&b->holding);
+	gs_list_init(&b->capped);
+	gs_sched__hmap_put(&s->gang_ns, b->ns, b);
+	return b;
+}
+
+static void budget_ns_gc(struct gs_sched *s, struct gs_sched__gang_ns *b)
+{
+	if (!b || b->seeded || !gs_list_empty(&b->holding) || !gs_list_empty(&b->capped))
+		return;
+	gs_hmap_del_str(&s->gang_ns, b->ns, NULL);
+	free(b);
+}
+
+/* Namespace ns's bounds and the flags that set them, for messages. */
+static const char *budget_caps(const struct gs_sched *s, const char *ns, long *members, long *gpus)
+{
+	const struct gs_sched__gang_ns *b = gs_hmap_get_str(&s->gang_ns, ns);
+
+	if (b && b->seeded) {
+		*members = b->cap_members;
+		*gpus = b->cap_gpus;
+		return "the daemon's bounds";
+	}
+	*members = s->cfg.gang_members_per_ns;
+	*gpus = s->cfg.gang_gpus_per_ns;
+	if (gs_gang_limits_lookup(s->cfg.gang_limits, ns, members, gpus))
+		return "--gang-reservation-limits";
+	return "--gang-reservations-per-namespace, --gang-reserved-gpus-per-namespace";
+}
+
+static int cmp_long_desc(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x < y) - (x > y);
+}
+
+/* The GPUs of the size entries of m with the most devices: the most a gang of that size reserves. */
+static long map_gpus(const struct gs_map *m, long size)
+{
+	size_t n = gs_map_count(m), take = (size_t)size < n ? (size_t)size : n;
+	long total = 0, *v;
+
+	if (take == n) {
+		for (size_t i = 0; i < n; i++)
+			total += gs_map_entry_at(m, i)->n_devices;
+		return total;
+	}
+	v = gs_xcalloc(n, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = gs_map_entry_at(m, i)->n_devices;
+	qsort(v, n, sizeof(*v), cmp_long_desc);
+	for (size_t i = 0; i < take; i++)
+		total += v[i];
+	free(v);
+	return total;
+}
+
+/* What g would claim, judged from member p's map (cached in g: a capped gang is judged at each event of
+ * its members' nodes). Without a map (an inline map past the memory budget keeps only p's entry), each
+ * member is taken to use as many devices as p's entry. */
+static long need_gpus(struct gs_sched__gang *g, const struct gs_sched__pod *p)
+{
+	if (!p->map)
+		return g->size * (long)p->entry->n_devices;
+	if (g->need_map != p->map || g->need_size != g->size) {
+		g->need_map = p->map;
+		g->need_size = g->size;
+		g->need_gpus = map_gpus(p->map, g->size);
+	}
+	return g->need_gpus;
+}
+
+/* What the namespace's admitted gangs but g claim (a gang reserving more than it was admitted for
+ * claims what it holds), with the daemon's numbers when seeded. */
+static void budget_held(const struct gs_sched *s, const struct gs_sched__gang *g, long *members, long *gpus)
+{
+	const struct gs_sched__gang_ns *b = gs_hmap_get_str(&s->gang_ns, g->ns);
+	const struct gs_list *l;
+
+	*members = b && b->seeded ? b->held_members : 0;
+	*gpus = b && b->seeded ? b->held_gpus : 0;
+	if (!b)
+		return;
+	GS_LIST_FOREACH(l, &b->holding) {
+		const struct gs_sched__gang *o = GS_CONTAINER_OF(l, struct gs_sched__gang, nslink);
+		if (o == g)
+			continue;
+		*members += (long)o->n_reserved > o->claim_members ? (long)o->n_reserved : o->claim_members;
+		*gpus += o->gpus_reserved > o->claim_gpus ? o->gpus_reserved : o->claim_gpus;
+	}
+}
+
+/* "300 members and 600 GPUs" of what exceeds: members when over_m, GPUs when over_g. */
+static void claim_words(char *buf, size_t size, long members, long gpus)
+{
+	snprintf(buf, size, "%ld member%s and %ld GPU%s", members, members == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s");
+}
+
+static void bound_words(char *buf, size_t size, long cap_m, long cap_g)
+{
+	char m[40], g[40];
+
+	snprintf(m, sizeof(m), cap_m ? "%ld members" : "any number of members", cap_m);
+	snprintf(g, sizeof(g), cap_g ? "%ld GPUs" : "any number of GPUs", cap_g);
+	snprintf(buf, size, "%s, %s", m, g);
+}
+
+enum gs_wait_reason gs_sched__gang_budget(const struct gs_sched *s, const struct gs_sched__pod *p,
+					  const struct gs_sched__node *n, char *msg, size_t size)
+{
+	struct gs_sched__gang *g = p->gang;
+	long cap_m, cap_g, need_m, need_g, held_m, held_g;
+	char need[96], held[96], bound[96];
+	const char *flags;
+
+	if (g->admitted || g->resting)
+		return GS_WAIT_NONE;
+	flags = budget_caps(s, g->ns, &cap_m, &cap_g);
+	if (!cap_m && !cap_g)
+		return GS_WAIT_NONE;
+	need_m = g->size;
+	need_g = need_gpus(g, p);
+	claim_words(need, sizeof(need), need_m, need_g);
+	bound_words(bound, sizeof(bound), cap_m, cap_g);
+	if ((cap_m && need_m > cap_m) || (cap_g && need_g > cap_g)) {
+		snprintf(msg, size,
+			 "fits node \"%s\", but its all-or-nothing gang (%s %s) needs %s reserved together, more "
+			 "than the gangs of namespace \"%s\" may hold at once (%s: %s): it can never gather",
+			 n->name, owner_kind(g), g->name, need, g->ns, bound, flags);
+		return GS_WAIT_GANG_LIMIT;
+	}
+	budget_held(s, g, &held_m, &held_g);
+	if ((cap_m && held_m + need_m > cap_m) || (cap_g && held_g + need_g > cap_g)) {
+		claim_words(held, sizeof(held), held_m, held_g);
+		snprintf(msg, size,
+			 "fits node \"%s\", but its all-or-nothing gang (%s %s) needs %s reserved together and the "
+			 "other gangs of namespace \"%s\" gathering hold %s of the %s it may hold at once (%s): "
+			 "it gathers when they release theirs (bound, timed out or deleted)",
+			 n->name, owner_kind(g), g->name, need, g->ns, held, bound, flags);
+		return GS_WAIT_GANG_LIMIT;
+	}
+	return GS_WAIT_NONE;
+}
+
+void gs_sched__gang_capped(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__gang_ns *b = budget_ns(s, p->gang->ns, 1);
+
+	if (!gs_list_linked(&p->gang->caplink))
+		gs_list_insert_tail(&b->capped, &p->gang->caplink);
+}
+
+/* g takes its first reservation: it holds its claim from now on. */
+static void budget_admit(struct gs_sched *s, struct gs_sched__gang *g, const struct gs_sched__pod *p)
+{
+	struct gs_sched__gang_ns *b = budget_ns(s, g->ns, 1);
+
+	g->admitted = 1;
+	g->claim_members = g->size;
+	g->claim_gpus = need_gpus(g, p);
+	gs_list_insert_tail(&b->holding, &g->nslink);
+	if (gs_list_linked(&g->caplink))
+		gs_list_remove(&g->caplink);
+}
+
+/* The capped gangs of b may fit now: the nodes their members wait on are placed again at the next pull. */
+static void budget_wake(struct gs_sched *s, struct gs_sched__gang_ns *b)
+{
+	while (!gs_list_empty(&b->capped)) {
+		struct gs_sched__gang *c = GS_CONTAINER_OF(gs_list_first(&b->capped), struct gs_sched__gang, caplink);
+		const struct gs_list *l;
+		gs_list_remove(&c->caplink);
+		GS_LIST_FOREACH(l, &c->members) {
+			const struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+			if (m->state == GS_POD_WAITING && m->reason == GS_WAIT_GANG_LIMIT && m->wait_node)
+				gs_sched__node_mark_dirty(s, m->wait_node);
+		}
+	}
+}
+
+void gs_sched__gang_settle(struct gs_sched *s, struct gs_sched__gang *g)
+{
+	struct gs_sched__gang_ns *b;
+
+	if (!g || !g->admitted || g->n_reserved > 0)
+		return;
+	b = budget_ns(s, g->ns, 0);
+	GS_ASSERT(b && gs_list_linked(&g->nslink));
+	g->admitted = 0;
+	gs_list_remove(&g->nslink);
+	budget_wake(s, b);
+	budget_ns_gc(s, b);
+}
+
+/* g goes (its last member left): off its namespace's lists. */
+static void budget_forget(struct gs_sched *s, struct gs_sched__gang *g)
+{
+	struct gs_sched__gang_ns *b = budget_ns(s, g->ns, 0);
+
+	if (gs_list_linked(&g->caplink))
+		gs_list_remove(&g->caplink);
+	if (g->admitted)
+		gs_sched__gang_settle(s, g); /* n_reserved is 0: its last member released its reservation */
+	budget_ns_gc(s, b);
+}
+
+int gs_sched_gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
+			      long held_gpus)
+{
+	struct gs_sched__gang_ns *b;
+
+	if (cap_members < 0 || cap_gpus < 0 || held_members < 0 || held_gpus < 0)
+		return -EINVAL;
+	b = budget_ns(s, ns, 1);
+	b->seeded = 1;
+	b->cap_members = cap_members;
+	b->cap_gpus = cap_gpus;
+	b->held_members = held_members;
+	b->held_gpus = held_gpus;
+	return 0;
+}
+
+static void budgets_free(struct gs_sched *s)
+{
+	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->gang_ns, &it))
+		free(it.val);
+	gs_hmap_free(&s->gang_ns);
+}
 
 /* ---- membership ---------------------------------------------------------------------------------- */
 
@@ -38,6 +294,8 @@ static struct gs_sched__gang *gang_new(struct gs_sched *s, const struct gs_sched
 	memcpy(g->uid, p->owner, ul);
 	gs_list_init(&g->members);
 	gs_list_init(&g->rlink);
+	gs_list_init(&g->nslink);
+	gs_list_init(&g->caplink);
 	gs_list_insert_tail(&s->gangs_gathering, &g->glink);
 	s->n_gathering++;
 	g->ns = gs_xstrdup(p->ns);
@@ -79,6 +337,7 @@ void gs_sched__gang_leave(struct gs_sched *s, struct gs_sched__pod *p)
 	}
 	if (gs_list_linked(&g->rlink))
 		gs_list_remove(&g->rlink);
+	budget_forget(s, g);
 	gs_hmap_del_str(&s->gangs, g->uid, NULL);
 	gang_free(g);
 }
@@ -141,10 +400,14 @@ void gs_sched__gang_reserve(struct gs_sched *s, struct gs_sched__pod *p, struct 
 	struct gs_sched__gang *g = p->gang;
 
 	GS_ASSERT(g && !p->reserved);
+	if (!g->admitted)
+		budget_admit(s, g, p);
 	p->reserved = 1; /* first: the agent's conflict check, which the use may run, skips reservations */
+	p->reserved_gpus = p->entry->n_devices;
 	gs_sched__pod_reserve(s, p, n);
 	n->n_reserved++;
 	g->n_reserved++;
+	g->gpus_reserved += p->reserved_gpus;
 	if (!g->resting && (long)g->n_reserved >= g->size && !gs_list_linked(&g->rlink)) {
 		gs_list_insert_tail(&s->gangs_ready, &g->rlink);
 		gs_log_debug("gang %s/%s %s: %zu of %ld members fit, ready to commit", g->ns, g->kind, g->name,
@@ -161,12 +424,16 @@ struct gs_sched__node *gs_sched__gang_unreserve(struct gs_sched *s, struct gs_sc
 	GS_ASSERT(p->gang && p->gang->n_reserved > 0);
 	p->reserved = 0;
 	p->gang->n_reserved--;
+	p->gang->gpus_reserved -= p->reserved_gpus;
+	p->reserved_gpus = 0;
 	n = gs_sched__use_take(s, p->uid);
 	GS_ASSERT(n && n->n_reserved > 0); /* a reservation is a use (sched_int.h) */
 	n->n_reserved--;
 	n->pinned++;
-	if (!quiet)
+	if (!quiet) {
 		gs_sched__node_mark_dirty(s, n);
+		gs_sched__gang_settle(s, p->gang);
+	}
 	return n;
 }
 
@@ -200,7 +467,10 @@ void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p)
 	GS_ASSERT(p->reserved && u && u->node->n_reserved > 0);
 	p->reserved = 0;
 	p->gang->n_reserved--;
+	p->gang->gpus_reserved -= p->reserved_gpus;
+	p->reserved_gpus = 0;
 	u->node->n_reserved--;
+	gs_sched__gang_settle(s, p->gang); /* the last one handed out: its claim becomes Bindings */
 	p->committed = 1;
 	ph_free(s->ph_handed);
 	if (p->ph)
@@ -254,6 +524,8 @@ enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct g
 			 g->timeouts == 1 ? "timeout" : "timeouts");
 		return GS_WAIT_GANG_TIMED_OUT;
 	}
+	if (gs_sched__gang_budget(s, p, n, msg, size) != GS_WAIT_NONE)
+		return GS_WAIT_GANG_LIMIT;
 	snprintf(msg, size,
 		 "fits node \"%s\" and holds it (reserved) until all %ld members of its all-or-nothing gang (%s %s) "
 		 "fit; `gpu-scheduler explain` on a member shows who blocks",
@@ -707,6 +979,11 @@ void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod
 	out->left_ms = g->ran ? -1 : timer_of(g) > s->now_ms ? timer_of(g) - s->now_ms : 0;
 	out->kind = g->kind;
 	out->name = g->name;
+	out->admitted = g->admitted;
+	budget_caps(s, g->ns, &out->cap_members, &out->cap_gpus);
+	budget_held(s, g, &out->held_members, &out->held_gpus);
+	out->need_members = g->admitted ? g->claim_members : g->size;
+	out->need_gpus = g->admitted ? g->claim_gpus : p->entry ? need_gpus(p->gang, p) : 0;
 	if (!g->ran) {
 		gs_sched__gang_blockers(s, g, msg, sizeof(msg));
 		if (*msg)
@@ -721,6 +998,7 @@ void gs_sched__gangs_free(struct gs_sched *s)
 	while (gs_hmap_next(&s->gangs, &it))
 		gang_free(it.val);
 	gs_hmap_free(&s->gangs);
+	budgets_free(s);
 	while (!gs_list_empty(&s->gang_events)) {
 		struct gs_sched__gang_event *e =
 			GS_CONTAINER_OF(gs_list_first(&s->gang_events), struct gs_sched__gang_event, link);

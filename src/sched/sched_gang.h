@@ -52,9 +52,26 @@ void gs_sched__gang_ran(struct gs_sched *s, struct gs_sched__gang *g);
  * reserved, and is marked committed (a failed Binding is told on its owner). */
 void gs_sched__gang_hand_out(struct gs_sched *s, struct gs_sched__pod *p);
 
-/* Why a member that fits waits: GANG ("fits node ... and holds it until ...") or, resting, GANG_TIMED_OUT. */
+/* Why a member that fits waits: GANG ("fits node ... and holds it until ..."), or, resting,
+ * GANG_TIMED_OUT, or, its gang not admitted to its namespace's budget, GANG_LIMIT (as
+ * gs_sched__gang_budget). */
 enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct gs_sched__pod *p,
 					const struct gs_sched__node *n, char *msg, size_t size);
+
+/*
+ * The namespace's budget (sched_gang.c, "budgets"; sched_int.h, struct gs_sched__gang_ns): NONE when
+ * p's gang is admitted (it holds its claim), resting, or fits beside the claims of its namespace's
+ * admitted gangs; else GANG_LIMIT with msg (it can never fit, or what the others hold). Pure but for a
+ * cache of the claim in the gang.
+ */
+enum gs_wait_reason gs_sched__gang_budget(const struct gs_sched *s, const struct gs_sched__pod *p,
+					  const struct gs_sched__node *n, char *msg, size_t size);
+/* p waits GANG_LIMIT: its gang goes on its namespace's capped list, placed again when a claim goes. */
+void gs_sched__gang_capped(struct gs_sched *s, struct gs_sched__pod *p);
+/* g holds no reservation any more (after a quiet gs_sched__gang_unreserve that was not taken back,
+ * or a hand-out): it gives its claim back and the namespace's capped gangs are placed again. Nothing
+ * when it still holds one, or holds no claim. */
+void gs_sched__gang_settle(struct gs_sched *s, struct gs_sched__gang *g);
 
 /* ---- timers and commits (driven by gs_sched__next_bind) -------------------------------------------- */
 

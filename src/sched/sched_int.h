@@ -315,7 +315,8 @@ struct gs_sched__pod {
 	struct gs_sched__gang *gang;
 	struct gs_list glink; /* in gang->members */
 	int reserved;
-	int committed; /* handed out by its gang's commit (not alone): a failed Binding is told on the owner */
+	int reserved_gpus; /* with reserved: its entry's devices when it reserved (its gang's gpus_reserved) */
+	int committed;     /* handed out by its gang's commit (not alone): a failed Binding is told on the owner */
 	/* Its placeholder pod (cfg.gang_placeholders): the name and node of the one asked for while it holds
 	 * its reservation; NULL otherwise. Invariant: ph implies reserved, and ph->node is its use's node. */
 	struct gs_sched__ph *ph;
@@ -360,7 +361,29 @@ struct gs_sched__gang {
 	char *ns, *kind, *name; /* the owner, for messages and events */
 	char *from;             /* where its settings were read, for messages: its newest member's
 				 * GPUPlacementMap's label ("GPUPlacementMap ns/name"), NULL: the annotations */
-	char uid[];             /* the owner's key, "NS/UID" (gs_sched__owner_key): the key of s->gangs */
+	/*
+	 * Its namespace's budget (sched_gang.c, "budgets"): admitted from its first reservation until it
+	 * holds none (then on its namespace's holding list), claiming claim_members and claim_gpus (its
+	 * size and its map's GPUs when admitted; more while it reserves more). On the capped list while one
+	 * of its members waits GANG_LIMIT. need_*: the claim it would make, for need_map and need_size.
+	 * Invariant: admitted exactly while nslink is linked; n_reserved > 0 implies admitted.
+	 */
+	struct gs_list nslink, caplink;
+	int admitted;
+	long claim_members, claim_gpus, gpus_reserved;
+	const struct gs_map *need_map;
+	long need_size, need_gpus;
+	char uid[]; /* the owner's key, "NS/UID" (gs_sched__owner_key): the key of s->gangs */
+};
+
+/* One namespace's gangs against its budget (sched_gang.c): those admitted, those capped, and, in
+ * `explain`'s engine, the daemon's numbers (seeded). Exists while a list is not empty or seeded. */
+struct gs_sched__gang_ns {
+	struct gs_list holding; /* gs_sched__gang.nslink */
+	struct gs_list capped;  /* gs_sched__gang.caplink */
+	int seeded;
+	long cap_members, cap_gpus, held_members, held_gpus; /* with seeded */
+	char ns[];
 };
 
 /* An event about a gang (sched_gang.c) not pulled yet: on its owner (pod NULL) or on one member. */
@@ -440,6 +463,7 @@ struct gs_sched {
 	struct gs_sched__conflict *reported;        /* the last one handed out, freed at the next call */
 	struct gs_hmap gangs;                       /* owner uid -> struct gs_sched__gang (key borrowed) */
 	struct gs_list gangs_gathering;             /* gangs not ran yet (sched_gang.c's timers walk these) */
+	struct gs_hmap gang_ns;                     /* namespace -> struct gs_sched__gang_ns (key borrowed) */
 	struct gs_list gangs_ready;                 /* gangs to commit at the next pull, in the order they completed */
 	struct gs_list gang_events;                 /* struct gs_sched__gang_event to report, FIFO */
 	struct gs_sched__gang_event *gang_reported; /* the last one handed out, freed at the next call */

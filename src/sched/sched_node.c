@@ -144,6 +144,7 @@ const char *gs_sched__wait_reason_name(enum gs_wait_reason r)
 		"GANG",
 		"GANG_TIMED_OUT",
 		"MAP_MISSING",
+		"GANG_LIMIT",
 	};
 	return (unsigned)r < GS_WAIT__COUNT ? names[r] : "?";
 }

@@ -391,9 +391,11 @@ static void gang_wait(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sch
 	char msg[MSG_MAX];
 	enum gs_wait_reason r = gs_sched__gang_wait(s, p, n, msg, sizeof(msg));
 
-	set_waiting(s, p, r, r == GS_WAIT_GANG ? slot : NULL, msg);
+	set_waiting(s, p, r, r == GS_WAIT_GANG_TIMED_OUT ? NULL : slot, msg);
 	if (r == GS_WAIT_GANG)
 		gs_sched__gang_reserve(s, p, n);
+	else if (r == GS_WAIT_GANG_LIMIT)
+		gs_sched__gang_capped(s, p);
 }
 
 static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
@@ -469,6 +471,7 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 		gs_sched__gang_ph_sync(s, p); /* its placeholder follows its reservation */
 	if (!held)
 		return;
+	gs_sched__gang_settle(s, p->gang); /* it did not take it back: the gang's claim may go */
 	u = p->reserved ? gs_hmap_get_str(&s->uses, p->uid) : NULL;
 	if (!u || u->node != held)
 		gs_sched__node_mark_dirty(s, held);

@@ -16,6 +16,7 @@
  *     printable ASCII (values are escaped). On success: all_or_nothing exactly when placement is
  *     "all-or-nothing", a timeout or size only with it, the timeout in (0, 720h] and equal to
  *     gs_gang_duration_ms's, the size 0 when absent, else 1..GS_GANG_SIZE_MAX.
+ *   - the whole text (to its first NUL) as --gang-reservation-limits: check_limits below.
  * Invariants are checked with abort(); ASan and UBSan catch the rest.
  *
  * Build and run (from the repository root; `make fuzz FUZZ_NAMES=gang` does both):
@@ -186,6 +187,38 @@ static void check_opts(const char *pl, const char *to, const char *sz, size_t ms
 	}
 }
 
+/*
+ * --gang-reservation-limits: the check answers 0 or -EINVAL with msg ended inside its size ("" on
+ * success); on text it accepts, every item walks as one (1, never -EINVAL), each number in 0..
+ * GS_GANG_LIMIT_MAX, and the lookup of each item's namespace finds the item's numbers (no namespace is
+ * named twice). The lookup never writes without answering 1.
+ */
+static void check_limits(const char *text, size_t msg_size)
+{
+	char msg[256], ns[80];
+	const char *at = text;
+	struct gs_gang_limit l;
+	long m = -7, g = -7;
+	int r, ok;
+
+	memset(msg, 'Z', sizeof(msg));
+	ok = gs_gang_limits_check(text, msg, msg_size) == 0;
+	if (msg_size)
+		CHECK(memchr(msg, '\0', msg_size) != NULL);
+	CHECK(!ok || !msg_size || msg[0] == '\0');
+	if (gs_gang_limits_lookup(text, "ns", &m, &g) == 0)
+		CHECK(m == -7 && g == -7);
+	if (!ok)
+		return;
+	while ((r = gs_gang_limits_next(&at, &l)) != 0) {
+		CHECK(r == 1 && l.ns_len >= 1 && l.ns_len <= 63);
+		CHECK(l.members >= 0 && l.members <= GS_GANG_LIMIT_MAX && l.gpus >= 0 && l.gpus <= GS_GANG_LIMIT_MAX);
+		memcpy(ns, l.ns, l.ns_len);
+		ns[l.ns_len] = '\0';
+		CHECK(gs_gang_limits_lookup(text, ns, &m, &g) == 1 && m == l.members && g == l.gpus);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *piece[3] = {NULL, NULL, NULL}, *text;
@@ -210,6 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_duration(piece[i]);
 	check_opts(piece[0], piece[1], piece[2], data[1]);
 	check_opts(piece[0], piece[1], piece[2], 256);
+	check_limits(text, data[1]);
 	free(text);
 	return 0;
 }

@@ -11,6 +11,10 @@
 #     the waiting member, naming the missing node; the timeout counted by reason; nothing bound; the
 #     node created after the rest: both bound together
 #   - the daemon restarted with a gang half bound by hand: the rest are placed alone
+#   - budgets (issue 36), --gang-reservation-limits=NS=3/8: a gang of 4 waits GANG_LIMIT saying it can
+#     never gather; a gang of 2 gathering holds its claim, so a second gang of 2 that fits waits
+#     GANG_LIMIT holding nothing (another pod takes what it does not hold) and is bound when the first
+#     times out; /debug/pods shows the budget; another namespace is not bounded by it
 #   - --gang-placeholders: a placeholder pod per fitting member on its node, with the member's requests;
 #     deleted before each member's Binding; released at a timeout; none left behind by a restart
 . "$(dirname "$0")/../lib.sh"
@@ -18,7 +22,7 @@
 test_begin
 
 N=gs-gang-$(printf '%04x' $RANDOM)
-defer "node_delete $N-a; node_delete $N-b; node_delete $N-c; node_delete $N-d; node_delete $N-e"
+defer "node_delete $N-a; node_delete $N-b; node_delete $N-c; node_delete $N-d; node_delete $N-e; node_delete $N-f"
 node_make "$N-a"
 node_make "$N-b"
 
@@ -32,6 +36,7 @@ owner_events() {
 owner_event_has() {
 	owner_events "$1" "$2" | grep -qE "$3" || { echo "events of $1 $2:"; owner_events "$1" "$2"; return 1; }
 }
+debug() { curl -s --max-time 5 "$DAEMON_URL/debug/$1"; }
 bound_count() {
 	kc get pods -l "app=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .
 }
@@ -128,6 +133,36 @@ check "explain: half-1 is placed alone, not held for its gang" eval '
 daemon_start --require-env=false || exit 1
 check "daemon ready again" daemon_ready 30
 check_eventually "half-1 bound alone (half-0 was bound)" 20 pod_on half-1 "$N-d"
+
+# --- budgets: what one namespace's gangs may hold reserved at once (issue 36) -----------------------------
+daemon_stop
+node_make "$N-f"
+daemon_start --require-env=false --max-gang-timeout=6s --gang-reservation-limits="$NS=3/8" || exit 1
+check "daemon ready with --gang-reservation-limits=$NS=3/8" daemon_ready 30
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml huge 4 "0=$N-f:0" "1=$N-f:1" "2=$N-f:2" "3=$N-f:3")"
+check_eventually "a gang of 4: GANG_LIMIT, it can never gather" 20 pod_event_has huge-0 \
+	"FailedScheduling: fits node \"$N-f\", but its all-or-nothing gang \(StatefulSet huge\) needs 4 members and 4 GPUs reserved together, more than the gangs of namespace \"$NS\" may hold at once \(3 members, 8 GPUs: --gang-reservation-limits\): it can never gather"
+check "counted: waiting by reason GANG_LIMIT" awk -v v="$(metric 'gpu_scheduler_waiting_pods_by_reason{reason="GANG_LIMIT"}')" 'BEGIN { exit !(v >= 1) }'
+check "nothing of huge bound" equals 0 bound_count huge
+kc delete statefulset huge --wait=false >/dev/null 2>&1
+check_eventually "huge's pods gone" 30 pod_count_is 0 app=huge
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml first 2 "0=$N-f:0" "1=$N-nowhere:0")"
+check_eventually "first-0 holds its reservation" 20 pod_event_has first-0 'fits node .* \(reserved\)'
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml second 2 "0=$N-f:1" "1=$N-f:2")"
+check_eventually "second-0: GANG_LIMIT, naming what the other gangs hold" 20 pod_event_has second-0 \
+	"FailedScheduling: .*needs 2 members and 2 GPUs reserved together and the other gangs of namespace \"$NS\" gathering hold 2 members and 2 GPUs of the 3 members, 8 GPUs"
+check "/debug/pods: GANG_LIMIT and the budget's numbers" eval \
+	'debug "pods/$NS/second-0" | jq -e ".verdict == \"GANG_LIMIT\" and .gang.budget == {maxMembers:3,maxGpus:8,heldMembers:2,heldGpus:2,needMembers:2,needGpus:2,admitted:false}" >/dev/null'
+check "nothing of second bound" equals 0 bound_count second
+# What second does not hold, a pod of ours takes: GPU 3 of the node.
+ours free-0 "0=$N-f:3" >/dev/null
+check_eventually "free-0 bound beside the capped gang" 20 pod_on free-0 "$N-f"
+check_eventually "first times out (6 s), its claim goes: second bound" 30 eval '[ "$(bound_count second)" = 2 ]'
+check "second-1 on $N-f" pod_on second-1 "$N-f"
+kc delete statefulset first --wait=false >/dev/null 2>&1
 
 # --- placeholders --------------------------------------------------------------------------------------
 daemon_stop

@@ -289,12 +289,69 @@ static void test_opts_quoting(void **state)
 	assert_int_equal(o.timeout_ms, 60000);
 }
 
+/* --gang-reservation-limits: NAMESPACE=MEMBERS/GPUS items; the lookup takes the namespace's own. */
+static void test_limits(void **state)
+{
+	char msg[200];
+	long m = -1, g = -1;
+
+	(void)state;
+	assert_int_equal(gs_gang_limits_check("", msg, sizeof(msg)), 0);
+	assert_string_equal(msg, "");
+	assert_int_equal(gs_gang_limits_check("train=1024/4096,ci=8/0,a-1=0/0", msg, sizeof(msg)), 0);
+	assert_int_equal(gs_gang_limits_lookup("train=1024/4096,ci=8/0", "ci", &m, &g), 1);
+	assert_int_equal(m, 8);
+	assert_int_equal(g, 0);
+	assert_int_equal(gs_gang_limits_lookup("train=1024/4096,ci=8/0", "train", &m, &g), 1);
+	assert_int_equal(m, 1024);
+	assert_int_equal(g, 4096);
+	/* a prefix is not the namespace; absent: both left alone */
+	m = g = -1;
+	assert_int_equal(gs_gang_limits_lookup("train=1/2", "trai", &m, &g), 0);
+	assert_int_equal(gs_gang_limits_lookup("train=1/2", "trainx", &m, &g), 0);
+	assert_int_equal(gs_gang_limits_lookup(NULL, "train", &m, &g), 0);
+	assert_true(m == -1 && g == -1);
+	/* a bad item is skipped by the lookup, refused by the check */
+	assert_int_equal(gs_gang_limits_lookup("x=1,ci=3/4", "ci", &m, &g), 1);
+	assert_int_equal(m, 3);
+
+	assert_int_equal(gs_gang_limits_check("ci=8", msg, sizeof(msg)), -EINVAL);
+	assert_string_equal(msg, "item \"ci=8\" is not NAMESPACE=MEMBERS/GPUS (a namespace's name, two numbers "
+				 "from 0 to 1000000; 0: no bound)");
+	assert_int_equal(gs_gang_limits_check("a=1/2,,b=1/2", msg, sizeof(msg)), -EINVAL);
+	assert_string_equal(msg, "item \"\" is not NAMESPACE=MEMBERS/GPUS (a namespace's name, two numbers "
+				 "from 0 to 1000000; 0: no bound)");
+	assert_int_equal(gs_gang_limits_check("Team=1/2", msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(gs_gang_limits_check("-a=1/2", msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(gs_gang_limits_check("a=1/-2", msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(gs_gang_limits_check("a=1000001/2", msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(gs_gang_limits_check("a=1000000/1000000", msg, sizeof(msg)), 0);
+	assert_int_equal(gs_gang_limits_check("a=1/2/3", msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(gs_gang_limits_check("a=1/2,b=3/4,a=5/6", msg, sizeof(msg)), -EINVAL);
+	assert_string_equal(msg, "namespace a is named twice");
+	/* a name of 63 bytes is one, of 64 not */
+	char name[100];
+	memset(name, 'n', 63);
+	strcpy(name + 63, "=1/1");
+	assert_int_equal(gs_gang_limits_check(name, msg, sizeof(msg)), 0);
+	memset(name, 'n', 64);
+	strcpy(name + 64, "=1/1");
+	assert_int_equal(gs_gang_limits_check(name, msg, sizeof(msg)), -EINVAL);
+	/* the whole text is bounded */
+	char big[GS_GANG_LIMITS_MAX + 8];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(gs_gang_limits_check(big, msg, sizeof(msg)), -EINVAL);
+	assert_string_equal(msg, "is longer than 4096 bytes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_duration_ok),  cmocka_unit_test(test_duration_bad),
 		cmocka_unit_test(test_opts_ok),      cmocka_unit_test(test_opts_messages),
 		cmocka_unit_test(test_opts_quoting), cmocka_unit_test(test_opts_spec_names),
+		cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,10 +9,11 @@
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
  *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off placeholders=0|1
- *          ignored-resources=A,B ignored-groups=G,H
+ *          ignored-resources=A,B ignored-groups=G,H gang-members=N gang-gpus=N gang-limits=NS=M/G,...
  *                                             before anything else; a new engine (alias: the node alias
  *                                             label, gpu-scheduler.io/node unless said; ignored-*: the
- *                                             fit's ignored extended resources and groups)
+ *                                             fit's ignored extended resources and groups; gang-*: the
+ *                                             namespaces' gang budgets, 0 none)
  *   node NAME [notready] [cordoned] [gpus=N|gpus=none] [capacity=N]
  *                                             upsert (4 GPUs unless said; capacity: nvidia.com/gpu
  *                                             capacity, above the allocatable gpus=)
@@ -52,6 +53,8 @@
  *   stats                                     prints the engine's counts (pods, uses, ledger; ignored
  *                                             claims when there are)
  *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain_out.h), text or JSON
+ *   budget-seed NS MAXM MAXG HELDM HELDG      explain's engine takes the daemon's budget numbers for NS
+ *                                             (gs_sched_gang_budget_seed)
  *   pending                                   prints the pending pods' summary (JSON)
  *   oldest                                    prints, per wait reason with a waiting pod, the creation
  *                                             time of the oldest (gs_sched_waiting_oldest)
@@ -107,6 +110,7 @@ struct replay {
 	struct gs_buf out;
 	char *alias;      /* cfg.alias_label's storage */
 	char *ignored[2]; /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
+	char *limits;     /* cfg.gang_limits's */
 };
 
 static char *xstrdup(const char *s)
@@ -626,6 +630,13 @@ static void run_line(struct replay *r, char *line)
 			} else if (!strncmp(tok[i], "ignored-groups=", 15)) {
 				free(r->ignored[1]);
 				r->cfg.ignored_resource_groups = r->ignored[1] = strdup(tok[i] + 15);
+			} else if (!strncmp(tok[i], "gang-members=", 13)) {
+				r->cfg.gang_members_per_ns = atol(tok[i] + 13);
+			} else if (!strncmp(tok[i], "gang-gpus=", 10)) {
+				r->cfg.gang_gpus_per_ns = atol(tok[i] + 10);
+			} else if (!strncmp(tok[i], "gang-limits=", 12)) {
+				free(r->limits);
+				r->cfg.gang_limits = r->limits = strdup(tok[i] + 12);
 			} else if (!strncmp(tok[i], "alias=", 6)) {
 				free(r->alias);
 				r->alias = strcmp(tok[i] + 6, "off") ? strdup(tok[i] + 6) : NULL;
@@ -766,6 +777,9 @@ static void run_line(struct replay *r, char *line)
 			     pi.state == GS_POD_WAITING ? gs_wait_reason_name(pi.reason) : "", pi.attempts,
 			     pi.resolved && strcmp(pi.resolved, pi.node) ? " resolved=" : "",
 			     pi.resolved && strcmp(pi.resolved, pi.node) ? pi.resolved : "");
+	} else if (!strcmp(c, "budget-seed") && n == 6) {
+		if (gs_sched_gang_budget_seed(r->s, tok[1], atol(tok[2]), atol(tok[3]), atol(tok[4]), atol(tok[5])) < 0)
+			emit(r, "> error: budget-seed\n");
 	} else if (!strcmp(c, "explain") || !strcmp(c, "explain-json")) {
 		cmd_explain(r, tok[1], !strcmp(c, "explain-json"));
 	} else if (!strcmp(c, "pending")) {
@@ -809,6 +823,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 	gs_buf_free(&r.out);
 	gs_sched_free(r.s);
 	free(r.alias);
+	free(r.limits);
 	free(r.ignored[0]);
 	free(r.ignored[1]);
 }
