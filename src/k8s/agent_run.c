@@ -497,7 +497,12 @@ static void on_node(int err, const struct gs_http_response *resp, const char *ms
 	char selector[300];
 	snprintf(selector, sizeof selector, "spec.nodeName=%s", a->o->node);
 	struct gs_watch_opts wo = {
-		.kind = GS_OBJ_POD, .path = "/api/v1/pods", .field_selector = selector, .seed = (uint64_t)wall_ms()};
+		.kind = GS_OBJ_POD,
+		.path = "/api/v1/pods",
+		.field_selector = selector,
+		.seed = (uint64_t)wall_ms(),
+		.metadata_only = 1, /* it only needs to know that pods come and go: no spec, no env */
+	};
 	struct gs_watch_handlers h = {.upsert = pod_upsert, .remove = pod_remove};
 	gs_watch_start(&a->loop, a->kube, &wo, &h, a, &a->watch);
 	a->started = 1;

@@ -94,8 +94,12 @@ int gs_kube_protobuf(const struct gs_kube *k);
 
 /* The Accept headers asked with protobuf: an object or list (JSON allowed as the fallback: the server
  * picks), and a watch stream. */
-#define GS_KUBE_ACCEPT_PB       "application/vnd.kubernetes.protobuf, application/json"
-#define GS_KUBE_ACCEPT_PB_WATCH "application/vnd.kubernetes.protobuf;stream=watch, application/json"
+#define GS_KUBE_ACCEPT_PB        "application/vnd.kubernetes.protobuf, application/json"
+#define GS_KUBE_ACCEPT_PB_WATCH  "application/vnd.kubernetes.protobuf;stream=watch, application/json"
+/* Objects as their metadata alone (meta.k8s.io/v1 PartialObjectMetadata, in JSON): a list, a watch's
+ * objects. The apiserver leaves the rest (a pod's spec and its env) out of its answer. */
+#define GS_KUBE_ACCEPT_META_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#define GS_KUBE_ACCEPT_META      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 /* done runs later with -ECANCELED. */
 void gs_kube_cancel(struct gs_kube_call *call);

@@ -49,6 +49,7 @@ struct gs_watch {
 	char *field_selector; /* escaped */
 	char *map_annotation;
 	struct gs_decode_hint hint;
+	int metadata_only; /* opts->metadata_only */
 	unsigned page_size;
 	enum state state;
 	char *rv;                   /* resourceVersion to watch from */
@@ -90,7 +91,17 @@ const char *gs_watch_name(const struct gs_watch *w)
 /* Protobuf asked for: never for a custom resource. */
 static int want_pb(const struct gs_watch *w)
 {
-	return w->kind != GS_OBJ_GPM && gs_kube_protobuf(w->kube);
+	return w->kind != GS_OBJ_GPM && !w->metadata_only && gs_kube_protobuf(w->kube);
+}
+
+/* The Accept header of a list (or, watch, of a watch's stream). NULL: JSON. */
+static const char *accept_of(const struct gs_watch *w, int watch)
+{
+	if (w->metadata_only)
+		return watch ? GS_KUBE_ACCEPT_META : GS_KUBE_ACCEPT_META_LIST;
+	if (want_pb(w))
+		return watch ? GS_KUBE_ACCEPT_PB_WATCH : GS_KUBE_ACCEPT_PB;
+	return NULL;
 }
 
 static void set_str(char **dst, const char *s)
@@ -522,8 +533,9 @@ static void list_page(struct gs_watch *w)
 		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
 		.prio = w->kind == GS_OBJ_GPM ? GS_KUBE_LOW : GS_KUBE_HIGH,
 		.on_data = w->streaming ? on_list_data : NULL,
-		.accept = want_pb(w) ? GS_KUBE_ACCEPT_PB : NULL,
+		.accept = accept_of(w, 0),
 	};
+	gs_log_debug("%s: GET %s (Accept: %s)", gs_watch_name(w), path, req.accept ? req.accept : "application/json");
 	int r = gs_kube_send(w->kube, &req, on_list_done, w, &w->call);
 	if (r < 0) {
 		w->call = NULL;
@@ -701,7 +713,7 @@ static void watch_start(struct gs_watch *w)
 		.watch = 1,
 		.on_data = on_watch_data,
 		.prio = GS_KUBE_HIGH,
-		.accept = want_pb(w) ? GS_KUBE_ACCEPT_PB_WATCH : NULL,
+		.accept = accept_of(w, 1),
 	};
 	w->state = ST_WATCHING;
 	w->stream_err = 0;
@@ -727,6 +739,7 @@ void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch
 	w->ud = ud;
 	w->kind = opts->kind;
 	w->hint = opts->hint;
+	w->metadata_only = opts->metadata_only;
 	w->page_size = opts->page_size ? opts->page_size : GS_WATCH_PAGE_SIZE;
 	w->path = gs_xstrdup(opts->path);
 	w->map_annotation = gs_xstrdup(opts->map_annotation ? opts->map_annotation : "");

@@ -63,6 +63,9 @@ struct gs_watch_opts {
 	/* Pods in protobuf: what the handler holds, so that a watch event of a pod it holds bound is read
 	 * partially (decode.h, gs_decode_hint; objects.h, partial). {NULL}: every pod read whole. */
 	struct gs_decode_hint hint;
+	/* Pods as their metadata alone (GS_KUBE_ACCEPT_META*, JSON): the handler gets records with no spec,
+	 * for a watcher that needs to know only that pods come and go (the node agent: no env read). */
+	int metadata_only;
 };
 
 struct gs_watch_stats {

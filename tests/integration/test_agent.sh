@@ -96,11 +96,33 @@ check "SIGTERM: the agent exits 0" equals 0 echo "$AGENT_RC"
 check "it logged the streak once" eval '[ "$(grep -c "retrying every 500 ms" "$ALOG")" = 1 ]'
 
 # ---- a restart finds its own annotation unchanged: no write before the heartbeat --------------------
+# A pod bound to the node, with a secret in its env: the agent's watch of the node's pods asks for their
+# metadata alone (issue 36: a stolen agent token read every pod's env). The same request, with the
+# agent's token and Accept header (from its debug log), answers the pod without spec or env. (Created,
+# not applied: `kubectl apply` copies the whole object, env included, into an annotation.)
+kc create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: envpod}
+spec:
+  nodeName: $node
+  containers:
+  - {name: c, image: gs-test/none:1, env: [{name: TOKEN, value: s3cr3t-value}]}
+YAML
 agent_start 2 --heartbeat-s 60
 check_eventually "restarted: Lists fail again" 10 ge 'gpu_scheduler_agent_lists_total{result="error"}' 3
 check "restarted: the annotation it found is not written again" eval \
 	'[ "$(am "gpu_scheduler_agent_publishes_total{result=\"success\"}")" = 0 ]'
 check "restarted: it read the annotation at start" grep -q "the annotation says 0 devices held, with an error line" "$ALOG"
+check_eventually "its pod watch listed the node's one pod" 10 grep -qE "listed 1 at resourceVersion" "$ALOG"
+accept=$(sed -n 's/.*GET \/api\/v1\/pods?.* (Accept: \([^)]*\)).*/\1/p' "$ALOG" | head -n 1)
+check "the pod watch asks for metadata alone" eval '[[ "$accept" == *"as=PartialObjectMetadataList"* ]]'
+meta=$(curl -s --cacert "$GS_CLUSTER_CA" -H "Authorization: Bearer $sat" -H "Accept: $accept" \
+	"$GS_APISERVER_URL/api/v1/pods?fieldSelector=spec.nodeName=$node")
+check "that answer names the pod and holds no spec, no env" eval \
+	'echo "$meta" | jq -e ".items | length == 1 and .[0].metadata.name == \"envpod\" and (.[0] | has(\"spec\") | not)" >/dev/null &&
+	! echo "$meta" | grep -q s3cr3t-value || { echo "$meta" | head -c 600; false; }'
+kc delete pod envpod --grace-period=0 --force >/dev/null 2>&1
 agent_stop
 check "SIGTERM: exit 0" equals 0 echo "$AGENT_RC"
 
