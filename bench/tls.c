@@ -195,8 +195,8 @@ static void make_ecdsa(char **ca, char **cert, char **key)
 {
 	static const char *const names[] = { "localhost", "127.0.0.1", NULL };
 	int64_t now = time(NULL);
-	struct gs_tls_cert_req careq = { "bench-ca", NULL, 1, now - 60, now + 86400 };
-	struct gs_tls_cert_req req = { "localhost", names, 0, now - 60, now + 86400 };
+	struct gs_tls_cert_req careq = { "bench-ca", NULL, 1, now - 60, now + 86400, 0 };
+	struct gs_tls_cert_req req = { "localhost", names, 0, now - 60, now + 86400, 0 };
 	char err[256], *ca_key;
 
 	if (gs_tls_generate(&careq, NULL, NULL, ca, &ca_key, err, sizeof(err)) < 0 ||

@@ -250,13 +250,16 @@ static int webhook_start(struct daemon *d, const char *cert_pem, const char *key
 		.stats = &d->wstats,
 		.max_conns = (unsigned)d->cfg.webhook_max_conns,
 		.max_conns_per_source = (unsigned)d->cfg.webhook_max_conns_per_source,
+		.client_ca_file = d->cfg.webhook_client_ca_file,
 	};
 	int r = gs_webhook_start(&d->loop, &wo, &d->webhook, err, sizeof(err));
 	if (r < 0) {
 		gs_log_error("webhook: %s", err);
 		return r;
 	}
-	gs_log_info("admission webhook on https://%s/mutate", d->cfg.webhook_addr);
+	gs_log_info("admission webhook on https://%s/mutate%s%s", d->cfg.webhook_addr,
+		    d->cfg.webhook_client_ca_file ? ", for clients with a certificate of " : "",
+		    d->cfg.webhook_client_ca_file ? d->cfg.webhook_client_ca_file : "");
 	return 0;
 }
 

@@ -218,6 +218,10 @@ const struct gs_opt gs_main_opts[] = {
 	 "webhook serving certificate (PEM), reloaded when it changes"},
 	{"tls-private-key-file", "GS_TLS_PRIVATE_KEY_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(tls_key_file),
 	 validate_readable, "webhook serving key (PEM), reloaded when it changes"},
+	{"webhook-client-ca-file", "GS_WEBHOOK_CLIENT_CA_FILE", GS_OPT_STRING, NULL, 0, 0, OPT(webhook_client_ca_file),
+	 validate_readable,
+	 "only clients with a certificate of this CA (PEM) reach the webhook: the apiserver, given one by its "
+	 "AdmissionConfiguration (docs/deploy.md, \"Who may call the webhook\"); read at start"},
 	{"webhook-self-signed", "GS_WEBHOOK_SELF_SIGNED", GS_OPT_BOOL, "false", 0, 0, OPT(self_signed), NULL,
 	 "make and renew the webhook certificate, kept in --webhook-secret, CA put in --webhook-config-name"},
 	{"namespace", "POD_NAMESPACE", GS_OPT_STRING, "kube-system", 0, 0, OPT(namespace_), validate_name,

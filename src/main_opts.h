@@ -49,6 +49,7 @@ struct gs_main_config {
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
 	const char *tls_cert_file;
+	const char *webhook_client_ca_file;
 	const char *tls_key_file;
 	int self_signed;
 	const char *namespace_;

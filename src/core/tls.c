@@ -694,7 +694,7 @@ int gs_tls_server_config_new(const char *cert, size_t cert_len, const char *key,
 	r = load_own_cert(c, "certificate", cert, cert_len, "key", key, key_len, err, errlen);
 	if (r < 0)
 		goto out;
-	/* No client certificates are asked for. */
+	/* No client certificates are asked for (unless gs_tls_server_config_require_client). */
 	mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_NONE);
 	r = mbedtls_ssl_ticket_setup(&c->ticket, mbedtls_ctr_drbg_random, &c->drbg, MBEDTLS_CIPHER_AES_256_GCM,
 				     GS_TLS_TICKET_LIFETIME);
@@ -710,6 +710,24 @@ int gs_tls_server_config_new(const char *cert, size_t cert_len, const char *key,
 out:
 	gs_tls_config_unref(c);
 	return r;
+}
+
+int gs_tls_server_config_require_client(struct gs_tls_config *c, const char *ca, size_t ca_len, char *err,
+					size_t errlen)
+{
+	int r;
+
+	/* once, before any session completed a handshake with it (tls.h) */
+	GS_ASSERT(c->endpoint == MBEDTLS_SSL_IS_SERVER && c->ca.version == 0 && !c->stats.full && !c->stats.resumed);
+	r = gs_tls__parse_crt(&c->ca, "client-ca", ca, ca_len, 1, err, errlen);
+	if (r < 0) {
+		mbedtls_x509_crt_free(&c->ca);
+		mbedtls_x509_crt_init(&c->ca);
+		return r;
+	}
+	mbedtls_ssl_conf_ca_chain(&c->conf, &c->ca, NULL);
+	mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+	return 0;
 }
 
 /* Client: the config's saved session is dropped (mbedtls_ssl_session_free zeroes it for reuse). */

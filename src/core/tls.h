@@ -68,6 +68,15 @@ int gs_tls_client_config_new(const struct gs_tls_client_opts *o, struct gs_tls_c
 int gs_tls_server_config_new(const char *cert, size_t cert_len, const char *key, size_t key_len,
 			     struct gs_tls_config **out, char *err, size_t errlen);
 
+/*
+ * A server config made by gs_tls_server_config_new asks every client for a certificate and completes a
+ * handshake only with one that chains to a certificate of ca (PEM or DER, one or more), valid now: a
+ * client without one, or with another, gets a handshake failure. Before any session uses the config.
+ * 0, or <0 with a reason in err ("client-ca: no PEM certificate found"); the config is unchanged then.
+ */
+int gs_tls_server_config_require_client(struct gs_tls_config *cfg, const char *ca, size_t ca_len, char *err,
+					size_t errlen);
+
 /* Expiry (seconds since the epoch) of a server config's leaf certificate; 0 for a client config. */
 int64_t gs_tls_config_not_after(const struct gs_tls_config *cfg);
 

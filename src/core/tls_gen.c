@@ -77,15 +77,19 @@ static int san_der(const char *const *names, unsigned char *buf, size_t size)
 	return (int)len;
 }
 
-/* extendedKeyUsage value: SEQUENCE { id-kp-serverAuth }. */
-static int eku_server_der(unsigned char *buf, size_t size)
+/* extendedKeyUsage value: SEQUENCE { id-kp-serverAuth } (client: id-kp-clientAuth). */
+static int eku_der(unsigned char *buf, size_t size, int client)
 {
 	unsigned char *p = buf + size;
 	size_t len = 0;
 	int ret;
 
-	MBEDTLS_ASN1_CHK_ADD(
-		len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH, sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
+	if (client)
+		MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_CLIENT_AUTH,
+								 sizeof(MBEDTLS_OID_CLIENT_AUTH) - 1));
+	else
+		MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_oid(&p, buf, MBEDTLS_OID_SERVER_AUTH,
+								 sizeof(MBEDTLS_OID_SERVER_AUTH) - 1));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_len(&p, buf, len));
 	MBEDTLS_ASN1_CHK_ADD(len, mbedtls_asn1_write_tag(&p, buf, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE));
 	return (int)len;
@@ -331,7 +335,7 @@ static int gen_extensions(struct gen *g, const struct gs_tls_cert_req *req)
 	    (r = mbedtls_x509write_crt_set_key_usage(&g->w, (unsigned int)ku)) != 0)
 		return gen_fail(g, r, "extensions");
 	if (!req->is_ca) {
-		r = eku_server_der(small, sizeof(small));
+		r = eku_der(small, sizeof(small), req->client);
 		if (r > 0)
 			r = mbedtls_x509write_crt_set_extension(&g->w, MBEDTLS_OID_EXTENDED_KEY_USAGE,
 								sizeof(MBEDTLS_OID_EXTENDED_KEY_USAGE) - 1, 0,

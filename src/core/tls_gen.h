@@ -15,6 +15,7 @@ struct gs_tls_cert_req {
 	int is_ca;
 	int64_t not_before; /* seconds since the epoch */
 	int64_t not_after;
+	int client; /* not a CA: extendedKeyUsage clientAuth instead of serverAuth */
 };
 /* Self-signed when issuer_cert is NULL, else signed by issuer_cert/issuer_key (PEM). req, cert_pem and
  * key_pem are not NULL (GS_ASSERT). 0, or -EINVAL / -ENOMEM with a message in err and both outputs

@@ -39,6 +39,8 @@ struct gs_webhook {
 	char *cert, *key;          /* the content being served */
 	struct gs_tls_config *cfg; /* built from it (a reference); the server holds its own */
 	size_t cert_len, key_len;
+	char *client_ca; /* o->client_ca_file's content, read at start; NULL: any client */
+	size_t client_ca_len;
 	struct gs_closer closer;
 	struct gs_buf out;
 };
@@ -129,8 +131,11 @@ static int adopt_pair(struct gs_webhook *w, char *cert, size_t cert_len, char *k
 {
 	struct gs_tls_config *cfg;
 	char why[256];
-	if (gs_tls_server_config_new(cert, cert_len, key, key_len, &cfg, why, sizeof(why)) < 0) {
+	if (gs_tls_server_config_new(cert, cert_len, key, key_len, &cfg, why, sizeof(why)) < 0 ||
+	    (w->client_ca &&
+	     gs_tls_server_config_require_client(cfg, w->client_ca, w->client_ca_len, why, sizeof(why)) < 0)) {
 		snprintf(err, errlen, "%s", why);
+		gs_tls_config_unref(cfg); /* NULL when the first call failed */
 		free(cert);
 		free(key);
 		return -EINVAL;
@@ -319,6 +324,7 @@ static void webhook_free(struct gs_webhook *w)
 	gs_tls_config_unref(w->cfg);
 	free(w->cert);
 	free(w->key);
+	free(w->client_ca);
 	free(w->cert_file);
 	free(w->key_file);
 	free(w);
@@ -349,6 +355,12 @@ int gs_webhook_start(uv_loop_t *loop, const struct gs_webhook_opts *o, struct gs
 	}
 	gs_buf_init(&w->out, GS_WEBHOOK_MAX_RESPONSE);
 	int r;
+	if (o->client_ca_file &&
+	    (r = gs_buf_read_file(o->client_ca_file, GS_WEBHOOK_CERT_MAX, &w->client_ca, &w->client_ca_len)) < 0) {
+		snprintf(err, errlen, "%s: %s", o->client_ca_file, strerror(-r));
+		webhook_free(w);
+		return r;
+	}
 	if (from_files) {
 		w->cert_file = gs_xstrdup(o->cert_file);
 		w->key_file = gs_xstrdup(o->key_file);

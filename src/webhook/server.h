@@ -94,6 +94,12 @@ struct gs_webhook_opts {
 	size_t max_body;                /* 0: GS_WEBHOOK_MAX_BODY */
 	unsigned max_conns;             /* 0: GS_WEBHOOK_MAX_CONNS */
 	unsigned max_conns_per_source;  /* 0: max_conns */
+	/*
+	 * --webhook-client-ca-file: only clients with a certificate of this CA complete a handshake (the
+	 * apiserver, given one by its AdmissionConfiguration's kubeConfigFile: docs/deploy.md); read at
+	 * start (a failure is fatal), not reloaded. NULL: any client.
+	 */
+	const char *client_ca_file;
 };
 
 struct gs_webhook; /* opaque */

@@ -262,11 +262,13 @@ readyz() { [ "$(api GET /readyz 2>/dev/null)" = ok ]; }
 
 # ---- certificates ------------------------------------------------------------------------------
 
-# sign NAME SUBJECT EXT: a 2048-bit RSA key and a certificate signed by the cluster CA.
+# sign NAME SUBJECT EXT [CA]: a 2048-bit RSA key and a certificate signed by CA (pki/CA.crt; the cluster
+# CA unless said).
 sign() {
+	local ca=${4:-ca}
 	openssl req -new -nodes -newkey rsa:2048 -keyout "$PKI/$1.key" -subj "$2" -out "$PKI/$1.csr" \
 		-config "$PKI/openssl.cnf" 2>/dev/null
-	openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial -days 30 \
+	openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -CAcreateserial -days 30 \
 		-sha256 -extfile "$PKI/openssl.cnf" -extensions "$3" -out "$PKI/$1.crt" 2>/dev/null
 	rm -f "$PKI/$1.csr"
 }
@@ -303,6 +305,12 @@ EOF
 	sign apiserver /CN=kube-apiserver server_ext
 	sign admin "/O=system:masters/CN=gs-admin" client_ext
 	sign kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" client_ext
+	# What the apiserver shows admission webhooks (admission_config): a certificate of a CA of its own,
+	# which the webhook's --webhook-client-ca-file trusts alone (not every client of the cluster CA).
+	openssl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/webhook-ca.key" -out "$PKI/webhook-ca.crt" \
+		-days 30 -sha256 -subj /CN=gpu-scheduler-test-webhook-client-ca -config "$PKI/openssl.cnf" \
+		-extensions ca_ext 2>/dev/null
+	sign webhook-client /CN=kube-apiserver-webhook-client client_ext webhook-ca
 	openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
 	openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
 	openssl rand -hex 24 >"$DIR/admin.token"
@@ -360,6 +368,9 @@ export GS_APISERVER_PORT=$API_PORT
 export GS_ETCD_PORT=$ETCD_PORT
 export GS_ETCD_PEER_PORT=$ETCD_PEER_PORT
 export GS_CLUSTER_CA=$(printf %q "$PKI/ca.crt")
+export GS_WEBHOOK_CLIENT_CA=$(printf %q "$PKI/webhook-ca.crt")
+export GS_WEBHOOK_CLIENT_CERT=$(printf %q "$PKI/webhook-client.crt")
+export GS_WEBHOOK_CLIENT_KEY=$(printf %q "$PKI/webhook-client.key")
 export GS_NODES=$NODES
 export GS_NODE_GPUS=$NODE_GPUS
 export GS_NODE_MODE=$NODE_MODE
@@ -405,9 +416,27 @@ EOF
 		--audit-log-format json --audit-log-maxbackup 0
 }
 
+# The apiserver's admission configuration: its client certificate for every webhook ("*"), so a
+# webhook may take requests from the apiserver alone (docs/deploy.md, "Who may call the webhook").
+admission_config() {
+	local p
+	printf 'apiVersion: v1\nkind: Config\nusers:\n- name: "*"\n  user:\n' >"$DIR/webhook-client.kubeconfig"
+	printf '    client-certificate: %s\n    client-key: %s\n' "$PKI/webhook-client.crt" "$PKI/webhook-client.key" \
+		>>"$DIR/webhook-client.kubeconfig"
+	{
+		printf 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n'
+		for p in MutatingAdmissionWebhook ValidatingAdmissionWebhook; do
+			printf -- '- name: %s\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n' "$p"
+			printf '    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: %s\n' "$DIR/webhook-client.kubeconfig"
+		done
+	} >"$DIR/admission.yaml"
+	printf '%s\n' --admission-control-config-file "$DIR/admission.yaml"
+}
+
 start_apiserver() {
-	local -a audit extra=()
+	local -a audit admission extra=()
 	mapfile -t audit < <(audit_flags)
+	mapfile -t admission < <(admission_config)
 	# A newer apiserver refuses to publish a loopback address as the Service kubernetes' endpoint;
 	# fake nodes run no pod that would use it.
 	[ "$K8S_MINOR" -gt 20 ] && [ "$API_ADDR" = 127.0.0.1 ] && extra+=(--endpoint-reconciler-type none)
@@ -428,7 +457,7 @@ start_apiserver() {
 		--kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
 		--kubelet-preferred-address-types InternalIP \
 		--allow-privileged=true --profiling="$([ "${GS_APISERVER_PROFILING:-0}" = 1 ] && echo true || echo false)" \
-		--v=1 "${audit[@]}" "${extra[@]}" \
+		--v=1 "${audit[@]}" "${admission[@]}" "${extra[@]}" \
 		${GS_APISERVER_FEATURE_GATES:+--feature-gates "$GS_APISERVER_FEATURE_GATES"} \
 		${GS_APISERVER_RUNTIME_CONFIG:+--runtime-config "$GS_APISERVER_RUNTIME_CONFIG"}
 	wait_until "kube-apiserver /readyz on $SERVER" kube-apiserver readyz

@@ -6,7 +6,8 @@
 # bound without the variable, and end bound with it; old TLS versions and weak suites are refused.
 # Maps by reference (a GPUPlacementMap named by a StatefulSet's template): the variable from the
 # object's entry, its generation recorded, bound where mapped; a missing object, a bad map, an inline map
-# or all-or-nothing annotations beside a reference are refused.
+# or all-or-nothing annotations beside a reference are refused. With --webhook-client-ca-file only the
+# apiserver (its client certificate) is answered.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -229,5 +230,23 @@ check "review durations resolve below a millisecond (a 100 us bucket)" \
 	grep -q '^gpu_scheduler_webhook_review_duration_seconds_bucket{le="0.0001"}' <<<"$scrape"
 check "the apiserver's connections to the webhook were counted" \
 	awk '$1 == "gpu_scheduler_webhook_connections_total" && $2 >= 1 { ok = 1 } END { exit !ok }' <<<"$scrape"
+
+# --- who may call the webhook: the apiserver alone (issue 36) ------------------------------------------
+# The cluster's apiserver shows webhooks a certificate of a CA of its own (tests/cluster/cluster.sh,
+# admission_config); with --webhook-client-ca-file the webhook completes a handshake with no one else.
+daemon_stop TERM 15
+DAEMON_WEBHOOK=1 daemon_start "${WEBHOOK_ARGS[@]}" --webhook-client-ca-file "$GS_WEBHOOK_CLIENT_CA" || exit 1
+check "daemon ready with --webhook-client-ca-file" daemon_ready 30
+fails0=$(metric gpu_scheduler_webhook_tls_handshake_failures_total)
+kc apply -f - >/dev/null <<<"$(pod_yaml mtls-0 '0=node1:3')"
+check "the apiserver, with its certificate: the pod gets its variable" test "$(envs mtls-0 | tr -d ' ')" = 3
+check "no client certificate: no answer (the handshake refused)" \
+	test "$(wcurl -H 'Content-Type: application/json' --data-binary 'not json' "$U")" = 000
+check "a certificate of the cluster CA, not the apiserver's: refused" test "$(wcurl --cert "$GS_CLUSTER_DIR/pki/admin.crt" \
+	--key "$GS_CLUSTER_DIR/pki/admin.key" -H 'Content-Type: application/json' --data-binary 'not json' "$U")" = 000
+check "the apiserver's certificate: answered (400: no review)" test "$(wcurl --cert "$GS_WEBHOOK_CLIENT_CERT" \
+	--key "$GS_WEBHOOK_CLIENT_KEY" -H 'Content-Type: application/json' --data-binary 'not json' "$U")" = 400
+check "the refused handshakes counted" awk -v a="$fails0" -v b="$(metric gpu_scheduler_webhook_tls_handshake_failures_total)" \
+	'BEGIN { exit !(b >= a + 2) }'
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

@@ -44,7 +44,7 @@ static struct pki P;
 static char *gen(const char *cn, const char *const *names, int is_ca, int64_t nb, int64_t na, const char *icert,
 		 const char *ikey, char **key)
 {
-	struct gs_tls_cert_req req = {cn, names, is_ca, nb, na};
+	struct gs_tls_cert_req req = {cn, names, is_ca, nb, na, 0};
 	char err[256] = "", *cert = NULL;
 	int r = gs_tls_generate(&req, icert, ikey, &cert, key, err, sizeof(err));
 	if (r != 0)
@@ -516,6 +516,72 @@ static void test_wrong_ca(void **state)
 	struct gs_tls_config *other = client_config(P.ca2, 0);
 	expect_refused(other, P.server, "localhost", "certificate not trusted by the configured CA");
 	gs_tls_config_unref(other);
+}
+
+/* A client with a certificate (and its key) of issuer (icert, ikey), trusting P.ca. */
+static struct gs_tls_config *client_with_cert(const char *icert, const char *ikey, char **cert, char **key)
+{
+	int64_t now = time(NULL);
+	struct gs_tls_client_opts o = {0};
+	struct gs_tls_config *c = NULL;
+	char err[256] = "";
+
+	struct gs_tls_cert_req req = {"kube-apiserver-webhook-client", NULL, 0, now - 3600, now + 86400, 1};
+
+	if (gs_tls_generate(&req, icert, ikey, cert, key, err, sizeof(err)) != 0)
+		fail_msg("client certificate: %s", err);
+	o.ca = P.ca;
+	o.ca_len = strlen(P.ca);
+	o.cert = *cert;
+	o.cert_len = strlen(*cert);
+	o.key = *key;
+	o.key_len = strlen(*key);
+	if (gs_tls_client_config_new(&o, &c, err, sizeof(err)) != 0)
+		fail_msg("client config with a certificate: %s", err);
+	return c;
+}
+
+/* Expects the server to refuse the client (no certificate, or one of another CA). */
+static void expect_client_refused(struct gs_tls_config *ccfg, struct gs_tls_config *scfg)
+{
+	struct gs_tls *c, *s;
+	int rs, rc = connect_to(ccfg, scfg, "localhost", &c, &s, &rs);
+	if (rs >= 0 || (rc == 1 && gs_tls_handshake_done(s)))
+		fail_msg("server %d (%s), client %d (%s)", rs, gs_tls_error(s), rc, gs_tls_error(c));
+	gs_tls_free(c);
+	gs_tls_free(s);
+}
+
+/* --webhook-client-ca-file: only a client with a certificate of the configured CA completes a handshake. */
+static void test_client_certificate_required(void **state)
+{
+	struct gs_tls_config *strict = server_config(P.leaf, P.leaf_key), *good, *other, *anon;
+	char *gc, *gk, *oc, *ok, err[256] = "";
+
+	/* A bad CA leaves the config as it was: no client certificate asked. */
+	struct gs_tls_config *lax = server_config(P.leaf, P.leaf_key);
+	assert_int_equal(gs_tls_server_config_require_client(lax, "junk", 4, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "client-ca: no PEM certificate found");
+	expect_ok(P.client, lax, "localhost");
+	gs_tls_config_unref(lax);
+
+	assert_int_equal(gs_tls_server_config_require_client(strict, P.ca2, strlen(P.ca2), err, sizeof(err)), 0);
+	good = client_with_cert(P.ca2, P.ca2_key, &gc, &gk);
+	other = client_with_cert(P.ca, P.ca_key, &oc, &ok);
+	expect_ok(good, strict, "localhost");
+	anon = client_config(P.ca, 0);        /* fresh: P.client holds a ticket of strict from before */
+	expect_client_refused(anon, strict);  /* no certificate */
+	expect_client_refused(other, strict); /* one of a CA the server does not take */
+	/* The server that asks for none still takes a client that has one. */
+	expect_ok(good, P.server, "localhost");
+	gs_tls_config_unref(strict);
+	gs_tls_config_unref(good);
+	gs_tls_config_unref(other);
+	gs_tls_config_unref(anon);
+	free(gc);
+	free(gk);
+	free(oc);
+	free(ok);
 }
 
 static void test_dns_mismatch(void **state)
@@ -1104,7 +1170,7 @@ static void test_generate_contents(void **state)
 static void test_generate_errors(void **state)
 {
 	static const char *const bad[] = {"ok.example", "bad name", NULL};
-	struct gs_tls_cert_req req = {"x", NULL, 0, 1000, 2000};
+	struct gs_tls_cert_req req = {"x", NULL, 0, 1000, 2000, 0};
 	char err[256], *cert = (void *)1, *key = (void *)1;
 
 	assert_int_equal(gs_tls_generate(&req, P.ca, NULL, &cert, &key, err, sizeof(err)), -EINVAL);
@@ -1237,6 +1303,7 @@ int main(void)
 		cmocka_unit_test(test_resume_refused),
 		cmocka_unit_test(test_resume_same_config_and_name_only),
 		cmocka_unit_test(test_resume_no_ticket_server),
+		cmocka_unit_test(test_client_certificate_required),
 		cmocka_unit_test(test_wrong_ca),
 		cmocka_unit_test(test_dns_mismatch),
 		cmocka_unit_test(test_ip_literals),
