@@ -96,11 +96,14 @@ static void check_pods(const struct gs_sched *s)
 			GS_ASSERT(p->entry && p->intrinsic == GS_WAIT_NONE);
 	}
 	GS_ASSERT(n_ph == s->n_ph);
-	/* A placeholder of ours is neither a pod record nor a use (its member's reservation is); every other
-	 * pod, a claimed placeholder too, is counted as any pod is (sched_gang.h). */
+	/* A placeholder of ours is neither a pod record nor a use (its member's reservation is) but while it
+	 * leaves; every other pod, a claimed placeholder too, is counted as any pod is (sched_gang.h). */
 	it = (struct gs_hmap_iter){0};
-	while (gs_hmap_next(&s->ph_ours, &it))
-		GS_ASSERT(!gs_hmap_get_str(&s->pods, it.key) && !gs_hmap_get_str(&s->uses, it.key));
+	while (gs_hmap_next(&s->ph_ours, &it)) {
+		const struct gs_sched__ph_ours *k = it.val;
+		GS_ASSERT(!gs_hmap_get_str(&s->pods, it.key));
+		GS_ASSERT((gs_hmap_get_str(&s->uses, it.key) != NULL) == (k->leaving != 0));
+	}
 	GS_ASSERT(memcmp(by_state, s->by_state, sizeof(by_state)) == 0);
 	GS_ASSERT(memcmp(waiting_by, s->waiting_by, sizeof(waiting_by)) == 0);
 	check_heap(&s->bindq, GS_POD_QUEUED, by_state[GS_POD_QUEUED]);

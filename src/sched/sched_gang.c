@@ -619,12 +619,43 @@ static int ph_withdraw(struct gs_sched__ph *ph)
 }
 
 /* p stops wanting its placeholder: asked to be deleted. */
+/*
+ * A placeholder made and proven ours whose member gives it up stays on its node until the kubelet
+ * sees its deletion: until then it counts as the pod it is (what it asks: the member's requests but
+ * the map's GPUs), so that nothing is bound into room the kubelet still gives it (a pod admitted
+ * against a node the placeholder still fills would fail there, OutOfcpu). Its deletion seen releases it
+ * (gs_sched__gang_placeholder_gone).
+ */
+static void ph_leaving(struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	struct gs_sched__ph_ours *k = gs_hmap_get_str(&s->ph_ours, p->ph->uid);
+	uint32_t gpu = gs_sched__res_id(s, GS_SCHED_GPU_RESOURCE), n = 0;
+	struct gs_sched__ext ext[GS_PLACEHOLDER_EXT_MAX];
+	struct gs_sched__req req = {0};
+	char key[512];
+
+	if (!k || k->leaving || !p->spec)
+		return;
+	req = p->spec->req;
+	for (uint32_t i = 0; i < p->spec->req.n_ext && n < GS_PLACEHOLDER_EXT_MAX; i++)
+		if (p->spec->req.ext[i].id != gpu)
+			ext[n++] = p->spec->req.ext[i];
+	req.ext = ext;
+	req.n_ext = n;
+	snprintf(key, sizeof(key), "%s/%s", p->ns, p->ph->name);
+	gs_sched__use_add(s, k->uid, gs_sched__node_slot(s, p->ph->node), &req, NULL, 0, NULL, NULL, 0, key);
+	k->leaving = 1;
+}
+
 static void ph_drop(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	if (!p->ph)
 		return;
-	if (!ph_withdraw(p->ph)) /* made, or being made: it must go */
+	if (!ph_withdraw(p->ph)) { /* made, or being made: it must go */
 		ph_action(s, 0, NULL, p->ns, p->ph->name, p->ph->uid);
+		if (p->ph->uid)
+			ph_leaving(s, p);
+	}
 	ph_free(p->ph);
 	p->ph = NULL;
 	s->n_ph--;
@@ -722,6 +753,8 @@ int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid)
 	if (!k)
 		return 0; /* an ordinary pod: its use goes as any pod's */
 	gs_hmap_del_str(&s->ph_ours, uid, NULL);
+	if (k->leaving)
+		gs_sched__use_remove(s, uid); /* its room is free now: the pods waiting for it are placed again */
 	m = gs_hmap_get_str(&s->pods, k->member_uid);
 	if (m && m->ph && m->ph->uid && strcmp(m->ph->uid, uid) == 0) {
 		/* Deleted while its member still holds its reservation (by hand, a preemption, an eviction):

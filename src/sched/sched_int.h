@@ -432,6 +432,10 @@ struct gs_sched__ph_action {
  */
 struct gs_sched__ph_ours {
 	const char *member_uid, *ns, *name;
+	/* Its member gave it up (its delete is queued): until its deletion is seen it counts as the pod it
+	 * is, a use of its node under its uid with what it requests (ph_drop). Invariant: a use of this uid
+	 * exists exactly while leaving. */
+	int leaving;
 	char uid[];
 };
 
