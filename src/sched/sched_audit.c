@@ -115,7 +115,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 {
 	struct gs_sched__req sum = {0};
 	struct gs_hmap_iter it = {0};
-	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0;
+	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0, leaving = 0;
 	uintptr_t gpu = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
 	int64_t plugin = 0;
 
@@ -133,6 +133,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		uses++;
 		const struct gs_sched__pod *up = gs_hmap_get_str(&s->pods, u->uid);
 		reserved += up && up->reserved;
+		const struct gs_sched__ph_ours *k = up ? NULL : gs_hmap_get_str(&s->ph_ours, u->uid);
+		leaving += k && k->leaving;
 		sum.cpu += u->req.cpu;
 		sum.mem += u->req.mem;
 		sum.eph += u->req.eph;
@@ -148,6 +150,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		}
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods && reserved == n->n_reserved);
+	GS_ASSERT(leaving == n->n_leaving);
 	GS_ASSERT(plugin == n->plugin_gpus);
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
 	GS_ASSERT(!n->agent.fresh || n->agent.data);

@@ -643,7 +643,8 @@ static void ph_leaving(struct gs_sched *s, const struct gs_sched__pod *p)
 	req.ext = ext;
 	req.n_ext = n;
 	snprintf(key, sizeof(key), "%s/%s", p->ns, p->ph->name);
-	gs_sched__use_add(s, k->uid, gs_sched__node_slot(s, p->ph->node), &req, NULL, 0, NULL, NULL, 0, key);
+	gs_sched__use_add(s, k->uid, gs_sched__node_slot(s, p->ph->node), &req, NULL, 0, NULL, NULL, 0, key)
+		->node->n_leaving++;
 	k->leaving = 1;
 }
 
@@ -753,8 +754,12 @@ int gs_sched__gang_placeholder_gone(struct gs_sched *s, const char *uid)
 	if (!k)
 		return 0; /* an ordinary pod: its use goes as any pod's */
 	gs_hmap_del_str(&s->ph_ours, uid, NULL);
-	if (k->leaving)
+	if (k->leaving) {
+		const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, uid);
+		GS_ASSERT(u && u->node->n_leaving > 0); /* a use of its uid exactly while it leaves (sched_int.h) */
+		u->node->n_leaving--;
 		gs_sched__use_remove(s, uid); /* its room is free now: the pods waiting for it are placed again */
+	}
 	m = gs_hmap_get_str(&s->pods, k->member_uid);
 	if (m && m->ph && m->ph->uid && strcmp(m->ph->uid, uid) == 0) {
 		/* Deleted while its member still holds its reservation (by hand, a preemption, an eviction):

@@ -154,6 +154,7 @@ struct gs_sched__node {
 	int64_t plugin_gpus;
 	size_t n_uses;
 	size_t n_reserved; /* of which reservations of gang members waiting for their gang (sched_gang.c) */
+	size_t n_leaving;  /* of which placeholders of ours given up, until their deletion is seen */
 	size_t n_ports, cap_ports;
 	struct gs_sched__port *ports; /* host ports in use, with counts */
 	struct gs_hmap ledger;        /* device name -> struct gs_sched__dev */

@@ -441,6 +441,10 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 	if (n->n_reserved)
 		snprintf(msg + l, size - l, " (%zu of its pods %s reserved for all-or-nothing gangs still gathering)",
 			 n->n_reserved, n->n_reserved == 1 ? "is" : "are");
+	l = strlen(msg);
+	if (n->n_leaving)
+		snprintf(msg + l, size - l, " (%zu gang placeholder pod%s being deleted still count%s there)",
+			 n->n_leaving, n->n_leaving == 1 ? "" : "s", n->n_leaving == 1 ? "s" : "");
 	return GS_WAIT_INSUFFICIENT_RESOURCE;
 }
 
