@@ -29,3 +29,9 @@ CONTAINERD_VERSION=2.4.2
 #                        reach); its sha256 is checked before anything in it runs
 KUBECTL_LAYER_VERSION=2.2.2
 KUBECTL_LAYER_SHA256=ccfe163c2eff9d4f6e58f416faba27abc03066bf2f6a41977d617630a240b716
+#   ARGOCD_VERSION       github.com/argoproj/argo-cd/v3, for its CRDs alone (Application,
+#                        ApplicationSet): deploy/argocd/ is checked against them by the real apiserver.
+#                        The newest whose go.mod Go 1.26 accepts (v3.6 asks for 1.27); its module hash
+#                        is checked here (the machines reach no checksum database)
+ARGOCD_VERSION=v3.5.8
+ARGOCD_MODULE_H1=h1:RJYooz62wX0S1A7LpgwQ2unap5doaWxvtrpyfh81P3c=

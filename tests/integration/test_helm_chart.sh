@@ -9,6 +9,8 @@
 #     Secret, the webhook configuration the scheduler updates, the agent's policy username
 #   - against the real apiserver: helm install creates the objects (the CRD kept if present), helm
 #     uninstall leaves no webhook configuration, no ClusterRole, no policy behind, and the CRD stays
+#   - deploy/argocd/: the Application and the ApplicationSet pass Argo CD's own CRDs (from its Go module,
+#     tests/cluster/build-argocd-crds.sh) in a server-side dry run; a misspelled field is refused
 # (Install, upgrade, test and rollback on kubelets: tests/e2e.)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -110,4 +112,22 @@ check "uninstalled: nothing of the release left in its namespace" eval \
 	'[ -z "$(NS=$HNS kc get deployment,daemonset,service,secret,serviceaccount,role,rolebinding,networkpolicy,poddisruptionbudget -o name 2>/dev/null | grep "$R-")" ]'
 check "the CRD stays (Helm never deletes crds/)" eval 'NS= kc get crd gpuplacementmaps.gpu-scheduler.io >/dev/null'
 [ -n "$crd_before" ] || NS= kc delete crd gpuplacementmaps.gpu-scheduler.io --wait=false >/dev/null 2>&1
+
+# ---- GitOps: deploy/argocd/ against Argo CD's own CRDs -----------------------------------------------------
+if acrds=$("$GS_ROOT/tests/cluster/build-argocd-crds.sh"); then
+	defer "NS= kc delete crd applications.argoproj.io applicationsets.argoproj.io --wait=false >/dev/null 2>&1; NS= kc delete namespace argocd --wait=false >/dev/null 2>&1"
+	check "Argo CD's CRDs apply (server-side: they are large)" eval \
+		'NS= kc apply --server-side --force-conflicts -f "$acrds/application-crd.yaml" -f "$acrds/applicationset-crd.yaml" >/dev/null'
+	check "they are established" eval 'NS= kc wait --for condition=established --timeout=30s crd/applications.argoproj.io crd/applicationsets.argoproj.io >/dev/null'
+	NS= kc create namespace argocd >/dev/null 2>&1
+	for f in application applicationset; do
+		check "deploy/argocd/$f.yaml passes Argo CD's schema (server-side dry run, strict fields)" eval \
+			'NS= kc apply --dry-run=server --validate=strict -f "$GS_ROOT/deploy/argocd/$f.yaml" >/dev/null'
+	done
+	sed 's/^  syncPolicy:/  syncPolicyy:/' "$GS_ROOT/deploy/argocd/application.yaml" >"$work/typo.yaml"
+	check "a misspelled field is refused (the check can fail)" eval \
+		'out=$(NS= kc apply --dry-run=server --validate=strict -f "$work/typo.yaml" 2>&1); [ $? -ne 0 ] && grep -q "syncPolicyy" <<<"$out"'
+else
+	fail "Argo CD's CRDs" "tests/cluster/build-argocd-crds.sh failed"
+fi
 test_end
