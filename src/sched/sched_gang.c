@@ -145,7 +145,7 @@ static void budget_held(const struct gs_sched *s, const struct gs_sched__gang *g
 	}
 }
 
-/* "300 members and 600 GPUs" of what exceeds: members when over_m, GPUs when over_g. */
+/* "300 members and 600 GPUs". */
 static void claim_words(char *buf, size_t size, long members, long gpus)
 {
 	snprintf(buf, size, "%ld member%s and %ld GPU%s", members, members == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s");
@@ -536,9 +536,22 @@ enum gs_wait_reason gs_sched__gang_wait(const struct gs_sched *s, const struct g
 /* ---- placeholders -------------------------------------------------------------------------------- */
 
 /* What a placeholder for member p asks: its requests but the map's GPUs, its tolerations, its node. */
+/* The extended resources a placeholder for a member of spec sp asks, into out: the member's but
+ * nvidia.com/gpu (the map's GPUs are the ledger's), at most GS_PLACEHOLDER_EXT_MAX. Their count. */
+static uint32_t ph_ext(const struct gs_sched *s, const struct gs_sched__spec *sp, struct gs_sched__ext *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < sp->req.n_ext && n < GS_PLACEHOLDER_EXT_MAX; i++)
+		if (strcmp(s->res_names[sp->req.ext[i].id], GS_SCHED_GPU_RESOURCE) != 0)
+			out[n++] = sp->req.ext[i];
+	return n;
+}
+
 static void ph_fill(const struct gs_sched *s, const struct gs_sched__pod *p, struct gs_placeholder *out)
 {
 	const struct gs_sched__spec *sp = p->spec;
+	struct gs_sched__ext ext[GS_PLACEHOLDER_EXT_MAX];
 
 	out->node = p->ph->node;
 	out->member_uid = p->uid;
@@ -549,12 +562,10 @@ static void ph_fill(const struct gs_sched *s, const struct gs_sched__pod *p, str
 	out->cpu_milli = sp->req.cpu;
 	out->memory = sp->req.mem;
 	out->ephemeral = sp->req.eph;
-	for (uint32_t i = 0; i < sp->req.n_ext && out->n_ext < GS_PLACEHOLDER_EXT_MAX; i++) {
-		const char *name = s->res_names[sp->req.ext[i].id];
-		if (strcmp(name, GS_SCHED_GPU_RESOURCE) == 0)
-			continue;
-		out->ext_name[out->n_ext] = name;
-		out->ext_value[out->n_ext++] = sp->req.ext[i].v;
+	out->n_ext = ph_ext(s, sp, ext);
+	for (size_t i = 0; i < out->n_ext; i++) {
+		out->ext_name[i] = s->res_names[ext[i].id];
+		out->ext_value[i] = ext[i].v;
 	}
 	out->tolerations = sp->cons.tolerations;
 	out->n_tolerations = sp->cons.n_tolerations;
@@ -618,7 +629,6 @@ static int ph_withdraw(struct gs_sched__ph *ph)
 	return 1;
 }
 
-/* p stops wanting its placeholder: asked to be deleted. */
 /*
  * A placeholder made and proven ours whose member gives it up stays on its node until the kubelet
  * sees its deletion: until then it counts as the pod it is (what it asks: the member's requests but
@@ -629,25 +639,22 @@ static int ph_withdraw(struct gs_sched__ph *ph)
 static void ph_leaving(struct gs_sched *s, const struct gs_sched__pod *p)
 {
 	struct gs_sched__ph_ours *k = gs_hmap_get_str(&s->ph_ours, p->ph->uid);
-	uint32_t gpu = gs_sched__res_id(s, GS_SCHED_GPU_RESOURCE), n = 0;
 	struct gs_sched__ext ext[GS_PLACEHOLDER_EXT_MAX];
-	struct gs_sched__req req = {0};
+	struct gs_sched__req req;
 	char key[512];
 
 	if (!k || k->leaving || !p->spec)
 		return;
-	req = p->spec->req;
-	for (uint32_t i = 0; i < p->spec->req.n_ext && n < GS_PLACEHOLDER_EXT_MAX; i++)
-		if (p->spec->req.ext[i].id != gpu)
-			ext[n++] = p->spec->req.ext[i];
+	req = p->spec->req; /* what the placeholder asks (ph_fill) */
+	req.n_ext = ph_ext(s, p->spec, ext);
 	req.ext = ext;
-	req.n_ext = n;
 	snprintf(key, sizeof(key), "%s/%s", p->ns, p->ph->name);
 	gs_sched__use_add(s, k->uid, gs_sched__node_slot(s, p->ph->node), &req, NULL, 0, NULL, NULL, 0, key)
 		->node->n_leaving++;
 	k->leaving = 1;
 }
 
+/* p stops wanting its placeholder: asked to be deleted. */
 static void ph_drop(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	if (!p->ph)
