@@ -286,9 +286,11 @@ bench-smoke: all
 	bench/bench.sh --nodes 10 --pods 20 --shape gang --gang-hold 1500 --contenders raw,gpu-scheduler --out build/bench-smoke-gang
 
 # The local demo (README): a real control plane, kubelets node1..node4 with containerd, gpu-scheduler
-# deployed from its image, and the example StatefulSet Running. As root.
+# deployed from its image, and the example StatefulSet Running. As root. DEPLOY=helm installs the Helm
+# chart (charts/gpu-scheduler) instead of deploy/.
+DEPLOY ?= kustomize
 demo:
-	scripts/demo.sh up
+	GS_DEPLOY_WITH=$(DEPLOY) scripts/demo.sh up
 
 demo-down:
 	scripts/demo.sh down

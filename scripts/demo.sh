@@ -10,6 +10,7 @@
 # as deploy/kind/demo.sh's: each pod where its map says) and `kubectl get gpuplacementmaps`.
 #
 #   scripts/demo.sh up      (make demo)       leaves everything running; KUBECONFIG is printed
+#                           GS_DEPLOY_WITH=helm (make demo DEPLOY=helm): from the chart, not deploy/
 #   scripts/demo.sh down    (make demo-down)
 #   scripts/demo.sh show    prints the two outputs again (the cluster must be up)
 #
@@ -69,7 +70,11 @@ tests/cluster/cluster.sh up
 . "$GS_CLUSTER_DIR/env"
 kubectl get nodes -owide
 
-say "gpu-scheduler into kube-system from deploy/ (self-signed webhook certificate)"
+if [ "${GS_DEPLOY_WITH:-kustomize}" = helm ]; then
+	say "gpu-scheduler into kube-system from the Helm chart (helm install gpu-scheduler charts/gpu-scheduler; self-signed webhook certificate)"
+else
+	say "gpu-scheduler into kube-system from deploy/ (self-signed webhook certificate)"
+fi
 tests/cluster/deploy.sh scheduler
 
 say "the example StatefulSet (deploy/examples/gpu-scheduler-check.yaml) and the same by reference (check-statefulset-by-reference.yaml) in namespace $NS"

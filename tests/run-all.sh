@@ -76,10 +76,11 @@ e2e_leftovers() {
 }
 
 # One end-to-end pass: a kubelet cluster whose nodes are named $1 (empty: node1..node4; else a
-# comma-separated list, kind's worker names, labelled node1..node4 by cluster.sh), every e2e test on it,
+# comma-separated list, kind's worker names, labelled node1..node4 by cluster.sh), gpu-scheduler
+# installed by $3 (kustomize: deploy/; helm: the chart; tests/cluster/deploy.sh), every e2e test on it,
 # then down and the host compared with before. $2 tags the results of a second pass.
 e2e_pass() (
-	export GS_CLUSTER_DIR=$PWD/$B/e2e-cluster GS_NODE_MODE=kubelet GS_NODE_NAMES=$1 GS_TEST_TAG=$2
+	export GS_CLUSTER_DIR=$PWD/$B/e2e-cluster GS_NODE_MODE=kubelet GS_NODE_NAMES=$1 GS_TEST_TAG=$2 GS_DEPLOY_WITH=$3
 	# Below Linux's ephemeral range (32768-60999), where any outgoing connection may hold the port
 	# (CI once found 42380, etcd's peer port, taken that way).
 	export GS_APISERVER_PORT=${GS_E2E_APISERVER_PORT:-17443} GS_ETCD_PORT=${GS_E2E_ETCD_PORT:-13379}
@@ -101,9 +102,11 @@ e2e_pass() (
 	exit $status
 )
 
-# The suite runs twice: on nodes node1..node4, and on nodes named as kind names its workers (kind cannot
-# name nodes: docs/cluster.md), where the maps' node1..node4 resolve through the alias label.
-# GS_E2E_KIND_NAMES=0 leaves the second pass out.
+# The suite runs twice: on nodes node1..node4 with gpu-scheduler from deploy/ (kubectl apply -k), and on
+# nodes named as kind names its workers (kind cannot name nodes: docs/cluster.md), where the maps'
+# node1..node4 resolve through the alias label, with gpu-scheduler from the Helm chart (so the chart runs
+# every e2e test too; GS_E2E_KIND_DEPLOY=kustomize puts deploy/ there as well). GS_E2E_KIND_NAMES=0
+# leaves the second pass out.
 if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 	echo "=== end to end on real nodes"
 	if ! tests/cluster/images.sh all; then
@@ -113,10 +116,10 @@ if [ "$what" = e2e ] || { [ "$what" = all ] && [ "${GS_E2E:-1}" = 1 ]; }; then
 		# A one-node cluster from a checkout at a long path, alone: real nodes are one cluster a machine.
 		echo "=== a kubelet cluster from a checkout at a long path"
 		tests/cluster/test_long_checkout.sh "$B" || status=1
-		e2e_pass "" "" || status=1
+		e2e_pass "" "" kustomize || status=1
 		if [ "${GS_E2E_KIND_NAMES:-1}" = 1 ]; then
 			echo "=== end to end again, on nodes named like kind's workers"
-			e2e_pass gpu-worker,gpu-worker2,gpu-worker3,gpu-worker4 -kind-names || status=1
+			e2e_pass gpu-worker,gpu-worker2,gpu-worker3,gpu-worker4 -kind-names "${GS_E2E_KIND_DEPLOY:-helm}" || status=1
 		fi
 	fi
 fi

@@ -246,40 +246,66 @@ static void on_secret_written(int err, const struct gs_http_response *resp, cons
 	patch_config(c);
 }
 
-static void write_secret(struct gs_certs *c, const char *resource_version)
+/* The Secret to write: `existing` (the object as read, its resourceVersion making the PUT conditional)
+ * with the pair in its data and nothing else changed, so the type, labels and annotations it was shipped
+ * with (a Helm release's, kustomize's, Argo CD's) stay theirs; or, with NULL, a new kubernetes.io/tls
+ * Secret. Takes existing. NULL when out of memory. */
+static char *secret_body(struct gs_certs *c, cJSON *existing)
 {
-	char *b_crt = b64_encode(c->cert), *b_key = b64_encode(c->key), *b_ca = b64_encode(c->ca);
-	struct gs_buf b;
-	char path[512];
-	gs_buf_init(&b, CERTS_BODY_MAX);
-	int r = b_crt && b_key && b_ca ? 0 : -ENOMEM;
-	r = r ? r
-	      : gs_buf_append_str(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/tls\","
-				      "\"metadata\":{\"name\":");
-	r = r ? r : gs_buf_append_json_str(&b, c->secret);
-	r = r ? r : gs_buf_append_str(&b, ",\"namespace\":");
-	r = r ? r : gs_buf_append_json_str(&b, c->ns);
-	if (resource_version) {
-		r = r ? r : gs_buf_append_str(&b, ",\"resourceVersion\":");
-		r = r ? r : gs_buf_append_json_str(&b, resource_version);
+	char *b_crt = b64_encode(c->cert), *b_key = b64_encode(c->key), *b_ca = b64_encode(c->ca), *body = NULL;
+	cJSON *o = existing ? existing : cJSON_CreateObject(), *meta, *data;
+	if (!b_crt || !b_key || !b_ca || !o)
+		goto out;
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	if (!existing) {
+		if (!cJSON_AddStringToObject(o, "apiVersion", "v1") || !cJSON_AddStringToObject(o, "kind", "Secret") ||
+		    !cJSON_AddStringToObject(o, "type", "kubernetes.io/tls") ||
+		    !(meta = cJSON_AddObjectToObject(o, "metadata")) ||
+		    !cJSON_AddStringToObject(meta, "name", c->secret) ||
+		    !cJSON_AddStringToObject(meta, "namespace", c->ns) || !cJSON_AddObjectToObject(meta, "labels") ||
+		    !cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(meta, "labels"), "app.kubernetes.io/name",
+					     "gpu-scheduler"))
+			goto out;
 	}
-	r = r ? r
-	      : gs_buf_printf(&b,
-			      ",\"labels\":{\"app.kubernetes.io/name\":\"gpu-scheduler\"}},"
-			      "\"data\":{\"tls.crt\":\"%s\",\"tls.key\":\"%s\",\"ca.crt\":\"%s\"}}",
-			      b_crt, b_key, b_ca);
-	if (resource_version)
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, c->secret);
-	else
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
-	if (r == 0)
-		r = certs_send(c, resource_version ? "PUT" : "POST", path, b.data, on_secret_written);
-	if (r < 0)
-		retry_later(c, "writing the Secret", strerror(-r));
-	gs_buf_free(&b);
+	/* Left out, the apiserver keeps who manages which field; sent back, it would be ours to keep right. */
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+	data = cJSON_GetObjectItemCaseSensitive(o, "data");
+	if (!cJSON_IsObject(data)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "data");
+		if (!(data = cJSON_AddObjectToObject(o, "data")))
+			goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(data, "tls.crt");
+	cJSON_DeleteItemFromObjectCaseSensitive(data, "tls.key");
+	cJSON_DeleteItemFromObjectCaseSensitive(data, "ca.crt");
+	if (cJSON_AddStringToObject(data, "tls.crt", b_crt) && cJSON_AddStringToObject(data, "tls.key", b_key) &&
+	    cJSON_AddStringToObject(data, "ca.crt", b_ca))
+		body = cJSON_PrintUnformatted(o);
+out:
+	cJSON_Delete(o);
 	free(b_crt);
 	free(b_key);
 	free(b_ca);
+	return body;
+}
+
+/* Writes the pair: into `existing` (the Secret as read; taken) with a PUT, or a new Secret (NULL). */
+static void write_secret(struct gs_certs *c, cJSON *existing)
+{
+	char path[512];
+	int put = existing != NULL, r = -ENOMEM;
+	char *body = secret_body(c, existing);
+	if (put)
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, c->secret);
+	else
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
+	if (body && strlen(body) <= CERTS_BODY_MAX)
+		r = certs_send(c, put ? "PUT" : "POST", path, body, on_secret_written);
+	else if (body)
+		r = -E2BIG;
+	if (r < 0)
+		retry_later(c, "writing the Secret", strerror(-r));
+	cJSON_free(body);
 }
 
 /* Takes the pair from a Secret's data when it is good for long enough. 1 taken, 0 not. */
@@ -349,17 +375,19 @@ static void on_secret(int err, const struct gs_http_response *resp, const char *
 		patch_config(c);
 		return;
 	}
-	const char *rv = cJSON_GetStringValue(
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "resourceVersion"));
-	char *rvc = rv ? strdup(rv) : NULL;
-	cJSON_Delete(j);
-	if (leave_to_leader(c))
-		; /* checked again soon */
-	else if (generate(c) == 0)
-		write_secret(c, rvc ? rvc : "");
-	else
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "metadata"))) {
+		cJSON_Delete(j);
+		retry_later(c, "reading the Secret", "no metadata");
+		return;
+	}
+	if (leave_to_leader(c)) {
+		cJSON_Delete(j); /* checked again soon */
+	} else if (generate(c) == 0) {
+		write_secret(c, j);
+	} else {
+		cJSON_Delete(j);
 		retry_later(c, "generating", "see above");
-	free(rvc);
+	}
 }
 
 static void cycle(struct gs_certs *c)

@@ -3,13 +3,14 @@
  *
  * One CA and one ECDSA P-256 serving certificate for the webhook Service's DNS names
  * (SERVICE, SERVICE.NS, SERVICE.NS.svc, SERVICE.NS.svc.cluster.local) live in a Secret
- * (type kubernetes.io/tls: tls.crt, tls.key, ca.crt), so every replica serves the same pair and a
- * restart keeps it. The MutatingWebhookConfiguration named by config_name gets the CA as the
+ * (data tls.crt, tls.key, ca.crt), so every replica serves the same pair and a restart keeps it. The MutatingWebhookConfiguration named by config_name gets the CA as the
  * caBundle of every webhook in it.
  *
  * The cycle, on the loop, with the apiserver client:
  *   GET the Secret: a pair valid for longer than renew_before_s is used as it is; an empty, broken or
- *   expiring one is replaced (PUT, with its resourceVersion), a missing Secret is created (POST). A
+ *   expiring one is replaced (PUT of the object as read, with its resourceVersion: only those three data
+ *   keys change; its type, labels and annotations stay as the installer shipped them, and the fields
+ *   other managers own stay theirs), a missing Secret is created (POST, type kubernetes.io/tls). A
  *   409 means another replica wrote first: start over and take theirs.
  *   GET the MutatingWebhookConfiguration, set caBundle = new CA + previous CA (both trusted while
  *   replicas switch), PUT when it changed. Only then on_pair runs with the pair to serve, so the
@@ -18,7 +19,9 @@
  *   jittered backoff, logged. A missing MutatingWebhookConfiguration is a warning, not a stop.
  *
  * RBAC (deploy/rbac.yaml): secrets get/update on this Secret's name and create in the namespace
- * (create cannot be limited by name: ship the empty Secret in the manifests to avoid granting it),
+ * (create cannot be limited by name: ship the Secret in the manifests, type Opaque with no data, to
+ * avoid granting it; with no data there, an installer that applies it again, `helm upgrade` by
+ * server-side apply included, neither wipes the pair nor conflicts with its writer),
  * mutatingwebhookconfigurations get/update on config_name.
  */
 #ifndef GS_K8S_CERTS_H

@@ -33,7 +33,7 @@ calls() { apiserver_sum apiserver_admission_webhook_admission_duration_seconds_c
 rejections() { apiserver_sum apiserver_admission_webhook_rejection_count "name=\"$HOOK\""; }
 failed_calls() { grep -c "Failed calling webhook.*$HOOK" "$GS_CLUSTER_DIR/logs/kube-apiserver.log"; }
 
-check "gpu-scheduler deployed through deploy/" deploy_scheduler
+check "gpu-scheduler deployed through $DEPLOYED_FROM" deploy_scheduler
 check "its rollout is complete" eval 'NS=kube-system kc rollout status deployment/gpu-scheduler --timeout 180s >/dev/null'
 # GS_CHAOS_SHUTDOWN_DELAY=0s runs the replicas with another --shutdown-delay than deploy/'s (0s: close
 # the webhook at SIGTERM at once, as before the flag existed), to compare.

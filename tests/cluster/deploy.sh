@@ -15,7 +15,10 @@
 #
 # `scheduler` applies the overlay with `kubectl apply -k` when kubectl embeds a kustomize that knows
 # Components (kubectl >= 1.21), else deploy/install.yaml (Debian's kubectl is 1.20);
-# tests/integration/test_deploy.sh checks that the file is the overlay rendered.
+# tests/integration/test_deploy.sh checks that the file is the overlay rendered. With
+# GS_DEPLOY_WITH=helm it installs the chart instead (charts/gpu-scheduler, release gpu-scheduler in
+# kube-system, helm from tests/cluster/build-clients.sh; values for this cluster in the overlay
+# directory, values.yaml), unless the release is there already; the waits are the same.
 #
 # The node agent (deploy/agent) reads /var/lib/kubelet/pod-resources on a real node. The test clusters'
 # kubelets each have their own sockets' directory ($GS_CLUSTER_DIR/sockets/NAME, a short path under
@@ -25,7 +28,7 @@
 #
 # The images must be on the nodes (cluster.sh imports build/images/*.tar). Environment: KUBECONFIG,
 # GS_DEPLOY_TIMEOUT (seconds per wait, default 180), GS_OVERLAY_DIR (where the overlay is written,
-# default build/deploy-overlay).
+# default build/deploy-overlay), GS_DEPLOY_WITH (kustomize, the default, or helm).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -122,6 +125,36 @@ agent_patch() {
 EOF
 }
 
+# The chart's values for this cluster: the images built here (tag latest, placeholders on the nodes'
+# sandbox image) and, on a cluster.sh kubelet cluster, the agent's test paths as agent_patch gives them.
+helm_values() {
+	local nodes=${GS_CLUSTER_DIR:-}/nodes socks
+	printf 'image: {tag: latest}\nextraArgs: ["--placeholder-image=localhost/gs-pause:3.2"]\n'
+	[ -n "${GS_CLUSTER_DIR:-}" ] && [ -d "$nodes" ] || return 0
+	socks=$(readlink -f "$GS_CLUSTER_DIR/sockets") || return 0
+	cat <<EOF
+agent:
+  podResourcesDir: $socks
+  socket: $socks/\$(NODE_NAME)/pod-resources/kubelet.sock
+  extraArgs: ["--nvidia-proc-dir=/test-nodes/\$(NODE_NAME)/proc-driver/nvidia/gpus"]
+  extraVolumes: [{name: test-nodes, hostPath: {path: "$nodes", type: Directory}}]
+  extraVolumeMounts: [{name: test-nodes, mountPath: /test-nodes, readOnly: true}]
+EOF
+}
+
+# The chart installed as release gpu-scheduler in kube-system, unless it is there (deployed) already.
+helm_install() {
+	local bin
+	bin=$(tests/cluster/build-clients.sh) || die "no helm (tests/cluster/build-clients.sh failed)"
+	if "$bin/helm" -n kube-system status gpu-scheduler >/dev/null 2>&1; then
+		log "the Helm release gpu-scheduler is installed already"
+		return 0
+	fi
+	mkdir -p "$OVERLAY"
+	helm_values >"$OVERLAY/values.yaml"
+	"$bin/helm" install gpu-scheduler charts/gpu-scheduler -n kube-system -f "$OVERLAY/values.yaml" >&2
+}
+
 kubectl_minor() {
 	kc version --client -o json 2>/dev/null | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -n 1
 }
@@ -132,7 +165,9 @@ cmd_scheduler() {
 	kc label namespace kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
 	local age=
 	[ "$(server_minor)" -lt 21 ] 2>/dev/null && age=old
-	if [ "$(kubectl_minor)" -ge 21 ] 2>/dev/null; then
+	if [ "${GS_DEPLOY_WITH:-kustomize}" = helm ]; then
+		helm_install
+	elif [ "$(kubectl_minor)" -ge 21 ] 2>/dev/null; then
 		write_overlay "$age" agent
 		kc apply -k "$OVERLAY" >&2
 	else
@@ -192,6 +227,7 @@ cmd_render() {
 	log "wrote deploy/install.yaml"
 }
 
+case ${GS_DEPLOY_WITH:-kustomize} in kustomize | helm) ;; *) die "GS_DEPLOY_WITH=$GS_DEPLOY_WITH: not kustomize or helm" ;; esac
 case ${1:-} in
 scheduler) cmd_scheduler ;;
 render) cmd_render ;;

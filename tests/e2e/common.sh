@@ -2,8 +2,9 @@
 # tests/e2e/common.sh: the scheduler deployed through deploy/ on the e2e cluster, as the e2e tests see
 # it; sourced after tests/lib.sh.
 #
-#   deploy_scheduler  gpu-scheduler and its agent from deploy/ (tests/cluster/deploy.sh scheduler, the
-#                  overlay in the cluster's directory); waits until they are Ready
+#   deploy_scheduler  gpu-scheduler and its agent from deploy/, or from the Helm chart when
+#                  GS_DEPLOY_WITH=helm (tests/cluster/deploy.sh scheduler, the overlay or values in the
+#                  cluster's directory); waits until they are Ready. DEPLOYED_FROM says which, for messages
 #   sched_pods     the Running gpu-scheduler pods in kube-system, one name per line
 #   leader_pod     the pod holding the Lease (its holderIdentity is "<pod name>_<random suffix>")
 #   node_names     R[1..4]: the node each of node1..node4 means (itself, or with GS_NODE_NAMES the node
@@ -16,6 +17,11 @@
 #   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
 
 deploy_scheduler() { env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler; }
+if [ "${GS_DEPLOY_WITH:-kustomize}" = helm ]; then
+	DEPLOYED_FROM="the Helm chart"
+else
+	DEPLOYED_FROM="deploy/"
+fi
 
 sched_pods() {
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler \

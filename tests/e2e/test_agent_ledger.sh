@@ -15,7 +15,7 @@ if [ "${GS_DEVICE_PLUGIN:-1}" != 1 ]; then
 	test_end
 fi
 
-check "gpu-scheduler and its agent deployed (deploy/, self-signed certificate)" deploy_scheduler
+check "gpu-scheduler and its agent deployed ($DEPLOYED_FROM, self-signed certificate)" deploy_scheduler
 node_names
 N=${R[4]}
 ann() { NS='' kc get node "$N" -o jsonpath='{.metadata.annotations.gpu-scheduler\.io/devices-in-use}'; }

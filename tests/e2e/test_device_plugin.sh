@@ -29,7 +29,7 @@ done
 
 # ---- the agent, as deploy/ ships it (the scheduler too, if no earlier test deployed it) --------------
 if ! NS=kube-system kc get daemonset gpu-scheduler-agent >/dev/null 2>&1; then
-	check "gpu-scheduler and its node agent deployed through deploy/" deploy_scheduler
+	check "gpu-scheduler and its node agent deployed through $DEPLOYED_FROM" deploy_scheduler
 fi
 agent_pod() { # agent_pod NODE: the agent pod on NODE
 	NS=kube-system kc get pods -l app.kubernetes.io/name=gpu-scheduler-agent --field-selector "spec.nodeName=$1" \

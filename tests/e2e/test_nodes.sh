@@ -41,7 +41,7 @@ done
 
 # ---- the scheduler from its image ----------------------------------------------------------------
 
-check "gpu-scheduler deployed into kube-system through deploy/ (self-signed certificate)" deploy_scheduler
+check "gpu-scheduler deployed into kube-system through $DEPLOYED_FROM (self-signed certificate)" deploy_scheduler
 
 leader_is_running() { sched_pods | grep -qx "$(leader_pod)"; }
 check "two replicas Running" eval '[ "$(sched_pods | wc -l)" = 2 ]'

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-check "gpu-scheduler deployed (deploy/, self-signed certificate)" deploy_scheduler
+check "gpu-scheduler deployed ($DEPLOYED_FROM, self-signed certificate)" deploy_scheduler
 node_names
 echo "  node1..node4 are ${R[*]}"
 

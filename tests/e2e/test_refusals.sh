@@ -8,7 +8,7 @@
 . "$(dirname "$0")/common.sh"
 test_begin
 
-check "gpu-scheduler deployed (deploy/, self-signed certificate)" deploy_scheduler
+check "gpu-scheduler deployed ($DEPLOYED_FROM, self-signed certificate)" deploy_scheduler
 
 # The maps say node1..node4; R[i] is the node that means, W[i] how messages introduce a check there.
 node_names

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The Helm chart (charts/gpu-scheduler) with the real helm (v4, tests/cluster/build-clients.sh):
 #   - helm lint --strict passes; the values schema refuses an unknown key, a bad enum, a bad number
+#   - the `helm test` pod: its map, and its check, run here with the environment it would see (passes
+#     bound where mapped with the mapped CUDA_VISIBLE_DEVICES; fails on another node, other GPUs, none)
 #   - one source of truth: `helm template` and `kubectl kustomize` of the matching deploy/ overlay give
 #     the same objects (tests/helm/compare.py: Helm's labels aside) for the default values (the
 #     self-signed certificate), certificate=secret (deploy/ itself), cert-manager, the agent off, and the
@@ -35,6 +37,31 @@ check "schema: a certificate source not offered is refused" refused "/webhook/ce
 check "schema: replicaCount 0 is refused" refused "minimum: got 0, want 1" --set replicaCount=0
 check "certificate=secret without caBundle: refused, saying what is missing" refused "needs webhook.caBundle" \
 	--set webhook.certificate=secret
+
+# ---- the helm test pod ------------------------------------------------------------------------------------
+"$HELM" template gpu-scheduler "$CHART" --set tests.node=n1 --set 'tests.gpus=1\,2' \
+	--show-only templates/tests/mapped-pod.yaml >"$work/testpod.yaml" 2>&1
+check "helm test's pod maps 0=n1:1,2, in namespace default" eval \
+	'grep -q "gpu-scheduling-map: \"0=n1:1,2\"" "$work/testpod.yaml" && grep -q "namespace: default" "$work/testpod.yaml"'
+# tpod NODE [CUDA_VISIBLE_DEVICES]: the rendered pod's command, in its rendered environment.
+tpod() {
+	python3 - "$work/testpod.yaml" "$@" <<'PY'
+import os, subprocess, sys, yaml
+pod = yaml.safe_load(open(sys.argv[1]))
+c = pod["spec"]["containers"][0]
+env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+env["NODE_NAME"] = sys.argv[2]
+if len(sys.argv) > 3:
+    env["CUDA_VISIBLE_DEVICES"] = sys.argv[3]
+sys.exit(subprocess.run(c["command"], env=env).returncode)
+PY
+}
+check "its check passes on n1 with CUDA_VISIBLE_DEVICES=1,2" tpod n1 1,2
+check "it fails on another node" eval '! tpod n2 1,2'
+check "it fails with other GPUs" eval '! tpod n1 1'
+check "it fails when the webhook set nothing" eval '! tpod n1'
+check "helm template (no cluster to look nodes up) with no tests.node: no test pod" eval \
+	'! "$HELM" template x "$CHART" | grep -q "helm.sh/hook: test"'
 
 # ---- the same objects as deploy/ ----------------------------------------------------------------------
 for f in crds/gpuplacementmaps.yaml:deploy/crd/gpuplacementmaps.yaml files/dashboard.json:deploy/monitoring/dashboard.json \

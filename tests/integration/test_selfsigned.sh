@@ -2,7 +2,9 @@
 # --webhook-self-signed against the real apiserver: the daemon makes a CA and a serving certificate,
 # keeps them in a Secret, puts the CA in the MutatingWebhookConfiguration's caBundle, and the apiserver
 # then calls it and trusts it. A restart reuses the Secret; a pair close to expiry is renewed, with
-# both CAs in the bundle. (The Service name is "localhost" here so that the certificate's DNS names
+# both CAs in the bundle. A Secret shipped as the manifests ship it (Opaque, no data) is filled in place,
+# its type, labels and annotations kept, and applying it again server-side neither conflicts nor wipes
+# the pair. (The Service name is "localhost" here so that the certificate's DNS names
 # match the webhook URL the test apiserver calls: https://localhost:PORT/mutate.)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -61,5 +63,32 @@ check_eventually "the renewed certificate is served" 20 eval '[ "$(served_serial
 check "the bundle trusts the new CA and still the old one" eval '[ "$(bundle | grep -c "BEGIN CERTIFICATE")" = 2 ] && bundle | openssl x509 -noout -subject | grep -q .'
 kc apply -f - >/dev/null <<<"$(pod_yaml ss-0 '0=node1:0,2')"
 check "pods are still mutated after the renewal" test "$(envs ss-0)" = "0,2"
+
+# --- a Secret shipped by an installer: filled in place, and applied again without harm ----------------------
+# As the chart and deploy/self-signed ship it: Opaque, no data, the installer's labels and annotations.
+# Applied by another field manager server-side (helm upgrade's way) before and after the daemon fills it.
+daemon_stop TERM 15
+kc delete secret "$secret" >/dev/null
+shipped() {
+	kc apply --server-side --field-manager=installer -f - <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $secret
+  labels: {app.kubernetes.io/managed-by: Helm, team: a}
+  annotations: {meta.helm.sh/release-name: gs}
+type: Opaque
+YAML
+}
+check "the installer ships the Secret (Opaque, no data)" shipped
+DAEMON_WEBHOOK=1 daemon_start "${ARGS[@]}" || exit 1
+check_eventually "the daemon fills it with a pair" 20 eval '[ -n "$(secret_serial)" ]'
+check "its type, labels and annotations are still the installer's" eval \
+	'kc get secret "$secret" -o json | jq -e ".type == \"Opaque\" and .metadata.labels.team == \"a\" and
+		.metadata.labels[\"app.kubernetes.io/managed-by\"] == \"Helm\" and .metadata.annotations[\"meta.helm.sh/release-name\"] == \"gs\"" >/dev/null'
+check_eventually "the webhook serves it" 20 eval '[ "$(served_serial)" = "$(secret_serial)" ]'
+filled=$(secret_serial)
+check "the installer applies it again server-side: no conflict" shipped
+check "the pair stays" test "$(secret_serial)" = "$filled"
 daemon_stop TERM 15 && pass "SIGTERM: exit 0"
 test_end

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""apireq.py: sends the requests read from stdin to the apiserver, THREADS at a time, at most RATE per
-second (0: unlimited), and prints one line "ok N failed N" at the end (failures on stderr, the first 5).
+"""apireq.py: sends the requests read from stdin (as they come) to the apiserver, THREADS at a time, at
+most RATE per second (0: unlimited), and prints one line "ok N failed N" at the end (failures on stderr, the first 5).
 
     python3 tests/tools/apireq.py [--threads 8] [--rate 0] < REQUESTS
 
@@ -33,23 +33,27 @@ def main():
     ctx = ssl.create_default_context(cafile=os.environ["GS_CLUSTER_CA"])
     with open(os.path.join(os.environ["GS_CLUSTER_DIR"], "admin.token")) as f:
         token = f.read().strip()
-    lines = [l.rstrip("\n") for l in sys.stdin if l.strip()]
     lock = threading.Lock()
     state = {"next": 0, "ok": 0, "failed": 0, "errors": []}
     t0 = time.monotonic()
 
+    # Lines are read as they come (a test may write them while it does something else), one at a time.
     def take():
         with lock:
+            while True:
+                line = sys.stdin.readline()
+                if not line:
+                    return None
+                if line.strip():
+                    break
             i = state["next"]
-            if i >= len(lines):
-                return None
             state["next"] = i + 1
         if rate > 0:
             due = t0 + i / rate
             now = time.monotonic()
             if due > now:
                 time.sleep(due - now)
-        return lines[i]
+        return line.rstrip("\n")
 
     def worker():
         conn = None
