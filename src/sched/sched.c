@@ -181,6 +181,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_list_init(&s->conflicts);
 	gs_hmap_init(&s->gangs, 0);
 	gs_hmap_init(&s->gang_ns, 0);
+	gs_sched__gang_limits_init(s);
 	gs_list_init(&s->gangs_gathering);
 	gs_list_init(&s->gangs_ready);
 	gs_list_init(&s->gang_events);

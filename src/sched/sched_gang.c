@@ -76,10 +76,14 @@ static const char *budget_caps(const struct gs_sched *s, const char *ns, long *m
 		*gpus = b->cap_gpus;
 		return "the daemon's bounds";
 	}
+	const struct gs_gang_limit *l = gs_hmap_get_str(&s->gang_limits, ns);
+	if (l) {
+		*members = l->members;
+		*gpus = l->gpus;
+		return "--gang-reservation-limits";
+	}
 	*members = s->cfg.gang_members_per_ns;
 	*gpus = s->cfg.gang_gpus_per_ns;
-	if (gs_gang_limits_lookup(s->cfg.gang_limits, ns, members, gpus))
-		return "--gang-reservation-limits";
 	return "--gang-reservations-per-namespace, --gang-reserved-gpus-per-namespace";
 }
 
@@ -1036,9 +1040,32 @@ void gs_sched__gang_explain(const struct gs_sched *s, const struct gs_sched__pod
 	}
 }
 
+void gs_sched__gang_limits_init(struct gs_sched *s)
+{
+	struct gs_gang_limit l;
+	const char *at = s->cfg.gang_limits;
+	int r;
+
+	gs_hmap_init(&s->gang_limits, 0);
+	/* As gs_gang_limits_lookup reads the text: a bad item is skipped, a namespace's first item counts. */
+	while (at && (r = gs_gang_limits_next(&at, &l)) != 0) {
+		if (r < 0 || gs_hmap_get(&s->gang_limits, l.ns, l.ns_len))
+			continue;
+		struct gs_gang_limit *v = gs_xmalloc(sizeof(*v));
+		*v = l;
+		if (gs_hmap_put(&s->gang_limits, v->ns, v->ns_len, v, NULL) < 0)
+			gs_oom(0);
+	}
+}
+
 void gs_sched__gangs_free(struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
+
+	while (gs_hmap_next(&s->gang_limits, &it))
+		free(it.val);
+	gs_hmap_free(&s->gang_limits);
+	memset(&it, 0, sizeof(it));
 
 	while (gs_hmap_next(&s->gangs, &it))
 		gang_free(it.val);

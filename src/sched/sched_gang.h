@@ -129,6 +129,8 @@ const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s, const ch
 void gs_sched__gang_pod_free(struct gs_sched__pod *p);
 
 /* Frees every gang and pending event (the engine is being freed; pods free themselves). */
+/* s->gang_limits from s->cfg.gang_limits (at gs_sched_new; gs_sched__gangs_free frees it). */
+void gs_sched__gang_limits_init(struct gs_sched *s);
 void gs_sched__gangs_free(struct gs_sched *s);
 
 #endif

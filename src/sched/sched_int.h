@@ -469,6 +469,8 @@ struct gs_sched {
 	struct gs_hmap gangs;                       /* owner uid -> struct gs_sched__gang (key borrowed) */
 	struct gs_list gangs_gathering;             /* gangs not ran yet (sched_gang.c's timers walk these) */
 	struct gs_hmap gang_ns;                     /* namespace -> struct gs_sched__gang_ns (key borrowed) */
+	struct gs_hmap gang_limits;                 /* cfg.gang_limits parsed once: namespace (borrowed from
+						     * that text) -> struct gs_gang_limit */
 	struct gs_list gangs_ready;                 /* gangs to commit at the next pull, in the order they completed */
 	struct gs_list gang_events;                 /* struct gs_sched__gang_event to report, FIFO */
 	struct gs_sched__gang_event *gang_reported; /* the last one handed out, freed at the next call */
