@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/gang.h"
 #include "sched/gpm.h"
 
 static const char *outcome_name(enum gs_explain_outcome o)
@@ -91,15 +92,12 @@ int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 	if (g->blockers)
 		r |= gs_buf_printf(b, "  blocked by: %s\n", g->blockers);
 	if (g->cap_members || g->cap_gpus) {
-		char m[40] = "any number of members", d[40] = "any number of GPUs";
-		if (g->cap_members)
-			snprintf(m, sizeof(m), "%ld members", g->cap_members);
-		if (g->cap_gpus)
-			snprintf(d, sizeof(d), "%ld GPUs", g->cap_gpus);
+		char bound[96];
+		gs_gang_bound_words(bound, sizeof(bound), g->cap_members, g->cap_gpus);
 		r |= gs_buf_printf(b,
-				   "  its namespace's budget: %s, %s reserved at once; the other gangs gathering there "
+				   "  its namespace's budget: %s reserved at once; the other gangs gathering there "
 				   "hold %ld members, %ld GPUs; this gang %s %ld members, %ld GPUs\n",
-				   m, d, g->held_members, g->held_gpus, g->admitted ? "holds" : "needs",
+				   bound, g->held_members, g->held_gpus, g->admitted ? "holds" : "needs",
 				   g->need_members, g->need_gpus);
 	}
 	return r;

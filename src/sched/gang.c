@@ -344,3 +344,12 @@ int gs_gang_limits_lookup(const char *text, const char *ns, long *members, long 
 	}
 	return 0;
 }
+
+void gs_gang_bound_words(char *buf, size_t size, long members, long gpus)
+{
+	char m[40], g[40];
+
+	snprintf(m, sizeof(m), members ? "%ld members" : "any number of members", members);
+	snprintf(g, sizeof(g), gpus ? "%ld GPUs" : "any number of GPUs", gpus);
+	snprintf(buf, size, "%s, %s", m, g);
+}

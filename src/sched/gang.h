@@ -98,5 +98,7 @@ int gs_gang_limits_check(const char *text, char *msg, size_t msg_size);
 /* 1 with *members and *gpus from the first good item for ns in text (NULL: none), else 0 and both left
  * alone. */
 int gs_gang_limits_lookup(const char *text, const char *ns, long *members, long *gpus);
+/* A namespace's bounds in words, 0 being none: "8 members, any number of GPUs". */
+void gs_gang_bound_words(char *buf, size_t size, long members, long gpus);
 
 #endif

@@ -155,15 +155,6 @@ static void claim_words(char *buf, size_t size, long members, long gpus)
 	snprintf(buf, size, "%ld member%s and %ld GPU%s", members, members == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s");
 }
 
-static void bound_words(char *buf, size_t size, long cap_m, long cap_g)
-{
-	char m[40], g[40];
-
-	snprintf(m, sizeof(m), cap_m ? "%ld members" : "any number of members", cap_m);
-	snprintf(g, sizeof(g), cap_g ? "%ld GPUs" : "any number of GPUs", cap_g);
-	snprintf(buf, size, "%s, %s", m, g);
-}
-
 enum gs_wait_reason gs_sched__gang_budget(const struct gs_sched *s, const struct gs_sched__pod *p,
 					  const struct gs_sched__node *n, char *msg, size_t size)
 {
@@ -180,7 +171,7 @@ enum gs_wait_reason gs_sched__gang_budget(const struct gs_sched *s, const struct
 	need_m = g->size;
 	need_g = need_gpus(g, p);
 	claim_words(need, sizeof(need), need_m, need_g);
-	bound_words(bound, sizeof(bound), cap_m, cap_g);
+	gs_gang_bound_words(bound, sizeof(bound), cap_m, cap_g);
 	if ((cap_m && need_m > cap_m) || (cap_g && need_g > cap_g)) {
 		snprintf(msg, size,
 			 "fits node \"%s\", but its all-or-nothing gang (%s %s) needs %s reserved together, more "
