@@ -44,6 +44,9 @@
 #                                   FUNC APP [ENTRY...] (pod_meta_yaml, then a spec of its own)
 #   pod_meta_yaml APP [ENTRY...]    a pod template's metadata (label app=APP, the map), at 4 spaces
 #   pod_count [SELECTOR]            number of pods in $NS (matching the label selector)
+#   crd_established NAME            the CRD's Established condition is True (poll it with
+#                                   check_eventually: `kubectl wait` errors out on a CRD just created,
+#                                   which has no status.conditions yet)
 #   pod_count_is N [SELECTOR]       test form of it
 #   bind_pod POD NODE               POST the binding subresource as the scheduler would
 #   sa_token SA                     a token for ServiceAccount SA in $NS from the TokenRequest API (an
@@ -305,6 +308,10 @@ spec:
   template:
 EOF
 	RESTART_POLICY=Never "${POD_TEMPLATE:-pod_template_yaml}" "$name" "$@"
+}
+
+crd_established() {
+	[ "$(NS='' kc get crd "$1" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ]
 }
 
 pod_count() {

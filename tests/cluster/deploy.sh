@@ -185,7 +185,11 @@ cmd_scheduler() {
 	until_ok "the webhook answering the apiserver through its Service (a dry-run pod mutated)" webhook_answers
 	until_ok "the node agent Ready on every node (DaemonSet gpu-scheduler-agent)" agent_ready
 	log "gpu-scheduler is Ready: $(kc -n kube-system get pods -l app.kubernetes.io/name=gpu-scheduler \
-		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{end}')"
+		-o jsonpath='{range .items[*]}{.metadata.name} on {.spec.nodeName}{"; "}{end}')"
+}
+
+crd_established() {
+	[ "$(kc get crd gpuplacementmaps.gpu-scheduler.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ]
 }
 
 # running_pods NS NAME: how many pods labelled app.kubernetes.io/name=NAME are Running.
@@ -205,8 +209,9 @@ cmd_example() {
 	local ns=${1:?namespace} byref=gpu-scheduler-check-byref
 	kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null
 	kc -n "$ns" apply -f deploy/examples/gpu-scheduler-check.yaml >&2
-	# The CRD came with the scheduler (deploy/crd); its objects need it established.
-	kc wait --for condition=established --timeout="${TIMEOUT}s" crd/gpuplacementmaps.gpu-scheduler.io >/dev/null
+	# The CRD came with the scheduler (deploy/crd); its objects need it established. Polled: `kubectl
+	# wait` errors out on a CRD so new it has no status.conditions yet.
+	until_ok "the GPUPlacementMap CRD established" crd_established
 	kc -n "$ns" apply -f deploy/examples/check-statefulset-by-reference.yaml >&2
 	until_ok "the five gpu-scheduler-check pods Running in $ns" five_running "$ns" gpu-scheduler-check
 	until_ok "the five $byref pods Running in $ns" five_running "$ns" "$byref"

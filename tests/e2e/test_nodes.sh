@@ -77,8 +77,8 @@ check "the example StatefulSet applies" kc apply -f "$GS_ROOT/deploy/examples/gp
 # The same service with its map in a GPUPlacementMap (issue 24, "maps as objects"), beside it: applied
 # now so that its pods start with the first five; checked after them.
 BYREF=gpu-scheduler-check-byref
-check "the GPUPlacementMap CRD (deployed with the scheduler) is established" eval \
-	'NS="" kc wait --for condition=established --timeout=30s crd/gpuplacementmaps.gpu-scheduler.io'
+check_eventually "the GPUPlacementMap CRD (deployed with the scheduler) is established" 30 \
+	crd_established gpuplacementmaps.gpu-scheduler.io
 check "the by-reference example (a GPUPlacementMap and its StatefulSet) applies" \
 	kc apply -f "$GS_ROOT/deploy/examples/check-statefulset-by-reference.yaml"
 

@@ -52,7 +52,7 @@ check "no GPUPlacementMap held" equals 0 metric gpu_scheduler_placement_maps
 
 # --- the CRD ---------------------------------------------------------------------------------------------
 check "the CRD from deploy/crd/ applies" eval 'NS= kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null'
-check "it is established" eval 'NS= kc wait --for condition=established --timeout=30s crd/$CRD >/dev/null'
+check_eventually "it is established" 30 crd_established "$CRD"
 # (kubectl auth can-i resolves the resource through discovery: after the CRD.)
 can() { kc auth can-i "$@" --as "$SA" 2>/dev/null; }
 check "the ServiceAccount may list and watch gpuplacementmaps in every namespace" eval \

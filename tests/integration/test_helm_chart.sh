@@ -145,12 +145,9 @@ if acrds=$("$GS_ROOT/tests/cluster/build-argocd-crds.sh"); then
 	defer "NS= kc delete crd applications.argoproj.io applicationsets.argoproj.io --wait=false >/dev/null 2>&1; NS= kc delete namespace argocd --wait=false >/dev/null 2>&1"
 	check "Argo CD's CRDs apply (server-side: they are large)" eval \
 		'NS= kc apply --server-side --force-conflicts -f "$acrds/application-crd.yaml" -f "$acrds/applicationset-crd.yaml" >/dev/null'
-	# Polled, not `kubectl wait`: right after the create a CRD has no status.conditions yet, which
-	# kubectl wait reports as an error instead of waiting (once seen under make check).
-	established() {
-		[ "$(NS= kc get crd "$1" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ]
-	}
-	check_eventually "they are established" 30 eval 'established applications.argoproj.io && established applicationsets.argoproj.io'
+	# Polled (lib.sh), not `kubectl wait`, which errors out on a CRD just created (once seen under make check).
+	check_eventually "they are established" 30 eval \
+		'crd_established applications.argoproj.io && crd_established applicationsets.argoproj.io'
 	NS= kc create namespace argocd >/dev/null 2>&1
 	for f in application applicationset; do
 		check "deploy/argocd/$f.yaml passes Argo CD's schema (server-side dry run, strict fields)" eval \

@@ -27,7 +27,7 @@ CRD=gpuplacementmaps.gpu-scheduler.io
 NS= kc delete crd "$CRD" --ignore-not-found --wait=true >/dev/null 2>&1
 defer "NS= kc delete crd $CRD --ignore-not-found --wait=false >/dev/null 2>&1"
 check "the GPUPlacementMap CRD applies" eval 'NS= kc apply -f "$GS_ROOT/deploy/crd/gpuplacementmaps.yaml" >/dev/null'
-check "it is established" eval 'NS= kc wait --for condition=established --timeout=30s crd/$CRD >/dev/null'
+check_eventually "it is established" 30 crd_established "$CRD"
 
 WPORT=$(free_port)
 webhook_register "https://127.0.0.1:$WPORT/mutate" "$work/ca.crt"
