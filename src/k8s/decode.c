@@ -663,6 +663,7 @@ static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_a
 static int pod_spec_rest(struct gs_dctx *d, const cJSON *spec, int partial, struct gs_pod_obj *out)
 {
 	const cJSON *os;
+	const char *ppol = NULL;
 	int r;
 
 	if ((r = decode_containers(d, spec, partial, out)) < 0 ||
@@ -670,12 +671,14 @@ static int pod_spec_rest(struct gs_dctx *d, const cJSON *spec, int partial, stru
 	    (r = decode_pod_resources(d, spec, out)) < 0 || partial)
 		return r;
 	if ((r = gs_dctx_get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
+	    (r = gs_dctx_get_sref(d, spec, "preemptionPolicy", "spec", &ppol)) < 0 ||
 	    (r = decode_gates(d, spec, out)) < 0 ||
 	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
 	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0 ||
 	    (r = gs_dctx_get_obj(d, spec, "os", "spec", &os)) < 0 ||
 	    (r = gs_dctx_get_str(d, os, "name", "spec.os", &out->os_name)) < 0)
 		return r;
+	out->preempt_never = ppol && strcmp(ppol, "Never") == 0;
 	return 0;
 }
 

@@ -1003,6 +1003,10 @@ static int pod_spec(struct gs_decode__pctx *d, const struct gs_pb_field *sf, int
 				rc = gs_decode__pb_ivarint(d, &f, "spec", "priority", INT32_MIN, INT32_MAX,
 							   &out->priority);
 			break;
+		case 31: /* preemptionPolicy */
+			if (full && (rc = gs_decode__pb_want(d, &f, GS_PB_LEN, "spec", "preemptionPolicy")) == 0)
+				out->preempt_never = f.len == 5 && memcmp(f.data, "Never", 5) == 0;
+			break;
 		case 18:
 			aff = f;
 			has_aff = full;

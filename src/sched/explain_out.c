@@ -103,6 +103,47 @@ int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 	return r;
 }
 
+/* "preemption": {"node": N, "victims": [{"pod": P, "priority": 10}, ...]} or {"node": N, "none": WHY}. */
+static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
+{
+	int r;
+
+	if (!e->preempt_node)
+		return 0;
+	r = gs_buf_append_str(b, ",\"preemption\":{\"node\":");
+	r |= gs_buf_append_json_str(b, e->preempt_node);
+	if (!e->n_victims)
+		r |= gs_buf_append_json_field(b, "none", e->preempt_why);
+	else
+		r |= gs_buf_append_str(b, ",\"victims\":[");
+	for (size_t i = 0; i < e->n_victims; i++) {
+		r |= gs_buf_printf(b, "%s{\"pod\":", i ? "," : "");
+		r |= gs_buf_append_json_str(b, e->victims[i].pod);
+		r |= gs_buf_printf(b, ",\"priority\":%" PRId64 "}", e->victims[i].priority);
+	}
+	r |= gs_buf_append_str(b, e->n_victims ? "]}" : "}");
+	return r;
+}
+
+/* "Preemption on node2 (not done yet: what it would do): ns/a (priority 10), ..." or why none would. */
+static int preemption_text(struct gs_buf *b, const struct gs_sched_explain *e)
+{
+	int r;
+
+	if (!e->preempt_node)
+		return 0;
+	if (!e->n_victims)
+		return gs_buf_printf(b, "\nPreemption on %s: none would let it fit: %s\n", e->preempt_node,
+				     e->preempt_why);
+	r = gs_buf_printf(b,
+			  "\nPreemption on %s (the daemon does not preempt yet): deleting %zu pod%s of lower priority "
+			  "would let it fit:\n",
+			  e->preempt_node, e->n_victims, e->n_victims == 1 ? "" : "s");
+	for (size_t i = 0; i < e->n_victims; i++)
+		r |= gs_buf_printf(b, "  %s (priority %" PRId64 ")\n", e->victims[i].pod, e->victims[i].priority);
+	return r;
+}
+
 int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_buf *b)
 {
 	const struct gs_sched_pod_info *p = &e->pod;
@@ -160,6 +201,7 @@ int gs_explain_json(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	if (e->agent)
 		r |= gs_buf_append_json_field(b, "agent", e->agent);
 	r |= gs_explain_gang_json(b, &e->gang);
+	r |= preemption_json(b, e);
 	r |= gs_buf_append_str(b, "}\n");
 	return r < 0 ? -E2BIG : 0;
 }
@@ -309,6 +351,7 @@ int gs_explain_text(const struct gs_sched_explain *e, int64_t now_ms, struct gs_
 	if (e->agent)
 		r |= gs_buf_printf(b, "Agent data: %s\n", e->agent);
 	r |= gs_explain_gang_text(b, &e->gang);
+	r |= preemption_text(b, e);
 
 	r |= gs_buf_append_str(b, "\nNow: ");
 	if (e->verdict != GS_WAIT_NONE)

@@ -162,9 +162,10 @@ struct gs_pod_obj {
 	int partial;
 
 	/* What the node admission checks read (spec). */
-	int64_t priority; /* spec.priority, 0 when absent */
-	int n_gates;      /* spec.schedulingGates (Kubernetes 1.26+) */
-	char *first_gate; /* the first gate's name */
+	int64_t priority;  /* spec.priority, 0 when absent */
+	int preempt_never; /* spec.preemptionPolicy is "Never" (absent: PreemptLowerPriority) */
+	int n_gates;       /* spec.schedulingGates (Kubernetes 1.26+) */
+	char *first_gate;  /* the first gate's name */
 	int n_init;
 	struct gs_resources *init_req; /* resources.requests of each init container, in order */
 	unsigned char *init_sidecar;   /* n_init flags: restartPolicy Always (a sidecar, 1.28+); NULL: none */

@@ -635,11 +635,18 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	char key[600], *held = NULL, *ignored = NULL;
 	size_t n_ports;
 
+	/* spec.priority is immutable, and a partial record (objects.h) does not carry it: kept. */
+	int64_t priority = o->partial && u ? u->priority : o->priority;
+
 	gs_checks_pod_requests(o, &r);
 	gs_sched__req_from(s, &req, &r);
 	gs_resources_free(&r);
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
 	    (!u->n_holds || strcmp(u->owner, owner) == 0)) {
+		u->bound = 1; /* a reservation of ours until now, maybe: the pod's own from here on */
+		u->priority = priority;
+		u->created_ms = o->created_ms;
+		u->deleting = (unsigned char)!!o->deleting;
 		gs_sched__req_free(&req);
 		free(okey);
 		return;
@@ -672,6 +679,10 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
 	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, okey,
 			      o->allow_shared, key);
+	u->bound = 1;
+	u->priority = priority;
+	u->created_ms = o->created_ms;
+	u->deleting = (unsigned char)!!o->deleting;
 	if (ignored)
 		gs_sched__use_ignore(u, ignored, why, key);
 	free(ignored);

@@ -428,6 +428,12 @@ struct gs_explain_holder {
 	char *plugin_id;
 };
 
+/* A pod the explained one would preempt (sched_preempt.h). */
+struct gs_explain_victim {
+	char *pod; /* "ns/name", or "a pod of another namespace" for a pod of another namespace than the explained one's */
+	int64_t priority;
+};
+
 /* An all-or-nothing gang, as explain shows it. */
 struct gs_explain_gang {
 	long size;               /* members that must fit together; 0: the pod is in no gang */
@@ -480,6 +486,17 @@ struct gs_sched_explain {
 	int map_ref_held;
 	int64_t map_ref_generation;
 	const char *map_ref_admitted;
+	/*
+	 * Preemption (docs/sched.md, "Preemption"): with a verdict it may clear (HOST_PORT,
+	 * INSUFFICIENT_RESOURCE, DEVICE_BUSY), preempt_node is the node, and victims the pods of lower
+	 * priority there whose deletion would let the pod fit, most important first; or n_victims 0 and
+	 * preempt_why says why none would. preempt_node NULL for every other verdict. The daemon does not
+	 * preempt yet: this is what it would do.
+	 */
+	const char *preempt_node;
+	size_t n_victims;
+	struct gs_explain_victim *victims; /* owned: gs_sched_explain_free */
+	char preempt_why[GS_EXPLAIN_MSG];
 };
 
 /*

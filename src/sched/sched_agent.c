@@ -272,10 +272,13 @@ static const char *device_id(const struct gs_sched__node *n, const char *dev, si
 	return h ? h->id : NULL;
 }
 
-/* 1 when the agent's holder is a pod bound to n now, other than self_key. */
+/* 1 when the agent's holder is a pod bound to n now, other than self_key and not set aside by a
+ * preemption's what-if. */
 static int live(const struct gs_sched__node *n, const char *holder, const char *self_key)
 {
-	return (!self_key || strcmp(holder, self_key) != 0) && gs_hmap_get_str(&n->keyed, holder);
+	const struct gs_sched__use *u = gs_hmap_get_str(&n->keyed, holder);
+
+	return (!self_key || strcmp(holder, self_key) != 0) && u && !u->hidden;
 }
 
 const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
@@ -343,7 +346,7 @@ static int64_t named_gpus(const struct gs_sched__node *n, const char *self_key, 
 enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
 					 const struct gs_sched__node *n, char *msg, size_t size)
 {
-	int64_t held = (int64_t)gs_hmap_len(&n->ledger), more = 0, named = 0, plugin;
+	int64_t held = (int64_t)(gs_hmap_len(&n->ledger) - n->hidden_devs), more = 0, named = 0, plugin;
 	int unresolved = 0;
 	char names[200] = "", why[320];
 
@@ -353,7 +356,8 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 		q = gs_sched__next_dev(q, &len);
 		if (!len)
 			continue;
-		more += !gs_hmap_get(&n->ledger, d, len);
+		const struct gs_sched__dev *dv = gs_hmap_get(&n->ledger, d, len);
+		more += !dv || dv->n_hidden == dv->n;
 		if (!n->agent.fresh)
 			continue;
 		const struct gs_inuse_dev *h = gs_sched__plugin_holder(n, d, len, p->key);

@@ -143,6 +143,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		if (gpu && !u->n_holds)
 			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
 		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
+		GS_ASSERT(!u->hidden && u->key && gs_list_linked(&u->nlink));  /* preemption's what-if put it back */
 		GS_ASSERT(!u->req.n_ext || (u->key && gs_hmap_get_str(&n->keyed, u->key))); /* keyed by name */
 		for (uint32_t i = 0; i < u->req.n_ext; i++) {
 			uint32_t id = u->req.ext[i].id;
@@ -150,6 +151,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		}
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods && reserved == n->n_reserved);
+	GS_ASSERT(list_len(&n->uses) == n->n_uses && n->hidden_devs == 0);
 	GS_ASSERT(leaving == n->n_leaving);
 	GS_ASSERT(plugin == n->plugin_gpus);
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
@@ -164,7 +166,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	}
 	GS_ASSERT(sum.cpu == n->used.cpu && sum.mem == n->used.mem && sum.eph == n->used.eph);
 	for (size_t i = 0; i < n->n_ports; i++) {
-		GS_ASSERT(n->ports[i].count > 0);
+		GS_ASSERT(n->ports[i].count > 0 && n->ports[i].hidden == 0);
 		nport += n->ports[i].count;
 	}
 	GS_ASSERT(nport == ports);
@@ -178,7 +180,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 			owners++;
 			nd += b->n;
 		}
-		GS_ASSERT(owners == d->n_owners && nd == d->n && nd > 0);
+		GS_ASSERT(owners == d->n_owners && nd == d->n && nd > 0 && d->n_hidden == 0);
 		holds -= nd;
 		(*held)++;
 		*shared += owners > 1;

@@ -18,6 +18,7 @@
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
+#include "sched/sched_preempt.h"
 #include "sched/sched_use.h"
 
 static void set_check(struct gs_explain_check *c, enum gs_explain_outcome o, enum gs_wait_reason r, const char *msg)
@@ -373,6 +374,28 @@ static void waits_for(const struct gs_sched__pod *p, struct gs_sched_explain *e)
 		snprintf(out, GS_EXPLAIN_MSG, "%s", gs_wait_reason_retry(e->verdict));
 }
 
+/* What the pod would preempt on its node n, when its verdict is one preemption may clear. */
+static void preemption(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+		       struct gs_sched_explain *e)
+{
+	struct gs_sched__preempt pl;
+
+	if (!n || !gs_sched__preempt_reason(e->verdict))
+		return;
+	e->preempt_node = n->name;
+	if (!gs_sched__preempt_plan(s, p, n, &pl)) {
+		snprintf(e->preempt_why, sizeof(e->preempt_why), "%s", pl.why);
+		return;
+	}
+	e->victims = gs_xcalloc(pl.n_victims, sizeof(*e->victims));
+	for (size_t i = 0; i < pl.n_victims; i++) {
+		e->victims[i].pod = gs_xstrdup(gs_sched__holder_shown(pl.victims[i]->key, p->key));
+		e->victims[i].priority = pl.victims[i]->priority;
+	}
+	e->n_victims = pl.n_victims;
+	gs_sched__preempt_free(&pl);
+}
+
 int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, struct gs_sched_explain *e)
 {
 	char key[600], buf[GS_EXPLAIN_MSG];
@@ -432,11 +455,17 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 	/* Not asserted against p->reason: that is the first failure when the pod was last placed; usage that
 	 * went up since (a new holder, a host port taken) adds failures without placing waiters again. */
 	holders(s, p, u, n, e);
+	preemption(s, p, n, e);
 	return 0;
 }
 
 void gs_sched__explain_free(struct gs_sched_explain *e)
 {
+	for (size_t i = 0; i < e->n_victims; i++)
+		free(e->victims[i].pod);
+	free(e->victims);
+	e->victims = NULL;
+	e->n_victims = 0;
 	free(e->agent);
 	e->agent = NULL;
 	free(e->gang.blockers);

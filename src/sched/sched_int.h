@@ -26,9 +26,10 @@ struct gs_sched__ext {
 /* A host port in use on a node (or asked for by a pod). */
 struct gs_sched__port {
 	int port;
-	char proto;   /* 'T', 'U', 'S' */
-	char *ip;     /* NULL: every address */
-	size_t count; /* on a node: pods using it */
+	char proto;    /* 'T', 'U', 'S' */
+	char *ip;      /* NULL: every address */
+	size_t count;  /* on a node: pods using it */
+	size_t hidden; /* on a node: of which uses set aside by a preemption's what-if (sched_preempt.h) */
 };
 
 /* A compact resource request or total: cpu in millicores, bytes, ext by resource id. */
@@ -56,8 +57,9 @@ struct gs_sched__bucket {
 struct gs_sched__dev {
 	struct gs_list owners; /* buckets */
 	size_t n_owners;
-	size_t n;    /* holds */
-	char name[]; /* "0", "GPU-8f2c...": the key in node->ledger */
+	size_t n;        /* holds */
+	size_t n_hidden; /* of which holds of uses set aside by a preemption's what-if (sched_preempt.h) */
+	char name[];     /* "0", "GPU-8f2c...": the key in node->ledger */
 };
 
 struct gs_sched__hold {
@@ -74,6 +76,7 @@ struct gs_sched__hold {
  */
 struct gs_sched__use {
 	struct gs_sched__node *node;
+	struct gs_list nlink; /* in node->uses */
 	struct gs_sched__req req;
 	size_t n_ports, n_holds;
 	struct gs_sched__port *ports; /* ip strings owned */
@@ -81,7 +84,16 @@ struct gs_sched__use {
 	int shared;
 	char *uid;
 	char *owner; /* the owner key "NS/UID" (gs_sched__owner_key), or the pod's uid; with holds only */
-	char *key;   /* "ns/name", for messages; with holds or extended resources only */
+	char *key;   /* "ns/name": who it is, for messages and preemption (the uid when not given) */
+	/*
+	 * For preemption (sched_preempt.h): bound is set on the use of a pod bound to its node (sched.c,
+	 * use_from_obj), never on a reservation or a placeholder; priority and created_ms are that pod's,
+	 * deleting its metadata.deletionTimestamp (still running: it still counts). hidden: set aside by a
+	 * preemption's what-if, only during one call (gs_sched__use_hide); never set between calls.
+	 */
+	int64_t priority;
+	int64_t created_ms;
+	unsigned char bound, deleting, hidden;
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
 	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
@@ -153,8 +165,10 @@ struct gs_sched__node {
 	 */
 	int64_t plugin_gpus;
 	size_t n_uses;
-	size_t n_reserved; /* of which reservations of gang members waiting for their gang (sched_gang.c) */
-	size_t n_leaving;  /* of which placeholders of ours given up, until their deletion is seen */
+	struct gs_list uses; /* the n_uses uses (gs_sched__use.nlink), oldest first */
+	size_t hidden_devs;  /* devices of the ledger whose every holder is hidden (sched_preempt.h), 0 between calls */
+	size_t n_reserved;   /* of which reservations of gang members waiting for their gang (sched_gang.c) */
+	size_t n_leaving;    /* of which placeholders of ours given up, until their deletion is seen */
 	size_t n_ports, cap_ports;
 	struct gs_sched__port *ports; /* host ports in use, with counts */
 	struct gs_hmap ledger;        /* device name -> struct gs_sched__dev */
@@ -298,6 +312,7 @@ struct gs_sched__pod {
 	int shared;      /* allow-shared-devices */
 	int64_t created_ms;
 	int64_t priority;
+	int preempt_never;           /* spec.preemptionPolicy Never */
 	int64_t gpu_req;             /* nvidia.com/gpu the containers request (device plugin) */
 	struct gs_sched__spec *spec; /* NULL: requests nothing, no ports, no constraints */
 	char *owner;                 /* owner key "NS/UID" (sched_node.h), or NULL for a bare pod (its uid counts) */

@@ -64,7 +64,7 @@ void gs_sched__ledger_add(struct gs_sched *s, struct gs_sched__node *n, struct g
 	if (!d) {
 		d = gs_xmalloc(sizeof(*d) + dlen + 1);
 		gs_list_init(&d->owners);
-		d->n_owners = d->n = 0;
+		d->n_owners = d->n = d->n_hidden = 0;
 		memcpy(d->name, dev, dlen);
 		d->name[dlen] = '\0';
 		gs_sched__hmap_put(&n->ledger, d->name, d);
@@ -125,17 +125,33 @@ void gs_sched__ledger_free(struct gs_sched__node *n)
 	gs_hmap_free(&n->ledger);
 }
 
+/* The first hold of head whose use is not set aside by a preemption's what-if (sched_use.h). */
+static const struct gs_sched__hold *first_shown(const struct gs_sched__dev *d, const struct gs_list *head)
+{
+	const struct gs_list *l;
+
+	if (!d->n_hidden) /* always, but within sched_preempt.c */
+		return gs_list_empty(head) ? NULL : GS_CONTAINER_OF(gs_list_first(head), struct gs_sched__hold, link);
+	GS_LIST_FOREACH(l, head) {
+		const struct gs_sched__hold *h = GS_CONTAINER_OF(l, struct gs_sched__hold, link);
+		if (!h->use->hidden)
+			return h;
+	}
+	return NULL;
+}
+
 const struct gs_sched__hold *gs_sched__dev_conflict(const struct gs_sched__dev *d, const char *owner, int shared)
 {
+	const struct gs_sched__hold *h;
 	const struct gs_list *l;
 	GS_LIST_FOREACH(l, &d->owners) {
 		const struct gs_sched__bucket *b = GS_CONTAINER_OF(l, struct gs_sched__bucket, link);
 		if (strcmp(b->owner, owner) == 0)
 			continue;
-		if (!gs_list_empty(&b->solo))
-			return GS_CONTAINER_OF(gs_list_first(&b->solo), struct gs_sched__hold, link);
-		if (!shared)
-			return GS_CONTAINER_OF(gs_list_first(&b->shared), struct gs_sched__hold, link);
+		if ((h = first_shown(d, &b->solo)) != NULL)
+			return h;
+		if (!shared && (h = first_shown(d, &b->shared)) != NULL)
+			return h;
 	}
 	return NULL;
 }

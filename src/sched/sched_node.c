@@ -86,6 +86,7 @@ struct gs_sched__node *gs_sched__node_slot(struct gs_sched *s, const char *name)
 	memset(n, 0, sizeof(*n));
 	memcpy(n->name, name, len + 1);
 	gs_list_init(&n->waiters);
+	gs_list_init(&n->uses);
 	gs_list_init(&n->dirty);
 	gs_list_init(&n->alink);
 	gs_list_init(&n->agent.link);

@@ -756,6 +756,7 @@ void gs_sched__pod_inputs(struct gs_sched *s, struct gs_sched__pod *p, const str
 	}
 	p->created_ms = o->created_ms;
 	p->priority = o->priority;
+	p->preempt_never = o->preempt_never;
 	p->shared = o->allow_shared;
 	gs_sched__pod_owner(p, o);
 	gs_sched__spec_free(p->spec);

@@ -233,18 +233,15 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	char *at;
 
 	gs_sched__use_remove(s, uid);
-	/* Most pods hold no device and request no extended resource: owner only with holds, key with holds
-	 * or extended resources (the agent may name the pod). One block for all but the ports. */
+	/* Most pods hold no device: owner only with holds. One block for all but the ports. */
 	if (nd) {
 		owner = owner ? owner : uid;
 		ol = strlen(owner);
 	}
-	if (nd || req->n_ext) {
-		key = key ? key : uid;
-		kl = strlen(key);
-	}
+	key = key ? key : uid;
+	kl = strlen(key);
 	size = sizeof(*u) + nd * sizeof(struct gs_sched__hold) + req->n_ext * sizeof(struct gs_sched__ext) + ul + 1 +
-	       (nd ? ol + 1 : 0) + (nd || req->n_ext ? kl + 1 : 0);
+	       (nd ? ol + 1 : 0) + kl + 1;
 	u = gs_xcalloc(1, size);
 	at = (char *)(u + 1);
 	u->holds = nd ? (struct gs_sched__hold *)(void *)at : NULL;
@@ -256,8 +253,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	u->uid = put_str(&at, uid, ul);
 	if (nd)
 		u->owner = put_str(&at, owner, ol);
-	if (nd || req->n_ext)
-		u->key = put_str(&at, key, kl);
+	u->key = put_str(&at, key, kl);
 	GS_ASSERT(at <= (char *)u + size);
 	if (n_ports) {
 		u->ports = gs_xcalloc(n_ports, sizeof(*u->ports));
@@ -270,6 +266,7 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 	}
 	totals_add(s, node, &u->req, +1);
 	node->n_uses++;
+	gs_list_insert_tail(&node->uses, &u->nlink);
 	u->shared = shared;
 	for (p = devices; nd && *p && u->n_holds < nd;) {
 		size_t len;
@@ -335,8 +332,9 @@ struct gs_sched__node *gs_sched__use_take(struct gs_sched *s, const char *uid)
 		node_ports_del(n, &u->ports[i]);
 	for (size_t i = 0; i < u->n_holds; i++)
 		gs_sched__ledger_del(s, n, &u->holds[i]);
-	GS_ASSERT(n->n_uses > 0);
+	GS_ASSERT(n->n_uses > 0 && !u->hidden);
 	n->n_uses--;
+	gs_list_remove(&u->nlink);
 	int recheck = n->agent.fresh && (u->n_holds || u->req.n_ext);
 	use_free(u);
 	if (recheck)
@@ -351,6 +349,34 @@ void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, st
 
 	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
 			  p->entry->devices, p->owner, p->shared, p->key);
+}
+
+void gs_sched__use_hide(struct gs_sched *s, struct gs_sched__use *u, int hide)
+{
+	struct gs_sched__node *n = u->node;
+	int sign = hide ? -1 : 1;
+
+	GS_ASSERT(!u->hidden == !!hide);
+	u->hidden = (unsigned char)!!hide;
+	totals_add(s, n, &u->req, sign);
+	n->plugin_gpus += sign * plugin_request(s, u);
+	for (size_t i = 0; i < u->n_ports; i++) {
+		for (size_t j = 0; j < n->n_ports; j++) {
+			struct gs_sched__port *q = &n->ports[j];
+			if (q->port == u->ports[i].port && q->proto == u->ports[i].proto &&
+			    same_ip(q->ip, u->ports[i].ip)) {
+				q->hidden += (size_t)(hide ? 1 : -1);
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < u->n_holds; i++) {
+		struct gs_sched__dev *d = u->holds[i].dev;
+		if (hide && ++d->n_hidden == d->n)
+			n->hidden_devs++;
+		else if (!hide && d->n_hidden-- == d->n)
+			n->hidden_devs--;
+	}
 }
 
 void gs_sched__use_free(struct gs_sched__use *u)
@@ -416,7 +442,7 @@ enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const str
 
 	for (size_t i = 0; sp && i < sp->n_ports; i++) {
 		for (size_t j = 0; j < n->n_ports; j++) {
-			if (ports_conflict(&sp->ports[i], &n->ports[j])) {
+			if (n->ports[j].count > n->ports[j].hidden && ports_conflict(&sp->ports[i], &n->ports[j])) {
 				snprintf(msg, size, "host port %s %d%s%s is already in use on node \"%s\"",
 					 proto_name(sp->ports[i].proto), sp->ports[i].port,
 					 sp->ports[i].ip ? " on " : "", sp->ports[i].ip ? sp->ports[i].ip : "",

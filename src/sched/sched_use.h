@@ -43,6 +43,13 @@ void gs_sched__node_mark_dirty(struct gs_sched *s, struct gs_sched__node *n);
 /* Counts pod p of ours on node n (its entry's, resolved) as a use: its requests, host ports and its
  * entry's devices, owned by its owner. The reservation of a Binding in flight or of a gang member. */
 void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n);
+/*
+ * Sets u aside (hide) or back: its requests, host ports, device-plugin GPUs and ledger holds stop or
+ * start counting in its node's fit (gs_sched__fit and its parts) without the use going anywhere: no
+ * list, index or order changes, no node marked dirty. Only within one call of sched_preempt.c, which
+ * puts back every use it set aside before returning (u->hidden is never set between calls).
+ */
+void gs_sched__use_hide(struct gs_sched *s, struct gs_sched__use *u, int hide);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
 void gs_sched__use_free(struct gs_sched__use *u);
 /* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */

@@ -491,6 +491,7 @@ static void test_constraints_pod(void **state)
 	assert_string_equal(p.owner_uid, "0a1b2c3d-0000-4000-8000-0000000000aa");
 	assert_int_equal(p.allow_shared, 1);
 	assert_int_equal(p.priority, 1000000);
+	assert_int_equal(p.preempt_never, 0);
 	assert_int_equal(p.n_gates, 2);
 	assert_string_equal(p.first_gate, "example.com/quota");
 	assert_int_equal(p.cuda_state, GS_CUDA_MIXED); /* the init containers do not set it */
@@ -1072,7 +1073,7 @@ static void test_constraint_edges(void **state)
 
 	if (decode_pod_parts(
 		    "\"annotations\":{\"gpu-scheduler.io/allow-shared-devices\":\"True\"}",
-		    "\"priority\":-5,\"schedulingGates\":[],\"initContainers\":[],"
+		    "\"priority\":-5,\"preemptionPolicy\":\"Never\",\"schedulingGates\":[],\"initContainers\":[],"
 		    "\"containers\":[{\"ports\":[{\"containerPort\":80,\"hostPort\":0},"
 		    "{\"hostPort\":8080,\"hostIP\":\"\"},{\"hostPort\":8081,\"protocol\":\"UDP\",\"hostIP\":\"::1\"}],"
 		    "\"resources\":{\"requests\":{\"cpu\":null,\"memory\":\"1\",\"x.io/y\":null,\"x.io/z\":\"2\","
@@ -1088,6 +1089,7 @@ static void test_constraint_edges(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(p.allow_shared, 0); /* "True" is not "true" */
 	assert_int_equal(p.priority, -5);
+	assert_int_equal(p.preempt_never, 1);
 	assert_int_equal(p.n_gates, 0);
 	assert_null(p.first_gate);
 	assert_int_equal(p.n_init, 0);

@@ -64,9 +64,10 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		S(p->uid), S(p->ns), S(p->name), S(p->resource_version), S(p->scheduler_name), S(p->node_name),
 		p->map_text ? (int)p->map_len : 6, p->map_text ? p->map_text : "(null)", S(p->label_pod_index),
 		S(p->job_index), S(p->assigned), S(p->owner_kind), S(p->owner_name), S(p->owner_uid));
-	gs_buf_printf(b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld gates=%d:%s",
-		      (int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
-		      p->terminal, p->allow_shared, (long long)p->priority, p->n_gates, S(p->first_gate));
+	gs_buf_printf(
+		b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld never=%d gates=%d:%s",
+		(int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
+		p->terminal, p->allow_shared, (long long)p->priority, p->preempt_never, p->n_gates, S(p->first_gate));
 	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
 		      S(p->os_name));
 	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s map-ref=%s@%s", S(p->placement),
@@ -212,7 +213,7 @@ static void pairs_pods_both_encodings_in(void)
 		t,
 		"sched=gpu-scheduler node=(null) map=0=node1:0,1\n3=node2:2\n idx=3 job=3 assigned=node2:2 owner=ConfigMap/owner/");
 	expect_has(t, "cuda=1:2 n_ctr=3 ");
-	expect_has(t, "deleting=0 terminal=0 shared=1 prio=1000 gates=0:(null)");
+	expect_has(t, "deleting=0 terminal=0 shared=1 prio=1000 never=0 gates=0:(null)");
 	expect_has(t, " init{cpu=1000 mem=1073741824 eph=0 pods=0 nvidia.com/gpu=1}");
 	expect_has(t, " ctr{cpu=500 mem=268435456 eph=1073741824 pods=0 example.com/foo=2 nvidia.com/gpu=1}");
 	expect_has(t, " overhead{cpu=250 mem=125829120 eph=0 pods=0}");
@@ -1211,7 +1212,30 @@ static void test_hostile_hand_built(void **state)
 	w_pod(&pod, &spec);
 	assert_int_equal(gs_decode_pod_pb(pod.b, pod.n, MAP_ANN, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.priority, -5);
+	assert_int_equal(p.preempt_never, 0);
 	gs_pod_obj_free(&p);
+
+	/* preemptionPolicy (field 31): "Never" only; another value or a wrong wire type is not it. */
+	memset(&spec, 0, sizeof(spec));
+	memset(&pod, 0, sizeof(pod));
+	w_str(&spec, 31, "Never");
+	w_pod(&pod, &spec);
+	assert_int_equal(gs_decode_pod_pb(pod.b, pod.n, MAP_ANN, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.preempt_never, 1);
+	gs_pod_obj_free(&p);
+	memset(&spec, 0, sizeof(spec));
+	memset(&pod, 0, sizeof(pod));
+	w_str(&spec, 31, "PreemptLowerPriority");
+	w_pod(&pod, &spec);
+	assert_int_equal(gs_decode_pod_pb(pod.b, pod.n, MAP_ANN, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.preempt_never, 0);
+	gs_pod_obj_free(&p);
+	memset(&spec, 0, sizeof(spec));
+	memset(&pod, 0, sizeof(pod));
+	w_int(&spec, 31, 1);
+	w_pod(&pod, &spec);
+	assert_int_equal(gs_decode_pod_pb(pod.b, pod.n, MAP_ANN, &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "pod default/web-0: spec.preemptionPolicy has wire type varint, not length-delimited");
 
 	/* Every truncation of a valid pod fails or decodes, never crashes; cut inside metadata it fails. */
 	memset(&spec, 0, sizeof(spec));

@@ -361,6 +361,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			parse_tol(&p.tolerations[p.n_tolerations++], (char *)v);
 		} else if (!strcmp(k, "prio")) {
 			p.priority = atoll(v);
+		} else if (!strcmp(k, "never")) {
+			p.preempt_never = 1; /* spec.preemptionPolicy: Never */
 		} else if (!strcmp(k, "gate")) {
 			if (!p.first_gate)
 				p.first_gate = strdup(v);

@@ -1,0 +1,43 @@
+/*
+ * sched_preempt.h: preemption on the mapped node (sched_preempt.c; issue 33, docs/sched.md
+ * "Preemption"), above sched_use.h: which pods of lower priority a waiting pod would take the place of
+ * on the node its map names. That node is its one candidate, and the victims are chosen there as
+ * kube-scheduler's DefaultPreemption chooses them on one node (SelectVictimsOnNode): every pod that may
+ * be a victim is set aside; if the pod fits then, they are put back one by one, the most important
+ * first (higher priority, then the older), and each that the pod still fits beside is reprieved; the
+ * others are the victims. PodDisruptionBudgets are not read yet.
+ *
+ * May preempt: a pod whose spec.preemptionPolicy is not Never, that waits on its node for what the fit
+ * checks (HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY: the node passed every other check).
+ * May be a victim: a pod bound to that node (not a Binding in flight, a gang reservation or a
+ * placeholder of ours) of strictly lower priority, not being deleted already (it still counts until it
+ * stops), and not a member of an all-or-nothing gang of ours (only with its whole gang: not done yet).
+ *
+ * For now the engine only says what it would do (gs_sched_explain); nothing is deleted. Read-only:
+ * every use set aside is put back before the call returns (sched_use.h, gs_sched__use_hide).
+ * Cost: O(k log k) for the k pods on the node, plus one fit per candidate.
+ */
+#ifndef GS_SCHED_SCHED_PREEMPT_H
+#define GS_SCHED_SCHED_PREEMPT_H
+
+#include "sched/sched_int.h"
+
+struct gs_sched__preempt {
+	size_t n_victims;
+	const struct gs_sched__use **victims; /* owned array, most important first; the uses are the engine's */
+	char why[512];                        /* with no victims: why none would do */
+};
+
+/* 1 when r is a reason preemption may clear (the fit's: HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY). */
+int gs_sched__preempt_reason(enum gs_wait_reason r);
+/*
+ * What pod p (waiting with a reason gs_sched__preempt_reason accepts) would preempt on n, its resolved
+ * node: 1 with out->victims, else 0 with out->why ("its preemptionPolicy is Never", "no pod of lower
+ * priority than 10 runs on node \"node2\"", "even with the 3 pods of lower priority on node \"node2\"
+ * gone: Insufficient cpu: ..."). Release out with gs_sched__preempt_free.
+ */
+int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+			   struct gs_sched__preempt *out);
+void gs_sched__preempt_free(struct gs_sched__preempt *pl);
+
+#endif
