@@ -113,17 +113,23 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgs.a $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(B)/libgs.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(MAIN_OBJ)
 	@tests/run-unit.sh $(UNIT_BIN)
 	@tests/cluster/test_socket_paths.sh
 	@scripts/checksrc.py
 	@tests/style/test_checksrc.sh >$(B)/style-test.log 2>&1 || { cat $(B)/style-test.log; exit 1; }
 	@tail -n 1 $(B)/style-test.log
+	@tests/style/test_graph.sh $(B) >$(B)/graph-test.log 2>&1 || { cat $(B)/graph-test.log; exit 1; }
+	@tail -n 1 $(B)/graph-test.log
 
-# The house rules a machine checks (scripts/checksrc.py; docs/style.md). Its own test, which plants one
-# violation of each rule in a copy of the tree, is tests/style/test_checksrc.sh (in make unit).
-style:
+# The house rules a machine checks (scripts/checksrc.py; docs/style.md), and src/'s use graph: no import
+# circle, no arrow back up (scripts/graph.py --check, which reads the objects' symbols: they are built
+# first). Their own tests, which plant one violation of each rule, are tests/style/test_checksrc.sh and
+# tests/style/test_graph.sh (in make unit and make test).
+style: $(LIB_OBJ) $(MAIN_OBJ)
 	@scripts/checksrc.py
+	@scripts/graph.py --build $(B) --check >$(B)/graph.log 2>&1 || { cat $(B)/graph.log; exit 1; }
+	@echo "graph: no import circle, no arrow back up ($(B))"
 
 # What the tests need, installed when missing (apt-get, as root), and Kubernetes 1.37.2, etcd, containerd,
 # kubectl 1.35 and the device plugin built once from their Go modules into /var/cache/gpu-scheduler
@@ -134,7 +140,8 @@ prepare:
 
 test: prepare
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@s=0; scripts/checksrc.py || s=1; tests/style/test_checksrc.sh || s=1; tests/run-all.sh "$(B)" || s=1; exit $$s
+	@s=0; scripts/checksrc.py || s=1; tests/style/test_checksrc.sh || s=1; tests/style/test_graph.sh "$(B)" || s=1; \
+		tests/run-all.sh "$(B)" || s=1; exit $$s
 
 integration: all
 	@tests/run-all.sh "$(B)" integration

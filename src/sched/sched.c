@@ -59,56 +59,13 @@ const char *gs_explain_check_name(enum gs_explain_check_id id)
 
 const char *gs_wait_reason_retry(enum gs_wait_reason r)
 {
-	switch (r) {
-	case GS_WAIT_NONE:
-		return "";
-	case GS_WAIT_NO_MAP:
-	case GS_WAIT_MAP_INVALID:
-	case GS_WAIT_NO_INDEX:
-	case GS_WAIT_NO_ENTRY:
-	case GS_WAIT_NOT_MUTATED:
-		return "an update of the pod itself (or its recreation by its controller with a corrected template)";
-	case GS_WAIT_SCHEDULING_GATED:
-		return "the pod's last scheduling gate being removed";
-	case GS_WAIT_NODE_MISSING:
-		return "the node joining the cluster (or a node gaining the alias label)";
-	case GS_WAIT_NODE_POLICY:
-		return "the node's gpu-scheduler.io/allowed-namespaces annotation listing the pod's namespace";
-	case GS_WAIT_NODE_ALIAS_AMBIGUOUS:
-		return "the alias label being removed from all but one of the nodes that carry it";
-	case GS_WAIT_NODE_NOT_READY:
-		return "the node becoming Ready";
-	case GS_WAIT_NODE_CORDONED:
-		return "the node being uncordoned";
-	case GS_WAIT_NODE_DEVICES:
-		return "the node advertising more nvidia.com/gpu";
-	case GS_WAIT_NODE_AFFINITY:
-		return "the node's labels changing, or the pod's selector or affinity";
-	case GS_WAIT_TAINT:
-		return "the taint being removed from the node, or a toleration added to the pod";
-	case GS_WAIT_HOST_PORT:
-		return "the pod using the host port on the node ending";
-	case GS_WAIT_INSUFFICIENT_RESOURCE:
-		return "pods on the node ending, or the node's allocatable growing";
-	case GS_WAIT_DEVICE_BUSY:
-		return "the pods holding the devices ending";
-	case GS_WAIT_GANG_INVALID:
-		return "an update of the pod with valid gpu-scheduler.io/placement, gang-timeout and gang-size "
-		       "annotations (or its recreation from a corrected template)";
-	case GS_WAIT_GANG:
-		return "every other member of its all-or-nothing gang fitting its node too (they are then bound "
-		       "together)";
-	case GS_WAIT_GANG_TIMED_OUT:
-		return "its gang's rest after a timeout ending (it then gathers again)";
-	case GS_WAIT_MAP_MISSING:
-		return "the GPUPlacementMap it names being created in its namespace";
-	case GS_WAIT_GANG_LIMIT:
-		return "other all-or-nothing gangs of its namespace releasing their reservations (bound, timed out "
-		       "or deleted), or a larger budget for the namespace";
-	case GS_WAIT__COUNT:
-		break;
-	}
-	return "";
+	return gs_sched__wait_reason_retry(r);
+}
+
+int gs_sched_gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
+			      long held_gpus)
+{
+	return gs_sched__gang_budget_seed(s, ns, cap_members, cap_gpus, held_members, held_gpus);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------------- */

@@ -371,7 +371,7 @@ static void waits_for(const struct gs_sched__pod *p, struct gs_sched_explain *e)
 	if (fmt)
 		snprintf(out, GS_EXPLAIN_MSG, fmt, obj);
 	else
-		snprintf(out, GS_EXPLAIN_MSG, "%s", gs_wait_reason_retry(e->verdict));
+		snprintf(out, GS_EXPLAIN_MSG, "%s", gs_sched__wait_reason_retry(e->verdict));
 }
 
 /* What the pod would preempt on its node n, when its verdict is one preemption may clear. */

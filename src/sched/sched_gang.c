@@ -254,8 +254,8 @@ static void budget_forget(struct gs_sched *s, struct gs_sched__gang *g)
 	budget_ns_gc(s, b);
 }
 
-int gs_sched_gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
-			      long held_gpus)
+int gs_sched__gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
+			       long held_gpus)
 {
 	struct gs_sched__gang_ns *b;
 

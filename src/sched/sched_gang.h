@@ -129,6 +129,9 @@ const char *gs_sched__gang_handed_placeholder(const struct gs_sched *s, const ch
 void gs_sched__gang_pod_free(struct gs_sched__pod *p);
 
 /* Frees every gang and pending event (the engine is being freed; pods free themselves). */
+/* gs_sched_gang_budget_seed (sched.h). */
+int gs_sched__gang_budget_seed(struct gs_sched *s, const char *ns, long cap_members, long cap_gpus, long held_members,
+			       long held_gpus);
 /* s->gang_limits from s->cfg.gang_limits (at gs_sched_new; gs_sched__gangs_free frees it). */
 void gs_sched__gang_limits_init(struct gs_sched *s);
 void gs_sched__gangs_free(struct gs_sched *s);

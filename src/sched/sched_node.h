@@ -45,5 +45,7 @@ size_t gs_sched__alias_waiters(const struct gs_sched *s, const struct gs_sched__
 /* gs_wait_reason_name (sched.h): "NODE_MISSING", ...; here, at the bottom, since every layer's messages
  * may name a reason. */
 const char *gs_sched__wait_reason_name(enum gs_wait_reason r);
+/* gs_wait_reason_retry's phrases (sched.h), here below sched_explain.c, which reads them too. */
+const char *gs_sched__wait_reason_retry(enum gs_wait_reason r);
 
 #endif
