@@ -514,6 +514,7 @@ static int controller_start(struct daemon *d)
 		.gpm_bytes_per_ns = (size_t)d->cfg.gpm_bytes_per_ns,
 		.gang_placeholders = d->cfg.gang_placeholders,
 		.placeholder_image = d->cfg.placeholder_image,
+		.engine_audit = d->cfg.engine_audit,
 		.events = d->cfg.events,
 		.leader = d->leader,
 		.seed = random_seed(),

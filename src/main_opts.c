@@ -169,6 +169,9 @@ const struct gs_opt gs_main_opts[] = {
 	 "example.com/* (ignoredResourceGroups)"},
 	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
 	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
+	{"engine-audit", "GS_ENGINE_AUDIT", GS_OPT_BOOL, "false", 0, 0, OPT(engine_audit), NULL,
+	 "for tests and debugging: check every invariant of the placement engine from scratch at each pass of "
+	 "its loop (O(pods + nodes) each time); one that does not hold aborts the process, naming it"},
 	{"gang-placeholders", "GS_GANG_PLACEHOLDERS", GS_OPT_BOOL, "false", 0, 0, OPT(gang_placeholders), NULL,
 	 "while an all-or-nothing gang gathers, a placeholder pod on each fitting member's node holds its requests "
 	 "for every other scheduler (docs/sched.md, \"Placeholders\")"},

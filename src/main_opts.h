@@ -46,6 +46,7 @@ struct gs_main_config {
 	int tolerate_dedicated;
 	int gang_placeholders;
 	const char *placeholder_image;
+	int engine_audit;
 	const char *webhook_addr;
 	long webhook_max_conns, webhook_max_conns_per_source;
 	const char *tls_cert_file;

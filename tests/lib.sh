@@ -31,7 +31,8 @@
 #                                   DAEMON_URL (health address), DAEMON_SECURE_URL (--secure-addr, a
 #                                   free port); waits for /healthz. --insecure-debug-and-metrics unless
 #                                   DAEMON_INSECURE=0: the tests read /metrics and /debug on DAEMON_URL
-#                                   (test_secure_serving checks the secure port and the default)
+#                                   (test_secure_serving checks the secure port and the default);
+#                                   --engine-audit unless DAEMON_AUDIT=0
 #   daemon_ready TIMEOUT            wait for /readyz "ok"
 #   daemon_stop [SIGNAL [TIMEOUT]]  stop it, DAEMON_RC = exit status; a status other than
 #                                   $DAEMON_EXPECT_RC (0) or a sanitizer report in the log is a FAIL
@@ -387,6 +388,8 @@ daemon_start() {
 		return 1
 	fi
 	[ "${DAEMON_WEBHOOK:-0}" = 1 ] && defaults=(--log-level debug --leader-elect=false)
+	# The engine's invariants checked at every pass (a broken one aborts: daemon_stop reports the exit).
+	[ "${DAEMON_AUDIT:-1}" = 1 ] && defaults+=(--engine-audit)
 	port=$(free_port) || { fail "daemon_start" "no free port"; return 1; }
 	sport=$(free_port) && [ "$sport" != "$port" ] || { fail "daemon_start" "no second free port"; return 1; }
 	[ "${DAEMON_INSECURE:-1}" = 0 ] && insecure=()

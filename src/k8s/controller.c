@@ -55,6 +55,7 @@ struct gs_controller {
 	char *placeholder_image;
 	unsigned max_inflight;
 	int events;
+	int audit;             /* --engine-audit */
 	uv_prepare_t pump;     /* runs the pump once per loop iteration when something changed */
 	uv_timer_t retry;      /* wakes the pump when the engine's next retry is due */
 	uv_timer_t grace;      /* bounds the shutdown */
@@ -550,6 +551,10 @@ static void on_pump(uv_prepare_t *p)
 	struct gs_report r;
 
 	uv_prepare_stop(p);
+	/* Every invariant of the engine from scratch (--engine-audit): one broken aborts with its check. The
+	 * events since the last pass were taken; so were the last pass's decisions and explains. */
+	if (c->audit)
+		gs_sched_audit(c->sched);
 	if (!c->stopping)
 		relist_gpms(c, now);
 	/* Until both caches have held a full list once, a pending pod's node may only seem missing: no
@@ -735,6 +740,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->metrics = metrics;
 	c->max_inflight = opts->max_inflight_binds ? opts->max_inflight_binds : 64;
 	c->events = opts->events;
+	c->audit = opts->engine_audit;
 	c->leader = opts->leader;
 	c->scheduler_name = gs_xstrdup(opts->scheduler_name);
 	c->annotation = gs_xstrdup(opts->annotation);
