@@ -126,10 +126,11 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, qlink);
 		GS_ASSERT(p->state == GS_POD_WAITING && p->wait_node == n);
 	}
-	while (gs_hmap_next(&s->uses, &it)) {
-		const struct gs_sched__use *u = it.val;
-		if (u->node != n)
-			continue;
+	/* Its list: each in s->uses under its uid and on this node; with the sum of the lists' lengths being
+	 * the table's size (gs_sched_audit), every use is on exactly its node's list. O(its uses). */
+	GS_LIST_FOREACH(l, &n->uses) {
+		const struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
+		GS_ASSERT(u->node == n && gs_hmap_get_str(&s->uses, u->uid) == u);
 		uses++;
 		const struct gs_sched__pod *up = gs_hmap_get_str(&s->pods, u->uid);
 		reserved += up && up->reserved;
@@ -143,7 +144,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		if (gpu && !u->n_holds)
 			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
 		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
-		GS_ASSERT(!u->hidden && u->key && gs_list_linked(&u->nlink));  /* preemption's what-if put it back */
+		GS_ASSERT(!u->hidden && u->key);                               /* preemption's what-if put it back */
 		GS_ASSERT(!u->req.n_ext || (u->key && gs_hmap_get_str(&n->keyed, u->key))); /* keyed by name */
 		for (uint32_t i = 0; i < u->req.n_ext; i++) {
 			uint32_t id = u->req.ext[i].id;
@@ -151,7 +152,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		}
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods && reserved == n->n_reserved);
-	GS_ASSERT(list_len(&n->uses) == n->n_uses && n->hidden_devs == 0);
+	GS_ASSERT(n->hidden_devs == 0);
 	GS_ASSERT(leaving == n->n_leaving);
 	GS_ASSERT(plugin == n->plugin_gpus);
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
