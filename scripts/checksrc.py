@@ -31,7 +31,8 @@ docs      In docs/*.md and README.md, every backticked path names a file or fold
           (a glob at least one), and every backticked C name gs_... occurs in the code of src/ or
           tests/ (comments and strings aside; gs_x* and gs_x_ are prefixes, gs_MODULE_ a placeholder);
           GS_... names occur in some file of the repository outside docs/ and README.md. Exceptions
-          in DOCS.
+          in DOCS. The README's "Flags" table names every option of src/main_opts.c (a row may
+          shorten the ones after its first: "`--leader-elect-lease-duration`, `-renew-deadline`").
 
 The exception lists are kept short, each entry with its reason; an entry that no longer matches a
 finding is itself reported (so a fixed exception is removed).
@@ -414,6 +415,33 @@ def rule_docs(root):
                 if not ok:
                     report('docs', doc, line, '`%s`: named nowhere in %s' % (
                         name, 'src/ or tests/' if base.startswith('gs_') else 'the repository'))
+    flags_in_readme(root)
+
+
+def flags_in_readme(root):
+    """Every option of src/main_opts.c's table has a row in the README's "Flags" section."""
+    src = read(root, 'src/main_opts.c')
+    opts = re.findall(r'^\s*\{"([a-z0-9-]+)", (?:"[A-Z0-9_]*"|NULL),\s*GS_OPT_', src, re.M)
+    readme = read(root, 'README.md')
+    start = readme.find('\n## Flags')
+    if start < 0:
+        report('docs', 'README.md', 1, 'no "## Flags" section for the options of src/main_opts.c')
+        return
+    end = readme.find('\n## ', start + 1)
+    section = readme[start:end if end > 0 else len(readme)]
+    rows = []  # (first flag, [shortened ones]) per row
+    for line in section.splitlines():
+        if line.startswith('| `-'):
+            cell = line.split('|')[1]
+            full = re.findall(r'`--([a-z0-9-]+)(?:[ =][^`]*)?`', cell)
+            if full:
+                rows.append((full, re.findall(r'`-([a-z0-9][a-z0-9-]*)`', cell)))
+    for o in opts:
+        if any(o in full or any(o.startswith(full[0].split('-')[0] + '-') and o.endswith('-' + s) for s in short)
+               for full, short in rows):
+            continue
+        report('docs', 'README.md', line_of(readme, start) + 1,
+               '`--%s` (src/main_opts.c) has no row in the "Flags" table' % o)
 
 
 RULES = {

@@ -59,6 +59,7 @@ bad_length() { { printf '\nstatic int planted_long(int x)\n{\n'; for i in $(seq 
 bad_layering() { sed -i 's|^#include "k8s/api.h"$|#include "k8s/api.h"\n#include "webhook/server.h"|' src/k8s/api.c; }
 bad_doc_path() { printf '\nSee `src/core/planted.c`.\n' >>docs/architecture.md; }
 bad_doc_name() { printf '\nSee `gs_planted_function`.\n' >>README.md; }
+bad_doc_flag() { sed -i '/^| `--log-level` |/d' README.md; }
 
 plant "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:' bad_format
 plant "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc' bad_alloc
@@ -68,6 +69,8 @@ plant "length: an 81-line function (one over) in src/core/backoff.c" length 'src
 plant "layering: src/k8s/api.c includes webhook/server.h" layering 'src/k8s/api\.c:[0-9]+: src/k8s and src/webhook' bad_layering
 plant "docs: a path cited by docs/architecture.md that does not exist" docs 'docs/architecture\.md:[0-9]+: `src/core/planted\.c`' bad_doc_path
 plant "docs: a gs_ name cited by README.md that does not exist" docs 'README\.md:[0-9]+: `gs_planted_function`' bad_doc_name
+plant "docs: an option of src/main_opts.c without a row in the README's Flags table" docs \
+	'README\.md:[0-9]+: `--log-level` \(src/main_opts\.c\) has no row' bad_doc_flag
 
 echo "style: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
