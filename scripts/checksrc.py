@@ -32,7 +32,8 @@ docs      In docs/*.md and README.md, every backticked path names a file or fold
           tests/ (comments and strings aside; gs_x* and gs_x_ are prefixes, gs_MODULE_ a placeholder);
           GS_... names occur in some file of the repository outside docs/ and README.md. Exceptions
           in DOCS. The README's "Flags" table names every option of src/main_opts.c (a row may
-          shorten the ones after its first: "`--leader-elect-lease-duration`, `-renew-deadline`").
+          shorten the ones after its first: "`--leader-elect-lease-duration`, `-renew-deadline`"), and
+          docs/reliability.md's table of harnesses every tests/fuzz/fuzz_*.c.
 
 The exception lists are kept short, each entry with its reason; an entry that no longer matches a
 finding is itself reported (so a fixed exception is removed).
@@ -416,6 +417,17 @@ def rule_docs(root):
                     report('docs', doc, line, '`%s`: named nowhere in %s' % (
                         name, 'src/ or tests/' if base.startswith('gs_') else 'the repository'))
     flags_in_readme(root)
+    harnesses_in_reliability(root)
+
+
+def harnesses_in_reliability(root):
+    """Every tests/fuzz/fuzz_NAME.c has a row "| `fuzz_NAME` |" in docs/reliability.md."""
+    text = read(root, 'docs/reliability.md')
+    rows = set(re.findall(r'^\| `(fuzz_[a-z0-9_]+)` \|', text, re.M))
+    for f in repo_files(root):
+        m = re.match(r'tests/fuzz/(fuzz_[a-z0-9_]+)\.c$', f)
+        if m and m.group(1) not in rows:
+            report('docs', 'docs/reliability.md', 1, '`%s` (%s) has no row in the table of harnesses' % (m.group(1), f))
 
 
 def flags_in_readme(root):

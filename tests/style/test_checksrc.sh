@@ -60,6 +60,7 @@ bad_layering() { sed -i 's|^#include "k8s/api.h"$|#include "k8s/api.h"\n#include
 bad_doc_path() { printf '\nSee `src/core/planted.c`.\n' >>docs/architecture.md; }
 bad_doc_name() { printf '\nSee `gs_planted_function`.\n' >>README.md; }
 bad_doc_flag() { sed -i '/^| `--log-level` |/d' README.md; }
+bad_doc_fuzz() { sed -i '/^| `fuzz_inuse` |/d' docs/reliability.md; }
 
 plant "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:' bad_format
 plant "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc' bad_alloc
@@ -71,6 +72,8 @@ plant "docs: a path cited by docs/architecture.md that does not exist" docs 'doc
 plant "docs: a gs_ name cited by README.md that does not exist" docs 'README\.md:[0-9]+: `gs_planted_function`' bad_doc_name
 plant "docs: an option of src/main_opts.c without a row in the README's Flags table" docs \
 	'README\.md:[0-9]+: `--log-level` \(src/main_opts\.c\) has no row' bad_doc_flag
+plant "docs: a harness of tests/fuzz without a row in docs/reliability.md" docs \
+	'docs/reliability\.md:1: `fuzz_inuse` \(tests/fuzz/fuzz_inuse\.c\) has no row' bad_doc_fuzz
 
 echo "style: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
