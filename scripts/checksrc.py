@@ -33,7 +33,8 @@ docs      In docs/*.md and README.md, every backticked path names a file or fold
           GS_... names occur in some file of the repository outside docs/ and README.md. Exceptions
           in DOCS. The README's "Flags" table names every option of src/main_opts.c (a row may
           shorten the ones after its first: "`--leader-elect-lease-duration`, `-renew-deadline`"), and
-          docs/reliability.md's table of harnesses every tests/fuzz/fuzz_*.c.
+          docs/reliability.md's table of harnesses every tests/fuzz/fuzz_*.c. A link to a heading
+          ("(docs/sched.md#preemption)", "(#flags)") names one that exists, as GitHub spells anchors.
 
 The exception lists are kept short, each entry with its reason; an entry that no longer matches a
 finding is itself reported (so a fixed exception is removed).
@@ -418,6 +419,37 @@ def rule_docs(root):
                         name, 'src/ or tests/' if base.startswith('gs_') else 'the repository'))
     flags_in_readme(root)
     harnesses_in_reliability(root)
+    links_to_headings(root, docs)
+
+
+def heading_anchors(text):
+    """GitHub's anchors of a Markdown text's headings: lower case, punctuation but - and _ dropped,
+    blanks to -, a repeated one suffixed -1, -2, ..."""
+    seen, out = {}, set()
+    text = re.sub(r'^```.*?^```', '', text, flags=re.M | re.S)
+    for m in re.finditer(r'^#{1,6} +(.+?) *#* *$', text, re.M):
+        a = re.sub(r'[^\w\- ]', '', m.group(1).strip().lower()).replace(' ', '-')
+        n = seen.get(a, 0)
+        seen[a] = n + 1
+        out.add(a if n == 0 else '%s-%d' % (a, n))
+    return out
+
+
+def links_to_headings(root, docs):
+    cache = {}
+    for doc in docs:
+        text = read(root, doc)
+        text = re.sub(r'^```.*?^```', lambda m: '\n' * m.group(0).count('\n'), text, flags=re.M | re.S)
+        for m in re.finditer(r'\]\(([^)\s#]*)#([^)\s]+)\)', text):
+            if '://' in m.group(1):
+                continue
+            target = os.path.normpath(os.path.join(os.path.dirname(doc), m.group(1))) if m.group(1) else doc
+            if not os.path.isfile(os.path.join(root, target)):
+                continue  # a missing file is the path check's
+            if target not in cache:
+                cache[target] = heading_anchors(read(root, target))
+            if m.group(2) not in cache[target]:
+                report('docs', doc, line_of(text, m.start()), 'link to %s#%s: no such heading' % (target, m.group(2)))
 
 
 def harnesses_in_reliability(root):

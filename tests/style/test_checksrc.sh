@@ -61,6 +61,7 @@ bad_doc_path() { printf '\nSee `src/core/planted.c`.\n' >>docs/architecture.md; 
 bad_doc_name() { printf '\nSee `gs_planted_function`.\n' >>README.md; }
 bad_doc_flag() { sed -i '/^| `--log-level` |/d' README.md; }
 bad_doc_fuzz() { sed -i '/^| `fuzz_inuse` |/d' docs/reliability.md; }
+bad_doc_anchor() { printf '\nSee [preemption](docs/sched.md#preemption-planted).\n' >>README.md; }
 
 plant "format: a badly spaced line in src/core/buf.c" format 'src/core/buf\.c:' bad_format
 plant "alloc: malloc in src/core/backoff.c" alloc 'src/core/backoff\.c:4[0-9]: malloc' bad_alloc
@@ -74,6 +75,8 @@ plant "docs: an option of src/main_opts.c without a row in the README's Flags ta
 	'README\.md:[0-9]+: `--log-level` \(src/main_opts\.c\) has no row' bad_doc_flag
 plant "docs: a harness of tests/fuzz without a row in docs/reliability.md" docs \
 	'docs/reliability\.md:1: `fuzz_inuse` \(tests/fuzz/fuzz_inuse\.c\) has no row' bad_doc_fuzz
+plant "docs: a link to a heading that does not exist" docs \
+	'README\.md:[0-9]+: link to docs/sched\.md#preemption-planted: no such heading' bad_doc_anchor
 
 echo "style: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
