@@ -580,6 +580,15 @@ static char *use_devices(const struct gs_sched__use *u)
  *     objects.h, does not carry them).
  * Nothing is rebuilt when nothing changed, so a status update costs a comparison.
  */
+/* What preemption reads of the bound pod o (sched_int.h, struct gs_sched__use). */
+static void use_pod_fields(struct gs_sched__use *u, const struct gs_pod_obj *o, int64_t priority)
+{
+	u->bound = 1;
+	u->priority = priority;
+	u->created_ms = o->created_ms;
+	u->deleting = (unsigned char)!!o->deleting;
+}
+
 static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 {
 	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, o->uid);
@@ -600,10 +609,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	gs_resources_free(&r);
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
 	    (!u->n_holds || strcmp(u->owner, owner) == 0)) {
-		u->bound = 1; /* a reservation of ours until now, maybe: the pod's own from here on */
-		u->priority = priority;
-		u->created_ms = o->created_ms;
-		u->deleting = (unsigned char)!!o->deleting;
+		use_pod_fields(u, o, priority); /* a reservation of ours until now, maybe: the pod's own from here on */
 		gs_sched__req_free(&req);
 		free(okey);
 		return;
@@ -636,10 +642,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
 	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, okey,
 			      o->allow_shared, key);
-	u->bound = 1;
-	u->priority = priority;
-	u->created_ms = o->created_ms;
-	u->deleting = (unsigned char)!!o->deleting;
+	use_pod_fields(u, o, priority);
 	if (ignored)
 		gs_sched__use_ignore(u, ignored, why, key);
 	free(ignored);

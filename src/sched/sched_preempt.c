@@ -67,7 +67,7 @@ static void left_out(char *out, size_t size, size_t deleting, size_t gang)
 int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 			   struct gs_sched__preempt *out)
 {
-	const struct gs_sched__use **c;
+	struct gs_sched__use **c;
 	size_t nc = 0, deleting = 0, gang = 0;
 	const struct gs_list *l;
 	char msg[400], more[200];
@@ -80,7 +80,7 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	}
 	c = gs_xreallocarray(NULL, n->n_uses ? n->n_uses : 1, sizeof(*c));
 	GS_LIST_FOREACH(l, &n->uses) {
-		const struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
+		struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
 		if (may_be_victim(s, u, p->priority, &deleting, &gang))
 			c[nc++] = u;
 	}
@@ -93,11 +93,11 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	}
 	/* All set aside: does it fit at all? */
 	for (size_t i = 0; i < nc; i++)
-		gs_sched__use_hide(s, (struct gs_sched__use *)c[i], 1);
+		gs_sched__use_hide(s, c[i], 1);
 	fits = gs_sched__fit(s, p, n, msg, sizeof(msg)) == GS_WAIT_NONE;
 	if (!fits) {
 		for (size_t i = 0; i < nc; i++)
-			gs_sched__use_hide(s, (struct gs_sched__use *)c[i], 0);
+			gs_sched__use_hide(s, c[i], 0);
 		snprintf(out->why, sizeof(out->why),
 			 "even with the %zu pod%s of lower priority on node \"%s\" gone%s: %s", nc, nc == 1 ? "" : "s",
 			 n->name, more, msg);
@@ -107,14 +107,14 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	/* Put back the most important first; those it still fits beside are reprieved. */
 	qsort(c, nc, sizeof(*c), more_important_first);
 	for (size_t i = 0; i < nc; i++) {
-		gs_sched__use_hide(s, (struct gs_sched__use *)c[i], 0);
+		gs_sched__use_hide(s, c[i], 0);
 		if (gs_sched__fit(s, p, n, msg, sizeof(msg)) != GS_WAIT_NONE) {
-			gs_sched__use_hide(s, (struct gs_sched__use *)c[i], 1);
+			gs_sched__use_hide(s, c[i], 1);
 			c[out->n_victims++] = c[i];
 		}
 	}
 	for (size_t i = 0; i < out->n_victims; i++)
-		gs_sched__use_hide(s, (struct gs_sched__use *)c[i], 0);
+		gs_sched__use_hide(s, c[i], 0);
 	GS_ASSERT(out->n_victims > 0); /* it did not fit with them all there */
 	out->victims = c;
 	return 1;

@@ -24,8 +24,8 @@
 
 struct gs_sched__preempt {
 	size_t n_victims;
-	const struct gs_sched__use **victims; /* owned array, most important first; the uses are the engine's */
-	char why[512];                        /* with no victims: why none would do */
+	struct gs_sched__use **victims; /* owned array, most important first; the uses are the engine's */
+	char why[512];                  /* with no victims: why none would do */
 };
 
 /* 1 when r is a reason preemption may clear (the fit's: HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY). */

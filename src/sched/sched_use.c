@@ -151,14 +151,24 @@ static const char *proto_name(char p)
 	return p == 'U' ? "UDP" : p == 'S' ? "SCTP" : "TCP";
 }
 
-static void node_ports_add(struct gs_sched__node *n, const struct gs_sched__port *p)
+/* The node's entry of port p (same port, protocol and address), or NULL. */
+static struct gs_sched__port *node_port(struct gs_sched__node *n, const struct gs_sched__port *p)
 {
 	for (size_t i = 0; i < n->n_ports; i++) {
 		struct gs_sched__port *q = &n->ports[i];
-		if (q->port == p->port && q->proto == p->proto && same_ip(q->ip, p->ip)) {
-			q->count++;
-			return;
-		}
+		if (q->port == p->port && q->proto == p->proto && same_ip(q->ip, p->ip))
+			return q;
+	}
+	return NULL;
+}
+
+static void node_ports_add(struct gs_sched__node *n, const struct gs_sched__port *p)
+{
+	struct gs_sched__port *q = node_port(n, p);
+
+	if (q) {
+		q->count++;
+		return;
 	}
 	if (n->n_ports == n->cap_ports) {
 		size_t cap = n->cap_ports ? n->cap_ports * 2 : 4;
@@ -172,15 +182,11 @@ static void node_ports_add(struct gs_sched__node *n, const struct gs_sched__port
 
 static void node_ports_del(struct gs_sched__node *n, const struct gs_sched__port *p)
 {
-	for (size_t i = 0; i < n->n_ports; i++) {
-		struct gs_sched__port *q = &n->ports[i];
-		if (q->port == p->port && q->proto == p->proto && same_ip(q->ip, p->ip)) {
-			if (--q->count == 0) {
-				free(q->ip);
-				n->ports[i] = n->ports[--n->n_ports];
-			}
-			return;
-		}
+	struct gs_sched__port *q = node_port(n, p);
+
+	if (q && --q->count == 0) {
+		free(q->ip);
+		*q = n->ports[--n->n_ports];
 	}
 }
 
@@ -361,14 +367,9 @@ void gs_sched__use_hide(struct gs_sched *s, struct gs_sched__use *u, int hide)
 	totals_add(s, n, &u->req, sign);
 	n->plugin_gpus += sign * plugin_request(s, u);
 	for (size_t i = 0; i < u->n_ports; i++) {
-		for (size_t j = 0; j < n->n_ports; j++) {
-			struct gs_sched__port *q = &n->ports[j];
-			if (q->port == u->ports[i].port && q->proto == u->ports[i].proto &&
-			    same_ip(q->ip, u->ports[i].ip)) {
-				q->hidden += (size_t)(hide ? 1 : -1);
-				break;
-			}
-		}
+		struct gs_sched__port *q = node_port(n, &u->ports[i]);
+		GS_ASSERT(q); /* counted there while the use exists */
+		q->hidden += (size_t)(hide ? 1 : -1);
 	}
 	for (size_t i = 0; i < u->n_holds; i++) {
 		struct gs_sched__dev *d = u->holds[i].dev;
