@@ -33,9 +33,10 @@ check "its Deployment and agent DaemonSet are Helm's" eval \
 
 revision() { hk status $R -o json | jq -r .version; }
 rev0=$(revision)
-rs_hash() { # the pod-template-hash of the Deployment's Ready pods, sorted unique
+rs_hash() { # the pod-template-hash of every pod of the Deployment, sorted unique; a replaced pod counts
+	# until it is gone, terminal phase included (the kubelet sets Succeeded or Failed before its removal)
 	NS=kube-system kc get pods -l app.kubernetes.io/name=$R \
-		-o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.labels.pod-template-hash}{"\n"}{end}' | sort -u
+		-o jsonpath='{range .items[*]}{.metadata.labels.pod-template-hash}{"\n"}{end}' | sort -u
 }
 ready() {
 	[ "$(NS=kube-system kc get deployment $R -o jsonpath='{.status.updatedReplicas}/{.status.readyReplicas}/{.status.replicas}')" = 2/2/2 ] &&
