@@ -103,15 +103,22 @@ int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 	return r;
 }
 
-/* "preemption": {"node": N, "victims": [{"pod": P, "priority": 10}, ...]} or {"node": N, "none": WHY}. */
+/* "preemption": {"node": N, "victims": [{"pod": P, "priority": 10}, ...]} or {"node": N, "none": WHY}, with
+ * "off": true under --preemption=false and "nominated": NODE for a nominee. */
 static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
 {
 	int r;
 
-	if (!e->preempt_node)
+	if (!e->preempt_node && !e->pod.nominated)
 		return 0;
 	r = gs_buf_append_str(b, ",\"preemption\":{\"node\":");
-	r |= gs_buf_append_json_str(b, e->preempt_node);
+	r |= gs_buf_append_json_str(b, e->preempt_node ? e->preempt_node : e->pod.nominated);
+	if (e->pod.nominated)
+		r |= gs_buf_append_json_field(b, "nominated", e->pod.nominated);
+	if (e->preemption_off)
+		r |= gs_buf_append_str(b, ",\"off\":true");
+	if (!e->preempt_node)
+		return r | gs_buf_append_str(b, "}");
 	if (!e->n_victims)
 		r |= gs_buf_append_json_field(b, "none", e->preempt_why);
 	else
@@ -125,20 +132,25 @@ static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
 	return r;
 }
 
-/* "Preemption on node2 (not done yet: what it would do): ns/a (priority 10), ..." or why none would. */
+/* "Nominated to node2 ...", then "Preemption on node2: deleting 2 pods ...: ns/a (priority 10), ..." or why
+ * none would. */
 static int preemption_text(struct gs_buf *b, const struct gs_sched_explain *e)
 {
-	int r;
+	int r = 0;
 
+	if (e->pod.nominated)
+		r |= gs_buf_printf(b,
+				   "\nNominated to %s by its preemption: its claim there counts for every pod of its "
+				   "priority or lower until it binds\n",
+				   e->pod.nominated);
 	if (!e->preempt_node)
-		return 0;
+		return r;
 	if (!e->n_victims)
-		return gs_buf_printf(b, "\nPreemption on %s: none would let it fit: %s\n", e->preempt_node,
-				     e->preempt_why);
-	r = gs_buf_printf(b,
-			  "\nPreemption on %s (the daemon does not preempt yet): deleting %zu pod%s of lower priority "
-			  "would let it fit:\n",
-			  e->preempt_node, e->n_victims, e->n_victims == 1 ? "" : "s");
+		return r | gs_buf_printf(b, "\nPreemption on %s: none would let it fit: %s\n", e->preempt_node,
+					 e->preempt_why);
+	r |= gs_buf_printf(b, "\nPreemption on %s%s: deleting %zu pod%s of lower priority would let it fit:\n",
+			   e->preempt_node, e->preemption_off ? " (off: --preemption=false; what it would do)" : "",
+			   e->n_victims, e->n_victims == 1 ? "" : "s");
 	for (size_t i = 0; i < e->n_victims; i++)
 		r |= gs_buf_printf(b, "  %s (priority %" PRId64 ")\n", e->victims[i].pod, e->victims[i].priority);
 	return r;

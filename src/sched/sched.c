@@ -30,6 +30,7 @@
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
+#include "sched/sched_preempt.h"
 #include "sched/sched_use.h"
 #include "sched/sched_workload.h"
 
@@ -85,6 +86,7 @@ void gs_sched_config_init(struct gs_sched_config *cfg)
 	cfg->max_gang_timeout_ms = GS_SCHED_MAX_GANG_TIMEOUT_MS;
 	cfg->gang_members_per_ns = GS_SCHED_GANG_MEMBERS_PER_NS;
 	cfg->gang_gpus_per_ns = GS_SCHED_GANG_GPUS_PER_NS;
+	cfg->preemption = 1;
 }
 
 struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
@@ -133,6 +135,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->bindq.less = gs_sched__bind_before;
 	s->retry.less = gs_sched__due_before;
 	gs_list_init(&s->reportq);
+	gs_list_init(&s->preemptq);
 	gs_list_init(&s->dirty);
 	gs_list_init(&s->agents);
 	gs_list_init(&s->conflicts);
@@ -196,6 +199,7 @@ void gs_sched_free(struct gs_sched *s)
 	}
 	gs_sched__conflicts_free(s);
 	gs_sched__gangs_free(s);
+	gs_sched__preempt_out_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
 		free(it.val);
@@ -436,6 +440,7 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 	p->index = -1;
 	gs_list_init(&p->qlink);
 	gs_list_init(&p->rlink);
+	gs_list_init(&p->plink);
 	p->uid = memcpy(str, o->uid, lu);
 	p->ns = memcpy(str + lu, o->ns, ln);
 	p->name = memcpy(str + lu + ln, o->name, lm);
@@ -448,6 +453,7 @@ static struct gs_sched__pod *pod_new(struct gs_sched *s, const struct gs_pod_obj
 
 static void pod_remove(struct gs_sched *s, struct gs_sched__pod *p)
 {
+	gs_sched__preempt_forget(s, p);
 	gs_sched__detach(s, p);
 	gs_sched__gang_leave(s, p);
 	gs_sched__gpm_unlink(s, p);
@@ -467,6 +473,8 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
 {
 	if (p->state == st)
 		return;
+	if (st != GS_POD_BOUND)
+		gs_sched__preempt_forget(s, p); /* a nominee that ends frees its claim (bound: its use replaces it) */
 	gs_sched__detach(s, p);
 	gs_sched__set_state(s, p, st);
 	gs_log_debug("pod %s/%s: %s", p->ns, p->name, gs_pod_state_name(st));
@@ -580,9 +588,15 @@ static char *use_devices(const struct gs_sched__use *u)
  *     objects.h, does not carry them).
  * Nothing is rebuilt when nothing changed, so a status update costs a comparison.
  */
-/* What preemption reads of the bound pod o (sched_int.h, struct gs_sched__use). */
-static void use_pod_fields(struct gs_sched__use *u, const struct gs_pod_obj *o, int64_t priority)
+/* What preemption reads of the bound pod o (sched_int.h, struct gs_sched__use): the pod's own use from
+ * here on, a nomination or a reservation of ours until now maybe. */
+static void use_pod_fields(struct gs_sched *s, struct gs_sched__use *u, const struct gs_pod_obj *o, int64_t priority)
 {
+	if (u->nominated) {
+		u->nominated = 0;
+		u->node->n_nominated--;
+		s->n_nominated--;
+	}
 	u->bound = 1;
 	u->priority = priority;
 	u->created_ms = o->created_ms;
@@ -609,7 +623,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	gs_resources_free(&r);
 	if (same && req_same(&u->req, &req) && !u->shared == !o->allow_shared &&
 	    (!u->n_holds || strcmp(u->owner, owner) == 0)) {
-		use_pod_fields(u, o, priority); /* a reservation of ours until now, maybe: the pod's own from here on */
+		use_pod_fields(s, u, o, priority);
 		gs_sched__req_free(&req);
 		free(okey);
 		return;
@@ -642,7 +656,7 @@ static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
 	snprintf(key, sizeof(key), "%s/%s", o->ns, o->name);
 	u = gs_sched__use_add(s, o->uid, gs_sched__node_slot(s, o->node_name), &req, ports, n_ports, devs, okey,
 			      o->allow_shared, key);
-	use_pod_fields(u, o, priority);
+	use_pod_fields(s, u, o, priority);
 	if (ignored)
 		gs_sched__use_ignore(u, ignored, why, key);
 	free(ignored);
@@ -856,6 +870,18 @@ int gs_sched_next_placeholder(struct gs_sched *s, int64_t now_ms, struct gs_plac
 	return gs_sched__gang_next_placeholder(s, out);
 }
 
+int gs_sched_next_preemption(struct gs_sched *s, int64_t now_ms, struct gs_preemption *out)
+{
+	tick(s, now_ms);
+	return gs_sched__next_preemption(s, out);
+}
+
+int gs_sched_preemption_failed(struct gs_sched *s, const char *victim_uid, int64_t now_ms)
+{
+	tick(s, now_ms);
+	return gs_sched__preemption_failed(s, victim_uid);
+}
+
 int gs_sched_next_report(struct gs_sched *s, int64_t now_ms, struct gs_report *out)
 {
 	tick(s, now_ms);
@@ -921,6 +947,10 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->gangs_bound = s->gangs_bound;
 	st->gang_timeouts = s->gang_timeouts;
 	st->placeholders = s->n_ph;
+	st->preempt_none = s->preempt_attempts[0];
+	st->preemptions = s->preempt_attempts[1];
+	st->preempt_victims = s->preempt_victims;
+	st->nominated = s->n_nominated;
 	st->agent_fresh = s->agent_nodes[0];
 	st->agent_stale = s->agent_nodes[1];
 	st->agent_unusable = s->agent_nodes[2];

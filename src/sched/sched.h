@@ -124,6 +124,12 @@ struct gs_sched_config {
 	long gang_members_per_ns;
 	long gang_gpus_per_ns;
 	const char *gang_limits;
+	/*
+	 * --preemption (docs/sched.md, "Preemption"): a pod of ours waiting on its mapped node for what pods
+	 * of lower priority hold there takes their place (gs_sched_next_preemption). Default on (1), as
+	 * kube-scheduler; 0: pods wait, and explain still says what preemption would do.
+	 */
+	int preemption;
 };
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
@@ -253,6 +259,41 @@ int gs_sched_next_placeholder(struct gs_sched *s, int64_t now_ms, struct gs_plac
 int gs_sched_placeholder_created(struct gs_sched *s, const char *member_uid, const char *ns, const char *name,
 				 const char *uid, int64_t now_ms);
 
+/* ---- preemption (cfg.preemption; sched_preempt.h; docs/sched.md, "Preemption") ---------------------
+ * A pod of ours that waits on the node its map names (HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY:
+ * the node passed every other check) for what pods of strictly lower priority hold there, and whose
+ * preemptionPolicy is not Never, takes their place: the engine chooses the victims as kube-scheduler's
+ * DefaultPreemption does on one node, nominates the pod to the node (its claim counts there for every
+ * pod of its priority or lower from then on, so the room freed goes to it) and hands the preemption
+ * out. The I/O layer writes status.nominatedNodeName on the preemptor, puts the DisruptionTarget
+ * condition on each victim and deletes it (its own grace period, its uid the precondition), and tells
+ * both sides by events. Victims handed out are never chosen again; they count until they stop, and
+ * the pod binds when it fits. A nominee whose node still has lower-priority pods terminating does not
+ * preempt again (kube-scheduler's PodEligibleToPreemptOthers).
+ */
+struct gs_preempt_victim {
+	const char *uid, *ns, *name;
+	int64_t priority;
+};
+
+struct gs_preemption {
+	const char *uid, *ns, *name; /* the preemptor */
+	const char *node;            /* its node (the real name): status.nominatedNodeName */
+	int64_t priority;
+	size_t n_victims; /* >= 1 */
+	const struct gs_preempt_victim *victims;
+};
+
+/* The next preemption to carry out: 1 with *out (strings valid until the next call that mutates s), or
+ * 0. Pull it after the binds, on the lane of reports. */
+int gs_sched_next_preemption(struct gs_sched *s, int64_t now_ms, struct gs_preemption *out);
+/*
+ * The victim victim_uid of a preemption handed out was not deleted (an error that is not 404 or 409):
+ * it may be chosen again, and the pods waiting for its node are placed again. 0, or -ENOENT when the
+ * engine counts no such pod.
+ */
+int gs_sched_preemption_failed(struct gs_sched *s, const char *victim_uid, int64_t now_ms);
+
 /* ---- reports ----------------------------------------------------------------------------------- */
 
 enum gs_wait_reason {
@@ -370,6 +411,7 @@ struct gs_sched_pod_info {
 	int64_t created_ms;         /* creationTimestamp */
 	int64_t priority;           /* spec.priority */
 	int map_line;               /* the entry's line in the annotation, 0 without an entry */
+	const char *nominated;      /* WAITING or QUEUED: the node its preemption nominated it to, else NULL */
 };
 
 /* 0 with *out, or -ENOENT. */
@@ -490,10 +532,12 @@ struct gs_sched_explain {
 	 * Preemption (docs/sched.md, "Preemption"): with a verdict it may clear (HOST_PORT,
 	 * INSUFFICIENT_RESOURCE, DEVICE_BUSY), preempt_node is the node, and victims the pods of lower
 	 * priority there whose deletion would let the pod fit, most important first; or n_victims 0 and
-	 * preempt_why says why none would. preempt_node NULL for every other verdict. The daemon does not
-	 * preempt yet: this is what it would do.
+	 * preempt_why says why none would. preempt_node NULL for every other verdict. preemption_off: the
+	 * engine does not preempt (cfg.preemption 0): this is what it would do. A pod nominated to its
+	 * node by a preemption handed out says so in pod.nominated.
 	 */
 	const char *preempt_node;
+	int preemption_off;
 	size_t n_victims;
 	struct gs_explain_victim *victims; /* owned: gs_sched_explain_free */
 	char preempt_why[GS_EXPLAIN_MSG];
@@ -556,6 +600,10 @@ struct gs_sched_stats {
 	uint64_t gangs_bound;      /* gangs committed (their members handed out together) */
 	uint64_t gang_timeouts;    /* gangs that timed out (each time) */
 	size_t placeholders;       /* placeholder pods wanted now (one per reserved member, with the flag) */
+	uint64_t preempt_none;     /* preemption plans made that found no set of victims */
+	uint64_t preemptions;      /* preemptions handed out (gs_sched_next_preemption) */
+	uint64_t preempt_victims;  /* victims in them */
+	size_t nominated;          /* pods nominated to a node now */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
 	 * line or a text that does not parse), none. Kept as the data changes: O(1). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;

@@ -79,8 +79,13 @@ static void check_pods(const struct gs_sched *s)
 		if (p->reserved)
 			GS_ASSERT(p->gang && p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG &&
 				  gs_hmap_get_str(&s->uses, p->uid) != NULL);
-		else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF)
-			GS_ASSERT(gs_hmap_get_str(&s->uses, p->uid) == NULL);
+		else if (p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED || p->state == GS_POD_BACKOFF) {
+			/* ... or its nomination (sched_preempt.h): while it waits for room on that node
+			 * (a fit reason) or is queued for it */
+			const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+			GS_ASSERT(!u || (u->nominated && !p->gang && p->state != GS_POD_BACKOFF &&
+					 (p->state == GS_POD_QUEUED || gs_sched__fit_reason(p->reason))));
+		}
 		if (p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG)
 			GS_ASSERT(p->reserved);
 		if (p->ph) { /* a placeholder follows its member's reservation */
@@ -110,12 +115,24 @@ static void check_pods(const struct gs_sched *s)
 	check_heap(&s->retry, GS_POD_BACKOFF, by_state[GS_POD_BACKOFF]);
 }
 
+/* One use of n on its own (up: the pod record of its uid, if any). */
+static void check_use(const struct gs_sched__node *n, const struct gs_sched__use *u, const struct gs_sched__pod *up)
+{
+	GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
+	GS_ASSERT(!u->hidden && u->key);                               /* preemption's what-if put it back */
+	if (u->nominated) /* a claim of a pod of ours, not a pod that runs */
+		GS_ASSERT(!u->bound && up && (up->state == GS_POD_WAITING || up->state == GS_POD_QUEUED));
+	GS_ASSERT(!u->req.n_ext || (u->key && gs_hmap_get_str(&n->keyed, u->key))); /* keyed by name */
+	for (uint32_t i = 0; i < u->req.n_ext; i++)
+		GS_ASSERT(u->req.ext[i].id < n->used.n_ext);
+}
+
 /* A node's totals, ports and ledger against its uses, summed again. */
 static void check_node(const struct gs_sched *s, const struct gs_sched__node *n, size_t *held, size_t *shared)
 {
 	struct gs_sched__req sum = {0};
 	struct gs_hmap_iter it = {0};
-	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0, leaving = 0;
+	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0, leaving = 0, nominated = 0;
 	uintptr_t gpu = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
 	int64_t plugin = 0;
 
@@ -143,17 +160,13 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		holds += u->n_holds;
 		if (gpu && !u->n_holds)
 			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
-		GS_ASSERT(!u->ignored || (u->n_holds == 0 && u->ignored_why)); /* an ignored claim holds nothing */
-		GS_ASSERT(!u->hidden && u->key);                               /* preemption's what-if put it back */
-		GS_ASSERT(!u->req.n_ext || (u->key && gs_hmap_get_str(&n->keyed, u->key))); /* keyed by name */
-		for (uint32_t i = 0; i < u->req.n_ext; i++) {
-			uint32_t id = u->req.ext[i].id;
-			GS_ASSERT(id < n->used.n_ext);
-		}
+		nominated += u->nominated;
+		check_use(n, u, up);
 	}
 	GS_ASSERT(uses == n->n_uses && (int64_t)uses == n->used_pods && reserved == n->n_reserved);
 	GS_ASSERT(n->hidden_devs == 0);
 	GS_ASSERT(leaving == n->n_leaving);
+	GS_ASSERT(nominated == n->n_nominated);
 	GS_ASSERT(plugin == n->plugin_gpus);
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
 	GS_ASSERT(!n->agent.fresh || n->agent.data);
@@ -378,7 +391,7 @@ static void check_gpms(const struct gs_sched *s)
 void gs_sched__audit(const struct gs_sched *s)
 {
 	struct gs_hmap_iter it = {0};
-	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0, agent[3] = {0};
+	size_t held = 0, shared = 0, present = 0, uses = 0, aliased = 0, agent[3] = {0}, nominated = 0;
 
 	check_pods(s);
 	check_gangs(s);
@@ -396,6 +409,7 @@ void gs_sched__audit(const struct gs_sched *s)
 		check_node(s, n, &held, &shared);
 		present += n->present != 0;
 		uses += n->n_uses;
+		nominated += n->n_nominated;
 		/* In the index exactly when the label says so (check_aliases checks which entry). */
 		GS_ASSERT(!v == !n->alias);
 		GS_ASSERT((n->alias == NULL) == gs_list_empty(&n->alink));
@@ -409,4 +423,11 @@ void gs_sched__audit(const struct gs_sched *s)
 	GS_ASSERT(check_aliases(s) == aliased);
 	GS_ASSERT(held == s->devs_held && shared == s->devs_shared);
 	GS_ASSERT(present == s->nodes_present && uses == gs_hmap_len(&s->uses));
+	GS_ASSERT(nominated == s->n_nominated);
+	/* The preemption queue holds pods of ours (sched_preempt.h). */
+	const struct gs_list *l;
+	GS_LIST_FOREACH(l, &s->preemptq) {
+		const struct gs_sched__pod *p = GS_CONTAINER_OF(l, struct gs_sched__pod, plink);
+		GS_ASSERT(gs_hmap_get_str(&s->pods, p->uid) == p);
+	}
 }

@@ -43,6 +43,7 @@ struct holders_ctx {
 	const char *dev;
 	size_t len;
 	size_t cap;
+	const struct gs_sched__use *self; /* the pod's own nomination (sched_preempt.h): not a holder */
 };
 
 static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
@@ -50,6 +51,8 @@ static void add_holder(const struct gs_sched__use *u, int shared, void *ud)
 	struct holders_ctx *h = ud;
 	struct gs_sched_explain *e = h->e;
 
+	if (u == h->self)
+		return;
 	if (e->n_holders == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 4;
 		struct gs_explain_holder *v = gs_xreallocarray(e->holders, h->cap, sizeof(*v));
@@ -165,10 +168,13 @@ static void node_checks(struct gs_sched *s, const struct gs_sched__pod *p, struc
 			set_check(&k[i], GS_EXPLAIN_PASS, GS_WAIT_NONE, NULL);
 		return;
 	}
+	/* The nominations that do not count for p set aside, as placement's fit does (sched_use.h). */
+	gs_sched__nominations_hide(s, p, n, 1);
 	outcome(&k[GS_EXPLAIN_HOST_PORTS], gs_sched__fit_ports(p, n, k[GS_EXPLAIN_HOST_PORTS].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_RESOURCES],
 		gs_sched__fit_resources(s, p, n, k[GS_EXPLAIN_RESOURCES].msg, GS_EXPLAIN_MSG));
 	outcome(&k[GS_EXPLAIN_DEVICES], gs_sched__fit_devices(s, p, n, k[GS_EXPLAIN_DEVICES].msg, GS_EXPLAIN_MSG));
+	gs_sched__nominations_hide(s, p, n, 0);
 }
 
 /* Ready and cordon as placement judges them (gs_sched__node_block_for): a pass says when a taint or a
@@ -266,6 +272,7 @@ void gs_sched__pod_info(const struct gs_sched *s, const struct gs_sched__pod *p,
 		.created_ms = p->created_ms,
 		.priority = p->priority,
 		.map_line = p->entry ? p->entry->line : 0,
+		.nominated = gs_sched__nominated_node(s, p),
 	};
 }
 
@@ -311,7 +318,11 @@ static void holders(struct gs_sched *s, const struct gs_sched__pod *p, const str
 		    const struct gs_sched__node *n, struct gs_sched_explain *e)
 {
 	/* A pod first seen bound (a restart, the explain command) has no inputs read: its use knows its owner. */
-	struct holders_ctx h = {.e = e, .owner = u && u->owner ? u->owner : p->owner ? p->owner : p->uid};
+	struct holders_ctx h = {.e = e,
+				.owner = u && u->owner ? u->owner
+					 : p->owner    ? p->owner
+						       : p->uid,
+				.self = u && u->nominated ? u : NULL};
 	if (n) {
 		for (const char *q = p->entry->devices; *q;) {
 			h.dev = q;
@@ -380,9 +391,10 @@ static void preemption(struct gs_sched *s, const struct gs_sched__pod *p, struct
 {
 	struct gs_sched__preempt pl;
 
-	if (!n || !gs_sched__preempt_reason(e->verdict))
+	if (!n || !gs_sched__fit_reason(e->verdict))
 		return;
 	e->preempt_node = n->name;
+	e->preemption_off = !s->cfg.preemption;
 	if (!gs_sched__preempt_plan(s, p, n, &pl)) {
 		snprintf(e->preempt_why, sizeof(e->preempt_why), "%s", pl.why);
 		return;

@@ -90,10 +90,16 @@ struct gs_sched__use {
 	 * use_from_obj), never on a reservation or a placeholder; priority and created_ms are that pod's,
 	 * deleting its metadata.deletionTimestamp (still running: it still counts). hidden: set aside by a
 	 * preemption's what-if, only during one call (gs_sched__use_hide); never set between calls.
+	 * preempted: a preemption handed out chose it as a victim (its delete was asked; an update of the
+	 * pod does not clear it); it is never chosen again, and it counts until it stops, as deleting.
+	 * nominated: not a running pod but the claim of a pod of ours nominated to this node by its
+	 * preemption (sched_preempt.h): it counts for every pod of its priority or lower, the nominee
+	 * included never (its fit sets it aside); priority is the nominee's. Invariant: nominated implies
+	 * !bound, a pod of ours of that uid WAITING or QUEUED, and counted in node->n_nominated.
 	 */
 	int64_t priority;
 	int64_t created_ms;
-	unsigned char bound, deleting, hidden;
+	unsigned char bound, deleting, hidden, preempted, nominated;
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
 	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
@@ -167,6 +173,7 @@ struct gs_sched__node {
 	size_t n_uses;
 	struct gs_list uses; /* the n_uses uses (gs_sched__use.nlink), oldest first */
 	size_t hidden_devs;  /* devices of the ledger whose every holder is hidden (sched_preempt.h), 0 between calls */
+	size_t n_nominated;  /* of which nominations (gs_sched__use.nominated) */
 	size_t n_reserved;   /* of which reservations of gang members waiting for their gang (sched_gang.c) */
 	size_t n_leaving;    /* of which placeholders of ours given up, until their deletion is seen */
 	size_t n_ports, cap_ports;
@@ -291,6 +298,7 @@ struct gs_sched__gpm_ns {
 struct gs_sched__pod {
 	struct gs_list qlink; /* in wait_node->waiters (WAITING) */
 	struct gs_list rlink; /* in s->reportq when a report may be due */
+	struct gs_list plink; /* in s->preemptq: waits for what preemption may clear (sched_preempt.h) */
 	enum gs_pod_state state;
 	enum gs_wait_reason reason;       /* with WAITING */
 	struct gs_sched__node *wait_node; /* with a node reason */
@@ -505,6 +513,11 @@ struct gs_sched {
 	size_t gpm_refused;                         /* slots refused for memory */
 	int gpm_relist;                             /* memory was freed while some were refused */
 	int64_t gpm_relist_ms;                      /* when the last relist was handed out */
+	struct gs_list preemptq;                    /* pods that may preempt, FIFO (sched_preempt.h) */
+	struct gs_sched__preempt_out *preempt_out;  /* the last preemption handed out, freed at the next call */
+	uint64_t preempt_attempts[2];               /* plans made: [0] none would do, [1] victims handed out */
+	uint64_t preempt_victims;                   /* victims handed out */
+	size_t n_nominated;                         /* nominations, every node's (node->n_nominated summed) */
 	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
 	struct gs_hmap ph_ours;                     /* placeholder pod uid -> struct gs_sched__ph_ours (key borrowed) */
 	size_t n_ph;                                /* members with ph */

@@ -459,6 +459,30 @@ static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 	set_waiting(s, p, r, slot, msg);
 }
 
+int gs_sched__may_preempt(const struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	return s->cfg.preemption && p->state == GS_POD_WAITING && gs_sched__fit_reason(p->reason) &&
+	       !p->preempt_never && !p->gang;
+}
+
+/* After p was placed: its nomination (sched_preempt.h) holds while it waits for room on that node or
+ * is queued for it, and goes otherwise; a pod that may preempt is queued for the preemption pull. */
+static void nomination_follows(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+	int waits = p->state == GS_POD_WAITING && gs_sched__fit_reason(p->reason);
+	const struct gs_sched__alias *amb;
+	struct gs_sched__node *n = NULL;
+	int via;
+
+	if (waits || p->state == GS_POD_QUEUED)
+		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
+	if (u && u->nominated && u->node != n)
+		gs_sched__use_remove(s, p->uid);
+	if (n && gs_sched__may_preempt(s, p) && !gs_list_linked(&p->plink))
+		gs_list_insert_tail(&s->preemptq, &p->plink);
+}
+
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 {
 	/* A gang member's reservation is taken out while it is judged (placement never measures a pod
@@ -469,6 +493,8 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	place_now(s, p);
 	if (p->gang)
 		gs_sched__gang_ph_sync(s, p); /* its placeholder follows its reservation */
+	else
+		nomination_follows(s, p);
 	if (!held)
 		return;
 	gs_sched__gang_settle(s, p->gang); /* it did not take it back: the gang's claim may go */

@@ -60,8 +60,13 @@ enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const
 /* NODE_DEVICES with msg when the node advertises fewer nvidia.com/gpu than the entry's highest index. */
 enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					 size_t size);
-/* Queues p for binding or makes it wait, from its inputs and the node it names now. */
+/* Queues p for binding or makes it wait, from its inputs and the node it names now. Then its nomination
+ * (sched_preempt.h) holds only while it waits for room on that node (a fit reason) or is queued for it,
+ * and a pod that may preempt (gs_sched__may_preempt) is put on s->preemptq. */
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
+/* 1 when p waits for what pods on its node hold (a fit reason) and may preempt for it: cfg.preemption,
+ * its preemptionPolicy is not Never, it is in no all-or-nothing gang (not done yet). */
+int gs_sched__may_preempt(const struct gs_sched *s, const struct gs_sched__pod *p);
 /* Places again every WAITING member of gang g (its commit's verification, its timers). */
 void gs_sched__place_members(struct gs_sched *s, struct gs_sched__gang *g);
 /* Recomputes the pod's own inputs (map, index, entry, CUDA check, spec) from o. */

@@ -3,16 +3,42 @@
  */
 #include "sched/sched_preempt.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
+#include "sched/sched_place.h"
 #include "sched/sched_use.h"
 
-int gs_sched__preempt_reason(enum gs_wait_reason r)
+/* The nomination of p (a use of its uid marked nominated), or NULL. */
+static struct gs_sched__use *nomination(const struct gs_sched *s, const struct gs_sched__pod *p)
 {
-	return r == GS_WAIT_HOST_PORT || r == GS_WAIT_INSUFFICIENT_RESOURCE || r == GS_WAIT_DEVICE_BUSY;
+	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
+
+	return u && u->nominated ? u : NULL;
+}
+
+/*
+ * kube-scheduler's PodEligibleToPreemptOthers: a pod nominated to n while pods of lower priority there
+ * are still terminating (deleted, or chosen by a preemption handed out) waits for them to stop before
+ * it preempts anyone else: they may well be what it waits for. The number of those pods (0: it may).
+ */
+static size_t terminating_below(const struct gs_sched *s, const struct gs_sched__pod *p, const struct gs_sched__node *n)
+{
+	const struct gs_sched__use *nom = nomination(s, p);
+	const struct gs_list *l;
+	size_t k = 0;
+
+	if (!nom || nom->node != n)
+		return 0;
+	GS_LIST_FOREACH(l, &n->uses) {
+		const struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
+		k += u->bound && u->priority < p->priority && (u->deleting || u->preempted);
+	}
+	return k;
 }
 
 /* kube-scheduler's MoreImportantPod: higher priority first, then the older; the uid breaks ties. */
@@ -36,7 +62,7 @@ static int may_be_victim(const struct gs_sched *s, const struct gs_sched__use *u
 
 	if (!u->bound || u->priority >= prio)
 		return 0;
-	if (u->deleting) {
+	if (u->deleting || u->preempted) {
 		(*deleting)++;
 		return 0;
 	}
@@ -76,6 +102,18 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	memset(out, 0, sizeof(*out));
 	if (p->preempt_never) {
 		snprintf(out->why, sizeof(out->why), "its preemptionPolicy is Never");
+		return 0;
+	}
+	if (p->gang) {
+		snprintf(out->why, sizeof(out->why),
+			 "it is a member of an all-or-nothing gang, and gangs do not preempt yet");
+		return 0;
+	}
+	if ((nc = terminating_below(s, p, n)) > 0) {
+		snprintf(out->why, sizeof(out->why),
+			 "it is nominated to node \"%s\" and %zu pod%s of lower priority there %s still "
+			 "terminating: it waits for %s to stop before it preempts again",
+			 n->name, nc, nc == 1 ? "" : "s", nc == 1 ? "is" : "are", nc == 1 ? "it" : "them");
 		return 0;
 	}
 	c = gs_xreallocarray(NULL, n->n_uses ? n->n_uses : 1, sizeof(*c));
@@ -125,4 +163,134 @@ void gs_sched__preempt_free(struct gs_sched__preempt *pl)
 	free(pl->victims);
 	pl->victims = NULL;
 	pl->n_victims = 0;
+}
+
+/* ---- the daemon's preemptions ------------------------------------------------------------------- */
+
+const char *gs_sched__nominated_node(const struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	const struct gs_sched__use *u = nomination(s, p);
+
+	return u ? u->node->name : NULL;
+}
+
+/* The node p's map entry names, resolved now (NULL: none, or several). */
+static struct gs_sched__node *entry_node(const struct gs_sched *s, const struct gs_sched__pod *p)
+{
+	const struct gs_sched__alias *amb;
+	int via;
+
+	return p->entry ? gs_sched__resolve(s, p->entry->node, &via, &amb) : NULL;
+}
+
+void gs_sched__preempt_forget(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	if (gs_list_linked(&p->plink))
+		gs_list_remove(&p->plink);
+	if (nomination(s, p))
+		gs_sched__use_remove(s, p->uid);
+}
+
+void gs_sched__nominate(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n)
+{
+	struct gs_sched__use *u;
+
+	gs_sched__pod_reserve(s, p, n);
+	u = gs_hmap_get_str(&s->uses, p->uid);
+	u->nominated = 1;
+	u->priority = p->priority;
+	u->created_ms = p->created_ms;
+	n->n_nominated++;
+	s->n_nominated++;
+}
+
+/* The preemption handed out last: its victims' strings, one allocation per victim. */
+struct gs_sched__preempt_out {
+	size_t n;
+	struct gs_preempt_victim v[];
+};
+
+void gs_sched__preempt_out_free(struct gs_sched *s)
+{
+	struct gs_sched__preempt_out *o = s->preempt_out;
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->n; i++)
+		free((char *)o->v[i].uid);
+	free(o);
+	s->preempt_out = NULL;
+}
+
+/* The victims of pl as the pull hands them out: uid, and ns/name split from the use's key. */
+static struct gs_sched__preempt_out *victims_out(const struct gs_sched__preempt *pl)
+{
+	struct gs_sched__preempt_out *o = gs_xmalloc(sizeof(*o) + pl->n_victims * sizeof(o->v[0]));
+
+	o->n = pl->n_victims;
+	for (size_t i = 0; i < pl->n_victims; i++) {
+		const struct gs_sched__use *u = pl->victims[i];
+		size_t ul = strlen(u->uid) + 1, kl = strlen(u->key) + 1;
+		char *at = gs_xmalloc(ul + kl), *slash;
+		memcpy(at, u->uid, ul);
+		memcpy(at + ul, u->key, kl);
+		slash = strchr(at + ul, '/');
+		o->v[i].uid = at;
+		o->v[i].ns = slash ? at + ul : "";
+		o->v[i].name = slash ? slash + 1 : at + ul;
+		if (slash)
+			*slash = '\0';
+		o->v[i].priority = u->priority;
+	}
+	return o;
+}
+
+int gs_sched__next_preemption(struct gs_sched *s, struct gs_preemption *out)
+{
+	gs_sched__preempt_out_free(s);
+	while (!gs_list_empty(&s->preemptq)) {
+		struct gs_sched__pod *p = GS_CONTAINER_OF(gs_list_first(&s->preemptq), struct gs_sched__pod, plink);
+		struct gs_sched__node *n;
+		struct gs_sched__preempt pl;
+
+		gs_list_remove(&p->plink);
+		if (!gs_sched__may_preempt(s, p) || !(n = entry_node(s, p)))
+			continue;
+		if (!gs_sched__preempt_plan(s, p, n, &pl)) {
+			s->preempt_attempts[0]++;
+			gs_log_debug("pod %s/%s: no preemption on node %s: %s", p->ns, p->name, n->name, pl.why);
+			continue;
+		}
+		s->preempt_attempts[1]++;
+		s->preempt_victims += pl.n_victims;
+		for (size_t i = 0; i < pl.n_victims; i++)
+			pl.victims[i]->preempted = 1;
+		s->preempt_out = victims_out(&pl);
+		gs_sched__preempt_free(&pl);
+		gs_sched__nominate(s, p, n);
+		*out = (struct gs_preemption){
+			.uid = p->uid,
+			.ns = p->ns,
+			.name = p->name,
+			.node = n->name,
+			.priority = p->priority,
+			.n_victims = s->preempt_out->n,
+			.victims = s->preempt_out->v,
+		};
+		gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s on node %s", p->ns, p->name,
+			    p->priority, out->n_victims, out->n_victims == 1 ? "" : "s", n->name);
+		return 1;
+	}
+	return 0;
+}
+
+int gs_sched__preemption_failed(struct gs_sched *s, const char *victim_uid)
+{
+	struct gs_sched__use *u = gs_hmap_get_str(&s->uses, victim_uid);
+
+	if (!u)
+		return -ENOENT;
+	u->preempted = 0; /* a choice again: its node's waiters are placed again, and may pick it */
+	gs_sched__node_mark_dirty(s, u->node);
+	return 0;
 }

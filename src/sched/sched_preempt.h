@@ -13,9 +13,17 @@
  * placeholder of ours) of strictly lower priority, not being deleted already (it still counts until it
  * stops), and not a member of an all-or-nothing gang of ours (only with its whole gang: not done yet).
  *
- * For now the engine only says what it would do (gs_sched_explain); nothing is deleted. Read-only:
- * every use set aside is put back before the call returns (sched_use.h, gs_sched__use_hide).
- * Cost: O(k log k) for the k pods on the node, plus one fit per candidate.
+ * The plan is read-only: every use set aside is put back before the call returns (sched_use.h,
+ * gs_sched__use_hide). Cost: O(k log k) for the k pods on the node, plus one fit per candidate.
+ *
+ * The daemon's preemptions (sched.h, gs_sched_next_preemption): a pod that may preempt is queued on
+ * s->preemptq by its placement (sched_place.h, gs_sched__place); the pull plans for it on the node as it is
+ * then, marks the victims preempted (never chosen again) and nominates the pod there: a use of its uid
+ * counting its requests, ports and devices (sched_int.h, gs_sched__use.nominated), so that what the
+ * victims free goes to it. The nomination holds while the pod waits for room on that node or is
+ * queued for it; its Binding's reservation replaces it (the same uid); it goes with the pod.
+ * Invariant: a pod on s->preemptq is a pod of ours (linked by plink); what it waits for is checked again
+ * at the pull.
  */
 #ifndef GS_SCHED_SCHED_PREEMPT_H
 #define GS_SCHED_SCHED_PREEMPT_H
@@ -28,10 +36,8 @@ struct gs_sched__preempt {
 	char why[512];                  /* with no victims: why none would do */
 };
 
-/* 1 when r is a reason preemption may clear (the fit's: HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY). */
-int gs_sched__preempt_reason(enum gs_wait_reason r);
 /*
- * What pod p (waiting with a reason gs_sched__preempt_reason accepts) would preempt on n, its resolved
+ * What pod p (waiting with a reason gs_sched__fit_reason accepts) would preempt on n, its resolved
  * node: 1 with out->victims, else 0 with out->why ("its preemptionPolicy is Never", "no pod of lower
  * priority than 10 runs on node \"node2\"", "even with the 3 pods of lower priority on node \"node2\"
  * gone: Insufficient cpu: ..."). Release out with gs_sched__preempt_free.
@@ -39,5 +45,17 @@ int gs_sched__preempt_reason(enum gs_wait_reason r);
 int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 			   struct gs_sched__preempt *out);
 void gs_sched__preempt_free(struct gs_sched__preempt *pl);
+
+/* p leaves (deleted, finished, not ours): off the queue, its nomination gone. */
+void gs_sched__preempt_forget(struct gs_sched *s, struct gs_sched__pod *p);
+/* Nominates p to n: its claim there (sched_int.h, gs_sched__use.nominated), replacing any use of its uid. */
+void gs_sched__nominate(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n);
+/* The node p is nominated to, or NULL. */
+const char *gs_sched__nominated_node(const struct gs_sched *s, const struct gs_sched__pod *p);
+/* gs_sched_next_preemption and gs_sched_preemption_failed (sched.h). */
+int gs_sched__next_preemption(struct gs_sched *s, struct gs_preemption *out);
+int gs_sched__preemption_failed(struct gs_sched *s, const char *victim_uid);
+/* Frees the last preemption handed out (s->preempt_out). */
+void gs_sched__preempt_out_free(struct gs_sched *s);
 
 #endif

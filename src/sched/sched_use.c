@@ -340,6 +340,11 @@ struct gs_sched__node *gs_sched__use_take(struct gs_sched *s, const char *uid)
 		gs_sched__ledger_del(s, n, &u->holds[i]);
 	GS_ASSERT(n->n_uses > 0 && !u->hidden);
 	n->n_uses--;
+	if (u->nominated) {
+		GS_ASSERT(n->n_nominated > 0 && s->n_nominated > 0);
+		n->n_nominated--;
+		s->n_nominated--;
+	}
 	gs_list_remove(&u->nlink);
 	int recheck = n->agent.fresh && (u->n_holds || u->req.n_ext);
 	use_free(u);
@@ -501,14 +506,41 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 	return gs_sched__fit_plugin(s, p, n, msg, size);
 }
 
+int gs_sched__fit_reason(enum gs_wait_reason r)
+{
+	return r == GS_WAIT_HOST_PORT || r == GS_WAIT_INSUFFICIENT_RESOURCE || r == GS_WAIT_DEVICE_BUSY;
+}
+
+void gs_sched__nominations_hide(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n, int hide)
+{
+	const struct gs_list *l;
+	size_t left = n->n_nominated;
+
+	GS_LIST_FOREACH(l, &n->uses) {
+		struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
+		if (!left)
+			break;
+		if (!u->nominated)
+			continue;
+		left--;
+		if (u->priority < p->priority || strcmp(u->uid, p->uid) == 0)
+			gs_sched__use_hide(s, u, hide);
+	}
+}
+
 enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 				  char *msg, size_t size)
 {
-	enum gs_wait_reason r = gs_sched__fit_ports(p, n, msg, size);
+	enum gs_wait_reason r;
 
+	if (n->n_nominated)
+		gs_sched__nominations_hide(s, p, n, 1);
+	r = gs_sched__fit_ports(p, n, msg, size);
 	if (r == GS_WAIT_NONE)
 		r = gs_sched__fit_resources(s, p, n, msg, size);
 	if (r == GS_WAIT_NONE)
 		r = gs_sched__fit_devices(s, p, n, msg, size);
+	if (n->n_nominated)
+		gs_sched__nominations_hide(s, p, n, 0);
 	return r;
 }

@@ -46,10 +46,18 @@ void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, st
 /*
  * Sets u aside (hide) or back: its requests, host ports, device-plugin GPUs and ledger holds stop or
  * start counting in its node's fit (gs_sched__fit and its parts) without the use going anywhere: no
- * list, index or order changes, no node marked dirty. Only within one call of sched_preempt.c, which
- * puts back every use it set aside before returning (u->hidden is never set between calls).
+ * list, index or order changes, no node marked dirty. Only within one call (sched_preempt.c's what-if,
+ * gs_sched__nominations_hide), which puts back every use it set aside before returning (u->hidden is
+ * never set between calls).
  */
 void gs_sched__use_hide(struct gs_sched *s, struct gs_sched__use *u, int hide);
+/*
+ * Sets aside (hide) or back the nominations on n (sched_preempt.h) that do not count for pod p: its own,
+ * and those of lower priority than its (kube-scheduler counts a nominated pod for the pods of its
+ * priority or lower). gs_sched__fit does it around its parts; explain, which runs them one by one, too.
+ * O(n's uses) when n has a nomination.
+ */
+void gs_sched__nominations_hide(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n, int hide);
 /* Frees a use's memory only (the engine is being freed: no totals or ledger kept up to date). */
 void gs_sched__use_free(struct gs_sched__use *u);
 /* Releases a node's totals, ports and ledger, whatever still holds them (the slot is being freed). */
@@ -61,6 +69,9 @@ void gs_sched__node_usage_free(struct gs_sched__node *n);
  */
 enum gs_wait_reason gs_sched__fit(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 				  char *msg, size_t size);
+/* 1 when r is one of the fit's reasons (HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY): what pods on the
+ * node hold, the reasons preemption may clear (sched_preempt.h). */
+int gs_sched__fit_reason(enum gs_wait_reason r);
 /* The three parts of gs_sched__fit, in its order, each on its own (explain runs them all). */
 enum gs_wait_reason gs_sched__fit_ports(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					size_t size);

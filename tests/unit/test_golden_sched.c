@@ -8,7 +8,7 @@
  * the two must match. GS_GOLDEN_UPDATE=1 rewrites the files instead (review the diff before committing).
  *
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
- *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off placeholders=0|1
+ *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off placeholders=0|1 preemption=0|1
  *          ignored-resources=A,B ignored-groups=G,H gang-members=N gang-gpus=N gang-limits=NS=M/G,...
  *                                             before anything else; a new engine (alias: the node alias
  *                                             label, gpu-scheduler.io/node unless said; ignored-*: the
@@ -47,11 +47,13 @@
  *   deadline                                  prints gs_sched_next_deadline, from now
  *   bind-done UID ok|gone|retry|retry-after=MS   retry-after: a RETRY whose answer said Retry-After
  *   time MS                                   advance the clock by MS
- *   pull                                      binds until none, then reports until none
+ *   pull                                      binds until none, then preemptions, placeholders and
+ *                                             reports, each until none
+ *   preempt-failed UID                        a victim's delete failed (gs_sched_preemption_failed)
  *   state UID                                 prints the pod's state, reason, attempts and the node its
  *                                             map name resolves to now when that is another name
  *   stats                                     prints the engine's counts (pods, uses, ledger; ignored
- *                                             claims when there are)
+ *                                             claims, gangs, placeholders, preemptions when there are)
  *   explain NS/NAME | explain-json NS/NAME    prints the pod's explanation (explain_out.h), text or JSON
  *   budget-seed NS MAXM MAXG HELDM HELDG      explain's engine takes the daemon's budget numbers for NS
  *                                             (gs_sched_gang_budget_seed)
@@ -63,6 +65,7 @@
  *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
  *          [after-deleting=PLACEHOLDER [uid=U]]
  *                                             map=: the map's name, when NODE was resolved by the alias label
+ *   > preempt NS/NAME node=N prio=P victims=NS/V(PRIO),...   (gs_sched_next_preemption)
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
  *   > conflict NS/NAME OTHER-NS/OTHER-NAME on NODE: MESSAGE
@@ -567,6 +570,14 @@ static void cmd_pull(struct replay *r)
 		     d.devices, d.index, gs_index_source_name(d.index_source), d.map_line, d.attempt,
 		     d.placeholder ? " after-deleting=" : "", d.placeholder ? d.placeholder : "",
 		     d.placeholder_uid ? " uid=" : "", d.placeholder_uid ? d.placeholder_uid : "");
+	struct gs_preemption pe;
+	while (gs_sched_next_preemption(r->s, r->now, &pe)) {
+		emit(r, "> preempt %s/%s node=%s prio=%lld victims=", pe.ns, pe.name, pe.node, (long long)pe.priority);
+		for (size_t i = 0; i < pe.n_victims; i++)
+			emit(r, "%s%s/%s(%lld)", i ? "," : "", pe.victims[i].ns, pe.victims[i].name,
+			     (long long)pe.victims[i].priority);
+		emit(r, "\n");
+	}
 	struct gs_placeholder ph;
 	while (gs_sched_next_placeholder(r->s, r->now, &ph)) {
 		if (!ph.create) {
@@ -616,6 +627,8 @@ static void run_line(struct replay *r, char *line)
 				r->cfg.recreate_unmutated = atoi(tok[i] + 9);
 			else if (!strncmp(tok[i], "placeholders=", 13))
 				r->cfg.gang_placeholders = atoi(tok[i] + 13);
+			else if (!strncmp(tok[i], "preemption=", 11))
+				r->cfg.preemption = atoi(tok[i] + 11);
 			else if (!strncmp(tok[i], "max-gang-timeout=", 17))
 				r->cfg.max_gang_timeout_ms = atoll(tok[i] + 17);
 			else if (!strncmp(tok[i], "gpm-memory=", 11))
@@ -726,6 +739,10 @@ static void run_line(struct replay *r, char *line)
 		int rc = gs_sched_placeholder_created(r->s, tok[1], tok[2], slash + 1, tok[3], r->now);
 		if (rc < 0)
 			emit(r, "> error: placeholder_created %d\n", rc);
+	} else if (!strcmp(c, "preempt-failed")) {
+		int rc = gs_sched_preemption_failed(r->s, tok[1], r->now);
+		if (rc < 0)
+			emit(r, "> error: preemption_failed %d\n", rc);
 	} else if (!strcmp(c, "pod-delete")) {
 		int rc = gs_sched_pod_delete(r->s, tok[1], r->now);
 		if (rc < 0)
@@ -757,6 +774,10 @@ static void run_line(struct replay *r, char *line)
 			     (unsigned long long)st.gangs_bound, (unsigned long long)st.gang_timeouts);
 		if (st.placeholders)
 			emit(r, " placeholders=%zu", st.placeholders);
+		if (st.preemptions + st.nominated)
+			emit(r, " preemptions=%llu preempt_none=%llu victims=%llu nominated=%zu",
+			     (unsigned long long)st.preemptions, (unsigned long long)st.preempt_none,
+			     (unsigned long long)st.preempt_victims, st.nominated);
 		if (st.agent_fresh + st.agent_stale + st.agent_unusable)
 			emit(r, " agent_fresh=%zu agent_stale=%zu agent_unusable=%zu", st.agent_fresh, st.agent_stale,
 			     st.agent_unusable);
