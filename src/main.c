@@ -513,6 +513,7 @@ static int controller_start(struct daemon *d)
 		.gpm_bytes = (size_t)d->cfg.gpm_bytes,
 		.gpm_bytes_per_ns = (size_t)d->cfg.gpm_bytes_per_ns,
 		.gang_placeholders = d->cfg.gang_placeholders,
+		.preemption = d->cfg.preemption,
 		.placeholder_image = d->cfg.placeholder_image,
 		.engine_audit = d->cfg.engine_audit,
 		.events = d->cfg.events,

@@ -172,6 +172,9 @@ const struct gs_opt gs_main_opts[] = {
 	{"engine-audit", "GS_ENGINE_AUDIT", GS_OPT_BOOL, "false", 0, 0, OPT(engine_audit), NULL,
 	 "for tests and debugging: check every invariant of the placement engine from scratch at each pass of "
 	 "its loop (O(pods + nodes) each time); one that does not hold aborts the process, naming it"},
+	{"preemption", "GS_PREEMPTION", GS_OPT_BOOL, "true", 0, 0, OPT(preemption), NULL,
+	 "a pod waiting on its mapped node for what pods of lower priority hold there takes their place: they are "
+	 "deleted and it is nominated to the node (docs/sched.md, \"Preemption\"); false: it waits"},
 	{"gang-placeholders", "GS_GANG_PLACEHOLDERS", GS_OPT_BOOL, "false", 0, 0, OPT(gang_placeholders), NULL,
 	 "while an all-or-nothing gang gathers, a placeholder pod on each fitting member's node holds its requests "
 	 "for every other scheduler (docs/sched.md, \"Placeholders\")"},

@@ -45,6 +45,7 @@ struct gs_main_config {
 	int no_webhook;
 	int tolerate_dedicated;
 	int gang_placeholders;
+	int preemption;
 	const char *placeholder_image;
 	int engine_audit;
 	const char *webhook_addr;

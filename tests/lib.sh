@@ -49,6 +49,7 @@
 #                                   check_eventually: `kubectl wait` errors out on a CRD just created,
 #                                   which has no status.conditions yet)
 #   pod_count_is N [SELECTOR]       test form of it
+#   priority_classes NAME=VALUE[:Never]...  PriorityClasses $PC-NAME made (a check), deleted at the end
 #   bind_pod POD NODE               POST the binding subresource as the scheduler would
 #   sa_token SA                     a token for ServiceAccount SA in $NS from the TokenRequest API (an
 #                                   hour; since 1.24 no Secret holds one unless asked for)
@@ -309,6 +310,28 @@ spec:
   template:
 EOF
 	RESTART_POLICY=Never "${POD_TEMPLATE:-pod_template_yaml}" "$name" "$@"
+}
+
+# priority_classes NAME=VALUE[:Never]...: the PriorityClasses $PC-NAME ($PC: the test namespace without
+# its gs- prefix) of those values (":Never": preemptionPolicy Never), made (a check) and deleted when the
+# test ends. Not through check (a subshell): it sets PC and defers.
+priority_classes() {
+	local c name value yaml="" names=()
+	PC=${NS#gs-}
+	for c in "$@"; do
+		name=$PC-${c%%=*} value=${c#*=}
+		names+=("$name")
+		yaml+="---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: $name}
+value: ${value%%:*}
+"
+		[ "${value#*:}" = Never ] && yaml+="preemptionPolicy: Never
+"
+	done
+	defer "NS= kc delete priorityclass ${names[*]} --ignore-not-found --wait=false >/dev/null 2>&1"
+	check "PriorityClasses $* (each named $PC-NAME)" eval 'NS= kc apply -f - >/dev/null <<<"$yaml"'
 }
 
 crd_established() {

@@ -310,8 +310,15 @@ int gs_api_placeholder_delete(struct gs_kube *k, const char *ns, const char *nam
 	return r;
 }
 
-int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
-			 gs_kube_done_cb done, void *ud)
+/*
+ * A strategic merge patch of the pod's status, its uid in the body (a re-created pod of the name is
+ * refused, never patched): {"metadata":{"uid":UID},"status":{"conditions":[{"type":TYPE,"status":
+ * STATUS,"reason":REASON,"lastProbeTime":null,"lastTransitionTime":TS,"message":MESSAGE}]}} with a
+ * condition (type not NULL), else {"metadata":{"uid":UID},"status":{"nominatedNodeName":NODE}} (message
+ * is the node).
+ */
+static int pod_status_patch(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *type, const char *status,
+			    const char *reason, const char *message, int64_t now_ms, gs_kube_done_cb done, void *ud)
 {
 	char path[768], ts[40];
 	struct gs_buf b;
@@ -323,18 +330,39 @@ int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, co
 	gs_buf_init(&b, GS_API_BODY_MAX);
 	r = gs_buf_append_str(&b, "{\"metadata\":{\"uid\":");
 	r = r ? r : gs_buf_append_json_str(&b, pod->uid);
-	r = r ? r
-	      : gs_buf_printf(&b,
-			      "},\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-			      "\"reason\":\"Unschedulable\",\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\","
-			      "\"message\":",
-			      ts);
+	if (!type)
+		r = r ? r : gs_buf_append_str(&b, "},\"status\":{\"nominatedNodeName\":");
+	else
+		r = r ? r
+		      : gs_buf_printf(&b,
+				      "},\"status\":{\"conditions\":[{\"type\":\"%s\",\"status\":\"%s\","
+				      "\"reason\":\"%s\",\"lastProbeTime\":null,\"lastTransitionTime\":\"%s\","
+				      "\"message\":",
+				      type, status, reason, ts);
 	r = r ? r : gs_buf_append_json_str(&b, message);
-	r = r ? r : gs_buf_append_str(&b, "}]}}");
+	r = r ? r : gs_buf_append_str(&b, type ? "}]}}" : "}}");
 	if (r == 0)
 		r = api_send(k, "PATCH", path, &b, "application/strategic-merge-patch+json", GS_KUBE_LOW, done, ud);
 	gs_buf_free(&b);
 	return r;
+}
+
+int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
+			 gs_kube_done_cb done, void *ud)
+{
+	return pod_status_patch(k, pod, "PodScheduled", "False", "Unschedulable", message, now_ms, done, ud);
+}
+
+int gs_api_disruption_target(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
+			     gs_kube_done_cb done, void *ud)
+{
+	return pod_status_patch(k, pod, "DisruptionTarget", "True", "PreemptionByScheduler", message, now_ms, done, ud);
+}
+
+int gs_api_nominate(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, gs_kube_done_cb done,
+		    void *ud)
+{
+	return pod_status_patch(k, pod, NULL, NULL, NULL, node, 0, done, ud);
 }
 
 int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_kube_done_cb done, void *ud)

@@ -9,6 +9,9 @@
  *   condition PATCH /api/v1/namespaces/NS/pods/NAME/status        (low priority, strategic merge:
  *            PodScheduled=False, reason Unschedulable, with our message)
  *   delete   DELETE /api/v1/namespaces/NS/pods/NAME               (low priority, UID precondition)
+ *   preemption PATCH /api/v1/namespaces/NS/pods/NAME/status       (low priority, strategic merge, the
+ *            pod's uid in the body: the preemptor's status.nominatedNodeName; a victim's condition
+ *            DisruptionTarget=True, reason PreemptionByScheduler, before its delete)
  *   gpm status PATCH /apis/gpu-scheduler.io/v1alpha1/namespaces/NS/gpuplacementmaps/NAME/status
  *            (low priority, JSON patch: a GPUPlacementMap's placement counts, the object's uid tested
  *            first: a re-created object of the same name gets 422, never our status)
@@ -74,6 +77,14 @@ int gs_api_unschedulable(struct gs_kube *k, const struct gs_api_pod_ref *pod, co
 			 gs_kube_done_cb done, void *ud);
 
 int gs_api_delete_pod(struct gs_kube *k, const struct gs_api_pod_ref *pod, gs_kube_done_cb done, void *ud);
+
+/* Preemption (sched.h, gs_sched_next_preemption), as kube-scheduler's DefaultPreemption writes it: a
+ * victim's DisruptionTarget condition (status True, reason PreemptionByScheduler, the message given),
+ * and the preemptor's status.nominatedNodeName. Low priority. */
+int gs_api_disruption_target(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *message, int64_t now_ms,
+			     gs_kube_done_cb done, void *ud);
+int gs_api_nominate(struct gs_kube *k, const struct gs_api_pod_ref *pod, const char *node, gs_kube_done_cb done,
+		    void *ud);
 
 /*
  * A gang member's placeholder (sched.h, struct gs_placeholder): create POSTs the pod bound to its node

@@ -47,6 +47,7 @@ void gs_cmd_usage_options(FILE *f)
 		   "      --annotation NAME       the daemon's --annotation (default gpu-scheduling-map)\n"
 		   "      --device-sharing MODE   the daemon's --device-sharing: exclusive (default) or any\n"
 		   "      --require-env BOOL      the daemon's --require-env: true (default) or false\n"
+		   "      --preemption BOOL       the daemon's --preemption: true (default) or false\n"
 		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; "
 		   "empty: off)\n"
 		   "      --ignored-resources LIST, --ignored-resource-groups LIST  the daemon's (default: none)\n"
@@ -70,6 +71,7 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 		{"device-sharing", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"require-env", required_argument, NULL, 'r'},
+		{"preemption", required_argument, NULL, 'p'},
 		{"node-alias-label", required_argument, NULL, 'l'},
 		{"daemon", required_argument, NULL, 'D'},
 		{"ignored-resources", required_argument, NULL, 'I'},
@@ -88,7 +90,7 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 				  .sched_ns = "kube-system",
 				  .lease = "gpu-scheduler",
 				  .secure_port = "10259"};
-	const char *sharing = "exclusive", *env = "true", *daemon = "true";
+	const char *sharing = "exclusive", *env = "true", *daemon = "true", *preempt = "true";
 	int c;
 
 	optind = 1;
@@ -102,6 +104,7 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 		case 'd': sharing = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'r': env = optarg; break;
+		case 'p': preempt = optarg; break;
 		case 'l': o->alias_label = optarg; break;
 		case 'D': daemon = optarg; break;
 		case 'I': o->ignored_resources = optarg; break;
@@ -115,14 +118,15 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 		/* clang-format on */
 	}
 	if (optind != argc - 1 || !one_of(o->output, "text", "json") || !one_of(sharing, "exclusive", "any") ||
-	    !one_of(env, "true", "false") || !one_of(daemon, "true", "false") || !gs_cmd_valid_name(o->sched_ns) ||
-	    !gs_cmd_valid_name(o->lease) || !valid_port(o->secure_port)) {
+	    !one_of(env, "true", "false") || !one_of(daemon, "true", "false") || !one_of(preempt, "true", "false") ||
+	    !gs_cmd_valid_name(o->sched_ns) || !gs_cmd_valid_name(o->lease) || !valid_port(o->secure_port)) {
 		usage(stderr);
 		return 2;
 	}
 	o->arg = argv[optind];
 	o->sharing_any = strcmp(sharing, "any") == 0;
 	o->check_env = strcmp(env, "true") == 0;
+	o->preemption = strcmp(preempt, "true") == 0;
 	o->ask_daemon = strcmp(daemon, "true") == 0;
 	if ((arg_is_name && !gs_cmd_valid_name(o->arg)) || (o->ns && !gs_cmd_valid_name(o->ns))) {
 		fprintf(stderr, "gpu-scheduler %s: \"%s\" is not a valid Kubernetes name\n", o->name,
@@ -294,6 +298,7 @@ struct gs_sched *gs_cmd_engine(const struct gs_cmd_opts *o)
 	cfg.annotation = o->annotation;
 	cfg.device_sharing_any = o->sharing_any;
 	cfg.check_env = o->check_env;
+	cfg.preemption = o->preemption;
 	cfg.alias_label = o->alias_label && *o->alias_label ? o->alias_label : NULL;
 	cfg.ignored_resources = o->ignored_resources;
 	cfg.ignored_resource_groups = o->ignored_groups;

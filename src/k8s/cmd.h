@@ -30,6 +30,7 @@ struct gs_cmd_opts {
 	const char *ignored_resources, *ignored_groups;
 	int sharing_any;
 	int check_env;
+	int preemption; /* --preemption: the daemon's */
 	int ask_daemon;
 };
 

@@ -109,10 +109,13 @@ struct low_req {
 	char what[16];
 	char ref[300]; /* ns/name, for the log */
 	/* A placeholder's create: its member's uid, namespace and name, for gs_sched_placeholder_created
-	 * (one allocation, member_uid first); NULL otherwise. */
+	 * (one allocation, member_uid first); NULL otherwise. A preemption's victim ("disruption", then
+	 * "preempt"): its uid, namespace and name the same way, for its delete and the engine. */
 	char *member_uid;
 	const char *ph_ns, *ph_name;
 };
+
+static void send_victim_delete(struct gs_controller *c, struct low_req *q);
 
 /* A placeholder's create succeeded: the engine learns its uid from the reply (the pod as stored), the
  * only proof that a pod is a placeholder of ours (sched.h). */
@@ -136,13 +139,23 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 
 	c->low_inflight--;
 	int ph = strcmp(q->what, "placeholder") == 0, unph = strcmp(q->what, "unplace") == 0;
+	int dis = strcmp(q->what, "disruption") == 0, pre = strcmp(q->what, "preempt") == 0;
 	if (ph || unph)
 		c->m.placeholders[res == GS_API_OK || (unph && res == GS_API_GONE)
 					  ? (ph ? GS_CTRL_PH_CREATED : GS_CTRL_PH_DELETED)
 					  : GS_CTRL_PH_FAILED]
 			.v++;
+	if (dis && res != GS_API_GONE && !c->stopping) {
+		c->low_inflight++;
+		send_victim_delete(c, q); /* the condition written (or not: the delete goes all the same) */
+		return;
+	}
+	if (pre && res != GS_API_OK && res != GS_API_GONE) {
+		c->m.preempt_failed.v++; /* it may be chosen again; its node's waiters are placed again */
+		gs_sched_preemption_failed(c->sched, q->member_uid, (int64_t)uv_now(c->loop));
+	}
 	if (err != -ECANCELED && res != GS_API_OK &&
-	    !((strcmp(q->what, "delete") == 0 || unph) && res == GS_API_GONE)) {
+	    !((strcmp(q->what, "delete") == 0 || unph || dis || pre) && res == GS_API_GONE)) {
 		if (strcmp(q->what, "event") == 0)
 			c->m.events_failed.v++;
 		else if (strcmp(q->what, "condition") == 0)
@@ -199,6 +212,83 @@ static void send_condition(struct gs_controller *c, const struct gs_api_pod_ref 
 		return;
 	}
 	c->low_inflight++;
+}
+
+/* ---- preemption (sched.h, gs_sched_next_preemption; docs/sched.md, "Preemption") ------------------ */
+
+/* The victim q names is deleted (its own grace period, its uid the precondition); q goes on to it. */
+static void send_victim_delete(struct gs_controller *c, struct low_req *q)
+{
+	struct gs_api_pod_ref v = {.ns = q->ph_ns, .name = q->ph_name, .uid = q->member_uid};
+
+	snprintf(q->what, sizeof(q->what), "preempt");
+	if (gs_api_delete_pod(c->kube, &v, on_low_done, q) < 0) {
+		c->low_inflight--;
+		c->m.preempt_failed.v++;
+		gs_sched_preemption_failed(c->sched, q->member_uid, (int64_t)uv_now(c->loop));
+		free(q->member_uid);
+		free(q);
+	}
+}
+
+/* "team-a/low-0" for a pod of ns, else "a pod of another namespace" (issue 36: names stay in their
+ * namespace; the uid, opaque, is given as kube-scheduler does). */
+static const char *pod_shown(char *out, size_t size, const char *ns, const char *name, const char *viewer_ns)
+{
+	if (strcmp(ns, viewer_ns) == 0)
+		snprintf(out, size, "%s/%s", ns, name);
+	else
+		snprintf(out, size, "a pod of another namespace");
+	return out;
+}
+
+/*
+ * One preemption: the preemptor's status.nominatedNodeName, then per victim its DisruptionTarget
+ * condition and, that answered, its delete; a Preempted event on each victim and a Preempting event on
+ * the preemptor, each naming the other (by uid across namespaces). A victim whose delete fails is told
+ * to the engine (gs_sched_preemption_failed).
+ */
+static void handle_preemption(struct gs_controller *c, const struct gs_preemption *pe)
+{
+	struct gs_api_pod_ref pod = {.ns = pe->ns, .name = pe->name, .uid = pe->uid};
+	char cond[300], msg[1024], who[300];
+	struct low_req *q = low_req_new(c, "nominate", &pod);
+	size_t at;
+
+	if (gs_api_nominate(c->kube, &pod, pe->node, on_low_done, q) < 0)
+		free(q);
+	else
+		c->low_inflight++;
+	/* kube-scheduler's words, with our name (DefaultPreemption's PrepareCandidate) */
+	snprintf(cond, sizeof(cond), "%s: preempting to accommodate a higher priority pod", c->scheduler_name);
+	at = (size_t)snprintf(msg, sizeof(msg), "Preempting %zu pod%s of lower priority on node %s:", pe->n_victims,
+			      pe->n_victims == 1 ? "" : "s", pe->node);
+	for (size_t i = 0; i < pe->n_victims; i++) {
+		const struct gs_preempt_victim *v = &pe->victims[i];
+		struct gs_api_pod_ref vp = {.ns = v->ns, .name = v->name, .uid = v->uid};
+		size_t ul = strlen(v->uid) + 1, nl = strlen(v->ns) + 1, ml = strlen(v->name) + 1;
+		char ev[600];
+
+		q = low_req_new(c, "disruption", &vp);
+		q->member_uid = gs_xmalloc(ul + nl + ml);
+		memcpy(q->member_uid, v->uid, ul);
+		q->ph_ns = memcpy(q->member_uid + ul, v->ns, nl);
+		q->ph_name = memcpy(q->member_uid + ul + nl, v->name, ml);
+		c->low_inflight++;
+		if (gs_api_disruption_target(c->kube, &vp, cond, gs_clock_wall_ms(), on_low_done, q) < 0)
+			send_victim_delete(c, q); /* the delete all the same */
+		gs_log_info("pod %s/%s (priority %lld): preempted on node %s by %s/%s (priority %lld)", v->ns, v->name,
+			    (long long)v->priority, pe->node, pe->ns, pe->name, (long long)pe->priority);
+		snprintf(ev, sizeof(ev), "Preempted by pod %s (%s) on node %s", pe->uid,
+			 pod_shown(who, sizeof(who), pe->ns, pe->name, v->ns), pe->node);
+		send_event(c, &vp, GS_EVENT_NORMAL, "Preempted", ev);
+		if (at < sizeof(msg))
+			at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s %s (uid %s, priority %lld)",
+					       i ? "," : "", pod_shown(who, sizeof(who), v->ns, v->name, pe->ns),
+					       v->uid, (long long)v->priority);
+	}
+	c->m.preempt_victims.v += pe->n_victims;
+	send_event(c, &pod, GS_EVENT_NORMAL, "Preempting", msg);
 }
 
 static void send_delete(struct gs_controller *c, const struct gs_api_pod_ref *pod)
@@ -566,6 +656,9 @@ static void on_pump(uv_prepare_t *p)
 		start_bind(c, &d);
 	/* Statuses on their own lane, never while a binding waits for a slot. */
 	int64_t retry = c->binds_inflight < c->max_inflight ? gs_gpm_writer_pump(&c->gpmw, now) : -1;
+	struct gs_preemption pe;
+	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_preemption(c->sched, now, &pe))
+		handle_preemption(c, &pe);
 	struct gs_placeholder ph;
 	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_placeholder(c->sched, now, &ph))
 		handle_placeholder(c, &ph);
@@ -762,6 +855,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.gpm_bytes = opts->gpm_bytes;
 	sc.gpm_bytes_per_ns = opts->gpm_bytes_per_ns;
 	sc.gang_placeholders = opts->gang_placeholders;
+	sc.preemption = opts->preemption;
 	c->placeholder_image =
 		gs_xstrdup(opts->placeholder_image ? opts->placeholder_image : GS_CTRL_PLACEHOLDER_IMAGE);
 	sc.seed = opts->seed;

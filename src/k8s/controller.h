@@ -52,6 +52,7 @@ struct gs_controller_opts {
 	int events;                     /* emit Events (Scheduled, FailedScheduling); conditions always */
 	const struct gs_leader *leader; /* act only while it leads; NULL: always (no election). Borrowed */
 	int gang_placeholders;          /* --gang-placeholders: placeholder pods for reserved gang members */
+	int preemption;                 /* --preemption: pods of lower priority on a mapped node make room (sched.h) */
 	const char *placeholder_image;  /* --placeholder-image: what they run (a pause image) */
 	int engine_audit;               /* --engine-audit: gs_sched_audit at every pass of the pump (tests) */
 	uint64_t seed;

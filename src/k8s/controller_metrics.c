@@ -114,6 +114,42 @@ void gs_controller__gang_observed(struct gs_controller_metrics *c, const struct 
 		c->gang_timeouts[r->reason].v++;
 }
 
+static double m_preempted(void *ud)
+{
+	return (double)sched_stats(ud).preemptions;
+}
+
+static double m_preempt_none(void *ud)
+{
+	return (double)sched_stats(ud).preempt_none;
+}
+
+static double m_nominated(void *ud)
+{
+	return (double)sched_stats(ud).nominated;
+}
+
+/* Preemption (docs/sched.md, "Preemption"). */
+static void register_preemption(struct gs_controller_metrics *c, struct gs_metrics *m)
+{
+	static const char help[] = "Preemptions planned for pods waiting on their mapped node, by result: victims "
+				   "chosen and deleted (preempted), or none (no set of pods of lower priority would "
+				   "let it fit, or those it preempted are still terminating).";
+
+	gs_metrics_counter_fn(m, "gpu_scheduler_preemption_attempts_total", help, "result=\"preempted\"", m_preempted,
+			      c);
+	gs_metrics_counter_fn(m, "gpu_scheduler_preemption_attempts_total", help, "result=\"none\"", m_preempt_none, c);
+	gs_metrics_counter(m, "gpu_scheduler_preemption_victims_total",
+			   "Pods deleted to make room for a pod of higher priority on its mapped node.", NULL,
+			   &c->preempt_victims);
+	gs_metrics_counter(m, "gpu_scheduler_preemption_victim_delete_failures_total",
+			   "Victims whose delete failed (not 404 or 409): they may be chosen again.", NULL,
+			   &c->preempt_failed);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_nominated_pods",
+			    "Pods nominated to their node by a preemption, not bound yet: their claim counts there.",
+			    NULL, m_nominated, c);
+}
+
 /* The all-or-nothing gangs (docs/sched.md, "All or nothing"). */
 static void register_gangs(struct gs_controller_metrics *c, struct gs_metrics *m)
 {
@@ -412,4 +448,5 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 	register_engine(c, m);
 	register_writes(c, m);
 	register_gangs(c, m);
+	register_preemption(c, m);
 }

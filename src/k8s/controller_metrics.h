@@ -63,6 +63,7 @@ struct gs_controller_metrics {
 	struct gs_histogram gang_latency;                /* from a gang's first member's creation to its commit */
 	struct gs_counter gang_timeouts[GS_WAIT__COUNT]; /* by the first blocker's reason (NONE: missing) */
 	struct gs_counter placeholders[GS_CTRL_PH__COUNT];
+	struct gs_counter preempt_victims, preempt_failed; /* victims handed to the apiserver; deletes that failed */
 	/* Private. */
 	struct gs_controller_waiting_gauge waiting_by[GS_WAIT__COUNT];
 	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */

@@ -543,16 +543,19 @@ static int decode_condition(struct gs_dctx *d, const cJSON *c, const char *path,
 	return 0;
 }
 
-/* status.containerStatuses (stopped, ctr_status_req), status.resize and status.conditions (resize_infeasible). */
+/* status.containerStatuses (stopped, ctr_status_req), status.resize and status.conditions (resize_infeasible),
+ * status.nominatedNodeName. */
 static int decode_pod_status(struct gs_dctx *d, const cJSON *spec, const cJSON *status, struct gs_pod_obj *out)
 {
 	const cJSON *arr, *conds, *c;
-	const char *resize;
+	const char *resize, *nominated;
 	char path[64];
 	int i = 0, r;
 
 	out->stopped = 1;
-	if ((r = gs_dctx_get_sref(d, status, "resize", "status", &resize)) < 0 ||
+	if ((r = gs_dctx_get_sref(d, status, "nominatedNodeName", "status", &nominated)) < 0 ||
+	    (r = gs_dctx_dup(d, nominated && *nominated ? nominated : NULL, &out->nominated_node)) < 0 ||
+	    (r = gs_dctx_get_sref(d, status, "resize", "status", &resize)) < 0 ||
 	    (r = gs_dctx_get_arr(d, status, "conditions", "status", &conds)) < 0 ||
 	    (r = gs_dctx_get_arr(d, status, "containerStatuses", "status", &arr)) < 0)
 		return r;

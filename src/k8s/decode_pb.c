@@ -1159,7 +1159,7 @@ static int condition(struct gs_decode__pctx *d, const struct gs_pb_field *cf, co
 	return rc < 0 ? gs_decode__pb_pbad(d, &r, path) : 0;
 }
 
-/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 14 resize (1.27+, NEWER).
+/* PodStatus: 1 phase, 2 conditions, 8 containerStatuses, 11 nominatedNodeName, 14 resize (1.27+, NEWER).
  * names: the regular containers' names (NULL without a spec). */
 static int pod_status(struct gs_decode__pctx *d, const struct gs_pb_field *sf, const struct name *names, char **phase,
 		      struct gs_pod_obj *out)
@@ -1177,6 +1177,9 @@ static int pod_status(struct gs_decode__pctx *d, const struct gs_pb_field *sf, c
 	while ((rc = gs_pb_next(&r, &g)) > 0) {
 		if (g.num == 1) {
 			rc = gs_decode__pb_sdup(d, &g, "status", "phase", ABSENT_IF_EMPTY, phase);
+		} else if (g.num == 11) {
+			rc = gs_decode__pb_sdup(d, &g, "status", "nominatedNodeName", ABSENT_IF_EMPTY,
+						&out->nominated_node);
 		} else if (g.num == 14) {
 			if ((rc = gs_decode__pb_sref(d, &g, "status", "resize", &resize, &rsn)) == 0)
 				out->resize_infeasible |= gs_decode__pb_eq(resize, rsn, "Infeasible");

@@ -64,6 +64,7 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 	free(p->gang_timeout);
 	free(p->gang_size);
 	free(p->placeholder_for);
+	free(p->nominated_node);
 	free(p->map_ref);
 	free(p->map_ref_generation);
 	free(p->cuda_value);

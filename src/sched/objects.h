@@ -149,6 +149,9 @@ struct gs_pod_obj {
 	/* Annotation gpu-scheduler.io/placeholder-for: the uid of the gang member this pod holds a node's
 	 * capacity for (a placeholder we created, sched.h); NULL for every other pod. Full records only. */
 	char *placeholder_for;
+	/* status.nominatedNodeName: the node a preemption nominated the pod to (sched.h, "preemption"), or
+	 * NULL. Read by the engine only at a pod's first sight (a restart, a failover). */
+	char *nominated_node;
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,

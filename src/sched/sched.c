@@ -167,6 +167,7 @@ static void pod_free(struct gs_sched__pod *p)
 	free(p->owner_name);
 	gs_sched__gang_pod_free(p);
 	free(p->noticed);
+	free(p->status_nominated);
 	free(p->msg);
 	free(p->reported);
 	free(p->imsg);
@@ -475,6 +476,8 @@ static void pod_settle(struct gs_sched *s, struct gs_sched__pod *p, enum gs_pod_
 		return;
 	if (st != GS_POD_BOUND)
 		gs_sched__preempt_forget(s, p); /* a nominee that ends frees its claim (bound: its use replaces it) */
+	free(p->status_nominated);
+	p->status_nominated = NULL;
 	gs_sched__detach(s, p);
 	gs_sched__set_state(s, p, st);
 	gs_log_debug("pod %s/%s: %s", p->ns, p->name, gs_pod_state_name(st));
@@ -762,6 +765,7 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 			pod_remove(s, p);
 		return 0;
 	}
+	int first = !p;
 	if (!p)
 		p = pod_new(s, o);
 
@@ -794,6 +798,12 @@ int gs_sched_pod_upsert(struct gs_sched *s, const struct gs_pod_obj *o, int64_t 
 	default:
 		break;
 	}
+	/* A pod first seen pending with status.nominatedNodeName (a restart or a failover between a
+	 * preemption and its binding) takes its nomination back once it waits for room on that node
+	 * (sched_place.c), so that it preempts no one else while its victims terminate. Read at the first
+	 * sight only: a nomination the engine let go stays let go. */
+	if (first && o->nominated_node && *o->nominated_node && s->cfg.preemption)
+		p->status_nominated = gs_xstrdup(o->nominated_node);
 	gs_sched__place(s, p);
 	return 0;
 }

@@ -320,7 +320,10 @@ struct gs_sched__pod {
 	int shared;      /* allow-shared-devices */
 	int64_t created_ms;
 	int64_t priority;
-	int preempt_never;           /* spec.preemptionPolicy Never */
+	int preempt_never; /* spec.preemptionPolicy Never */
+	/* status.nominatedNodeName at its first sight (a restart, a failover: sched.c), until it is taken
+	 * back (the pod waits for room on that node: sched_place.c) or the pod stops pending; else NULL. */
+	char *status_nominated;
 	int64_t gpu_req;             /* nvidia.com/gpu the containers request (device plugin) */
 	struct gs_sched__spec *spec; /* NULL: requests nothing, no ports, no constraints */
 	char *owner;                 /* owner key "NS/UID" (sched_node.h), or NULL for a bare pod (its uid counts) */

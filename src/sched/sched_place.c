@@ -479,6 +479,9 @@ static void nomination_follows(struct gs_sched *s, struct gs_sched__pod *p)
 		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
 	if (u && u->nominated && u->node != n)
 		gs_sched__use_remove(s, p->uid);
+	else if (!u && waits && n && p->status_nominated && strcmp(n->name, p->status_nominated) == 0 &&
+		 gs_sched__may_preempt(s, p))
+		gs_sched__pod_nominate(s, p, n); /* taken back from its status (sched.c) */
 	if (n && gs_sched__may_preempt(s, p) && !gs_list_linked(&p->plink))
 		gs_list_insert_tail(&s->preemptq, &p->plink);
 }

@@ -191,19 +191,6 @@ void gs_sched__preempt_forget(struct gs_sched *s, struct gs_sched__pod *p)
 		gs_sched__use_remove(s, p->uid);
 }
 
-void gs_sched__nominate(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n)
-{
-	struct gs_sched__use *u;
-
-	gs_sched__pod_reserve(s, p, n);
-	u = gs_hmap_get_str(&s->uses, p->uid);
-	u->nominated = 1;
-	u->priority = p->priority;
-	u->created_ms = p->created_ms;
-	n->n_nominated++;
-	s->n_nominated++;
-}
-
 /* The preemption handed out last: its victims' strings, one allocation per victim. */
 struct gs_sched__preempt_out {
 	size_t n;
@@ -267,7 +254,7 @@ int gs_sched__next_preemption(struct gs_sched *s, struct gs_preemption *out)
 			pl.victims[i]->preempted = 1;
 		s->preempt_out = victims_out(&pl);
 		gs_sched__preempt_free(&pl);
-		gs_sched__nominate(s, p, n);
+		gs_sched__pod_nominate(s, p, n);
 		*out = (struct gs_preemption){
 			.uid = p->uid,
 			.ns = p->ns,

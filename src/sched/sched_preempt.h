@@ -38,9 +38,11 @@ struct gs_sched__preempt {
 
 /*
  * What pod p (waiting with a reason gs_sched__fit_reason accepts) would preempt on n, its resolved
- * node: 1 with out->victims, else 0 with out->why ("its preemptionPolicy is Never", "no pod of lower
- * priority than 10 runs on node \"node2\"", "even with the 3 pods of lower priority on node \"node2\"
- * gone: Insufficient cpu: ..."). Release out with gs_sched__preempt_free.
+ * node: 1 with out->victims, else 0 with out->why ("its preemptionPolicy is Never", "it is a member of
+ * an all-or-nothing gang ...", "it is nominated to node \"node2\" and 1 pod of lower priority there is
+ * still terminating ...", "no pod of lower priority than 10 runs on node \"node2\"", "even with the 3
+ * pods of lower priority on node \"node2\" gone: Insufficient cpu: ..."). The daemon's pull and explain
+ * both ask this, so they agree. Release out with gs_sched__preempt_free.
  */
 int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 			   struct gs_sched__preempt *out);
@@ -48,8 +50,6 @@ void gs_sched__preempt_free(struct gs_sched__preempt *pl);
 
 /* p leaves (deleted, finished, not ours): off the queue, its nomination gone. */
 void gs_sched__preempt_forget(struct gs_sched *s, struct gs_sched__pod *p);
-/* Nominates p to n: its claim there (sched_int.h, gs_sched__use.nominated), replacing any use of its uid. */
-void gs_sched__nominate(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n);
 /* The node p is nominated to, or NULL. */
 const char *gs_sched__nominated_node(const struct gs_sched *s, const struct gs_sched__pod *p);
 /* gs_sched_next_preemption and gs_sched_preemption_failed (sched.h). */

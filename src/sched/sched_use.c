@@ -358,8 +358,26 @@ void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, st
 	static const struct gs_sched__req none;
 	const struct gs_sched__spec *sp = p->spec;
 
-	gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
-			  p->entry->devices, p->owner, p->shared, p->key);
+	struct gs_sched__use *u =
+		gs_sched__use_add(s, p->uid, n, sp ? &sp->req : &none, sp ? sp->ports : NULL, sp ? sp->n_ports : 0,
+				  p->entry->devices, p->owner, p->shared, p->key);
+
+	/* the pod's own: a partial record of it seen bound keeps them (sched.c, use_from_obj) */
+	u->priority = p->priority;
+	u->created_ms = p->created_ms;
+}
+
+void gs_sched__pod_nominate(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n)
+{
+	struct gs_sched__use *u;
+
+	gs_sched__pod_reserve(s, p, n);
+	u = gs_hmap_get_str(&s->uses, p->uid);
+	u->nominated = 1;
+	n->n_nominated++;
+	s->n_nominated++;
+	free(p->status_nominated); /* taken, or replaced by the engine's own */
+	p->status_nominated = NULL;
 }
 
 void gs_sched__use_hide(struct gs_sched *s, struct gs_sched__use *u, int hide)

@@ -43,6 +43,9 @@ void gs_sched__node_mark_dirty(struct gs_sched *s, struct gs_sched__node *n);
 /* Counts pod p of ours on node n (its entry's, resolved) as a use: its requests, host ports and its
  * entry's devices, owned by its owner. The reservation of a Binding in flight or of a gang member. */
 void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n);
+/* Nominates p to n (sched_preempt.h): its claim there, a use of its uid marked nominated (sched_int.h),
+ * replacing any use of that uid; p->status_nominated is forgotten. */
+void gs_sched__pod_nominate(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n);
 /*
  * Sets u aside (hide) or back: its requests, host ports, device-plugin GPUs and ledger holds stop or
  * start counting in its node's fit (gs_sched__fit and its parts) without the use going anywhere: no

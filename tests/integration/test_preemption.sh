@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Preemption's first step against the real apiserver (issue 33; docs/sched.md, "Preemption"): the lab
-# guide's scenario. A pod of another scheduler with PriorityClass gs-low (100) holds a node's four GPUs
-# through the device plugin; a mapped pod of gs-high (100000) waits DEVICE_BUSY, and both the daemon's
-# /debug/pods and `gpu-scheduler explain` say that deleting that pod, and only it, would let it fit. A pod
-# whose PriorityClass says preemptionPolicy Never is told it never preempts; a pod of gs-low has nothing
-# of lower priority to take from. The priorities and the policy come from the apiserver's Priority
-# admission (spec.priority, spec.preemptionPolicy), read by the daemon's watch and by the command.
+# Preemption against the real apiserver (issue 33; docs/sched.md, "Preemption"): the lab guide's
+# scenario. A pod of another scheduler with PriorityClass low (100) holds a node's four GPUs through the
+# device plugin; a mapped pod of high (100000) waits DEVICE_BUSY.
+#
+# First with --preemption=false: the daemon's /debug/pods and `gpu-scheduler explain` say that deleting
+# that pod, and only it, would let it fit, and that this is only what it would do; a pod whose
+# PriorityClass says preemptionPolicy Never never preempts; a pod of low has nothing of lower priority
+# to take from. Then with preemption on (the default): the daemon puts DisruptionTarget on the victim,
+# deletes it, nominates the pod (status.nominatedNodeName) and tells both by events; the victim,
+# running and held by a finalizer, keeps terminating: a pod of middle priority for the same GPU finds
+# it taken by the nomination and preempts nothing; a restart of the daemon between the nomination and
+# the binding takes the nomination back and preempts no one again; once the victim is gone the pod is
+# bound where its map says and the middle one keeps waiting (a higher priority is never a victim).
+# The priorities and the policy come from the apiserver's Priority admission.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -13,46 +20,36 @@ test_begin
 N=gs-pre-$(printf '%04x' $RANDOM)
 defer "node_delete $N"
 node_make "$N" || { fail "node $N" "cannot create it"; test_end; }
-PC=${NS#gs-}
-defer "NS= kc delete priorityclass $PC-low $PC-high $PC-never --ignore-not-found --wait=false >/dev/null 2>&1"
-check "PriorityClasses low (100), high (100000), never (100000, preemptionPolicy Never)" eval 'NS= kc apply -f - >/dev/null <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $PC-low}
-value: 100
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $PC-high}
-value: 100000
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $PC-never}
-value: 100000
-preemptionPolicy: Never
-YAML'
+priority_classes low=100 mid=1000 high=100000 never=100000:Never
 
-daemon_start --require-env=false || exit 1
-check "daemon ready" daemon_ready 30
+daemon_start --require-env=false --preemption=false || exit 1
+check "daemon ready (--preemption=false)" daemon_ready 30
 cli() { "$GS_BUILD/gpu-scheduler" explain --kubeconfig "$KUBECONFIG" --require-env=false "$@"; }
 debug() { curl -s --max-time 5 "$DAEMON_URL/debug/$1"; }
 
-# The device plugin's pod: bound by nodeName, all four GPUs, priority 100.
+# The device plugin's pod: bound by nodeName, all four GPUs, priority 100; a finalizer keeps it while it
+# terminates, as a kubelet would while its containers stop.
+defer "kc patch pod low-0 --type=merge -p '{\"metadata\":{\"finalizers\":null}}' >/dev/null 2>&1"
 check "low-0 (PriorityClass low) takes $N's four GPUs through the device plugin" eval 'kc apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
-metadata: {name: low-0}
+metadata: {name: low-0, finalizers: [gpu-scheduler.test/hold]}
 spec:
   nodeName: $N
   priorityClassName: $PC-low
-  terminationGracePeriodSeconds: 0
+  terminationGracePeriodSeconds: 30
   containers:
   - name: main
     image: busybox:stable
     resources: {limits: {nvidia.com/gpu: "4"}}
 YAML'
 check "the apiserver gave it priority 100" equals 100 kc get pod low-0 -o jsonpath='{.spec.priority}'
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+status() { # STATE_JSON: low-0's one container status (no kubelet runs here: we play it)
+	kc patch pod low-0 --subresource=status --type=merge -p "{\"status\":{\"containerStatuses\":[{\"name\":\"main\",
+		\"ready\":true,\"restartCount\":0,\"image\":\"busybox:stable\",\"imageID\":\"\",\"state\":$1}]}}" >/dev/null
+}
+check "low-0 reported running" status "{\"running\":{\"startedAt\":\"$now\"}}"
 
 # mapped NAME CLASS ENTRY: a pod of ours with that PriorityClass.
 mapped() { pod_yaml "$1" "$3" | sed "s/^spec:/spec:\n  priorityClassName: $PC-$2/" | kc apply -f - >/dev/null; }
@@ -61,13 +58,15 @@ check_eventually "high-0 waits DEVICE_BUSY (its event)" 20 pod_event_has high-0 
 check_eventually "/debug/pods: high-0 waits DEVICE_BUSY" 10 eval \
 	'debug "pods/$NS/high-0" | jq -e ".reason == \"DEVICE_BUSY\"" >/dev/null'
 dj=$(debug "pods/$NS/high-0")
-check "/debug/pods: preempting low-0 alone would let it fit, on $N" \
-	equals "$N $NS/low-0:100" jq -r '"\(.preemption.node) \([.preemption.victims[] | "\(.pod):\(.priority)"] | join(","))"' <<<"$dj"
-cj=$(cli -n "$NS" -o json high-0)
-check "explain -o json (the command's own engine) says the same" \
+check "/debug/pods: preempting low-0 alone would let it fit, on $N (preemption off: what it would do)" \
+	equals "$N true $NS/low-0:100" jq -r '"\(.preemption.node) \(.preemption.off) \([.preemption.victims[] | "\(.pod):\(.priority)"] | join(","))"' <<<"$dj"
+cj=$(cli -n "$NS" --preemption=false -o json high-0)
+check "explain --preemption=false -o json (the command's own engine) says the same" \
 	equals "$(jq -c .preemption <<<"$dj")" jq -c .preemption <<<"$cj"
 check "explain (text) names it with its priority" eval \
-	'cli -n "$NS" high-0 | grep -qx "  $NS/low-0 (priority 100)"'
+	'cli -n "$NS" --preemption=false high-0 | grep -qx "  $NS/low-0 (priority 100)"'
+check "nothing deleted, no one nominated" equals "0 " \
+	eval 'echo "$(kc get pod low-0 -o jsonpath="{.metadata.deletionTimestamp}" | wc -c) $(kc get pod high-0 -o jsonpath="{.status.nominatedNodeName}")"'
 
 mapped never-0 never "0=$N:2"
 check_eventually "never-0 waits DEVICE_BUSY" 20 eval 'debug "pods/$NS/never-0" | jq -e ".reason == \"DEVICE_BUSY\"" >/dev/null'
@@ -82,7 +81,69 @@ check_eventually "peer-0 (priority 100) waits DEVICE_BUSY" 20 eval \
 check "peer-0: an equal priority is never a victim" equals "no pod of lower priority than 100 runs on node \"$N\"" \
 	eval 'debug "pods/$NS/peer-0" | jq -r .preemption.none'
 
-# low-0 deleted (as preemption would): high-0 is bound where its map says.
-check "low-0 deleted" eval 'kc delete pod low-0 --grace-period=0 --force >/dev/null 2>&1'
-check_eventually "high-0 bound to $N" 20 pod_on high-0 "$N"
+# ---- preemption on (the default) ---------------------------------------------------------------------
+daemon_stop
+daemon_start --require-env=false || exit 1
+check "daemon ready (preemption on)" daemon_ready 30
+cond() { kc get pod "$1" -o jsonpath='{range .status.conditions[?(@.type=="DisruptionTarget")]}{.status} {.reason} {.message}{end}' 2>/dev/null; }
+check_eventually "low-0: DisruptionTarget True, PreemptionByScheduler, in kube-scheduler's words" 20 equals \
+	"True PreemptionByScheduler $SCHEDULER_NAME: preempting to accommodate a higher priority pod" cond low-0
+check_eventually "low-0 deleted (its finalizer keeps it while it terminates)" 10 \
+	eval '[ -n "$(kc get pod low-0 -o jsonpath="{.metadata.deletionTimestamp}")" ]'
+check "with its own grace period (30 s)" equals 30 kc get pod low-0 -o jsonpath='{.metadata.deletionGracePeriodSeconds}'
+check_eventually "high-0 nominated: status.nominatedNodeName $N" 10 equals "$N" \
+	kc get pod high-0 -o jsonpath='{.status.nominatedNodeName}'
+HUID=$(kc get pod high-0 -o jsonpath='{.metadata.uid}')
+LUID=$(kc get pod low-0 -o jsonpath='{.metadata.uid}')
+check_eventually "low-0's event: Preempted by high-0, by uid and name, on $N" 10 pod_event_has low-0 \
+	"^Preempted: Preempted by pod $HUID \\($NS/high-0\\) on node $N$"
+check_eventually "high-0's event: Preempting low-0, its uid and priority" 10 pod_event_has high-0 \
+	"^Preempting: Preempting 1 pod of lower priority on node $N: $NS/low-0 \\(uid $LUID, priority 100\\)$"
+check "high-0 not bound while low-0 runs" test -z "$(pod_node high-0)"
+check "never-0 preempts no one (policy Never), nor peer-0 (nothing of lower priority)" eval \
+	'! pod_events never-0 | grep -q Preempting && ! pod_events peer-0 | grep -q Preempting'
+check "metrics: one preemption, one victim, one pod nominated" equals "1 1 1" \
+	eval 'echo $(metric "gpu_scheduler_preemption_attempts_total{result=\"preempted\"}") $(metric gpu_scheduler_preemption_victims_total) $(metric gpu_scheduler_nominated_pods)'
+dj=$(debug "pods/$NS/high-0")
+check "/debug/pods: high-0 nominated to $N, waiting for low-0 to stop before it preempts again" equals \
+	"$N it is nominated to node \"$N\" and 1 pod of lower priority there is still terminating: it waits for it to stop before it preempts again" \
+	jq -r '"\(.preemption.nominated) \(.preemption.none)"' <<<"$dj"
+check "explain (its engine reads status.nominatedNodeName) says the same" \
+	equals "$(jq -c .preemption <<<"$dj")" eval 'cli -n "$NS" -o json high-0 | jq -c .preemption'
+
+# A pod of middle priority for the same GPU: the nomination holds it, low-0 is chosen already.
+mapped mid-0 mid "0=$N:1"
+check_eventually "mid-0 (priority 1000) waits DEVICE_BUSY" 20 eval \
+	'debug "pods/$NS/mid-0" | jq -e ".reason == \"DEVICE_BUSY\"" >/dev/null'
+check "mid-0 preempts nothing: low-0 is terminating already" equals \
+	"no pod of lower priority than 1000 runs on node \"$N\" (1 being deleted already: it counts until it stops)" \
+	eval 'debug "pods/$NS/mid-0" | jq -r .preemption.none'
+check "low-0 was preempted once (one event)" equals 1 eval 'pod_events low-0 | grep -c "^Preempted:"'
+
+# A restart between the nomination and the binding: the new daemon takes the nomination back from
+# status.nominatedNodeName and preempts no one again.
+daemon_stop
+daemon_start --require-env=false || exit 1
+check "daemon ready again" daemon_ready 30
+check_eventually "the new daemon: high-0 nominated to $N again" 10 equals "$N" \
+	eval 'debug "pods/$NS/high-0" | jq -r .preemption.nominated'
+sleep 2
+check "it preempted nothing: no attempt, still one Preempted event on low-0" equals "0 1" \
+	eval 'echo $(metric "gpu_scheduler_preemption_attempts_total{result=\"preempted\"}") $(pod_events low-0 | grep -c "^Preempted:")'
+
+# The victim's containers stop (it no longer counts, as the kubelet judges it): high-0 is bound where
+# its map says. Then it goes, its finalizer removed, as the kubelet would delete it.
+check "low-0's containers stopped" status "{\"terminated\":{\"exitCode\":0,\"startedAt\":\"$now\",\"finishedAt\":\"$now\"}}"
+check_eventually "high-0 bound to $N, GPU 1" 20 equals "$N:1" pod_assigned high-0
+kc patch pod low-0 --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+kc delete pod low-0 --grace-period=0 --force >/dev/null 2>&1
+check_eventually "low-0 gone" 20 eval '! kc get pod low-0 >/dev/null 2>&1'
+check_eventually "never-0 and peer-0 bound to $N too (GPUs 2 and 3)" 20 equals "$N:2 $N:3" \
+	eval 'echo $(pod_assigned never-0) $(pod_assigned peer-0)'
+check "mid-0 still waits (GPU 1 is high-0's), and never preempts a pod of higher priority" eval \
+	'[ -z "$(pod_node mid-0)" ] && [ -z "$(cond high-0)" ] && ! pod_events mid-0 | grep -q Preempting'
+check "mid-0: even with peer-0 (priority 100) gone, GPU 1 is high-0's (never a victim of it)" equals \
+	"even with the 1 pod of lower priority on node \"$N\" gone: $N GPU 1 is held by $NS/high-0, a pod of another owner" \
+	eval 'debug "pods/$NS/mid-0" | jq -r .preemption.none'
+check "no pod nominated any more" equals 0 metric gpu_scheduler_nominated_pods
 test_end

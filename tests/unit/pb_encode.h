@@ -156,6 +156,7 @@ static const struct pbe_field pbe_podstatus[] = {
 	{"containerStatuses", 8, PBE_MSGS, pbe_ctrstatus},
 	{"qosClass", 9, PBE_STR, NULL},
 	{"initContainerStatuses", 10, PBE_MSGS, pbe_ctrstatus},
+	{"nominatedNodeName", 11, PBE_STR, NULL},
 	{"resize", 14, PBE_STR, NULL}, /* 1.27-1.32 */
 	PBE_END,
 };

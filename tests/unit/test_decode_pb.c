@@ -70,8 +70,9 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		p->terminal, p->allow_shared, (long long)p->priority, p->preempt_never, p->n_gates, S(p->first_gate));
 	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
 		      S(p->os_name));
-	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s map-ref=%s@%s", S(p->placement),
-		      S(p->gang_timeout), S(p->gang_size), S(p->map_ref), S(p->map_ref_generation));
+	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s map-ref=%s@%s nominated=%s", S(p->placement),
+		      S(p->gang_timeout), S(p->gang_size), S(p->map_ref), S(p->map_ref_generation),
+		      S(p->nominated_node));
 	for (int i = 0; i < p->n_init; i++) {
 		dump_res(b, "init", &p->init_req[i]);
 		gs_buf_printf(b, "%s", p->init_sidecar && p->init_sidecar[i] ? "sidecar" : "");
@@ -721,6 +722,8 @@ static void test_parity_rules_both_encodings(void **state)
 		"\"status\":{\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Deferred\"}],\"resize\":\"InProgress\"}",
 		"\"status\":{\"conditions\":[{\"type\":\"Ready\"},{\"type\":\"PodResizePending\",\"reason\":\"Infeasible\"}]}",
 		"\"status\":{\"resize\":\"Infeasible\"}",
+		"\"status\":{\"nominatedNodeName\":\"node7\"}",
+		"\"status\":{\"nominatedNodeName\":\"\"}",
 	};
 	static const char *const specs[] = {
 		"",
@@ -754,6 +757,8 @@ static void test_parity_rules_both_encodings(void **state)
 			dump_pod(&p, &b);
 			if (strcmp(j.data, p.data) != 0)
 				fail_msg("case %zu/%zu differ:\nJSON:     %s\nprotobuf: %s", i, k, j.data, p.data);
+			if (strstr(cases[i], "node7")) /* read at all: not merely ignored by both */
+				assert_string_equal(a.nominated_node, "node7");
 			gs_pod_obj_free(&a);
 			gs_pod_obj_free(&b);
 			/* DELETED: partial in both. */
@@ -1080,6 +1085,7 @@ static void test_hint_bound_partial(void **state)
 	w_msg(&cs, 2, &running);
 	w_str(&status, 1, "Running");
 	w_str(&status, 14, "Infeasible");
+	w_str(&status, 11, "node7");
 	w_msg(&status, 8, &cs);
 	w_msg(&pod, 1, &meta);
 	w_msg(&pod, 2, &spec);
@@ -1132,6 +1138,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_MIXED); /* the sidecar does not set it */
 	assert_int_equal(e.pod.map_len, 9);
 	assert_string_equal(e.pod.os_name, "linux");
+	assert_string_equal(e.pod.nominated_node, "node7"); /* status.nominatedNodeName */
 	assert_int_equal(e.pod.init_sidecar[0], 1);
 	assert_int_equal(e.pod.ctr_status_req[0].milli_cpu, 3000);
 	gs_decode_event_free(&e);

@@ -33,6 +33,7 @@
  *        aff=K:OP:V1,V2;field:metadata.name:In:N   one required nodeSelectorTerm (repeat: ORed terms)
  *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
+ *        never nominated=NODE                 spec.preemptionPolicy Never; status.nominatedNodeName
  *        placement=V gang-timeout=D gang-size=N   the all-or-nothing annotations (sched/gang.h)
  *        placeholder-for=UID                  a placeholder pod holding a node for gang member UID
  *        map-ref=NAME map-ref-gen=G           gpu-scheduler.io/placement-map and its -generation (sched/gpm.h)
@@ -364,6 +365,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			parse_tol(&p.tolerations[p.n_tolerations++], (char *)v);
 		} else if (!strcmp(k, "prio")) {
 			p.priority = atoll(v);
+		} else if (!strcmp(k, "nominated")) {
+			p.nominated_node = strdup(v); /* status.nominatedNodeName */
 		} else if (!strcmp(k, "never")) {
 			p.preempt_never = 1; /* spec.preemptionPolicy: Never */
 		} else if (!strcmp(k, "gate")) {
