@@ -54,11 +54,43 @@ static int more_important_first(const void *a, const void *b)
 	return strcmp(x->uid, y->uid);
 }
 
+/* The gang of ours u's pod is a member of, or NULL. */
+static struct gs_sched__gang *gang_of(const struct gs_sched *s, const struct gs_sched__use *u)
+{
+	const struct gs_sched__pod *vp = gs_hmap_get_str(&s->pods, u->uid);
+
+	return vp ? vp->gang : NULL;
+}
+
+/*
+ * May all-or-nothing gang g go as a whole for a pod of priority prio? 1 when each member with a use is
+ * bound and of lower priority; 0 when one may not go (a member of equal or higher priority, or one
+ * whose Binding is in flight); -1 when one is going already (deleted, or chosen by a preemption).
+ */
+static int gang_may_go(const struct gs_sched *s, const struct gs_sched__gang *g, int64_t prio)
+{
+	const struct gs_list *l;
+	int r = 1;
+
+	GS_LIST_FOREACH(l, &g->members) {
+		const struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, m->uid);
+		if (!u)
+			continue;
+		if (!u->bound || u->priority >= prio)
+			return 0;
+		if (u->deleting || u->preempted)
+			r = -1;
+	}
+	return r;
+}
+
 /* May u be a victim of a pod of priority prio? *deleting and *gang count the lower ones that may not. */
 static int may_be_victim(const struct gs_sched *s, const struct gs_sched__use *u, int64_t prio, size_t *deleting,
 			 size_t *gang)
 {
-	const struct gs_sched__pod *vp;
+	const struct gs_sched__gang *g;
+	int go;
 
 	if (!u->bound || u->priority >= prio)
 		return 0;
@@ -66,12 +98,14 @@ static int may_be_victim(const struct gs_sched *s, const struct gs_sched__use *u
 		(*deleting)++;
 		return 0;
 	}
-	vp = gs_hmap_get_str(&s->pods, u->uid);
-	if (vp && vp->gang) {
+	if (!(g = gang_of(s, u)))
+		return 1;
+	go = gang_may_go(s, g, prio);
+	if (go < 0)
+		(*deleting)++;
+	else if (!go)
 		(*gang)++;
-		return 0;
-	}
-	return 1;
+	return go > 0;
 }
 
 /* ", 2 of them being deleted already (they count until they stop), 1 in an all-or-nothing gang". */
@@ -86,8 +120,72 @@ static void left_out(char *out, size_t size, size_t deleting, size_t gang)
 				       deleting == 1 ? "it stops" : "they stop");
 	if (gang && at < size)
 		snprintf(out + at, size - at,
-			 " (%zu in an all-or-nothing gang of ours: a victim only with its whole gang, not yet done)",
+			 " (%zu in an all-or-nothing gang with a member of equal or higher priority: a victim only "
+			 "with its whole gang)",
 			 gang);
+}
+
+static void victims_add(struct gs_sched__preempt *out, size_t *cap, struct gs_sched__use *u)
+{
+	if (out->n_victims == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		out->victims = gs_xreallocarray(out->victims, *cap, sizeof(*out->victims));
+	}
+	out->victims[out->n_victims++] = u;
+}
+
+/* The members of gang g bound elsewhere than n, added to the victims. */
+static void gang_elsewhere(const struct gs_sched *s, const struct gs_sched__gang *g, const struct gs_sched__node *n,
+			   struct gs_sched__preempt *out, size_t *cap)
+{
+	const struct gs_list *l;
+
+	GS_LIST_FOREACH(l, &g->members) {
+		const struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		struct gs_sched__use *u = gs_hmap_get_str(&s->uses, m->uid);
+		if (u && u->node != n)
+			victims_add(out, cap, u);
+	}
+}
+
+/*
+ * The candidates c[0..nc) of n, all set aside, put back by units, the most important first: a pod alone,
+ * or all the members on n of one all-or-nothing gang at once. A unit p still fits beside is reprieved;
+ * the others are the victims, a gang's with its members on other nodes (a gang goes whole or not at
+ * all: docs/sched.md, "Preemption"). Every use of c is back when it returns.
+ */
+static void reprieve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+		     struct gs_sched__use **c, size_t nc, struct gs_sched__preempt *out)
+{
+	unsigned char *done = gs_xcalloc(nc, 1);
+	size_t cap = 0;
+	char msg[400];
+
+	qsort(c, nc, sizeof(*c), more_important_first);
+	for (size_t i = 0; i < nc; i++) {
+		struct gs_sched__gang *g = gang_of(s, c[i]);
+		size_t first = out->n_victims;
+		if (done[i])
+			continue;
+		for (size_t j = i; j < nc; j++) /* the unit: c[i], and its gang's other members on n */
+			if (j == i || (g && !done[j] && gang_of(s, c[j]) == g)) {
+				done[j] = 1;
+				gs_sched__use_hide(s, c[j], 0);
+				victims_add(out, &cap, c[j]);
+			}
+		if (gs_sched__fit(s, p, n, msg, sizeof(msg)) == GS_WAIT_NONE) {
+			out->n_victims = first; /* reprieved */
+			continue;
+		}
+		for (size_t k = first; k < out->n_victims; k++)
+			gs_sched__use_hide(s, out->victims[k], 1);
+		if (g) /* the members elsewhere go with it */
+			gang_elsewhere(s, g, n, out, &cap);
+	}
+	for (size_t k = 0; k < out->n_victims; k++)
+		if (out->victims[k]->hidden)
+			gs_sched__use_hide(s, out->victims[k], 0);
+	free(done);
 }
 
 int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
@@ -142,19 +240,9 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 		free(c);
 		return 0;
 	}
-	/* Put back the most important first; those it still fits beside are reprieved. */
-	qsort(c, nc, sizeof(*c), more_important_first);
-	for (size_t i = 0; i < nc; i++) {
-		gs_sched__use_hide(s, c[i], 0);
-		if (gs_sched__fit(s, p, n, msg, sizeof(msg)) != GS_WAIT_NONE) {
-			gs_sched__use_hide(s, c[i], 1);
-			c[out->n_victims++] = c[i];
-		}
-	}
-	for (size_t i = 0; i < out->n_victims; i++)
-		gs_sched__use_hide(s, c[i], 0);
+	reprieve(s, p, n, c, nc, out);
+	free(c);
 	GS_ASSERT(out->n_victims > 0); /* it did not fit with them all there */
-	out->victims = c;
 	return 1;
 }
 

@@ -11,7 +11,9 @@
  * checks (HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY: the node passed every other check).
  * May be a victim: a pod bound to that node (not a Binding in flight, a gang reservation or a
  * placeholder of ours) of strictly lower priority, not being deleted already (it still counts until it
- * stops), and not a member of an all-or-nothing gang of ours (only with its whole gang: not done yet).
+ * stops). A member of a running all-or-nothing gang of ours goes only with its whole gang: the gang is a
+ * candidate when each of its bound members is of lower priority, its members on the node are set aside
+ * and put back as one unit, and a gang that is a victim brings its members on other nodes along.
  *
  * The plan is read-only: every use set aside is put back before the call returns (sched_use.h,
  * gs_sched__use_hide). Cost: O(k log k) for the k pods on the node, plus one fit per candidate.
