@@ -136,6 +136,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->retry.less = gs_sched__due_before;
 	gs_list_init(&s->reportq);
 	gs_list_init(&s->preemptq);
+	gs_list_init(&s->preempt_ready);
 	gs_list_init(&s->dirty);
 	gs_list_init(&s->agents);
 	gs_list_init(&s->conflicts);
@@ -200,7 +201,7 @@ void gs_sched_free(struct gs_sched *s)
 	}
 	gs_sched__conflicts_free(s);
 	gs_sched__gangs_free(s);
-	gs_sched__preempt_out_free(s);
+	gs_sched__preempt_ready_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
 		free(it.val);

@@ -83,7 +83,7 @@ static void check_pods(const struct gs_sched *s)
 			/* ... or its nomination (sched_preempt.h): while it waits for room on that node
 			 * (a fit reason) or is queued for it */
 			const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
-			GS_ASSERT(!u || (u->nominated && !p->gang && p->state != GS_POD_BACKOFF &&
+			GS_ASSERT(!u || (u->nominated && p->state != GS_POD_BACKOFF &&
 					 (p->state == GS_POD_QUEUED || gs_sched__fit_reason(p->reason))));
 		}
 		if (p->state == GS_POD_WAITING && p->reason == GS_WAIT_GANG)

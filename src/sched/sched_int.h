@@ -517,6 +517,7 @@ struct gs_sched {
 	int gpm_relist;                             /* memory was freed while some were refused */
 	int64_t gpm_relist_ms;                      /* when the last relist was handed out */
 	struct gs_list preemptq;                    /* pods that may preempt, FIFO (sched_preempt.h) */
+	struct gs_list preempt_ready;               /* preemptions decided, to hand out (sched_preempt.c) */
 	struct gs_sched__preempt_out *preempt_out;  /* the last preemption handed out, freed at the next call */
 	uint64_t preempt_attempts[2];               /* plans made: [0] none would do, [1] victims handed out */
 	uint64_t preempt_victims;                   /* victims handed out */

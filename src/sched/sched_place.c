@@ -462,7 +462,7 @@ static void place_now(struct gs_sched *s, struct gs_sched__pod *p)
 int gs_sched__may_preempt(const struct gs_sched *s, const struct gs_sched__pod *p)
 {
 	return s->cfg.preemption && p->state == GS_POD_WAITING && gs_sched__fit_reason(p->reason) &&
-	       !p->preempt_never && !p->gang;
+	       !p->preempt_never && !(p->gang && p->gang->resting);
 }
 
 /* After p was placed: its nomination (sched_preempt.h) holds while it waits for room on that node or
@@ -496,8 +496,7 @@ void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p)
 	place_now(s, p);
 	if (p->gang)
 		gs_sched__gang_ph_sync(s, p); /* its placeholder follows its reservation */
-	else
-		nomination_follows(s, p);
+	nomination_follows(s, p);
 	if (!held)
 		return;
 	gs_sched__gang_settle(s, p->gang); /* it did not take it back: the gang's claim may go */

@@ -65,7 +65,8 @@ enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const st
  * and a pod that may preempt (gs_sched__may_preempt) is put on s->preemptq. */
 void gs_sched__place(struct gs_sched *s, struct gs_sched__pod *p);
 /* 1 when p waits for what pods on its node hold (a fit reason) and may preempt for it: cfg.preemption,
- * its preemptionPolicy is not Never, it is in no all-or-nothing gang (not done yet). */
+ * its preemptionPolicy is not Never, its all-or-nothing gang (if any) is not resting after a timeout (a
+ * gathering gang preempts for all its members at once: sched_preempt.h). */
 int gs_sched__may_preempt(const struct gs_sched *s, const struct gs_sched__pod *p);
 /* Places again every WAITING member of gang g (its commit's verification, its timers). */
 void gs_sched__place_members(struct gs_sched *s, struct gs_sched__gang *g);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/sched_node.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
 
@@ -188,8 +189,23 @@ static void reprieve(struct gs_sched *s, const struct gs_sched__pod *p, struct g
 	free(done);
 }
 
-int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
-			   struct gs_sched__preempt *out)
+/* "it is nominated to node ... and 2 pods ... still terminating": 1 with why when p may not preempt. */
+static int still_terminating(const struct gs_sched *s, const struct gs_sched__pod *p, const struct gs_sched__node *n,
+			     char *why, size_t size)
+{
+	size_t k = terminating_below(s, p, n);
+
+	if (k)
+		snprintf(why, size,
+			 "it is nominated to node \"%s\" and %zu pod%s of lower priority there %s still "
+			 "terminating: it waits for %s to stop before it preempts again",
+			 n->name, k, k == 1 ? "" : "s", k == 1 ? "is" : "are", k == 1 ? "it" : "them");
+	return k > 0;
+}
+
+/* The victims of p on n alone (the what-if above): 1 with out->victims, else 0 with out->why. */
+static int plan_on_node(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+			struct gs_sched__preempt *out)
 {
 	struct gs_sched__use **c;
 	size_t nc = 0, deleting = 0, gang = 0;
@@ -198,22 +214,6 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	int fits;
 
 	memset(out, 0, sizeof(*out));
-	if (p->preempt_never) {
-		snprintf(out->why, sizeof(out->why), "its preemptionPolicy is Never");
-		return 0;
-	}
-	if (p->gang) {
-		snprintf(out->why, sizeof(out->why),
-			 "it is a member of an all-or-nothing gang, and gangs do not preempt yet");
-		return 0;
-	}
-	if ((nc = terminating_below(s, p, n)) > 0) {
-		snprintf(out->why, sizeof(out->why),
-			 "it is nominated to node \"%s\" and %zu pod%s of lower priority there %s still "
-			 "terminating: it waits for %s to stop before it preempts again",
-			 n->name, nc, nc == 1 ? "" : "s", nc == 1 ? "is" : "are", nc == 1 ? "it" : "them");
-		return 0;
-	}
 	c = gs_xreallocarray(NULL, n->n_uses ? n->n_uses : 1, sizeof(*c));
 	GS_LIST_FOREACH(l, &n->uses) {
 		struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
@@ -242,8 +242,27 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 	}
 	reprieve(s, p, n, c, nc, out);
 	free(c);
-	GS_ASSERT(out->n_victims > 0); /* it did not fit with them all there */
-	return 1;
+	if (!out->n_victims) /* it fits as things are (a gang's member planned after the others) */
+		snprintf(out->why, sizeof(out->why), "it fits node \"%s\" as it is", n->name);
+	return out->n_victims > 0;
+}
+
+static int gang_plan(struct gs_sched *s, struct gs_sched__gang *g, int commit, const struct gs_sched__pod *ask,
+		     struct gs_sched__preempt *ask_out);
+
+int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
+			   struct gs_sched__preempt *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p->preempt_never) {
+		snprintf(out->why, sizeof(out->why), "its preemptionPolicy is Never");
+		return 0;
+	}
+	if (p->gang && !p->gang->ran) /* a gathering gang decides for all its members */
+		return gang_plan(s, p->gang, 0, p, out);
+	if (still_terminating(s, p, n, out->why, sizeof(out->why)))
+		return 0;
+	return plan_on_node(s, p, n, out);
 }
 
 void gs_sched__preempt_free(struct gs_sched__preempt *pl)
@@ -279,40 +298,71 @@ void gs_sched__preempt_forget(struct gs_sched *s, struct gs_sched__pod *p)
 		gs_sched__use_remove(s, p->uid);
 }
 
-/* The preemption handed out last: its victims' strings, one allocation per victim. */
+/* A preemption decided, to hand out (on s->preempt_ready) or handed out last (s->preempt_out): the
+ * preemptor's strings (one allocation, pe.uid first) and its victims' (one allocation each). */
 struct gs_sched__preempt_out {
+	struct gs_list link;
+	struct gs_preemption pe;
 	size_t n;
 	struct gs_preempt_victim v[];
 };
 
-void gs_sched__preempt_out_free(struct gs_sched *s)
+static void out_free(struct gs_sched__preempt_out *o)
 {
-	struct gs_sched__preempt_out *o = s->preempt_out;
-
-	if (!o)
-		return;
 	for (size_t i = 0; i < o->n; i++)
 		free((char *)o->v[i].uid);
+	free((char *)o->pe.uid);
 	free(o);
+}
+
+void gs_sched__preempt_out_free(struct gs_sched *s)
+{
+	if (s->preempt_out)
+		out_free(s->preempt_out);
 	s->preempt_out = NULL;
 }
 
-/* The victims of pl as the pull hands them out: uid, and ns/name split from the use's key. */
-static struct gs_sched__preempt_out *victims_out(const struct gs_sched__preempt *pl)
+void gs_sched__preempt_ready_free(struct gs_sched *s)
+{
+	while (!gs_list_empty(&s->preempt_ready)) {
+		struct gs_sched__preempt_out *o =
+			GS_CONTAINER_OF(gs_list_first(&s->preempt_ready), struct gs_sched__preempt_out, link);
+		gs_list_remove(&o->link);
+		out_free(o);
+	}
+	gs_sched__preempt_out_free(s);
+}
+
+/* p's preemption on n of pl's victims, as the pull hands it out: the strings copied (the victims' ns and
+ * name split from the use's key). */
+static struct gs_sched__preempt_out *decision(const struct gs_sched__pod *p, const struct gs_sched__node *n,
+					      const struct gs_sched__preempt *pl)
 {
 	struct gs_sched__preempt_out *o = gs_xmalloc(sizeof(*o) + pl->n_victims * sizeof(o->v[0]));
+	size_t ul = strlen(p->uid) + 1, nl = strlen(p->ns) + 1, ml = strlen(p->name) + 1, dl = strlen(n->name) + 1;
+	char *str = gs_xmalloc(ul + nl + ml + dl);
 
+	gs_list_init(&o->link);
+	o->pe = (struct gs_preemption){
+		.uid = memcpy(str, p->uid, ul),
+		.ns = memcpy(str + ul, p->ns, nl),
+		.name = memcpy(str + ul + nl, p->name, ml),
+		.node = memcpy(str + ul + nl + ml, n->name, dl),
+		.priority = p->priority,
+		.n_victims = pl->n_victims,
+		.victims = o->v,
+	};
 	o->n = pl->n_victims;
 	for (size_t i = 0; i < pl->n_victims; i++) {
 		const struct gs_sched__use *u = pl->victims[i];
-		size_t ul = strlen(u->uid) + 1, kl = strlen(u->key) + 1;
-		char *at = gs_xmalloc(ul + kl), *slash;
-		memcpy(at, u->uid, ul);
-		memcpy(at + ul, u->key, kl);
-		slash = strchr(at + ul, '/');
+		size_t vl = strlen(u->uid) + 1, kl = strlen(u->key) + 1;
+		char *at = gs_xmalloc(vl + kl), *slash;
+		memcpy(at, u->uid, vl);
+		memcpy(at + vl, u->key, kl);
+		slash = strchr(at + vl, '/');
 		o->v[i].uid = at;
-		o->v[i].ns = slash ? at + ul : "";
-		o->v[i].name = slash ? slash + 1 : at + ul;
+		o->v[i].ns = slash ? at + vl : "";
+		o->v[i].name = slash ? slash + 1 : at + vl;
 		if (slash)
 			*slash = '\0';
 		o->v[i].priority = u->priority;
@@ -320,43 +370,62 @@ static struct gs_sched__preempt_out *victims_out(const struct gs_sched__preempt 
 	return o;
 }
 
+/* p's victims (pl) chosen on n: marked (never chosen again), p nominated there. */
+static void choose(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
+		   const struct gs_sched__preempt *pl)
+{
+	for (size_t i = 0; i < pl->n_victims; i++)
+		pl->victims[i]->preempted = 1;
+	gs_sched__pod_nominate(s, p, n);
+}
+
+/* The decision for p on n, made: handed out by the next pulls. */
+static void decided(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
+		    const struct gs_sched__preempt *pl)
+{
+	s->preempt_victims += pl->n_victims;
+	gs_list_insert_tail(&s->preempt_ready, &decision(p, n, pl)->link);
+	gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s on node %s", p->ns, p->name, p->priority,
+		    pl->n_victims, pl->n_victims == 1 ? "" : "s", n->name);
+}
+
+/* Plans for p, queued for a preemption: a decision on s->preempt_ready, or none. */
+static void plan_queued(struct gs_sched *s, struct gs_sched__pod *p)
+{
+	struct gs_sched__node *n;
+	struct gs_sched__preempt pl;
+
+	if (!gs_sched__may_preempt(s, p) || !(n = entry_node(s, p)))
+		return;
+	if (p->gang && !p->gang->ran) {
+		s->preempt_attempts[gang_plan(s, p->gang, 1, NULL, NULL) ? 1 : 0]++;
+		return;
+	}
+	if (!gs_sched__preempt_plan(s, p, n, &pl)) {
+		s->preempt_attempts[0]++;
+		gs_log_debug("pod %s/%s: no preemption on node %s: %s", p->ns, p->name, n->name, pl.why);
+		return;
+	}
+	s->preempt_attempts[1]++;
+	choose(s, p, n, &pl);
+	decided(s, p, n, &pl);
+	gs_sched__preempt_free(&pl);
+}
+
 int gs_sched__next_preemption(struct gs_sched *s, struct gs_preemption *out)
 {
 	gs_sched__preempt_out_free(s);
-	while (!gs_list_empty(&s->preemptq)) {
+	while (gs_list_empty(&s->preempt_ready) && !gs_list_empty(&s->preemptq)) {
 		struct gs_sched__pod *p = GS_CONTAINER_OF(gs_list_first(&s->preemptq), struct gs_sched__pod, plink);
-		struct gs_sched__node *n;
-		struct gs_sched__preempt pl;
-
 		gs_list_remove(&p->plink);
-		if (!gs_sched__may_preempt(s, p) || !(n = entry_node(s, p)))
-			continue;
-		if (!gs_sched__preempt_plan(s, p, n, &pl)) {
-			s->preempt_attempts[0]++;
-			gs_log_debug("pod %s/%s: no preemption on node %s: %s", p->ns, p->name, n->name, pl.why);
-			continue;
-		}
-		s->preempt_attempts[1]++;
-		s->preempt_victims += pl.n_victims;
-		for (size_t i = 0; i < pl.n_victims; i++)
-			pl.victims[i]->preempted = 1;
-		s->preempt_out = victims_out(&pl);
-		gs_sched__preempt_free(&pl);
-		gs_sched__pod_nominate(s, p, n);
-		*out = (struct gs_preemption){
-			.uid = p->uid,
-			.ns = p->ns,
-			.name = p->name,
-			.node = n->name,
-			.priority = p->priority,
-			.n_victims = s->preempt_out->n,
-			.victims = s->preempt_out->v,
-		};
-		gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s on node %s", p->ns, p->name,
-			    p->priority, out->n_victims, out->n_victims == 1 ? "" : "s", n->name);
-		return 1;
+		plan_queued(s, p);
 	}
-	return 0;
+	if (gs_list_empty(&s->preempt_ready))
+		return 0;
+	s->preempt_out = GS_CONTAINER_OF(gs_list_first(&s->preempt_ready), struct gs_sched__preempt_out, link);
+	gs_list_remove(&s->preempt_out->link);
+	*out = s->preempt_out->pe;
+	return 1;
 }
 
 int gs_sched__preemption_failed(struct gs_sched *s, const char *victim_uid)
@@ -368,4 +437,127 @@ int gs_sched__preemption_failed(struct gs_sched *s, const char *victim_uid)
 	u->preempted = 0; /* a choice again: its node's waiters are placed again, and may pick it */
 	gs_sched__node_mark_dirty(s, u->node);
 	return 0;
+}
+
+/* ---- all-or-nothing gangs -------------------------------------------------------------------------- */
+
+/* Why member m of a gathering gang keeps its gang from preempting, into why; 0 when it does not. */
+static int member_blocks(const struct gs_sched *s, const struct gs_sched__pod *m, char *why, size_t size)
+{
+	const struct gs_sched__node *n;
+
+	if (m->reserved)
+		return 0;
+	if (m->state != GS_POD_WAITING || !gs_sched__fit_reason(m->reason) || !(n = entry_node(s, m))) {
+		snprintf(why, size,
+			 "its all-or-nothing gang preempts only when each member waits for room on its node, and "
+			 "%.100s %s %s: %.250s",
+			 m->key, m->state == GS_POD_WAITING ? "waits" : "is not waiting",
+			 m->state == GS_POD_WAITING ? gs_sched__wait_reason_name(m->reason) : "", m->msg ? m->msg : "");
+		return 1;
+	}
+	if (m->preempt_never) {
+		snprintf(why, size, "its all-or-nothing gang's member %s has preemptionPolicy Never", m->key);
+		return 1;
+	}
+	if (still_terminating(s, m, n, why, size))
+		return 1;
+	return 0;
+}
+
+/* One member's part of a gang's decision, recorded to be handed out or undone. */
+struct gang_step {
+	struct gs_sched__pod *m;
+	struct gs_sched__node *n;
+	struct gs_sched__preempt pl;
+	int was_nominated;
+};
+
+/* Undoes steps[0..k): victims unmarked, the nominations made here taken back (nothing went down: no
+ * node is marked dirty). */
+static void gang_undo(struct gs_sched *s, struct gang_step *steps, size_t k)
+{
+	while (k--) {
+		for (size_t i = 0; i < steps[k].pl.n_victims; i++)
+			steps[k].pl.victims[i]->preempted = 0;
+		if (!steps[k].was_nominated)
+			gs_sched__use_take(s, steps[k].m->uid);
+	}
+}
+
+/*
+ * A gathering all-or-nothing gang g preempts for all its members in one decision or not at all: each
+ * member must exist and either hold its reservation or wait for room on its node (a fit reason); the
+ * waiting ones are planned one after the other, each nominated before the next is planned, so that
+ * their claims and victims add up where they share a node. All plans made: with commit, the members'
+ * preemptions are queued (s->preempt_ready) and 1 returned; else (or when one plan fails) everything
+ * is undone. ask (explain): its own victims copied into ask_out, or ask_out->why saying why none.
+ */
+static int gang_plan(struct gs_sched *s, struct gs_sched__gang *g, int commit, const struct gs_sched__pod *ask,
+		     struct gs_sched__preempt *ask_out)
+{
+	struct gang_step *steps = gs_xcalloc(g->n_members ? g->n_members : 1, sizeof(*steps));
+	char why[sizeof(ask_out->why)] = "";
+	size_t k = 0;
+	const struct gs_list *l;
+	int ok = !g->resting && !g->committing && (long)g->n_members >= g->size;
+
+	if (!ok)
+		snprintf(why, sizeof(why), "its all-or-nothing gang %s",
+			 g->resting      ? "rests after a timeout"
+			 : g->committing ? "is being bound"
+					 : "does not have all its members yet");
+	GS_LIST_FOREACH(l, &g->members) {
+		struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		if (ok && member_blocks(s, m, why, sizeof(why)))
+			ok = 0;
+	}
+	for (l = g->members.next; ok && l != &g->members; l = l->next) {
+		struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
+		struct gang_step *st = &steps[k];
+		char msg[8];
+		if (m->reserved)
+			continue;
+		st->m = m;
+		st->n = entry_node(s, m);
+		st->was_nominated = nomination(s, m) != NULL;
+		if (gs_sched__fit(s, m, st->n, msg, sizeof(msg)) != GS_WAIT_NONE &&
+		    !plan_on_node(s, m, st->n, &st->pl)) {
+			snprintf(why, sizeof(why),
+				 "its all-or-nothing gang preempts for all its members or none, and %.100s: %.300s",
+				 m->key, st->pl.why);
+			ok = 0;
+			gs_sched__preempt_free(&st->pl);
+			break;
+		}
+		choose(s, m, st->n, &st->pl);
+		k++;
+	}
+	if (ask && ok) {
+		for (size_t i = 0; i < k; i++)
+			if (steps[i].m == ask) {
+				ask_out->n_victims = steps[i].pl.n_victims;
+				ask_out->victims =
+					gs_xreallocarray(NULL, ask_out->n_victims + 1, sizeof(*ask_out->victims));
+				memcpy(ask_out->victims, steps[i].pl.victims,
+				       ask_out->n_victims * sizeof(*ask_out->victims));
+			}
+		if (!ask_out->n_victims)
+			snprintf(ask_out->why, sizeof(ask_out->why),
+				 "its all-or-nothing gang preempts for its other members; it fits as they are planned");
+	} else if (ask) {
+		snprintf(ask_out->why, sizeof(ask_out->why), "%s", why);
+	}
+	if (!ok || !commit)
+		gang_undo(s, steps, k);
+	else
+		for (size_t i = 0; i < k; i++)
+			if (steps[i].pl.n_victims)
+				decided(s, steps[i].m, steps[i].n, &steps[i].pl);
+	if (commit && !ok)
+		gs_log_debug("gang %s/%s %s: no preemption: %s", g->ns, g->kind, g->name, why);
+	for (size_t i = 0; i < k; i++)
+		gs_sched__preempt_free(&steps[i].pl);
+	free(steps);
+	return ok && (!ask || ask_out->n_victims > 0);
 }

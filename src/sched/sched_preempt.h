@@ -25,7 +25,8 @@
  * victims free goes to it. The nomination holds while the pod waits for room on that node or is
  * queued for it; its Binding's reservation replaces it (the same uid); it goes with the pod.
  * Invariant: a pod on s->preemptq is a pod of ours (linked by plink); what it waits for is checked again
- * at the pull.
+ * at the pull. A member of a gathering all-or-nothing gang makes its whole gang plan (gang_plan): every
+ * waiting member's victims, each member nominated before the next is planned, all kept or none.
  */
 #ifndef GS_SCHED_SCHED_PREEMPT_H
 #define GS_SCHED_SCHED_PREEMPT_H
@@ -59,5 +60,7 @@ int gs_sched__next_preemption(struct gs_sched *s, struct gs_preemption *out);
 int gs_sched__preemption_failed(struct gs_sched *s, const char *victim_uid);
 /* Frees the last preemption handed out (s->preempt_out). */
 void gs_sched__preempt_out_free(struct gs_sched *s);
+/* Frees it and those decided and not handed out yet (s->preempt_ready): the engine is being freed. */
+void gs_sched__preempt_ready_free(struct gs_sched *s);
 
 #endif

@@ -146,4 +146,22 @@ check "mid-0: even with peer-0 (priority 100) gone, GPU 1 is high-0's (never a v
 	"even with the 1 pod of lower priority on node \"$N\" gone: $N GPU 1 is held by $NS/high-0, a pod of another owner" \
 	eval 'debug "pods/$NS/mid-0" | jq -r .preemption.none'
 check "no pod nominated any more" equals 0 metric gpu_scheduler_nominated_pods
+
+# ---- a running all-or-nothing gang goes whole ---------------------------------------------------------
+# ring (low, all or nothing): ring-0 on $N's free GPU 0, ring-1 on $N-b's GPU 0. crit-0 (high) mapped to
+# $N-b's GPU 0 preempts ring-1, and with it ring-0 on the other node: one rank alone runs nothing.
+defer "node_delete $N-b"
+node_make "$N-b" || fail "node $N-b" "cannot create it"
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml ring 2 "0=$N:0" "1=$N-b:0" | sed "s/^    spec:$/    spec:\n      priorityClassName: $PC-low/")"
+check_eventually "the gang ring bound: ring-0 on $N, ring-1 on $N-b" 30 equals "$N:0 $N-b:0" \
+	eval 'echo $(pod_assigned ring-0) $(pod_assigned ring-1)'
+R0=$(kc get pod ring-0 -o jsonpath='{.metadata.uid}')
+mapped crit-0 high "0=$N-b:0"
+check_eventually "crit-0 preempts the whole gang: Preempting names ring-1 and ring-0" 20 pod_event_has crit-0 \
+	"^Preempting: Preempting 2 pods of lower priority on node $N-b: $NS/ring-1 .*, $NS/ring-0 "
+check_eventually "ring-0, on the other node, was told too" 10 pod_event_has ring-0 "^Preempted: Preempted by pod .* \\($NS/crit-0\\) on node $N-b$"
+check_eventually "ring-0 deleted (its StatefulSet makes a new one)" 20 eval \
+	'[ "$(kc get pod ring-0 -o jsonpath="{.metadata.uid}" 2>/dev/null)" != "$R0" ]'
+check_eventually "crit-0 bound to $N-b, GPU 0" 20 equals "$N-b:0" pod_assigned crit-0
 test_end
