@@ -164,4 +164,23 @@ check_eventually "ring-0, on the other node, was told too" 10 pod_event_has ring
 check_eventually "ring-0 deleted (its StatefulSet makes a new one)" 20 eval \
 	'[ "$(kc get pod ring-0 -o jsonpath="{.metadata.uid}" 2>/dev/null)" != "$R0" ]'
 check_eventually "crit-0 bound to $N-b, GPU 0" 20 equals "$N-b:0" pod_assigned crit-0
+
+# ---- a gathering all-or-nothing gang preempts for all its members at once ------------------------------
+# hold-c and hold-d (priority 0) take the four GPUs of $N-c and $N-d through the device plugin; the gang pair
+# (high) maps one member to each: both are preempted in one decision and the gang is bound together.
+for x in c d; do
+	defer "node_delete $N-$x"
+	node_make "$N-$x" || fail "node $N-$x" "cannot create it"
+	plugin_pod "$N-$x" hold-$x 4
+done
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml pair 2 "0=$N-c:0" "1=$N-d:0" | sed "s/^    spec:$/    spec:\n      priorityClassName: $PC-high/")"
+check_eventually "pair-0 preempts hold-c" 30 pod_event_has pair-0 \
+	"^Preempting: Preempting 1 pod of lower priority on node $N-c: $NS/hold-c "
+check_eventually "pair-1 preempts hold-d, in the same decision" 10 pod_event_has pair-1 \
+	"^Preempting: Preempting 1 pod of lower priority on node $N-d: $NS/hold-d "
+check_eventually "the gang pair bound together: pair-0 on $N-c, pair-1 on $N-d" 30 equals "$N-c:0 $N-d:0" \
+	eval 'echo $(pod_assigned pair-0) $(pod_assigned pair-1)'
+check_eventually "GangScheduled on the StatefulSet" 10 eval \
+	'kc get events --field-selector involvedObject.kind=StatefulSet,involvedObject.name=pair -o jsonpath="{.items[*].reason}" | grep -qw GangScheduled'
 test_end
