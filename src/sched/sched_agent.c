@@ -461,9 +461,10 @@ static void conflict_holder(const struct gs_sched__use *u, int shared, void *ud)
 	(void)shared;
 	if (!u->key || strcmp(u->key, w->h->holder) == 0)
 		return;
-	/* A gang member's reservation and a nomination (sched_preempt.h) run nothing: no conflict. */
+	/* A gang member's reservation and a nomination (sched_preempt.h, made for a pending pod before its
+	 * use is marked) run nothing: no conflict. */
 	const struct gs_sched__pod *p = gs_hmap_get_str(&w->s->pods, u->uid);
-	if ((p && p->reserved) || u->nominated)
+	if ((p && (p->reserved || p->state == GS_POD_WAITING || p->state == GS_POD_QUEUED)) || u->nominated)
 		return;
 	kl = snprintf(key, sizeof(key), "%s %s %s", w->h->id, w->h->holder, u->uid);
 	if (kl < 0 || (size_t)kl >= sizeof(key) || gs_hmap_get_str(w->now, key))

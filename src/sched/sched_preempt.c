@@ -370,13 +370,17 @@ static struct gs_sched__preempt_out *decision(const struct gs_sched__pod *p, con
 	return o;
 }
 
-/* p's victims (pl) chosen on n: marked (never chosen again), p nominated there. */
+/* p's victims (pl) chosen on n: marked (never chosen again), p nominated there unless it is already (its
+ * claim kept as it is: a what-if of explain then leaves the node's uses as they were). */
 static void choose(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
 		   const struct gs_sched__preempt *pl)
 {
+	const struct gs_sched__use *u = nomination(s, p);
+
 	for (size_t i = 0; i < pl->n_victims; i++)
 		pl->victims[i]->preempted = 1;
-	gs_sched__pod_nominate(s, p, n);
+	if (!u || u->node != n)
+		gs_sched__pod_nominate(s, p, n);
 }
 
 /* The decision for p on n, made: handed out by the next pulls. */

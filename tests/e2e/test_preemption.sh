@@ -49,6 +49,8 @@ check_eventually "high-0 sees CUDA_VISIBLE_DEVICES=1" 30 eval \
 	'kc logs high-0 | grep -q "node=$N CUDA_VISIBLE_DEVICES=1 pod=high-0"'
 check "low-0's event: Preempted by high-0 on $N" event_has low-0 "^Preempted: Preempted by pod .* \\($NS/high-0\\) on node $N$"
 check "high-0's event: Preempting low-0" event_has high-0 "^Preempting: Preempting 1 pod of lower priority on node $N: $NS/low-0 "
+check "no DeviceConflict: a nomination runs nothing (the agent named low-0's GPUs meanwhile)" eval \
+	'! events_of high-0 | grep -q "^DeviceConflict:" && ! events_of low-0 | grep -q "^DeviceConflict:"'
 
 check "peer-0 (low) mapped 0=node2:3" eval \
 	'check_pod peer-0 "0=node2:3" "  priorityClassName: $PC-low" | kc apply -f - >/dev/null'
