@@ -126,7 +126,8 @@ static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
 	for (size_t i = 0; i < e->n_victims; i++) {
 		r |= gs_buf_printf(b, "%s{\"pod\":", i ? "," : "");
 		r |= gs_buf_append_json_str(b, e->victims[i].pod);
-		r |= gs_buf_printf(b, ",\"priority\":%" PRId64 "}", e->victims[i].priority);
+		r |= gs_buf_printf(b, ",\"priority\":%" PRId64 "%s}", e->victims[i].priority,
+				   e->victims[i].reservation ? ",\"reservation\":true" : "");
 	}
 	r |= gs_buf_append_str(b, e->n_victims ? "]}" : "}");
 	return r;
@@ -152,7 +153,10 @@ static int preemption_text(struct gs_buf *b, const struct gs_sched_explain *e)
 			   e->preempt_node, e->preemption_off ? " (off: --preemption=false; what it would do)" : "",
 			   e->n_victims, e->n_victims == 1 ? "" : "s");
 	for (size_t i = 0; i < e->n_victims; i++)
-		r |= gs_buf_printf(b, "  %s (priority %" PRId64 ")\n", e->victims[i].pod, e->victims[i].priority);
+		r |= gs_buf_printf(b, "  %s (priority %" PRId64 "%s)\n", e->victims[i].pod, e->victims[i].priority,
+				   e->victims[i].reservation
+					   ? "; the reservation of its gathering gang: let go, nothing deleted"
+					   : "");
 	return r;
 }
 

@@ -474,6 +474,7 @@ struct gs_explain_holder {
 struct gs_explain_victim {
 	char *pod; /* "ns/name", or "a pod of another namespace" for a pod of another namespace than the explained one's */
 	int64_t priority;
+	int reservation; /* a gathering gang member's reservation: let go, nothing deleted */
 };
 
 /* An all-or-nothing gang, as explain shows it. */

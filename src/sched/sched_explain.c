@@ -403,6 +403,7 @@ static void preemption(struct gs_sched *s, const struct gs_sched__pod *p, struct
 	for (size_t i = 0; i < pl.n_victims; i++) {
 		e->victims[i].pod = gs_xstrdup(gs_sched__holder_shown(pl.victims[i]->key, p->key));
 		e->victims[i].priority = pl.victims[i]->priority;
+		e->victims[i].reservation = !pl.victims[i]->bound;
 	}
 	e->n_victims = pl.n_victims;
 	gs_sched__preempt_free(&pl);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/sched_gang.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
@@ -86,15 +87,29 @@ static int gang_may_go(const struct gs_sched *s, const struct gs_sched__gang *g,
 	return r;
 }
 
-/* May u be a victim of a pod of priority prio? *deleting and *gang count the lower ones that may not. */
+/* The member of a gathering gang whose reservation u is (sched_gang.h), or NULL. */
+static struct gs_sched__pod *reservation_of(const struct gs_sched *s, const struct gs_sched__use *u)
+{
+	struct gs_sched__pod *vp = gs_hmap_get_str(&s->pods, u->uid);
+
+	return !u->bound && vp && vp->reserved ? vp : NULL;
+}
+
+/*
+ * May u be a victim of a pod of priority prio? *deleting and *gang count the lower ones that may not.
+ * A gathering gang's reservation of lower priority may: taking it deletes nothing (issue 36: pods of
+ * higher priority are not blocked by reservations of lower priority).
+ */
 static int may_be_victim(const struct gs_sched *s, const struct gs_sched__use *u, int64_t prio, size_t *deleting,
 			 size_t *gang)
 {
 	const struct gs_sched__gang *g;
 	int go;
 
-	if (!u->bound || u->priority >= prio)
+	if (u->priority >= prio)
 		return 0;
+	if (!u->bound)
+		return !u->preempted && reservation_of(s, u) != NULL;
 	if (u->deleting || u->preempted) {
 		(*deleting)++;
 		return 0;
@@ -164,12 +179,13 @@ static void reprieve(struct gs_sched *s, const struct gs_sched__pod *p, struct g
 
 	qsort(c, nc, sizeof(*c), more_important_first);
 	for (size_t i = 0; i < nc; i++) {
-		struct gs_sched__gang *g = gang_of(s, c[i]);
+		/* a running gang's members go together; a gathering gang's reservations one by one */
+		struct gs_sched__gang *g = c[i]->bound ? gang_of(s, c[i]) : NULL;
 		size_t first = out->n_victims;
 		if (done[i])
 			continue;
 		for (size_t j = i; j < nc; j++) /* the unit: c[i], and its gang's other members on n */
-			if (j == i || (g && !done[j] && gang_of(s, c[j]) == g)) {
+			if (j == i || (g && !done[j] && c[j]->bound && gang_of(s, c[j]) == g)) {
 				done[j] = 1;
 				gs_sched__use_hide(s, c[j], 0);
 				victims_add(out, &cap, c[j]);
@@ -387,10 +403,33 @@ static void choose(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched_
 static void decided(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n,
 		    const struct gs_sched__preempt *pl)
 {
-	s->preempt_victims += pl->n_victims;
-	gs_list_insert_tail(&s->preempt_ready, &decision(p, n, pl)->link);
-	gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s on node %s", p->ns, p->name, p->priority,
-		    pl->n_victims, pl->n_victims == 1 ? "" : "s", n->name);
+	struct gs_sched__preempt pods = {.n_victims = 0};
+	struct gs_sched__pod **held = gs_xreallocarray(NULL, pl->n_victims + 1, sizeof(*held));
+	size_t nh = 0;
+
+	/* The pods to delete are handed out; the gathering gangs' reservations are let go here (their
+	 * members first collected: a release may place other pods, and the uses are not looked at again). */
+	pods.victims = gs_xreallocarray(NULL, pl->n_victims + 1, sizeof(*pods.victims));
+	for (size_t i = 0; i < pl->n_victims; i++) {
+		struct gs_sched__pod *m = reservation_of(s, pl->victims[i]);
+		if (m)
+			held[nh++] = m;
+		else
+			pods.victims[pods.n_victims++] = pl->victims[i];
+	}
+	if (pods.n_victims)
+		gs_list_insert_tail(&s->preempt_ready, &decision(p, n, &pods)->link);
+	s->preempt_victims += pods.n_victims;
+	for (size_t i = 0; i < nh; i++) {
+		gs_log_info("pod %s/%s: its gang's reservation on node %s goes to %s/%s (priority %" PRId64 ")",
+			    held[i]->ns, held[i]->name, n->name, p->ns, p->name, p->priority);
+		gs_sched__gang_release(s, held[i]);
+	}
+	free(held);
+	gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s and %zu reservation%s on node %s", p->ns,
+		    p->name, p->priority, pods.n_victims, pods.n_victims == 1 ? "" : "s", nh, nh == 1 ? "" : "s",
+		    n->name);
+	free(pods.victims);
 }
 
 /* Plans for p, queued for a preemption: a decision on s->preempt_ready, or none. */

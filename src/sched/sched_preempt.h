@@ -13,7 +13,9 @@
  * placeholder of ours) of strictly lower priority, not being deleted already (it still counts until it
  * stops). A member of a running all-or-nothing gang of ours goes only with its whole gang: the gang is a
  * candidate when each of its bound members is of lower priority, its members on the node are set aside
- * and put back as one unit, and a gang that is a victim brings its members on other nodes along.
+ * and put back as one unit, and a gang that is a victim brings its members on other nodes along. A
+ * gathering gang's reservation of lower priority is a candidate too, alone: taking it deletes nothing
+ * (the pull lets it go, sched_gang.h gs_sched__gang_release, and hands out only the pods to delete).
  *
  * The plan is read-only: every use set aside is put back before the call returns (sched_use.h,
  * gs_sched__use_hide). Cost: O(k log k) for the k pods on the node, plus one fit per candidate.
