@@ -12,6 +12,9 @@
 # it taken by the nomination and preempts nothing; a restart of the daemon between the nomination and
 # the binding takes the nomination back and preempts no one again; once the victim is gone the pod is
 # bound where its map says and the middle one keeps waiting (a higher priority is never a victim).
+# Gangs: a running all-or-nothing gang is preempted whole (its member on another node too); a gathering
+# one preempts on two nodes in one decision and is bound together; a gathering gang's reservation of
+# lower priority is let go for a pod of higher priority, no pod deleted.
 # The priorities and the policy come from the apiserver's Priority admission.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -183,4 +186,20 @@ check_eventually "the gang pair bound together: pair-0 on $N-c, pair-1 on $N-d" 
 	eval 'echo $(pod_assigned pair-0) $(pod_assigned pair-1)'
 check_eventually "GangScheduled on the StatefulSet" 10 eval \
 	'kc get events --field-selector involvedObject.kind=StatefulSet,involvedObject.name=pair -o jsonpath="{.items[*].reason}" | grep -qw GangScheduled'
+
+# ---- a gathering gang's reservation never blocks a pod of higher priority (issue 36) -------------------
+# The gang held (low) gathers: held-0 reserves $N-e's GPU 0, held-1's node does not exist. urge-0 (high)
+# for that GPU takes the reservation: no pod is deleted, urge-0 is bound, held-0 waits again.
+defer "node_delete $N-e"
+node_make "$N-e" || fail "node $N-e" "cannot create it"
+kc apply -f - >/dev/null <<<"$(TEMPLATE_ANNOTATIONS='gpu-scheduler.io/placement: all-or-nothing' \
+	statefulset_yaml held 2 "0=$N-e:0" "1=$N-none:0" | sed "s/^    spec:$/    spec:\n      priorityClassName: $PC-low/")"
+check_eventually "held-0 reserves $N-e (GANG)" 30 eval 'debug "pods/$NS/held-0" | jq -e ".reason == \"GANG\"" >/dev/null'
+H0=$(kc get pod held-0 -o jsonpath='{.metadata.uid}')
+check "urge-0 (high) mapped 0=$N-e:0" mapped urge-0 high "0=$N-e:0"
+check_eventually "urge-0 bound to $N-e, GPU 0" 20 equals "$N-e:0" pod_assigned urge-0
+check "held-0 was not deleted, nor told it was preempted" eval \
+	'[ "$(kc get pod held-0 -o jsonpath="{.metadata.uid}")" = "$H0" ] && ! pod_events held-0 | grep -q "^Preempted:"'
+check_eventually "held-0 waits again (DEVICE_BUSY: GPU 0 is urge-0's)" 20 eval \
+	'debug "pods/$NS/held-0" | jq -e ".reason == \"DEVICE_BUSY\"" >/dev/null'
 test_end
