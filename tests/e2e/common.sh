@@ -15,6 +15,7 @@
 #                  holds at most 107 bytes; the directory is under /run, linked from $GS_CLUSTER_DIR/sockets)
 #   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
 #   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
+#   needs_device_plugin  ends the test, skipped, when the cluster runs without the device plugin
 
 deploy_scheduler() { env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler; }
 if [ "${GS_DEPLOY_WITH:-kustomize}" = helm ]; then
@@ -83,4 +84,12 @@ ${3:-}
     - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
     - {name: CHECK_INTERVAL, value: "5"}
 YAML
+}
+
+# needs_device_plugin: the test ends here, skipped, on a cluster without the test device plugin.
+needs_device_plugin() {
+	if [ "${GS_DEVICE_PLUGIN:-1}" != 1 ]; then
+		echo "  skipped: the cluster runs without the device plugin"
+		test_end
+	fi
 }

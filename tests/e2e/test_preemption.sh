@@ -9,10 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
-if [ "${GS_DEVICE_PLUGIN:-1}" != 1 ]; then
-	echo "  skipped: the cluster runs without the device plugin"
-	test_end
-fi
+needs_device_plugin
 
 check "gpu-scheduler deployed ($DEPLOYED_FROM)" deploy_scheduler
 node_names
