@@ -145,9 +145,11 @@ static void on_low_done(int err, const struct gs_http_response *resp, const char
 					  ? (ph ? GS_CTRL_PH_CREATED : GS_CTRL_PH_DELETED)
 					  : GS_CTRL_PH_FAILED]
 			.v++;
-	if (dis && res != GS_API_GONE && !c->stopping) {
+	/* The condition written (or not: the delete goes all the same), while we still lead: a replica
+	 * that stopped leading meanwhile deletes nothing (the new leader plans again). */
+	if (dis && res != GS_API_GONE && !c->stopping && may_act(c)) {
 		c->low_inflight++;
-		send_victim_delete(c, q); /* the condition written (or not: the delete goes all the same) */
+		send_victim_delete(c, q);
 		return;
 	}
 	if (pre && res != GS_API_OK && res != GS_API_GONE) {
