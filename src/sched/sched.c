@@ -596,11 +596,7 @@ static char *use_devices(const struct gs_sched__use *u)
  * here on, a nomination or a reservation of ours until now maybe. */
 static void use_pod_fields(struct gs_sched *s, struct gs_sched__use *u, const struct gs_pod_obj *o, int64_t priority)
 {
-	if (u->nominated) {
-		u->nominated = 0;
-		u->node->n_nominated--;
-		s->n_nominated--;
-	}
+	gs_sched__use_unnominate(s, u);
 	u->bound = 1;
 	u->priority = priority;
 	u->created_ms = o->created_ms;

@@ -469,20 +469,24 @@ int gs_sched__may_preempt(const struct gs_sched *s, const struct gs_sched__pod *
  * is queued for it, and goes otherwise; a pod that may preempt is queued for the preemption pull. */
 static void nomination_follows(struct gs_sched *s, struct gs_sched__pod *p)
 {
-	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, p->uid);
-	int waits = p->state == GS_POD_WAITING && gs_sched__fit_reason(p->reason);
+	const struct gs_sched__use *u;
 	const struct gs_sched__alias *amb;
 	struct gs_sched__node *n = NULL;
-	int via;
+	int via, may;
 
-	if (waits || p->state == GS_POD_QUEUED)
+	if (!s->cfg.preemption)
+		return; /* no nomination exists without it */
+	u = gs_hmap_get_str(&s->uses, p->uid);
+	may = gs_sched__may_preempt(s, p);
+	if (!may && !(u && u->nominated))
+		return; /* nothing to keep, nothing to queue: no second resolve on placement's common path */
+	if (may || p->state == GS_POD_QUEUED)
 		n = gs_sched__resolve(s, p->entry->node, &via, &amb);
 	if (u && u->nominated && u->node != n)
 		gs_sched__use_remove(s, p->uid);
-	else if (!u && waits && n && p->status_nominated && strcmp(n->name, p->status_nominated) == 0 &&
-		 gs_sched__may_preempt(s, p))
+	else if (!u && may && n && p->status_nominated && strcmp(n->name, p->status_nominated) == 0)
 		gs_sched__pod_nominate(s, p, n); /* taken back from its status (sched.c) */
-	if (n && gs_sched__may_preempt(s, p) && !gs_list_linked(&p->plink))
+	if (may && n && !gs_list_linked(&p->plink))
 		gs_list_insert_tail(&s->preemptq, &p->plink);
 }
 

@@ -340,11 +340,7 @@ struct gs_sched__node *gs_sched__use_take(struct gs_sched *s, const char *uid)
 		gs_sched__ledger_del(s, n, &u->holds[i]);
 	GS_ASSERT(n->n_uses > 0 && !u->hidden);
 	n->n_uses--;
-	if (u->nominated) {
-		GS_ASSERT(n->n_nominated > 0 && s->n_nominated > 0);
-		n->n_nominated--;
-		s->n_nominated--;
-	}
+	gs_sched__use_unnominate(s, u);
 	gs_list_remove(&u->nlink);
 	int recheck = n->agent.fresh && (u->n_holds || u->req.n_ext);
 	use_free(u);
@@ -365,6 +361,16 @@ void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, st
 	/* the pod's own: a partial record of it seen bound keeps them (sched.c, use_from_obj) */
 	u->priority = p->priority;
 	u->created_ms = p->created_ms;
+}
+
+void gs_sched__use_unnominate(struct gs_sched *s, struct gs_sched__use *u)
+{
+	if (!u->nominated)
+		return;
+	GS_ASSERT(u->node->n_nominated > 0 && s->n_nominated > 0);
+	u->nominated = 0;
+	u->node->n_nominated--;
+	s->n_nominated--;
 }
 
 void gs_sched__pod_nominate(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n)

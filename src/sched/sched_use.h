@@ -46,6 +46,8 @@ void gs_sched__pod_reserve(struct gs_sched *s, const struct gs_sched__pod *p, st
 /* Nominates p to n (sched_preempt.h): its claim there, a use of its uid marked nominated (sched_int.h),
  * replacing any use of that uid; p->status_nominated is forgotten. */
 void gs_sched__pod_nominate(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched__node *n);
+/* u is no nomination any more (the pod's own use from here on, or going): the counts follow. */
+void gs_sched__use_unnominate(struct gs_sched *s, struct gs_sched__use *u);
 /*
  * Sets u aside (hide) or back: its requests, host ports, device-plugin GPUs and ledger holds stop or
  * start counting in its node's fit (gs_sched__fit and its parts) without the use going anywhere: no
