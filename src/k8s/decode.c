@@ -628,7 +628,8 @@ static int decode_owner(struct gs_dctx *d, const cJSON *meta, struct gs_pod_obj 
 	return 0;
 }
 
-/* The labels, annotations and owner a full record keeps; a partial one only the sharing annotation and the owner. */
+/* The labels, annotations and owner a full record keeps; a partial one only the labels, the sharing annotation
+ * and the owner. */
 static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_annotation, int partial,
 			 struct gs_pod_obj *out)
 {
@@ -638,7 +639,8 @@ static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_a
 
 	if ((r = gs_dctx_get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
-	    (r = decode_owner(d, meta, out)) < 0)
+	    (r = decode_owner(d, meta, out)) < 0 ||
+	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0)
 		return r;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if (partial)

@@ -1300,7 +1300,8 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 	if (mode == GS_DECODE__POD_HINT && hint && hint->bound && t.has_spec &&
 	    (rc = held_bound(d, hint, &t.spec, out->uid, &held)) < 0)
 		goto out;
-	/* A partial record (objects.h): the sharing annotation and the owner, what gs_checks_pod_requests reads. */
+	/* A partial record (objects.h): the labels, the sharing annotation and the owner, what gs_checks_pod_requests
+	 * reads. */
 	out->partial = mode == GS_DECODE__POD_META || held;
 	const char *full_only = out->partial ? NULL : "";
 	const struct wanted want[] = {
@@ -1317,7 +1318,8 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 		 &out->map_len}, /* borrowed: see objects.h */
 		{12, GS_ANN_ALLOW_SHARED, &shared, NULL, NULL},
 	};
-	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0)
+	if ((rc = meta_maps(d, &m, want, (int)(sizeof(want) / sizeof(want[0])))) < 0 || (rc = owner(d, &m, out)) < 0 ||
+	    (rc = labels(d, m.data, m.len, 11, "metadata.labels", &out->labels, &out->n_labels)) < 0)
 		goto out;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if (t.has_spec && (rc = pod_spec(d, &t.spec, !out->partial, &names, out)) < 0)

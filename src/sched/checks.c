@@ -200,6 +200,31 @@ static int term_matches(const char *node, const struct gs_label *labels, int n_l
 	return 1;
 }
 
+int gs_checks_label_selector(const struct gs_label *labels, int n_labels, const struct gs_label *match, int n_match,
+			     const struct gs_sel_req *exprs, int n_exprs)
+{
+	char why[96];
+
+	for (int i = 0; i < n_exprs; i++)
+		if (exprs[i].op == GS_SEL_GT || exprs[i].op == GS_SEL_LT || exprs[i].op == GS_SEL_INVALID ||
+		    req_invalid(&exprs[i], why, sizeof(why)) < 0)
+			return -EINVAL;
+	for (int i = 0; i < n_match; i++)
+		if (!valid_label_value(match[i].value ? match[i].value : ""))
+			return -EINVAL;
+	if (n_match == 0 && n_exprs == 0)
+		return 0;
+	for (int i = 0; i < n_match; i++) {
+		const char *v = label_of(labels, n_labels, match[i].key);
+		if (!v || strcmp(v, match[i].value ? match[i].value : "") != 0)
+			return 0;
+	}
+	for (int i = 0; i < n_exprs; i++)
+		if (!req_matches(&exprs[i], label_of(labels, n_labels, exprs[i].key)))
+			return 0;
+	return 1;
+}
+
 int gs_checks_affinity(const char *node, const struct gs_label *labels, int n_labels, const struct gs_label *selector,
 		       int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
 		       size_t size)

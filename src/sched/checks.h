@@ -34,6 +34,18 @@ int gs_checks_affinity(const char *node, const struct gs_label *labels, int n_la
 		       int n_selector, int has_affinity, const struct gs_sel_term *terms, int n_terms, char *msg,
 		       size_t size);
 
+/*
+ * A metav1.LabelSelector (a PodDisruptionBudget's spec.selector) against a pod's labels, as
+ * metav1.LabelSelectorAsSelector and kube-scheduler's preemption read it: 1 when every matchLabels pair
+ * is a label and every matchExpressions requirement (In, NotIn, Exists, DoesNotExist) holds; 0 when one
+ * does not, and when the selector is empty (no pair, no requirement: kube-scheduler's preemption counts
+ * such a budget for no pod); -EINVAL when the selector does not parse (an operator outside those four,
+ * In/NotIn without values, values to Exists/DoesNotExist, a value that is not a label value), which
+ * kube-scheduler counts for no pod either.
+ */
+int gs_checks_label_selector(const struct gs_label *labels, int n_labels, const struct gs_label *match, int n_match,
+			     const struct gs_sel_req *exprs, int n_exprs);
+
 /* The node label the kubelet sets to its operating system (runtime.GOOS). */
 #define GS_LABEL_OS "kubernetes.io/os"
 

@@ -103,7 +103,8 @@ int gs_explain_gang_text(struct gs_buf *b, const struct gs_explain_gang *g)
 	return r;
 }
 
-/* "preemption": {"node": N, "victims": [{"pod": P, "priority": 10}, ...]} or {"node": N, "none": WHY}, with
+/* "preemption": {"node": N, "victims": [{"pod": P, "priority": 10[, "violatesBudget": B]}, ...]} or {"node": N,
+ * "none": WHY}, with
  * "off": true under --preemption=false and "nominated": NODE for a nominee. */
 static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
 {
@@ -126,8 +127,11 @@ static int preemption_json(struct gs_buf *b, const struct gs_sched_explain *e)
 	for (size_t i = 0; i < e->n_victims; i++) {
 		r |= gs_buf_printf(b, "%s{\"pod\":", i ? "," : "");
 		r |= gs_buf_append_json_str(b, e->victims[i].pod);
-		r |= gs_buf_printf(b, ",\"priority\":%" PRId64 "%s}", e->victims[i].priority,
+		r |= gs_buf_printf(b, ",\"priority\":%" PRId64 "%s", e->victims[i].priority,
 				   e->victims[i].reservation ? ",\"reservation\":true" : "");
+		if (e->victims[i].pdb)
+			r |= gs_buf_append_json_field(b, "violatesBudget", e->victims[i].pdb);
+		r |= gs_buf_append_str(b, "}");
 	}
 	r |= gs_buf_append_str(b, e->n_victims ? "]}" : "}");
 	return r;
@@ -153,10 +157,12 @@ static int preemption_text(struct gs_buf *b, const struct gs_sched_explain *e)
 			   e->preempt_node, e->preemption_off ? " (off: --preemption=false; what it would do)" : "",
 			   e->n_victims, e->n_victims == 1 ? "" : "s");
 	for (size_t i = 0; i < e->n_victims; i++)
-		r |= gs_buf_printf(b, "  %s (priority %" PRId64 "%s)\n", e->victims[i].pod, e->victims[i].priority,
+		r |= gs_buf_printf(b, "  %s (priority %" PRId64 "%s%s%s)\n", e->victims[i].pod, e->victims[i].priority,
 				   e->victims[i].reservation
 					   ? "; the reservation of its gathering gang: let go, nothing deleted"
-					   : "");
+					   : "",
+				   e->victims[i].pdb ? "; violates PodDisruptionBudget " : "",
+				   e->victims[i].pdb ? e->victims[i].pdb : "");
 	return r;
 }
 

@@ -28,19 +28,38 @@ static void labels_free(struct gs_label *l, int n)
 	free(l);
 }
 
+static void reqs_free(struct gs_sel_req *q, int n)
+{
+	for (int j = 0; j < n; j++) {
+		free(q[j].key);
+		for (int k = 0; k < q[j].n_values; k++)
+			free(q[j].values[k]);
+		free(q[j].values);
+	}
+	free(q);
+}
+
 static void terms_free(struct gs_sel_term *t, int n)
 {
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < t[i].n_reqs; j++) {
-			struct gs_sel_req *q = &t[i].reqs[j];
-			free(q->key);
-			for (int k = 0; k < q->n_values; k++)
-				free(q->values[k]);
-			free(q->values);
-		}
-		free(t[i].reqs);
-	}
+	for (int i = 0; i < n; i++)
+		reqs_free(t[i].reqs, t[i].n_reqs);
 	free(t);
+}
+
+void gs_pdb_obj_free(struct gs_pdb_obj *b)
+{
+	if (!b)
+		return;
+	free(b->ns);
+	free(b->name);
+	free(b->uid);
+	free(b->resource_version);
+	labels_free(b->match, b->n_match);
+	reqs_free(b->exprs, b->n_exprs);
+	for (int i = 0; i < b->n_disrupted; i++)
+		free(b->disrupted[i]);
+	free(b->disrupted);
+	memset(b, 0, sizeof(*b));
 }
 
 void gs_pod_obj_free(struct gs_pod_obj *p)
@@ -88,6 +107,7 @@ void gs_pod_obj_free(struct gs_pod_obj *p)
 		free(p->host_ports[i].host_ip);
 	free(p->host_ports);
 	labels_free(p->node_selector, p->n_node_selector);
+	labels_free(p->labels, p->n_labels);
 	terms_free(p->terms, p->n_terms);
 	for (int i = 0; i < p->n_tolerations; i++) {
 		free(p->tolerations[i].key);

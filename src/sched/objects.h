@@ -1,5 +1,5 @@
 /*
- * objects.h: the compact pod and node records placement works on.
+ * objects.h: the compact pod, node and PodDisruptionBudget records placement works on.
  *
  * src/k8s/decode.c fills them from apiserver JSON, keeping only these fields (never whole objects);
  * src/sched copies what it keeps. All strings are NUL-terminated and owned by the record, but for the
@@ -152,10 +152,14 @@ struct gs_pod_obj {
 	/* status.nominatedNodeName: the node a preemption nominated the pod to (sched.h, "preemption"), or
 	 * NULL. Read by the engine only at a pod's first sight (a restart, a failover). */
 	char *nominated_node;
+	/* metadata.labels, in the object's order (both encodings sort them by key); full and partial records:
+	 * a bound pod's labels still change, and preemption matches them against PodDisruptionBudgets. */
+	int n_labels;
+	struct gs_label *labels;
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
 	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
-	 * owner_name, owner_uid), allow_shared, and everything gs_checks_pod_requests reads (the containers'
+	 * owner_name, owner_uid), allow_shared, the labels, and everything gs_checks_pod_requests reads (the containers'
 	 * requests, the sidecar flags, their status after a resize and resize_infeasible, overhead, pod-level
 	 * resources); everything else is absent (n_containers and cuda_state stay 0). The
 	 * protobuf decoder makes such a record when its reader said it holds the pod bound to that node
@@ -200,6 +204,27 @@ struct gs_pod_obj {
 	struct gs_toleration *tolerations;
 };
 
+/*
+ * A PodDisruptionBudget (policy/v1), what preemption reads of it (sched/sched_pdb.h): its selector and
+ * how many more of its pods may go now. selector: 0 when spec.selector is absent or null, 1 when given
+ * (then its matchLabels and matchExpressions, which may both be empty: a selector that matches every pod
+ * for the disruption controller, and none for kube-scheduler's preemption). An expression's operator
+ * outside In, NotIn, Exists, DoesNotExist (a label selector has no Gt or Lt) is GS_SEL_INVALID.
+ */
+struct gs_pdb_obj {
+	char *ns, *name, *uid;
+	char *resource_version;
+	int selector;
+	int n_match;
+	struct gs_label *match; /* spec.selector.matchLabels */
+	int n_exprs;
+	struct gs_sel_req *exprs;    /* spec.selector.matchExpressions (field always 0) */
+	int64_t disruptions_allowed; /* status.disruptionsAllowed; 0 when absent */
+	int n_disrupted;
+	char **disrupted; /* status.disruptedPods' names: evictions the apiserver took and the controller
+			   * has not seen end yet (kube-scheduler does not count them again) */
+};
+
 struct gs_node_obj {
 	char *name;
 	char *resource_version;
@@ -230,6 +255,7 @@ struct gs_node_obj {
 void gs_resources_free(struct gs_resources *r);
 void gs_pod_obj_free(struct gs_pod_obj *p);
 void gs_node_obj_free(struct gs_node_obj *n);
+void gs_pdb_obj_free(struct gs_pdb_obj *b);
 
 /* The value of ext resource name in r, 0 when absent. */
 int64_t gs_resources_ext(const struct gs_resources *r, const char *name);

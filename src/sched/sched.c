@@ -29,6 +29,7 @@
 #include "sched/sched_gpm.h"
 #include "sched/sched_int.h"
 #include "sched/sched_node.h"
+#include "sched/sched_pdb.h"
 #include "sched/sched_place.h"
 #include "sched/sched_preempt.h"
 #include "sched/sched_use.h"
@@ -150,6 +151,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	gs_hmap_init(&s->ph_orphans, 0);
 	gs_hmap_init(&s->ph_ours, 0);
 	gs_hmap_init(&s->gpms, 0);
+	gs_hmap_init(&s->pdbs, 0);
 	gs_hmap_init(&s->gpm_ns, 0);
 	gs_hmap_init(&s->inline_maps, 0);
 	gs_list_init(&s->gpm_ready);
@@ -202,6 +204,7 @@ void gs_sched_free(struct gs_sched *s)
 	gs_sched__conflicts_free(s);
 	gs_sched__gangs_free(s);
 	gs_sched__preempt_ready_free(s);
+	gs_sched__pdbs_free(s);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&s->aliases, &it))
 		free(it.val);
@@ -601,6 +604,7 @@ static void use_pod_fields(struct gs_sched *s, struct gs_sched__use *u, const st
 	u->priority = priority;
 	u->created_ms = o->created_ms;
 	u->deleting = (unsigned char)!!o->deleting;
+	gs_sched__use_labels(u, o->labels, o->n_labels);
 }
 
 static void use_from_obj(struct gs_sched *s, const struct gs_pod_obj *o)
@@ -957,6 +961,8 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *st)
 	st->preempt_none = s->preempt_attempts[0];
 	st->preemptions = s->preempt_attempts[1];
 	st->preempt_victims = s->preempt_victims;
+	st->preempt_pdb_victims = s->preempt_pdb_victims;
+	st->pdbs = s->pdbs.len;
 	st->nominated = s->n_nominated;
 	st->agent_fresh = s->agent_nodes[0];
 	st->agent_stale = s->agent_nodes[1];
@@ -1036,6 +1042,16 @@ int gs_sched_gpm_upsert(struct gs_sched *s, const struct gs_gpm_view *g, int64_t
 	if (rc > 0)
 		place_referrers(s, slot);
 	return rc < 0 ? rc : 0;
+}
+
+int gs_sched_pdb_upsert(struct gs_sched *s, const struct gs_pdb_obj *b)
+{
+	return gs_sched__pdb_upsert(s, b);
+}
+
+int gs_sched_pdb_delete(struct gs_sched *s, const char *ns, const char *name)
+{
+	return gs_sched__pdb_delete(s, ns, name);
 }
 
 int gs_sched_gpm_delete(struct gs_sched *s, const char *ns, const char *name, int64_t now_ms)

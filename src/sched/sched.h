@@ -274,6 +274,7 @@ int gs_sched_placeholder_created(struct gs_sched *s, const char *member_uid, con
 struct gs_preempt_victim {
 	const char *uid, *ns, *name;
 	int64_t priority;
+	const char *pdb; /* the name of the PodDisruptionBudget of its namespace its deletion violates, or NULL */
 };
 
 struct gs_preemption {
@@ -475,6 +476,8 @@ struct gs_explain_victim {
 	char *pod; /* "ns/name", or "a pod of another namespace" for a pod of another namespace than the explained one's */
 	int64_t priority;
 	int reservation; /* a gathering gang member's reservation: let go, nothing deleted */
+	char *pdb;       /* the PodDisruptionBudget its deletion would violate (its namespace's), or NULL;
+			  * NULL too for a pod of another namespace */
 };
 
 /* An all-or-nothing gang, as explain shows it. */
@@ -596,15 +599,17 @@ struct gs_sched_stats {
 	size_t devices_shared;    /* of which held by more than one owner */
 	uint64_t claims_ignored;  /* gpu-scheduler.io/assigned claims not believed (a pod's first sight on a node) */
 	uint64_t binds_ok, binds_gone, binds_retry, reports;
-	uint64_t device_conflicts; /* devices found given by a map and by the device plugin (pairs of pods) */
-	size_t gangs_waiting;      /* all-or-nothing gangs not placed yet (gathering or resting) */
-	uint64_t gangs_bound;      /* gangs committed (their members handed out together) */
-	uint64_t gang_timeouts;    /* gangs that timed out (each time) */
-	size_t placeholders;       /* placeholder pods wanted now (one per reserved member, with the flag) */
-	uint64_t preempt_none;     /* preemption plans made that found no set of victims */
-	uint64_t preemptions;      /* preemptions handed out (gs_sched_next_preemption) */
-	uint64_t preempt_victims;  /* victims in them */
-	size_t nominated;          /* pods nominated to a node now */
+	uint64_t device_conflicts;    /* devices found given by a map and by the device plugin (pairs of pods) */
+	size_t gangs_waiting;         /* all-or-nothing gangs not placed yet (gathering or resting) */
+	uint64_t gangs_bound;         /* gangs committed (their members handed out together) */
+	uint64_t gang_timeouts;       /* gangs that timed out (each time) */
+	size_t placeholders;          /* placeholder pods wanted now (one per reserved member, with the flag) */
+	uint64_t preempt_none;        /* preemption plans made that found no set of victims */
+	uint64_t preemptions;         /* preemptions handed out (gs_sched_next_preemption) */
+	uint64_t preempt_victims;     /* victims in them */
+	uint64_t preempt_pdb_victims; /* of which violating a PodDisruptionBudget */
+	size_t pdbs;                  /* PodDisruptionBudgets held */
+	size_t nominated;             /* pods nominated to a node now */
 	/* Present nodes by their agent data (docs/agent.md): fresh, stale, unusable (the agent's error
 	 * line or a text that does not parse), none. Kept as the data changes: O(1). */
 	size_t agent_fresh, agent_stale, agent_unusable, agent_none;
@@ -627,6 +632,16 @@ void gs_sched_waiting_oldest(const struct gs_sched *s, int64_t oldest_created_ms
  * with the failed expression (GS_ASSERT) on a violation. O(pods + uses x nodes): for tests and debugging.
  */
 void gs_sched_audit(const struct gs_sched *s);
+
+/* ---- PodDisruptionBudgets (sched_pdb.h; docs/sched.md, "Preemption") ------------------------------
+ * The budgets the I/O layer watches (policy/v1, every namespace). Preemption puts back the candidates
+ * whose deletion would violate one before the others, as kube-scheduler does: a budget orders victims,
+ * it never keeps a pod from preempting. An upsert copies b (what the engine held of ns/name goes); a
+ * delete forgets it. Nothing is placed again: a budget changes which pods go, never whether one may.
+ * -EINVAL without ns or name; gs_sched_pdb_delete returns -ENOENT for a budget not held. O(the budget).
+ */
+int gs_sched_pdb_upsert(struct gs_sched *s, const struct gs_pdb_obj *b);
+int gs_sched_pdb_delete(struct gs_sched *s, const char *ns, const char *name);
 
 /* ---- maps as objects (sched/gpm.h; docs/sched.md, "Maps as objects") ----------------------------
  * The GPUPlacementMaps the I/O layer watches. An upsert copies the object (and parses its map once per

@@ -18,6 +18,7 @@
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
 #include "sched/sched_place.h"
+#include "sched/sched_pdb.h"
 #include "sched/sched_preempt.h"
 #include "sched/sched_use.h"
 
@@ -401,7 +402,11 @@ static void preemption(struct gs_sched *s, const struct gs_sched__pod *p, struct
 	}
 	e->victims = gs_xcalloc(pl.n_victims, sizeof(*e->victims));
 	for (size_t i = 0; i < pl.n_victims; i++) {
-		e->victims[i].pod = gs_xstrdup(gs_sched__holder_shown(pl.victims[i]->key, p->key));
+		const char *shown = gs_sched__holder_shown(pl.victims[i]->key, p->key);
+		e->victims[i].pod = gs_xstrdup(shown);
+		/* the budget of a pod of another namespace is not shown either */
+		if (pl.pdb[i] && shown == pl.victims[i]->key)
+			e->victims[i].pdb = gs_xstrdup(pl.pdb[i]->name);
 		e->victims[i].priority = pl.victims[i]->priority;
 		e->victims[i].reservation = !pl.victims[i]->bound;
 	}
@@ -474,8 +479,10 @@ int gs_sched__explain(struct gs_sched *s, const char *ns, const char *name, stru
 
 void gs_sched__explain_free(struct gs_sched_explain *e)
 {
-	for (size_t i = 0; i < e->n_victims; i++)
+	for (size_t i = 0; i < e->n_victims; i++) {
 		free(e->victims[i].pod);
+		free(e->victims[i].pdb);
+	}
 	free(e->victims);
 	e->victims = NULL;
 	e->n_victims = 0;

@@ -100,6 +100,10 @@ struct gs_sched__use {
 	int64_t priority;
 	int64_t created_ms;
 	unsigned char bound, deleting, hidden, preempted, nominated;
+	/* With bound: the pod's metadata.labels, brought up to date on every update (one allocation,
+	 * gs_sched__use_labels), which PodDisruptionBudgets select by (sched_pdb.h); NULL when none. */
+	int n_labels;
+	struct gs_label *labels;
 	/*
 	 * An ignored gpu-scheduler.io/assigned claim on this node (sched.c trusted_claim): the devices it
 	 * named, and why it was not believed (a static string); NULL for almost every pod. Such a pod holds
@@ -522,6 +526,8 @@ struct gs_sched {
 	uint64_t preempt_attempts[2];               /* plans made: [0] none would do, [1] victims handed out */
 	uint64_t preempt_victims;                   /* victims handed out */
 	size_t n_nominated;                         /* nominations, every node's (node->n_nominated summed) */
+	uint64_t preempt_pdb_victims;               /* victims handed out whose deletion violated a budget */
+	struct gs_hmap pdbs;                        /* "ns/name" -> struct gs_sched__pdb (key borrowed) */
 	struct gs_hmap ph_orphans;                  /* placeholder pod uid -> its key (owned): delete asked */
 	struct gs_hmap ph_ours;                     /* placeholder pod uid -> struct gs_sched__ph_ours (key borrowed) */
 	size_t n_ph;                                /* members with ph */

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "sched/sched_gang.h"
 #include "sched/sched_node.h"
+#include "sched/sched_pdb.h"
 #include "sched/sched_place.h"
 #include "sched/sched_use.h"
 
@@ -141,12 +142,15 @@ static void left_out(char *out, size_t size, size_t deleting, size_t gang)
 			 gang);
 }
 
-static void victims_add(struct gs_sched__preempt *out, size_t *cap, struct gs_sched__use *u)
+static void victims_add(struct gs_sched__preempt *out, size_t *cap, struct gs_sched__use *u,
+			const struct gs_sched__pdb *pdb)
 {
 	if (out->n_victims == *cap) {
 		*cap = *cap ? 2 * *cap : 8;
 		out->victims = gs_xreallocarray(out->victims, *cap, sizeof(*out->victims));
+		out->pdb = gs_xreallocarray(out->pdb, *cap, sizeof(*out->pdb));
 	}
+	out->pdb[out->n_victims] = pdb;
 	out->victims[out->n_victims++] = u;
 }
 
@@ -160,49 +164,86 @@ static void gang_elsewhere(const struct gs_sched *s, const struct gs_sched__gang
 		const struct gs_sched__pod *m = GS_CONTAINER_OF(l, struct gs_sched__pod, glink);
 		struct gs_sched__use *u = gs_hmap_get_str(&s->uses, m->uid);
 		if (u && u->node != n)
-			victims_add(out, cap, u);
+			victims_add(out, cap, u, NULL);
+	}
+}
+
+/* The victims most important first again, each with its budget (the budget's pass put some first);
+ * insertion: a handful. */
+static void victims_sort(struct gs_sched__preempt *out)
+{
+	for (size_t i = 1; i < out->n_victims; i++) {
+		struct gs_sched__use *u = out->victims[i];
+		const struct gs_sched__pdb *b = out->pdb[i];
+		size_t j = i;
+		for (; j > 0 && more_important_first(&u, &out->victims[j - 1]) < 0; j--) {
+			out->victims[j] = out->victims[j - 1];
+			out->pdb[j] = out->pdb[j - 1];
+		}
+		out->victims[j] = u;
+		out->pdb[j] = b;
 	}
 }
 
 /*
  * The candidates c[0..nc) of n, all set aside, put back by units, the most important first: a pod alone,
- * or all the members on n of one all-or-nothing gang at once. A unit p still fits beside is reprieved;
- * the others are the victims, a gang's with its members on other nodes (a gang goes whole or not at
- * all: docs/sched.md, "Preemption"). Every use of c is back when it returns.
+ * or all the members on n of one all-or-nothing gang at once. Units whose deletion would violate a
+ * PodDisruptionBudget (one member that would is enough) go first, then the others (kube-scheduler's
+ * SelectVictimsOnNode). A unit p still fits beside is reprieved; the others are the victims, a gang's
+ * with its members on other nodes (a gang goes whole or not at all: docs/sched.md, "Preemption"). Every
+ * use of c is back when it returns.
  */
 static void reprieve(struct gs_sched *s, const struct gs_sched__pod *p, struct gs_sched__node *n,
 		     struct gs_sched__use **c, size_t nc, struct gs_sched__preempt *out)
 {
-	unsigned char *done = gs_xcalloc(nc, 1);
-	size_t cap = 0;
+	const struct gs_sched__pdb **pdb = gs_xreallocarray(NULL, nc, sizeof(*pdb));
+	size_t *unit = gs_xreallocarray(NULL, nc, sizeof(*unit)), cap = 0;
+	unsigned char *violates = gs_xcalloc(nc, 1);
 	char msg[400];
 
 	qsort(c, nc, sizeof(*c), more_important_first);
+	size_t nv = gs_sched__pdb_violations(s, c, nc, pdb);
+	/* unit[j]: the first (most important) candidate of j's unit; violates[i] for that first one */
 	for (size_t i = 0; i < nc; i++) {
 		/* a running gang's members go together; a gathering gang's reservations one by one */
 		struct gs_sched__gang *g = c[i]->bound ? gang_of(s, c[i]) : NULL;
-		size_t first = out->n_victims;
-		if (done[i])
-			continue;
-		for (size_t j = i; j < nc; j++) /* the unit: c[i], and its gang's other members on n */
-			if (j == i || (g && !done[j] && c[j]->bound && gang_of(s, c[j]) == g)) {
-				done[j] = 1;
-				gs_sched__use_hide(s, c[j], 0);
-				victims_add(out, &cap, c[j]);
+		unit[i] = i;
+		for (size_t j = 0; g && j < i; j++)
+			if (unit[j] == j && c[j]->bound && gang_of(s, c[j]) == g) {
+				unit[i] = j;
+				break;
 			}
-		if (gs_sched__fit(s, p, n, msg, sizeof(msg)) == GS_WAIT_NONE) {
-			out->n_victims = first; /* reprieved */
-			continue;
-		}
-		for (size_t k = first; k < out->n_victims; k++)
-			gs_sched__use_hide(s, out->victims[k], 1);
-		if (g) /* the members elsewhere go with it */
-			gang_elsewhere(s, g, n, out, &cap);
+		violates[unit[i]] |= pdb[i] != NULL;
 	}
-	for (size_t k = 0; k < out->n_victims; k++)
+	for (int pass = 1; pass >= 0; pass--)
+		for (size_t i = 0; i < nc; i++) {
+			size_t first = out->n_victims;
+			if (unit[i] != i || violates[i] != pass)
+				continue;
+			for (size_t j = i; j < nc; j++) /* the unit: c[i], and its gang's other members on n */
+				if (unit[j] == i) {
+					gs_sched__use_hide(s, c[j], 0);
+					victims_add(out, &cap, c[j], pdb[j]);
+				}
+			if (gs_sched__fit(s, p, n, msg, sizeof(msg)) == GS_WAIT_NONE) {
+				out->n_victims = first; /* reprieved */
+				continue;
+			}
+			for (size_t k = first; k < out->n_victims; k++)
+				gs_sched__use_hide(s, out->victims[k], 1);
+			if (c[i]->bound && gang_of(s, c[i])) /* the members elsewhere go with it */
+				gang_elsewhere(s, gang_of(s, c[i]), n, out, &cap);
+		}
+	for (size_t k = 0; k < out->n_victims; k++) {
+		out->n_violating += out->pdb[k] != NULL;
 		if (out->victims[k]->hidden)
 			gs_sched__use_hide(s, out->victims[k], 0);
-	free(done);
+	}
+	if (nv) /* as kube-scheduler: when the budgets' pass went first */
+		victims_sort(out);
+	free(violates);
+	free(unit);
+	free(pdb);
 }
 
 /* "it is nominated to node ... and 2 pods ... still terminating": 1 with why when p may not preempt. */
@@ -284,8 +325,10 @@ int gs_sched__preempt_plan(struct gs_sched *s, const struct gs_sched__pod *p, st
 void gs_sched__preempt_free(struct gs_sched__preempt *pl)
 {
 	free(pl->victims);
+	free(pl->pdb);
 	pl->victims = NULL;
-	pl->n_victims = 0;
+	pl->pdb = NULL;
+	pl->n_victims = pl->n_violating = 0;
 }
 
 /* ---- the daemon's preemptions ------------------------------------------------------------------- */
@@ -371,10 +414,12 @@ static struct gs_sched__preempt_out *decision(const struct gs_sched__pod *p, con
 	o->n = pl->n_victims;
 	for (size_t i = 0; i < pl->n_victims; i++) {
 		const struct gs_sched__use *u = pl->victims[i];
-		size_t vl = strlen(u->uid) + 1, kl = strlen(u->key) + 1;
-		char *at = gs_xmalloc(vl + kl), *slash;
+		const char *pdb = pl->pdb[i] ? pl->pdb[i]->name : NULL;
+		size_t vl = strlen(u->uid) + 1, kl = strlen(u->key) + 1, bl = pdb ? strlen(pdb) + 1 : 0;
+		char *at = gs_xmalloc(vl + kl + bl), *slash;
 		memcpy(at, u->uid, vl);
 		memcpy(at + vl, u->key, kl);
+		o->v[i].pdb = pdb ? memcpy(at + vl + kl, pdb, bl) : NULL;
 		slash = strchr(at + vl, '/');
 		o->v[i].uid = at;
 		o->v[i].ns = slash ? at + vl : "";
@@ -405,21 +450,21 @@ static void decided(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 {
 	struct gs_sched__preempt pods = {.n_victims = 0};
 	struct gs_sched__pod **held = gs_xreallocarray(NULL, pl->n_victims + 1, sizeof(*held));
-	size_t nh = 0;
+	size_t nh = 0, cap = 0;
 
 	/* The pods to delete are handed out; the gathering gangs' reservations are let go here (their
 	 * members first collected: a release may place other pods, and the uses are not looked at again). */
-	pods.victims = gs_xreallocarray(NULL, pl->n_victims + 1, sizeof(*pods.victims));
 	for (size_t i = 0; i < pl->n_victims; i++) {
 		struct gs_sched__pod *m = reservation_of(s, pl->victims[i]);
 		if (m)
 			held[nh++] = m;
 		else
-			pods.victims[pods.n_victims++] = pl->victims[i];
+			victims_add(&pods, &cap, pl->victims[i], pl->pdb[i]);
 	}
 	if (pods.n_victims)
 		gs_list_insert_tail(&s->preempt_ready, &decision(p, n, &pods)->link);
 	s->preempt_victims += pods.n_victims;
+	s->preempt_pdb_victims += pl->n_violating;
 	for (size_t i = 0; i < nh; i++) {
 		gs_log_info("pod %s/%s: its gang's reservation on node %s goes to %s/%s (priority %" PRId64 ")",
 			    held[i]->ns, held[i]->name, n->name, p->ns, p->name, p->priority);
@@ -429,7 +474,7 @@ static void decided(struct gs_sched *s, struct gs_sched__pod *p, struct gs_sched
 	gs_log_info("pod %s/%s (priority %" PRId64 "): preempting %zu pod%s and %zu reservation%s on node %s", p->ns,
 		    p->name, p->priority, pods.n_victims, pods.n_victims == 1 ? "" : "s", nh, nh == 1 ? "" : "s",
 		    n->name);
-	free(pods.victims);
+	gs_sched__preempt_free(&pods);
 }
 
 /* Plans for p, queued for a preemption: a decision on s->preempt_ready, or none. */
@@ -579,11 +624,10 @@ static int gang_plan(struct gs_sched *s, struct gs_sched__gang *g, int commit, c
 	if (ask && ok) {
 		for (size_t i = 0; i < k; i++)
 			if (steps[i].m == ask) {
-				ask_out->n_victims = steps[i].pl.n_victims;
-				ask_out->victims =
-					gs_xreallocarray(NULL, ask_out->n_victims + 1, sizeof(*ask_out->victims));
-				memcpy(ask_out->victims, steps[i].pl.victims,
-				       ask_out->n_victims * sizeof(*ask_out->victims));
+				size_t cap = 0;
+				for (size_t j = 0; j < steps[i].pl.n_victims; j++)
+					victims_add(ask_out, &cap, steps[i].pl.victims[j], steps[i].pl.pdb[j]);
+				ask_out->n_violating = steps[i].pl.n_violating;
 			}
 		if (!ask_out->n_victims)
 			snprintf(ask_out->why, sizeof(ask_out->why),

@@ -5,7 +5,8 @@
  * kube-scheduler's DefaultPreemption chooses them on one node (SelectVictimsOnNode): every pod that may
  * be a victim is set aside; if the pod fits then, they are put back one by one, the most important
  * first (higher priority, then the older), and each that the pod still fits beside is reprieved; the
- * others are the victims. PodDisruptionBudgets are not read yet.
+ * others are the victims. Those whose deletion would violate a PodDisruptionBudget (sched_pdb.h) are put
+ * back before all the others, so the victims violate as few budgets as the pod's fit allows.
  *
  * May preempt: a pod whose spec.preemptionPolicy is not Never, that waits on its node for what the fit
  * checks (HOST_PORT, INSUFFICIENT_RESOURCE, DEVICE_BUSY: the node passed every other check).
@@ -35,10 +36,14 @@
 
 #include "sched/sched_int.h"
 
+struct gs_sched__pdb;
+
 struct gs_sched__preempt {
 	size_t n_victims;
-	struct gs_sched__use **victims; /* owned array, most important first; the uses are the engine's */
-	char why[512];                  /* with no victims: why none would do */
+	struct gs_sched__use **victims;   /* owned array; the uses are the engine's */
+	const struct gs_sched__pdb **pdb; /* owned array beside victims: the budget each violates, or NULL */
+	size_t n_violating;               /* victims with a budget */
+	char why[512];                    /* with no victims: why none would do */
 };
 
 /*

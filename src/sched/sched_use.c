@@ -212,13 +212,6 @@ static int64_t plugin_request(const struct gs_sched *s, const struct gs_sched__u
 
 /* ---- uses ---------------------------------------------------------------------------------------- */
 
-static void use_free(struct gs_sched__use *u)
-{
-	gs_sched__ports_free(u->ports, u->n_ports);
-	free(u->ignored);
-	free(u); /* holds, ext and strings live in the same block */
-}
-
 /* Copies str to *at and advances it. */
 static char *put_str(char **at, const char *str, size_t len)
 {
@@ -227,6 +220,51 @@ static char *put_str(char **at, const char *str, size_t len)
 	*at += len + 1;
 	return d;
 }
+
+static void use_free(struct gs_sched__use *u)
+{
+	gs_sched__ports_free(u->ports, u->n_ports);
+	free(u->ignored);
+	free(u->labels); /* one block: the pairs, then their strings */
+	free(u);         /* holds, ext and strings live in the same block */
+}
+
+/* 1 when u's labels are l[0..n), in that order. */
+static int labels_same(const struct gs_sched__use *u, const struct gs_label *l, int n)
+{
+	if (u->n_labels != n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(u->labels[i].key, l[i].key) != 0 ||
+		    strcmp(u->labels[i].value, l[i].value ? l[i].value : "") != 0)
+			return 0;
+	return 1;
+}
+
+void gs_sched__use_labels(struct gs_sched__use *u, const struct gs_label *l, int n)
+{
+	size_t len = 0;
+	char *at;
+
+	if (labels_same(u, l, n))
+		return;
+	free(u->labels);
+	u->labels = NULL;
+	u->n_labels = 0;
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+		len += strlen(l[i].key) + 1 + (l[i].value ? strlen(l[i].value) : 0) + 1;
+	u->labels = gs_xmalloc((size_t)n * sizeof(*u->labels) + len);
+	at = (char *)(u->labels + n);
+	for (int i = 0; i < n; i++) {
+		const char *v = l[i].value ? l[i].value : "";
+		u->labels[i].key = put_str(&at, l[i].key, strlen(l[i].key));
+		u->labels[i].value = put_str(&at, v, strlen(v));
+	}
+	u->n_labels = n;
+}
+
 
 struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, struct gs_sched__node *node,
 					const struct gs_sched__req *req, const struct gs_sched__port *ports,

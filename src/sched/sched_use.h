@@ -31,6 +31,8 @@ struct gs_sched__use *gs_sched__use_add(struct gs_sched *s, const char *uid, str
 					const struct gs_sched__req *req, const struct gs_sched__port *ports,
 					size_t n_ports, const char *devices, const char *owner, int shared,
 					const char *key);
+/* u's labels become l[0..n) (copied, one allocation; nothing done when they are the same). */
+void gs_sched__use_labels(struct gs_sched__use *u, const struct gs_label *l, int n);
 /* Records on u an ignored claim of devices and the pod's "ns/name" (both copied) and why (static). */
 void gs_sched__use_ignore(struct gs_sched__use *u, const char *devices, const char *why, const char *key);
 /* Removes the use of uid (if any): totals down, node marked dirty for its waiters. 1 if it existed. */

@@ -107,6 +107,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		gs_buf_printf(b, " tol=%s/%d/%s/%d/%lld", S(t->key), t->exists, S(t->value), (int)t->effect,
 			      (long long)t->seconds);
 	}
+	for (int i = 0; i < p->n_labels; i++)
+		gs_buf_printf(b, " label=%s:%s", p->labels[i].key, p->labels[i].value);
 }
 
 static void dump_node(struct gs_buf *b, const struct gs_node_obj *n)

@@ -30,6 +30,7 @@
  *        init=...  overhead=...               an init container's requests; spec.overhead
  *        port=N[/UDP|/SCTP][@IP]              a host port
  *        sel=K=V                              a nodeSelector pair
+ *        label=K=V                            a label of the pod (metadata.labels)
  *        aff=K:OP:V1,V2;field:metadata.name:In:N   one required nodeSelectorTerm (repeat: ORed terms)
  *        tol=K=V:EFFECT[:SECS] | tol=K:Exists[:EFFECT[:SECS]]   a toleration (K may be empty)
  *        prio=N gate=NAME owner-uid=UID shared assigned=NODE:DEVS created=MS
@@ -42,6 +43,11 @@
  *                                             (gs_sched_placeholder_created): only then is it ours
  *   gpm NS/NAME gen=G [map=TEXT] [uid=U] [placement=V] [gang-timeout=D] [gang-size=N]
  *                                             upsert a GPUPlacementMap (uid "gpm-NAME" unless said)
+ *   pdb NS/NAME [allowed=N] [match=K=V] [expr=K:OP[:V1,V2]] [disrupted=NAME] [no-selector]
+ *                                             upsert a PodDisruptionBudget: status.disruptionsAllowed,
+ *                                             matchLabels and matchExpressions (repeatable),
+ *                                             status.disruptedPods, spec.selector absent
+ *   pdb-delete NS/NAME
  *   gpm-delete NS/NAME
  *   gpm-status                                pulls object statuses until none (gs_sched_next_gpm_status)
  *   gpm-show NS/NAME                          prints one object's status now (gs_sched_gpm_status)
@@ -66,7 +72,8 @@
  *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
  *          [after-deleting=PLACEHOLDER [uid=U]]
  *                                             map=: the map's name, when NODE was resolved by the alias label
- *   > preempt NS/NAME node=N prio=P victims=NS/V(PRIO),...   (gs_sched_next_preemption)
+ *   > preempt NS/NAME node=N prio=P victims=NS/V(PRIO[,pdb=B]),...   (gs_sched_next_preemption; B: the
+ *                                             PodDisruptionBudget the victim's deletion violates)
  *   > report NS/NAME REASON: MESSAGE [recreate]
  *   > warning NS/NAME DevicePluginRequest: MESSAGE
  *   > conflict NS/NAME OTHER-NS/OTHER-NAME on NODE: MESSAGE
@@ -280,6 +287,56 @@ static void parse_tol(struct gs_toleration *t, char *v)
 		t->seconds = atoll(f[i + 1]);
 }
 
+/* "K=V" appended to a label array. */
+static void add_label(struct gs_label **l, int *n, const char *v)
+{
+	const char *e2 = strchr(v, '=');
+	assert_non_null(e2);
+	*l = realloc(*l, (size_t)(*n + 1) * sizeof(**l));
+	(*l)[*n].key = strndup(v, (size_t)(e2 - v));
+	(*l)[(*n)++].value = strdup(e2 + 1);
+}
+
+/* pdb NS/NAME [allowed=N] [match=K=V]... [expr=K:OP[:V1,V2]]... [disrupted=NAME]... [no-selector] */
+static void cmd_pdb(struct replay *r, char **tok, int n)
+{
+	struct gs_pdb_obj b = {.selector = 1};
+	char *slash = strchr(tok[1], '/');
+	assert_non_null(slash);
+	*slash = '\0';
+	b.ns = xstrdup(tok[1]);
+	b.name = xstrdup(slash + 1);
+	for (int i = 2; i < n; i++) {
+		char *eq = strchr(tok[i], '=');
+		const char *k = tok[i], *v = eq ? eq + 1 : "";
+		if (eq)
+			*eq = '\0';
+		if (!strcmp(k, "allowed")) {
+			b.disruptions_allowed = atoll(v);
+		} else if (!strcmp(k, "match")) {
+			add_label(&b.match, &b.n_match, v);
+		} else if (!strcmp(k, "expr")) {
+			struct gs_sel_term t;
+			parse_term(&t, (char *)v);
+			b.exprs = realloc(b.exprs, (size_t)(b.n_exprs + t.n_reqs) * sizeof(*b.exprs));
+			memcpy(b.exprs + b.n_exprs, t.reqs, (size_t)t.n_reqs * sizeof(*t.reqs));
+			b.n_exprs += t.n_reqs;
+			free(t.reqs);
+		} else if (!strcmp(k, "disrupted")) {
+			b.disrupted = realloc(b.disrupted, (size_t)(b.n_disrupted + 1) * sizeof(char *));
+			b.disrupted[b.n_disrupted++] = xstrdup(v);
+		} else if (!strcmp(k, "no-selector")) {
+			b.selector = 0;
+		} else {
+			fail_msg("pdb: unknown key %s", k);
+		}
+	}
+	int rc = gs_sched_pdb_upsert(r->s, &b);
+	if (rc < 0)
+		emit(r, "> error: pdb_upsert %d\n", rc);
+	gs_pdb_obj_free(&b);
+}
+
 static void cmd_pod(struct replay *r, char **tok, int n)
 {
 	struct gs_pod_obj p;
@@ -350,12 +407,9 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.host_ports = realloc(p.host_ports, (size_t)(p.n_host_ports + 1) * sizeof(hp));
 			p.host_ports[p.n_host_ports++] = hp;
 		} else if (!strcmp(k, "sel")) {
-			char *e2 = strchr(v, '=');
-			assert_non_null(e2);
-			p.node_selector =
-				realloc(p.node_selector, (size_t)(p.n_node_selector + 1) * sizeof(struct gs_label));
-			p.node_selector[p.n_node_selector].key = strndup(v, (size_t)(e2 - v));
-			p.node_selector[p.n_node_selector++].value = strdup(e2 + 1);
+			add_label(&p.node_selector, &p.n_node_selector, v);
+		} else if (!strcmp(k, "label")) {
+			add_label(&p.labels, &p.n_labels, v);
 		} else if (!strcmp(k, "aff")) {
 			p.has_affinity = 1;
 			p.terms = realloc(p.terms, (size_t)(p.n_terms + 1) * sizeof(*p.terms));
@@ -577,8 +631,9 @@ static void cmd_pull(struct replay *r)
 	while (gs_sched_next_preemption(r->s, r->now, &pe)) {
 		emit(r, "> preempt %s/%s node=%s prio=%lld victims=", pe.ns, pe.name, pe.node, (long long)pe.priority);
 		for (size_t i = 0; i < pe.n_victims; i++)
-			emit(r, "%s%s/%s(%lld)", i ? "," : "", pe.victims[i].ns, pe.victims[i].name,
-			     (long long)pe.victims[i].priority);
+			emit(r, "%s%s/%s(%lld%s%s)", i ? "," : "", pe.victims[i].ns, pe.victims[i].name,
+			     (long long)pe.victims[i].priority, pe.victims[i].pdb ? ",pdb=" : "",
+			     pe.victims[i].pdb ? pe.victims[i].pdb : "");
 		emit(r, "\n");
 	}
 	struct gs_placeholder ph;
@@ -728,6 +783,16 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "pod")) {
 		assert_true(n >= 3);
 		cmd_pod(r, tok, n);
+	} else if (!strcmp(c, "pdb")) {
+		assert_true(n >= 2);
+		cmd_pdb(r, tok, n);
+	} else if (!strcmp(c, "pdb-delete")) {
+		char *slash = strchr(tok[1], '/');
+		assert_non_null(slash);
+		*slash = '\0';
+		int rc = gs_sched_pdb_delete(r->s, tok[1], slash + 1);
+		if (rc < 0)
+			emit(r, "> error: pdb_delete %d\n", rc);
 	} else if (!strcmp(c, "gpm")) {
 		assert_true(n >= 2);
 		cmd_gpm(r, tok, n);
@@ -781,6 +846,8 @@ static void run_line(struct replay *r, char *line)
 			emit(r, " preemptions=%llu preempt_none=%llu victims=%llu nominated=%zu",
 			     (unsigned long long)st.preemptions, (unsigned long long)st.preempt_none,
 			     (unsigned long long)st.preempt_victims, st.nominated);
+		if (st.pdbs + st.preempt_pdb_victims)
+			emit(r, " pdbs=%zu pdb_victims=%llu", st.pdbs, (unsigned long long)st.preempt_pdb_victims);
 		if (st.agent_fresh + st.agent_stale + st.agent_unusable)
 			emit(r, " agent_fresh=%zu agent_stale=%zu agent_unusable=%zu", st.agent_fresh, st.agent_stale,
 			     st.agent_unusable);
