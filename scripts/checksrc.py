@@ -78,6 +78,7 @@ RAW_ALLOC = {
     'src/core/json_nul.c': 'a copy of a peer\'s JSON text',
     'src/k8s/certs.c': 'a Secret\'s contents',
     'src/k8s/decode.c': 'decoded objects', 'src/k8s/decode_items.c': 'decoded objects',
+    'src/k8s/decode_pdb.c': 'decoded objects',
     'src/k8s/decode_json.c': 'strings copied out of a peer\'s JSON',
     'src/k8s/decode_pb.c': 'decoded objects', 'src/k8s/decode_pb_wire.c': 'decoded objects',
     'src/k8s/review.c': 'a TokenReview\'s user', 'src/k8s/watch.c': 'a resourceVersion, a continue token',

@@ -14,6 +14,7 @@
 #include "k8s/authz.h"
 #include "k8s/decode.h"
 #include "k8s/decode_gpm.h"
+#include "k8s/decode_pdb.h"
 #include "k8s/lease.h"
 #include "sched/gpm.h"
 
@@ -443,6 +444,39 @@ int gs_cmd_feed_gpms(struct gs_cmd *c, struct gs_sched *s, const char *ns)
 	free(cont);
 	if (r < 0)
 		fprintf(stderr, "gpu-scheduler %s: GPUPlacementMaps: %s\n", c->o->name, err);
+	return r;
+}
+
+static int pdb_item(const struct gs_pdb_obj *b, void *ud)
+{
+	gs_sched_pdb_upsert(ud, b);
+	return 0;
+}
+
+int gs_cmd_feed_pdbs(struct gs_cmd *c, struct gs_sched *s)
+{
+	char err[256], *rv = NULL, *cont = NULL;
+	struct gs_cmd_fetch f;
+	unsigned skipped = 0;
+	int r;
+
+	if ((r = gs_cmd_get(c, GS_PDB_PATH, "PodDisruptionBudgets", 1, &f)) != 0) {
+		if (r < 0 && f.status == 403)
+			fprintf(stderr,
+				"gpu-scheduler %s: the caller needs list on poddisruptionbudgets.policy (ClusterRole "
+				"gpu-scheduler-status, deploy/rbac.yaml); preemption is judged without them\n",
+				c->o->name);
+		return 0; /* they order the victims; without them, explain still judges */
+	}
+	r = gs_decode_pdb_list(f.body, strlen(f.body), pdb_item, s, &rv, &cont, &skipped, err, sizeof(err));
+	free(f.body);
+	free(rv);
+	free(cont);
+	if (r < 0)
+		fprintf(stderr, "gpu-scheduler %s: PodDisruptionBudgets: %s\n", c->o->name, err);
+	else if (skipped)
+		fprintf(stderr, "gpu-scheduler %s: %u PodDisruptionBudget(s) did not decode and were left out\n",
+			c->o->name, skipped);
 	return r;
 }
 

@@ -109,6 +109,9 @@ int gs_cmd_feed_bound_of(struct gs_cmd *c, struct gs_sched *s, const char *ns, c
  * caller lacks. 0, or <0 said.
  */
 int gs_cmd_feed_gpms(struct gs_cmd *c, struct gs_sched *s, const char *ns);
+/* Every PodDisruptionBudget into s, as the daemon's watch holds them (they order preemption's victims).
+ * A refused list (403: the rule the caller lacks is said) leaves s without them: 0. 0, or <0 said. */
+int gs_cmd_feed_pdbs(struct gs_cmd *c, struct gs_sched *s);
 
 /* ---- the running daemon's answer -------------------------------------------------------------------- */
 

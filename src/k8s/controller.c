@@ -16,6 +16,7 @@
 #include "k8s/api.h"
 #include "k8s/controller_metrics.h"
 #include "k8s/decode_gpm.h"
+#include "k8s/decode_pdb.h"
 #include "k8s/gpm_status.h"
 #include "k8s/watch.h"
 #include "sched/explain_out.h"
@@ -46,8 +47,10 @@ struct gs_controller {
 	struct gs_sched *sched;
 	struct gs_watch *pods, *nodes;
 	struct gs_watch *gpms;          /* GPUPlacementMaps, every namespace (JSON; absent without the CRD) */
+	struct gs_watch *pdbs;          /* PodDisruptionBudgets, every namespace (JSON; preemption waits for them) */
 	const struct gs_leader *leader; /* NULL: no election, always act */
 	int pods_nodes_synced;          /* both watches have listed once */
+	int pdbs_answered;              /* the PodDisruptionBudgets answered once (pdbs_settled) */
 	int caches_synced;              /* and the GPUPlacementMaps answered once (listed, 404 or an error):
 				* decisions and reports may start */
 	char *scheduler_name;
@@ -279,15 +282,22 @@ static void handle_preemption(struct gs_controller *c, const struct gs_preemptio
 		c->low_inflight++;
 		if (gs_api_disruption_target(c->kube, &vp, cond, gs_clock_wall_ms(), on_low_done, q) < 0)
 			send_victim_delete(c, q); /* the delete all the same */
-		gs_log_info("pod %s/%s (priority %lld): preempted on node %s by %s/%s (priority %lld)", v->ns, v->name,
-			    (long long)v->priority, pe->node, pe->ns, pe->name, (long long)pe->priority);
-		snprintf(ev, sizeof(ev), "Preempted by pod %s (%s) on node %s", pe->uid,
-			 pod_shown(who, sizeof(who), pe->ns, pe->name, v->ns), pe->node);
+		gs_log_info("pod %s/%s (priority %lld): preempted on node %s by %s/%s (priority %lld)%s%s", v->ns,
+			    v->name, (long long)v->priority, pe->node, pe->ns, pe->name, (long long)pe->priority,
+			    v->pdb ? ", violating PodDisruptionBudget " : "", v->pdb ? v->pdb : "");
+		snprintf(ev, sizeof(ev), "Preempted by pod %s (%s) on node %s%s%s", pe->uid,
+			 pod_shown(who, sizeof(who), pe->ns, pe->name, v->ns), pe->node,
+			 v->pdb ? ", violating PodDisruptionBudget " : "", v->pdb ? v->pdb : "");
 		send_event(c, &vp, GS_EVENT_NORMAL, "Preempted", ev);
+		/* the budget of a pod of another namespace is not named to the preemptor, as the pod is not */
+		int same_ns = strcmp(v->ns, pe->ns) == 0;
 		if (at < sizeof(msg))
-			at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s %s (uid %s, priority %lld)",
+			at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s %s (uid %s, priority %lld%s%s)",
 					       i ? "," : "", pod_shown(who, sizeof(who), v->ns, v->name, pe->ns),
-					       v->uid, (long long)v->priority);
+					       v->uid, (long long)v->priority,
+					       v->pdb && same_ns ? ", violating PodDisruptionBudget " : "",
+					       v->pdb && same_ns ? v->pdb : "");
+		c->m.preempt_pdb.v += v->pdb != NULL;
 	}
 	c->m.preempt_victims.v += pe->n_victims;
 	send_event(c, &pod, GS_EVENT_NORMAL, "Preempting", msg);
@@ -614,6 +624,18 @@ static int caches_settled(struct gs_controller *c)
 	return c->caches_synced = 1;
 }
 
+/* The PodDisruptionBudgets answered once (listed, or failed: the watch logs and retries; a cluster that
+ * refuses them to us must not keep its pods from preempting): victims are chosen knowing them. */
+static int pdbs_settled(struct gs_controller *c)
+{
+	struct gs_watch_stats b;
+
+	if (c->pdbs_answered)
+		return 1;
+	gs_watch_stats(c->pdbs, &b);
+	return c->pdbs_answered = b.synced || b.absent || b.errors_total;
+}
+
 static void on_relist_timer(uv_timer_t *t)
 {
 	want_pump(t->data);
@@ -659,7 +681,8 @@ static void on_pump(uv_prepare_t *p)
 	/* Statuses on their own lane, never while a binding waits for a slot. */
 	int64_t retry = c->binds_inflight < c->max_inflight ? gs_gpm_writer_pump(&c->gpmw, now) : -1;
 	struct gs_preemption pe;
-	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_preemption(c->sched, now, &pe))
+	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && pdbs_settled(c) &&
+	       gs_sched_next_preemption(c->sched, now, &pe))
 		handle_preemption(c, &pe);
 	struct gs_placeholder ph;
 	while (c->low_inflight < GS_CTRL_REPORTS_MAX && may_act(c) && gs_sched_next_placeholder(c->sched, now, &ph))
@@ -715,6 +738,20 @@ static void gpm_delete(struct gs_controller *c, const char *key, int64_t now)
 	gs_gpm_writer_forget(&c->gpmw, ns, slash + 1);
 }
 
+/* key is "NS/NAME" (watch.h). */
+static void pdb_delete(struct gs_controller *c, const char *key)
+{
+	char ns[GS_PDB_MAX_NAME + 1];
+	const char *slash = strchr(key, '/');
+	size_t n = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || n >= sizeof(ns))
+		return;
+	memcpy(ns, key, n);
+	ns[n] = '\0';
+	gs_sched_pdb_delete(c->sched, ns, slash + 1);
+}
+
 static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	struct gs_controller *c = ud;
@@ -724,6 +761,8 @@ static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj
 		gs_sched_pod_upsert(c->sched, obj, now);
 	else if (kind == GS_OBJ_NODE)
 		gs_sched_node_upsert(c->sched, obj, now);
+	else if (kind == GS_OBJ_PDB)
+		gs_sched_pdb_upsert(c->sched, obj);
 	else
 		gpm_upsert(c, obj, now);
 	want_pump(c);
@@ -738,6 +777,8 @@ static void on_remove(struct gs_watch *w, enum gs_obj_kind kind, const char *key
 		gs_sched_pod_delete(c->sched, key, now);
 	else if (kind == GS_OBJ_NODE)
 		gs_sched_node_delete(c->sched, key, now);
+	else if (kind == GS_OBJ_PDB)
+		pdb_delete(c, key);
 	else
 		gpm_delete(c, key, now);
 	want_pump(c);
@@ -824,6 +865,19 @@ static void start_gpms(struct gs_controller *c)
 	gs_watch_start(c->loop, c->kube, &go, &h, c, &c->gpms);
 }
 
+/* PodDisruptionBudgets, every namespace: JSON, lists at low priority; preemption waits for their first
+ * answer (pdbs_settled), nothing else does. */
+static void start_pdbs(struct gs_controller *c)
+{
+	struct gs_watch_handlers h = {.upsert = on_upsert, .remove = on_remove, .synced = on_synced};
+	struct gs_watch_opts bo = {
+		.kind = GS_OBJ_PDB,
+		.path = GS_PDB_PATH,
+		.seed = c->seed ^ 0x70646273ull,
+	};
+	gs_watch_start(c->loop, c->kube, &bo, &h, c, &c->pdbs);
+}
+
 int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics *metrics,
 			const struct gs_controller_opts *opts, struct gs_controller **out)
 {
@@ -888,12 +942,14 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 		.seed = opts->seed ^ 0x6e6f646573ull,
 	};
 	gs_watch_start(loop, kube, &wo, &h, c, &c->nodes);
+	start_pdbs(c);
 	start_gpms(c); /* then the pods, once the maps answered */
 	c->m.loop = loop;
 	c->m.sched = c->sched;
 	c->m.kube = kube;
 	c->m.nodes = c->nodes;
 	c->m.gpms = c->gpms;
+	c->m.pdbs = c->pdbs;
 	c->m.binds_inflight = &c->binds_inflight;
 	gs_controller_metrics_register(&c->m, metrics);
 	*out = c;
@@ -1112,6 +1168,8 @@ void gs_controller_stop(struct gs_controller *c, unsigned grace_ms, void (*done_
 	gs_watch_stop(c->nodes, gs_closer_drop_cb, &c->closer);
 	gs_closer_hold(&c->closer);
 	gs_watch_stop(c->gpms, gs_closer_drop_cb, &c->closer);
+	gs_closer_hold(&c->closer);
+	gs_watch_stop(c->pdbs, gs_closer_drop_cb, &c->closer);
 	gs_closer_hold(&c->closer); /* the grace: stop_check drops it once it closes the handles */
 	if (c->binds_inflight > 0) {
 		gs_log_info("shutdown: waiting for %u binding(s) in flight", c->binds_inflight);

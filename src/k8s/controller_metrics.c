@@ -124,6 +124,11 @@ static double m_preempt_none(void *ud)
 	return (double)sched_stats(ud).preempt_none;
 }
 
+static double m_pdbs(void *ud)
+{
+	return (double)sched_stats(ud).pdbs;
+}
+
 static double m_nominated(void *ud)
 {
 	return (double)sched_stats(ud).nominated;
@@ -142,6 +147,12 @@ static void register_preemption(struct gs_controller_metrics *c, struct gs_metri
 	gs_metrics_counter(m, "gpu_scheduler_preemption_victims_total",
 			   "Pods deleted to make room for a pod of higher priority on its mapped node.", NULL,
 			   &c->preempt_victims);
+	gs_metrics_counter(m, "gpu_scheduler_preemption_pdb_violations_total",
+			   "Victims whose deletion violated a PodDisruptionBudget: nothing else let the pod fit (the "
+			   "budgets order the victims; they never keep a pod from preempting).",
+			   NULL, &c->preempt_pdb);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_cache_objects", "Objects in the scheduler's cache.",
+			    "kind=\"poddisruptionbudget\"", m_pdbs, c);
 	gs_metrics_counter(m, "gpu_scheduler_preemption_victim_delete_failures_total",
 			   "Victims whose delete failed (not 404 or 409): they may be chosen again.", NULL,
 			   &c->preempt_failed);

@@ -53,7 +53,7 @@ struct gs_controller_metrics {
 	uv_loop_t *loop;
 	struct gs_sched *sched;
 	struct gs_kube *kube;
-	struct gs_watch *pods, *nodes, *gpms;
+	struct gs_watch *pods, *nodes, *gpms, *pdbs;
 	const unsigned *binds_inflight;
 	/* Counted by the controller. */
 	struct gs_counter bind_results[GS_CTRL_RES__COUNT];
@@ -64,6 +64,7 @@ struct gs_controller_metrics {
 	struct gs_counter gang_timeouts[GS_WAIT__COUNT]; /* by the first blocker's reason (NONE: missing) */
 	struct gs_counter placeholders[GS_CTRL_PH__COUNT];
 	struct gs_counter preempt_victims, preempt_failed; /* victims handed to the apiserver; deletes that failed */
+	struct gs_counter preempt_pdb;                     /* of the victims, those violating a PodDisruptionBudget */
 	/* Private. */
 	struct gs_controller_waiting_gauge waiting_by[GS_WAIT__COUNT];
 	/* gs_sched_waiting_oldest, computed once per scrape (per loop time) for the per-reason gauges */

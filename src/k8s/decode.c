@@ -105,37 +105,6 @@ static int decode_resources(struct gs_dctx *d, const cJSON *parent, const char *
 
 /* ---- labels, selectors, taints ------------------------------------------------------------------- */
 
-/* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is
- * absent: that pair is left out. */
-static int decode_labels(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path,
-			 struct gs_label **out, int *n_out)
-{
-	const cJSON *map, *v;
-	int n, r;
-
-	if ((r = gs_dctx_get_obj(d, parent, key, path, &map)) < 0 || !map || (n = cJSON_GetArraySize(map)) == 0)
-		return r;
-	if (!(*out = calloc((size_t)n, sizeof(**out))))
-		return gs_dctx_nomem(d);
-	cJSON_ArrayForEach(v, map) {
-		struct gs_label *l = &(*out)[*n_out];
-		if (cJSON_IsNull(v))
-			continue;
-		if (!cJSON_IsString(v))
-			return gs_dctx_fail(d, "%s%s%s[\"%.64s\"] is not a string", path, GS_DCTX_DOT(path), key,
-					    v->string);
-		if (!(l->key = strdup(v->string)))
-			return gs_dctx_nomem(d);
-		(*n_out)++;
-		if (!(l->value = strdup(v->valuestring)))
-			return gs_dctx_nomem(d);
-	}
-	if (*n_out == 0) {
-		free(*out);
-		*out = NULL;
-	}
-	return 0;
-}
 
 /* NoSchedule, PreferNoSchedule, NoExecute; "" or absent is if_empty; anything else GS_EFFECT_OTHER. */
 static enum gs_taint_effect effect_of(const char *s, enum gs_taint_effect if_empty)
@@ -151,46 +120,6 @@ static enum gs_taint_effect effect_of(const char *s, enum gs_taint_effect if_emp
 	return GS_EFFECT_OTHER;
 }
 
-/* In the order of enum gs_sel_op. */
-static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-
-/* One matchExpressions (field 0) or matchFields (field 1) entry; key is required (the apiserver
- * requires it, and a requirement on no key could not be shown). */
-static int decode_sel_req(struct gs_dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out)
-{
-	const cJSON *vals, *v;
-	const char *op;
-	int i = 0, n, r;
-
-	if (!cJSON_IsObject(q))
-		return gs_dctx_fail(d, "%s is not an object", path);
-	if ((r = gs_dctx_get_str(d, q, "key", path, &out->key)) < 0 ||
-	    (r = gs_dctx_get_sref(d, q, "operator", path, &op)) < 0 ||
-	    (r = gs_dctx_get_arr(d, q, "values", path, &vals)) < 0)
-		return r;
-	if (!out->key)
-		return gs_dctx_fail(d, "%s.key is missing", path);
-	out->field = field;
-	out->op = GS_SEL_INVALID;
-	for (size_t k = 0; op && k < sizeof(sel_ops) / sizeof(sel_ops[0]); k++) {
-		if (strcmp(op, sel_ops[k]) == 0) {
-			out->op = (enum gs_sel_op)k;
-			break;
-		}
-	}
-	if (!vals || (n = cJSON_GetArraySize(vals)) == 0)
-		return 0;
-	if (!(out->values = calloc((size_t)n, sizeof(*out->values))))
-		return gs_dctx_nomem(d);
-	out->n_values = n;
-	cJSON_ArrayForEach(v, vals) {
-		if (!cJSON_IsString(v))
-			return gs_dctx_fail(d, "%s.values[%d] is not a string", path, i);
-		if (!(out->values[i++] = strdup(v->valuestring)))
-			return gs_dctx_nomem(d);
-	}
-	return 0;
-}
 
 #define REQUIRED_KEY      "requiredDuringSchedulingIgnoredDuringExecution"
 #define REQUIRED_AFFINITY "spec.affinity.nodeAffinity." REQUIRED_KEY
@@ -214,7 +143,7 @@ static int decode_term(struct gs_dctx *d, const cJSON *t, const char *path, stru
 		int i = 0;
 		cJSON_ArrayForEach(q, arr[l]) {
 			snprintf(qpath, sizeof(qpath), "%s.%s[%d]", path, lists[l], i++);
-			if ((r = decode_sel_req(d, q, qpath, l, &out->reqs[j++])) < 0)
+			if ((r = gs_decode__sel_req(d, q, qpath, l, &out->reqs[j++])) < 0)
 				return r;
 		}
 	}
@@ -640,7 +569,7 @@ static int pod_meta_maps(struct gs_dctx *d, const cJSON *meta, const char *map_a
 	if ((r = gs_dctx_get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_sref(d, ann, GS_ANN_ALLOW_SHARED, "metadata.annotations", &shared)) < 0 ||
 	    (r = decode_owner(d, meta, out)) < 0 ||
-	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0)
+	    (r = gs_decode__labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0)
 		return r;
 	out->allow_shared = shared && strcmp(shared, "true") == 0;
 	if (partial)
@@ -678,7 +607,7 @@ static int pod_spec_rest(struct gs_dctx *d, const cJSON *spec, int partial, stru
 	if ((r = gs_dctx_get_int(d, spec, "priority", "spec", INT32_MIN, INT32_MAX, &out->priority)) < 0 ||
 	    (r = gs_dctx_get_sref(d, spec, "preemptionPolicy", "spec", &ppol)) < 0 ||
 	    (r = decode_gates(d, spec, out)) < 0 ||
-	    (r = decode_labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
+	    (r = gs_decode__labels(d, spec, "nodeSelector", "spec", &out->node_selector, &out->n_node_selector)) < 0 ||
 	    (r = decode_affinity(d, spec, out)) < 0 || (r = decode_tolerations(d, spec, out)) < 0 ||
 	    (r = gs_dctx_get_obj(d, spec, "os", "spec", &os)) < 0 ||
 	    (r = gs_dctx_get_str(d, os, "name", "spec.os", &out->os_name)) < 0)
@@ -832,7 +761,7 @@ static int decode_node(struct gs_dctx *d, const cJSON *node, struct gs_node_obj 
 		return gs_dctx_fail(d, "metadata.name is missing");
 	snprintf(d->what, sizeof(d->what), "node %s", out->name);
 	if ((r = gs_dctx_get_str(d, meta, "resourceVersion", "metadata", &out->resource_version)) < 0 ||
-	    (r = decode_labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
+	    (r = gs_decode__labels(d, meta, "labels", "metadata", &out->labels, &out->n_labels)) < 0 ||
 	    (r = gs_dctx_get_obj(d, meta, "annotations", "metadata", &ann)) < 0 ||
 	    (r = get_map_str(d, ann, GS_ANN_ALLOWED_NS, "metadata.annotations", &out->allowed_ns)) < 0 ||
 	    (r = get_map_str(d, ann, GS_INUSE_ANNOTATION, "metadata.annotations", &out->inuse)) < 0 ||

@@ -25,6 +25,7 @@ enum gs_obj_kind {
 	GS_OBJ_POD = 0,
 	GS_OBJ_NODE,
 	GS_OBJ_GPM, /* a GPUPlacementMap (decode_gpm.h): watch.c only, never given to the pod and node decoders */
+	GS_OBJ_PDB, /* a PodDisruptionBudget (decode_pdb.h): the same */
 };
 
 /* Annotation and label names read from pods. */

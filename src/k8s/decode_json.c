@@ -271,3 +271,78 @@ out:
 	cJSON_Delete(root);
 	return r;
 }
+
+/* ---- shared by the decoders of objects --------------------------------------------------------- */
+
+/* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is
+ * absent: that pair is left out. */
+int gs_decode__labels(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, struct gs_label **out,
+		      int *n_out)
+{
+	const cJSON *map, *v;
+	int n, r;
+
+	if ((r = gs_dctx_get_obj(d, parent, key, path, &map)) < 0 || !map || (n = cJSON_GetArraySize(map)) == 0)
+		return r;
+	if (!(*out = calloc((size_t)n, sizeof(**out))))
+		return gs_dctx_nomem(d);
+	cJSON_ArrayForEach(v, map) {
+		struct gs_label *l = &(*out)[*n_out];
+		if (cJSON_IsNull(v))
+			continue;
+		if (!cJSON_IsString(v))
+			return gs_dctx_fail(d, "%s%s%s[\"%.64s\"] is not a string", path, GS_DCTX_DOT(path), key,
+					    v->string);
+		if (!(l->key = strdup(v->string)))
+			return gs_dctx_nomem(d);
+		(*n_out)++;
+		if (!(l->value = strdup(v->valuestring)))
+			return gs_dctx_nomem(d);
+	}
+	if (*n_out == 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return 0;
+}
+
+/* In the order of enum gs_sel_op. */
+static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+/* One matchExpressions (field 0) or matchFields (field 1) entry; key is required (the apiserver
+ * requires it, and a requirement on no key could not be shown). */
+int gs_decode__sel_req(struct gs_dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out)
+{
+	const cJSON *vals, *v;
+	const char *op;
+	int i = 0, n, r;
+
+	if (!cJSON_IsObject(q))
+		return gs_dctx_fail(d, "%s is not an object", path);
+	if ((r = gs_dctx_get_str(d, q, "key", path, &out->key)) < 0 ||
+	    (r = gs_dctx_get_sref(d, q, "operator", path, &op)) < 0 ||
+	    (r = gs_dctx_get_arr(d, q, "values", path, &vals)) < 0)
+		return r;
+	if (!out->key)
+		return gs_dctx_fail(d, "%s.key is missing", path);
+	out->field = field;
+	out->op = GS_SEL_INVALID;
+	for (size_t k = 0; op && k < sizeof(sel_ops) / sizeof(sel_ops[0]); k++) {
+		if (strcmp(op, sel_ops[k]) == 0) {
+			out->op = (enum gs_sel_op)k;
+			break;
+		}
+	}
+	if (!vals || (n = cJSON_GetArraySize(vals)) == 0)
+		return 0;
+	if (!(out->values = calloc((size_t)n, sizeof(*out->values))))
+		return gs_dctx_nomem(d);
+	out->n_values = n;
+	cJSON_ArrayForEach(v, vals) {
+		if (!cJSON_IsString(v))
+			return gs_dctx_fail(d, "%s.values[%d] is not a string", path, i);
+		if (!(out->values[i++] = strdup(v->valuestring)))
+			return gs_dctx_nomem(d);
+	}
+	return 0;
+}

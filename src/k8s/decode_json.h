@@ -90,4 +90,14 @@ typedef int (*gs_dctx_item_fn)(const cJSON *it, void *ud, char *ierr, size_t ier
 int gs_dctx_list_each(struct gs_dctx *d, const char *json, size_t len, gs_dctx_item_fn item, void *ud,
 		      char **resource_version, char **continue_token, unsigned *skipped);
 
+/*
+ * Shared by the JSON decoders of objects (decode.c, decode_pdb.c). parent[key], a string -> string object
+ * (labels, nodeSelector, matchLabels), in object order into *out (a null value leaves its pair out); and
+ * one selector requirement {key, operator, values} (matchExpressions when field is 0, matchFields when 1;
+ * an unknown operator is GS_SEL_INVALID; key required).
+ */
+int gs_decode__labels(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, struct gs_label **out,
+		      int *n_out);
+int gs_decode__sel_req(struct gs_dctx *d, const cJSON *q, const char *path, int field, struct gs_sel_req *out);
+
 #endif

@@ -198,14 +198,14 @@ static int entry_node(struct run *x, const struct gs_pod_obj *pod, char **node)
 }
 
 /* The engine as the daemon would hold it: every GPUPlacementMap (the pods on the node may name those of
- * any namespace), the node and its pods, the pod last. 0, or <0 said. */
+ * any namespace) and PodDisruptionBudget, the node and its pods, the pod last. 0, or <0 said. */
 static int feed_engine(struct run *x, const struct gs_pod_obj *pod, const char *node)
 {
 	unsigned skipped;
 	int r;
 
 	x->c.skipped_gpms = 0; /* counted again: the first engine's were of the pod's namespace */
-	if ((r = gs_cmd_feed_gpms(&x->c, x->s, NULL)) < 0)
+	if ((r = gs_cmd_feed_gpms(&x->c, x->s, NULL)) < 0 || (r = gs_cmd_feed_pdbs(&x->c, x->s)) < 0)
 		return r;
 	if (node && (r = gs_cmd_feed_node(&x->c, x->s, node)) < 0)
 		return r;

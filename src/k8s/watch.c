@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/pb.h"
 #include "k8s/decode_gpm.h"
+#include "k8s/decode_pdb.h"
 
 #define GS_WATCH_PAGE_SIZE        500
 #define GS_WATCH_TIMEOUT_MIN_S    300
@@ -85,13 +86,23 @@ static void watch_start(struct gs_watch *w);
 
 const char *gs_watch_name(const struct gs_watch *w)
 {
-	return w->kind == GS_OBJ_POD ? "pods" : w->kind == GS_OBJ_NODE ? "nodes" : GS_GPM_RESOURCE;
+	return w->kind == GS_OBJ_POD    ? "pods"
+	       : w->kind == GS_OBJ_NODE ? "nodes"
+	       : w->kind == GS_OBJ_PDB  ? "poddisruptionbudgets"
+					: GS_GPM_RESOURCE;
 }
 
-/* Protobuf asked for: never for a custom resource. */
+/* The kinds read in JSON alone, their own decoders (decode_gpm.h, decode_pdb.h): a custom resource has no
+ * protobuf, and PodDisruptionBudgets are few and small. */
+static int json_kind(enum gs_obj_kind kind)
+{
+	return kind == GS_OBJ_GPM || kind == GS_OBJ_PDB;
+}
+
+/* Protobuf asked for: never for a JSON-only kind. */
 static int want_pb(const struct gs_watch *w)
 {
-	return w->kind != GS_OBJ_GPM && !w->metadata_only && gs_kube_protobuf(w->kube);
+	return !json_kind(w->kind) && !w->metadata_only && gs_kube_protobuf(w->kube);
 }
 
 /* The Accept header of a list (or, watch, of a watch's stream). NULL: JSON. */
@@ -115,15 +126,19 @@ static void set_str(char **dst, const char *s)
 
 /* ---- objects to handlers --------------------------------------------------------------------- */
 
-/* The key of obj: a pod's uid, a node's name, a GPUPlacementMap's "NS/NAME" (in buf). */
+/* The key of obj: a pod's uid, a node's name, a GPUPlacementMap's or PodDisruptionBudget's "NS/NAME" (in buf). */
 static const char *obj_key(enum gs_obj_kind kind, const void *obj, char *buf, size_t len)
 {
 	const struct gs_gpm *g = obj;
+	const struct gs_pdb_obj *b = obj;
 	if (kind == GS_OBJ_POD)
 		return ((const struct gs_pod_obj *)obj)->uid;
 	if (kind == GS_OBJ_NODE)
 		return ((const struct gs_node_obj *)obj)->name;
-	snprintf(buf, len, "%s/%s", g->ns, g->name);
+	if (kind == GS_OBJ_PDB)
+		snprintf(buf, len, "%s/%s", b->ns, b->name);
+	else
+		snprintf(buf, len, "%s/%s", g->ns, g->name);
 	return buf;
 }
 
@@ -227,6 +242,12 @@ static int on_list_item(enum gs_obj_kind kind, const void *obj, void *ud)
 static int on_gpm_item(const struct gs_gpm *gpm, void *ud)
 {
 	upsert(ud, gpm);
+	return 0;
+}
+
+static int on_pdb_item(const struct gs_pdb_obj *pdb, void *ud)
+{
+	upsert(ud, pdb);
 	return 0;
 }
 
@@ -407,10 +428,12 @@ static int list_refused(struct gs_watch *w, int err, const struct gs_http_respon
 static int list_items(struct gs_watch *w, const struct gs_http_response *resp, char **rv, char **cont, char *derr,
 		      size_t derrlen)
 {
-	if (w->kind == GS_OBJ_GPM) {
+	if (json_kind(w->kind)) {
 		unsigned skipped = 0;
-		int r = gs_decode_gpm_list(resp->body, resp->body_len, on_gpm_item, w, rv, cont, &skipped, derr,
-					   derrlen);
+		int r = w->kind == GS_OBJ_PDB ? gs_decode_pdb_list(resp->body, resp->body_len, on_pdb_item, w, rv, cont,
+								   &skipped, derr, derrlen)
+					      : gs_decode_gpm_list(resp->body, resp->body_len, on_gpm_item, w, rv, cont,
+								   &skipped, derr, derrlen);
 		w->list_pb = 0;
 		w->st.json_total++;
 		if (skipped)
@@ -531,7 +554,7 @@ static void list_page(struct gs_watch *w)
 		.method = "GET",
 		.path = path,
 		.timeout_ms = GS_WATCH_LIST_TIMEOUT_MS,
-		.prio = w->kind == GS_OBJ_GPM ? GS_KUBE_LOW : GS_KUBE_HIGH,
+		.prio = json_kind(w->kind) ? GS_KUBE_LOW : GS_KUBE_HIGH,
 		.on_data = w->streaming ? on_list_data : NULL,
 		.accept = accept_of(w, 0),
 	};
@@ -554,28 +577,46 @@ static int watch_error_event(struct gs_watch *w, int code, const char *reason, c
 	return -ECANCELED;
 }
 
-/* One line of a GPUPlacementMap watch (JSON). */
-static int on_gpm_line(struct gs_watch *w, const char *line, size_t len)
+/* A JSON-only kind's watch event, decoded (rc 0, obj the record) or not (rc < 0, derr why), to the handlers. */
+static int json_event(struct gs_watch *w, int rc, const char *derr, enum gs_decode_event_type type, const void *obj,
+		      int code, const char *reason, const char *message, const char *rv)
 {
-	struct gs_gpm_event ev;
-	char derr[256] = "", kbuf[2 * GS_GPM_MAX_NAME + 2];
-	int r = 0;
+	char kbuf[2 * GS_GPM_MAX_NAME + 2];
 
-	if (gs_decode_gpm_event(line, len, &ev, derr, sizeof(derr)) < 0) {
+	if (rc < 0) {
 		w->st.errors_total++;
 		gs_log_warn("%s: watch event not understood: %s", gs_watch_name(w), derr);
-		gs_gpm_event_free(&ev);
 		return 0;
 	}
 	w->st.events_total++;
-	if (ev.type == GS_DECODE_EV_ADDED || ev.type == GS_DECODE_EV_MODIFIED)
-		upsert(w, &ev.gpm);
-	else if (ev.type == GS_DECODE_EV_DELETED)
-		removed(w, obj_key(GS_OBJ_GPM, &ev.gpm, kbuf, sizeof(kbuf)));
-	if (ev.type == GS_DECODE_EV_ERROR)
-		r = watch_error_event(w, ev.status_code, ev.status_reason, ev.status_message);
-	else
-		set_str(&w->rv, ev.resource_version);
+	if (type == GS_DECODE_EV_ADDED || type == GS_DECODE_EV_MODIFIED)
+		upsert(w, obj);
+	else if (type == GS_DECODE_EV_DELETED)
+		removed(w, obj_key(w->kind, obj, kbuf, sizeof(kbuf)));
+	if (type == GS_DECODE_EV_ERROR)
+		return watch_error_event(w, code, reason, message);
+	set_str(&w->rv, rv);
+	return 0;
+}
+
+/* One line of a GPUPlacementMap or PodDisruptionBudget watch (JSON). */
+static int on_json_line(struct gs_watch *w, const char *line, size_t len)
+{
+	char derr[256] = "";
+	int r;
+
+	if (w->kind == GS_OBJ_PDB) {
+		struct gs_pdb_event ev;
+		r = gs_decode_pdb_event(line, len, &ev, derr, sizeof(derr));
+		r = json_event(w, r, derr, ev.type, &ev.pdb, ev.status_code, ev.status_reason, ev.status_message,
+			       ev.resource_version);
+		gs_pdb_event_free(&ev);
+		return r;
+	}
+	struct gs_gpm_event ev;
+	r = gs_decode_gpm_event(line, len, &ev, derr, sizeof(derr));
+	r = json_event(w, r, derr, ev.type, &ev.gpm, ev.status_code, ev.status_reason, ev.status_message,
+		       ev.resource_version);
 	gs_gpm_event_free(&ev);
 	return r;
 }
@@ -586,8 +627,8 @@ static int on_line(const char *line, size_t len, void *ud)
 	struct gs_decode_event ev;
 	char derr[256] = "", kbuf[2];
 
-	if (w->kind == GS_OBJ_GPM)
-		return on_gpm_line(w, line, len);
+	if (json_kind(w->kind))
+		return on_json_line(w, line, len);
 
 	int r = w->watch_pb ? gs_decode_watch_event_pb_hint(line, len, w->kind, w->map_annotation, &w->hint, &ev, derr,
 							    sizeof(derr))
@@ -756,7 +797,7 @@ void gs_watch_start(uv_loop_t *loop, struct gs_kube *kube, const struct gs_watch
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;
 	w->state = ST_LISTING;
-	w->cache_list = !opts->consistent_list && opts->kind != GS_OBJ_GPM;
+	w->cache_list = !opts->consistent_list && !json_kind(opts->kind);
 	list_page(w);
 	*out = w;
 }
