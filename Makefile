@@ -192,6 +192,8 @@ FUZZ_pb_SRC          := src/core/pb.c src/core/buf.c src/core/lines.c src/k8s/de
 			src/core/json_nul.c
 FUZZ_gpm_SRC         := src/k8s/decode_gpm.c src/k8s/decode_json.c src/k8s/decode_items.c src/sched/objects.c src/core/alloc.c \
 			src/core/json_nul.c src/core/log.c
+FUZZ_pdb_SRC         := src/k8s/decode_pdb.c src/k8s/decode_json.c src/k8s/decode_items.c src/sched/objects.c \
+			src/sched/checks.c src/sched/map.c src/core/hmap.c src/core/alloc.c src/core/json_nul.c src/core/log.c
 FUZZ_lease_SRC       := src/k8s/lease.c src/core/log.c
 FUZZ_review_SRC      := src/k8s/review.c
 FUZZ_map_SRC         := src/sched/map.c src/sched/map_cache.c src/core/hmap.c src/core/log.c src/core/alloc.c
@@ -218,6 +220,7 @@ FUZZ_pb_SEEDS         := $(wildcard tests/fixtures/recorded/*.pb tests/fixtures/
 			   tests/fixtures/k8s-serializers/*.pb tests/fixtures/k8s-serializers/*.pbw)
 FUZZ_lease_SEEDS      := tests/fixtures/json/lease.json
 FUZZ_gpm_SEEDS        := $(wildcard tests/fixtures/json/gpm*.json tests/fixtures/json/gpm*.jsonl)
+FUZZ_pdb_SEEDS        := $(wildcard tests/fixtures/json/pdb*.json tests/fixtures/json/pdb*.jsonl)
 FUZZ_json_items_SEEDS := $(wildcard tests/fixtures/json/list-*.json)
 FUZZ_kubeconfig_SEEDS := $(wildcard tests/fixtures/kubeconfig/*.yaml)
 FUZZ_lint_SEEDS       := $(wildcard tests/fixtures/lint/*.yaml) $(wildcard deploy/examples/*.yaml)
