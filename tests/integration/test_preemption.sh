@@ -14,7 +14,8 @@
 # bound where its map says and the middle one keeps waiting (a higher priority is never a victim).
 # Gangs: a running all-or-nothing gang is preempted whole (its member on another node too); a gathering
 # one preempts on two nodes in one decision and is bound together; a gathering gang's reservation of
-# lower priority is let go for a pod of higher priority, no pod deleted.
+# lower priority is let go for a pod of higher priority, no pod deleted. PodDisruptionBudgets: a pod under
+# a budget that allows no disruption is put back first, so the older pod outside it goes instead.
 # The priorities and the policy come from the apiserver's Priority admission.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -202,4 +203,47 @@ check "held-0 was not deleted, nor told it was preempted" eval \
 	'[ "$(kc get pod held-0 -o jsonpath="{.metadata.uid}")" = "$H0" ] && ! pod_events held-0 | grep -q "^Preempted:"'
 check_eventually "held-0 waits again (DEVICE_BUSY: GPU 0 is urge-0's)" 20 eval \
 	'debug "pods/$NS/held-0" | jq -e ".reason == \"DEVICE_BUSY\"" >/dev/null'
+
+# ---- PodDisruptionBudgets order the victims --------------------------------------------------------------
+# batch-0 (older) and web-0 (younger), both low, take two of $N-f's GPUs each through the device plugin.
+# Without a budget the younger would go; the budget web (minAvailable 1; web-0 is not Ready: no
+# disruption allowed, as the disruption controller computes it) puts web-0 back first, so vip-0 (high,
+# GPUs 0,1) preempts batch-0, and its events name no budget.
+defer "node_delete $N-f"
+node_make "$N-f" || fail "node $N-f" "cannot create it"
+plugin_pod() { # NAME LABEL: bound to $N-f by nodeName, two GPUs through the device plugin, class low
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {app: $2}}
+spec:
+  nodeName: $N-f
+  priorityClassName: $PC-low
+  containers:
+  - name: main
+    image: busybox:stable
+    resources: {limits: {nvidia.com/gpu: "2"}}
+YAML
+}
+check "batch-0 takes two of $N-f's GPUs" plugin_pod batch-0 batch
+sleep 1.2 # creation times a second apart: web-0 is the younger
+check "web-0 takes the other two" plugin_pod web-0 web
+check "PodDisruptionBudget web (minAvailable 1, app=web)" eval 'kc apply -f - >/dev/null <<YAML
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+YAML'
+check_eventually "the daemon holds it (gpu_scheduler_cache_objects)" 20 eval \
+	'[ "$(metric "gpu_scheduler_cache_objects{kind=\"poddisruptionbudget\"}")" -ge 1 ]'
+check "vip-0 (high) mapped 0=$N-f:0,1" mapped vip-0 high "0=$N-f:0,1"
+check_eventually "batch-0 is preempted (DisruptionTarget, deleted)" 30 eval \
+	'[ -n "$(kc get pod batch-0 -o jsonpath="{.metadata.deletionTimestamp}" 2>/dev/null)" ] || ! kc get pod batch-0 >/dev/null 2>&1'
+check "web-0, younger but under the budget, is not" eval \
+	'[ -z "$(kc get pod web-0 -o jsonpath="{.metadata.deletionTimestamp}")" ] && ! pod_events web-0 | grep -q "^Preempted:"'
+check "vip-0's Preempting event names batch-0 and no budget" eval \
+	'pod_events vip-0 | grep "^Preempting:" | grep "batch-0" | grep -vq "PodDisruptionBudget"'
+check "no victim violated a budget (metric)" equals 0 metric gpu_scheduler_preemption_pdb_violations_total
 test_end
