@@ -723,33 +723,38 @@ static void gpm_upsert(struct gs_controller *c, const struct gs_gpm *g, int64_t 
 		gs_log_warn("gpuplacementmap %s/%s: not taken by the engine: %s", g->ns, g->name, uv_strerror(r));
 }
 
-/* key is "NS/NAME" (watch.h). */
+/* A namespaced object's key "NS/NAME" (watch.h): NS into ns[GS_GPM_MAX_NAME + 1], NAME returned; NULL
+ * for a key that is not one. */
+static const char *key_split(const char *key, char *ns)
+{
+	const char *slash = strchr(key, '/');
+	size_t n = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || n > GS_GPM_MAX_NAME)
+		return NULL;
+	memcpy(ns, key, n);
+	ns[n] = '\0';
+	return slash + 1;
+}
+
 static void gpm_delete(struct gs_controller *c, const char *key, int64_t now)
 {
 	char ns[GS_GPM_MAX_NAME + 1];
-	const char *slash = strchr(key, '/');
-	size_t n = slash ? (size_t)(slash - key) : 0;
+	const char *name = key_split(key, ns);
 
-	if (!slash || n >= sizeof(ns))
+	if (!name)
 		return;
-	memcpy(ns, key, n);
-	ns[n] = '\0';
-	gs_sched_gpm_delete(c->sched, ns, slash + 1, now);
-	gs_gpm_writer_forget(&c->gpmw, ns, slash + 1);
+	gs_sched_gpm_delete(c->sched, ns, name, now);
+	gs_gpm_writer_forget(&c->gpmw, ns, name);
 }
 
-/* key is "NS/NAME" (watch.h). */
 static void pdb_delete(struct gs_controller *c, const char *key)
 {
-	char ns[GS_PDB_MAX_NAME + 1];
-	const char *slash = strchr(key, '/');
-	size_t n = slash ? (size_t)(slash - key) : 0;
+	char ns[GS_GPM_MAX_NAME + 1];
+	const char *name = key_split(key, ns);
 
-	if (!slash || n >= sizeof(ns))
-		return;
-	memcpy(ns, key, n);
-	ns[n] = '\0';
-	gs_sched_pdb_delete(c->sched, ns, slash + 1);
+	if (name)
+		gs_sched_pdb_delete(c->sched, ns, name);
 }
 
 static void on_upsert(struct gs_watch *w, enum gs_obj_kind kind, const void *obj, void *ud)

@@ -140,24 +140,26 @@ void gs_gpm_event_free(struct gs_gpm_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+/* gpm_record as decode_json.h's gs_dctx_record_fn. */
+static int event_record(struct gs_dctx *d, const cJSON *obj, void *out, const char **orv)
+{
+	int r = gpm_record(d, obj, out);
+
+	*orv = r == 0 ? ((struct gs_gpm *)out)->resource_version : NULL;
+	return r;
+}
+
 int gs_decode_gpm_event(const char *json, size_t len, struct gs_gpm_event *ev, char *err, size_t errlen)
 {
 	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "gpuplacementmap watch event"};
-	const cJSON *obj;
-	cJSON *root;
 	int r;
 
 	memset(ev, 0, sizeof(*ev));
-	if (!(root = gs_dctx_parse(&d, json, len, &r)))
-		return r;
-	r = gs_dctx_event(&d, root, &ev->type, &obj, &ev->resource_version, &ev->status_code, &ev->status_reason,
-			  &ev->status_message);
-	if (r == 0 && (r = gpm_record(&d, obj, &ev->gpm)) == 0)
-		r = gs_dctx_dup(&d, ev->gpm.resource_version, &ev->resource_version);
-	cJSON_Delete(root);
+	r = gs_dctx_event_record(&d, json, len, event_record, &ev->gpm, &ev->type, &ev->resource_version,
+				 &ev->status_code, &ev->status_reason, &ev->status_message);
 	if (r < 0)
 		gs_gpm_event_free(ev);
-	return r < 0 ? r : 0;
+	return r;
 }
 
 /* Item idx of a list: cb's result, 1 when it did not decode (ierr says why), or -ENOMEM. */

@@ -272,6 +272,23 @@ out:
 	return r;
 }
 
+int gs_dctx_event_record(struct gs_dctx *d, const char *json, size_t len, gs_dctx_record_fn rec, void *out,
+			 enum gs_decode_event_type *type, char **rv, int *code, char **reason, char **message)
+{
+	const char *orv = NULL;
+	const cJSON *obj;
+	cJSON *root;
+	int r;
+
+	if (!(root = gs_dctx_parse(d, json, len, &r)))
+		return r;
+	r = gs_dctx_event(d, root, type, &obj, rv, code, reason, message);
+	if (r == 0 && (r = rec(d, obj, out, &orv)) == 0)
+		r = gs_dctx_dup(d, orv, rv);
+	cJSON_Delete(root);
+	return r < 0 ? r : 0;
+}
+
 /* ---- shared by the decoders of objects --------------------------------------------------------- */
 
 /* parent[key], a string -> string object (labels, nodeSelector), in object order. A null value is

@@ -91,6 +91,16 @@ int gs_dctx_list_each(struct gs_dctx *d, const char *json, size_t len, gs_dctx_i
 		      char **resource_version, char **continue_token, unsigned *skipped);
 
 /*
+ * A watch line of a kind read in JSON alone (decode_gpm.c, decode_pdb.c): the envelope as gs_dctx_event
+ * reads it, then, for ADDED, MODIFIED and DELETED, the object by rec into the record at out (rec zeroes
+ * it first and releases it on failure, and points *orv at the record's resourceVersion, which *rv gets
+ * a copy of). 0, or < 0 with d's error; the caller releases what was filled, on failure too.
+ */
+typedef int (*gs_dctx_record_fn)(struct gs_dctx *d, const cJSON *obj, void *out, const char **orv);
+int gs_dctx_event_record(struct gs_dctx *d, const char *json, size_t len, gs_dctx_record_fn rec, void *out,
+			 enum gs_decode_event_type *type, char **rv, int *code, char **reason, char **message);
+
+/*
  * Shared by the JSON decoders of objects (decode.c, decode_pdb.c). parent[key], a string -> string object
  * (labels, nodeSelector, matchLabels), in object order into *out (a null value leaves its pair out); and
  * one selector requirement {key, operator, values} (matchExpressions when field is 0, matchFields when 1;

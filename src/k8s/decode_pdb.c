@@ -114,24 +114,26 @@ void gs_pdb_event_free(struct gs_pdb_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+/* pdb_record as decode_json.h's gs_dctx_record_fn. */
+static int event_record(struct gs_dctx *d, const cJSON *obj, void *out, const char **orv)
+{
+	int r = pdb_record(d, obj, out);
+
+	*orv = r == 0 ? ((struct gs_pdb_obj *)out)->resource_version : NULL;
+	return r;
+}
+
 int gs_decode_pdb_event(const char *json, size_t len, struct gs_pdb_event *ev, char *err, size_t errlen)
 {
 	struct gs_dctx d = {.err = err, .errlen = errlen, .what = "poddisruptionbudget watch event"};
-	const cJSON *obj;
-	cJSON *root;
 	int r;
 
 	memset(ev, 0, sizeof(*ev));
-	if (!(root = gs_dctx_parse(&d, json, len, &r)))
-		return r;
-	r = gs_dctx_event(&d, root, &ev->type, &obj, &ev->resource_version, &ev->status_code, &ev->status_reason,
-			  &ev->status_message);
-	if (r == 0 && (r = pdb_record(&d, obj, &ev->pdb)) == 0)
-		r = gs_dctx_dup(&d, ev->pdb.resource_version, &ev->resource_version);
-	cJSON_Delete(root);
+	r = gs_dctx_event_record(&d, json, len, event_record, &ev->pdb, &ev->type, &ev->resource_version,
+				 &ev->status_code, &ev->status_reason, &ev->status_message);
 	if (r < 0)
 		gs_pdb_event_free(ev);
-	return r < 0 ? r : 0;
+	return r;
 }
 
 struct list_ctx {
