@@ -504,6 +504,7 @@ static int controller_start(struct daemon *d)
 		.node_alias_label = d->cfg.node_alias_label,
 		.ignored_resources = d->cfg.ignored_resources,
 		.ignored_resource_groups = d->cfg.ignored_resource_groups,
+		.gpu_resources = d->cfg.gpu_resources,
 		.agent_stale_ms = d->cfg.agent_stale_ms,
 		.max_gang_timeout_ms = d->cfg.max_gang_timeout_ms,
 		.gang_members_per_ns = d->cfg.gang_members_per_ns,

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "k8s/leader.h"
 #include "sched/gang.h"
+#include "sched/sched.h"
 
 static int validate_name(const char *v, char *err, size_t errlen)
 {
@@ -167,6 +168,9 @@ const struct gs_opt gs_main_opts[] = {
 	 NULL,
 	 "groups of extended resources the fit does not check, comma-separated: example.com ignores "
 	 "example.com/* (ignoredResourceGroups)"},
+	{"gpu-resources", "GS_GPU_RESOURCES", GS_OPT_STRING, GS_SCHED_GPU_RESOURCES, 0, 0, OPT(gpu_resources), NULL,
+	 "the device plugin's GPU resources, comma-separated names or prefixes ending in '/': their pods' "
+	 "requests are the plugin's GPUs, and a replica the agent lists under one (GPU-...::2) holds its GPU"},
 	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
 	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
 	{"engine-audit", "GS_ENGINE_AUDIT", GS_OPT_BOOL, "false", 0, 0, OPT(engine_audit), NULL,

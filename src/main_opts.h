@@ -34,6 +34,7 @@ struct gs_main_config {
 	const char *node_alias_label;
 	const char *ignored_resources;
 	const char *ignored_resource_groups;
+	const char *gpu_resources;
 	long agent_stale_ms;
 	long max_gang_timeout_ms;
 	long gang_members_per_ns;

@@ -17,24 +17,7 @@
 
 int gs_agent_resource_match(const char *list, const char *resource)
 {
-	size_t rlen = strlen(resource);
-	const char *p = list;
-
-	while (p && *p) {
-		const char *end = strchr(p, ','), *next = end ? end + 1 : NULL;
-		if (!end)
-			end = p + strlen(p);
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-			end--;
-		size_t n = (size_t)(end - p);
-		if (n && end[-1] == '/' ? rlen > n && strncmp(resource, p, n) == 0
-					: n && n == rlen && strncmp(resource, p, n) == 0)
-			return 1;
-		p = next;
-	}
-	return 0;
+	return gs_inuse_resource_match(list, resource);
 }
 
 void gs_agent_devs_free(struct gs_agent_devs *s)

@@ -25,11 +25,7 @@
 /* The default --resources. */
 #define GS_AGENT_RESOURCES       "nvidia.com/"
 
-/*
- * 1 when resource is named by list: a comma-separated list of resource names ("nvidia.com/gpu") or
- * prefixes ending in '/' ("nvidia.com/" matches nvidia.com/gpu and nvidia.com/mig-1g.5gb); blanks
- * around items are ignored, empty items match nothing.
- */
+/* --resources' rule: sched/inuse.h's gs_inuse_resource_match, which the engine reads its GPU resources by. */
 int gs_agent_resource_match(const char *list, const char *resource);
 
 /*

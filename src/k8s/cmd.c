@@ -52,6 +52,7 @@ void gs_cmd_usage_options(FILE *f)
 		   "      --node-alias-label KEY  the daemon's --node-alias-label (default gpu-scheduler.io/node; "
 		   "empty: off)\n"
 		   "      --ignored-resources LIST, --ignored-resource-groups LIST  the daemon's (default: none)\n"
+		   "      --gpu-resources LIST    the daemon's (default " GS_SCHED_GPU_RESOURCES ")\n"
 		   "  -o, --output FORMAT         text (default) or json (the daemon's /debug/ answer, with the\n"
 		   "                              running daemon's own answer as \"daemon\")\n"
 		   "      --daemon BOOL           also ask the running daemon (default true): the Lease's\n"
@@ -77,6 +78,7 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 		{"daemon", required_argument, NULL, 'D'},
 		{"ignored-resources", required_argument, NULL, 'I'},
 		{"ignored-resource-groups", required_argument, NULL, 'G'},
+		{"gpu-resources", required_argument, NULL, 'R'},
 		{"scheduler-namespace", required_argument, NULL, 'N'},
 		{"lease-name", required_argument, NULL, 'L'},
 		{"secure-port", required_argument, NULL, 'P'},
@@ -110,6 +112,7 @@ int gs_cmd_parse(int argc, char **argv, struct gs_cmd_opts *o, int arg_is_name, 
 		case 'D': daemon = optarg; break;
 		case 'I': o->ignored_resources = optarg; break;
 		case 'G': o->ignored_groups = optarg; break;
+		case 'R': o->gpu_resources = optarg; break;
 		case 'N': o->sched_ns = optarg; break;
 		case 'L': o->lease = optarg; break;
 		case 'P': o->secure_port = optarg; break;
@@ -303,6 +306,7 @@ struct gs_sched *gs_cmd_engine(const struct gs_cmd_opts *o)
 	cfg.alias_label = o->alias_label && *o->alias_label ? o->alias_label : NULL;
 	cfg.ignored_resources = o->ignored_resources;
 	cfg.ignored_resource_groups = o->ignored_groups;
+	cfg.gpu_resources = o->gpu_resources;
 	/* The daemon's memory budgets are its own: what it does not hold, each object's status says
 	 * (gpm_item); this engine holds everything else. */
 	cfg.gpm_bytes = cfg.gpm_bytes_per_ns = SIZE_MAX / 4;

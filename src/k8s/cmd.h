@@ -27,7 +27,7 @@ struct gs_cmd_opts {
 	const char *name; /* "explain", "status": for messages */
 	const char *ns, *arg, *kubeconfig, *scheduler_name, *annotation, *output, *alias_label;
 	const char *sched_ns, *lease, *secure_port; /* where the daemon runs: its Lease and secure port */
-	const char *ignored_resources, *ignored_groups;
+	const char *ignored_resources, *ignored_groups, *gpu_resources;
 	int sharing_any;
 	int check_env;
 	int preemption; /* --preemption: the daemon's */

@@ -907,6 +907,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	sc.alias_label = opts->node_alias_label;
 	sc.ignored_resources = opts->ignored_resources;
 	sc.ignored_resource_groups = opts->ignored_resource_groups;
+	sc.gpu_resources = opts->gpu_resources;
 	sc.agent_stale_ms = opts->agent_stale_ms;
 	sc.max_gang_timeout_ms = opts->max_gang_timeout_ms;
 	sc.gang_members_per_ns = opts->gang_members_per_ns;

@@ -41,6 +41,7 @@ struct gs_controller_opts {
 					* "" turns aliases off (sched.h) */
 	const char *ignored_resources; /* --ignored-resources, --ignored-resource-groups (sched.h) */
 	const char *ignored_resource_groups;
+	const char *gpu_resources;      /* --gpu-resources (sched.h); NULL: the engine's default */
 	int64_t agent_stale_ms;         /* --agent-stale-after; <= 0: the engine's default */
 	int64_t max_gang_timeout_ms;    /* --max-gang-timeout; <= 0: the engine's default */
 	long gang_members_per_ns;       /* --gang-reservations-per-namespace; 0: no bound (sched.h) */

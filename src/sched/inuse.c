@@ -302,6 +302,35 @@ void gs_inuse_free(struct gs_inuse *u)
 	free(u); /* one block */
 }
 
+size_t gs_inuse_physical_len(const char *id)
+{
+	const char *sep = strstr(id, "::");
+
+	return sep ? (size_t)(sep - id) : strlen(id);
+}
+
+int gs_inuse_resource_match(const char *list, const char *resource)
+{
+	size_t rlen = strlen(resource);
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ','), *next = end ? end + 1 : NULL;
+		if (!end)
+			end = p + strlen(p);
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		size_t n = (size_t)(end - p);
+		if (n && end[-1] == '/' ? rlen > n && strncmp(resource, p, n) == 0
+					: n && n == rlen && strncmp(resource, p, n) == 0)
+			return 1;
+		p = next;
+	}
+	return 0;
+}
+
 const char *gs_inuse_index_id(const struct gs_inuse *u, long i)
 {
 	return u && i >= 0 && (size_t)i < u->n_index ? u->index[i] : NULL;

@@ -62,6 +62,20 @@ void gs_inuse_free(struct gs_inuse *u); /* NULL is fine */
  */
 char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize);
 
+/*
+ * The length of the physical device's ID within a device ID: the ID up to its first "::", which the
+ * NVIDIA device plugin puts between a GPU's ID and a replica's number when it shares the GPU by
+ * time-slicing or MPS ("GPU-8f2c...::3" is replica 3 of GPU-8f2c...); the whole ID when there is none.
+ */
+size_t gs_inuse_physical_len(const char *id);
+
+/*
+ * 1 when resource is named by list: a comma-separated list of resource names ("nvidia.com/gpu") or
+ * prefixes ending in '/' ("nvidia.com/" matches nvidia.com/gpu and nvidia.com/mig-1g.5gb); blanks
+ * around items are ignored, empty items match nothing. NULL matches nothing.
+ */
+int gs_inuse_resource_match(const char *list, const char *resource);
+
 /* The device ID GPU index i has in u's table, or NULL. */
 const char *gs_inuse_index_id(const struct gs_inuse *u, long i);
 

@@ -104,6 +104,7 @@ struct gs_sched *gs_sched_new(const struct gs_sched_config *cfg)
 	s->cfg.ignored_resources = gs_sched__xstrdup_null(cfg->ignored_resources);
 	s->cfg.ignored_resource_groups = gs_sched__xstrdup_null(cfg->ignored_resource_groups);
 	s->cfg.gang_limits = gs_sched__xstrdup_null(cfg->gang_limits);
+	s->cfg.gpu_resources = gs_xstrdup(cfg->gpu_resources ? cfg->gpu_resources : GS_SCHED_GPU_RESOURCES);
 	if (s->cfg.gang_members_per_ns < 0)
 		s->cfg.gang_members_per_ns = 0;
 	if (s->cfg.gang_gpus_per_ns < 0)
@@ -226,7 +227,9 @@ void gs_sched_free(struct gs_sched *s)
 	free((char *)s->cfg.ignored_resources);
 	free((char *)s->cfg.ignored_resource_groups);
 	free((char *)s->cfg.gang_limits);
+	free((char *)s->cfg.gpu_resources);
 	free(s->res_ignored);
+	free(s->res_gpu);
 	free(s);
 }
 

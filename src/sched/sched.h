@@ -130,7 +130,18 @@ struct gs_sched_config {
 	 * kube-scheduler; 0: pods wait, and explain still says what preemption would do.
 	 */
 	int preemption;
+	/*
+	 * --gpu-resources: the resources the device plugin hands GPUs out as (gs_inuse_resource_match's
+	 * list: names, or prefixes ending in '/'). Their requests are the node's plugin GPUs when no agent
+	 * data says which, and the devices the agent lists under them are GPUs (a replica, "GPU-...::2",
+	 * its GPU: docs/agent.md, "Shared GPUs"). NULL: GS_SCHED_GPU_RESOURCES.
+	 */
+	const char *gpu_resources;
 };
+
+/* The device plugin's GPU resources by default: whole GPUs, and time-sliced or MPS replicas when the
+ * plugin renames them (sharing.timeSlicing.renameByDefault). */
+#define GS_SCHED_GPU_RESOURCES "nvidia.com/gpu,nvidia.com/gpu.shared"
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
  * alias_label "gpu-scheduler.io/node"). */

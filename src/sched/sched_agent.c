@@ -31,6 +31,8 @@ static void forget(struct gs_sched *s, struct gs_sched__node *n)
 	a->fresh = 0;
 	gs_hmap_free(&a->ids);
 	gs_hmap_init(&a->ids, 0);
+	free(a->chain);
+	a->chain = NULL;
 	gs_inuse_free(a->data);
 	a->data = NULL;
 	free(a->problem);
@@ -145,6 +147,29 @@ static void check_table(struct gs_sched__node *n)
 	GS_ASSERT(!a->table_moved && a->table);
 }
 
+/* a->ids and a->chain from a->data: each physical GPU's devices (its replicas), in the data's order. */
+static void index_devices(struct gs_sched__agent *a)
+{
+	const struct gs_inuse *d = a->data;
+	size_t *last = gs_xcalloc(d->n_devs + 1, sizeof(*last)); /* per chain head: its last index + 1 */
+
+	a->chain = gs_xcalloc(d->n_devs + 1, sizeof(*a->chain));
+	for (size_t i = 0; i < d->n_devs; i++) {
+		const char *id = d->devs[i].id;
+		size_t len = gs_inuse_physical_len(id);
+		uintptr_t head = (uintptr_t)gs_hmap_get(&a->ids, id, len);
+		if (!head) {
+			if (gs_hmap_put(&a->ids, id, len, (void *)(uintptr_t)(i + 1), NULL) < 0)
+				gs_oom(len);
+			last[i] = i + 1;
+			continue;
+		}
+		a->chain[last[head - 1] - 1] = i + 1;
+		last[head - 1] = i + 1;
+	}
+	free(last);
+}
+
 /* "reports: WHY" or "published data not used: WHY", for gs_sched__agent_why_unknown (WHY cut at 160). */
 static char *problem(const char *what, const char *why)
 {
@@ -183,8 +208,7 @@ static void update(struct gs_sched *s, struct gs_sched__node *n, const char *tex
 		return;
 	}
 	check_table(n);
-	for (size_t i = 0; i < a->data->n_devs; i++)
-		gs_sched__hmap_put(&a->ids, a->data->devs[i].id, &a->data->devs[i]);
+	index_devices(a);
 	/* The agent's time counts only when earlier: a clock ahead of ours must not keep data fresh. */
 	a->seen_ms = first && a->data->at_ms < now_ms ? a->data->at_ms : now_ms;
 	if (now_ms - a->seen_ms < s->cfg.agent_stale_ms) {
@@ -256,20 +280,17 @@ static int is_index(const char *dev, size_t len)
 	return len > 0 && dev[0] >= '0' && dev[0] <= '9';
 }
 
-/* The device ID of n's device dev (len bytes): itself when the agent lists it, or through the index
- * table; NULL when unknown. */
+/* The physical ID of n's device dev (len bytes): through the index table for an index, else dev itself
+ * when the agent lists it (one of its replicas); NULL when unknown. */
 static const char *device_id(const struct gs_sched__node *n, const char *dev, size_t len)
 {
-	const struct gs_inuse_dev *h;
-
 	if (is_index(dev, len)) {
 		long i = strtol(dev, NULL, 10);
 		if (!n->agent.table_moved)
 			return gs_inuse_index_id(n->agent.data, i);
 		return i >= 0 && (size_t)i < n->agent.n_table ? n->agent.table_ids[i] : NULL;
 	}
-	h = gs_hmap_get(&n->agent.ids, dev, len);
-	return h ? h->id : NULL;
+	return gs_hmap_get(&n->agent.ids, dev, len) ? dev : NULL;
 }
 
 /* 1 when the agent's holder is a pod bound to n now, other than self_key and not set aside by a
@@ -285,9 +306,13 @@ const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *
 						   const char *self_key)
 {
 	const char *id = n->agent.fresh ? device_id(n, dev, len) : NULL;
-	const struct gs_inuse_dev *h = id ? gs_hmap_get_str(&n->agent.ids, id) : NULL;
+	size_t at = id ? (uintptr_t)gs_hmap_get(&n->agent.ids, id, is_index(dev, len) ? strlen(id) : len) : 0;
 
-	return h && live(n, h->holder, self_key) ? h : NULL;
+	/* the GPU, or any replica of it, that a live pod holds: the first */
+	for (; at; at = n->agent.chain[at - 1])
+		if (live(n, n->agent.data->devs[at - 1].holder, self_key))
+			return &n->agent.data->devs[at - 1];
+	return NULL;
 }
 
 void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size)
@@ -315,20 +340,50 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 
 /* ---- the fit ----------------------------------------------------------------------------------- */
 
-/* The device plugin's GPUs on n held by live pods other than self_key, by the agent's data; into names
- * the first three holders of self_key's namespace, then how many GPUs pods of other namespaces hold
- * (gs_sched__holder_shown: their names are not told). */
-static int64_t named_gpus(const struct gs_sched__node *n, const char *self_key, char *names, size_t size)
+/* A device the agent lists under one of the plugin's GPU resources (cfg.gpu_resources). */
+static int gpu_device(const struct gs_sched *s, const struct gs_inuse_dev *v)
+{
+	return gs_inuse_resource_match(s->cfg.gpu_resources, v->resource);
+}
+
+/* 1 when device i of n's data is the first GPU device of its physical GPU held by a live pod (the one
+ * that counts the GPU). O(the GPU's replicas). */
+static int first_live_replica(const struct gs_sched *s, const struct gs_sched__node *n, size_t i, const char *self_key)
+{
+	const struct gs_inuse_dev *v = &n->agent.data->devs[i];
+	size_t at = (uintptr_t)gs_hmap_get(&n->agent.ids, v->id, gs_inuse_physical_len(v->id));
+
+	for (; at && at - 1 != i; at = n->agent.chain[at - 1]) {
+		const struct gs_inuse_dev *w = &n->agent.data->devs[at - 1];
+		if (gpu_device(s, w) && live(n, w->holder, self_key))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The device plugin's GPUs on n held by live pods other than self_key, by the agent's data: the
+ * physical GPUs (a GPU counted once however many of its replicas are held), and in *listed the devices
+ * (replicas) themselves, which the pods' requests count. Into names the first three holders of
+ * self_key's namespace, then how many GPUs pods of other namespaces hold (gs_sched__holder_shown: their
+ * names are not told).
+ */
+static int64_t named_gpus(const struct gs_sched *s, const struct gs_sched__node *n, const char *self_key,
+			  int64_t *listed, char *names, size_t size)
 {
 	const struct gs_inuse *d = n->agent.data;
 	int64_t count = 0, named = 0, others = 0;
 	size_t at = 0;
 
 	names[0] = '\0';
+	*listed = 0;
 	for (size_t i = 0; i < d->n_devs; i++) {
 		const struct gs_inuse_dev *v = &d->devs[i];
-		if (strcmp(v->resource, GS_SCHED_GPU_RESOURCE) != 0 || !live(n, v->holder, self_key))
+		if (!gpu_device(s, v) || !live(n, v->holder, self_key))
 			continue;
+		++*listed;
+		if (!first_live_replica(s, n, i, self_key))
+			continue; /* its GPU was counted with an earlier replica */
 		count++;
 		if (gs_sched__holder_shown(v->holder, self_key) != v->holder)
 			others++;
@@ -375,8 +430,9 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 	if (n->gpus < 0)
 		return GS_WAIT_NONE; /* no GPU count to compare with (NODE_DEVICES judged the indices) */
 	if (n->agent.fresh) {
-		named = named_gpus(n, p->key, names, sizeof(names));
-		plugin = n->plugin_gpus > named ? n->plugin_gpus - named : 0; /* granted, not listed yet */
+		int64_t listed;
+		named = named_gpus(s, n, p->key, &listed, names, sizeof(names));
+		plugin = n->plugin_gpus > listed ? n->plugin_gpus - listed : 0; /* granted, not listed yet */
 		if (!unresolved && !plugin)
 			return GS_WAIT_NONE; /* every plugin device is known, and none is the entry's */
 		plugin += named;
@@ -390,10 +446,12 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 	else
 		snprintf(why, sizeof(why), "some are not listed by the agent yet");
 	snprintf(msg, size,
-		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64
-		 " to pods requesting nvidia.com/gpu%s%s%s (which "
+		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting %s%s%s%s (which "
 		 "ones is unknown: %s), maps hold %" PRId64 ", and this entry needs %" PRId64 " more",
-		 n->name, n->gpus, plugin, names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);
+		 n->name, n->gpus, plugin,
+		 strcmp(s->cfg.gpu_resources, GS_SCHED_GPU_RESOURCES) == 0 ? GS_SCHED_GPU_RESOURCE
+									   : s->cfg.gpu_resources,
+		 names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);
 	return GS_WAIT_DEVICE_BUSY;
 }
 

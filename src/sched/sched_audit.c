@@ -127,13 +127,32 @@ static void check_use(const struct gs_sched__node *n, const struct gs_sched__use
 		GS_ASSERT(u->req.ext[i].id < n->used.n_ext);
 }
 
+/* Every device of the agent's data once in the chain of its physical GPU (sched_int.h, ids and chain). */
+static void check_agent_ids(const struct gs_sched__agent *a)
+{
+	struct gs_hmap_iter it = {0};
+	size_t seen = 0;
+
+	if (!a->data) {
+		GS_ASSERT(gs_hmap_len(&a->ids) == 0);
+		return;
+	}
+	while (gs_hmap_next(&a->ids, &it))
+		for (size_t at = (uintptr_t)it.val; at; at = a->chain[at - 1]) {
+			const char *id = a->data->devs[at - 1].id;
+			GS_ASSERT(at <= a->data->n_devs && gs_inuse_physical_len(id) == it.klen &&
+				  memcmp(id, it.key, it.klen) == 0);
+			seen++;
+		}
+	GS_ASSERT(seen == a->data->n_devs);
+}
+
 /* A node's totals, ports and ledger against its uses, summed again. */
 static void check_node(const struct gs_sched *s, const struct gs_sched__node *n, size_t *held, size_t *shared)
 {
 	struct gs_sched__req sum = {0};
 	struct gs_hmap_iter it = {0};
 	size_t uses = 0, ports = 0, holds = 0, nport = 0, reserved = 0, leaving = 0, nominated = 0;
-	uintptr_t gpu = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
 	int64_t plugin = 0;
 
 	GS_ASSERT(list_len(&n->waiters) == n->n_waiters);
@@ -158,8 +177,8 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 		sum.eph += u->req.eph;
 		ports += u->n_ports;
 		holds += u->n_holds;
-		if (gpu && !u->n_holds)
-			plugin += gs_sched__req_ext(&u->req, (uint32_t)(gpu - 1));
+		if (!u->n_holds)
+			plugin += gs_sched__plugin_request(s, &u->req);
 		nominated += u->nominated;
 		check_use(n, u, up);
 	}
@@ -171,7 +190,7 @@ static void check_node(const struct gs_sched *s, const struct gs_sched__node *n,
 	/* the agent's data (sched_int.h, struct gs_sched__agent) */
 	GS_ASSERT(!n->agent.fresh || n->agent.data);
 	GS_ASSERT(!n->agent.fresh == !gs_list_linked(&n->agent.link));
-	GS_ASSERT(gs_hmap_len(&n->agent.ids) == (n->agent.data ? n->agent.data->n_devs : 0));
+	check_agent_ids(&n->agent);
 	GS_ASSERT(!n->agent.data || n->agent.text);
 	memset(&it, 0, sizeof(it));
 	while (gs_hmap_next(&n->keyed, &it)) {

@@ -538,7 +538,7 @@ static uint32_t ph_ext(const struct gs_sched *s, const struct gs_sched__spec *sp
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < sp->req.n_ext && n < GS_PLACEHOLDER_EXT_MAX; i++)
-		if (strcmp(s->res_names[sp->req.ext[i].id], GS_SCHED_GPU_RESOURCE) != 0)
+		if (!s->res_gpu[sp->req.ext[i].id])
 			out[n++] = sp->req.ext[i];
 	return n;
 }

@@ -125,10 +125,14 @@ struct gs_sched__agent {
 	struct gs_list link;   /* in s->agents while fresh */
 	char *text;            /* the annotation as last seen; NULL: absent */
 	struct gs_inuse *data; /* text parsed, without an error line; else NULL */
-	char *problem;      /* with text and no data: "reports: ERROR-LINE" or "published data not used: PARSE-ERROR" */
-	int64_t seen_ms;    /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
-	int fresh;          /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
-	struct gs_hmap ids; /* device ID -> const struct gs_inuse_dev * in data */
+	char *problem;   /* with text and no data: "reports: ERROR-LINE" or "published data not used: PARSE-ERROR" */
+	int64_t seen_ms; /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
+	int fresh;       /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
+	/* physical device ID (inuse.h, gs_inuse_physical_len: a replica's GPU) -> the first of data's devices
+	 * of that GPU, by its index in data->devs (+ 1); chain[i] the index of the next one (+ 1), 0 after
+	 * the last: every replica of a GPU the device plugin handed out, whatever its resource */
+	struct gs_hmap ids;
+	size_t *chain;
 	struct gs_hmap conflicts; /* "device ID\0holder" of conflicts already reported -> (void *)1 */
 	/*
 	 * The GPU index table believed (sched_agent.h): its text ("0=GPU-aa 1=GPU-bb"), its IDs by index
@@ -487,6 +491,7 @@ struct gs_sched {
 	struct gs_hmap res_ids;      /* extended resource name -> id + 1 */
 	char **res_names;            /* id -> name */
 	unsigned char *res_ignored;  /* id -> 1 when the fit ignores it (cfg.ignored_resources, _groups) */
+	unsigned char *res_gpu;      /* id -> 1 for a GPU resource of the device plugin (cfg.gpu_resources) */
 	uint32_t n_res;
 	struct gs_map_cache *maps;
 	struct gs_sched__heap bindq;                /* QUEUED pods: priority, then creation time, then seq */

@@ -46,6 +46,8 @@ uint32_t gs_sched__res_id(struct gs_sched *s, const char *name)
 	s->res_names = names;
 	s->res_ignored = gs_xreallocarray(s->res_ignored, s->n_res + 1, 1);
 	s->res_ignored[s->n_res] = (unsigned char)res_ignored(&s->cfg, name);
+	s->res_gpu = gs_xreallocarray(s->res_gpu, s->n_res + 1, 1);
+	s->res_gpu[s->n_res] = (unsigned char)gs_inuse_resource_match(s->cfg.gpu_resources, name);
 	names[s->n_res] = gs_xstrdup(name);
 	gs_sched__hmap_put(&s->res_ids, names[s->n_res], (void *)(uintptr_t)(s->n_res + 1));
 	return s->n_res++;
@@ -202,12 +204,20 @@ static size_t count_devs(const char *devices)
 	return n + 1;
 }
 
-/* The nvidia.com/gpu request of a use that holds no device in the ledger (sched_int.h, plugin_gpus). */
+int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r)
+{
+	int64_t v = 0;
+
+	for (uint32_t i = 0; i < r->n_ext; i++)
+		if (s->res_gpu[r->ext[i].id])
+			v = gs_num_sat_add(v, r->ext[i].v);
+	return v;
+}
+
+/* The GPU resources' request of a use that holds no device in the ledger (sched_int.h, plugin_gpus). */
 static int64_t plugin_request(const struct gs_sched *s, const struct gs_sched__use *u)
 {
-	uintptr_t id = (uintptr_t)gs_hmap_get_str(&s->res_ids, GS_SCHED_GPU_RESOURCE);
-
-	return id && !u->n_holds ? gs_sched__req_ext(&u->req, (uint32_t)(id - 1)) : 0;
+	return u->n_holds ? 0 : gs_sched__plugin_request(s, &u->req);
 }
 
 /* ---- uses ---------------------------------------------------------------------------------------- */

@@ -27,9 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((u->error && u->n_devs) || u->n_devs > GS_INUSE_MAX_DEVS || u->n_index > GS_INUSE_MAX_INDEX ||
 	    (u->n_index && !u->index[u->n_index - 1]))
 		abort();
-	for (size_t i = 0; i < u->n_devs; i++)
-		if (!u->devs[i].resource[0] || !u->devs[i].id[0] || !strchr(u->devs[i].holder, '/'))
+	for (size_t i = 0; i < u->n_devs; i++) {
+		const char *id = u->devs[i].id;
+		size_t pl = gs_inuse_physical_len(id);
+		if (!u->devs[i].resource[0] || !id[0] || !strchr(u->devs[i].holder, '/'))
 			abort();
+		/* a replica's GPU: a prefix of its ID, cut at its first "::" */
+		if (pl > strlen(id) || (pl < strlen(id) && strncmp(id + pl, "::", 2) != 0) ||
+		    (pl && strstr(id, "::") && strstr(id, "::") != id + pl))
+			abort();
+	}
 	text = gs_inuse_format(u, err, sizeof(err));
 	if (!text)
 		abort(); /* what parses formats */

@@ -10,6 +10,7 @@
  * Commands (fields separated by blanks; a map's lines are separated by '|'):
  *   config check_env=0|1 recreate=0|1 sharing=exclusive|any alias=LABEL|off placeholders=0|1 preemption=0|1
  *          ignored-resources=A,B ignored-groups=G,H gang-members=N gang-gpus=N gang-limits=NS=M/G,...
+ *          gpu-resources=R,PREFIX/           the device plugin's GPU resources (GS_SCHED_GPU_RESOURCES unless said)
  *                                             before anything else; a new engine (alias: the node alias
  *                                             label, gpu-scheduler.io/node unless said; ignored-*: the
  *                                             fit's ignored extended resources and groups; gang-*: the
@@ -122,6 +123,7 @@ struct replay {
 	char *alias;      /* cfg.alias_label's storage */
 	char *ignored[2]; /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
 	char *limits;     /* cfg.gang_limits's */
+	char *gpu_resources; /* cfg.gpu_resources's */
 };
 
 static char *xstrdup(const char *s)
@@ -700,6 +702,9 @@ static void run_line(struct replay *r, char *line)
 			else if (!strncmp(tok[i], "ignored-resources=", 18)) {
 				free(r->ignored[0]);
 				r->cfg.ignored_resources = r->ignored[0] = strdup(tok[i] + 18);
+			} else if (!strncmp(tok[i], "gpu-resources=", 14)) {
+				free(r->gpu_resources);
+				r->cfg.gpu_resources = r->gpu_resources = strdup(tok[i] + 14);
 			} else if (!strncmp(tok[i], "ignored-groups=", 15)) {
 				free(r->ignored[1]);
 				r->cfg.ignored_resource_groups = r->ignored[1] = strdup(tok[i] + 15);
@@ -917,6 +922,7 @@ static void replay_file(const char *path, struct gs_buf *expected, struct gs_buf
 	gs_sched_free(r.s);
 	free(r.alias);
 	free(r.limits);
+	free(r.gpu_resources);
 	free(r.ignored[0]);
 	free(r.ignored[1]);
 }

@@ -224,12 +224,32 @@ static void test_time(void **state)
 	assert_string_equal(out, "2026-11-25T15:21:34Z");
 }
 
+/* A replica's device ID names its GPU up to the first "::" (the NVIDIA device plugin's AnnotatedID). */
+static void test_physical(void **state)
+{
+	(void)state;
+	assert_int_equal(gs_inuse_physical_len("GPU-8f2c"), 8);
+	assert_int_equal(gs_inuse_physical_len("GPU-8f2c::3"), 8);
+	assert_int_equal(gs_inuse_physical_len("MIG-1a2b::0"), 8);
+	assert_int_equal(gs_inuse_physical_len("GPU-aa::1::2"), 6); /* the first "::", as SplitN(id, "::", 2) */
+	assert_int_equal(gs_inuse_physical_len("::0"), 0);
+	assert_int_equal(gs_inuse_physical_len("GPU-aa:1"), 8); /* one colon is part of an ID */
+	assert_int_equal(gs_inuse_physical_len(""), 0);
+	/* the resources a list names (the engine's --gpu-resources, the agent's --resources) */
+	assert_true(gs_inuse_resource_match("nvidia.com/gpu, nvidia.com/gpu.shared", "nvidia.com/gpu.shared"));
+	assert_false(gs_inuse_resource_match("nvidia.com/gpu", "nvidia.com/gpu.shared"));
+	assert_true(gs_inuse_resource_match("nvidia.com/mig-,nvidia.com/", "nvidia.com/mig-1g.5gb"));
+	assert_false(gs_inuse_resource_match(NULL, "nvidia.com/gpu"));
+	assert_false(gs_inuse_resource_match(",,", "nvidia.com/gpu"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typical),        cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_limits),         cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_format_refused), cmocka_unit_test(test_time),
+		cmocka_unit_test(test_physical),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
