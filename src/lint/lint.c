@@ -18,6 +18,7 @@
 #include "core/hmap.h"
 #include "sched/gang.h"
 #include "sched/gpm.h"
+#include "sched/inuse.h"
 #include "sched/map.h"
 
 #define LIST_MAX 10 /* indices listed in one message */
@@ -427,9 +428,13 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, const char 
 		snprintf(shown, sizeof(shown), "\"%s\"", n->name);
 	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus)
 		diag(l, file, line, GS_LINT_WARNING,
-		     "%s: node %s advertises %lld nvidia.com/gpu, so it has no device %ld (index %ld waits: "
+		     "%s: node %s %s %lld %s, so it has no device %ld (index %ld waits: "
 		     "NODE_DEVICES)",
-		     t->what, shown, (long long)n->gpus, e->max_index, e->index);
+		     t->what, shown, n->gpus_from ? "has" : "advertises", (long long)n->gpus,
+		     n->gpus_from == 1   ? "GPUs by its agent's index table"
+		     : n->gpus_from == 2 ? "GPUs by its label nvidia.com/gpu.count"
+					 : "nvidia.com/gpu",
+		     e->max_index, e->index);
 	else if (e->max_index >= 0 && n->gpus < 0)
 		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown, e->index,
@@ -1310,6 +1315,30 @@ static const char *node_names(yaml_document_t *d, yaml_node_t *node, const char 
 	return scalar(PATH(d, node, "metadata", "name"));
 }
 
+/* o->gpus as the daemon counts a node's GPUs (lint.h): the index table of the agent's annotation, GPU
+ * Feature Discovery's label, what it advertises. */
+static void node_gpus(yaml_document_t *d, yaml_node_t *node, struct gs_lint_node *o)
+{
+	const char *inuse = scalar(PATH(d, node, "metadata", "annotations", GS_INUSE_ANNOTATION));
+	long label = integer(PATH(d, node, "metadata", "labels", "nvidia.com/gpu.count"));
+	long cap = integer(get(d, PATH(d, node, "status", "capacity"), "nvidia.com/gpu"));
+	long alloc = integer(get(d, PATH(d, node, "status", "allocatable"), "nvidia.com/gpu"));
+	struct gs_inuse *u = NULL;
+	char err[160];
+
+	if (inuse && gs_inuse_parse(inuse, strlen(inuse), &u, err, sizeof(err)) == 0 && u->n_index) {
+		o->gpus = (int64_t)u->n_index;
+		o->gpus_from = 1;
+	} else if (label >= 0) {
+		o->gpus = label;
+		o->gpus_from = 2;
+	} else {
+		o->gpus = cap > alloc ? cap : alloc;
+		o->gpus_from = 0;
+	}
+	gs_inuse_free(u);
+}
+
 int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, struct gs_lint_node **nodes, size_t *n,
 			char *err, size_t errlen)
 {
@@ -1362,14 +1391,13 @@ int gs_lint_nodes_parse(const char *text, size_t len, const char *alias_label, s
 	for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(&d, *it);
 		const char *alias, *name = node_names(&d, node, alias_label, &alias);
-		yaml_node_t *g = get(&d, PATH(&d, node, "status", "allocatable"), "nvidia.com/gpu");
 		struct gs_lint_node *o = &out[count++];
 
 		o->name = strcpy(pool, name);
 		pool += strlen(name) + 1;
 		o->alias = alias ? strcpy(pool, alias) : NULL;
 		pool += alias ? strlen(alias) + 1 : 0;
-		o->gpus = g ? integer(g) : -1;
+		node_gpus(&d, node, o);
 	}
 	*nodes = out;
 	*n = count;

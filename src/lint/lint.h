@@ -55,8 +55,13 @@
 struct gs_lint_node {
 	const char *name;
 	const char *alias; /* the value of the alias label, or NULL */
-	int64_t gpus;      /* allocatable nvidia.com/gpu, -1 when it advertises none */
-	int dedicated;     /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
+	/* its GPUs as the daemon counts them (sched_node.h): its agent's index table (the annotation
+	 * gpu-scheduler.io/devices-in-use), else its label nvidia.com/gpu.count, else the nvidia.com/gpu it
+	 * advertises (capacity, else allocatable); -1 when none; gpus_from says which (0, 1, 2 as there:
+	 * advertised, table, label) */
+	int64_t gpus;
+	int dedicated; /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
+	int gpus_from;
 };
 
 /*

@@ -282,16 +282,6 @@ static void alias_link(struct gs_sched *s, struct gs_sched__node *n, const char 
 }
 
 /*
- * The GPU count a map's indices are bounded by: the capacity. GPUs the device plugin reports unhealthy
- * leave allocatable (kubelet: allocatable = capacity minus unhealthy) but keep their index, and a map
- * may still name them (docs/sched.md, "Allocatable below capacity"). Allocatable when no capacity.
- */
-static int64_t node_gpus(const struct gs_node_obj *o)
-{
-	return o->gpu_capacity > o->gpus ? o->gpu_capacity : o->gpus;
-}
-
-/*
  * 1 when o says nothing new of what placement reads of the node (state, GPU count, labels, taints,
  * allocatable): a kubelet's status updates mostly change only heartbeats and images, and such an
  * update then costs a comparison, not a copy and a pass over the node's waiters.
@@ -301,8 +291,8 @@ static int node_same(const struct gs_sched *s, const struct gs_sched__node *n, c
 	const struct gs_node_obj *c = &n->obj;
 	uint32_t n_ext = 0;
 
-	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable ||
-	    n->gpus != node_gpus(o) || c->n_labels != o->n_labels || c->n_taints != o->n_taints ||
+	if (!n->present || n->ready != !!o->ready || n->unschedulable != !!o->unschedulable || c->gpus != o->gpus ||
+	    c->gpu_capacity != o->gpu_capacity || c->n_labels != o->n_labels || c->n_taints != o->n_taints ||
 	    c->alloc.milli_cpu != o->alloc.milli_cpu || c->alloc.memory != o->alloc.memory ||
 	    c->alloc.ephemeral != o->alloc.ephemeral || c->alloc.pods != o->alloc.pods ||
 	    !gs_str_eq(c->allowed_ns, o->allowed_ns) || !gs_str_eq(n->agent.text, o->inuse) ||
@@ -345,6 +335,10 @@ static void node_copy(struct gs_sched *s, struct gs_sched__node *n, const struct
 		}
 		c->n_taints = o->n_taints;
 	}
+	/* the advertised count: capacity, which unhealthy GPUs stay in (they keep their index: docs/sched.md,
+	 * "Allocatable below capacity"), else allocatable (gs_sched__node_gpus) */
+	c->gpus = o->gpus;
+	c->gpu_capacity = o->gpu_capacity;
 	c->alloc.milli_cpu = o->alloc.milli_cpu;
 	c->alloc.memory = o->alloc.memory;
 	c->alloc.ephemeral = o->alloc.ephemeral;
@@ -374,9 +368,9 @@ int gs_sched_node_upsert(struct gs_sched *s, const struct gs_node_obj *o, int64_
 	}
 	n->ready = !!o->ready;
 	n->unschedulable = !!o->unschedulable;
-	n->gpus = node_gpus(o);
 	node_copy(s, n, o);
 	gs_sched__agent_update(s, n, o->inuse, now_ms);
+	gs_sched__node_gpus(n); /* its table, its labels, what it advertises: all just taken */
 	value = alias_of(s, o);
 	if (n->alias ? !value || strcmp(n->alias->value, value) != 0 : value != NULL) {
 		if (n->alias)

@@ -16,6 +16,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "core/num.h"
 #include "core/str.h"
 #include "sched/sched_ledger.h"
 #include "sched/sched_node.h"
@@ -340,6 +341,44 @@ void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched
 
 /* ---- the fit ----------------------------------------------------------------------------------- */
 
+int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r)
+{
+	int64_t v = 0;
+
+	for (uint32_t i = 0; i < r->n_ext; i++)
+		if (s->res_gpu[r->ext[i].id])
+			v = gs_num_sat_add(v, r->ext[i].v);
+	return v;
+}
+
+/*
+ * Without the agent's data: the pods on n (but self_key) whose requests of the plugin's GPU resources
+ * are counted (n->plugin_gpus), into names as named_gpus writes them. O(n's uses).
+ */
+static void plugin_pods(const struct gs_sched *s, const struct gs_sched__node *n, const char *self_key, char *names,
+			size_t size)
+{
+	const struct gs_list *l;
+	size_t at = 0, named = 0, others = 0;
+
+	names[0] = '\0';
+	GS_LIST_FOREACH(l, &n->uses) {
+		const struct gs_sched__use *u = GS_CONTAINER_OF(l, struct gs_sched__use, nlink);
+		if (u->n_holds || u->hidden || !u->key || strcmp(u->key, self_key) == 0 ||
+		    !gs_sched__plugin_request(s, &u->req))
+			continue;
+		if (gs_sched__holder_shown(u->key, self_key) != u->key)
+			others++;
+		else if (named < 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, "%s%s", named++ ? ", " : "", u->key);
+		else if (named++ == 3 && at < size)
+			at += (size_t)snprintf(names + at, size - at, ", ...");
+	}
+	if (others && at < size)
+		snprintf(names + at, size - at, "%s%zu %s", at ? ", " : "", others,
+			 others == 1 ? "pod of another namespace" : "pods of other namespaces");
+}
+
 /* A device the agent lists under one of the plugin's GPU resources (cfg.gpu_resources). */
 static int gpu_device(const struct gs_sched *s, const struct gs_inuse_dev *v)
 {
@@ -401,9 +440,9 @@ static int64_t named_gpus(const struct gs_sched *s, const struct gs_sched__node 
 enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct gs_sched__pod *p,
 					 const struct gs_sched__node *n, char *msg, size_t size)
 {
-	int64_t held = (int64_t)(gs_hmap_len(&n->ledger) - n->hidden_devs), more = 0, named = 0, plugin;
+	int64_t held = (int64_t)(gs_hmap_len(&n->ledger) - n->hidden_devs), more = 0, named = 0, plugin, unknown;
 	int unresolved = 0;
-	char names[200] = "", why[320];
+	char names[200] = "", why[320], gave[80];
 
 	for (const char *q = p->entry->devices; *q;) {
 		size_t len;
@@ -429,26 +468,35 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 	}
 	if (n->gpus < 0)
 		return GS_WAIT_NONE; /* no GPU count to compare with (NODE_DEVICES judged the indices) */
+	/* Devices of unknown identity: GPUs, or replicas of GPUs, each on a GPU of its own at worst (so never
+	 * more than the node has); granted and not listed yet when the agent lists the others. */
 	if (n->agent.fresh) {
 		int64_t listed;
 		named = named_gpus(s, n, p->key, &listed, names, sizeof(names));
-		plugin = n->plugin_gpus > listed ? n->plugin_gpus - listed : 0; /* granted, not listed yet */
-		if (!unresolved && !plugin)
+		unknown = n->plugin_gpus > listed ? n->plugin_gpus - listed : 0;
+		if (!unresolved && !unknown)
 			return GS_WAIT_NONE; /* every plugin device is known, and none is the entry's */
-		plugin += named;
 	} else {
-		plugin = n->plugin_gpus;
+		unknown = n->plugin_gpus;
 	}
+	if (!n->agent.fresh && unknown)
+		plugin_pods(s, n, p->key, names, sizeof(names));
+	plugin = named + (unknown < n->gpus ? unknown : n->gpus);
 	if (plugin <= 0 || held + more + plugin <= n->gpus)
 		return GS_WAIT_NONE;
 	if (!n->agent.fresh || unresolved)
 		gs_sched__agent_why_unknown(s, n, why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "some are not listed by the agent yet");
+	if (unknown > n->gpus) /* replicas: more than the node has GPUs */
+		snprintf(gave, sizeof(gave), "%" PRId64 " replicas (at most %" PRId64 " GPUs)", named + unknown,
+			 plugin);
+	else
+		snprintf(gave, sizeof(gave), "%" PRId64, plugin);
 	snprintf(msg, size,
-		 "%s has %" PRId64 " GPUs: the device plugin gave %" PRId64 " to pods requesting %s%s%s%s (which "
+		 "%s has %" PRId64 " GPUs: the device plugin gave %s to pods requesting %s%s%s%s (which "
 		 "ones is unknown: %s), maps hold %" PRId64 ", and this entry needs %" PRId64 " more",
-		 n->name, n->gpus, plugin,
+		 n->name, n->gpus, gave,
 		 strcmp(s->cfg.gpu_resources, GS_SCHED_GPU_RESOURCES) == 0 ? GS_SCHED_GPU_RESOURCE
 									   : s->cfg.gpu_resources,
 		 names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);

@@ -58,6 +58,8 @@ void gs_sched__agent_conflicts(struct gs_sched *s, struct gs_sched__node *n);
  * (its device ID in the result's id); NULL when there is none (or no fresh data). */
 const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
 						   const char *self_key);
+/* What r asks of the device plugin's GPU resources (cfg.gpu_resources): GPUs, or replicas of them. */
+int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r);
 /* Why n's plugin devices have no known identity, as a phrase: "node4 has no agent data", ... */
 void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size);
 /* The next conflict to report into *out (strings valid until the next call), 1; or 0. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "sched/sched_agent.h"
 #include "sched/sched_use.h"
 
 static size_t list_len(const struct gs_list *h)

@@ -4,6 +4,7 @@
  */
 #include "sched/sched_node.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,7 +175,7 @@ const char *gs_sched__wait_reason_retry(enum gs_wait_reason r)
 	case GS_WAIT_NODE_CORDONED:
 		return "the node being uncordoned";
 	case GS_WAIT_NODE_DEVICES:
-		return "the node advertising more nvidia.com/gpu";
+		return "the node having more GPUs";
 	case GS_WAIT_NODE_AFFINITY:
 		return "the node's labels changing, or the pod's selector or affinity";
 	case GS_WAIT_TAINT:
@@ -202,4 +203,46 @@ const char *gs_sched__wait_reason_retry(enum gs_wait_reason r)
 		break;
 	}
 	return "";
+}
+
+/* GPU Feature Discovery's count on n, or -1 (absent, or not a count). */
+static int64_t label_gpus(const struct gs_sched__node *n)
+{
+	for (int i = 0; i < n->obj.n_labels; i++) {
+		const char *v = n->obj.labels[i].value;
+		if (strcmp(n->obj.labels[i].key, GS_SCHED_GFD_COUNT_LABEL) != 0)
+			continue;
+		if (!v || !*v || strlen(v) > 6 || strspn(v, "0123456789") != strlen(v))
+			return -1;
+		return strtol(v, NULL, 10);
+	}
+	return -1;
+}
+
+void gs_sched__node_gpus(struct gs_sched__node *n)
+{
+	int64_t adv = n->obj.gpu_capacity > n->obj.gpus ? n->obj.gpu_capacity : n->obj.gpus, label = label_gpus(n);
+
+	if (n->agent.n_table) {
+		n->gpus = (int64_t)n->agent.n_table;
+		n->gpus_from = GS_SCHED__GPUS_TABLE;
+	} else if (label >= 0) {
+		n->gpus = label;
+		n->gpus_from = GS_SCHED__GPUS_LABEL;
+	} else {
+		n->gpus = adv;
+		n->gpus_from = GS_SCHED__GPUS_ADVERTISED;
+	}
+}
+
+void gs_sched__node_gpus_words(const struct gs_sched__node *n, char *out, size_t size)
+{
+	if (n->gpus_from == GS_SCHED__GPUS_TABLE)
+		snprintf(out, size, "has %lld GPU%s by its agent's index table", (long long)n->gpus,
+			 n->gpus == 1 ? "" : "s");
+	else if (n->gpus_from == GS_SCHED__GPUS_LABEL)
+		snprintf(out, size, "has %lld GPU%s by its label %s", (long long)n->gpus, n->gpus == 1 ? "" : "s",
+			 GS_SCHED_GFD_COUNT_LABEL);
+	else
+		snprintf(out, size, "advertises %lld nvidia.com/gpu", (long long)n->gpus);
 }

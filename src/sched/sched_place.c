@@ -331,14 +331,17 @@ enum gs_wait_reason gs_sched__check_policy(const struct gs_sched__node *n, const
 	return GS_WAIT_NODE_POLICY;
 }
 
-/* GPU indexes against the node's advertised count; UUIDs, and nodes with no count, unchecked. */
+/* GPU indexes against the node's physical GPUs (gs_sched__node_gpus); UUIDs, and nodes with no count,
+ * unchecked. */
 enum gs_wait_reason gs_sched__check_gpus(const struct gs_sched__pod *p, const struct gs_sched__node *n, char *msg,
 					 size_t size)
 {
+	char words[96];
+
 	if (n->gpus < 0 || p->entry->max_index < n->gpus)
 		return GS_WAIT_NONE;
-	snprintf(msg, size, "node \"%s\" advertises %lld nvidia.com/gpu, so it has no device %ld", n->name,
-		 (long long)n->gpus, p->entry->max_index);
+	gs_sched__node_gpus_words(n, words, sizeof(words));
+	snprintf(msg, size, "node \"%s\" %s, so it has no device %ld", n->name, words, p->entry->max_index);
 	return GS_WAIT_NODE_DEVICES;
 }
 

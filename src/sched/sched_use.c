@@ -204,16 +204,6 @@ static size_t count_devs(const char *devices)
 	return n + 1;
 }
 
-int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r)
-{
-	int64_t v = 0;
-
-	for (uint32_t i = 0; i < r->n_ext; i++)
-		if (s->res_gpu[r->ext[i].id])
-			v = gs_num_sat_add(v, r->ext[i].v);
-	return v;
-}
-
 /* The GPU resources' request of a use that holds no device in the ledger (sched_int.h, plugin_gpus). */
 static int64_t plugin_request(const struct gs_sched *s, const struct gs_sched__use *u)
 {

@@ -20,8 +20,6 @@ uint32_t gs_sched__res_id(struct gs_sched *s, const char *name);
 void gs_sched__req_from(struct gs_sched *s, struct gs_sched__req *out, const struct gs_resources *r);
 void gs_sched__req_free(struct gs_sched__req *r);
 int64_t gs_sched__req_ext(const struct gs_sched__req *r, uint32_t id);
-/* What r asks of the device plugin's GPU resources (cfg.gpu_resources): GPUs, or replicas of them. */
-int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r);
 /* Copies the host ports of a pod record (counts 0). */
 struct gs_sched__port *gs_sched__ports_from(const struct gs_pod_obj *o, size_t *n);
 void gs_sched__ports_free(struct gs_sched__port *p, size_t n);

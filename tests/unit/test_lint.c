@@ -235,6 +235,43 @@ static void test_good_is_clean(void **state)
 	free(nodes);
 }
 
+static struct gs_lint *lint_text(const struct gs_lint_node *nodes, size_t n_nodes, const char *text);
+
+/* A node's GPUs as the daemon counts them: its agent's index table, else GPU Feature Discovery's count,
+ * else the larger of capacity and allocatable (a time-sliced node advertises replicas). */
+static void test_node_gpus(void **state)
+{
+	static const char text[] =
+		"kind: List\nitems:\n"
+		"- metadata:\n    name: t\n    labels: {nvidia.com/gpu.count: \"2\"}\n"
+		"    annotations: {gpu-scheduler.io/devices-in-use: \"v1 2026-12-07T18:00:00Z\\nindex 0=GPU-a 1=GPU-b "
+		"2=GPU-c\"}\n  status: {capacity: {nvidia.com/gpu: \"12\"}}\n"
+		"- metadata:\n    name: l\n    labels: {nvidia.com/gpu.count: \"4\", nvidia.com/gpu.replicas: \"4\"}\n"
+		"  status: {capacity: {nvidia.com/gpu: \"16\"}, allocatable: {nvidia.com/gpu: \"16\"}}\n"
+		"- metadata:\n    name: a\n  status: {capacity: {nvidia.com/gpu: \"4\"}, allocatable: {nvidia.com/gpu: \"3\"}}\n"
+		"- metadata:\n    name: x\n    annotations: {gpu-scheduler.io/devices-in-use: \"not data\"}\n";
+	static const char map[] = "kind: Pod\nmetadata:\n  name: p-0\n  annotations:\n"
+				  "    gpu-scheduling-map: \"0=t:3\"\nspec:\n  schedulerName: gpu-scheduler\n";
+	struct gs_lint_node *nodes;
+	size_t n;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(gs_lint_nodes_parse(text, sizeof(text) - 1, NULL, &nodes, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(nodes[0].gpus, 3);
+	assert_int_equal(nodes[0].gpus_from, 1);
+	assert_int_equal(nodes[1].gpus, 4);
+	assert_int_equal(nodes[1].gpus_from, 2);
+	assert_int_equal(nodes[2].gpus, 4); /* capacity: an unhealthy GPU keeps its index */
+	assert_int_equal(nodes[2].gpus_from, 0);
+	assert_int_equal(nodes[3].gpus, -1); /* unreadable data, nothing advertised */
+	struct gs_lint *l = lint_text(nodes, n, map);
+	HAS(l, "t", 5, GS_LINT_WARNING, "node \"t\" has 3 GPUs by its agent's index table, so it has no device 3");
+	gs_lint_free(l);
+	free(nodes);
+}
+
 static void test_claims_across_files(void **state)
 {
 	struct gs_lint *l = lint_files(NULL, 0, FX "claims-a.yaml", FX "claims-b.yaml", NULL);
@@ -595,7 +632,7 @@ static void test_gpm(void **state)
  * entries meet the node list at their lines; a Pod's own index; a CronJob's parallelism. */
 static void test_gpm_reference(void **state)
 {
-	static const struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0}, {"node2", NULL, 2, 0}};
+	static const struct gs_lint_node nodes[] = {{"node1", NULL, 4, 0, 0}, {"node2", NULL, 2, 0, 0}};
 	static const char before[] =
 		"kind: StatefulSet\nmetadata: {name: s, namespace: ml}\nspec:\n  replicas: 2\n"
 		"  podManagementPolicy: Parallel\n  template:\n    metadata:\n      annotations:\n"
@@ -682,7 +719,7 @@ static void test_gpm_reference(void **state)
 static void test_deploy_examples_are_clean(void **state)
 {
 	struct gs_lint_node nodes[] = {
-		{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
+		{"node1", NULL, 4, 0, 0}, {"node2", NULL, 4, 0, 0}, {"node3", NULL, 4, 0, 0}, {"node4", NULL, 4, 0, 0}};
 	glob_t g;
 	(void)state;
 	assert_int_equal(glob("deploy/examples/*.yaml", 0, NULL, &g), 0);
@@ -717,7 +754,7 @@ static void test_deploy_examples_are_clean(void **state)
 static void test_readme_examples_are_clean(void **state)
 {
 	struct gs_lint_node nodes[] = {
-		{"node1", NULL, 4, 0}, {"node2", NULL, 4, 0}, {"node3", NULL, 4, 0}, {"node4", NULL, 4, 0}};
+		{"node1", NULL, 4, 0, 0}, {"node2", NULL, 4, 0, 0}, {"node3", NULL, 4, 0, 0}, {"node4", NULL, 4, 0, 0}};
 	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = 4, .have_nodes = 1};
 	struct gs_lint *l = gs_lint_new(&o), *la = gs_lint_new(&o);
 	size_t len, blocks = 0, maps = 0;
@@ -792,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_nesting_depth_is_capped),
 		cmocka_unit_test(test_reach),
 		cmocka_unit_test(test_good_is_clean),
+		cmocka_unit_test(test_node_gpus),
 		cmocka_unit_test(test_claims_across_files),
 		cmocka_unit_test(test_shared_claims),
 		cmocka_unit_test(test_nodes),
