@@ -17,6 +17,11 @@
 // so a reader that numbers GPUs by bus order, as the driver and nvidia-smi do, is told apart from one
 // that takes the plugin's order (docs/agent.md, "The GPU index table").
 //
+// With --replicas R > 1 it shares each GPU as NVIDIA's plugin does with time-slicing or MPS: R devices
+// per GPU named GPU-<uuid>::0 .. ::R-1 (its AnnotatedID), COUNT x R advertised; --proc-dir still lists
+// the COUNT GPUs. Registered under another resource (--resource nvidia.com/gpu.shared, as with
+// renameByDefault) it runs beside the whole-GPU plugin on the same node, on its own socket.
+//
 // Built by tests/cluster/build-device-plugin.sh against the deviceplugin v1beta1 API and grpc of the
 // Kubernetes version the cluster runs: the module's (tests/cluster/go.mod), or with the build tag
 // k8s120 the Kubernetes 1.20.2 source tree's vendored copy, whose generated field names differ
@@ -194,16 +199,24 @@ func main() {
 	node := flag.String("node", "", "node name (the device UUIDs derive from it)")
 	procDir := flag.String("proc-dir", "", "write the devices there as the NVIDIA driver's /proc/driver/nvidia/gpus (empty: not)")
 	healthFile := flag.String("health-file", "", "a file listing the indexes of the devices to report Unhealthy (empty: all healthy)")
+	replicas := flag.Int("replicas", 1, "devices per GPU (time-slicing): GPU-<uuid>::<n>")
 	flag.Parse()
 	if *node == "" {
 		*node, _ = os.Hostname()
 	}
 	p := &plugin{healthFile: *healthFile}
+	gpus := []*pluginapi.Device{}
 	for i := 0; i < *count; i++ {
-		p.devs = append(p.devs, &pluginapi.Device{ID: uuid(*node, i), Health: pluginapi.Healthy})
+		gpus = append(gpus, &pluginapi.Device{ID: uuid(*node, i), Health: pluginapi.Healthy})
+		for r := 0; r < *replicas && *replicas > 1; r++ {
+			p.devs = append(p.devs, &pluginapi.Device{ID: fmt.Sprintf("%s::%d", uuid(*node, i), r), Health: pluginapi.Healthy})
+		}
+	}
+	if *replicas <= 1 {
+		p.devs = gpus
 	}
 	if *procDir != "" {
-		if err := writeProc(*procDir, p.devs); err != nil {
+		if err := writeProc(*procDir, gpus); err != nil {
 			log.Fatalf("--proc-dir %s: %v", *procDir, err)
 		}
 	}
