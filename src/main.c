@@ -536,6 +536,8 @@ static int webhook_setup(struct daemon *d)
 		.annotation = d->cfg.annotation,
 		.node_allows = gs_controller_node_allows,
 		.node_allows_ud = d->ctrl,
+		.node_gpus = gs_controller_node_gpus,
+		.node_gpus_ud = d->ctrl,
 		.map_lookup = gs_controller_map_lookup,
 		.map_lookup_ud = d->ctrl,
 		.tolerate_dedicated = d->cfg.tolerate_dedicated,

@@ -979,6 +979,13 @@ static char *debug_error(int *status, int code, const char *msg)
 	return gs_buf_steal(&b, NULL);
 }
 
+int64_t gs_controller_node_gpus(void *controller, const char *node, char *words, size_t size)
+{
+	struct gs_controller *c = controller;
+
+	return gs_sched_node_gpus(c->sched, node, words, size);
+}
+
 int gs_controller_node_allows(void *controller, const char *node, const char *ns, char *why, size_t size)
 {
 	struct gs_controller *c = controller;

@@ -84,6 +84,8 @@ int gs_controller_ready(const struct gs_controller *c, char *why, size_t whylen)
  * namespace ns map it, or is not in the cache; 0 with why. Answers from this replica's node cache.
  */
 int gs_controller_node_allows(void *controller, const char *node, const char *ns, char *why, size_t size);
+/* The webhook's node_gpus (webhook/admission.h): gs_sched_node_gpus on the engine. */
+int64_t gs_controller_node_gpus(void *controller, const char *node, char *words, size_t size);
 
 /*
  * The webhook's resolver of map references (gs_admission_opts.map_lookup, sched/gpm.h): 1 with *out (from

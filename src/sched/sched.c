@@ -676,6 +676,18 @@ int gs_sched_node_allows(const struct gs_sched *s, const char *map_node, const c
 	return !n || gs_sched__check_policy(n, ns, msg, size) == GS_WAIT_NONE;
 }
 
+int64_t gs_sched_node_gpus(const struct gs_sched *s, const char *map_node, char *words, size_t size)
+{
+	const struct gs_sched__alias *amb;
+	int via;
+	const struct gs_sched__node *n = gs_sched__resolve(s, map_node, &via, &amb);
+
+	if (!n || n->gpus < 0 || n->gpus_from == GS_SCHED__GPUS_ADVERTISED)
+		return -1;
+	gs_sched__node_gpus_words(n, words, size);
+	return n->gpus;
+}
+
 int gs_sched_pod_held(const struct gs_sched *s, const char *uid, const char *node, size_t node_len)
 {
 	const struct gs_sched__use *u = gs_hmap_get_str(&s->uses, uid);

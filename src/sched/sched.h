@@ -347,6 +347,13 @@ enum gs_wait_reason {
  * annotation does not list ns. For the webhook. O(1) plus the list's length.
  */
 int gs_sched_node_allows(const struct gs_sched *s, const char *map_node, const char *ns, char *msg, size_t size);
+/*
+ * The physical GPUs of the node map_node resolves to, when they are known for certain: its agent's index
+ * table believed or GPU Feature Discovery's nvidia.com/gpu.count (sched_node.h), with words ("has 4 GPUs
+ * by its agent's index table"); -1 otherwise (no such node, or only what it advertises, which a device
+ * plugin registering late or time-slicing changes). For the webhook, which refuses an index past them.
+ */
+int64_t gs_sched_node_gpus(const struct gs_sched *s, const char *map_node, char *words, size_t size);
 
 /* "NO_MAP", "MAP_INVALID", ... ("NONE"). */
 const char *gs_wait_reason_name(enum gs_wait_reason r);

@@ -38,6 +38,8 @@ struct gs_admission {
 	int own_cache;
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	int64_t (*node_gpus)(void *ud, const char *node, char *words, size_t size);
+	void *node_gpus_ud;
 	int (*map_lookup)(void *ud, const char *ns, const char *name, struct gs_gpm_view *out);
 	void *map_lookup_ud;
 	int tolerate_dedicated;
@@ -90,6 +92,8 @@ int gs_admission_new(const struct gs_admission_opts *o, struct gs_admission **ou
 	a->cache = o->cache;
 	a->node_allows = o->node_allows;
 	a->node_allows_ud = o->node_allows_ud;
+	a->node_gpus = o->node_gpus;
+	a->node_gpus_ud = o->node_gpus_ud;
 	a->map_lookup = o->map_lookup;
 	a->map_lookup_ud = o->map_lookup_ud;
 	a->tolerate_dedicated = o->tolerate_dedicated;
@@ -504,6 +508,16 @@ static int apply_entry(struct gs_admission *a, const cJSON *spec, const cJSON *a
 			 res->index, why);
 		deny(res, v, 403, "Forbidden");
 		return 0;
+	}
+	if (a->node_gpus && e->max_index >= 0) {
+		int64_t gpus = a->node_gpus(a->node_gpus_ud, e->node, why, sizeof(why));
+		if (gpus >= 0 && e->max_index >= gpus) {
+			snprintf(res->message, sizeof(res->message),
+				 "%.64s line %d for index %ld: node \"%.253s\" %.100s, so it has no device %ld",
+				 src->label, e->line, res->index, e->node, why, e->max_index);
+			deny(res, v, 400, "BadRequest");
+			return 0;
+		}
 	}
 	r = patch_pod(patch, spec, e->devices, &res->containers_patched);
 	if (r == 0 && a->tolerate_dedicated &&

@@ -22,6 +22,7 @@
  *   the lookup's table not loaded yet (-EAGAIN)          -> denied, code 503, retry    (DENIED)
  *   no such object in the pod's namespace                -> denied, code 400           (DENIED)
  *   the object is not held (the lookup's view.refused)   -> denied, code 400, why      (DENIED)
+ * With node_gpus, an entry naming an index past its node's physical GPUs -> denied, code 400 (DENIED).
  *   otherwise the rows above, with the object's map and settings for the annotations'; the patch also
  *   sets GS_MAP_REF_GENERATION to the object's generation unless the pod carries that value already
  *   (UNCHANGED needs the right variable and that value)
@@ -91,6 +92,15 @@ struct gs_admission_opts {
 	 */
 	int (*node_allows)(void *ud, const char *node, const char *ns, char *why, size_t size);
 	void *node_allows_ud;
+	/*
+	 * The physical GPUs of the node a map entry names, when known for certain (the scheduler's node
+	 * cache: its agent's index table or GPU Feature Discovery's count, sched.h gs_sched_node_gpus), with
+	 * words saying so; -1 when not known. An entry naming an index past them is denied (400) with
+	 * those words: a time-sliced node advertising 16 replicas of 4 GPUs has no GPU 7. NULL: not checked
+	 * (the scheduler still keeps such pods waiting NODE_DEVICES).
+	 */
+	int64_t (*node_gpus)(void *ud, const char *node, char *words, size_t size);
+	void *node_gpus_ud;
 	/*
 	 * Maps as objects (sched/gpm.h): the GPUPlacementMap ns/name, for a pod carrying
 	 * GS_MAP_REF_ANNOTATION. Returns 1 with *out filled (its strings borrowed, valid until the review

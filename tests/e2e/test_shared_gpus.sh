@@ -5,8 +5,8 @@
 #   - a default-scheduler pod asking one replica gets GPU-<uuid>::<k>; the agent publishes it; a mapped
 #     pod on that GPU (by index, through the agent's table) waits naming the replica and the pod, and
 #     runs once the pod is gone;
-#   - the node's GPUs stay its four physical ones: an entry on GPU 7 waits NODE_DEVICES, the agent's
-#     index table saying so.
+#   - the node's GPUs stay its four physical ones: a pod mapped to GPU 7 is refused by the webhook, the
+#     agent's index table saying so.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/common.sh"
 test_begin
@@ -57,9 +57,12 @@ check "slice-0 deleted" kc delete pod slice-0 --wait=false
 check_eventually "ts-0 runs on $N once slice-0 is gone" 90 running_on ts-0 "$N"
 check "ts-0 deleted" kc delete pod ts-0 --wait=true --timeout=60s
 
-# The node advertises 16 replicas (and 4 nvidia.com/gpu), but has 4 GPUs: GPU 7 is none of them.
-check_pod ts-7 "0=node4:7" | kc apply -f - >/dev/null
-check_eventually "ts-7 waits NODE_DEVICES: the agent's index table has 4 GPUs" 60 event_has ts-7 \
-	"FailedScheduling: .*has 4 GPUs by its agent's index table, so it has no device 7"
-kc delete pod ts-7 --wait=false >/dev/null 2>&1
+# The node advertises 16 replicas (and 4 nvidia.com/gpu), but has 4 GPUs: GPU 7 is none of them, and
+# the webhook refuses the pod, saying so.
+refused() { ! check_pod ts-7 "0=node4:7" | kc apply -f - >"$work/ts7.out" 2>&1 && cat "$work/ts7.out"; }
+work=$(mktemp -d)
+defer "rm -rf $work"
+check "ts-7 (GPU 7) refused by the webhook: the agent's index table has 4 GPUs" eval \
+	'refused | grep -q "gpu-scheduling-map line 1 for index 0: node \"node4\" has 4 GPUs by its agent.s index table, so it has no device 7"'
+check "ts-7 not created" eval '! kc get pod ts-7 >/dev/null 2>&1'
 test_end

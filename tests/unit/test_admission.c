@@ -665,6 +665,59 @@ static void test_node_policy(void **state)
 	gs_admission_free(a);
 }
 
+/* The node's physical GPUs: node4 has 4 by its table (index 3 fits, 7 would not), node3 only advertises. */
+static int64_t gpus_of(void *ud, const char *node, char *words, size_t size)
+{
+	assert_string_equal((const char *)ud, "gpus");
+	if (strcmp(node, "node1") == 0) {
+		snprintf(words, size, "has 1 GPU by its label nvidia.com/gpu.count");
+		return 1;
+	}
+	if (strcmp(node, "node4") == 0) {
+		snprintf(words, size, "has 4 GPUs by its agent's index table");
+		return 4;
+	}
+	return -1;
+}
+
+static void test_node_gpus(void **state)
+{
+	struct gs_admission_opts o = {.scheduler_name = "gpu-scheduler",
+				      .annotation = "gpu-scheduling-map",
+				      .node_gpus = gpus_of,
+				      .node_gpus_ud = (void *)"gpus"};
+	struct gs_admission *a = NULL;
+	struct gs_admission_result res;
+	struct gs_buf out;
+	char *body;
+
+	(void)state;
+	assert_int_equal(gs_admission_new(&o, &a), 0);
+	gs_buf_init(&out, 0);
+	/* Index 0 maps node1's devices 0,1: it has one GPU, so no device 1: denied, 400, no patch. */
+	body = pod_review("webhook-test-0", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_DENIED);
+	assert_string_equal(res.message, "gpu-scheduling-map line 1 for index 0: node \"node1\" has 1 GPU by its "
+					 "label nvidia.com/gpu.count, so it has no device 1");
+	assert_non_null(strstr(out.data, "\"code\":400"));
+	assert_null(strstr(out.data, "\"patch\""));
+	free(body);
+	/* Index 3 maps node4's device 3 of 4; index 2 a node whose count is not known for certain: patched. */
+	gs_buf_reset(&out);
+	body = pod_review("webhook-test-3", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	free(body);
+	gs_buf_reset(&out);
+	body = pod_review("webhook-test-2", MAP_TEXT, NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	free(body);
+	gs_buf_free(&out);
+	gs_admission_free(a);
+}
+
 /* One object, its map a slice of a longer buffer (map_lookup's strings need not be NUL-terminated). */
 static int lookup_calls;
 
@@ -1246,7 +1299,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_bodies),      cmocka_unit_test(test_env_names_exact),
 		cmocka_unit_test(test_gpu_count),           cmocka_unit_test(test_device_plugin_warning),
 		cmocka_unit_test(test_tolerates_dedicated), cmocka_unit_test(test_golden),
-		cmocka_unit_test(test_node_policy),         cmocka_unit_test(test_map_ref_policy),
+		cmocka_unit_test(test_node_policy),         cmocka_unit_test(test_node_gpus),
+		cmocka_unit_test(test_map_ref_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
