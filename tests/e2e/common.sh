@@ -16,6 +16,7 @@
 #   container_pid NS POD   the host PID of the pod's first container, from its node's containerd
 #   check_pod NAME ENTRY [SPEC_EXTRA [META_EXTRA]]   a bare pod of ours running the check image (YAML)
 #   needs_device_plugin  ends the test, skipped, when the cluster runs without the device plugin
+#   plugin_pod           a default-scheduler pod asking GPUs (or replicas) of the device plugin
 
 deploy_scheduler() { env GS_OVERLAY_DIR="$GS_CLUSTER_DIR/overlay" "$GS_ROOT/tests/cluster/deploy.sh" scheduler; }
 if [ "${GS_DEPLOY_WITH:-kustomize}" = helm ]; then
@@ -83,6 +84,27 @@ ${3:-}
     - {name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
     - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
     - {name: CHECK_INTERVAL, value: "5"}
+YAML
+}
+
+# plugin_pod NAME NODE [RESOURCE] [COUNT]: a default-scheduler pod on NODE (by its hostname label)
+# asking COUNT (1) of RESOURCE (nvidia.com/gpu) from the device plugin: the pods of other schedulers that
+# the agent's data names.
+plugin_pod() {
+	kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $2}
+  terminationGracePeriodSeconds: 0
+  automountServiceAccountToken: false
+  containers:
+  - name: main
+    image: localhost/gs-pause:3.2
+    imagePullPolicy: Never
+    resources:
+      limits: {${3:-nvidia.com/gpu}: "${4:-1}", cpu: 50m, memory: 16Mi}
 YAML
 }
 

@@ -18,26 +18,8 @@ N=${R[4]}
 ann() { NS='' kc get node "$N" -o jsonpath='{.metadata.annotations.gpu-scheduler\.io/devices-in-use}'; }
 check_eventually "the agent on $N publishes its data, with the index table" 90 eval 'ann | grep -q "^index 0=GPU-"'
 
-# plugin_pod NAME: a default-scheduler pod on node4 requesting one GPU from the device plugin.
-plugin_pod() {
-	kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $N}
-  terminationGracePeriodSeconds: 0
-  automountServiceAccountToken: false
-  containers:
-  - name: main
-    image: localhost/gs-pause:3.2
-    imagePullPolicy: Never
-    resources:
-      limits: {nvidia.com/gpu: "1", cpu: 50m, memory: 16Mi}
-YAML
-}
 # --- a device the plugin gave out: named, then free -----------------------------------------------------
-plugin_pod plug-0
+plugin_pod plug-0 "$N"
 check_eventually "plug-0 runs on $N with a GPU from the device plugin" 90 running_on plug-0 "$N"
 check_eventually "the agent publishes plug-0's device" 30 eval 'ann | grep -q " $NS/plug-0$"'
 dev=$(ann | awk -v p="$NS/plug-0" '$3 == p { print $2 }')
@@ -55,7 +37,7 @@ check "led-0 deleted" kc delete pod led-0 --wait=true --timeout=60s
 # --- a conflict the map cannot prevent (the node is not dedicated) --------------------------------------
 check_pod all-0 "0=node4:0,1,2,3" | kc apply -f - >/dev/null
 check_eventually "all-0 runs on $N holding its four GPUs" 90 running_on all-0 "$N"
-plugin_pod plug-1
+plugin_pod plug-1 "$N"
 check_eventually "plug-1 runs: the kubelet sees no GPU in use (maps do not request nvidia.com/gpu)" 90 running_on plug-1 "$N"
 check_eventually "DeviceConflict on the mapped pod" 60 event_has all-0 \
 	"DeviceConflict: $N GPU [0-3] \\(GPU-[0-9a-f-]+\\) is given by a gpu-scheduling-map to $NS/all-0 and by the device plugin to $NS/plug-1"

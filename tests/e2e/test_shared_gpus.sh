@@ -27,21 +27,7 @@ DP_PID=$!
 defer "kill $DP_PID 2>/dev/null; wait $DP_PID 2>/dev/null"
 check_eventually "$N advertises nvidia.com/gpu.shared: 16 (4 GPUs, 4 replicas each)" 60 equals 16 shared
 
-kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: slice-0}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $N}
-  terminationGracePeriodSeconds: 0
-  automountServiceAccountToken: false
-  containers:
-  - name: main
-    image: localhost/gs-pause:3.2
-    imagePullPolicy: Never
-    resources:
-      limits: {nvidia.com/gpu.shared: "1", cpu: 50m, memory: 16Mi}
-YAML
+plugin_pod slice-0 "$N" nvidia.com/gpu.shared
 check_eventually "slice-0 runs on $N with a replica from the device plugin" 90 running_on slice-0 "$N"
 check_eventually "the agent publishes slice-0's replica" 30 eval 'ann | grep -q "^nvidia.com/gpu.shared GPU-[^ ]*::[0-3] $NS/slice-0$"'
 dev=$(ann | awk -v p="$NS/slice-0" '$3 == p { print $2 }')
