@@ -45,10 +45,10 @@ check "ts-0 deleted" kc delete pod ts-0 --wait=true --timeout=60s
 
 # The node advertises 16 replicas (and 4 nvidia.com/gpu), but has 4 GPUs: GPU 7 is none of them, and
 # the webhook refuses the pod, saying so.
-refused() { ! check_pod ts-7 "0=node4:7" | kc apply -f - >"$work/ts7.out" 2>&1 && cat "$work/ts7.out"; }
+refused() { ! check_pod gpu7-0 "0=node4:7" | kc apply -f - >"$work/gpu7.out" 2>&1 && cat "$work/gpu7.out"; }
 work=$(mktemp -d)
 defer "rm -rf $work"
-check "ts-7 (GPU 7) refused by the webhook: the agent's index table has 4 GPUs" eval \
+check "gpu7-0 (index 0 on GPU 7) refused by the webhook: the agent's index table has 4 GPUs" eval \
 	'refused | grep -q "gpu-scheduling-map line 1 for index 0: node \"node4\" has 4 GPUs by its agent.s index table, so it has no device 7"'
-check "ts-7 not created" eval '! kc get pod ts-7 >/dev/null 2>&1'
+check "gpu7-0 not created" eval '! kc get pod gpu7-0 >/dev/null 2>&1'
 test_end
