@@ -15,6 +15,7 @@
 #include "k8s/kube.h"
 #include "k8s/decode.h"
 #include "k8s/kubeconfig.h"
+#include "sched/inuse.h"
 #include "lint/lint.h"
 #include "sched/checks.h"
 
@@ -124,6 +125,30 @@ static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
 	return v;
 }
 
+/* A node's GPUs as the daemon counts them (lint.h, gs_lint_node.gpus): the agent's table, GFD's count,
+ * what it advertises. */
+static void node_gpus(const struct gs_node_obj *n, struct gs_lint_node *o)
+{
+	struct gs_inuse *u = NULL;
+	char err[160];
+
+	o->gpus = n->gpu_capacity > n->gpus ? n->gpu_capacity : n->gpus;
+	o->gpus_from = 0;
+	for (int i = 0; i < n->n_labels; i++) {
+		const char *v = n->labels[i].value;
+		if (!strcmp(n->labels[i].key, "nvidia.com/gpu.count") && v && *v && strlen(v) <= 6 &&
+		    strspn(v, "0123456789") == strlen(v)) {
+			o->gpus = strtol(v, NULL, 10);
+			o->gpus_from = 2;
+		}
+	}
+	if (n->inuse && gs_inuse_parse(n->inuse, strlen(n->inuse), &u, err, sizeof(err)) == 0 && u->n_index) {
+		o->gpus = (int64_t)u->n_index;
+		o->gpus_from = 1;
+	}
+	gs_inuse_free(u);
+}
+
 static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 {
 	const struct gs_node_obj *n = obj;
@@ -137,8 +162,8 @@ static int on_node(enum gs_obj_kind kind, const void *obj, void *ud)
 	for (int i = 0; f->alias_label && *f->alias_label && i < n->n_labels; i++)
 		if (!strcmp(n->labels[i].key, f->alias_label))
 			alias = n->labels[i].value;
-	f->nodes[f->n] =
-		(struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias), .gpus = n->gpus};
+	f->nodes[f->n] = (struct gs_lint_node){.name = dup_or_null(n->name), .alias = dup_or_null(alias)};
+	node_gpus(n, &f->nodes[f->n]);
 	for (int i = 0; i < n->n_taints; i++)
 		if (n->taints[i].key && !strcmp(n->taints[i].key, GS_TAINT_DEDICATED) &&
 		    n->taints[i].effect == GS_EFFECT_NO_SCHEDULE)

@@ -17,8 +17,8 @@
 #include "lint/lint.h"
 
 static const struct gs_lint_node nodes[] = {
-	{"node1", NULL, 4, 0}, {"node2", "n2", 2, 1}, {"gpu-worker", "node3", 8, 0}, {"gpu-worker2", "node3", 8, 0},
-	{"cpu", NULL, -1, 0},
+	{"node1", NULL, 4, 0, 0},          {"node2", "n2", 2, 1, 0}, {"gpu-worker", "node3", 8, 0, 0},
+	{"gpu-worker2", "node3", 8, 0, 0}, {"cpu", NULL, -1, 0, 0},
 };
 /* Device-plugin GPU pods: the dedicated-taint check runs on whatever the maps name. */
 static const struct gs_lint_gpu_pod gpu_pods[] = {
@@ -28,8 +28,12 @@ static const struct gs_lint_gpu_pod gpu_pods[] = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct gs_lint_opts o = {.nodes = nodes, .n_nodes = sizeof(nodes) / sizeof(nodes[0]), .have_nodes = 1,
-				 .gpu_pods = gpu_pods, .n_gpu_pods = sizeof(gpu_pods) / sizeof(gpu_pods[0]), .have_pods = 1,
+	struct gs_lint_opts o = {.nodes = nodes,
+				 .n_nodes = sizeof(nodes) / sizeof(nodes[0]),
+				 .have_nodes = 1,
+				 .gpu_pods = gpu_pods,
+				 .n_gpu_pods = sizeof(gpu_pods) / sizeof(gpu_pods[0]),
+				 .have_pods = 1,
 				 .dedicated_taint = "gpu-scheduler.io/dedicated"};
 	struct gs_lint *l = gs_lint_new(&o);
 	struct gs_lint_node *parsed;
