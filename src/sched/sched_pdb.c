@@ -11,16 +11,6 @@
 #include "sched/checks.h"
 #include "sched/sched_node.h"
 
-static void labels_copy(struct gs_label **out, int *n_out, const struct gs_label *l, int n)
-{
-	*n_out = n > 0 ? n : 0;
-	*out = n > 0 ? gs_xcalloc((size_t)n, sizeof(**out)) : NULL;
-	for (int i = 0; i < *n_out; i++) {
-		(*out)[i].key = gs_xstrdup(l[i].key);
-		(*out)[i].value = gs_xstrdup(l[i].value ? l[i].value : "");
-	}
-}
-
 /* The engine's copy of b (its identity checked by the caller). */
 static void pdb_copy(struct gs_pdb_obj *d, const struct gs_pdb_obj *b)
 {
@@ -31,7 +21,8 @@ static void pdb_copy(struct gs_pdb_obj *d, const struct gs_pdb_obj *b)
 	d->resource_version = gs_sched__xstrdup_null(b->resource_version);
 	d->selector = b->selector;
 	d->disruptions_allowed = b->disruptions_allowed;
-	labels_copy(&d->match, &d->n_match, b->match, b->n_match);
+	d->match = gs_sched__labels_dup(b->match, b->n_match); /* a NULL value stays NULL: read as "" */
+	d->n_match = d->match ? b->n_match : 0;
 	d->n_exprs = b->n_exprs > 0 ? b->n_exprs : 0;
 	d->exprs = d->n_exprs ? gs_xcalloc((size_t)d->n_exprs, sizeof(*d->exprs)) : NULL;
 	for (int i = 0; i < d->n_exprs; i++) {
