@@ -104,7 +104,8 @@ int gs_dctx_event_record(struct gs_dctx *d, const char *json, size_t len, gs_dct
  * Shared by the JSON decoders of objects (decode.c, decode_pdb.c). parent[key], a string -> string object
  * (labels, nodeSelector, matchLabels), in object order into *out (a null value leaves its pair out); and
  * one selector requirement {key, operator, values} (matchExpressions when field is 0, matchFields when 1;
- * an unknown operator is GS_SEL_INVALID; key required).
+ * an unknown operator is GS_SEL_INVALID; key required). On failure both leave what they allocated in
+ * *out (counted in *n_out, and in out->n_values), for the caller's free of the whole record.
  */
 int gs_decode__labels(struct gs_dctx *d, const cJSON *parent, const char *key, const char *path, struct gs_label **out,
 		      int *n_out);

@@ -48,13 +48,14 @@ static int decode_selector(struct gs_dctx *d, const cJSON *obj, struct gs_pdb_ob
 		return gs_dctx_fail(d, "spec.selector has more than %d requirements", GS_PDB_MAX_SELECTOR);
 	if (n && !(out->exprs = calloc((size_t)n, sizeof(*out->exprs))))
 		return gs_dctx_nomem(d);
+	out->n_exprs = n; /* all counted first: a requirement that fails half-decoded is freed with the rest */
 	cJSON_ArrayForEach(q, exprs) {
-		snprintf(path, sizeof(path), "spec.selector.matchExpressions[%d]", i);
-		if ((r = gs_decode__sel_req(d, q, path, 0, &out->exprs[i])) < 0)
+		struct gs_sel_req *e = &out->exprs[i];
+		snprintf(path, sizeof(path), "spec.selector.matchExpressions[%d]", i++);
+		if ((r = gs_decode__sel_req(d, q, path, 0, e)) < 0)
 			return r;
-		out->n_exprs = ++i;
-		if (out->exprs[i - 1].op == GS_SEL_GT || out->exprs[i - 1].op == GS_SEL_LT)
-			out->exprs[i - 1].op = GS_SEL_INVALID; /* a label selector has neither */
+		if (e->op == GS_SEL_GT || e->op == GS_SEL_LT)
+			e->op = GS_SEL_INVALID; /* a label selector has neither */
 	}
 	return 0;
 }

@@ -135,6 +135,13 @@ static void test_errors(void **state)
 		 "poddisruptionbudget ns/b: spec.selector.matchLabels[\"a\"] is not a string"},
 		{"{" META ",\"spec\":{\"selector\":{\"matchExpressions\":[{\"operator\":\"In\"}]}}}",
 		 "poddisruptionbudget ns/b: spec.selector.matchExpressions[0].key is missing"},
+		/* The requirement's key is kept before its operator fails: freed with the record (valgrind and
+		 * LeakSanitizer see it otherwise; fuzz_pdb found it). */
+		{"{" META ",\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\"},"
+		 "{\"key\":\"k\",\"operator\":1}]}}}",
+		 "poddisruptionbudget ns/b: spec.selector.matchExpressions[1].operator is not a string"},
+		{"{" META ",\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":\"k\",\"values\":[\"x\",2]}]}}}",
+		 "poddisruptionbudget ns/b: spec.selector.matchExpressions[0].values[1] is not a string"},
 		{"{" META ",\"status\":{\"disruptionsAllowed\":\"1\"}}",
 		 "poddisruptionbudget ns/b: status.disruptionsAllowed is not an integer"},
 		{"{" META ",\"status\":{\"disruptionsAllowed\":4294967296}}",
