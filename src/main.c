@@ -517,6 +517,7 @@ static int controller_start(struct daemon *d)
 		.preemption = d->cfg.preemption,
 		.placeholder_image = d->cfg.placeholder_image,
 		.engine_audit = d->cfg.engine_audit,
+		.mapped_gpu_series = d->cfg.mapped_gpu_series,
 		.events = d->cfg.events,
 		.leader = d->leader,
 		.seed = random_seed(),

@@ -176,6 +176,9 @@ const struct gs_opt gs_main_opts[] = {
 	{"engine-audit", "GS_ENGINE_AUDIT", GS_OPT_BOOL, "false", 0, 0, OPT(engine_audit), NULL,
 	 "for tests and debugging: check every invariant of the placement engine from scratch at each pass of "
 	 "its loop (O(pods + nodes) each time); one that does not hold aborts the process, naming it"},
+	{"mapped-gpu-series", "GS_MAPPED_GPU_SERIES", GS_OPT_INT, "10000", 0, 1000000, OPT(mapped_gpu_series), NULL,
+	 "/metrics shows at most this many GPUs of running mapped pods in gpu_scheduler_mapped_gpu_info (one "
+	 "series each); the rest are counted in gpu_scheduler_mapped_gpu_info_omitted (0: none shown)"},
 	{"preemption", "GS_PREEMPTION", GS_OPT_BOOL, "true", 0, 0, OPT(preemption), NULL,
 	 "a pod waiting on its mapped node for what pods of lower priority hold there takes their place: they are "
 	 "deleted and it is nominated to the node (docs/sched.md, \"Preemption\"); false: it waits"},

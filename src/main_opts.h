@@ -24,6 +24,7 @@ struct gs_main_config {
 	long burst;
 	const char *content_type;
 	long max_inflight_binds;
+	long mapped_gpu_series;
 	const char *log_level;
 	const char *log_format;
 	int debug_endpoints;

@@ -33,7 +33,13 @@ struct series {
 	struct gs_gauge *gauge;
 	struct gs_histogram *hist;
 	gs_gauge_fn fn;
+	gs_family_fn family; /* with SERIES_GAUGE: the series are fn's */
 	void *ud;
+};
+
+struct gs_metrics_put {
+	struct gs_buf *out;
+	const char *name;
 };
 
 struct gs_metrics {
@@ -157,6 +163,13 @@ void gs_metrics_histogram(struct gs_metrics *m, const char *name, const char *he
 	add(m, name, help, labels, SERIES_HISTOGRAM)->hist = h;
 }
 
+void gs_metrics_gauge_family(struct gs_metrics *m, const char *name, const char *help, gs_family_fn fn, void *ud)
+{
+	struct series *s = add(m, name, help, NULL, SERIES_GAUGE);
+	s->family = fn;
+	s->ud = ud;
+}
+
 /* ---- process metrics, read from /proc at scrape time ---------------------------------------- */
 
 static double proc_cpu_seconds(void *ud)
@@ -271,6 +284,54 @@ static int put_sample(struct gs_buf *out, const char *name, const char *suffix, 
 	return r;
 }
 
+/* Label name grammar, without the reserved "__" prefix. */
+static int valid_label_name(const char *s)
+{
+	return *s && !(s[0] == '_' && s[1] == '_') && valid_name(s) && !strchr(s, ':');
+}
+
+/* A label value: backslash, double quote and newline escaped (text format 0.0.4). */
+static int append_label_value(struct gs_buf *out, const char *v)
+{
+	int r = 0;
+	for (const char *p = v; r == 0 && *p; p++) {
+		if (*p == '\\' || *p == '"')
+			r = gs_buf_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			r = gs_buf_append(out, "\\n", 2);
+		else
+			r = gs_buf_append(out, p, 1);
+	}
+	return r;
+}
+
+int gs_metrics_put(struct gs_metrics_put *put, const char *const *names, const char *const *values, size_t n, double v)
+{
+	struct gs_buf *out = put->out;
+	int r = gs_buf_append_str(out, put->name), first = 1;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		GS_ASSERT(valid_label_name(names[i]));
+		if (!values[i] || !*values[i])
+			continue;
+		r = gs_buf_printf(out, "%c%s=\"", first ? '{' : ',', names[i]);
+		if (r == 0)
+			r = append_label_value(out, values[i]);
+		if (r == 0)
+			r = gs_buf_append(out, "\"", 1);
+		first = 0;
+	}
+	if (r == 0 && !first)
+		r = gs_buf_append(out, "}", 1);
+	if (r == 0)
+		r = gs_buf_append(out, " ", 1);
+	if (r == 0)
+		r = put_value(out, v);
+	if (r == 0)
+		r = gs_buf_append(out, "\n", 1);
+	return r;
+}
+
 static int render_series(const struct series *s, struct gs_buf *out)
 {
 	int r = 0;
@@ -278,6 +339,10 @@ static int render_series(const struct series *s, struct gs_buf *out)
 	case SERIES_COUNTER:
 		return put_sample(out, s->name, "", s->labels, NULL, s->fn ? s->fn(s->ud) : (double)s->counter->v);
 	case SERIES_GAUGE:
+		if (s->family) {
+			struct gs_metrics_put put = {.out = out, .name = s->name};
+			return s->family(s->ud, &put);
+		}
 		return put_sample(out, s->name, "", s->labels, NULL, s->fn ? s->fn(s->ud) : s->gauge->v);
 	case SERIES_HISTOGRAM: {
 		const struct gs_histogram *h = s->hist;

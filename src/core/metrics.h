@@ -4,7 +4,9 @@
  * Series are registered once at startup into a registry; the values are plain integers/doubles that
  * the owning module updates directly on the loop thread (no atomics, no locks). Series that share a
  * family name (same metric, other labels) are rendered under one HELP/TYPE header, in registration
- * order. Gauges may be read through a callback at scrape time (cache sizes, process figures).
+ * order. Gauges may be read through a callback at scrape time (cache sizes, process figures), and a
+ * gauge family's series may all be made at scrape time, labels and all (gs_metrics_gauge_family): what
+ * the engine holds, one series per object, bounded by its owner.
  *
  *   static struct gs_counter binds_ok;
  *   gs_metrics_counter(reg, "gpu_scheduler_binding_attempts_total", "Binding attempts by result.",
@@ -69,6 +71,21 @@ void gs_metrics_counter_fn(struct gs_metrics *m, const char *name, const char *h
 			   void *ud);
 void gs_metrics_histogram(struct gs_metrics *m, const char *name, const char *help, const char *labels,
 			  struct gs_histogram *h);
+
+/*
+ * A gauge family whose series fn makes at scrape time, each by gs_metrics_put (none: the family shows
+ * its HELP and TYPE only). fn returns 0, or the first error gs_metrics_put gave it, which ends the render.
+ */
+struct gs_metrics_put; /* the render in progress, valid during fn only */
+typedef int (*gs_family_fn)(void *ud, struct gs_metrics_put *put);
+void gs_metrics_gauge_family(struct gs_metrics *m, const char *name, const char *help, gs_family_fn fn, void *ud);
+/*
+ * One series of the family: labels names[i]="values[i]" for i < n, a NULL or empty value left out (as
+ * Prometheus reads an empty label: absent). Names are label names ([a-zA-Z_][a-zA-Z0-9_]*, not starting
+ * with "__": GS_ASSERT, a programming error); values are any text, escaped as the format wants (\\, \",
+ * \n). 0 or a gs_buf error.
+ */
+int gs_metrics_put(struct gs_metrics_put *put, const char *const *names, const char *const *values, size_t n, double v);
 
 /* Registers process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
  * process_open_fds, process_max_fds and process_start_time_seconds, read from /proc at scrape time. */

@@ -957,6 +957,7 @@ int gs_controller_start(uv_loop_t *loop, struct gs_kube *kube, struct gs_metrics
 	c->m.gpms = c->gpms;
 	c->m.pdbs = c->pdbs;
 	c->m.binds_inflight = &c->binds_inflight;
+	c->m.mapped_max = opts->mapped_gpu_series > 0 ? (size_t)opts->mapped_gpu_series : 0;
 	gs_controller_metrics_register(&c->m, metrics);
 	*out = c;
 	return 0;

@@ -56,6 +56,7 @@ struct gs_controller_opts {
 	int preemption;                 /* --preemption: pods of lower priority on a mapped node make room (sched.h) */
 	const char *placeholder_image;  /* --placeholder-image: what they run (a pause image) */
 	int engine_audit;               /* --engine-audit: gs_sched_audit at every pass of the pump (tests) */
+	long mapped_gpu_series;         /* --mapped-gpu-series: gpu_scheduler_mapped_gpu_info's bound */
 	uint64_t seed;
 };
 

@@ -161,6 +161,48 @@ static void register_preemption(struct gs_controller_metrics *c, struct gs_metri
 			    NULL, m_nominated, c);
 }
 
+/* ---- per-workload GPU use (docs/monitoring.md, "Per-workload GPU use") ------------------------------ */
+
+struct mapped_put {
+	struct gs_controller_metrics *c;
+	struct gs_metrics_put *put;
+	size_t shown;
+};
+
+static int mapped_row(const struct gs_sched_mapped_gpu *g, void *ud)
+{
+	static const char *const names[] = {"node", "gpu",           "uuid",     "namespace",
+					    "pod",  "workload_kind", "workload", "map_index"};
+	struct mapped_put *mp = ud;
+	char gpu[24] = "", index[24] = "";
+
+	if (mp->shown == mp->c->mapped_max) {
+		mp->c->mapped_omitted++;
+		return 0;
+	}
+	if (g->gpu >= 0)
+		snprintf(gpu, sizeof(gpu), "%ld", g->gpu);
+	if (g->index >= 0)
+		snprintf(index, sizeof(index), "%ld", g->index);
+	const char *const values[] = {g->node, gpu, g->uuid, g->ns, g->pod, g->kind, g->workload, index};
+	mp->shown++;
+	return gs_metrics_put(mp->put, names, values, sizeof(names) / sizeof(names[0]), 1);
+}
+
+/* gpu_scheduler_mapped_gpu_info, then (registered right after: rendered after it) the rows it omitted. */
+static int mapped_gpus(void *ud, struct gs_metrics_put *put)
+{
+	struct mapped_put mp = {.c = ud, .put = put};
+
+	mp.c->mapped_omitted = 0;
+	return gs_sched_mapped_gpus(mp.c->sched, mapped_row, &mp);
+}
+
+static double m_mapped_omitted(void *ud)
+{
+	return (double)((struct gs_controller_metrics *)ud)->mapped_omitted;
+}
+
 /* The all-or-nothing gangs (docs/sched.md, "All or nothing"). */
 static void register_gangs(struct gs_controller_metrics *c, struct gs_metrics *m)
 {
@@ -460,4 +502,14 @@ void gs_controller_metrics_register(struct gs_controller_metrics *c, struct gs_m
 	register_writes(c, m);
 	register_gangs(c, m);
 	register_preemption(c, m);
+	gs_metrics_gauge_family(
+		m, "gpu_scheduler_mapped_gpu_info",
+		"A GPU a running pod of ours holds by its map, 1: the node, the GPU's index and UUID (the "
+		"UUID through the node agent's table), the pod and its namespace, its workload, its map "
+		"index. Joined with the GPU exporter's series by UUID, or node and GPU index.",
+		mapped_gpus, c);
+	gs_metrics_gauge_fn(m, "gpu_scheduler_mapped_gpu_info_omitted",
+			    "GPUs of running mapped pods left out of gpu_scheduler_mapped_gpu_info at this scrape "
+			    "(--mapped-gpu-series).",
+			    NULL, m_mapped_omitted, c);
 }

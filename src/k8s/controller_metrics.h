@@ -55,6 +55,7 @@ struct gs_controller_metrics {
 	struct gs_kube *kube;
 	struct gs_watch *pods, *nodes, *gpms, *pdbs;
 	const unsigned *binds_inflight;
+	size_t mapped_max; /* gpu_scheduler_mapped_gpu_info shows at most this many series */
 	/* Counted by the controller. */
 	struct gs_counter bind_results[GS_CTRL_RES__COUNT];
 	struct gs_counter events_sent, events_failed, events_dropped, conditions_failed, recreated;
@@ -71,6 +72,7 @@ struct gs_controller_metrics {
 	int64_t oldest_created_ms[GS_WAIT__COUNT];
 	char gang_labels[GS_WAIT__COUNT][64]; /* gang_timeouts' label texts (the registry borrows them) */
 	uint64_t oldest_at;                   /* uv_now() + 1 of the last computation, 0 never */
+	size_t mapped_omitted;                /* rows left out by the last scrape's mapped_gpu_info */
 };
 
 /* A gang event reached the owner (GS_REPORT_GANG without a pod): GangScheduled observes the latency

@@ -658,6 +658,7 @@ static int decode_pod(struct gs_dctx *d, const cJSON *pod, const char *map_annot
 	    (r = decode_pod_status(d, spec, status, out)) < 0)
 		return r;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	out->running = phase && strcmp(phase, "Running") == 0;
 	out->partial = partial;
 	return 0;
 }

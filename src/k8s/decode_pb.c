@@ -1330,6 +1330,7 @@ static int decode_pod(struct gs_decode__pctx *d, const uint8_t *data, size_t len
 	if (t.has_status && (rc = pod_status(d, &t.status, names, &phase, out)) < 0)
 		goto out;
 	out->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	out->running = phase && strcmp(phase, "Running") == 0;
 out:
 	gs_decode__pb_meta_free(&m);
 	free(names);

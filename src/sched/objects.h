@@ -130,6 +130,7 @@ struct gs_pod_obj {
 	int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 if absent */
 	int deleting;       /* metadata.deletionTimestamp is set */
 	int terminal;       /* status.phase is Succeeded or Failed */
+	int running;        /* status.phase is Running */
 	/*
 	 * No regular container is running: every status.containerStatuses entry has state.terminated or
 	 * state.waiting, or there is none (the kubelet's notRunning, pkg/kubelet/kubelet_pods.go). With
@@ -158,7 +159,7 @@ struct gs_pod_obj {
 	struct gs_label *labels;
 	/*
 	 * Only what can still change for a pod already bound is set: uid, ns, name, resource_version,
-	 * scheduler_name, node_name, created_ms, deleting, terminal, stopped, the owner (owner_kind,
+	 * scheduler_name, node_name, created_ms, deleting, terminal, running, stopped, the owner (owner_kind,
 	 * owner_name, owner_uid), allow_shared, the labels, and everything gs_checks_pod_requests reads (the containers'
 	 * requests, the sidecar flags, their status after a resize and resize_infeasible, overhead, pod-level
 	 * resources); everything else is absent (n_containers and cuda_state stay 0). The

@@ -707,6 +707,7 @@ static void pod_seen_bound(struct gs_sched__pod *p, const struct gs_pod_obj *o)
 
 	gs_sched__pod_owner(p, o);
 	p->created_ms = o->created_ms; /* out of the bind queue: no heap key to keep */
+	p->running = o->running;
 	if (p->index < 0 && !o->partial &&
 	    gs_map_pod_index(o->label_pod_index, o->job_index, o->name, &index, &src) == 0) {
 		p->index = index;
@@ -1120,6 +1121,11 @@ int gs_sched_workload_ref(const struct gs_sched *s, const char *ns, const char *
 			  const char *map_ref, struct gs_sched_workload *out)
 {
 	return gs_sched__workload_ref(s, ns, kind, name, map_ref, out);
+}
+
+int gs_sched_mapped_gpus(const struct gs_sched *s, gs_sched_mapped_fn fn, void *ud)
+{
+	return gs_sched__mapped_gpus(s, fn, ud);
 }
 
 int gs_sched_gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out)

@@ -807,6 +807,26 @@ int gs_sched_workload_ref(const struct gs_sched *s, const char *ns, const char *
 int gs_sched_gpm_workload(const struct gs_sched *s, const char *ns, const char *name, struct gs_sched_workload *out);
 void gs_sched_workload_free(struct gs_sched_workload *w);
 
+/* ---- mapped GPUs: each GPU a running pod of ours holds by its map (gpu_scheduler_mapped_gpu_info) ----
+ * What only the scheduler knows and the GPU exporters do not (the device plugin never gave these GPUs,
+ * so PodResources does not name their pods): one row per device held by a pod of ours BOUND with
+ * status.phase Running, as its use holds them (its map entry's devices). Reads the engine, never
+ * changes it; O(pods of ours + their devices) per call, in no particular order.
+ */
+struct gs_sched_mapped_gpu {
+	const char *node;            /* the node the pod is bound to */
+	const char *device;          /* as its entry names it: an index ("3") or an ID ("GPU-8f2c...") */
+	long gpu;                    /* the GPU's index on its node: device's, or its ID's in the agent's table
+				      * believed (sched_agent.h); -1 when unknown */
+	const char *uuid;            /* the GPU's ID: device's, or its index's in that table; NULL when unknown */
+	const char *ns, *pod;        /* the pod */
+	const char *kind, *workload; /* its controller (ownerReference kind and name); NULL for a bare pod */
+	long index;                  /* its map index */
+};
+/* Calls fn for each row until fn returns non-zero, and returns that (0 after the last row). */
+typedef int (*gs_sched_mapped_fn)(const struct gs_sched_mapped_gpu *g, void *ud);
+int gs_sched_mapped_gpus(const struct gs_sched *s, gs_sched_mapped_fn fn, void *ud);
+
 /* The kind of a command line or a URL ("statefulset", "statefulsets", "sts", "job", "jobs", in any case)
  * as an ownerReference writes it ("StatefulSet", "Job"), or NULL for another word. */
 const char *gs_sched_workload_kind(const char *word);

@@ -294,6 +294,28 @@ static const char *device_id(const struct gs_sched__node *n, const char *dev, si
 	return gs_hmap_get(&n->agent.ids, dev, len) ? dev : NULL;
 }
 
+void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *index, const char **id)
+{
+	const struct gs_inuse *u = n->agent.data;
+	size_t len = strlen(dev), n_ids = n->agent.table_moved ? n->agent.n_table : u ? u->n_index : 0;
+
+	*index = -1;
+	*id = NULL;
+	if (is_index(dev, len)) {
+		*index = strtol(dev, NULL, 10);
+		*id = device_id(n, dev, len);
+		return;
+	}
+	*id = dev;
+	for (size_t i = 0; i < n_ids; i++) {
+		const char *x = n->agent.table_moved ? n->agent.table_ids[i] : u->index[i];
+		if (x && strcmp(x, dev) == 0) {
+			*index = (long)i;
+			return;
+		}
+	}
+}
+
 /* 1 when the agent's holder is a pod bound to n now, other than self_key and not set aside by a
  * preemption's what-if. */
 static int live(const struct gs_sched__node *n, const char *holder, const char *self_key)

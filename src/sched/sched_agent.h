@@ -60,6 +60,9 @@ const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *
 						   const char *self_key);
 /* What r asks of the device plugin's GPU resources (cfg.gpu_resources): GPUs, or replicas of them. */
 int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r);
+/* What the index table believed of n (sched_int.h) says of device dev, as a map names it: an index's
+ * ID, or an ID's index; the other one is dev itself. *index -1 or *id NULL when the table does not say. */
+void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *index, const char **id);
 /* Why n's plugin devices have no known identity, as a phrase: "node4 has no agent data", ... */
 void gs_sched__agent_why_unknown(const struct gs_sched *s, const struct gs_sched__node *n, char *out, size_t size);
 /* The next conflict to report into *out (strings valid until the next call), 1; or 0. */

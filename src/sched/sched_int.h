@@ -333,6 +333,7 @@ struct gs_sched__pod {
 	enum gs_index_source index_source;
 	int recreate_ok; /* owned by a StatefulSet or a Job */
 	int shared;      /* allow-shared-devices */
+	int running;     /* BOUND: its phase is Running, as last seen (gs_sched_mapped_gpus) */
 	int64_t created_ms;
 	int64_t priority;
 	int preempt_never; /* spec.preemptionPolicy Never */

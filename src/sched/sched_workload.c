@@ -3,6 +3,7 @@
  * rows of pods come from one scan of the pods of ours; the rows of indices with no pod from the map the
  * caller gives (the owner's template), else from the newest pod's. Each pod's public view is
  * sched_explain.c's (gs_sched__pod_info), so the two views never say different things of one pod.
+ * And the GPUs of the running pods of ours, for the per-workload metric (gs_sched_mapped_gpus).
  */
 #include "sched/sched_workload.h"
 
@@ -14,6 +15,7 @@
 
 #include "core/str.h"
 #include "sched/map.h"
+#include "sched/sched_agent.h"
 #include "sched/sched_explain.h"
 #include "sched/sched_gang.h"
 #include "sched/sched_gpm.h"
@@ -291,4 +293,32 @@ const char *gs_sched__workload_kind(const char *word)
 		if (strcasecmp(word, kinds[i].word) == 0)
 			return kinds[i].kind;
 	return NULL;
+}
+
+int gs_sched__mapped_gpus(const struct gs_sched *s, gs_sched_mapped_fn fn, void *ud)
+{
+	struct gs_hmap_iter it = {0};
+	int r;
+
+	while (gs_hmap_next(&s->pods, &it)) {
+		const struct gs_sched__pod *p = it.val;
+		const struct gs_sched__use *u;
+		if (p->state != GS_POD_BOUND || !p->running || !(u = gs_hmap_get_str(&s->uses, p->uid)) || u->nominated)
+			continue;
+		for (size_t i = 0; i < u->n_holds; i++) {
+			struct gs_sched_mapped_gpu g = {
+				.node = u->node->name,
+				.device = u->holds[i].dev->name,
+				.ns = p->ns,
+				.pod = p->name,
+				.kind = p->owner_kind,
+				.workload = p->owner_name,
+				.index = p->index,
+			};
+			gs_sched__agent_gpu(u->node, g.device, &g.gpu, &g.uuid);
+			if ((r = fn(&g, ud)) != 0)
+				return r;
+		}
+	}
+	return 0;
 }

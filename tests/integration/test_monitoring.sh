@@ -5,6 +5,9 @@
 # evaluated by `promtool test rules` on series built from scrapes of the running daemon (a bound pod, pods
 # waiting with two reasons, reviews through its webhook, a webhook certificate expiring in 10 days and
 # then renewed for 60), fires when its condition holds and not otherwise (tests/tools/monitoring_gen.py).
+# The per-workload GPU series: two running mapped pods on two nodes, one whose agent data gives the
+# GPU's UUID, in gpu_scheduler_mapped_gpu_info, and the recording rules joining them with synthetic
+# dcgm-exporter series (by UUID; by node and index) checked by promtool; --mapped-gpu-series bounds it.
 # And a real Prometheus (Debian's) scrapes the daemon's secure port as the ServiceMonitor says, with a
 # ServiceAccount token bound by deploy/monitoring/rbac.yaml: up 1 and the daemon's series stored; the
 # same scrape with the token of a ServiceAccount without the role is refused (up 0, 403).
@@ -60,6 +63,26 @@ kc apply -f - >/dev/null <<<"$(pod_yaml mon-bound-0 '0=node1:0')"
 kc apply -f - >/dev/null <<<"$(pod_yaml mon-missing-0 "0=$MISSING:1")"
 kc apply -f - >/dev/null <<<"$(pod_yaml mon-noentry-5 '0=node1:2')"
 check_eventually "a pod bound" 20 pod_on mon-bound-0 node1
+
+# Two mapped pods running (no kubelet here: their status says so) on two nodes of their own; the first
+# node's agent data (written as the agent writes it) gives its GPUs' UUIDs, the second has none.
+M=gs-mon-$(printf '%04x' $RANDOM)
+node_make "$M-a" && node_make "$M-b"
+defer "node_delete $M-a; node_delete $M-b"
+kc annotate node "$M-a" --overwrite "gpu-scheduler.io/devices-in-use=$(printf 'v1 %s\nindex 0=GPU-%s-0 1=GPU-%s-1' \
+	"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$M" "$M")" >/dev/null
+kc apply -f - >/dev/null <<<"$(pod_yaml mon-gpu-0 "0=$M-a:1")"
+kc apply -f - >/dev/null <<<"$(pod_yaml mon-gpu-1 "1=$M-b:2")"
+check_eventually "both bound" 20 eval 'pod_on mon-gpu-0 "$M-a" && pod_on mon-gpu-1 "$M-b"'
+for p in mon-gpu-0 mon-gpu-1; do
+	kc patch pod "$p" --subresource=status --type=merge -p '{"status":{"phase":"Running"}}' >/dev/null
+done
+check_eventually "gpu_scheduler_mapped_gpu_info: GPU 1 of $M-a, its UUID from the agent's table, index 0 of mon-gpu-0" 20 \
+	eval '[ "$(metric "gpu_scheduler_mapped_gpu_info{node=\"$M-a\",gpu=\"1\",uuid=\"GPU-$M-1\",namespace=\"$NS\",pod=\"mon-gpu-0\",map_index=\"0\"}")" = 1 ]'
+check "... GPU 2 of $M-b (no agent: no UUID), index 1 of mon-gpu-1" eval \
+	'[ "$(metric "gpu_scheduler_mapped_gpu_info{node=\"$M-b\",gpu=\"2\",namespace=\"$NS\",pod=\"mon-gpu-1\",map_index=\"1\"}")" = 1 ]'
+check "... and not mon-bound-0, bound but not running; none omitted" eval \
+	'! daemon_http /metrics | grep -q "pod=\"mon-bound-0\"" && [ "$(metric gpu_scheduler_mapped_gpu_info_omitted)" = 0 ]'
 age() { metric "gpu_scheduler_waiting_pods_max_age_seconds{reason=\"$1\"}"; }
 check_eventually "waiting pods: NODE_MISSING and NO_ENTRY counted" 20 eval \
 	'[ "$(metric "gpu_scheduler_waiting_pods_by_reason{reason=\"NODE_MISSING\"}")" = 1 ] &&
@@ -125,6 +148,12 @@ defer "kill $prom 2>/dev/null || true"
 pq() { curl -sf --max-time 2 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // ""'; }
 check_eventually "Prometheus scrapes the secure port with the bound token: up 1" 30 eval '[ "$(pq "up{job=\"gpu-scheduler-metrics\"}")" = 1 ]'
 check "... and stores the daemon's series (gpu_scheduler_ready 1)" eval '[ "$(pq "gpu_scheduler_ready{job=\"gpu-scheduler-metrics\"}")" = 1 ]'
+# honorLabels: the mapped GPU's namespace and pod are the workload's, not the scraped target's (which
+# every other series keeps: kube-system/gpu-scheduler-0 here, as the Operator labels the target).
+check_eventually "... the mapped GPU's series keeps its own namespace and pod (honorLabels)" 10 eval \
+	'[ "$(pq "count(gpu_scheduler_mapped_gpu_info{namespace=\"$NS\",pod=\"mon-gpu-0\"})")" = 1 ]'
+check "... and the daemon's own series the target's" eval \
+	'[ "$(pq "count(gpu_scheduler_ready{namespace=\"kube-system\",pod=\"gpu-scheduler-0\"})")" = 1 ]'
 check_eventually "the same scrape with a token without the role: up 0" 30 eval '[ "$(pq "up{job=\"nobody\"}")" = 0 ]'
 check "... refused with 403" eval 'curl -sf "http://127.0.0.1:$pport/api/v1/targets" |
 	jq -r ".data.activeTargets[] | select(.labels.job == \"nobody\") | .lastError" | grep -q 403'
@@ -135,18 +164,30 @@ check "rules for promtool test (annotations dropped)" eval \
 	'python3 "$GEN" rules "$MON/prometheusrule.yaml" --no-annotations >"$work/rules-test.yml"'
 check "alert tests generated from the scrapes" eval 'python3 "$GEN" alert-tests "$work/short.prom" "$now_short" \
 	"$work/long.prom" "$now_long" "$work/rules-test.yml" >"$work/alerts.test.yml"'
-check "the tests cover every alert (9)" eval \
-	'[ "$(grep -oE "alertname: \w+" "$work/alerts.test.yml" | sort -u | wc -l)" = 9 ]'
+check "the tests cover every alert (10)" eval \
+	'[ "$(grep -oE "alertname: \w+" "$work/alerts.test.yml" | sort -u | wc -l)" = 10 ]'
+check "... and the per-workload recording rules (promql_expr_test)" grep -q "gpu_scheduler:mapped_gpu_utilization:percent" \
+	"$work/alerts.test.yml"
 check "promtool test rules: each alert fires when its condition holds, not otherwise" eval \
 	'promtool test rules "$work/alerts.test.yml" >"$work/promtool-test.txt" 2>&1 || { cat "$work/promtool-test.txt"; false; }'
 # The same tests fail against rules with the thresholds moved: they can fail.
 sed -e 's/> 600/> 6000/; s/14 \* 86400/1 * 86400/; s/> 0.05/> 0.5/; s/> 0.1$/> 1/; s/\[15m\])) > 0/[15m])) > 1/; s/\[1h\])) >= 3/[1h])) >= 30/' \
+	-e 's/:percent == 0/:percent > 100/; s/on (uuid) group_right/on (uuid, gpu) group_right/' \
 	"$work/rules-test.yml" >"$work/rules-moved.yml"
 sed "s|$work/rules-test.yml|$work/rules-moved.yml|" "$work/alerts.test.yml" >"$work/alerts-moved.test.yml"
 promtool test rules "$work/alerts-moved.test.yml" >"$work/promtool-moved.txt" 2>&1
 n=$(grep -cE 'alertname: Gpu' "$work/promtool-moved.txt")
-check "with every threshold moved, promtool test rules fails for each of the 6 alerts moved (failures: $n)" eval \
-	'[ "$n" -ge 6 ] && for a in PodsWaitingTooLong WebhookCertificateExpiring BindingErrors WebhookSlow DeviceConflict GangTimeouts; do
+check "with every threshold moved, promtool test rules fails for each of the 7 alerts moved (failures: $n)" eval \
+	'[ "$n" -ge 7 ] && for a in PodsWaitingTooLong WebhookCertificateExpiring BindingErrors WebhookSlow DeviceConflict GangTimeouts MappedGpuIdle; do
 		grep -q "alertname: GpuScheduler$a" "$work/promtool-moved.txt" || exit 1; done'
+check "... and the join by UUID broken, the recording rules' test fails" grep -q "expr: \"gpu_scheduler:mapped_gpu_utilization:percent\"" \
+	"$work/promtool-moved.txt"
+
+# --- --mapped-gpu-series bounds the per-workload series ------------------------------------------------
+daemon_stop
+daemon_start --mapped-gpu-series 1 || exit 1
+check "daemon ready (--mapped-gpu-series 1)" daemon_ready 30
+check_eventually "one mapped GPU shown, the other counted in gpu_scheduler_mapped_gpu_info_omitted" 20 eval \
+	'[ "$(daemon_http /metrics | grep -c "^gpu_scheduler_mapped_gpu_info{")" = 1 ] && [ "$(metric gpu_scheduler_mapped_gpu_info_omitted)" = 1 ]'
 
 test_end

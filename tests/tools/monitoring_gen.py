@@ -8,19 +8,24 @@ checks (tests/integration/test_monitoring.sh drives it; docs/monitoring.md).
   dashboard DASHBOARD
         checks the dashboard's structure (what Grafana needs and we can check without Grafana: unique
         panel ids, a datasource on every panel with targets, every target an expr and a refId unique in
-        its panel, no template variable but $job, $datasource and $__rate_interval) and prints one
-        recording rule per target expression, variables replaced, for promtool check rules
+        its panel selecting {job="$job"} or reading only our recording rules' gpu_scheduler:* series,
+        no template variable but $job, $datasource and $__rate_interval) and prints one recording rule
+        per target expression, variables replaced, for promtool check rules
   names SCRAPE FILE...
-        every gpu_scheduler_* and process_* metric named in FILEs is a family of the scrape
+        every gpu_scheduler_* and process_* metric named in FILEs is a family of the scrape, and every
+        gpu_scheduler:* series they name is recorded by a rule of one of them
   alert-tests SCRAPE_SHORT NOW_SHORT SCRAPE_LONG NOW_LONG RULES
-        a promtool test file for RULES (each alert fired when its condition holds, and not otherwise) on
-        series built from the two scrapes: SCRAPE_SHORT taken with a webhook certificate expiring within
-        14 days and at least two wait reasons with pods, SCRAPE_LONG after the certificate was renewed;
-        NOW_* the wall clock (seconds) at each scrape
+        a promtool test file for RULES (each alert fired when its condition holds, and not otherwise; the
+        per-workload recording rules' joins with the GPU exporter's series) on series built from the two
+        scrapes: SCRAPE_SHORT taken with a webhook certificate expiring within 14 days, at least two
+        wait reasons with pods and two mapped GPUs of running pods (one with a UUID, one without),
+        SCRAPE_LONG after the certificate was renewed; NOW_* the wall clock (seconds) at each scrape
   scrape-config SERVICEMONITOR TARGET TOKEN_FILE [JOB]
         a Prometheus configuration scraping TARGET (host:port) as the ServiceMonitor's one endpoint
-        says (scheme, path, interval shortened to 1s, bearerTokenFile and tlsConfig.insecureSkipVerify,
-        the only fields it uses; anything else is refused), the token read from TOKEN_FILE; job JOB
+        says (scheme, path, interval shortened to 1s, bearerTokenFile, tlsConfig.insecureSkipVerify and
+        honorLabels, the only fields it uses; anything else is refused), the token read from
+        TOKEN_FILE; job JOB; the target labelled namespace and pod as the Prometheus Operator labels
+        it (kube-system, gpu-scheduler-0)
 Exit status: 0, 1 when a check fails (the problems on stderr), 2 on usage errors.
 """
 import json
@@ -33,6 +38,8 @@ JOB = "gpu-scheduler-metrics"
 SERIES_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')
 LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 NAME_RE = re.compile(r'\b((?:gpu_scheduler|process)_[a-zA-Z0-9_]+)\b')
+RECORDED_RE = re.compile(r'\b(gpu_scheduler:[a-zA-Z0-9_:]+)')
+RECORD_RE = re.compile(r'^\s*-?\s*record:\s*(\S+)\s*$', re.M)
 VAR_RE = re.compile(r'\$(\{[^}]*\}|[a-zA-Z_][a-zA-Z0-9_]*)')
 ALLOWED_VARS = {"job": JOB, "__rate_interval": "5m"}
 
@@ -167,8 +174,9 @@ def cmd_dashboard(path):
             if not isinstance(expr, str) or not expr.strip():
                 problems.append("%s target %s: no expr" % (where, ref))
                 continue
-            if '{job="$job"' not in expr:
-                problems.append("%s target %s: does not select {job=\"$job\"}: %s" % (where, ref, expr))
+            if '{job="$job"' not in expr and (NAME_RE.search(expr) or not RECORDED_RE.search(expr)):
+                problems.append("%s target %s: does not select {job=\"$job\"} (nor read only recorded "
+                                "gpu_scheduler:* series): %s" % (where, ref, expr))
             n_targets += 1
             rules.append({"record": "dashboard:panel_%s_%s" % (pid, ref),
                           "expr": substitute(expr, "%s target %s" % (where, ref), problems)})
@@ -182,19 +190,92 @@ def cmd_dashboard(path):
 
 def cmd_names(scrape, files):
     types, _ = parse_scrape(scrape)
-    missing = []
+    missing, texts = [], {}
     for path in files:
         with open(path) as f:
-            text = f.read()
+            texts[path] = f.read()
+    recorded = {r for t in texts.values() for r in RECORD_RE.findall(t)}
+    for path, text in texts.items():
         for name in sorted(set(NAME_RE.findall(text))):
             if not family_of(name, types):
                 missing.append("%s: %s is not exported by the daemon (not in %s)" % (path, name, scrape))
+        for name in sorted(set(RECORDED_RE.findall(text)) - recorded):
+            missing.append("%s: %s is recorded by no rule of %s" % (path, name, " ".join(files)))
     for m in missing:
         print("monitoring_gen: " + m, file=sys.stderr)
     sys.exit(1 if missing else 0)
 
 
 # ---- alert tests ------------------------------------------------------------------------------
+
+def labels_text(name, labels):
+    return name + "{" + ",".join('%s="%s"' % (k, labels[k]) for k in sorted(labels)) + "}"
+
+
+def expr_case(name, series, evals):
+    """One promtool test of expressions: evals [(expr, eval_time, [(labels_text, value)])]."""
+    return {
+        "name": name,
+        "interval": "1m",
+        "input_series": [{"series": s, "values": v} for s, v in series],
+        "promql_expr_test": [{"expr": e, "eval_time": t, "exp_samples": [{"labels": l, "value": v} for l, v in exp]}
+                             for e, t, exp in evals],
+    }
+
+
+def mapped_tests(short, short_path):
+    """The per-workload rules: the scraped mapped GPUs (one with a UUID, one without), exported by two
+    replicas, joined with synthetic dcgm-exporter series; and the idle alert."""
+    name = "gpu_scheduler_mapped_gpu_info"
+    rows = select(short, name)
+    by_uuid = [lab for lab, v in rows if lab.get("uuid") and v == 1]
+    by_node = [lab for lab, v in rows if not lab.get("uuid") and v == 1]
+    if not by_uuid or not by_node:
+        die("%s: expected mapped GPUs with and without a UUID, got %r" % (short_path, rows))
+    u, r = by_uuid[0], by_node[0]
+    if u.get("node") == r.get("node"):
+        die("%s: the two mapped GPUs are on one node (%s)" % (short_path, u.get("node")))
+    info = [(series_id(name, lab, inst), "1x60") for lab, _ in rows for inst in ("10.0.0.1:8080", "10.0.0.2:8080")]
+
+    def dcgm(metric, lab, values):
+        full = dict(lab, job="dcgm-exporter", instance="10.0.1.%d:9400" % (len(lab["Hostname"]) % 200),
+                    modelName="NVIDIA H100 80GB HBM3", device="nvidia" + lab["gpu"])
+        return (series_id(metric, full), values)
+
+    def exporter(util_u, util_r="50x60"):
+        # u's GPU by its UUID, its exporter pod's Hostname another name; r's GPU by node and index only
+        # (the agent gave no UUID); decoys: r's index on another node, another index on r's node.
+        return [
+            dcgm("DCGM_FI_DEV_GPU_UTIL", {"gpu": u["gpu"], "UUID": u["uuid"], "Hostname": "dcgm-exporter-x1"}, util_u),
+            dcgm("DCGM_FI_DEV_GPU_UTIL", {"gpu": r["gpu"], "UUID": "GPU-r", "Hostname": r["node"]}, util_r),
+            dcgm("DCGM_FI_DEV_GPU_UTIL", {"gpu": r["gpu"], "UUID": "GPU-decoy-1", "Hostname": "elsewhere"}, "99x60"),
+            dcgm("DCGM_FI_DEV_GPU_UTIL", {"gpu": str(int(r["gpu"]) + 1), "UUID": "GPU-decoy-2", "Hostname": r["node"]},
+                 "98x60"),
+            dcgm("DCGM_FI_DEV_FB_USED", {"gpu": u["gpu"], "UUID": u["uuid"], "Hostname": "dcgm-exporter-x1"}, "1024x60"),
+            dcgm("DCGM_FI_DEV_FB_USED", {"gpu": r["gpu"], "UUID": "GPU-r", "Hostname": r["node"]}, "2048x60"),
+            dcgm("DCGM_FI_DEV_FB_USED", {"gpu": r["gpu"], "UUID": "GPU-decoy-1", "Hostname": "elsewhere"}, "4096x60"),
+        ]
+    util, mem = "gpu_scheduler:mapped_gpu_utilization:percent", "gpu_scheduler:mapped_gpu_memory_used:bytes"
+    tests = [expr_case("workloads: each mapped GPU's utilisation and memory, by UUID or by node and index, once "
+                       "for two replicas, no decoy", info + exporter("70x60"), [
+        ("gpu_scheduler:mapped_gpu:info", "10m", [(labels_text("gpu_scheduler:mapped_gpu:info", lab), 1)
+                                                  for lab in sorted((l for l, _ in rows), key=lambda l: l["pod"])]),
+        (util, "10m", [(labels_text(util, u), 70), (labels_text(util, r), 50)]),
+        (mem, "10m", [(labels_text(mem, u), 1024 * 1048576), (labels_text(mem, r), 2048 * 1048576)]),
+    ])]
+    idle = dict(u, severity="warning")
+    tests.append(case("workloads: a mapped GPU at 0% for 35 minutes fires, for it alone", info + exporter("0x60"),
+                      "GpuSchedulerMappedGpuIdle", "35m", [idle]))
+    tests.append(case("workloads: at 0% for 15 minutes, not yet", info + exporter("50x20 0x40"),
+                      "GpuSchedulerMappedGpuIdle", "35m", []))
+    tests.append(case("workloads: busy GPUs do not fire", info + exporter("30x60"), "GpuSchedulerMappedGpuIdle",
+                      "35m", []))
+    tests.append(case("workloads: an idle GPU no map gave does not fire",
+                      info + exporter("30x60") + [dcgm("DCGM_FI_DEV_GPU_UTIL",
+                                                       {"gpu": "7", "UUID": "GPU-free", "Hostname": u["node"]}, "0x60")],
+                      "GpuSchedulerMappedGpuIdle", "35m", []))
+    return tests
+
 
 def case(name, series, alert, eval_time, expect):
     """One promtool test: input series [(id, values)], the alert's expected label sets at eval_time."""
@@ -343,10 +424,12 @@ def cmd_alert_tests(short_path, now_short, long_path, now_long, rules_path):
     tests.append(case("gangs: 1 timeout in an hour does not", [(series_id(name, {"reason": "TAINT"}), "0+0x5 1+0x65")],
                       "GpuSchedulerGangTimeouts", "60m", []))
 
+    tests += mapped_tests(short, short_path)
+
     # Every alert of the rules is tested.
     with open(rules_path) as f:
         alerts = {r["alert"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r}
-    tested = {t["alert_rule_test"][0]["alertname"] for t in tests}
+    tested = {t["alert_rule_test"][0]["alertname"] for t in tests if "alert_rule_test" in t}
     if alerts != tested:
         die("alerts without a test: %s; tests of no alert: %s" % (sorted(alerts - tested), sorted(tested - alerts)))
     yaml.safe_dump({"rule_files": [rules_path], "evaluation_interval": "1m", "tests": tests}, sys.stdout,
@@ -360,7 +443,7 @@ def cmd_scrape_config(monitor, target, token_file, job=JOB):
         die("%s: %d endpoints, expected one" % (monitor, len(eps)))
     ep = dict(eps[0])
     tls = ep.pop("tlsConfig", {})
-    known = {"port", "path", "interval", "scheme", "bearerTokenFile"}
+    known = {"port", "path", "interval", "scheme", "bearerTokenFile", "honorLabels"}
     if set(ep) - known or set(tls) - {"insecureSkipVerify"}:
         die("%s: fields this generator does not translate: %s" % (monitor, sorted((set(ep) - known) | set(tls))))
     if "bearerTokenFile" not in ep:
@@ -369,7 +452,9 @@ def cmd_scrape_config(monitor, target, token_file, job=JOB):
                "metrics_path": ep.get("path", "/metrics"), "scheme": ep.get("scheme", "http"),
                "authorization": {"type": "Bearer", "credentials_file": token_file},
                "tls_config": {"insecure_skip_verify": bool(tls.get("insecureSkipVerify", False))},
-               "static_configs": [{"targets": [target]}]}
+               "honor_labels": bool(ep.get("honorLabels", False)),
+               "static_configs": [{"targets": [target],
+                                   "labels": {"namespace": "kube-system", "pod": "gpu-scheduler-0"}}]}
     yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": [job_cfg]}, sys.stdout, sort_keys=False)
 
 

@@ -208,6 +208,26 @@ static double seven(void *ud)
 	return 7;
 }
 
+/* Two series made at scrape time: a value to escape, an empty one left out, one with no label. */
+static int two_series(void *ud, struct gs_metrics_put *put)
+{
+	static const char *const names[] = {"node", "pod", "gpu"};
+	const char *const v1[] = {"node1", "web\\\"0\"\n", "3"}, *const v2[] = {"node2", "", NULL};
+	int r, *calls = ud;
+
+	(*calls)++;
+	if ((r = gs_metrics_put(put, names, v1, 3, 1)) < 0 || (r = gs_metrics_put(put, names, v2, 3, 0.5)) < 0)
+		return r;
+	return gs_metrics_put(put, names, v2, 0, 2);
+}
+
+static int no_series(void *ud, struct gs_metrics_put *put)
+{
+	(void)ud;
+	(void)put;
+	return 0;
+}
+
 static void test_metrics_exposition(void **state)
 {
 	struct gs_metrics *m = gs_metrics_new();
@@ -224,6 +244,9 @@ static void test_metrics_exposition(void **state)
 	gs_metrics_gauge(m, "t_level", "A level with a \\ backslash.", NULL, &g);
 	gs_metrics_gauge_fn(m, "t_fn", "From a callback.", NULL, seven, NULL);
 	gs_metrics_histogram(m, "t_seconds", "Latency.", NULL, &h);
+	int calls = 0;
+	gs_metrics_gauge_family(m, "t_made_info", "Made at scrape time.", two_series, &calls);
+	gs_metrics_gauge_family(m, "t_none_info", "None now.", no_series, NULL);
 	gs_metrics_process(m);
 	struct gs_buf b;
 	gs_buf_init(&b, 0);
@@ -242,6 +265,11 @@ static void test_metrics_exposition(void **state)
 	assert_non_null(strstr(t, "t_seconds_count 3\n"));
 	assert_non_null(strstr(t, "process_resident_memory_bytes "));
 	assert_non_null(strstr(t, "process_open_fds "));
+	assert_int_equal(calls, 1);
+	assert_non_null(strstr(t, "# TYPE t_made_info gauge\n"
+				  "t_made_info{node=\"node1\",pod=\"web\\\\\\\"0\\\"\\n\",gpu=\"3\"} 1\n"
+				  "t_made_info{node=\"node2\"} 0.5\nt_made_info 2\n"));
+	assert_non_null(strstr(t, "# TYPE t_none_info gauge\n# HELP process_cpu_seconds_total"));
 
 	/* The format checked by Prometheus' own linter, when the Debian package is installed. */
 	if (access("/usr/bin/promtool", X_OK) == 0) {

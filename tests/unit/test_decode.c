@@ -591,6 +591,8 @@ static void test_sidecar_pods_1_37(void **state)
 	assert_null(p.job_index);
 	assert_string_equal(p.owner_kind, "StatefulSet");
 	assert_string_equal(p.node_name, "node1");
+	assert_int_equal(p.running, 1);
+	assert_int_equal(p.terminal, 0);
 	assert_int_equal(p.n_init, 2);
 	assert_non_null(p.init_sidecar);
 	assert_int_equal(p.init_sidecar[0], 0); /* fetch: a plain init container */
@@ -616,6 +618,7 @@ static void test_sidecar_pods_1_37(void **state)
 	assert_int_equal(p.deleting, 1);
 	assert_int_equal(p.stopped, 1);
 	assert_int_equal(p.terminal, 1);
+	assert_int_equal(p.running, 0);
 	assert_int_equal(p.allow_shared, 1);
 	assert_int_equal(p.init_sidecar[0], 1);
 	gs_pod_obj_free(&p);

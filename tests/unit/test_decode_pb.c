@@ -68,8 +68,8 @@ static void dump_pod(struct gs_buf *b, const struct gs_pod_obj *p)
 		b, " cuda=%d:%s n_ctr=%d created=%lld deleting=%d terminal=%d shared=%d prio=%lld never=%d gates=%d:%s",
 		(int)p->cuda_state, S(p->cuda_value), p->n_containers, (long long)p->created_ms, p->deleting,
 		p->terminal, p->allow_shared, (long long)p->priority, p->preempt_never, p->n_gates, S(p->first_gate));
-	gs_buf_printf(b, " partial=%d stopped=%d infeasible=%d os=%s", p->partial, p->stopped, p->resize_infeasible,
-		      S(p->os_name));
+	gs_buf_printf(b, " partial=%d running=%d stopped=%d infeasible=%d os=%s", p->partial, p->running, p->stopped,
+		      p->resize_infeasible, S(p->os_name));
 	gs_buf_printf(b, " placement=%s gang-timeout=%s gang-size=%s map-ref=%s@%s nominated=%s", S(p->placement),
 		      S(p->gang_timeout), S(p->gang_size), S(p->map_ref), S(p->map_ref_generation),
 		      S(p->nominated_node));
@@ -230,6 +230,7 @@ static void pairs_pods_both_encodings_in(void)
 
 	t = both("pod-bound", GS_OBJ_POD);
 	expect_has(t, "node=node1 ");
+	expect_has(t, "running=0 "); /* bound, phase Pending */
 	expect_has(t, "idx=0 ");
 	expect_has(t, "cuda=2:(null) n_ctr=1 ");
 	free(t);
@@ -273,7 +274,7 @@ static void test_shapes_1_37(void **state)
 	expect_has(t, "sched=gpu-scheduler node=node1 map=0=node1:0\n1=node1:1,2\n idx=1 job=(null) assigned=node1:1,2 "
 		      "owner=StatefulSet/infer/");
 	expect_has(t, "cuda=1:1,2 n_ctr=4 "); /* CUDA_VISIBLE_DEVICES is counted in every container, init ones too */
-	expect_has(t, "stopped=0 infeasible=0 os=(null)");
+	expect_has(t, "running=1 stopped=0 infeasible=0 os=(null)"); /* phase Running */
 	expect_has(t, " init{cpu=200 mem=33554432 eph=0 pods=0} init{cpu=100 mem=33554432 eph=0 pods=0}sidecar");
 	expect_has(t, " ctr{cpu=300 mem=33554432 eph=0 pods=0} status{cpu=300 mem=33554432 eph=0 pods=0}"
 		      " ctr{cpu=0 mem=0 eph=0 pods=0} overhead");
@@ -284,7 +285,7 @@ static void test_shapes_1_37(void **state)
 	t = both("pod-sidecar-deleting", GS_OBJ_POD);
 	expect_has(t, "name=trainer-2 ");
 	expect_has(t, "deleting=1 terminal=1 shared=1 ");
-	expect_has(t, "stopped=1 ");
+	expect_has(t, "running=0 stopped=1 ");
 	expect_has(t, " init{cpu=100 mem=33554432 eph=0 pods=0}sidecar ctr{cpu=400 mem=33554432 eph=0 pods=0}");
 	free(t);
 	/* An Indexed Job's pod: the index from the annotation (the Job controller sets no pod-index label
@@ -1110,6 +1111,7 @@ static void test_hint_bound_partial(void **state)
 	assert_int_equal(e.pod.n_containers, 0);
 	assert_int_equal(e.pod.cuda_state, GS_CUDA_UNSET);
 	assert_int_equal(e.pod.terminal, 0);
+	assert_int_equal(e.pod.running, 1); /* status.phase Running: what the mapped-GPU metric counts */
 	/* What can still change for a bound pod, and what gs_checks_pod_requests reads, is there (objects.h). */
 	assert_string_equal(e.pod.owner_kind, "StatefulSet");
 	assert_string_equal(e.pod.owner_name, "web");
@@ -1182,6 +1184,7 @@ static void test_hint_bound_partial(void **state)
 			 0);
 	assert_int_equal(e.pod.partial, 1);
 	assert_int_equal(e.pod.terminal, 1);
+	assert_int_equal(e.pod.running, 0);
 	gs_decode_event_free(&e);
 }
 

@@ -27,6 +27,7 @@
  *   node-delete NAME
  *   pod UID NS/NAME [key=value...]            upsert; keys: map= sched= node= owner=KIND[/NAME] cuda= cuda-mixed
  *                                             label-index= job-index= rv= deleting terminal stopped os=
+ *                                             running (status.phase Running)
  *        req=cpu=Q,memory=Q,NAME=N            one regular container's requests (repeat: more containers)
  *        init=...  overhead=...               an init container's requests; spec.overhead
  *        port=N[/UDP|/SCTP][@IP]              a host port
@@ -68,6 +69,9 @@
  *   pending                                   prints the pending pods' summary (JSON)
  *   oldest                                    prints, per wait reason with a waiting pod, the creation
  *                                             time of the oldest (gs_sched_waiting_oldest)
+ *   mapped                                    prints the GPUs of running pods of ours (gs_sched_mapped_gpus),
+ *                                             sorted: > mapped NODE gpu=G uuid=U NS/POD KIND/NAME index=I
+ *                                             device=D (- for what is unknown)
  *   # comment, and empty lines, are kept as they are
  * Output lines:
  *   > bind NS/NAME node=NODE [map=NAME] devices=DEVS index=I (SOURCE) line=L attempt=A
@@ -120,9 +124,9 @@ struct replay {
 	struct gs_sched_config cfg;
 	int64_t now;
 	struct gs_buf out;
-	char *alias;      /* cfg.alias_label's storage */
-	char *ignored[2]; /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
-	char *limits;     /* cfg.gang_limits's */
+	char *alias;         /* cfg.alias_label's storage */
+	char *ignored[2];    /* cfg.ignored_resources's and cfg.ignored_resource_groups's */
+	char *limits;        /* cfg.gang_limits's */
 	char *gpu_resources; /* cfg.gpu_resources's */
 };
 
@@ -389,6 +393,8 @@ static void cmd_pod(struct replay *r, char **tok, int n)
 			p.deleting = 1;
 		} else if (!strcmp(k, "terminal")) {
 			p.terminal = 1;
+		} else if (!strcmp(k, "running")) {
+			p.running = 1;
 		} else if (!strcmp(k, "stopped")) {
 			p.stopped = 1;
 		} else if (!strcmp(k, "os")) {
@@ -620,6 +626,33 @@ static char *inuse_text(const struct replay *r, const char *tok)
 	return out;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The rows of gs_sched_mapped_gpus, as text, to print sorted (the engine gives them in no order). */
+struct mapped_rows {
+	char **v;
+	size_t n;
+};
+
+static int mapped_row(const struct gs_sched_mapped_gpu *g, void *ud)
+{
+	struct mapped_rows *m = ud;
+	char gpu[24] = "-", line[512];
+
+	if (g->gpu >= 0)
+		snprintf(gpu, sizeof(gpu), "%ld", g->gpu);
+	snprintf(line, sizeof(line), "%s gpu=%s uuid=%s %s/%s %s/%s index=%ld device=%s", g->node, gpu,
+		 g->uuid ? g->uuid : "-", g->ns, g->pod, g->kind ? g->kind : "-", g->workload ? g->workload : "-",
+		 g->index, g->device);
+	m->v = realloc(m->v, (m->n + 1) * sizeof(*m->v));
+	assert_non_null(m->v);
+	m->v[m->n++] = xstrdup(line);
+	return 0;
+}
+
 static void cmd_pull(struct replay *r)
 {
 	struct gs_bind_decision d;
@@ -833,6 +866,15 @@ static void run_line(struct replay *r, char *line)
 		r->now += atoll(tok[1]);
 	} else if (!strcmp(c, "pull")) {
 		cmd_pull(r);
+	} else if (!strcmp(c, "mapped")) {
+		struct mapped_rows m = {0};
+		assert_int_equal(gs_sched_mapped_gpus(r->s, mapped_row, &m), 0);
+		qsort(m.v, m.n, sizeof(*m.v), cmp_str);
+		for (size_t i = 0; i < m.n; i++) {
+			emit(r, "> mapped %s\n", m.v[i]);
+			free(m.v[i]);
+		}
+		free(m.v);
 	} else if (!strcmp(c, "stats")) {
 		struct gs_sched_stats st;
 		gs_sched_stats(r->s, &st);
@@ -965,11 +1007,6 @@ static void test_transcript(void **state)
 	}
 	gs_buf_free(&exp);
 	gs_buf_free(&got);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int main(void)
