@@ -426,16 +426,13 @@ static void check_node(struct tmpl *t, const struct gs_map_entry *e, const char 
 		snprintf(shown, sizeof(shown), "\"%s\" (node %s)", e->node, n->name);
 	else
 		snprintf(shown, sizeof(shown), "\"%s\"", n->name);
-	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus)
+	if (e->max_index >= 0 && n->gpus >= 0 && e->max_index >= n->gpus) {
+		char words[128];
+		gs_inuse_node_gpus_words(n->gpus, n->gpus_from, words, sizeof(words));
 		diag(l, file, line, GS_LINT_WARNING,
-		     "%s: node %s %s %lld %s, so it has no device %ld (index %ld waits: "
-		     "NODE_DEVICES)",
-		     t->what, shown, n->gpus_from ? "has" : "advertises", (long long)n->gpus,
-		     n->gpus_from == 1   ? "GPUs by its agent's index table"
-		     : n->gpus_from == 2 ? "GPUs by its label nvidia.com/gpu.count"
-					 : "nvidia.com/gpu",
+		     "%s: node %s %s, so it has no device %ld (index %ld waits: NODE_DEVICES)", t->what, shown, words,
 		     e->max_index, e->index);
-	else if (e->max_index >= 0 && n->gpus < 0)
+	} else if (e->max_index >= 0 && n->gpus < 0)
 		diag(l, file, line, GS_LINT_WARNING,
 		     "%s: node %s advertises no nvidia.com/gpu (index %ld names device %ld)", t->what, shown, e->index,
 		     e->max_index);
@@ -1320,22 +1317,15 @@ static const char *node_names(yaml_document_t *d, yaml_node_t *node, const char 
 static void node_gpus(yaml_document_t *d, yaml_node_t *node, struct gs_lint_node *o)
 {
 	const char *inuse = scalar(PATH(d, node, "metadata", "annotations", GS_INUSE_ANNOTATION));
-	long label = integer(PATH(d, node, "metadata", "labels", "nvidia.com/gpu.count"));
+	const char *label = scalar(get(d, PATH(d, node, "metadata", "labels"), GS_GFD_COUNT_LABEL));
 	long cap = integer(get(d, PATH(d, node, "status", "capacity"), "nvidia.com/gpu"));
 	long alloc = integer(get(d, PATH(d, node, "status", "allocatable"), "nvidia.com/gpu"));
 	struct gs_inuse *u = NULL;
 	char err[160];
 
-	if (inuse && gs_inuse_parse(inuse, strlen(inuse), &u, err, sizeof(err)) == 0 && u->n_index) {
-		o->gpus = (int64_t)u->n_index;
-		o->gpus_from = 1;
-	} else if (label >= 0) {
-		o->gpus = label;
-		o->gpus_from = 2;
-	} else {
-		o->gpus = cap > alloc ? cap : alloc;
-		o->gpus_from = 0;
-	}
+	if (inuse && gs_inuse_parse(inuse, strlen(inuse), &u, err, sizeof(err)) < 0)
+		u = NULL;
+	o->gpus = gs_inuse_node_gpus(u ? u->n_index : 0, label, cap, alloc, &o->gpus_from);
 	gs_inuse_free(u);
 }
 

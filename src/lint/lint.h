@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sched/inuse.h"
+
 /* A manifest larger than this is refused (an error diagnostic), as are more documents in one file. */
 #define GS_LINT_MAX_BYTES     (16 * 1024 * 1024)
 #define GS_LINT_MAX_DOCUMENTS 10000
@@ -55,13 +57,12 @@
 struct gs_lint_node {
 	const char *name;
 	const char *alias; /* the value of the alias label, or NULL */
-	/* its GPUs as the daemon counts them (sched_node.h): its agent's index table (the annotation
-	 * gpu-scheduler.io/devices-in-use), else its label nvidia.com/gpu.count, else the nvidia.com/gpu it
-	 * advertises (capacity, else allocatable); -1 when none; gpus_from says which (0, 1, 2 as there:
-	 * advertised, table, label) */
+	/* its GPUs as the daemon counts them (sched/inuse.h, gs_inuse_node_gpus): its agent's index table
+	 * (the annotation gpu-scheduler.io/devices-in-use), else its label nvidia.com/gpu.count, else the
+	 * nvidia.com/gpu it advertises; -1 when none; gpus_from says which */
 	int64_t gpus;
 	int dedicated; /* it has the taint opts.dedicated_taint with effect NoSchedule (any value) */
-	int gpus_from;
+	enum gs_gpus_from gpus_from;
 };
 
 /*

@@ -129,23 +129,16 @@ static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
  * what it advertises. */
 static void node_gpus(const struct gs_node_obj *n, struct gs_lint_node *o)
 {
+	const char *label = NULL;
 	struct gs_inuse *u = NULL;
 	char err[160];
 
-	o->gpus = n->gpu_capacity > n->gpus ? n->gpu_capacity : n->gpus;
-	o->gpus_from = 0;
-	for (int i = 0; i < n->n_labels; i++) {
-		const char *v = n->labels[i].value;
-		if (!strcmp(n->labels[i].key, "nvidia.com/gpu.count") && v && *v && strlen(v) <= 6 &&
-		    strspn(v, "0123456789") == strlen(v)) {
-			o->gpus = strtol(v, NULL, 10);
-			o->gpus_from = 2;
-		}
-	}
-	if (n->inuse && gs_inuse_parse(n->inuse, strlen(n->inuse), &u, err, sizeof(err)) == 0 && u->n_index) {
-		o->gpus = (int64_t)u->n_index;
-		o->gpus_from = 1;
-	}
+	for (int i = 0; i < n->n_labels && !label; i++)
+		if (!strcmp(n->labels[i].key, GS_GFD_COUNT_LABEL))
+			label = n->labels[i].value;
+	if (n->inuse && gs_inuse_parse(n->inuse, strlen(n->inuse), &u, err, sizeof(err)) < 0)
+		u = NULL;
+	o->gpus = gs_inuse_node_gpus(u ? u->n_index : 0, label, n->gpu_capacity, n->gpus, &o->gpus_from);
 	gs_inuse_free(u);
 }
 

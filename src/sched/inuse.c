@@ -336,6 +336,35 @@ const char *gs_inuse_index_id(const struct gs_inuse *u, long i)
 	return u && i >= 0 && (size_t)i < u->n_index ? u->index[i] : NULL;
 }
 
+int64_t gs_inuse_node_gpus(size_t table, const char *gfd_count, int64_t capacity, int64_t allocatable,
+			   enum gs_gpus_from *from)
+{
+	size_t len = gfd_count ? strlen(gfd_count) : 0;
+
+	if (table) {
+		*from = GS_GPUS_TABLE;
+		return (int64_t)table;
+	}
+	if (len && len <= 6 && strspn(gfd_count, "0123456789") == len) {
+		*from = GS_GPUS_LABEL;
+		return strtol(gfd_count, NULL, 10);
+	}
+	*from = GS_GPUS_ADVERTISED;
+	return capacity > allocatable ? capacity : allocatable;
+}
+
+void gs_inuse_node_gpus_words(int64_t gpus, enum gs_gpus_from from, char *out, size_t size)
+{
+	const char *s = gpus == 1 ? "" : "s";
+
+	if (from == GS_GPUS_TABLE)
+		snprintf(out, size, "has %lld GPU%s by its agent's index table", (long long)gpus, s);
+	else if (from == GS_GPUS_LABEL)
+		snprintf(out, size, "has %lld GPU%s by its label " GS_GFD_COUNT_LABEL, (long long)gpus, s);
+	else
+		snprintf(out, size, "advertises %lld nvidia.com/gpu", (long long)gpus);
+}
+
 /* ---- format -------------------------------------------------------------------------------------- */
 
 static int check_dev(const struct gs_inuse_dev *d, char *err, size_t errsize)

@@ -79,6 +79,26 @@ int gs_inuse_resource_match(const char *list, const char *resource);
 /* The device ID GPU index i has in u's table, or NULL. */
 const char *gs_inuse_index_id(const struct gs_inuse *u, long i);
 
+/*
+ * A node's physical GPUs, as the scheduler, its webhook and lint all count them (docs/agent.md, "Shared
+ * GPUs"): the entries of the agent's index table (table; 0 when it has none), else GPU Feature
+ * Discovery's count (gfd_count: the value of its label GS_GFD_COUNT_LABEL, NULL when absent; one that is
+ * not a count of at most 6 digits is none), else what the node advertises, the larger of its
+ * nvidia.com/gpu capacity and allocatable (each -1 when absent). Returns the count (-1: none of them) and
+ * says in *from which it is. Time-slicing and MPS advertise replicas: the first two count GPUs.
+ */
+#define GS_GFD_COUNT_LABEL "nvidia.com/gpu.count"
+enum gs_gpus_from {
+	GS_GPUS_ADVERTISED = 0, /* status.capacity / .allocatable nvidia.com/gpu */
+	GS_GPUS_TABLE,          /* the node agent's GPU index table */
+	GS_GPUS_LABEL,          /* GPU Feature Discovery's nvidia.com/gpu.count */
+};
+int64_t gs_inuse_node_gpus(size_t table, const char *gfd_count, int64_t capacity, int64_t allocatable,
+			   enum gs_gpus_from *from);
+/* The count in words, for messages: "has 4 GPUs by its agent's index table", "has 1 GPU by its label
+ * nvidia.com/gpu.count", "advertises 16 nvidia.com/gpu". */
+void gs_inuse_node_gpus_words(int64_t gpus, enum gs_gpus_from from, char *out, size_t size);
+
 /* "2026-11-25T15:21:34Z" <-> ms since the epoch (whole seconds; -EINVAL for anything else). */
 int gs_inuse_time_parse(const char *s, size_t len, int64_t *ms);
 void gs_inuse_time_format(int64_t ms, char out[21]);

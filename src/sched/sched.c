@@ -682,7 +682,7 @@ int64_t gs_sched_node_gpus(const struct gs_sched *s, const char *map_node, char 
 	int via;
 	const struct gs_sched__node *n = gs_sched__resolve(s, map_node, &via, &amb);
 
-	if (!n || n->gpus < 0 || n->gpus_from == GS_SCHED__GPUS_ADVERTISED)
+	if (!n || n->gpus < 0 || n->gpus_from == GS_GPUS_ADVERTISED)
 		return -1;
 	gs_sched__node_gpus_words(n, words, size);
 	return n->gpus;

@@ -170,10 +170,10 @@ struct gs_sched__node {
 	 * Its physical GPUs, which a map's indices are bounded by and the device fit counts against
 	 * (sched_node.h, gs_sched__node_gpus): the agent's index table believed, else GPU Feature
 	 * Discovery's label nvidia.com/gpu.count, else the nvidia.com/gpu capacity (else allocatable) it
-	 * advertises; -1: none of them. gpus_from says which (GS_SCHED__GPUS_*).
+	 * advertises; -1: none of them (inuse.h, gs_inuse_node_gpus). gpus_from says which.
 	 */
 	int64_t gpus;
-	int gpus_from;
+	enum gs_gpus_from gpus_from;
 	struct gs_node_obj obj;     /* labels, taints, allocatable (name and rv not kept) */
 	struct gs_sched__req alloc; /* obj.alloc, compact */
 	struct gs_sched__req used;  /* sum of the uses on this node (used.ext sized to s->n_res) */

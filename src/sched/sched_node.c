@@ -205,44 +205,17 @@ const char *gs_sched__wait_reason_retry(enum gs_wait_reason r)
 	return "";
 }
 
-/* GPU Feature Discovery's count on n, or -1 (absent, or not a count). */
-static int64_t label_gpus(const struct gs_sched__node *n)
-{
-	for (int i = 0; i < n->obj.n_labels; i++) {
-		const char *v = n->obj.labels[i].value;
-		if (strcmp(n->obj.labels[i].key, GS_SCHED_GFD_COUNT_LABEL) != 0)
-			continue;
-		if (!v || !*v || strlen(v) > 6 || strspn(v, "0123456789") != strlen(v))
-			return -1;
-		return strtol(v, NULL, 10);
-	}
-	return -1;
-}
-
 void gs_sched__node_gpus(struct gs_sched__node *n)
 {
-	int64_t adv = n->obj.gpu_capacity > n->obj.gpus ? n->obj.gpu_capacity : n->obj.gpus, label = label_gpus(n);
+	const char *label = NULL;
 
-	if (n->agent.n_table) {
-		n->gpus = (int64_t)n->agent.n_table;
-		n->gpus_from = GS_SCHED__GPUS_TABLE;
-	} else if (label >= 0) {
-		n->gpus = label;
-		n->gpus_from = GS_SCHED__GPUS_LABEL;
-	} else {
-		n->gpus = adv;
-		n->gpus_from = GS_SCHED__GPUS_ADVERTISED;
-	}
+	for (int i = 0; i < n->obj.n_labels && !label; i++)
+		if (strcmp(n->obj.labels[i].key, GS_GFD_COUNT_LABEL) == 0)
+			label = n->obj.labels[i].value;
+	n->gpus = gs_inuse_node_gpus(n->agent.n_table, label, n->obj.gpu_capacity, n->obj.gpus, &n->gpus_from);
 }
 
 void gs_sched__node_gpus_words(const struct gs_sched__node *n, char *out, size_t size)
 {
-	if (n->gpus_from == GS_SCHED__GPUS_TABLE)
-		snprintf(out, size, "has %lld GPU%s by its agent's index table", (long long)n->gpus,
-			 n->gpus == 1 ? "" : "s");
-	else if (n->gpus_from == GS_SCHED__GPUS_LABEL)
-		snprintf(out, size, "has %lld GPU%s by its label %s", (long long)n->gpus, n->gpus == 1 ? "" : "s",
-			 GS_SCHED_GFD_COUNT_LABEL);
-	else
-		snprintf(out, size, "advertises %lld nvidia.com/gpu", (long long)n->gpus);
+	gs_inuse_node_gpus_words(n->gpus, n->gpus_from, out, size);
 }

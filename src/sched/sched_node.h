@@ -48,16 +48,8 @@ const char *gs_sched__wait_reason_name(enum gs_wait_reason r);
 /* gs_wait_reason_retry's phrases (sched.h), here below sched_explain.c, which reads them too. */
 const char *gs_sched__wait_reason_retry(enum gs_wait_reason r);
 
-/* Where a node's GPU count comes from (struct gs_sched__node, gpus_from). */
-enum {
-	GS_SCHED__GPUS_ADVERTISED = 0, /* status.capacity / .allocatable nvidia.com/gpu */
-	GS_SCHED__GPUS_TABLE,          /* the node agent's GPU index table believed (sched_agent.h) */
-	GS_SCHED__GPUS_LABEL,          /* GPU Feature Discovery's nvidia.com/gpu.count */
-};
-/* GPU Feature Discovery's label with a node's physical GPUs (replicas of time-slicing not counted). */
-#define GS_SCHED_GFD_COUNT_LABEL "nvidia.com/gpu.count"
-
-/* n->gpus and n->gpus_from from its agent table, its labels and advertised (its obj), as they are now. */
+/* n->gpus and n->gpus_from from its agent table believed, its labels and what it advertises (its obj), as
+ * they are now: inuse.h's gs_inuse_node_gpus, the one rule lint and the webhook follow too. */
 void gs_sched__node_gpus(struct gs_sched__node *n);
 /* "advertises 4 nvidia.com/gpu", "has 4 GPUs by its agent's index table", "has 4 GPUs by its label
  * nvidia.com/gpu.count": n's count and where it comes from, for messages. */

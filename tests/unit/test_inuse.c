@@ -243,13 +243,48 @@ static void test_physical(void **state)
 	assert_false(gs_inuse_resource_match(",,", "nvidia.com/gpu"));
 }
 
+/* A node's physical GPUs: the table, else GFD's count, else the larger of capacity and allocatable. */
+static void test_node_gpus(void **state)
+{
+	static const struct {
+		size_t table;
+		const char *label;
+		int64_t cap, alloc, want;
+		enum gs_gpus_from from;
+		const char *words;
+	} cases[] = {
+		{4, "8", 16, 16, 4, GS_GPUS_TABLE, "has 4 GPUs by its agent's index table"},
+		{0, "4", 16, 16, 4, GS_GPUS_LABEL, "has 4 GPUs by its label nvidia.com/gpu.count"},
+		{0, "1", 4, 4, 1, GS_GPUS_LABEL, "has 1 GPU by its label nvidia.com/gpu.count"},
+		{0, "0", 4, 4, 0, GS_GPUS_LABEL, "has 0 GPUs by its label nvidia.com/gpu.count"},
+		{0, NULL, 16, 12, 16, GS_GPUS_ADVERTISED, "advertises 16 nvidia.com/gpu"}, /* unhealthy: capacity */
+		{0, NULL, -1, 2, 2, GS_GPUS_ADVERTISED, "advertises 2 nvidia.com/gpu"},
+		{0, "", 3, -1, 3, GS_GPUS_ADVERTISED, "advertises 3 nvidia.com/gpu"},       /* not a count */
+		{0, "-4", 3, 3, 3, GS_GPUS_ADVERTISED, "advertises 3 nvidia.com/gpu"},      /* not a count */
+		{0, "1234567", 3, 3, 3, GS_GPUS_ADVERTISED, "advertises 3 nvidia.com/gpu"}, /* 7 digits */
+		{0, "4x", -1, -1, -1, GS_GPUS_ADVERTISED, "advertises -1 nvidia.com/gpu"},  /* none */
+	};
+	char words[128];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum gs_gpus_from from = (enum gs_gpus_from) - 1;
+		int64_t n = gs_inuse_node_gpus(cases[i].table, cases[i].label, cases[i].cap, cases[i].alloc, &from);
+		if (n != cases[i].want || from != cases[i].from)
+			fail_msg("case %zu: %lld from %d, want %lld from %d", i, (long long)n, (int)from,
+				 (long long)cases[i].want, (int)cases[i].from);
+		gs_inuse_node_gpus_words(n, from, words, sizeof(words));
+		assert_string_equal(words, cases[i].words);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typical),        cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_limits),         cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_format_refused), cmocka_unit_test(test_time),
-		cmocka_unit_test(test_physical),
+		cmocka_unit_test(test_physical),       cmocka_unit_test(test_node_gpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

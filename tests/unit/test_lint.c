@@ -260,11 +260,11 @@ static void test_node_gpus(void **state)
 	assert_int_equal(gs_lint_nodes_parse(text, sizeof(text) - 1, NULL, &nodes, &n, err, sizeof(err)), 0);
 	assert_int_equal(n, 4);
 	assert_int_equal(nodes[0].gpus, 3);
-	assert_int_equal(nodes[0].gpus_from, 1);
+	assert_int_equal(nodes[0].gpus_from, GS_GPUS_TABLE);
 	assert_int_equal(nodes[1].gpus, 4);
-	assert_int_equal(nodes[1].gpus_from, 2);
+	assert_int_equal(nodes[1].gpus_from, GS_GPUS_LABEL);
 	assert_int_equal(nodes[2].gpus, 4); /* capacity: an unhealthy GPU keeps its index */
-	assert_int_equal(nodes[2].gpus_from, 0);
+	assert_int_equal(nodes[2].gpus_from, GS_GPUS_ADVERTISED);
 	assert_int_equal(nodes[3].gpus, -1); /* unreadable data, nothing advertised */
 	struct gs_lint *l = lint_text(nodes, n, map);
 	HAS(l, "t", 5, GS_LINT_WARNING, "node \"t\" has 3 GPUs by its agent's index table, so it has no device 3");
