@@ -203,6 +203,36 @@ static int parse_index(struct parse *ps, char *rest)
 	return 0;
 }
 
+/* "mig ID=INDEX ...": u's table's GPUs' MIG instances, sorted by ID. */
+static int parse_mig(struct parse *ps, char *rest)
+{
+	struct gs_inuse *u = ps->u;
+
+	for (char *tok = rest, *next; tok; tok = next) {
+		if ((next = strchr(tok, ' ')))
+			*next++ = '\0';
+		char *eq = strchr(tok, '=');
+		const char *why;
+		int i;
+		if (!eq || eq - tok < 5 || strncmp(tok, "MIG-", 4) != 0 || !eq[1] || strlen(eq + 1) > 2 ||
+		    !digits(eq + 1, (int)strlen(eq + 1), &i) || (eq[1] == '0' && eq[2]))
+			return fail(ps->err, ps->errsize, ps->line, "mig entry \"%.64s\": want MIG-UUID=INDEX", tok);
+		*eq = '\0';
+		if ((why = field_problem(tok, strlen(tok))))
+			return fail(ps->err, ps->errsize, ps->line, "mig %.64s: %s", tok, why);
+		if ((size_t)i >= u->n_index || !u->index[i])
+			return fail(ps->err, ps->errsize, ps->line, "mig %.64s: the table has no GPU %d", tok, i);
+		if (u->n_mig == GS_INUSE_MAX_MIG)
+			return fail(ps->err, ps->errsize, ps->line, "more than %d MIG instances", GS_INUSE_MAX_MIG);
+		if (u->n_mig && strcmp(u->mig[u->n_mig - 1].id, tok) >= 0)
+			return fail(ps->err, ps->errsize, ps->line, "mig %.64s %s", tok,
+				    strcmp(u->mig[u->n_mig - 1].id, tok) ? "out of order (sorted by ID)"
+									 : "given twice");
+		u->mig[u->n_mig++] = (struct gs_inuse_mig){.id = tok, .parent = (size_t)i};
+	}
+	return 0;
+}
+
 static int parse_dev(struct parse *ps, char *line)
 {
 	struct gs_inuse *u = ps->u;
@@ -249,6 +279,8 @@ static int parse_lines(struct parse *ps, char *text, size_t len)
 			r = fail(ps->err, ps->errsize, ps->line, "nothing may follow the error line");
 		else if (strncmp(p, "index ", 6) == 0 && ps->line == 2)
 			r = parse_index(ps, p + 6);
+		else if (strncmp(p, "mig ", 4) == 0 && ps->line == 3 && u->n_index)
+			r = parse_mig(ps, p + 4);
 		else if (strncmp(p, "error ", 6) == 0 && !u->n_devs && p[6])
 			r = (u->error = p + 6, 0);
 		else
@@ -262,7 +294,7 @@ static int parse_lines(struct parse *ps, char *text, size_t len)
 
 int gs_inuse_parse(const char *text, size_t len, struct gs_inuse **out, char *err, size_t errsize)
 {
-	size_t lines = 1, size;
+	size_t lines = 1, size, n_mig;
 	struct gs_inuse *u;
 	struct parse ps = {.err = err, .errsize = errsize};
 	char *copy;
@@ -278,10 +310,14 @@ int gs_inuse_parse(const char *text, size_t len, struct gs_inuse **out, char *er
 		else if (c < ' ' || c > '~')
 			return fail(err, errsize, (int)lines, "byte 0x%02x is not printable ASCII", c);
 	}
-	size = sizeof(*u) + GS_INUSE_MAX_INDEX * sizeof(char *) + lines * sizeof(struct gs_inuse_dev) + len + 1;
+	/* room for a mig line's entries only when the text may have one */
+	n_mig = len > 4 && memmem(text, len, "\nmig ", 5) ? GS_INUSE_MAX_MIG : 0;
+	size = sizeof(*u) + GS_INUSE_MAX_INDEX * sizeof(char *) + n_mig * sizeof(struct gs_inuse_mig) +
+	       lines * sizeof(struct gs_inuse_dev) + len + 1;
 	u = gs_xcalloc(1, size);
 	u->index = (const char **)(void *)(u + 1);
-	u->devs = (struct gs_inuse_dev *)(void *)(u->index + GS_INUSE_MAX_INDEX);
+	u->mig = (struct gs_inuse_mig *)(void *)(u->index + GS_INUSE_MAX_INDEX);
+	u->devs = (struct gs_inuse_dev *)(void *)(u->mig + n_mig);
 	copy = memcpy((char *)(u->devs + lines), text, len);
 	copy[len] = '\0';
 	GS_ASSERT(copy + len + 1 <= (char *)u + size);
@@ -292,7 +328,10 @@ int gs_inuse_parse(const char *text, size_t len, struct gs_inuse **out, char *er
 	}
 	if (!u->n_index)
 		u->index = NULL;
+	if (!u->n_mig)
+		u->mig = NULL;
 	GS_ASSERT(!u->error || !u->n_devs);
+	GS_ASSERT(!u->n_mig || u->n_index);
 	*out = u;
 	return 0;
 }
@@ -322,13 +361,54 @@ int gs_inuse_resource_match(const char *list, const char *resource)
 			p++;
 		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
 			end--;
-		size_t n = (size_t)(end - p);
-		if (n && end[-1] == '/' ? rlen > n && strncmp(resource, p, n) == 0
-					: n && n == rlen && strncmp(resource, p, n) == 0)
+		size_t n = (size_t)(end - p), k = n && end[-1] == '*' ? n - 1 : n;
+		if (n && (end[-1] == '/' || end[-1] == '*') ? rlen > k && strncmp(resource, p, k) == 0
+							    : n && n == rlen && strncmp(resource, p, n) == 0)
 			return 1;
 		p = next;
 	}
 	return 0;
+}
+
+static int mig_cmp(const char *id, size_t len, const char *b)
+{
+	int c = strncmp(id, b, len);
+	return c ? c : b[len] ? -1 : 0;
+}
+
+long gs_inuse_mig_parent(const struct gs_inuse *u, const char *id, size_t len)
+{
+	size_t lo = 0, hi = u ? u->n_mig : 0;
+
+	if (len < 4 || memcmp(id, "MIG-", 4) != 0)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = mig_cmp(id, len, u->mig[mid].id);
+		if (c == 0)
+			return (long)u->mig[mid].parent;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+void gs_inuse_physical(const struct gs_inuse *u, const char *id, size_t len, const char **phys, size_t *phys_len)
+{
+	long parent = gs_inuse_mig_parent(u, id, len);
+	const char *sep;
+
+	if (parent >= 0) {
+		*phys = u->index[parent];
+		*phys_len = strlen(*phys);
+		return;
+	}
+	*phys = id;
+	for (sep = id; sep + 1 < id + len && !(sep[0] == ':' && sep[1] == ':'); sep++)
+		;
+	*phys_len = sep + 1 < id + len ? (size_t)(sep - id) : len;
 }
 
 const char *gs_inuse_index_id(const struct gs_inuse *u, long i)
@@ -387,8 +467,9 @@ char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize)
 	char ts[21];
 	int bad = 0;
 
-	if (u->n_devs > GS_INUSE_MAX_DEVS || u->n_index > GS_INUSE_MAX_INDEX) {
-		fail(err, errsize, 0, "over a limit (%d devices, %d indices)", GS_INUSE_MAX_DEVS, GS_INUSE_MAX_INDEX);
+	if (u->n_devs > GS_INUSE_MAX_DEVS || u->n_index > GS_INUSE_MAX_INDEX || u->n_mig > GS_INUSE_MAX_MIG) {
+		fail(err, errsize, 0, "over a limit (%d devices, %d indices, %d MIG instances)", GS_INUSE_MAX_DEVS,
+		     GS_INUSE_MAX_INDEX, GS_INUSE_MAX_MIG);
 		return NULL;
 	}
 	if (u->error && (u->n_devs || !printable_line(u->error))) {
@@ -408,6 +489,14 @@ char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize)
 	}
 	if (b.len && b.data[b.len - 1] != '\n')
 		gs_buf_append(&b, "\n", 1);
+	for (size_t k = 0; k < u->n_mig && !bad; k++) {
+		const struct gs_inuse_mig *m = &u->mig[k];
+		if (strncmp(m->id, "MIG-", 4) != 0 || strlen(m->id) < 5 || field_problem(m->id, strlen(m->id)) ||
+		    strchr(m->id, '=') || m->parent >= u->n_index || !u->index[m->parent] ||
+		    (k && strcmp(u->mig[k - 1].id, m->id) >= 0))
+			bad = fail(err, errsize, 0, "mig %.64s: not a MIG-UUID of a GPU of the table, in order", m->id);
+		gs_buf_printf(&b, "%s%s=%zu%s", k ? " " : "mig ", m->id, m->parent, k + 1 == u->n_mig ? "\n" : "");
+	}
 	if (u->error)
 		gs_buf_printf(&b, "error %s\n", u->error);
 	if (u->n_devs) {

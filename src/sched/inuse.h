@@ -7,6 +7,10 @@
  *                                           last read the kubelet (or found it could not)
  *     index 0=GPU-8f2c... 1=GPU-3a1b...     optional, second: GPU index -> device ID, as the node's
  *                                           driver numbers them (PCI bus order, nvidia-smi's index)
+ *     mig MIG-0c7e...=0 MIG-5d1a...=0       optional, right after the index line: the node's MIG
+ *                                           instances, each MIG-<uuid> with its parent GPU's index in
+ *                                           the table, sorted by ID (only written when there is one:
+ *                                           schedulers before it read no such line)
  *     error the kubelet's PodResources ...  optional, instead of device lines: why the agent has no data
  *     RESOURCE DEVICE-ID NAMESPACE/POD      one per device held through the device plugin, sorted by
  *                                           resource then ID, each (RESOURCE, DEVICE-ID) once
@@ -30,6 +34,7 @@
 #define GS_INUSE_MAX_BYTES  (128 * 1024)
 #define GS_INUSE_MAX_DEVS   1024
 #define GS_INUSE_MAX_INDEX  64
+#define GS_INUSE_MAX_MIG    448 /* 7 instances on each of 64 GPUs */
 
 struct gs_inuse_dev {
 	const char *resource; /* "nvidia.com/gpu" */
@@ -37,15 +42,24 @@ struct gs_inuse_dev {
 	const char *holder;   /* "namespace/pod" */
 };
 
+/* A MIG instance of a GPU of the table: its ID ("MIG-0c7e...") and its parent's index. */
+struct gs_inuse_mig {
+	const char *id;
+	size_t parent;
+};
+
 /*
  * Parsed (gs_inuse_parse: one allocation, strings inside) or to format (gs_inuse_format: the
- * caller's). Invariant: error != NULL implies n_devs == 0; index[i] is NULL where the table has no i.
+ * caller's). Invariants: error != NULL implies n_devs == 0; index[i] is NULL where the table has no i;
+ * n_mig > 0 implies a table, each mig[k].parent one of its GPUs, mig sorted by ID without repeats.
  */
 struct gs_inuse {
 	int64_t at_ms;     /* the agent's time of the data, ms since the epoch, whole seconds */
 	const char *error; /* NULL, or what kept the agent from the kubelet's answer */
 	size_t n_index;    /* 0: no table */
 	const char **index;
+	size_t n_mig;
+	struct gs_inuse_mig *mig;
 	size_t n_devs;
 	struct gs_inuse_dev *devs;
 };
@@ -68,11 +82,19 @@ char *gs_inuse_format(const struct gs_inuse *u, char *err, size_t errsize);
  * time-slicing or MPS ("GPU-8f2c...::3" is replica 3 of GPU-8f2c...); the whole ID when there is none.
  */
 size_t gs_inuse_physical_len(const char *id);
+/* The index of the GPU whose MIG instance id[0..len) is by u's mig line, or -1 (not one it lists). */
+long gs_inuse_mig_parent(const struct gs_inuse *u, const char *id, size_t len);
+/*
+ * The physical GPU of device ID id[0..len) by u (NULL: none), into *phys and *phys_len: a MIG instance's
+ * parent GPU (its ID in u's table), else the ID up to its first "::" (gs_inuse_physical_len).
+ */
+void gs_inuse_physical(const struct gs_inuse *u, const char *id, size_t len, const char **phys, size_t *phys_len);
 
 /*
- * 1 when resource is named by list: a comma-separated list of resource names ("nvidia.com/gpu") or
- * prefixes ending in '/' ("nvidia.com/" matches nvidia.com/gpu and nvidia.com/mig-1g.5gb); blanks
- * around items are ignored, empty items match nothing. NULL matches nothing.
+ * 1 when resource is named by list: a comma-separated list of resource names ("nvidia.com/gpu"),
+ * prefixes ending in '/' ("nvidia.com/" matches nvidia.com/gpu and nvidia.com/mig-1g.5gb) or prefixes
+ * ending in '*' ("nvidia.com/mig-*" matches nvidia.com/mig-1g.5gb, not nvidia.com/mig-); blanks around
+ * items are ignored, empty items match nothing. NULL matches nothing.
  */
 int gs_inuse_resource_match(const char *list, const char *resource);
 

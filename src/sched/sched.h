@@ -132,16 +132,17 @@ struct gs_sched_config {
 	int preemption;
 	/*
 	 * --gpu-resources: the resources the device plugin hands GPUs out as (gs_inuse_resource_match's
-	 * list: names, or prefixes ending in '/'). Their requests are the node's plugin GPUs when no agent
-	 * data says which, and the devices the agent lists under them are GPUs (a replica, "GPU-...::2",
-	 * its GPU: docs/agent.md, "Shared GPUs"). NULL: GS_SCHED_GPU_RESOURCES.
+	 * list: names, or prefixes ending in '/' or '*'). Their requests are the node's plugin GPUs when no
+	 * agent data says which, and the devices the agent lists under them are GPUs (a replica,
+	 * "GPU-...::2", or a MIG instance its agent names, its GPU: docs/agent.md, "Shared GPUs").
+	 * NULL: GS_SCHED_GPU_RESOURCES.
 	 */
 	const char *gpu_resources;
 };
 
-/* The device plugin's GPU resources by default: whole GPUs, and time-sliced or MPS replicas when the
- * plugin renames them (sharing.timeSlicing.renameByDefault). */
-#define GS_SCHED_GPU_RESOURCES "nvidia.com/gpu,nvidia.com/gpu.shared"
+/* The device plugin's GPU resources by default: whole GPUs, time-sliced or MPS replicas when the plugin
+ * renames them (sharing.timeSlicing.renameByDefault), MIG instances (the mixed strategy's resources). */
+#define GS_SCHED_GPU_RESOURCES "nvidia.com/gpu,nvidia.com/gpu.shared,nvidia.com/mig-*"
 
 /* Fills the defaults above (scheduler_name "gpu-scheduler", check_env on, recreate_unmutated off,
  * alias_label "gpu-scheduler.io/node"). */
@@ -334,9 +335,6 @@ enum gs_wait_reason {
 	GS_WAIT_GANG_LIMIT,            /* its gang does not fit in its namespace's budget for reservations */
 	GS_WAIT__COUNT
 };
-
-/* The extended resource of the NVIDIA device plugin. */
-#define GS_SCHED_GPU_RESOURCE "nvidia.com/gpu"
 
 /* The node annotation of the node-side policy (gs_node_obj.allowed_ns). */
 #define GS_SCHED_ALLOWED_NS "gpu-scheduler.io/allowed-namespaces"

@@ -148,7 +148,8 @@ static void check_table(struct gs_sched__node *n)
 	GS_ASSERT(!a->table_moved && a->table);
 }
 
-/* a->ids and a->chain from a->data: each physical GPU's devices (its replicas), in the data's order. */
+/* a->ids and a->chain from a->data: each physical GPU's devices (its replicas, its MIG instances), in
+ * the data's order. */
 static void index_devices(struct gs_sched__agent *a)
 {
 	const struct gs_inuse *d = a->data;
@@ -156,8 +157,9 @@ static void index_devices(struct gs_sched__agent *a)
 
 	a->chain = gs_xcalloc(d->n_devs + 1, sizeof(*a->chain));
 	for (size_t i = 0; i < d->n_devs; i++) {
-		const char *id = d->devs[i].id;
-		size_t len = gs_inuse_physical_len(id);
+		const char *id;
+		size_t len;
+		gs_inuse_physical(d, d->devs[i].id, strlen(d->devs[i].id), &id, &len);
 		uintptr_t head = (uintptr_t)gs_hmap_get(&a->ids, id, len);
 		if (!head) {
 			if (gs_hmap_put(&a->ids, id, len, (void *)(uintptr_t)(i + 1), NULL) < 0)
@@ -281,16 +283,25 @@ static int is_index(const char *dev, size_t len)
 	return len > 0 && dev[0] >= '0' && dev[0] <= '9';
 }
 
-/* The physical ID of n's device dev (len bytes): through the index table for an index, else dev itself
- * when the agent lists it (one of its replicas); NULL when unknown. */
+/* The ID of the GPU of index i on n, through the index table believed; NULL when unknown. */
+static const char *index_id(const struct gs_sched__node *n, long i)
+{
+	if (!n->agent.table_moved)
+		return gs_inuse_index_id(n->agent.data, i);
+	return i >= 0 && (size_t)i < n->agent.n_table ? n->agent.table_ids[i] : NULL;
+}
+
+/* The physical ID of n's device dev (len bytes): through the index table for an index; a MIG
+ * instance's parent GPU (the agent's mig line: its index, through the table); else dev itself when the
+ * agent lists it (one of its replicas); NULL when unknown. */
 static const char *device_id(const struct gs_sched__node *n, const char *dev, size_t len)
 {
-	if (is_index(dev, len)) {
-		long i = strtol(dev, NULL, 10);
-		if (!n->agent.table_moved)
-			return gs_inuse_index_id(n->agent.data, i);
-		return i >= 0 && (size_t)i < n->agent.n_table ? n->agent.table_ids[i] : NULL;
-	}
+	long parent;
+
+	if (is_index(dev, len))
+		return index_id(n, strtol(dev, NULL, 10));
+	if ((parent = gs_inuse_mig_parent(n->agent.data, dev, len)) >= 0)
+		return index_id(n, parent);
 	return gs_hmap_get(&n->agent.ids, dev, len) ? dev : NULL;
 }
 
@@ -301,8 +312,9 @@ void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *
 
 	*index = -1;
 	*id = NULL;
-	if (is_index(dev, len)) {
-		*index = strtol(dev, NULL, 10);
+	if (is_index(dev, len) || (*index = gs_inuse_mig_parent(u, dev, len)) >= 0) {
+		/* a MIG instance is its parent GPU's: the GPU exporters label it so */
+		*index = is_index(dev, len) ? strtol(dev, NULL, 10) : *index;
 		*id = device_id(n, dev, len);
 		return;
 	}
@@ -314,6 +326,34 @@ void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *
 			return;
 		}
 	}
+}
+
+const void *gs_sched__agent_related(const struct gs_sched__node *n, const char *dev, size_t len, gs_sched__name_fn fn,
+				    void *ud)
+{
+	const struct gs_inuse *d = n->agent.data;
+	const char *id;
+	const void *r;
+	long gpu = -1;
+	char idx[24];
+
+	if (!d || !d->n_mig)
+		return NULL;
+	if ((gpu = gs_inuse_mig_parent(d, dev, len)) >= 0) {
+		snprintf(idx, sizeof(idx), "%ld", gpu);
+		if ((r = fn(idx, strlen(idx), ud)) || !(id = index_id(n, gpu)))
+			return r;
+		return fn(id, strlen(id), ud);
+	}
+	if (is_index(dev, len))
+		gpu = strtol(dev, NULL, 10);
+	for (long i = 0; gpu < 0 && (size_t)i < (n->agent.table_moved ? n->agent.n_table : d->n_index); i++)
+		if ((id = index_id(n, i)) && strlen(id) == len && memcmp(id, dev, len) == 0)
+			gpu = i;
+	for (size_t k = 0; gpu >= 0 && k < d->n_mig; k++)
+		if ((long)d->mig[k].parent == gpu && (r = fn(d->mig[k].id, strlen(d->mig[k].id), ud)))
+			return r;
+	return NULL;
 }
 
 /* 1 when the agent's holder is a pod bound to n now, other than self_key and not set aside by a
@@ -328,13 +368,21 @@ static int live(const struct gs_sched__node *n, const char *holder, const char *
 const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *n, const char *dev, size_t len,
 						   const char *self_key)
 {
+	const struct gs_inuse *d = n->agent.data;
 	const char *id = n->agent.fresh ? device_id(n, dev, len) : NULL;
-	size_t at = id ? (uintptr_t)gs_hmap_get(&n->agent.ids, id, is_index(dev, len) ? strlen(id) : len) : 0;
+	int mig = id && gs_inuse_mig_parent(d, dev, len) >= 0;
+	size_t at = id ? (uintptr_t)gs_hmap_get(&n->agent.ids, id, id == dev ? len : strlen(id)) : 0;
 
-	/* the GPU, or any replica of it, that a live pod holds: the first */
-	for (; at; at = n->agent.chain[at - 1])
-		if (live(n, n->agent.data->devs[at - 1].holder, self_key))
-			return &n->agent.data->devs[at - 1];
+	/* the GPU, or any replica or MIG instance of it, that a live pod holds: the first. A MIG instance
+	 * wanted alone is held by the holder of that instance or of its whole GPU, not of another instance. */
+	for (; at; at = n->agent.chain[at - 1]) {
+		const struct gs_inuse_dev *v = &d->devs[at - 1];
+		if (mig && gs_inuse_mig_parent(d, v->id, strlen(v->id)) >= 0 &&
+		    (strlen(v->id) != len || memcmp(v->id, dev, len) != 0))
+			continue;
+		if (live(n, v->holder, self_key))
+			return v;
+	}
 	return NULL;
 }
 
@@ -412,7 +460,11 @@ static int gpu_device(const struct gs_sched *s, const struct gs_inuse_dev *v)
 static int first_live_replica(const struct gs_sched *s, const struct gs_sched__node *n, size_t i, const char *self_key)
 {
 	const struct gs_inuse_dev *v = &n->agent.data->devs[i];
-	size_t at = (uintptr_t)gs_hmap_get(&n->agent.ids, v->id, gs_inuse_physical_len(v->id));
+	const char *id;
+	size_t len, at;
+
+	gs_inuse_physical(n->agent.data, v->id, strlen(v->id), &id, &len);
+	at = (uintptr_t)gs_hmap_get(&n->agent.ids, id, len);
 
 	for (; at && at - 1 != i; at = n->agent.chain[at - 1]) {
 		const struct gs_inuse_dev *w = &n->agent.data->devs[at - 1];
@@ -519,8 +571,7 @@ enum gs_wait_reason gs_sched__fit_plugin(const struct gs_sched *s, const struct 
 		 "%s has %" PRId64 " GPUs: the device plugin gave %s to pods requesting %s%s%s%s (which "
 		 "ones is unknown: %s), maps hold %" PRId64 ", and this entry needs %" PRId64 " more",
 		 n->name, n->gpus, gave,
-		 strcmp(s->cfg.gpu_resources, GS_SCHED_GPU_RESOURCES) == 0 ? GS_SCHED_GPU_RESOURCE
-									   : s->cfg.gpu_resources,
+		 strcmp(s->cfg.gpu_resources, GS_SCHED_GPU_RESOURCES) == 0 ? "GPUs" : s->cfg.gpu_resources,
 		 names[0] ? " (" : "", names, names[0] ? ")" : "", why, held, more);
 	return GS_WAIT_DEVICE_BUSY;
 }

@@ -60,6 +60,14 @@ const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *
 						   const char *self_key);
 /* What r asks of the device plugin's GPU resources (cfg.gpu_resources): GPUs, or replicas of them. */
 int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r);
+/*
+ * The other names of n's device dev (len bytes) that the ledger may hold it by, as the agent's MIG line
+ * tells them: a MIG instance's GPU (its index, then its ID), or a GPU's MIG instances. Calls fn with each
+ * until fn returns non-NULL, and returns that (NULL: none did, or the data names no MIG instance).
+ */
+typedef const void *(*gs_sched__name_fn)(const char *name, size_t len, void *ud);
+const void *gs_sched__agent_related(const struct gs_sched__node *n, const char *dev, size_t len, gs_sched__name_fn fn,
+				    void *ud);
 /* What the index table believed of n (sched_int.h) says of device dev, as a map names it: an index's
  * ID, or an ID's index; the other one is dev itself. *index -1 or *id NULL when the table does not say. */
 void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *index, const char **id);

@@ -140,9 +140,12 @@ static void check_agent_ids(const struct gs_sched__agent *a)
 	}
 	while (gs_hmap_next(&a->ids, &it))
 		for (size_t at = (uintptr_t)it.val; at; at = a->chain[at - 1]) {
-			const char *id = a->data->devs[at - 1].id;
-			GS_ASSERT(at <= a->data->n_devs && gs_inuse_physical_len(id) == it.klen &&
-				  memcmp(id, it.key, it.klen) == 0);
+			const char *id;
+			size_t len;
+			GS_ASSERT(at <= a->data->n_devs);
+			gs_inuse_physical(a->data, a->data->devs[at - 1].id, strlen(a->data->devs[at - 1].id), &id,
+					  &len);
+			GS_ASSERT(len == it.klen && memcmp(id, it.key, it.klen) == 0);
 			seen++;
 		}
 	GS_ASSERT(seen == a->data->n_devs);

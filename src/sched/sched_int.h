@@ -128,9 +128,9 @@ struct gs_sched__agent {
 	char *problem;   /* with text and no data: "reports: ERROR-LINE" or "published data not used: PARSE-ERROR" */
 	int64_t seen_ms; /* when the text last changed (the engine's clock; see gs_sched__agent_update) */
 	int fresh;       /* data, and seen_ms + cfg.agent_stale_ms is still ahead */
-	/* physical device ID (inuse.h, gs_inuse_physical_len: a replica's GPU) -> the first of data's devices
-	 * of that GPU, by its index in data->devs (+ 1); chain[i] the index of the next one (+ 1), 0 after
-	 * the last: every replica of a GPU the device plugin handed out, whatever its resource */
+	/* physical device ID (inuse.h, gs_inuse_physical: a replica's or a MIG instance's GPU) -> the first
+	 * of data's devices of that GPU, by its index in data->devs (+ 1); chain[i] the index of the next one
+	 * (+ 1), 0 after the last: every replica or instance of a GPU the device plugin handed out */
 	struct gs_hmap ids;
 	size_t *chain;
 	struct gs_hmap conflicts; /* "device ID\0holder" of conflicts already reported -> (void *)1 */

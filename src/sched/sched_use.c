@@ -543,6 +543,31 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 }
 
 
+/* A device of the ledger, by one of its names, that pod p may not take (gs_sched__agent_related's fn). */
+struct held_by {
+	const struct gs_sched__node *n;
+	const struct gs_sched__pod *p;
+	int other;      /* found by another name than the pod's own, copied into name */
+	char name[128]; /* (the caller's may not outlive the call: an index made for it) */
+};
+
+static const void *held_by(const char *name, size_t len, void *ud)
+{
+	struct held_by *hb = ud;
+	const struct gs_sched__dev *dv = gs_hmap_get(&hb->n->ledger, name, len);
+	const struct gs_sched__hold *h =
+		dv ? gs_sched__dev_conflict(dv, hb->p->owner ? hb->p->owner : hb->p->uid, hb->p->shared) : NULL;
+
+	if (h && hb->other)
+		snprintf(hb->name, sizeof(hb->name), "%.*s", (int)len, name);
+	return h;
+}
+
+static int is_index_name(const char *d, size_t len)
+{
+	return len > 0 && d[0] >= '0' && d[0] <= '9';
+}
+
 enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct gs_sched__pod *p,
 					  const struct gs_sched__node *n, char *msg, size_t size)
 {
@@ -551,17 +576,27 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 	for (const char *q = p->entry->devices; *q;) {
 		size_t len;
 		const char *d = q;
+		struct held_by hb = {.n = n, .p = p};
 		q = gs_sched__next_dev(q, &len);
-		const struct gs_sched__dev *dv = gs_hmap_get(&n->ledger, d, len);
-		const struct gs_sched__hold *h =
-			dv ? gs_sched__dev_conflict(dv, p->owner ? p->owner : p->uid, p->shared) : NULL;
+		/* by its own name, else by another the agent gives it: a MIG instance and its GPU hold each other */
+		const struct gs_sched__hold *h = held_by(d, len, &hb);
+		if (!h && (hb.other = 1))
+			h = gs_sched__agent_related(n, d, len, held_by, &hb);
 		if (!h)
 			continue;
-		int is_index = len > 0 && d[0] >= '0' && d[0] <= '9';
 		const struct gs_sched__pod *hp = gs_hmap_get_str(&s->pods, h->use->uid);
 		const char *who = gs_sched__holder_shown(h->use->key, p->key);
-		snprintf(msg, size, "%s %s%.*s is held by %s%s%s", n->name, is_index ? "GPU " : "device ", (int)len, d,
-			 who, who == h->use->key ? ", a pod of another owner" : "",
+		char through[128] = "";
+		if (hb.other)
+			snprintf(through, sizeof(through), " through %s%s",
+				 is_index_name(hb.name, strlen(hb.name)) ? "its GPU "
+				 : gs_inuse_mig_parent(n->agent.data, hb.name, strlen(hb.name)) >= 0
+					 ? "its MIG instance "
+					 : "its GPU ",
+				 hb.name);
+		snprintf(msg, size, "%s %s%.*s is held by %s%s%s%s", n->name,
+			 is_index_name(d, len) ? "GPU " : "device ", (int)len, d, who, through,
+			 who == h->use->key ? ", a pod of another owner" : "",
 			 hp && hp->reserved ? " (reserved while its all-or-nothing gang gathers)" : "");
 		return GS_WAIT_DEVICE_BUSY;
 	}

@@ -64,7 +64,7 @@ check "no DEVICE_BUSY for orph-1" eval '! pod_events orph-1 | grep -q "is held b
 # --- GPUs the device plugin gave out, counted though unnamed (GPU 0 of $N-a is orph's) ------------------
 plugin_pod "$N-a" infer 3
 ours cnt-0 "0=$N-a:2" >/dev/null
-waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu \($NS/infer\) \(which ones is unknown: $N-a has no gpu-scheduler agent data, docs/agent.md\), maps hold 1, and this entry needs 1 more"
+waits cnt-0 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting GPUs \($NS/infer\) \(which ones is unknown: $N-a has no gpu-scheduler agent data, docs/agent.md\), maps hold 1, and this entry needs 1 more"
 kc delete pod infer --grace-period=0 --force --wait=false >/dev/null 2>&1
 check_eventually "cnt-0 bound once the device plugin's pod is gone" 10 pod_on cnt-0 "$N-a"
 
@@ -108,7 +108,7 @@ check_eventually "ag-1 gone" 20 eval '! kc get pod ag-1 >/dev/null 2>&1'
 agent_data "v1 NOW|error the kubelet's PodResources socket /var/lib/kubelet/pod-resources/kubelet.sock does not exist"
 plugin_pod "$N-a" infer-4 2
 ours ag-2 "2=$N-a:1" >/dev/null
-waits ag-2 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 2 to pods requesting nvidia.com/gpu \($NS/infer-4\) \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
+waits ag-2 DEVICE_BUSY "$N-a has 4 GPUs: the device plugin gave 2 to pods requesting GPUs \($NS/infer-4\) \(which ones is unknown: the gpu-scheduler agent on $N-a reports: the kubelet's PodResources socket"
 kc delete pod infer-4 --grace-period=0 --force --wait=false >/dev/null 2>&1
 
 # --- a GPU index table that moves without a reboot is not believed (issue 36) ----------------------------

@@ -83,7 +83,7 @@ check "the fake has the placeholder's name, another uid" test -n "$fake_uid" -a 
 check_eventually "our placeholder made again, under a new name" 20 \
 	eval '[ "$(ours_ph | grep -c .)" = 1 ] && ! ours_ph | grep -q "^$ph "'
 ours victim-0 "0=$N-a:1" >/dev/null
-waits victim-0 "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting nvidia.com/gpu"
+waits victim-0 "$N-a has 4 GPUs: the device plugin gave 3 to pods requesting GPUs"
 sleep 2
 check "victim-0 still not bound onto the fake's GPUs" test -z "$(pod_node victim-0)"
 check "the fake (another scheduler's) not deleted by us" equals "$fake_uid" kc get pod "$ph" -o jsonpath='{.metadata.uid}'

@@ -103,6 +103,19 @@ static void test_refused(void **state)
 	refused("v1 2026-11-25T15:21:34Z\nr GPU-aa a/b\nerror gone", "line 3: want RESOURCE");
 	refused("v1 2026-11-25T15:21:34Z\nr GPU-\x01 a/b", "line 2: byte 0x01 is not printable ASCII");
 	refused("v1 2026-11-25T15:21:34Z\tx", "line 1: byte 0x09");
+	/* the mig line: right after the table, MIG-UUID=INDEX of a GPU of it, sorted by ID */
+	refused("v1 2026-11-25T15:21:34Z\nmig MIG-a1=0", "line 2: want RESOURCE");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nr GPU-aa a/b\nmig MIG-a1=0", "line 4: want RESOURCE");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=1", "line 3: mig MIG-a1: the table has no GPU 1");
+	refused("v1 2026-11-25T15:21:34Z\nindex 1=GPU-aa\nmig MIG-a1=0", "line 3: mig MIG-a1: the table has no GPU 0");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig GPU-a1=0", "mig entry \"GPU-a1=0\": want MIG-UUID=INDEX");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-=0", "want MIG-UUID=INDEX");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=00", "want MIG-UUID=INDEX");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=0=0", "want MIG-UUID=INDEX"); /* fuzz_inuse */
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=", "want MIG-UUID=INDEX");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a2=0 MIG-a1=0", "mig MIG-a1 out of order");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=0 MIG-a1=0", "mig MIG-a1 given twice");
+	refused("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa\nmig MIG-a1=0  MIG-a2=0", "want MIG-UUID=INDEX");
 
 	/* a field of 257 bytes; a pod name of 254 */
 	char text[1024];
@@ -240,6 +253,42 @@ static void test_physical(void **state)
 	assert_false(gs_inuse_resource_match("nvidia.com/gpu", "nvidia.com/gpu.shared"));
 	assert_true(gs_inuse_resource_match("nvidia.com/mig-,nvidia.com/", "nvidia.com/mig-1g.5gb"));
 	assert_false(gs_inuse_resource_match(NULL, "nvidia.com/gpu"));
+	assert_true(gs_inuse_resource_match("nvidia.com/gpu,nvidia.com/mig-*", "nvidia.com/mig-1g.10gb"));
+	assert_false(gs_inuse_resource_match("nvidia.com/mig-*", "nvidia.com/mig-"));
+	assert_false(gs_inuse_resource_match("nvidia.com/mig-*", "nvidia.com/gpu"));
+	assert_true(gs_inuse_resource_match("*", "example.com/vgpu"));
+
+	/* MIG instances: their parent by the mig line; the physical GPU of an ID */
+	struct gs_inuse *u =
+		parse_ok("v1 2026-11-25T15:21:34Z\nindex 0=GPU-aa 1=GPU-bb\nmig MIG-a1=0 MIG-a2=0 MIG-b1=1\n"
+			 "nvidia.com/mig-1g.10gb MIG-a1 ml/x-0");
+	const char *id;
+	size_t len;
+	assert_int_equal(u->n_mig, 3);
+	assert_int_equal(gs_inuse_mig_parent(u, "MIG-a1", 6), 0);
+	assert_int_equal(gs_inuse_mig_parent(u, "MIG-b1,0", 6), 1); /* a device of a list: its length */
+	assert_int_equal(gs_inuse_mig_parent(u, "MIG-a", 5), -1);
+	assert_int_equal(gs_inuse_mig_parent(u, "MIG-c1", 6), -1);
+	assert_int_equal(gs_inuse_mig_parent(u, "GPU-aa", 6), -1);
+	assert_int_equal(gs_inuse_mig_parent(NULL, "MIG-a1", 6), -1);
+	gs_inuse_physical(u, "MIG-a2", 6, &id, &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(id, "GPU-aa", 6);
+	gs_inuse_physical(u, "GPU-bb::3", 9, &id, &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(id, "GPU-bb", 6);
+	gs_inuse_physical(NULL, "MIG-zz::1,2", 9, &id, &len); /* no data: up to "::" within len */
+	assert_int_equal(len, 6);
+	gs_inuse_physical(u, "GPU-b::", 6, &id, &len); /* a "::" past len is not one */
+	assert_int_equal(len, 6);
+	char ferr[128], *t = gs_inuse_format(u, ferr, sizeof(ferr));
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\nmig MIG-a1=0 MIG-a2=0 MIG-b1=1\nnvidia.com/mig-1g.10gb MIG-a1 ml/x-0"));
+	free(t);
+	u->mig[0].parent = 5; /* no such GPU: format refuses */
+	assert_null(gs_inuse_format(u, ferr, sizeof(ferr)));
+	assert_non_null(strstr(ferr, "mig MIG-a1"));
+	gs_inuse_free(u);
 	assert_false(gs_inuse_resource_match(",,", "nvidia.com/gpu"));
 }
 
