@@ -113,6 +113,13 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgs.a $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(B)/libgs.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
+# A stand-in for the driver's NVML, for the agent's MIG reader (tests/fixtures/nvml/fake_nvml.c); dlopen'd
+# by test_agent from beside itself, and by the integration tests' agent (--nvml-library).
+$(B)/tests/libfake-nvml.so: tests/fixtures/nvml/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) -O1 -g $(WARN) -shared -fPIC -o $@ $<
+$(B)/tests/test_agent: $(B)/tests/libfake-nvml.so
+
 unit: $(UNIT_BIN) $(MAIN_OBJ)
 	@tests/run-unit.sh $(UNIT_BIN)
 	@tests/cluster/test_socket_paths.sh
@@ -143,7 +150,7 @@ test: prepare
 	@s=0; scripts/checksrc.py || s=1; tests/style/test_checksrc.sh || s=1; tests/style/test_graph.sh "$(B)" || s=1; \
 		tests/run-all.sh "$(B)" || s=1; exit $$s
 
-integration: all
+integration: all $(B)/tests/libfake-nvml.so
 	@tests/run-all.sh "$(B)" integration
 
 # The integration suite against the oldest Kubernetes the module proxy serves with DRA GA

@@ -169,8 +169,9 @@ const struct gs_opt gs_main_opts[] = {
 	 "groups of extended resources the fit does not check, comma-separated: example.com ignores "
 	 "example.com/* (ignoredResourceGroups)"},
 	{"gpu-resources", "GS_GPU_RESOURCES", GS_OPT_STRING, GS_SCHED_GPU_RESOURCES, 0, 0, OPT(gpu_resources), NULL,
-	 "the device plugin's GPU resources, comma-separated names or prefixes ending in '/': their pods' "
-	 "requests are the plugin's GPUs, and a replica the agent lists under one (GPU-...::2) holds its GPU"},
+	 "the device plugin's GPU resources, comma-separated names or prefixes ending in '/' or '*': their "
+	 "pods' requests are the plugin's GPUs, and a replica (GPU-...::2) or a MIG instance the agent lists "
+	 "under one holds its GPU"},
 	{"agent-stale-after", "GS_AGENT_STALE_AFTER", GS_OPT_DURATION, "30m", 1000, 86400000, OPT(agent_stale_ms), NULL,
 	 "the node agent's data unchanged for this long is stale and counted as none (its heartbeat is 10m)"},
 	{"engine-audit", "GS_ENGINE_AUDIT", GS_OPT_BOOL, "false", 0, 0, OPT(engine_audit), NULL,

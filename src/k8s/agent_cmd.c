@@ -18,6 +18,7 @@
 #include "core/grpc.h"
 #include "core/log.h"
 #include "k8s/agent.h"
+#include "k8s/agent_nvml.h"
 #include "k8s/agent_run.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/podresources.h"
@@ -112,10 +113,11 @@ static int agent_usage(FILE *f)
 		"                          published for N s too (default 30; 0: off)\n"
 		"  --resources LIST        resource names, or prefixes ending in '/' (default %s)\n"
 		"  --nvidia-proc-dir DIR   the driver's GPU list, for the GPU index table (default %s)\n"
+		"  --nvml-library PATH     the driver's NVML, for its MIG instances (default %s; \"\": none)\n"
 		"  --addr HOST:PORT        /healthz and /metrics (default :10262)\n"
 		"  --log-level LEVEL       error, warn, info (default), debug\n"
 		"  --log-format FORMAT     text (default) or json\n",
-		GS_PODRES_SOCKET, GS_AGENT_RESOURCES, GS_AGENT_NVIDIA_PROC_DIR);
+		GS_PODRES_SOCKET, GS_AGENT_RESOURCES, GS_AGENT_NVIDIA_PROC_DIR, GS_AGENT_NVML_LIBRARY);
 	return f == stdout ? 0 : 2;
 }
 
@@ -195,6 +197,9 @@ static int agent_opt(int c, struct agent_args *x)
 	case 'd':
 		x->o.proc_dir = optarg;
 		break;
+	case 'N':
+		x->o.nvml_library = optarg;
+		break;
 	case 'a':
 		x->o.addr = optarg;
 		break;
@@ -266,6 +271,7 @@ int gs_agent_cmd(int argc, char **argv)
 		{"settle-s", required_argument, NULL, 'S'},
 		{"resources", required_argument, NULL, 'r'},
 		{"nvidia-proc-dir", required_argument, NULL, 'd'},
+		{"nvml-library", required_argument, NULL, 'N'},
 		{"addr", required_argument, NULL, 'a'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"log-format", required_argument, NULL, 'f'},
@@ -276,6 +282,7 @@ int gs_agent_cmd(int argc, char **argv)
 		.socket = GS_PODRES_SOCKET,
 		.resources = GS_AGENT_RESOURCES,
 		.proc_dir = GS_AGENT_NVIDIA_PROC_DIR,
+		.nvml_library = GS_AGENT_NVML_LIBRARY,
 		.addr = ":10262",
 		.interval_ms = 10000,
 		.timeout_ms = 10000,

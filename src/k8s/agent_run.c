@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "k8s/agent.h"
+#include "k8s/agent_nvml.h"
 #include "k8s/kube.h"
 #include "k8s/watch.h"
 
@@ -69,7 +70,11 @@ struct agent {
 	int64_t settle_until; /* wall ms: the settle window ends */
 	int64_t fail_since;   /* wall ms of the first failure of the current streak; 0: none */
 	char fail_why[ERROR_TEXT_MAX + 1];
-	char index_err[256]; /* the last index table problem logged */
+	char index_err[256];      /* the last index table problem logged */
+	struct gs_agent_mig *mig; /* the MIG instances NVML gave (agent_nvml.h), read at mig_at */
+	size_t n_mig;
+	int64_t mig_at;    /* wall ms; 0: never */
+	char mig_err[256]; /* the last NVML problem logged */
 
 	/* what is published */
 	struct gs_agent_devs base; /* the devices last published (or read at start): the settle base */
@@ -259,6 +264,55 @@ static const char **read_index(struct agent *a, size_t *n, struct gs_agent_gpu *
 	return ids;
 }
 
+/* a->mig from NVML, at start and once a heartbeat (MIG instances change only when an administrator
+ * reconfigures the GPU, which needs it idle); a problem is logged once, and leaves none. */
+static void read_mig(struct agent *a, int64_t now)
+{
+	char err[256] = "";
+	int r;
+
+	if (!a->o->nvml_library || !*a->o->nvml_library ||
+	    (a->mig_at && now - a->mig_at < (int64_t)a->o->heartbeat_s * 1000))
+		return;
+	a->mig_at = now;
+	free(a->mig);
+	if ((r = gs_agent_nvml_mig(a->o->nvml_library, &a->mig, &a->n_mig, err, sizeof err)) == 0) {
+		a->mig_err[0] = 0;
+		return;
+	}
+	if (strncmp(a->mig_err, err, sizeof a->mig_err - 1) != 0) {
+		if (r == -ENOENT)
+			gs_log_info("agent: no NVML (%s): MIG instances, if any, are not published", err);
+		else
+			gs_log_warn("agent: MIG instances not published: %s", err);
+		snprintf(a->mig_err, sizeof a->mig_err, "%s", err);
+	}
+}
+
+static int mig_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct gs_inuse_mig *)x)->id, ((const struct gs_inuse_mig *)y)->id);
+}
+
+/* The mig line's entries: each instance whose parent is a GPU of the table ids[0..n_ids), by ID. */
+static struct gs_inuse_mig *mig_line(const struct agent *a, const char **ids, size_t n_ids, size_t *n)
+{
+	struct gs_inuse_mig *out = a->n_mig ? gs_xmalloc(a->n_mig * sizeof(*out)) : NULL;
+
+	*n = 0;
+	for (size_t k = 0; k < a->n_mig; k++)
+		for (size_t i = 0; i < n_ids; i++)
+			if (ids[i] && strcmp(ids[i], a->mig[k].parent) == 0)
+				out[(*n)++] = (struct gs_inuse_mig){.id = a->mig[k].id, .parent = i};
+	qsort(out, *n, sizeof(*out), mig_cmp);
+	for (size_t k = 1; k < *n; k++)
+		if (strcmp(out[k - 1].id, out[k].id) == 0) { /* one UUID twice: NVML is confused, say nothing */
+			*n = 0;
+			break;
+		}
+	return out;
+}
+
 /* The annotation for devs (NULL: the error line a->fail_why) as of now, then publish. */
 static void build_and_publish(struct agent *a, const struct gs_agent_devs *devs, int64_t now)
 {
@@ -268,6 +322,8 @@ static void build_and_publish(struct agent *a, const struct gs_agent_devs *devs,
 	char *text;
 
 	u.index = read_index(a, &u.n_index, &gpus);
+	read_mig(a, now);
+	u.mig = mig_line(a, u.index, u.n_index, &u.n_mig);
 	if (devs) {
 		u.devs = devs->devs;
 		u.n_devs = devs->n;
@@ -285,6 +341,7 @@ static void build_and_publish(struct agent *a, const struct gs_agent_devs *devs,
 		GS_ASSERT(text);
 	}
 	free(u.index);
+	free(u.mig);
 	free(gpus);
 	publish(a, text, now);
 }
@@ -631,6 +688,7 @@ early:
 	free(a.published);
 	free(a.want);
 	free(a.sending);
+	free(a.mig);
 	gs_metrics_free(a.metrics);
 	return r;
 }

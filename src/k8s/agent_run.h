@@ -7,7 +7,8 @@
  *           the node (a watch with fieldSelector spec.nodeName=NODE); at most one List in flight, one
  *           more queued
  *   each    List -> gs_agent_collect -> (settle window: gs_agent_union with what was published) ->
- *           gs_inuse_format with the index table -> a JSON merge PATCH of that one annotation, only
+ *           gs_inuse_format with the index table and the MIG instances (NVML, read at start and once
+ *           a heartbeat: agent_nvml.h) -> a JSON merge PATCH of that one annotation, only
  *           when the data differ from the last written (the time line aside) or heartbeat_s passed
  *   failure a List that fails: counted by reason; once failing for interval_ms or longer, the
  *           annotation says `error <why>`; the next answer after a failure, or on a new connection,
@@ -24,10 +25,11 @@
 struct gs_agent_opts {
 	const char *node; /* required */
 	const struct gs_kubeconfig *kc;
-	const char *socket;    /* the kubelet's PodResources socket */
-	const char *resources; /* gs_agent_resource_match's list */
-	const char *proc_dir;  /* the NVIDIA driver's gpus directory */
-	const char *addr;      /* "host:port" for /healthz and /metrics */
+	const char *socket;       /* the kubelet's PodResources socket */
+	const char *resources;    /* gs_agent_resource_match's list */
+	const char *proc_dir;     /* the NVIDIA driver's gpus directory */
+	const char *nvml_library; /* the driver's NVML, for the MIG instances (agent_nvml.h); "": none */
+	const char *addr;         /* "host:port" for /healthz and /metrics */
 	unsigned interval_ms, timeout_ms, heartbeat_s, settle_s;
 };
 

@@ -133,5 +133,21 @@ check_eventually "an unreadable annotation is replaced" 10 error_line
 check "and the agent said so" grep -q "is unreadable (line 1: .*): replaced" "$ALOG"
 agent_stop
 check "SIGTERM: exit 0" equals 0 echo "$AGENT_RC"
+# ---- MIG: the instances NVML gives (a stand-in library here: no driver), by parent index -----------------
+# GPU-bbbbbbbb (index 1) has two instances and an empty slot; GPU-zzzzzzzz is no GPU of the driver's
+# /proc list: its instance is left out. The first agent found no NVML: no mig line, one log line.
+if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
+	check "without NVML (none on this machine) no mig line was published, and the agent said so once" eval \
+		'[ "$(grep -c "no NVML (" "$work/agent-1.log")" = 1 ]'
+fi
+export GS_FAKE_NVML="GPU-aaaaaaaa;GPU-bbbbbbbb=MIG-b2,,MIG-b1;GPU-zzzzzzzz=MIG-z1"
+agent_start 4 --heartbeat-s 60 --nvml-library "$GS_BUILD_DIR/tests/libfake-nvml.so"
+unset GS_FAKE_NVML
+check_eventually "the MIG instances of the table's GPUs, sorted, with their parent's index" 10 eval \
+	'ann | sed -n 3p | grep -qx "mig MIG-b1=1 MIG-b2=1"'
+check "... after the index line, before the error line" eval \
+	'ann | sed -n 2p | grep -qx "index 0=GPU-aaaaaaaa 1=GPU-bbbbbbbb" && ann | sed -n 4p | grep -q "^error "'
+agent_stop
+check "SIGTERM: exit 0" equals 0 echo "$AGENT_RC"
 check "no agent log has a sanitizer report" eval '! grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$work"/agent-*.log'
 test_end

@@ -714,6 +714,20 @@ static void test_node_gpus(void **state)
 	assert_int_equal(review_str(a, body, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
 	free(body);
+	/* MIG instances (and GPU UUIDs) on that 1-GPU node: no index to bound, written as given. */
+	gs_buf_reset(&out);
+	body = pod_review("mig-0", "0=node1:MIG-0c7e1a2b-3c4d-5e6f-7a8b-9c0d1e2f3a4b,MIG-5d1a", NULL);
+	assert_int_equal(review_str(a, body, &out, &res), 0);
+	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
+	assert_string_equal(res.devices, "MIG-0c7e1a2b-3c4d-5e6f-7a8b-9c0d1e2f3a4b,MIG-5d1a");
+	cJSON *j = cJSON_Parse(out.data);
+	char *patch =
+		decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")
+				     ->valuestring);
+	assert_non_null(strstr(patch, "\"value\":\"MIG-0c7e1a2b-3c4d-5e6f-7a8b-9c0d1e2f3a4b,MIG-5d1a\""));
+	free(patch);
+	cJSON_Delete(j);
+	free(body);
 	gs_buf_free(&out);
 	gs_admission_free(a);
 }

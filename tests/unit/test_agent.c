@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "k8s/agent.h"
+#include "k8s/agent_nvml.h"
 
 static void test_resource_match(void **state)
 {
@@ -312,6 +313,54 @@ static void test_nvinfo_order(void **state)
 	assert_int_equal(gs_agent_nvinfo_order(g, 0, ids, err, sizeof err), 0);
 }
 
+/* The MIG reader over the stand-in NVML built beside this test (tests/fixtures/nvml/fake_nvml.c). */
+static void test_nvml_mig(void **state)
+{
+	char lib[4096], err[256] = "";
+	struct gs_agent_mig *m;
+	size_t n;
+	ssize_t len = readlink("/proc/self/exe", lib, sizeof(lib) - 32);
+	(void)state;
+
+	assert_true(len > 0);
+	lib[len] = '\0';
+	strcpy(strrchr(lib, '/') + 1, "libfake-nvml.so");
+	/* GPU 0 with two instances and an empty slot, GPU 1 without MIG, GPU 2 with MIG on and none */
+	setenv("GS_FAKE_NVML", "GPU-aa=MIG-a1,,MIG-a3;GPU-bb;GPU-cc=", 1);
+	unsetenv("GS_FAKE_NVML_FAIL");
+	assert_int_equal(gs_agent_nvml_mig(lib, &m, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(m[0].id, "MIG-a1");
+	assert_string_equal(m[0].parent, "GPU-aa");
+	assert_string_equal(m[1].id, "MIG-a3");
+	assert_string_equal(m[1].parent, "GPU-aa");
+	free(m);
+	/* no MIG anywhere: none */
+	setenv("GS_FAKE_NVML", "GPU-aa;GPU-bb", 1);
+	assert_int_equal(gs_agent_nvml_mig(lib, &m, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	assert_null(m);
+	/* a call failing: said, nothing kept */
+	setenv("GS_FAKE_NVML", "GPU-aa=MIG-a1", 1);
+	setenv("GS_FAKE_NVML_FAIL", "nvmlDeviceGetMigDeviceHandleByIndex", 1);
+	assert_int_equal(gs_agent_nvml_mig(lib, &m, &n, err, sizeof(err)), -EIO);
+	assert_string_equal(err, "NVML nvmlDeviceGetMigDeviceHandleByIndex: Unknown Error (999)");
+	assert_null(m);
+	setenv("GS_FAKE_NVML_FAIL", "nvmlInit_v2", 1);
+	assert_int_equal(gs_agent_nvml_mig(lib, &m, &n, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "nvmlInit_v2"));
+	unsetenv("GS_FAKE_NVML_FAIL");
+	/* a UUID with a blank is not one */
+	setenv("GS_FAKE_NVML", "GPU-aa=MIG a1", 1);
+	assert_int_equal(gs_agent_nvml_mig(lib, &m, &n, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not one"));
+	/* no library (no driver): -ENOENT; a library without NVML's calls: says which */
+	assert_int_equal(gs_agent_nvml_mig("/nonexistent/libnvidia-ml.so.1", &m, &n, err, sizeof(err)), -ENOENT);
+	assert_int_equal(gs_agent_nvml_mig("libc.so.6", &m, &n, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "the NVML library has no nvmlInit_v2");
+	unsetenv("GS_FAKE_NVML");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_nvinfo_parse),
 		cmocka_unit_test_setup_teardown(test_nvinfo_read, make_dir, remove_dir),
 		cmocka_unit_test(test_nvinfo_order),
+		cmocka_unit_test(test_nvml_mig),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
