@@ -268,6 +268,17 @@ static int put_value(struct gs_buf *out, double v)
 	return gs_buf_printf(out, "%.9g", v);
 }
 
+/* A sample line's end: " VALUE\n". */
+static int put_tail(struct gs_buf *out, double v)
+{
+	int r = gs_buf_append(out, " ", 1);
+	if (r == 0)
+		r = put_value(out, v);
+	if (r == 0)
+		r = gs_buf_append(out, "\n", 1);
+	return r;
+}
+
 static int put_sample(struct gs_buf *out, const char *name, const char *suffix, const char *labels, const char *extra,
 		      double v)
 {
@@ -275,13 +286,7 @@ static int put_sample(struct gs_buf *out, const char *name, const char *suffix, 
 	int has = labels && *labels;
 	if (r == 0 && (has || extra))
 		r = gs_buf_printf(out, "{%s%s%s}", has ? labels : "", has && extra ? "," : "", extra ? extra : "");
-	if (r == 0)
-		r = gs_buf_append(out, " ", 1);
-	if (r == 0)
-		r = put_value(out, v);
-	if (r == 0)
-		r = gs_buf_append(out, "\n", 1);
-	return r;
+	return r == 0 ? put_tail(out, v) : r;
 }
 
 /* Label name grammar, without the reserved "__" prefix. */
@@ -323,13 +328,7 @@ int gs_metrics_put(struct gs_metrics_put *put, const char *const *names, const c
 	}
 	if (r == 0 && !first)
 		r = gs_buf_append(out, "}", 1);
-	if (r == 0)
-		r = gs_buf_append(out, " ", 1);
-	if (r == 0)
-		r = put_value(out, v);
-	if (r == 0)
-		r = gs_buf_append(out, "\n", 1);
-	return r;
+	return r == 0 ? put_tail(out, v) : r;
 }
 
 static int render_series(const struct series *s, struct gs_buf *out)

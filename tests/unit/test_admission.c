@@ -241,6 +241,17 @@ static char *decode_patch(const char *b64)
 	return out;
 }
 
+/* The JSONPatch of the AdmissionReview response in review (decoded, malloc'd). */
+static char *response_patch(const char *review)
+{
+	cJSON *j = cJSON_Parse(review);
+	char *patch =
+		decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")
+				     ->valuestring);
+	cJSON_Delete(j);
+	return patch;
+}
+
 /*
  * Reviews body, checks the answer's invariants and renders the transcript into txt. When the answer
  * has a patch, *patched (if given) receives the request with the patch applied to its object.
@@ -605,13 +616,9 @@ static void test_result_fields(void **state)
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
 	assert_int_equal(strlen(res.devices), sizeof(res.devices) - 1);
 	assert_string_equal(res.devices + sizeof(res.devices) - 4, "...");
-	cJSON *j = cJSON_Parse(out.data);
-	char *patch =
-		decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")
-				     ->valuestring);
+	char *patch = response_patch(out.data);
 	assert_non_null(strstr(patch, "0c1d2e3f4a19\"}]"));
 	free(patch);
-	cJSON_Delete(j);
 	free(body);
 	gs_buf_free(&map);
 
@@ -720,13 +727,9 @@ static void test_node_gpus(void **state)
 	assert_int_equal(review_str(a, body, &out, &res), 0);
 	assert_int_equal(res.outcome, GS_ADMISSION_PATCHED);
 	assert_string_equal(res.devices, "MIG-0c7e1a2b-3c4d-5e6f-7a8b-9c0d1e2f3a4b,MIG-5d1a");
-	cJSON *j = cJSON_Parse(out.data);
-	char *patch =
-		decode_patch(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "response"), "patch")
-				     ->valuestring);
+	char *patch = response_patch(out.data);
 	assert_non_null(strstr(patch, "\"value\":\"MIG-0c7e1a2b-3c4d-5e6f-7a8b-9c0d1e2f3a4b,MIG-5d1a\""));
 	free(patch);
-	cJSON_Delete(j);
 	free(body);
 	gs_buf_free(&out);
 	gs_admission_free(a);
