@@ -332,25 +332,32 @@ const void *gs_sched__agent_related(const struct gs_sched__node *n, const char *
 				    void *ud)
 {
 	const struct gs_inuse *d = n->agent.data;
-	const char *id;
-	const void *r;
+	const char *id = NULL;
+	const void *r = NULL;
 	long gpu = -1;
+	int mig = 0;
 	char idx[24];
 
-	if (!d || !d->n_mig)
+	if (!d)
 		return NULL;
-	if ((gpu = gs_inuse_mig_parent(d, dev, len)) >= 0) {
-		snprintf(idx, sizeof(idx), "%ld", gpu);
-		if ((r = fn(idx, strlen(idx), ud)) || !(id = index_id(n, gpu)))
-			return r;
-		return fn(id, strlen(id), ud);
-	}
-	if (is_index(dev, len))
+	if ((gpu = gs_inuse_mig_parent(d, dev, len)) >= 0)
+		mig = 1;
+	else if (is_index(dev, len))
 		gpu = strtol(dev, NULL, 10);
 	for (long i = 0; gpu < 0 && (size_t)i < (n->agent.table_moved ? n->agent.n_table : d->n_index); i++)
 		if ((id = index_id(n, i)) && strlen(id) == len && memcmp(id, dev, len) == 0)
 			gpu = i;
-	for (size_t k = 0; gpu >= 0 && k < d->n_mig; k++)
+	if (gpu < 0)
+		return NULL;
+	/* the GPU by its index and by its ID, but by the name dev is */
+	snprintf(idx, sizeof(idx), "%ld", gpu);
+	id = index_id(n, gpu);
+	if ((mig || !is_index(dev, len)) && (r = fn(idx, strlen(idx), ud)))
+		return r;
+	if (id && (mig || is_index(dev, len)) && (r = fn(id, strlen(id), ud)))
+		return r;
+	/* a GPU's MIG instances */
+	for (size_t k = 0; !mig && k < d->n_mig; k++)
 		if ((long)d->mig[k].parent == gpu && (r = fn(d->mig[k].id, strlen(d->mig[k].id), ud)))
 			return r;
 	return NULL;

@@ -61,9 +61,10 @@ const struct gs_inuse_dev *gs_sched__plugin_holder(const struct gs_sched__node *
 /* What r asks of the device plugin's GPU resources (cfg.gpu_resources): GPUs, or replicas of them. */
 int64_t gs_sched__plugin_request(const struct gs_sched *s, const struct gs_sched__req *r);
 /*
- * The other names of n's device dev (len bytes) that the ledger may hold it by, as the agent's MIG line
- * tells them: a MIG instance's GPU (its index, then its ID), or a GPU's MIG instances. Calls fn with each
- * until fn returns non-NULL, and returns that (NULL: none did, or the data names no MIG instance).
+ * The other names of n's device dev (len bytes) that the ledger may hold it by, as the agent's data
+ * tells them: a GPU named by its index has its ID too, one named by its ID its index (the table
+ * believed), and both its MIG instances (the mig line); a MIG instance has its GPU, by index then ID. Calls fn with each until fn
+ * returns non-NULL, and returns that (NULL: none did, or no data, or dev is no GPU the data knows).
  */
 typedef const void *(*gs_sched__name_fn)(const char *name, size_t len, void *ud);
 const void *gs_sched__agent_related(const struct gs_sched__node *n, const char *dev, size_t len, gs_sched__name_fn fn,

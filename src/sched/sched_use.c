@@ -578,7 +578,8 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 		const char *d = q;
 		struct held_by hb = {.n = n, .p = p};
 		q = gs_sched__next_dev(q, &len);
-		/* by its own name, else by another the agent gives it: a MIG instance and its GPU hold each other */
+		/* by its own name, else by another the agent's data gives it (its index or ID; a MIG instance and
+		 * its GPU hold each other) */
 		const struct gs_sched__hold *h = held_by(d, len, &hb);
 		if (!h && (hb.other = 1))
 			h = gs_sched__agent_related(n, d, len, held_by, &hb);
@@ -587,13 +588,15 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 		const struct gs_sched__pod *hp = gs_hmap_get_str(&s->pods, h->use->uid);
 		const char *who = gs_sched__holder_shown(h->use->key, p->key);
 		char through[128] = "";
-		if (hb.other)
-			snprintf(through, sizeof(through), " through %s%s",
-				 is_index_name(hb.name, strlen(hb.name)) ? "its GPU "
-				 : gs_inuse_mig_parent(n->agent.data, hb.name, strlen(hb.name)) >= 0
-					 ? "its MIG instance "
-					 : "its GPU ",
-				 hb.name);
+		if (hb.other) { /* by its index, one of its MIG instances, or its ID */
+			size_t hl = strlen(hb.name);
+			if (is_index_name(hb.name, hl))
+				snprintf(through, sizeof(through), " through its GPU %s", hb.name);
+			else if (gs_inuse_mig_parent(n->agent.data, hb.name, hl) >= 0)
+				snprintf(through, sizeof(through), " through its MIG instance %s", hb.name);
+			else
+				snprintf(through, sizeof(through), " (as %s)", hb.name);
+		}
 		snprintf(msg, size, "%s %s%.*s is held by %s%s%s%s", n->name,
 			 is_index_name(d, len) ? "GPU " : "device ", (int)len, d, who, through,
 			 who == h->use->key ? ", a pod of another owner" : "",
