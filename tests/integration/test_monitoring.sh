@@ -101,9 +101,12 @@ daemon_http /metrics >"$work/short.prom"
 now_short=$(date +%s)
 check "promtool check metrics: the exposition" eval 'promtool check metrics <"$work/short.prom"'
 check "every metric the rules name is exported" python3 "$GEN" names "$work/short.prom" "$MON/prometheusrule.yaml"
-check "every metric the dashboard names is exported" python3 "$GEN" names "$work/short.prom" "$MON/dashboard.json"
+check "every metric the dashboard names is exported, every recorded series it reads a rule's" \
+	python3 "$GEN" names "$work/short.prom" "$MON/dashboard.json" "$MON/prometheusrule.yaml"
 check "a name the daemon does not export is caught" eval \
 	'! python3 "$GEN" names "$work/short.prom" <(echo "rate(gpu_scheduler_no_such_thing_total[5m])") 2>/dev/null'
+check "a recorded series no rule records is caught" eval \
+	'! python3 "$GEN" names "$work/short.prom" "$MON/prometheusrule.yaml" <(echo "gpu_scheduler:no_such:rule") 2>/dev/null'
 
 # --- the certificate renewed (a Secret volume's symlink swap): 60 days ------------------------------------
 reloads=$(metric 'gpu_scheduler_webhook_cert_reloads_total{result="success"}')
