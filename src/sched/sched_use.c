@@ -544,7 +544,7 @@ enum gs_wait_reason gs_sched__fit_resources(struct gs_sched *s, const struct gs_
 
 
 /* A device of the ledger, by one of its names, that pod p may not take (gs_sched__agent_related's fn). */
-struct held_by {
+struct holder_find {
 	const struct gs_sched__node *n;
 	const struct gs_sched__pod *p;
 	int other;      /* found by another name than the pod's own, copied into name */
@@ -553,7 +553,7 @@ struct held_by {
 
 static const void *held_by(const char *name, size_t len, void *ud)
 {
-	struct held_by *hb = ud;
+	struct holder_find *hb = ud;
 	const struct gs_sched__dev *dv = gs_hmap_get(&hb->n->ledger, name, len);
 	const struct gs_sched__hold *h =
 		dv ? gs_sched__dev_conflict(dv, hb->p->owner ? hb->p->owner : hb->p->uid, hb->p->shared) : NULL;
@@ -576,7 +576,7 @@ enum gs_wait_reason gs_sched__fit_devices(const struct gs_sched *s, const struct
 	for (const char *q = p->entry->devices; *q;) {
 		size_t len;
 		const char *d = q;
-		struct held_by hb = {.n = n, .p = p};
+		struct holder_find hb = {.n = n, .p = p};
 		q = gs_sched__next_dev(q, &len);
 		/* by its own name, else by another the agent's data gives it (its index or ID; a MIG instance and
 		 * its GPU hold each other) */
