@@ -304,7 +304,8 @@ static struct gs_inuse_mig *mig_line(const struct agent *a, const char **ids, si
 		for (size_t i = 0; i < n_ids; i++)
 			if (ids[i] && strcmp(ids[i], a->mig[k].parent) == 0)
 				out[(*n)++] = (struct gs_inuse_mig){.id = a->mig[k].id, .parent = i};
-	qsort(out, *n, sizeof(*out), mig_cmp);
+	if (*n) /* qsort's base may not be NULL, even for none (out is without instances) */
+		qsort(out, *n, sizeof(*out), mig_cmp);
 	for (size_t k = 1; k < *n; k++)
 		if (strcmp(out[k - 1].id, out[k].id) == 0) { /* one UUID twice: NVML is confused, say nothing */
 			*n = 0;

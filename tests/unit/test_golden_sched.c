@@ -869,7 +869,8 @@ static void run_line(struct replay *r, char *line)
 	} else if (!strcmp(c, "mapped")) {
 		struct mapped_rows m = {0};
 		assert_int_equal(gs_sched_mapped_gpus(r->s, mapped_row, &m), 0);
-		qsort(m.v, m.n, sizeof(*m.v), cmp_str);
+		if (m.n) /* qsort's base may not be NULL, even for none */
+			qsort(m.v, m.n, sizeof(*m.v), cmp_str);
 		for (size_t i = 0; i < m.n; i++) {
 			emit(r, "> mapped %s\n", m.v[i]);
 			free(m.v[i]);
