@@ -305,48 +305,48 @@ static const char *device_id(const struct gs_sched__node *n, const char *dev, si
 	return gs_hmap_get(&n->agent.ids, dev, len) ? dev : NULL;
 }
 
+/* The index of the GPU n's device dev (len bytes) is, or is part of: an index; a MIG instance's parent
+ * (*mig set); a GPU ID of the table believed. -1 when the data does not say. */
+static long gpu_of(const struct gs_sched__node *n, const char *dev, size_t len, int *mig)
+{
+	const struct gs_inuse *d = n->agent.data;
+	size_t n_ids = n->agent.table_moved ? n->agent.n_table : d ? d->n_index : 0;
+	const char *id;
+	long gpu;
+
+	*mig = 0;
+	if (is_index(dev, len))
+		return strtol(dev, NULL, 10);
+	if ((gpu = gs_inuse_mig_parent(d, dev, len)) >= 0) {
+		*mig = 1;
+		return gpu;
+	}
+	for (size_t i = 0; i < n_ids; i++)
+		if ((id = index_id(n, (long)i)) && strlen(id) == len && memcmp(id, dev, len) == 0)
+			return (long)i;
+	return -1;
+}
+
 void gs_sched__agent_gpu(const struct gs_sched__node *n, const char *dev, long *index, const char **id)
 {
-	const struct gs_inuse *u = n->agent.data;
-	size_t len = strlen(dev), n_ids = n->agent.table_moved ? n->agent.n_table : u ? u->n_index : 0;
+	size_t len = strlen(dev);
+	int mig;
 
-	*index = -1;
-	*id = NULL;
-	if (is_index(dev, len) || (*index = gs_inuse_mig_parent(u, dev, len)) >= 0) {
-		/* a MIG instance is its parent GPU's: the GPU exporters label it so */
-		*index = is_index(dev, len) ? strtol(dev, NULL, 10) : *index;
-		*id = device_id(n, dev, len);
-		return;
-	}
-	*id = dev;
-	for (size_t i = 0; i < n_ids; i++) {
-		const char *x = n->agent.table_moved ? n->agent.table_ids[i] : u->index[i];
-		if (x && strcmp(x, dev) == 0) {
-			*index = (long)i;
-			return;
-		}
-	}
+	/* a MIG instance is its parent GPU's: the GPU exporters label it so */
+	*index = gpu_of(n, dev, len, &mig);
+	*id = is_index(dev, len) || mig ? device_id(n, dev, len) : dev;
 }
 
 const void *gs_sched__agent_related(const struct gs_sched__node *n, const char *dev, size_t len, gs_sched__name_fn fn,
 				    void *ud)
 {
 	const struct gs_inuse *d = n->agent.data;
-	const char *id = NULL;
+	const char *id;
 	const void *r = NULL;
-	long gpu = -1;
-	int mig = 0;
+	int mig;
+	long gpu = d ? gpu_of(n, dev, len, &mig) : -1;
 	char idx[24];
 
-	if (!d)
-		return NULL;
-	if ((gpu = gs_inuse_mig_parent(d, dev, len)) >= 0)
-		mig = 1;
-	else if (is_index(dev, len))
-		gpu = strtol(dev, NULL, 10);
-	for (long i = 0; gpu < 0 && (size_t)i < (n->agent.table_moved ? n->agent.n_table : d->n_index); i++)
-		if ((id = index_id(n, i)) && strlen(id) == len && memcmp(id, dev, len) == 0)
-			gpu = i;
 	if (gpu < 0)
 		return NULL;
 	/* the GPU by its index and by its ID, but by the name dev is */
